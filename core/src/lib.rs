@@ -1,0 +1,35 @@
+//! Every parser and every decision wisp makes, with no system calls, no allocator and no
+//! `unsafe`. Inputs are byte slices the caller owns; outputs go into buffers the caller
+//! owns. Every limit is explicit, and exceeding one is an error that names it.
+#![cfg_attr(not(test), no_std)]
+#![forbid(unsafe_code)]
+
+pub mod crc32;
+
+// The HTTP/1.0 client's wire format and its retry schedule.
+pub mod http;
+pub mod retry;
+
+// Configuration and the command line.
+pub mod cli;
+pub mod config;
+
+// What the `main` phase writes: names, accounts, keys.
+pub mod accounts;
+pub mod authorized_keys;
+pub mod hostname;
+pub mod hosts_file;
+
+// Metadata services and the phases that use them.
+pub mod phase;
+pub mod provider;
+
+// User-data: encodings, compression, multipart documents.
+pub mod base64;
+pub mod gzip;
+pub mod mime;
+pub mod userdata;
+
+// Growing the root: where it is mounted, and its partition table.
+pub mod mountinfo;
+pub mod partition;
