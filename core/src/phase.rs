@@ -24,3 +24,211 @@ impl Phase {
         Phase::ALL.into_iter().find(|phase| phase.name().as_bytes() == name)
     }
 }
+
+/// tiny-cloud's action names; `INIT_ACTIONS_*` and `SKIP_INIT_ACTIONS` use them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    ExpandRoot,
+    InstallHotplugs,
+    SetEphemeralNetwork,
+    SetDefaultInterfaces,
+    EnableSshd,
+    SaveUserdata,
+    CreateDefaultUser,
+    SetHostname,
+    SetSshKeys,
+    RunUserdata,
+    BootstrapComplete,
+}
+
+impl Action {
+    const ALL: [Action; 11] = [
+        Action::ExpandRoot,
+        Action::InstallHotplugs,
+        Action::SetEphemeralNetwork,
+        Action::SetDefaultInterfaces,
+        Action::EnableSshd,
+        Action::SaveUserdata,
+        Action::CreateDefaultUser,
+        Action::SetHostname,
+        Action::SetSshKeys,
+        Action::RunUserdata,
+        Action::BootstrapComplete,
+    ];
+
+    pub const fn name(self) -> &'static str {
+        match self {
+            Action::ExpandRoot => "expand_root",
+            Action::InstallHotplugs => "install_hotplugs",
+            Action::SetEphemeralNetwork => "set_ephemeral_network",
+            Action::SetDefaultInterfaces => "set_default_interfaces",
+            Action::EnableSshd => "enable_sshd",
+            Action::SaveUserdata => "save_userdata",
+            Action::CreateDefaultUser => "create_default_user",
+            Action::SetHostname => "set_hostname",
+            Action::SetSshKeys => "set_ssh_keys",
+            Action::RunUserdata => "run_userdata",
+            Action::BootstrapComplete => "bootstrap_complete",
+        }
+    }
+
+    pub fn from_name(name: &[u8]) -> Option<Action> {
+        Action::ALL.into_iter().find(|action| action.name().as_bytes() == name)
+    }
+
+    /// Whether the action needs the metadata service (and so the network).
+    pub const fn needs_metadata(self) -> bool {
+        matches!(
+            self,
+            Action::SaveUserdata | Action::SetHostname | Action::SetSshKeys | Action::RunUserdata
+        )
+    }
+}
+
+impl Phase {
+    /// tiny-cloud 3.x's default actions for each phase, in order.
+    pub const fn default_actions(self) -> &'static [Action] {
+        match self {
+            Phase::Boot => &[
+                Action::ExpandRoot,
+                Action::InstallHotplugs,
+                Action::SetEphemeralNetwork,
+                Action::SetDefaultInterfaces,
+                Action::EnableSshd,
+            ],
+            Phase::Early => &[Action::SaveUserdata],
+            Phase::Main => &[Action::CreateDefaultUser, Action::SetHostname, Action::SetSshKeys],
+            Phase::Final => &[Action::RunUserdata, Action::BootstrapComplete],
+        }
+    }
+}
+
+/// Most actions one phase can run.
+pub const PLAN_LIMIT: usize = 16;
+
+pub type Plan = heapless::Vec<Action, PLAN_LIMIT>;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PlanError {
+    /// A name in `INIT_ACTIONS_<PHASE>` or `SKIP_INIT_ACTIONS` that is no action.
+    UnknownAction { variable: &'static str },
+    TooManyActions { variable: &'static str, limit: usize },
+}
+
+impl core::fmt::Display for PlanError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            PlanError::UnknownAction { variable } => write!(f, "{variable} names an unknown action"),
+            PlanError::TooManyActions { variable, limit } => {
+                write!(f, "{variable} lists more than {limit} actions")
+            }
+        }
+    }
+}
+
+impl Phase {
+    pub const fn init_actions_variable(self) -> &'static str {
+        match self {
+            Phase::Boot => "INIT_ACTIONS_BOOT",
+            Phase::Early => "INIT_ACTIONS_EARLY",
+            Phase::Main => "INIT_ACTIONS_MAIN",
+            Phase::Final => "INIT_ACTIONS_FINAL",
+        }
+    }
+
+    /// The actions this phase runs: `INIT_ACTIONS_<PHASE>` when set (even to nothing),
+    /// else the defaults, less those named in `SKIP_INIT_ACTIONS`. Names are separated by
+    /// white space or commas; an unknown name is an error, not a silent no-op, because a
+    /// misspelt skip would otherwise run the very action the user meant to skip.
+    pub fn plan(self, init_actions: Option<&str>, skip_actions: &str) -> Result<Plan, PlanError> {
+        const SKIP: &str = "SKIP_INIT_ACTIONS";
+        for name in names(skip_actions) {
+            Action::from_name(name.as_bytes()).ok_or(PlanError::UnknownAction { variable: SKIP })?;
+        }
+        let skipped = |action: Action| names(skip_actions).any(|name| name == action.name());
+        let mut plan = Plan::new();
+        let mut add = |action: Action, variable: &'static str| {
+            if skipped(action) {
+                return Ok(());
+            }
+            plan.push(action).map_err(|_| PlanError::TooManyActions { variable, limit: PLAN_LIMIT })
+        };
+        match init_actions {
+            Some(list) => {
+                let variable = self.init_actions_variable();
+                for name in names(list) {
+                    let action = Action::from_name(name.as_bytes())
+                        .ok_or(PlanError::UnknownAction { variable })?;
+                    add(action, variable)?;
+                }
+            }
+            None => {
+                for &action in self.default_actions() {
+                    add(action, "defaults")?;
+                }
+            }
+        }
+        Ok(plan)
+    }
+}
+
+fn names(list: &str) -> impl Iterator<Item = &str> {
+    list.split(|c: char| c.is_ascii_whitespace() || c == ',').filter(|name| !name.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for phase in Phase::ALL {
+            assert_eq!(Phase::from_name(phase.name().as_bytes()), Some(phase));
+        }
+        for action in Action::ALL {
+            assert_eq!(Action::from_name(action.name().as_bytes()), Some(action));
+        }
+        assert_eq!(Phase::from_name(b"net"), None);
+        assert_eq!(Action::from_name(b"expand-root"), None);
+    }
+
+    #[test]
+    fn defaults_less_skipped() {
+        let plan = Phase::Main.plan(None, "set_hostname").unwrap();
+        assert_eq!(plan.as_slice(), &[Action::CreateDefaultUser, Action::SetSshKeys]);
+        let plan = Phase::Final.plan(None, "").unwrap();
+        assert_eq!(plan.as_slice(), &[Action::RunUserdata, Action::BootstrapComplete]);
+    }
+
+    #[test]
+    fn init_actions_replace_defaults_even_when_empty() {
+        let plan = Phase::Main.plan(Some("set_ssh_keys, set_hostname"), "").unwrap();
+        assert_eq!(plan.as_slice(), &[Action::SetSshKeys, Action::SetHostname]);
+        assert!(Phase::Boot.plan(Some("  "), "").unwrap().is_empty());
+        let plan = Phase::Boot.plan(Some("enable_sshd expand_root"), "expand_root").unwrap();
+        assert_eq!(plan.as_slice(), &[Action::EnableSshd]);
+    }
+
+    #[test]
+    fn unknown_names_are_errors() {
+        assert_eq!(
+            Phase::Main.plan(None, "set_hostnme"),
+            Err(PlanError::UnknownAction { variable: "SKIP_INIT_ACTIONS" })
+        );
+        assert_eq!(
+            Phase::Early.plan(Some("save_userdata bogus"), ""),
+            Err(PlanError::UnknownAction { variable: "INIT_ACTIONS_EARLY" })
+        );
+    }
+
+    #[test]
+    fn plan_limit() {
+        let list = "enable_sshd ".repeat(PLAN_LIMIT);
+        assert_eq!(Phase::Boot.plan(Some(&list), "").unwrap().len(), PLAN_LIMIT);
+        let list = "enable_sshd ".repeat(PLAN_LIMIT + 1);
+        assert_eq!(
+            Phase::Boot.plan(Some(&list), ""),
+            Err(PlanError::TooManyActions { variable: "INIT_ACTIONS_BOOT", limit: PLAN_LIMIT })
+        );
+    }
+}

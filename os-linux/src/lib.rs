@@ -1,5 +1,16 @@
 //! wisp's system calls. Each function wraps one call (or one short, fixed sequence of
-//! calls) through rustix, says which man page describes it, and hides nothing else.
+//! calls) through rustix, says which man page describes it, and holds no policy: what to
+//! call, when, and what a failure means is decided by the caller.
 #![no_std]
 
 pub mod block;
+pub mod cpath;
+pub mod fs;
+pub mod net;
+pub mod process;
+pub mod stdio;
+pub mod system;
+pub mod time;
+
+pub use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
+pub use rustix::io::Errno;

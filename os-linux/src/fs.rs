@@ -1,0 +1,250 @@
+//! Files and directories. Writes are atomic (a temporary file, fsync, rename(2), fsync of
+//! the directory), so a crash leaves either the old file or the new one. Everything done
+//! inside a directory goes through a directory descriptor and `*at` calls with
+//! `O_NOFOLLOW`, so a symlink planted in a user's home cannot redirect a write or a read.
+
+use core::ffi::CStr;
+
+use rustix::fd::{AsFd, OwnedFd};
+use rustix::fs::{AtFlags, Mode, OFlags, CWD};
+use rustix::io::Errno;
+
+use crate::cpath::CPath;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReadError {
+    Io(Errno),
+    /// The file holds more than the caller's buffer, whose length is the limit.
+    TooLarge { limit: usize },
+}
+
+/// What lstat(2) says about a directory entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Metadata {
+    pub mode: u32,
+    pub uid: u32,
+    pub gid: u32,
+    pub size: u64,
+}
+
+impl Metadata {
+    pub fn is_dir(&self) -> bool {
+        self.mode & 0o170000 == 0o040000
+    }
+    pub fn is_symlink(&self) -> bool {
+        self.mode & 0o170000 == 0o120000
+    }
+    pub fn is_file(&self) -> bool {
+        self.mode & 0o170000 == 0o100000
+    }
+    pub fn permissions(&self) -> u32 {
+        self.mode & 0o7777
+    }
+}
+
+/// An open directory, the anchor of every `*at` call.
+pub struct Dir(OwnedFd);
+
+impl Dir {
+    /// open(2) with O_DIRECTORY, following symlinks in `path` (system directories such
+    /// as /var/lib may be links).
+    pub fn open(path: &CStr) -> Result<Dir, Errno> {
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        rustix::fs::openat(CWD, path, flags, Mode::empty()).map(Dir)
+    }
+
+    /// openat(2) of the subdirectory `name`, refusing a symlink there (ELOOP or ENOTDIR).
+    pub fn open_child(&self, name: &[u8]) -> Result<Dir, Errno> {
+        let name = c_name(name)?;
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        rustix::fs::openat(&self.0, name.as_cstr(), flags, Mode::empty()).map(Dir)
+    }
+
+    /// mkdirat(2); `Ok(false)` when `name` already exists (whatever it is).
+    pub fn create_dir(&self, name: &[u8], mode: u32) -> Result<bool, Errno> {
+        let name = c_name(name)?;
+        match rustix::fs::mkdirat(&self.0, name.as_cstr(), Mode::from_raw_mode(mode)) {
+            Ok(()) => Ok(true),
+            Err(Errno::EXIST) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// fstatat(2) with AT_SYMLINK_NOFOLLOW; `Ok(None)` when `name` does not exist.
+    pub fn metadata(&self, name: &[u8]) -> Result<Option<Metadata>, Errno> {
+        let name = c_name(name)?;
+        match rustix::fs::statat(&self.0, name.as_cstr(), AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(st) => Ok(Some(Metadata {
+                mode: st.st_mode as u32,
+                uid: st.st_uid,
+                gid: st.st_gid,
+                size: st.st_size as u64,
+            })),
+            Err(Errno::NOENT) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Reads the whole regular file `name` into `buf` without following a symlink;
+    /// `Ok(None)` when it does not exist.
+    pub fn read(&self, name: &[u8], buf: &mut [u8]) -> Result<Option<usize>, ReadError> {
+        let name = c_name(name).map_err(ReadError::Io)?;
+        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        match rustix::fs::openat(&self.0, name.as_cstr(), flags, Mode::empty()) {
+            Ok(fd) => read_to_end(&fd, buf).map(Some),
+            Err(Errno::NOENT) => Ok(None),
+            Err(e) => Err(ReadError::Io(e)),
+        }
+    }
+
+    /// Replaces `name` with `contents` atomically: the file is complete, owned and
+    /// moded before it takes the name, and a symlink at `name` is replaced, never followed.
+    pub fn write_atomic(
+        &self,
+        name: &[u8],
+        contents: &[u8],
+        mode: u32,
+        owner: Option<(u32, u32)>,
+    ) -> Result<(), Errno> {
+        let final_name = c_name(name)?;
+        let temp_name = CPath::from_parts(&[b".", name, b".wisp-new"]).map_err(|_| Errno::NAMETOOLONG)?;
+        let result = self.write_temp(temp_name.as_cstr(), contents, mode, owner).and_then(|()| {
+            rustix::fs::renameat(&self.0, temp_name.as_cstr(), &self.0, final_name.as_cstr())
+        });
+        if result.is_err() {
+            let _ = rustix::fs::unlinkat(&self.0, temp_name.as_cstr(), AtFlags::empty());
+            return result;
+        }
+        rustix::fs::fsync(&self.0)
+    }
+
+    fn write_temp(
+        &self,
+        temp_name: &CStr,
+        contents: &[u8],
+        mode: u32,
+        owner: Option<(u32, u32)>,
+    ) -> Result<(), Errno> {
+        let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::TRUNC | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let fd = rustix::fs::openat(&self.0, temp_name, flags, Mode::from_raw_mode(0o600))?;
+        crate::stdio::write_all(fd.as_fd(), contents)?;
+        if let Some((uid, gid)) = owner {
+            set_owner(&fd, uid, gid)?;
+        }
+        // After fchown, which clears set-id bits; and regardless of the umask.
+        rustix::fs::fchmod(&fd, Mode::from_raw_mode(mode))?;
+        rustix::fs::fsync(&fd)
+    }
+
+    /// Opens `name` for appending, creating it with `mode`; never through a symlink.
+    pub fn open_append(&self, name: &[u8], mode: u32) -> Result<OwnedFd, Errno> {
+        let name = c_name(name)?;
+        let flags = OFlags::WRONLY | OFlags::APPEND | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        rustix::fs::openat(&self.0, name.as_cstr(), flags, Mode::from_raw_mode(mode))
+    }
+
+    /// Creates or truncates `name` for writing; never through a symlink.
+    pub fn create_truncate(&self, name: &[u8], mode: u32) -> Result<OwnedFd, Errno> {
+        let name = c_name(name)?;
+        let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::TRUNC | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        rustix::fs::openat(&self.0, name.as_cstr(), flags, Mode::from_raw_mode(mode))
+    }
+
+    /// unlinkat(2) of a file; `Ok(false)` when it did not exist.
+    pub fn remove(&self, name: &[u8]) -> Result<bool, Errno> {
+        let name = c_name(name)?;
+        match rustix::fs::unlinkat(&self.0, name.as_cstr(), AtFlags::empty()) {
+            Ok(()) => Ok(true),
+            Err(Errno::NOENT) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// symlinkat(2): creates `name` pointing at `target`; `Ok(false)` when `name` exists.
+    pub fn create_symlink(&self, target: &[u8], name: &[u8]) -> Result<bool, Errno> {
+        let name = c_name(name)?;
+        let target = CPath::from_parts(&[target]).map_err(|_| Errno::NAMETOOLONG)?;
+        match rustix::fs::symlinkat(target.as_cstr(), &self.0, name.as_cstr()) {
+            Ok(()) => Ok(true),
+            Err(Errno::EXIST) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// fchown(2) and fchmod(2) of the directory itself.
+    pub fn set_owner_and_mode(&self, uid: u32, gid: u32, mode: u32) -> Result<(), Errno> {
+        set_owner(&self.0, uid, gid)?;
+        rustix::fs::fchmod(&self.0, Mode::from_raw_mode(mode))
+    }
+
+    /// fsync(2) of the directory, making renames and creations in it durable.
+    pub fn sync(&self) -> Result<(), Errno> {
+        rustix::fs::fsync(&self.0)
+    }
+}
+
+/// Reads the whole file at `path`, following symlinks; `Ok(None)` when it does not exist.
+pub fn read_file(path: &CStr, buf: &mut [u8]) -> Result<Option<usize>, ReadError> {
+    match rustix::fs::openat(CWD, path, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty()) {
+        Ok(fd) => read_to_end(&fd, buf).map(Some),
+        Err(Errno::NOENT) => Ok(None),
+        Err(e) => Err(ReadError::Io(e)),
+    }
+}
+
+/// mkdir(2) of `path` and each missing parent, with `mode` for those it creates.
+pub fn create_dir_all(path: &[u8], mode: u32) -> Result<(), Errno> {
+    let ends = path.iter().enumerate().filter(|&(i, &b)| b == b'/' && i > 0).map(|(i, _)| i);
+    for end in ends.chain(core::iter::once(path.len())) {
+        let prefix = CPath::from_parts(&[&path[..end]]).map_err(|_| Errno::NAMETOOLONG)?;
+        match rustix::fs::mkdirat(CWD, prefix.as_cstr(), Mode::from_raw_mode(mode)) {
+            Ok(()) | Err(Errno::EXIST) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// read(2) until end of file. A file that fills `buf` is probed for one more byte, so a
+/// file of exactly `buf.len()` bytes is accepted and a longer one is refused, not cut.
+pub fn read_to_end<Fd: AsFd>(fd: Fd, buf: &mut [u8]) -> Result<usize, ReadError> {
+    let mut filled = 0;
+    loop {
+        if filled == buf.len() {
+            let mut probe = [0u8; 1];
+            return match retry_intr(|| rustix::io::read(&fd, &mut probe)) {
+                Ok(0) => Ok(filled),
+                Ok(_) => Err(ReadError::TooLarge { limit: buf.len() }),
+                Err(e) => Err(ReadError::Io(e)),
+            };
+        }
+        match retry_intr(|| rustix::io::read(&fd, &mut buf[filled..])) {
+            Ok(0) => return Ok(filled),
+            Ok(n) => filled += n,
+            Err(e) => return Err(ReadError::Io(e)),
+        }
+    }
+}
+
+fn retry_intr<T>(mut call: impl FnMut() -> Result<T, Errno>) -> Result<T, Errno> {
+    loop {
+        match call() {
+            Err(Errno::INTR) => {}
+            other => return other,
+        }
+    }
+}
+
+fn set_owner<Fd: AsFd>(fd: Fd, uid: u32, gid: u32) -> Result<(), Errno> {
+    let (uid, gid) = (rustix::fs::Uid::from_raw(uid), rustix::fs::Gid::from_raw(gid));
+    rustix::fs::fchown(fd, Some(uid), Some(gid))
+}
+
+/// A single path component as a C string: '/' is refused so that `*at` calls stay in
+/// their directory.
+fn c_name(name: &[u8]) -> Result<CPath, Errno> {
+    if name.is_empty() || name.contains(&b'/') || name == b"." || name == b".." {
+        return Err(Errno::INVAL);
+    }
+    CPath::from_parts(&[name]).map_err(|_| Errno::NAMETOOLONG)
+}

@@ -1,0 +1,45 @@
+//! Non-blocking IPv4 TCP sockets, for talking to several metadata endpoints at once.
+
+use rustix::event::Timespec;
+use rustix::fd::{AsFd, OwnedFd};
+use rustix::io::Errno;
+use rustix::net::{AddressFamily, Ipv4Addr, RecvFlags, SendFlags, SocketAddrV4, SocketFlags, SocketType};
+
+pub use rustix::event::{PollFd, PollFlags};
+
+/// socket(2) + connect(2) without waiting: the connection completes in the background and
+/// the socket becomes writable (see `connect_result`). An immediate refusal (ECONNREFUSED,
+/// ENETUNREACH) is returned at once.
+pub fn connect_start(ip: [u8; 4], port: u16) -> Result<OwnedFd, Errno> {
+    let flags = SocketFlags::NONBLOCK | SocketFlags::CLOEXEC;
+    let socket = rustix::net::socket_with(AddressFamily::INET, SocketType::STREAM, flags, None)?;
+    let address = SocketAddrV4::new(Ipv4Addr::new(ip[0], ip[1], ip[2], ip[3]), port);
+    match rustix::net::connect(&socket, &address) {
+        Ok(()) | Err(Errno::INPROGRESS) => Ok(socket),
+        Err(e) => Err(e),
+    }
+}
+
+/// getsockopt(2) SO_ERROR: how a background connect ended, once the socket is writable.
+pub fn connect_result<Fd: AsFd>(socket: Fd) -> Result<(), Errno> {
+    rustix::net::sockopt::socket_error(socket)?
+}
+
+/// send(2) with MSG_NOSIGNAL, so a peer that closed early is EPIPE, not SIGPIPE.
+pub fn send<Fd: AsFd>(socket: Fd, bytes: &[u8]) -> Result<usize, Errno> {
+    rustix::net::send(socket, bytes, SendFlags::NOSIGNAL)
+}
+
+/// recv(2); `Ok(0)` is the peer's end of stream.
+pub fn recv<Fd: AsFd>(socket: Fd, buf: &mut [u8]) -> Result<usize, Errno> {
+    rustix::net::recv(socket, buf, RecvFlags::empty()).map(|(n, _)| n)
+}
+
+/// poll(2) for at most `timeout_ms`; returns how many descriptors are ready.
+pub fn poll(fds: &mut [PollFd<'_>], timeout_ms: u32) -> Result<usize, Errno> {
+    let timeout = Timespec { tv_sec: (timeout_ms / 1000) as _, tv_nsec: ((timeout_ms % 1000) * 1_000_000) as _ };
+    match rustix::event::poll(fds, Some(&timeout)) {
+        Err(Errno::INTR) => Ok(0),
+        other => other,
+    }
+}
