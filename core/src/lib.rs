@@ -4,6 +4,7 @@
 #![cfg_attr(not(test), no_std)]
 #![forbid(unsafe_code)]
 
+pub mod clock;
 pub mod crc32;
 
 // The HTTP/1.0 client's wire format and its retry schedule.
@@ -13,6 +14,7 @@ pub mod retry;
 // Configuration and the command line.
 pub mod cli;
 pub mod config;
+pub mod detect;
 
 // What the `main` phase writes: names, accounts, keys.
 pub mod accounts;
@@ -20,8 +22,9 @@ pub mod authorized_keys;
 pub mod hostname;
 pub mod hosts_file;
 
-// Metadata services and the phases that use them.
+// Metadata services, the phases that use them, and the scripts they run.
 pub mod phase;
+pub mod script;
 pub mod provider;
 
 // User-data: encodings, compression, multipart documents.

@@ -171,6 +171,46 @@ impl Dir {
         }
     }
 
+    /// Whether the regular file `name` holds exactly `expected`, read in small pieces so
+    /// that comparing costs no second buffer the size of the file; never through a symlink.
+    pub fn has_contents(&self, name: &[u8], expected: &[u8]) -> Result<bool, Errno> {
+        let name = c_name(name)?;
+        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let fd = match rustix::fs::openat(&self.0, name.as_cstr(), flags, Mode::empty()) {
+            Ok(fd) => fd,
+            Err(Errno::NOENT) | Err(Errno::LOOP) => return Ok(false),
+            Err(e) => return Err(e),
+        };
+        let mut chunk = [0u8; 4096];
+        let mut offset = 0;
+        loop {
+            let n = retry_intr(|| rustix::io::read(&fd, &mut chunk))?;
+            if n == 0 {
+                return Ok(offset == expected.len());
+            }
+            if expected.get(offset..offset + n) != Some(&chunk[..n]) {
+                return Ok(false);
+            }
+            offset += n;
+        }
+    }
+
+    /// getdents64(2): calls `visit` with the name of every entry but `.` and `..`.
+    pub fn for_each_entry(&self, mut visit: impl FnMut(&[u8])) -> Result<(), Errno> {
+        // lseek(2) back to the start, so that a second listing sees every entry again.
+        rustix::fs::seek(&self.0, rustix::fs::SeekFrom::Start(0))?;
+        let mut buf = [core::mem::MaybeUninit::<u8>::uninit(); 2048];
+        let mut entries = rustix::fs::RawDir::new(&self.0, &mut buf);
+        while let Some(entry) = entries.next() {
+            let entry = entry?;
+            let name = entry.file_name().to_bytes();
+            if name != b"." && name != b".." {
+                visit(name);
+            }
+        }
+        Ok(())
+    }
+
     /// fchown(2) and fchmod(2) of the directory itself.
     pub fn set_owner_and_mode(&self, uid: u32, gid: u32, mode: u32) -> Result<(), Errno> {
         set_owner(&self.0, uid, gid)?;

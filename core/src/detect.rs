@@ -1,0 +1,106 @@
+//! Which cloud this is, from the DMI strings the firmware gives (/sys/class/dmi/id), with
+//! no network probe: a wrong guess would cost a boot's worth of timeouts.
+
+/// The DMI files wisp reads, each already stripped of its trailing newline; an
+/// unreadable file is empty.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Dmi<'a> {
+    pub sys_vendor: &'a [u8],
+    pub product_name: &'a [u8],
+    pub product_uuid: &'a [u8],
+    pub chassis_asset_tag: &'a [u8],
+}
+
+impl Dmi<'_> {
+    pub const FILES: [&'static str; 4] = ["sys_vendor", "product_name", "product_uuid", "chassis_asset_tag"];
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Detected {
+    Aws,
+    Azure,
+    Gcp,
+    Oci,
+}
+
+impl Detected {
+    pub const fn name(self) -> &'static str {
+        match self {
+            Detected::Aws => "aws",
+            Detected::Azure => "azure",
+            Detected::Gcp => "gcp",
+            Detected::Oci => "oci",
+        }
+    }
+}
+
+const AZURE_ASSET_TAG: &[u8] = b"7783-7084-3265-9085-8269-3286-77";
+
+pub fn detect(dmi: &Dmi<'_>) -> Option<Detected> {
+    if trim(dmi.sys_vendor) == b"Amazon EC2" || is_ec2_uuid(trim(dmi.product_uuid)) {
+        Some(Detected::Aws)
+    } else if trim(dmi.chassis_asset_tag) == AZURE_ASSET_TAG {
+        Some(Detected::Azure)
+    } else if trim(dmi.product_name) == b"Google Compute Engine" {
+        Some(Detected::Gcp)
+    } else if trim(dmi.chassis_asset_tag) == b"OracleCloud.com" {
+        Some(Detected::Oci)
+    } else {
+        None
+    }
+}
+
+/// Xen-era EC2 instances lack "Amazon EC2" in sys_vendor but their UUID starts with
+/// "ec2"; some firmware prints the first field byte-swapped (`45E12AEC-...` for
+/// `EC2AE145-...`), which puts "ec" at offset 6 and the "2" at offset 4.
+fn is_ec2_uuid(uuid: &[u8]) -> bool {
+    let lower = |i: usize| uuid.get(i).map(u8::to_ascii_lowercase);
+    let straight = lower(0) == Some(b'e') && lower(1) == Some(b'c') && lower(2) == Some(b'2');
+    let swapped = lower(6) == Some(b'e') && lower(7) == Some(b'c') && lower(4) == Some(b'2');
+    uuid.len() == 36 && (straight || swapped)
+}
+
+fn trim(mut bytes: &[u8]) -> &[u8] {
+    while let [rest @ .., b'\n' | b'\r' | b' ' | b'\t'] = bytes {
+        bytes = rest;
+    }
+    bytes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_cloud() {
+        let aws = Dmi { sys_vendor: b"Amazon EC2\n", ..Dmi::default() };
+        assert_eq!(detect(&aws), Some(Detected::Aws));
+        let xen = Dmi { product_uuid: b"EC2E1916-9099-7CAF-FD21-012345678902", ..Dmi::default() };
+        assert_eq!(detect(&xen), Some(Detected::Aws));
+        let swapped = Dmi { product_uuid: b"45e12aec-dcd1-b213-94ed-012345678abc\n", ..Dmi::default() };
+        assert_eq!(detect(&swapped), Some(Detected::Aws));
+        let azure = Dmi { chassis_asset_tag: b"7783-7084-3265-9085-8269-3286-77\n", ..Dmi::default() };
+        assert_eq!(detect(&azure), Some(Detected::Azure));
+        let gcp = Dmi { product_name: b"Google Compute Engine\n", ..Dmi::default() };
+        assert_eq!(detect(&gcp), Some(Detected::Gcp));
+        let oci = Dmi { chassis_asset_tag: b"OracleCloud.com\n", ..Dmi::default() };
+        assert_eq!(detect(&oci), Some(Detected::Oci));
+    }
+
+    #[test]
+    fn none() {
+        assert_eq!(detect(&Dmi::default()), None);
+        let qemu = Dmi {
+            sys_vendor: b"QEMU\n",
+            product_name: b"Standard PC (Q35 + ICH9, 2009)\n",
+            product_uuid: b"5a3f0c2e-1111-2222-3333-444455556666\n",
+            chassis_asset_tag: b"\n",
+        };
+        assert_eq!(detect(&qemu), None);
+        // "ec2" somewhere else, or a short value, is not EC2.
+        let short = Dmi { product_uuid: b"ec2", ..Dmi::default() };
+        assert_eq!(detect(&short), None);
+        let vendor_prefix = Dmi { sys_vendor: b"Amazon EC2 Lookalike", ..Dmi::default() };
+        assert_eq!(detect(&vendor_prefix), None);
+    }
+}
