@@ -1,1 +1,474 @@
-//! (being written)
+//! HTTP/1.0 as wisp speaks it to metadata services: a request writer and a response
+//! parser over buffers the caller owns. The parser is re-run on everything received so
+//! far after each read and answers `Partial` until the response is complete, as httparse
+//! does for heads.
+
+use core::fmt;
+
+/// Most response headers wisp accepts.
+pub const HEADERS_LIMIT: usize = 32;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Method {
+    Get,
+    Put,
+    Post,
+}
+
+impl Method {
+    const fn as_str(self) -> &'static str {
+        match self {
+            Method::Get => "GET",
+            Method::Put => "PUT",
+            Method::Post => "POST",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Request<'a> {
+    pub method: Method,
+    /// The Host header, e.g. "169.254.169.254".
+    pub host: &'a str,
+    /// Origin form: "/latest/api/token", "/metadata/instance?api-version=2021-02-01".
+    pub path: &'a str,
+    pub headers: &'a [(&'a str, &'a str)],
+    pub body: &'a [u8],
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status<T> {
+    Partial,
+    Complete(T),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Response<'b> {
+    pub status: u16,
+    /// The status line and headers, up to and including the blank line.
+    pub head: &'b [u8],
+    pub body: &'b [u8],
+}
+
+impl<'b> Response<'b> {
+    /// The value of the first header named `name` (compared without case), trimmed.
+    pub fn header(&self, name: &str) -> Option<&'b [u8]> {
+        let mut lines = self.head.split(|&b| b == b'\n').skip(1);
+        lines.find_map(|line| {
+            let colon = line.iter().position(|&b| b == b':')?;
+            if !line[..colon].eq_ignore_ascii_case(name.as_bytes()) {
+                return None;
+            }
+            Some(trim(&line[colon + 1..]))
+        })
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Error {
+    /// The request does not fit in the caller's buffer, whose size is the limit.
+    RequestTooLarge { limit: usize },
+    /// A CR, LF or NUL in a header, host or path, or a path that is not origin form.
+    InvalidRequest { field: &'static str },
+    /// The status line and headers do not fit in the response buffer.
+    HeadTooLarge { limit: usize },
+    TooManyHeaders { limit: usize },
+    /// The body cannot fit in what the buffer leaves after the head.
+    BodyTooLarge { limit: usize },
+    /// Not an HTTP response: what httparse objected to.
+    Malformed { what: &'static str },
+    /// A missing, repeated or non-numeric Content-Length where one is required or given.
+    BadContentLength,
+    /// Chunked or another transfer coding, which an HTTP/1.0 client must not receive.
+    UnsupportedTransferEncoding,
+    /// More bytes after the body announced by Content-Length.
+    TrailingData,
+    /// The peer closed before the head was complete (`expected` = None) or before the
+    /// announced body arrived.
+    Truncated { received: usize, expected: Option<usize> },
+    /// Reading or writing the connection failed (the blocking helpers only).
+    Io,
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Error::RequestTooLarge { limit } => write!(f, "request larger than {limit} bytes"),
+            Error::InvalidRequest { field } => write!(f, "invalid characters in the request's {field}"),
+            Error::HeadTooLarge { limit } => write!(f, "response head larger than {limit} bytes"),
+            Error::TooManyHeaders { limit } => write!(f, "response has more than {limit} headers"),
+            Error::BodyTooLarge { limit } => write!(f, "response body larger than {limit} bytes"),
+            Error::Malformed { what } => write!(f, "not an HTTP response ({what})"),
+            Error::BadContentLength => f.write_str("invalid Content-Length"),
+            Error::UnsupportedTransferEncoding => f.write_str("Transfer-Encoding not allowed in an HTTP/1.0 response"),
+            Error::TrailingData => f.write_str("data after the end of the response body"),
+            Error::Truncated { received, expected: Some(expected) } => {
+                write!(f, "connection closed after {received} of {expected} body bytes")
+            }
+            Error::Truncated { received, expected: None } => {
+                write!(f, "connection closed after {received} bytes, inside the response head")
+            }
+            Error::Io => f.write_str("connection failed"),
+        }
+    }
+}
+
+/// Writes `request` into `out` and returns its length. PUT and POST always carry a
+/// Content-Length, so that a body-less PUT is not read as "body until close".
+pub fn write_request(request: &Request<'_>, out: &mut [u8]) -> Result<usize, Error> {
+    if !request.path.starts_with('/') || request.path.bytes().any(|b| b <= b' ' || b == 0x7f) {
+        return Err(Error::InvalidRequest { field: "path" });
+    }
+    if !is_header_text(request.host) {
+        return Err(Error::InvalidRequest { field: "host" });
+    }
+    for &(name, value) in request.headers {
+        if name.is_empty() || !name.bytes().all(is_token_byte) || !is_header_text(value) {
+            return Err(Error::InvalidRequest { field: "headers" });
+        }
+    }
+    let mut writer = Writer { out, len: 0 };
+    writer.put(&[request.method.as_str(), " ", request.path, " HTTP/1.0\r\nHost: ", request.host, "\r\n"])?;
+    for &(name, value) in request.headers {
+        writer.put(&[name, ": ", value, "\r\n"])?;
+    }
+    if !request.body.is_empty() || request.method != Method::Get {
+        let mut digits = [0u8; 20];
+        writer.put(&["Content-Length: ", decimal(request.body.len(), &mut digits), "\r\n"])?;
+    }
+    writer.put(&["\r\n"])?;
+    writer.put_bytes(request.body)?;
+    Ok(writer.len)
+}
+
+struct Writer<'o> {
+    out: &'o mut [u8],
+    len: usize,
+}
+
+impl Writer<'_> {
+    fn put(&mut self, pieces: &[&str]) -> Result<(), Error> {
+        pieces.iter().try_for_each(|piece| self.put_bytes(piece.as_bytes()))
+    }
+
+    fn put_bytes(&mut self, bytes: &[u8]) -> Result<(), Error> {
+        let limit = self.out.len();
+        let end = self.len + bytes.len();
+        let slot = self.out.get_mut(self.len..end).ok_or(Error::RequestTooLarge { limit })?;
+        slot.copy_from_slice(bytes);
+        self.len = end;
+        Ok(())
+    }
+}
+
+fn decimal(mut n: usize, digits: &mut [u8; 20]) -> &str {
+    let mut start = digits.len();
+    loop {
+        start -= 1;
+        digits[start] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    core::str::from_utf8(&digits[start..]).unwrap_or("0")
+}
+
+fn is_header_text(text: &str) -> bool {
+    text.bytes().all(|b| b == b'\t' || (b >= b' ' && b != 0x7f))
+}
+
+fn is_token_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
+}
+
+/// Parses everything received so far: `buf` is the filled part of a buffer of
+/// `capacity` bytes, and `eof` says the peer has closed. A response that cannot fit is
+/// refused as soon as its head says so, not after the buffer fills.
+pub fn parse_response(buf: &[u8], capacity: usize, eof: bool) -> Result<Status<Response<'_>>, Error> {
+    let mut headers = [httparse::EMPTY_HEADER; HEADERS_LIMIT];
+    let mut response = httparse::Response::new(&mut headers);
+    let head_len = match response.parse(buf) {
+        Ok(httparse::Status::Complete(len)) => len,
+        Ok(httparse::Status::Partial) if eof => return Err(Error::Truncated { received: buf.len(), expected: None }),
+        Ok(httparse::Status::Partial) if buf.len() >= capacity => return Err(Error::HeadTooLarge { limit: capacity }),
+        Ok(httparse::Status::Partial) => return Ok(Status::Partial),
+        Err(httparse::Error::TooManyHeaders) => return Err(Error::TooManyHeaders { limit: HEADERS_LIMIT }),
+        Err(e) => return Err(Error::Malformed { what: httparse_reason(e) }),
+    };
+    let status = response.code.unwrap_or(0);
+    let mut content_length = None;
+    for header in response.headers.iter() {
+        if header.name.eq_ignore_ascii_case("transfer-encoding") {
+            return Err(Error::UnsupportedTransferEncoding);
+        }
+        if header.name.eq_ignore_ascii_case("content-length") {
+            let length = parse_length(trim(header.value)).ok_or(Error::BadContentLength)?;
+            if content_length.is_some_and(|earlier| earlier != length) {
+                return Err(Error::BadContentLength);
+            }
+            content_length = Some(length);
+        }
+    }
+    let room = capacity.saturating_sub(head_len);
+    let received = &buf[head_len..];
+    let body = match content_length {
+        Some(length) if length > room => return Err(Error::BodyTooLarge { limit: room }),
+        Some(length) if received.len() > length => return Err(Error::TrailingData),
+        Some(length) if received.len() == length => received,
+        Some(length) if eof => return Err(Error::Truncated { received: received.len(), expected: Some(length) }),
+        Some(_) => return Ok(Status::Partial),
+        // Without a length the body ends when the connection does: a full buffer that
+        // is still open would have to be cut, and is refused by the caller's next read.
+        None if eof => received,
+        None => return Ok(Status::Partial),
+    };
+    Ok(Status::Complete(Response { status, head: &buf[..head_len], body }))
+}
+
+fn httparse_reason(e: httparse::Error) -> &'static str {
+    match e {
+        httparse::Error::HeaderName => "bad header name",
+        httparse::Error::HeaderValue => "bad header value",
+        httparse::Error::NewLine => "bad line ending",
+        httparse::Error::Status => "bad status code",
+        httparse::Error::Token => "bad token",
+        httparse::Error::TooManyHeaders => "too many headers",
+        httparse::Error::Version => "bad HTTP version",
+    }
+}
+
+fn parse_length(digits: &[u8]) -> Option<usize> {
+    if digits.is_empty() || digits.len() > 15 || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    Some(digits.iter().fold(0, |n, &d| n * 10 + usize::from(d - b'0')))
+}
+
+fn trim(mut bytes: &[u8]) -> &[u8] {
+    while let [b' ' | b'\t' | b'\r', rest @ ..] = bytes {
+        bytes = rest;
+    }
+    while let [rest @ .., b' ' | b'\t' | b'\r'] = bytes {
+        bytes = rest;
+    }
+    bytes
+}
+
+/// Writes `request` to a blocking stream, formatting it in `scratch`.
+pub fn send<W: embedded_io::Write>(stream: &mut W, request: &Request<'_>, scratch: &mut [u8]) -> Result<(), Error> {
+    let len = write_request(request, scratch)?;
+    stream.write_all(&scratch[..len]).map_err(|_| Error::Io)?;
+    stream.flush().map_err(|_| Error::Io)
+}
+
+/// Reads one response from a blocking stream into `buf`, until it is complete.
+pub fn receive<'b, R: embedded_io::Read>(stream: &mut R, buf: &'b mut [u8]) -> Result<Response<'b>, Error> {
+    let capacity = buf.len();
+    let mut filled = 0;
+    loop {
+        let eof = if filled < capacity {
+            let n = stream.read(&mut buf[filled..]).map_err(|_| Error::Io)?;
+            filled += n;
+            n == 0
+        } else {
+            let mut probe = [0u8; 1];
+            match stream.read(&mut probe).map_err(|_| Error::Io)? {
+                0 => true,
+                _ => return Err(body_overflow(&buf[..filled], capacity)),
+            }
+        };
+        match parse_response(&buf[..filled], capacity, eof)? {
+            Status::Complete(_) => break,
+            Status::Partial => {}
+        }
+    }
+    match parse_response(&buf[..filled], capacity, true)? {
+        Status::Complete(response) => Ok(response),
+        Status::Partial => Err(Error::Truncated { received: filled, expected: None }),
+    }
+}
+
+/// The error for a close-delimited response that overflows a full buffer.
+pub fn body_overflow(buf: &[u8], capacity: usize) -> Error {
+    let mut headers = [httparse::EMPTY_HEADER; HEADERS_LIMIT];
+    match httparse::Response::new(&mut headers).parse(buf) {
+        Ok(httparse::Status::Complete(head_len)) => Error::BodyTooLarge { limit: capacity - head_len },
+        _ => Error::HeadTooLarge { limit: capacity },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(request: &Request<'_>) -> Vec<u8> {
+        let mut out = [0u8; 512];
+        let len = write_request(request, &mut out).unwrap();
+        out[..len].to_vec()
+    }
+
+    const HOST: &str = "169.254.169.254";
+
+    #[test]
+    fn get_with_header() {
+        let headers = [("X-aws-ec2-metadata-token", "AQAE==")];
+        let get = Request { method: Method::Get, host: HOST, path: "/latest/meta-data/instance-id", headers: &headers, body: b"" };
+        assert_eq!(
+            write(&get),
+            b"GET /latest/meta-data/instance-id HTTP/1.0\r\nHost: 169.254.169.254\r\nX-aws-ec2-metadata-token: AQAE==\r\n\r\n"
+        );
+    }
+
+    #[test]
+    fn put_and_post_carry_content_length() {
+        let headers = [("X-aws-ec2-metadata-token-ttl-seconds", "5")];
+        let put = Request { method: Method::Put, host: HOST, path: "/latest/api/token", headers: &headers, body: b"" };
+        assert_eq!(
+            write(&put),
+            b"PUT /latest/api/token HTTP/1.0\r\nHost: 169.254.169.254\r\nX-aws-ec2-metadata-token-ttl-seconds: 5\r\nContent-Length: 0\r\n\r\n"
+        );
+        let headers = [("Content-Type", "application/json")];
+        let body = br#"{"state":"Ready"}"#;
+        let post = Request { method: Method::Post, host: "168.63.129.16", path: "/provisioning/health", headers: &headers, body };
+        assert_eq!(
+            write(&post),
+            b"POST /provisioning/health HTTP/1.0\r\nHost: 168.63.129.16\r\nContent-Type: application/json\r\nContent-Length: 17\r\n\r\n{\"state\":\"Ready\"}"
+        );
+    }
+
+    #[test]
+    fn request_limit_at_the_boundary() {
+        let get = Request { method: Method::Get, host: "h", path: "/", headers: &[], body: b"" };
+        let exact = b"GET / HTTP/1.0\r\nHost: h\r\n\r\n".len();
+        let mut out = vec![0u8; exact];
+        assert_eq!(write_request(&get, &mut out), Ok(exact));
+        let mut out = vec![0u8; exact - 1];
+        assert_eq!(write_request(&get, &mut out), Err(Error::RequestTooLarge { limit: exact - 1 }));
+    }
+
+    #[test]
+    fn request_injection_refused() {
+        let mut out = [0u8; 256];
+        let bad_value = [("X-Token", "a\r\nEvil: 1")];
+        let bad_name = [("X Token", "a")];
+        let cases = [
+            (Request { method: Method::Get, host: HOST, path: "/a b", headers: &[], body: b"" }, "path"),
+            (Request { method: Method::Get, host: HOST, path: "relative", headers: &[], body: b"" }, "path"),
+            (Request { method: Method::Get, host: "h\n", path: "/", headers: &[], body: b"" }, "host"),
+            (Request { method: Method::Get, host: HOST, path: "/", headers: &bad_value, body: b"" }, "headers"),
+            (Request { method: Method::Get, host: HOST, path: "/", headers: &bad_name, body: b"" }, "headers"),
+        ];
+        for (request, field) in cases {
+            assert_eq!(write_request(&request, &mut out), Err(Error::InvalidRequest { field }));
+        }
+    }
+
+    const OK: &[u8] = b"HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 19\r\n\r\ni-0123456789abcdef0";
+
+    #[test]
+    fn every_prefix_is_partial_until_complete() {
+        for cut in 0..OK.len() {
+            assert_eq!(parse_response(&OK[..cut], 1024, false), Ok(Status::Partial), "cut at {cut}");
+        }
+        let Ok(Status::Complete(response)) = parse_response(OK, 1024, false) else { panic!() };
+        assert_eq!(response.status, 200);
+        assert_eq!(response.body, b"i-0123456789abcdef0");
+        assert_eq!(response.header("content-type"), Some(&b"text/plain"[..]));
+        assert_eq!(response.header("CONTENT-LENGTH"), Some(&b"19"[..]));
+        assert_eq!(response.header("Metadata-Flavor"), None);
+    }
+
+    #[test]
+    fn close_delimited_and_http_1_1() {
+        let text = b"HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\nnot here";
+        assert_eq!(parse_response(text, 1024, false), Ok(Status::Partial));
+        let Ok(Status::Complete(response)) = parse_response(text, 1024, true) else { panic!() };
+        assert_eq!((response.status, response.body), (404, &b"not here"[..]));
+        let empty = b"HTTP/1.0 401 Unauthorized\r\nContent-Length: 0\r\n\r\n";
+        let Ok(Status::Complete(response)) = parse_response(empty, 1024, false) else { panic!() };
+        assert_eq!((response.status, response.body), (401, &b""[..]));
+    }
+
+    #[test]
+    fn truncation() {
+        assert_eq!(
+            parse_response(&OK[..OK.len() - 4], 1024, true),
+            Err(Error::Truncated { received: 15, expected: Some(19) })
+        );
+        assert_eq!(parse_response(b"HTTP/1.0 200 OK\r\nCont", 1024, true), Err(Error::Truncated { received: 21, expected: None }));
+        assert_eq!(parse_response(b"", 1024, true), Err(Error::Truncated { received: 0, expected: None }));
+    }
+
+    #[test]
+    fn limits_at_the_boundary() {
+        let head_len = OK.len() - 19;
+        // The body fits exactly, or is one byte over.
+        assert!(matches!(parse_response(OK, OK.len(), false), Ok(Status::Complete(_))));
+        assert_eq!(parse_response(&OK[..head_len], OK.len() - 1, false), Err(Error::BodyTooLarge { limit: 18 }));
+        // A head that fills the buffer without ending.
+        assert_eq!(parse_response(&OK[..head_len - 1], head_len - 1, false), Err(Error::HeadTooLarge { limit: head_len - 1 }));
+        let mut many = b"HTTP/1.0 200 OK\r\n".to_vec();
+        for i in 0..HEADERS_LIMIT {
+            many.extend_from_slice(format!("X-{i}: v\r\n").as_bytes());
+        }
+        let mut fits = many.clone();
+        fits.extend_from_slice(b"\r\n");
+        assert!(matches!(parse_response(&fits, 4096, true), Ok(Status::Complete(_))));
+        many.extend_from_slice(b"X-last: v\r\n\r\n");
+        assert_eq!(parse_response(&many, 4096, true), Err(Error::TooManyHeaders { limit: HEADERS_LIMIT }));
+    }
+
+    #[test]
+    fn refusals() {
+        let cases: [(&[u8], Error); 6] = [
+            (b"HTTP/1.0 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n", Error::UnsupportedTransferEncoding),
+            (b"HTTP/1.0 200 OK\r\nContent-Length: 1x\r\n\r\n", Error::BadContentLength),
+            (b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nab", Error::BadContentLength),
+            (b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nabc", Error::TrailingData),
+            (b"SSH-2.0-OpenSSH_9.6\r\n", Error::Malformed { what: "bad HTTP version" }),
+            (b"HTTP/1.0 2x0 OK\r\n\r\n", Error::Malformed { what: "bad status code" }),
+        ];
+        for (text, error) in cases {
+            assert_eq!(parse_response(text, 1024, true), Err(error), "{:?}", String::from_utf8_lossy(text));
+        }
+        // Repeating the same length is harmless.
+        let same = b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nab";
+        assert!(matches!(parse_response(same, 1024, true), Ok(Status::Complete(_))));
+    }
+
+    #[test]
+    fn garbage_never_panics() {
+        let mut seed = 0x1234_5678u32;
+        for len in 0..300 {
+            let bytes: Vec<u8> = (0..len)
+                .map(|_| {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 17;
+                    seed ^= seed << 5;
+                    if seed % 3 == 0 { OK[(seed as usize) % OK.len()] } else { seed as u8 }
+                })
+                .collect();
+            let _ = parse_response(&bytes, 128, len % 2 == 0);
+        }
+    }
+
+    #[test]
+    fn blocking_helpers() {
+        let mut stream: &[u8] = OK;
+        let mut buf = [0u8; 256];
+        let response = receive(&mut stream, &mut buf).unwrap();
+        assert_eq!(response.body, b"i-0123456789abcdef0");
+
+        let mut stream: &[u8] = b"HTTP/1.0 200 OK\r\n\r\n0123456789";
+        let mut small = [0u8; 25];
+        assert_eq!(receive(&mut stream, &mut small), Err(Error::BodyTooLarge { limit: 6 }));
+
+        let mut sent = [0u8; 128];
+        let mut sink: &mut [u8] = &mut sent;
+        let get = Request { method: Method::Get, host: "h", path: "/", headers: &[], body: b"" };
+        let mut scratch = [0u8; 64];
+        send(&mut sink, &get, &mut scratch).unwrap();
+        assert!(sent.starts_with(b"GET / HTTP/1.0\r\nHost: h\r\n\r\n"));
+    }
+}
