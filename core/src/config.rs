@@ -1,1 +1,491 @@
-//! (being written)
+//! The configuration file: tiny-cloud's shell-style `KEY=value` lines. The files are
+//! written to be sourced by a shell, so wisp reads what such files really hold (quotes,
+//! escapes, `export`, comments, `$VAR` of earlier lines) and refuses, with the line
+//! number, what it cannot honour faithfully (command substitution, a line that is not an
+//! assignment) rather than guess.
+
+use core::fmt;
+
+use heapless::String;
+
+/// Longest value of a path or list variable.
+pub const VALUE_LIMIT: usize = 256;
+/// Longest line.
+pub const LINE_LIMIT: usize = 1024;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cloud {
+    Auto,
+    Aws,
+    Azure,
+    Gcp,
+    Oci,
+    Nocloud,
+    Configdrive,
+    Openstack,
+}
+
+impl Cloud {
+    pub const ALL: [Cloud; 8] =
+        [Cloud::Auto, Cloud::Aws, Cloud::Azure, Cloud::Gcp, Cloud::Oci, Cloud::Nocloud, Cloud::Configdrive, Cloud::Openstack];
+
+    pub const fn name(self) -> &'static str {
+        match self {
+            Cloud::Auto => "auto",
+            Cloud::Aws => "aws",
+            Cloud::Azure => "azure",
+            Cloud::Gcp => "gcp",
+            Cloud::Oci => "oci",
+            Cloud::Nocloud => "nocloud",
+            Cloud::Configdrive => "configdrive",
+            Cloud::Openstack => "openstack",
+        }
+    }
+
+    pub fn from_name(name: &[u8]) -> Option<Cloud> {
+        Cloud::ALL.into_iter().find(|cloud| cloud.name().as_bytes() == name)
+    }
+}
+
+/// For messages about a bad cloud name.
+pub const CLOUD_NAMES_MESSAGE: &str = "expected auto, aws, azure, gcp, oci, nocloud, configdrive or openstack";
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Config {
+    pub cloud: Cloud,
+    pub cloud_user: String<32>,
+    pub imds_token_ttl: u32,
+    pub var_dir: String<VALUE_LIMIT>,
+    pub logs_dir: String<VALUE_LIMIT>,
+    pub skip_actions: String<VALUE_LIMIT>,
+    /// `INIT_ACTIONS_BOOT` ... `_FINAL`, indexed by `Phase as usize`; `None` when unset,
+    /// which is not the same as set to nothing.
+    pub init_actions: [Option<String<VALUE_LIMIT>>; 4],
+    pub http_connect_ms: u32,
+    pub http_read_ms: u32,
+    pub http_total_ms: u32,
+    pub http_backoff_ms: u32,
+    pub http_backoff_max_ms: u32,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        let timeouts = crate::retry::Timeouts::default();
+        Config {
+            cloud: Cloud::Auto,
+            cloud_user: string("alpine"),
+            imds_token_ttl: 5,
+            var_dir: string("/var/lib/cloud"),
+            logs_dir: string("/var/log"),
+            skip_actions: String::new(),
+            init_actions: [None, None, None, None],
+            http_connect_ms: timeouts.connect_ms,
+            http_read_ms: timeouts.read_ms,
+            http_total_ms: timeouts.total_ms,
+            http_backoff_ms: timeouts.backoff_initial_ms,
+            http_backoff_max_ms: timeouts.backoff_max_ms,
+        }
+    }
+}
+
+fn string<const N: usize>(text: &str) -> String<N> {
+    String::try_from(text).unwrap_or_default()
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Error {
+    pub line: u32,
+    pub kind: ErrorKind,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    NotAnAssignment,
+    /// `KEY = value`: a shell would run a command named KEY.
+    SpaceAroundEquals,
+    UnterminatedQuote,
+    /// `$(...)` or backticks: only a shell can run them.
+    CommandSubstitution,
+    /// `$NAME` of a variable not set earlier in the file.
+    UndefinedVariable,
+    /// White space outside quotes in a value: a shell would run a command.
+    UnquotedSpace,
+    LineTooLong { limit: usize },
+    ValueTooLong { name: &'static str, limit: usize },
+    BadCloud,
+    BadUserName,
+    BadNumber { name: &'static str },
+    OutOfRange { name: &'static str, min: u32, max: u32 },
+    NotAbsolute { name: &'static str },
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: ", self.line)?;
+        match self.kind {
+            ErrorKind::NotAnAssignment => f.write_str("not a KEY=value line"),
+            ErrorKind::SpaceAroundEquals => f.write_str("no spaces allowed around '='"),
+            ErrorKind::UnterminatedQuote => f.write_str("unterminated quote"),
+            ErrorKind::CommandSubstitution => f.write_str("command substitution is not supported"),
+            ErrorKind::UndefinedVariable => f.write_str("$ names a variable not set earlier in this file"),
+            ErrorKind::UnquotedSpace => f.write_str("white space in a value must be quoted"),
+            ErrorKind::LineTooLong { limit } => write!(f, "line longer than {limit} bytes"),
+            ErrorKind::ValueTooLong { name, limit } => write!(f, "{name} longer than {limit} bytes"),
+            ErrorKind::BadCloud => write!(f, "CLOUD: {CLOUD_NAMES_MESSAGE}"),
+            ErrorKind::BadUserName => f.write_str("CLOUD_USER is not a valid user name"),
+            ErrorKind::BadNumber { name } => write!(f, "{name} is not a number"),
+            ErrorKind::OutOfRange { name, min, max } => write!(f, "{name} must be from {min} to {max}"),
+            ErrorKind::NotAbsolute { name } => write!(f, "{name} must be an absolute path"),
+        }
+    }
+}
+
+/// A variable wisp does not know, which it ignores.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Warning<'a> {
+    pub line: u32,
+    pub name: &'a [u8],
+}
+
+impl fmt::Display for Warning<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: unknown variable ", self.line)?;
+        for &b in self.name {
+            f.write_str(if b.is_ascii_graphic() { core::str::from_utf8(core::slice::from_ref(&b)).unwrap_or("?") } else { "?" })?;
+        }
+        f.write_str(" (ignored)")
+    }
+}
+
+/// Most variables a file may set (each remembered for `$NAME` in later lines).
+pub const VARIABLES_LIMIT: usize = 32;
+
+/// Applies the assignments in `text` to `config`, line by line.
+pub fn parse<'t>(text: &'t [u8], config: &mut Config, on_warning: &mut dyn FnMut(Warning<'t>)) -> Result<(), Error> {
+    let mut seen: heapless::Vec<(&'t [u8], String<VALUE_LIMIT>), VARIABLES_LIMIT> = heapless::Vec::new();
+    for (index, raw) in text.split(|&b| b == b'\n').enumerate() {
+        let line = index as u32 + 1;
+        let fail = |kind| Error { line, kind };
+        if raw.len() > LINE_LIMIT {
+            return Err(fail(ErrorKind::LineTooLong { limit: LINE_LIMIT }));
+        }
+        let Some((name, raw_value)) = split_assignment(raw).map_err(fail)? else { continue };
+        let value = unquote(raw_value, &seen).map_err(fail)?;
+        if !apply(config, name, &value).map_err(fail)? {
+            on_warning(Warning { line, name });
+        }
+        match seen.iter_mut().find(|(known, _)| *known == name) {
+            Some((_, old)) => *old = value,
+            None => {
+                // Past the limit a variable is still applied, only not available to `$`.
+                let _ = seen.push((name, value));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `Ok(None)` for blank and comment lines.
+fn split_assignment(raw: &[u8]) -> Result<Option<(&[u8], &[u8])>, ErrorKind> {
+    let line = trim_start(raw.strip_suffix(b"\r").unwrap_or(raw));
+    if line.is_empty() || line[0] == b'#' {
+        return Ok(None);
+    }
+    let line = match line.strip_prefix(b"export") {
+        Some(rest) if rest.first().is_some_and(|b| *b == b' ' || *b == b'\t') => trim_start(rest),
+        _ => line,
+    };
+    let name_end = line.iter().position(|&b| !(b.is_ascii_alphanumeric() || b == b'_')).unwrap_or(line.len());
+    let name = &line[..name_end];
+    match line.get(name_end) {
+        Some(b'=') if !name.is_empty() && !name[0].is_ascii_digit() => Ok(Some((name, &line[name_end + 1..]))),
+        Some(b' ' | b'\t') if trim_start(&line[name_end..]).first() == Some(&b'=') => Err(ErrorKind::SpaceAroundEquals),
+        _ => Err(ErrorKind::NotAnAssignment),
+    }
+}
+
+/// The value as the shell would see it: quotes removed, escapes and `$NAME` of earlier
+/// variables applied, an unquoted `#` after white space starting a comment.
+fn unquote(raw: &[u8], seen: &[(&[u8], String<VALUE_LIMIT>)]) -> Result<String<VALUE_LIMIT>, ErrorKind> {
+    let too_long = ErrorKind::ValueTooLong { name: "value", limit: VALUE_LIMIT };
+    let mut value = heapless::Vec::<u8, VALUE_LIMIT>::new();
+    let mut push = |bytes: &[u8]| value.extend_from_slice(bytes).map_err(|_| too_long);
+    let mut i = 0;
+    while i < raw.len() {
+        match raw[i] {
+            b'\'' => {
+                let end = raw[i + 1..].iter().position(|&b| b == b'\'').ok_or(ErrorKind::UnterminatedQuote)?;
+                push(&raw[i + 1..i + 1 + end])?;
+                i += end + 2;
+            }
+            b'"' => {
+                i += 1;
+                loop {
+                    match raw.get(i) {
+                        None => return Err(ErrorKind::UnterminatedQuote),
+                        Some(b'"') => break,
+                        Some(b'\\') if matches!(raw.get(i + 1), Some(b'"' | b'\\' | b'$' | b'`')) => {
+                            push(&raw[i + 1..i + 2])?;
+                            i += 2;
+                        }
+                        Some(b'$') => i = expand(raw, i, seen, &mut push)?,
+                        Some(b'`') => return Err(ErrorKind::CommandSubstitution),
+                        Some(_) => {
+                            push(&raw[i..i + 1])?;
+                            i += 1;
+                        }
+                    }
+                }
+                i += 1;
+            }
+            b'\\' if i + 1 < raw.len() => {
+                push(&raw[i + 1..i + 2])?;
+                i += 2;
+            }
+            b'$' => i = expand(raw, i, seen, &mut push)?,
+            b'`' => return Err(ErrorKind::CommandSubstitution),
+            b' ' | b'\t' => {
+                let rest = trim_start(&raw[i..]);
+                if rest.is_empty() || rest[0] == b'#' {
+                    break;
+                }
+                return Err(ErrorKind::UnquotedSpace);
+            }
+            b'\r' if i + 1 == raw.len() => break,
+            _ => {
+                push(&raw[i..i + 1])?;
+                i += 1;
+            }
+        }
+    }
+    let text = core::str::from_utf8(&value).map_err(|_| ErrorKind::NotAnAssignment)?;
+    String::try_from(text).map_err(|_| too_long)
+}
+
+/// Expands `$NAME` or `${NAME}` at `raw[at]`; returns where the text continues.
+fn expand(
+    raw: &[u8],
+    at: usize,
+    seen: &[(&[u8], String<VALUE_LIMIT>)],
+    push: &mut impl FnMut(&[u8]) -> Result<(), ErrorKind>,
+) -> Result<usize, ErrorKind> {
+    let rest = &raw[at + 1..];
+    let (name, next) = match rest.first() {
+        Some(b'(') => return Err(ErrorKind::CommandSubstitution),
+        Some(b'{') => {
+            let end = rest.iter().position(|&b| b == b'}').ok_or(ErrorKind::UnterminatedQuote)?;
+            (&rest[1..end], at + 1 + end + 1)
+        }
+        _ => {
+            let len = rest.iter().position(|&b| !(b.is_ascii_alphanumeric() || b == b'_')).unwrap_or(rest.len());
+            if len == 0 {
+                // A lone `$` is literal, as in the shell.
+                push(b"$")?;
+                return Ok(at + 1);
+            }
+            (&rest[..len], at + 1 + len)
+        }
+    };
+    let (_, value) = seen.iter().find(|(known, _)| *known == name).ok_or(ErrorKind::UndefinedVariable)?;
+    push(value.as_bytes())?;
+    Ok(next)
+}
+
+/// Sets a known variable; `Ok(false)` for an unknown one.
+fn apply(config: &mut Config, name: &[u8], value: &str) -> Result<bool, ErrorKind> {
+    match name {
+        b"CLOUD" => config.cloud = Cloud::from_name(value.as_bytes()).ok_or(ErrorKind::BadCloud)?,
+        b"CLOUD_USER" => {
+            if !is_user_name(value) {
+                return Err(ErrorKind::BadUserName);
+            }
+            config.cloud_user = String::try_from(value).map_err(|_| ErrorKind::BadUserName)?;
+        }
+        b"IMDS_TOKEN_TTL" => config.imds_token_ttl = number("IMDS_TOKEN_TTL", value, 1, 21_600)?,
+        b"TINY_CLOUD_VAR" => config.var_dir = absolute("TINY_CLOUD_VAR", value)?,
+        b"TINY_CLOUD_LOGS" => config.logs_dir = absolute("TINY_CLOUD_LOGS", value)?,
+        b"SKIP_INIT_ACTIONS" => config.skip_actions = list("SKIP_INIT_ACTIONS", value)?,
+        b"INIT_ACTIONS_BOOT" => config.init_actions[0] = Some(list("INIT_ACTIONS_BOOT", value)?),
+        b"INIT_ACTIONS_EARLY" => config.init_actions[1] = Some(list("INIT_ACTIONS_EARLY", value)?),
+        b"INIT_ACTIONS_MAIN" => config.init_actions[2] = Some(list("INIT_ACTIONS_MAIN", value)?),
+        b"INIT_ACTIONS_FINAL" => config.init_actions[3] = Some(list("INIT_ACTIONS_FINAL", value)?),
+        b"WISP_HTTP_CONNECT_MS" => config.http_connect_ms = number("WISP_HTTP_CONNECT_MS", value, 1, 600_000)?,
+        b"WISP_HTTP_READ_MS" => config.http_read_ms = number("WISP_HTTP_READ_MS", value, 1, 600_000)?,
+        b"WISP_HTTP_TOTAL_MS" => config.http_total_ms = number("WISP_HTTP_TOTAL_MS", value, 1, 3_600_000)?,
+        b"WISP_HTTP_BACKOFF_MS" => config.http_backoff_ms = number("WISP_HTTP_BACKOFF_MS", value, 0, 600_000)?,
+        b"WISP_HTTP_BACKOFF_MAX_MS" => config.http_backoff_max_ms = number("WISP_HTTP_BACKOFF_MAX_MS", value, 0, 600_000)?,
+        // tiny-cloud's hotplug settings: wisp installs no hotplug handlers (see README).
+        b"HOTPLUG_TYPE" | b"HOTPLUG_MODULES" => {}
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+fn number(name: &'static str, value: &str, min: u32, max: u32) -> Result<u32, ErrorKind> {
+    if value.is_empty() || value.len() > 9 || !value.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(ErrorKind::BadNumber { name });
+    }
+    let n = value.bytes().fold(0u32, |n, d| n * 10 + u32::from(d - b'0'));
+    if n < min || n > max {
+        return Err(ErrorKind::OutOfRange { name, min, max });
+    }
+    Ok(n)
+}
+
+fn absolute(name: &'static str, value: &str) -> Result<String<VALUE_LIMIT>, ErrorKind> {
+    if !value.starts_with('/') {
+        return Err(ErrorKind::NotAbsolute { name });
+    }
+    list(name, value)
+}
+
+fn list(name: &'static str, value: &str) -> Result<String<VALUE_LIMIT>, ErrorKind> {
+    String::try_from(value).map_err(|_| ErrorKind::ValueTooLong { name, limit: VALUE_LIMIT })
+}
+
+/// POSIX portable user names, as adduser accepts them: `[a-z_][a-z0-9_-]*`, an optional
+/// trailing `$`, at most 32 bytes.
+pub fn is_user_name(name: &str) -> bool {
+    let body = name.strip_suffix('$').unwrap_or(name);
+    let mut bytes = body.bytes();
+    let first_ok = bytes.next().is_some_and(|b| b.is_ascii_lowercase() || b == b'_');
+    first_ok && bytes.all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-') && name.len() <= 32
+}
+
+fn trim_start(mut bytes: &[u8]) -> &[u8] {
+    while let [b' ' | b'\t', rest @ ..] = bytes {
+        bytes = rest;
+    }
+    bytes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_ok(text: &[u8]) -> (Config, Vec<(u32, Vec<u8>)>) {
+        let mut config = Config::default();
+        let mut warnings = Vec::new();
+        parse(text, &mut config, &mut |w| warnings.push((w.line, w.name.to_vec()))).unwrap();
+        (config, warnings)
+    }
+
+    fn parse_err(text: &[u8]) -> Error {
+        parse(text, &mut Config::default(), &mut |_| {}).unwrap_err()
+    }
+
+    #[test]
+    fn defaults() {
+        let config = Config::default();
+        assert_eq!(config.cloud, Cloud::Auto);
+        assert_eq!(config.cloud_user, "alpine");
+        assert_eq!(config.imds_token_ttl, 5);
+        assert_eq!(config.var_dir, "/var/lib/cloud");
+        assert_eq!(config.logs_dir, "/var/log");
+        assert_eq!(config.init_actions, [None, None, None, None]);
+        assert_eq!((config.http_connect_ms, config.http_total_ms), (1000, 30_000));
+    }
+
+    #[test]
+    fn tiny_cloud_style_file() {
+        let text = b"# Tiny Cloud configuration\r\n\
+            \n\
+            CLOUD=aws\n\
+            export CLOUD_USER='ec2-user'\n\
+            \tIMDS_TOKEN_TTL=\"60\"   # seconds\n\
+            TINY_CLOUD_VAR=/srv/cloud\n\
+            TINY_CLOUD_LOGS=${TINY_CLOUD_VAR}/log\r\n\
+            SKIP_INIT_ACTIONS=\"expand_root enable_sshd\"\n\
+            INIT_ACTIONS_MAIN=\n\
+            HOTPLUG_TYPE=mdev\n\
+            WISP_HTTP_TOTAL_MS=3000\n";
+        let (config, warnings) = parse_ok(text);
+        assert!(warnings.is_empty());
+        assert_eq!(config.cloud, Cloud::Aws);
+        assert_eq!(config.cloud_user, "ec2-user");
+        assert_eq!(config.imds_token_ttl, 60);
+        assert_eq!(config.var_dir, "/srv/cloud");
+        assert_eq!(config.logs_dir, "/srv/cloud/log");
+        assert_eq!(config.skip_actions, "expand_root enable_sshd");
+        assert_eq!(config.init_actions[2].as_deref(), Some(""));
+        assert_eq!(config.init_actions[0], None);
+        assert_eq!(config.http_total_ms, 3000);
+    }
+
+    #[test]
+    fn quoting_and_escapes() {
+        let (config, _) = parse_ok(br#"SKIP_INIT_ACTIONS="a \"b\" \\ \$x 'c'"'"d"'"#);
+        assert_eq!(config.skip_actions, r#"a "b" \ $x 'c'"d""#);
+        let (config, _) = parse_ok(b"SKIP_INIT_ACTIONS=a\\ b$ #comment");
+        assert_eq!(config.skip_actions, "a b$");
+        let (config, _) = parse_ok(b"SKIP_INIT_ACTIONS=x\nSKIP_INIT_ACTIONS=\"$SKIP_INIT_ACTIONS y\"");
+        assert_eq!(config.skip_actions, "x y");
+    }
+
+    #[test]
+    fn unknown_variables_warn() {
+        let (config, warnings) = parse_ok(b"CLOUD=gcp\nFOO=1\n\nBAR_BAZ='x'\n");
+        assert_eq!(config.cloud, Cloud::Gcp);
+        assert_eq!(warnings, vec![(2, b"FOO".to_vec()), (4, b"BAR_BAZ".to_vec())]);
+        // A later line may use an unknown variable.
+        let (config, _) = parse_ok(b"BASE=/opt\nTINY_CLOUD_VAR=$BASE/cloud");
+        assert_eq!(config.var_dir, "/opt/cloud");
+    }
+
+    #[test]
+    fn errors_name_the_line() {
+        let cases: [(&[u8], Error); 14] = [
+            (b"CLOUD=aws\nthis is not\n", Error { line: 2, kind: ErrorKind::NotAnAssignment }),
+            (b"CLOUD = aws", Error { line: 1, kind: ErrorKind::SpaceAroundEquals }),
+            (b"\n\nCLOUD=\"aws", Error { line: 3, kind: ErrorKind::UnterminatedQuote }),
+            (b"CLOUD='aws", Error { line: 1, kind: ErrorKind::UnterminatedQuote }),
+            (b"CLOUD=$(curl x)", Error { line: 1, kind: ErrorKind::CommandSubstitution }),
+            (b"CLOUD=`curl x`", Error { line: 1, kind: ErrorKind::CommandSubstitution }),
+            (b"CLOUD=\"a`b`\"", Error { line: 1, kind: ErrorKind::CommandSubstitution }),
+            (b"TINY_CLOUD_VAR=$NOPE/x", Error { line: 1, kind: ErrorKind::UndefinedVariable }),
+            (b"CLOUD=aws cmd", Error { line: 1, kind: ErrorKind::UnquotedSpace }),
+            (b"CLOUD=azur", Error { line: 1, kind: ErrorKind::BadCloud }),
+            (b"CLOUD_USER=Root", Error { line: 1, kind: ErrorKind::BadUserName }),
+            (b"IMDS_TOKEN_TTL=five", Error { line: 1, kind: ErrorKind::BadNumber { name: "IMDS_TOKEN_TTL" } }),
+            (b"IMDS_TOKEN_TTL=21601", Error { line: 1, kind: ErrorKind::OutOfRange { name: "IMDS_TOKEN_TTL", min: 1, max: 21_600 } }),
+            (b"TINY_CLOUD_LOGS=var/log", Error { line: 1, kind: ErrorKind::NotAbsolute { name: "TINY_CLOUD_LOGS" } }),
+        ];
+        for (text, error) in cases {
+            assert_eq!(parse_err(text), error, "{:?}", std::string::String::from_utf8_lossy(text));
+        }
+        assert_eq!(
+            Error { line: 7, kind: ErrorKind::NotAnAssignment }.to_string(),
+            "7: not a KEY=value line"
+        );
+    }
+
+    #[test]
+    fn limits_at_the_boundary() {
+        let fits = format!("SKIP_INIT_ACTIONS={}", "a".repeat(VALUE_LIMIT));
+        assert_eq!(parse_ok(fits.as_bytes()).0.skip_actions.len(), VALUE_LIMIT);
+        let over = format!("SKIP_INIT_ACTIONS={}", "a".repeat(VALUE_LIMIT + 1));
+        assert_eq!(parse_err(over.as_bytes()).kind, ErrorKind::ValueTooLong { name: "value", limit: VALUE_LIMIT });
+        let long_line = format!("# {}", "x".repeat(LINE_LIMIT - 2));
+        assert!(parse(long_line.as_bytes(), &mut Config::default(), &mut |_| {}).is_ok());
+        let too_long = format!("# {}", "x".repeat(LINE_LIMIT - 1));
+        assert_eq!(parse_err(too_long.as_bytes()).kind, ErrorKind::LineTooLong { limit: LINE_LIMIT });
+        assert!(is_user_name(&"a".repeat(32)));
+        assert!(!is_user_name(&"a".repeat(33)));
+        assert!(is_user_name("_svc-1$"));
+        assert!(!is_user_name("1abc") && !is_user_name("") && !is_user_name("a:b"));
+    }
+
+    #[test]
+    fn garbage_never_panics() {
+        let pieces: [&[u8]; 12] = [b"A", b"=", b"\"", b"'", b"$", b"{", b"}", b"\\", b" ", b"#", b"\n", b"\xff"];
+        let mut seed = 7u32;
+        for _ in 0..3000 {
+            let mut text = Vec::new();
+            for _ in 0..(seed % 24) {
+                seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+                text.extend_from_slice(pieces[(seed >> 16) as usize % pieces.len()]);
+            }
+            let _ = parse(&text, &mut Config::default(), &mut |_| {});
+        }
+    }
+}

@@ -1,6 +1,8 @@
 //! Which cloud this is, from the DMI strings the firmware gives (/sys/class/dmi/id), with
 //! no network probe: a wrong guess would cost a boot's worth of timeouts.
 
+use crate::config::Cloud;
+
 /// The DMI files wisp reads, each already stripped of its trailing newline; an
 /// unreadable file is empty.
 #[derive(Clone, Copy, Debug, Default)]
@@ -15,36 +17,17 @@ impl Dmi<'_> {
     pub const FILES: [&'static str; 4] = ["sys_vendor", "product_name", "product_uuid", "chassis_asset_tag"];
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Detected {
-    Aws,
-    Azure,
-    Gcp,
-    Oci,
-}
-
-impl Detected {
-    pub const fn name(self) -> &'static str {
-        match self {
-            Detected::Aws => "aws",
-            Detected::Azure => "azure",
-            Detected::Gcp => "gcp",
-            Detected::Oci => "oci",
-        }
-    }
-}
-
 const AZURE_ASSET_TAG: &[u8] = b"7783-7084-3265-9085-8269-3286-77";
 
-pub fn detect(dmi: &Dmi<'_>) -> Option<Detected> {
+pub fn detect(dmi: &Dmi<'_>) -> Option<Cloud> {
     if trim(dmi.sys_vendor) == b"Amazon EC2" || is_ec2_uuid(trim(dmi.product_uuid)) {
-        Some(Detected::Aws)
+        Some(Cloud::Aws)
     } else if trim(dmi.chassis_asset_tag) == AZURE_ASSET_TAG {
-        Some(Detected::Azure)
+        Some(Cloud::Azure)
     } else if trim(dmi.product_name) == b"Google Compute Engine" {
-        Some(Detected::Gcp)
+        Some(Cloud::Gcp)
     } else if trim(dmi.chassis_asset_tag) == b"OracleCloud.com" {
-        Some(Detected::Oci)
+        Some(Cloud::Oci)
     } else {
         None
     }
@@ -74,17 +57,17 @@ mod tests {
     #[test]
     fn each_cloud() {
         let aws = Dmi { sys_vendor: b"Amazon EC2\n", ..Dmi::default() };
-        assert_eq!(detect(&aws), Some(Detected::Aws));
+        assert_eq!(detect(&aws), Some(Cloud::Aws));
         let xen = Dmi { product_uuid: b"EC2E1916-9099-7CAF-FD21-012345678902", ..Dmi::default() };
-        assert_eq!(detect(&xen), Some(Detected::Aws));
+        assert_eq!(detect(&xen), Some(Cloud::Aws));
         let swapped = Dmi { product_uuid: b"45e12aec-dcd1-b213-94ed-012345678abc\n", ..Dmi::default() };
-        assert_eq!(detect(&swapped), Some(Detected::Aws));
+        assert_eq!(detect(&swapped), Some(Cloud::Aws));
         let azure = Dmi { chassis_asset_tag: b"7783-7084-3265-9085-8269-3286-77\n", ..Dmi::default() };
-        assert_eq!(detect(&azure), Some(Detected::Azure));
+        assert_eq!(detect(&azure), Some(Cloud::Azure));
         let gcp = Dmi { product_name: b"Google Compute Engine\n", ..Dmi::default() };
-        assert_eq!(detect(&gcp), Some(Detected::Gcp));
+        assert_eq!(detect(&gcp), Some(Cloud::Gcp));
         let oci = Dmi { chassis_asset_tag: b"OracleCloud.com\n", ..Dmi::default() };
-        assert_eq!(detect(&oci), Some(Detected::Oci));
+        assert_eq!(detect(&oci), Some(Cloud::Oci));
     }
 
     #[test]

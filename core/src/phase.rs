@@ -1,4 +1,7 @@
-//! The four phases of a bootstrap, named as tiny-cloud 3.x names them.
+//! The four phases of a bootstrap, named as tiny-cloud 3.x names them, and the actions
+//! each one runs.
+
+use crate::provider::Item;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Phase {
@@ -76,26 +79,25 @@ impl Action {
         Action::ALL.into_iter().find(|action| action.name().as_bytes() == name)
     }
 
-    /// Whether the action needs the metadata service (and so the network).
-    pub const fn needs_metadata(self) -> bool {
-        matches!(
-            self,
-            Action::SaveUserdata | Action::SetHostname | Action::SetSshKeys | Action::RunUserdata
-        )
+    /// What the action reads from the metadata service; `run_userdata` reads the saved
+    /// copy instead, so the final phase works without the network.
+    pub const fn metadata(self) -> Option<Item> {
+        match self {
+            Action::SaveUserdata => Some(Item::UserData),
+            Action::SetHostname => Some(Item::Hostname),
+            Action::SetSshKeys => Some(Item::SshKeys),
+            _ => None,
+        }
     }
 }
 
 impl Phase {
-    /// tiny-cloud 3.x's default actions for each phase, in order.
+    /// The default actions of each phase, in order: tiny-cloud 3.x's.
     pub const fn default_actions(self) -> &'static [Action] {
         match self {
-            Phase::Boot => &[
-                Action::ExpandRoot,
-                Action::InstallHotplugs,
-                Action::SetEphemeralNetwork,
-                Action::SetDefaultInterfaces,
-                Action::EnableSshd,
-            ],
+            // tiny-cloud also lists install_hotplugs and set_ephemeral_network: they run
+            // mdev scripts and a DHCP client, which wisp does not ship (see the README).
+            Phase::Boot => &[Action::ExpandRoot, Action::SetDefaultInterfaces, Action::EnableSshd],
             Phase::Early => &[Action::SaveUserdata],
             Phase::Main => &[Action::CreateDefaultUser, Action::SetHostname, Action::SetSshKeys],
             Phase::Final => &[Action::RunUserdata, Action::BootstrapComplete],
