@@ -1,1 +1,284 @@
-//! (being written)
+//! /etc/passwd, /etc/group and /etc/shadow, read and extended as adduser would, so the
+//! default user can be created on an image with no busybox. Lines wisp does not
+//! understand are kept byte for byte and never matched.
+
+use core::fmt;
+
+use crate::out::{Full, Out};
+
+/// The range adduser picks regular ids from.
+pub const FIRST_ID: u32 = 1000;
+pub const LAST_ID: u32 = 59_999;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AccountsError {
+    /// The new file does not fit in the caller's buffer, whose size is the limit.
+    TooLarge { file: &'static str, limit: usize },
+    /// A field for a new line holds ':' or a newline.
+    BadField { field: &'static str },
+    NoFreeId,
+    MissingGroup { name: &'static str },
+}
+
+impl fmt::Display for AccountsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            AccountsError::TooLarge { file, limit } => write!(f, "{file} would be larger than {limit} bytes"),
+            AccountsError::BadField { field } => write!(f, "the {field} holds ':' or a line break"),
+            AccountsError::NoFreeId => write!(f, "no free user and group id from {FIRST_ID} to {LAST_ID}"),
+            AccountsError::MissingGroup { name } => write!(f, "group {name} does not exist"),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct User<'a> {
+    pub name: &'a [u8],
+    pub uid: u32,
+    pub gid: u32,
+    pub home: &'a [u8],
+    pub shell: &'a [u8],
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Group<'a> {
+    pub name: &'a [u8],
+    pub gid: u32,
+    pub members: &'a [u8],
+}
+
+impl Group<'_> {
+    pub fn has_member(&self, user: &[u8]) -> bool {
+        self.members.split(|&b| b == b',').any(|member| member == user)
+    }
+}
+
+fn lines(text: &[u8]) -> impl Iterator<Item = &[u8]> {
+    text.split(|&b| b == b'\n')
+}
+
+/// The fields of a line with exactly `count` of them, else `None`.
+fn fields<const N: usize>(line: &[u8]) -> Option<[&[u8]; N]> {
+    let mut out = [&line[..0]; N];
+    let mut parts = line.split(|&b| b == b':');
+    for slot in out.iter_mut() {
+        *slot = parts.next()?;
+    }
+    parts.next().is_none().then_some(out)
+}
+
+fn number(digits: &[u8]) -> Option<u32> {
+    if digits.is_empty() || digits.len() > 10 || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    u32::try_from(digits.iter().fold(0u64, |n, &d| n * 10 + u64::from(d - b'0'))).ok()
+}
+
+fn parse_user(line: &[u8]) -> Option<User<'_>> {
+    let [name, _, uid, gid, _, home, shell] = fields::<7>(line)?;
+    Some(User { name, uid: number(uid)?, gid: number(gid)?, home, shell })
+}
+
+fn parse_group(line: &[u8]) -> Option<Group<'_>> {
+    let [name, _, gid, members] = fields::<4>(line)?;
+    Some(Group { name, gid: number(gid)?, members })
+}
+
+pub fn find_user<'a>(passwd: &'a [u8], name: &[u8]) -> Option<User<'a>> {
+    lines(passwd).filter_map(parse_user).find(|user| user.name == name)
+}
+
+pub fn find_group<'a>(group: &'a [u8], name: &[u8]) -> Option<Group<'a>> {
+    lines(group).filter_map(parse_group).find(|group| group.name == name)
+}
+
+/// The lowest id in adduser's range used neither as a uid nor as a gid, so the user's
+/// own group can share its number.
+pub fn free_id(passwd: &[u8], group: &[u8]) -> Option<u32> {
+    let used = |id: u32| {
+        lines(passwd).filter_map(parse_user).any(|user| user.uid == id)
+            || lines(group).filter_map(parse_group).any(|group| group.gid == id)
+    };
+    (FIRST_ID..=LAST_ID).find(|&id| !used(id))
+}
+
+/// `existing` with `line` appended (and a newline before it if the file lacked one).
+fn append(existing: &[u8], line: &[&[u8]], out: &mut [u8], file: &'static str) -> Result<usize, AccountsError> {
+    let mut writer = Out::new(out);
+    let too_large = |full: Full| AccountsError::TooLarge { file, limit: full.limit };
+    writer.put(existing).map_err(too_large)?;
+    if !existing.is_empty() && !existing.ends_with(b"\n") {
+        writer.put(b"\n").map_err(too_large)?;
+    }
+    writer.put_all(line).map_err(too_large)?;
+    writer.put(b"\n").map_err(too_large)?;
+    Ok(writer.len())
+}
+
+fn check(field: &'static str, value: &[u8]) -> Result<(), AccountsError> {
+    match value.iter().any(|&b| b == b':' || b == b'\n' || b == b'\r' || b == 0) {
+        true => Err(AccountsError::BadField { field }),
+        false => Ok(()),
+    }
+}
+
+fn decimal(n: u64, buf: &mut [u8; 20]) -> &[u8] {
+    let mut out = Out::new(buf);
+    let _ = out.put_decimal(n);
+    let len = out.len();
+    &buf[..len]
+}
+
+/// A new user as busybox adduser writes it: `name:x:uid:gid:gecos:home:shell`.
+pub fn add_user(passwd: &[u8], user: &User<'_>, gecos: &[u8], out: &mut [u8]) -> Result<usize, AccountsError> {
+    for (field, value) in [("user name", user.name), ("gecos", gecos), ("home", user.home), ("shell", user.shell)] {
+        check(field, value)?;
+    }
+    let (mut uid, mut gid) = ([0u8; 20], [0u8; 20]);
+    let line: [&[u8]; 12] = [
+        user.name, b":x:", decimal(user.uid.into(), &mut uid), b":", decimal(user.gid.into(), &mut gid), b":",
+        gecos, b":", user.home, b":", user.shell, b"",
+    ];
+    append(passwd, &line, out, "/etc/passwd")
+}
+
+/// A new group with no members: `name:x:gid:`.
+pub fn add_group(group: &[u8], name: &[u8], gid: u32, out: &mut [u8]) -> Result<usize, AccountsError> {
+    check("group name", name)?;
+    let mut digits = [0u8; 20];
+    append(group, &[name, b":x:", decimal(gid.into(), &mut digits), b":"], out, "/etc/group")
+}
+
+/// A shadow entry with `password` (`*`: no password, yet key logins work, which `!`
+/// would forbid on sshd without PAM) and the day of the last change.
+pub fn add_shadow(shadow: &[u8], name: &[u8], password: &[u8], days_since_epoch: u64, out: &mut [u8]) -> Result<usize, AccountsError> {
+    check("user name", name)?;
+    check("password", password)?;
+    let mut digits = [0u8; 20];
+    let line: [&[u8]; 6] = [name, b":", password, b":", decimal(days_since_epoch, &mut digits), b":0:99999:7:::"];
+    append(shadow, &line, out, "/etc/shadow")
+}
+
+/// `group` with `user` added to the members of `group_name`; `Ok(None)` when it is a
+/// member already.
+pub fn add_member(group: &[u8], group_name: &'static str, user: &[u8], out: &mut [u8]) -> Result<Option<usize>, AccountsError> {
+    check("user name", user)?;
+    let target = find_group(group, group_name.as_bytes()).ok_or(AccountsError::MissingGroup { name: group_name })?;
+    if target.has_member(user) {
+        return Ok(None);
+    }
+    let too_large = |full: Full| AccountsError::TooLarge { file: "/etc/group", limit: full.limit };
+    let mut writer = Out::new(out);
+    let mut done = false;
+    let mut first = true;
+    for line in lines(group) {
+        if !first {
+            writer.put(b"\n").map_err(too_large)?;
+        }
+        first = false;
+        writer.put(line).map_err(too_large)?;
+        if !done && parse_group(line).is_some_and(|g| g.name == group_name.as_bytes()) {
+            let separator: &[u8] = if target.members.is_empty() { b"" } else { b"," };
+            writer.put_all(&[separator, user]).map_err(too_large)?;
+            done = true;
+        }
+    }
+    Ok(Some(writer.len()))
+}
+
+/// The rules tiny-cloud writes for members of `wheel`: (directory, file, contents).
+pub const SUDOERS_RULE: (&str, &str, &str) = ("/etc/sudoers.d", "wheel", "%wheel ALL=(ALL) NOPASSWD: ALL\n");
+pub const DOAS_RULE: (&str, &str, &str) = ("/etc/doas.d", "wheel.conf", "permit nopass :wheel\n");
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PASSWD: &[u8] = b"root:x:0:0:root:/root:/bin/sh\nbin:x:1:1:bin:/bin:/sbin/nologin\nnobody:x:65534:65534:nobody:/:/sbin/nologin\n";
+    const GROUP: &[u8] = b"root:x:0:root\nwheel:x:10:root\nusers:x:100:games\nnogroup:x:65533:\n";
+
+    #[test]
+    fn lookups() {
+        let root = find_user(PASSWD, b"root").unwrap();
+        assert_eq!((root.uid, root.gid, root.home, root.shell), (0, 0, &b"/root"[..], &b"/bin/sh"[..]));
+        assert_eq!(find_user(PASSWD, b"alpine"), None);
+        assert_eq!(find_user(PASSWD, b"roo"), None);
+        let wheel = find_group(GROUP, b"wheel").unwrap();
+        assert_eq!(wheel.gid, 10);
+        assert!(wheel.has_member(b"root") && !wheel.has_member(b"roo"));
+        // Malformed lines are never matched.
+        assert_eq!(find_user(b"alpine:x:1000:1000:/home/alpine:/bin/sh\n", b"alpine"), None);
+        assert_eq!(find_user(b"alpine:x:10x0:1000::/home/alpine:/bin/sh\n", b"alpine"), None);
+    }
+
+    #[test]
+    fn free_ids_skip_used_uids_and_gids() {
+        assert_eq!(free_id(PASSWD, GROUP), Some(1000));
+        let passwd = b"a:x:1000:1000::/:/bin/sh\n";
+        let group = b"g:x:1001:\n";
+        assert_eq!(free_id(passwd, group), Some(1002));
+    }
+
+    #[test]
+    fn create_like_adduser() {
+        let mut out = [0u8; 512];
+        let user = User { name: b"alpine", uid: 1000, gid: 1000, home: b"/home/alpine", shell: b"/bin/sh" };
+        let n = add_user(PASSWD, &user, b"Linux User,,,", &mut out).unwrap();
+        let mut expected = PASSWD.to_vec();
+        expected.extend_from_slice(b"alpine:x:1000:1000:Linux User,,,:/home/alpine:/bin/sh\n");
+        assert_eq!(&out[..n], expected.as_slice());
+        assert_eq!(find_user(&out[..n], b"alpine"), Some(user));
+
+        let n = add_group(b"root:x:0:root", b"alpine", 1000, &mut out).unwrap();
+        assert_eq!(&out[..n], b"root:x:0:root\nalpine:x:1000:\n");
+
+        let n = add_shadow(b"", b"alpine", b"*", 20_414, &mut out).unwrap();
+        assert_eq!(&out[..n], b"alpine:*:20414:0:99999:7:::\n");
+    }
+
+    #[test]
+    fn membership() {
+        let mut out = [0u8; 512];
+        let n = add_member(GROUP, "wheel", b"alpine", &mut out).unwrap().unwrap();
+        assert_eq!(&out[..n], b"root:x:0:root\nwheel:x:10:root,alpine\nusers:x:100:games\nnogroup:x:65533:\n");
+        let again = out[..n].to_vec();
+        assert_eq!(add_member(&again, "wheel", b"alpine", &mut out), Ok(None));
+        let n = add_member(b"wheel:x:10:", "wheel", b"alpine", &mut out).unwrap().unwrap();
+        assert_eq!(&out[..n], b"wheel:x:10:alpine");
+        assert_eq!(add_member(b"root:x:0:\n", "wheel", b"alpine", &mut out), Err(AccountsError::MissingGroup { name: "wheel" }));
+    }
+
+    #[test]
+    fn refusals_and_limits() {
+        let mut out = [0u8; 512];
+        let evil = User { name: b"alpine", uid: 1000, gid: 1000, home: b"/home/a:0:0", shell: b"/bin/sh" };
+        assert_eq!(add_user(b"", &evil, b"", &mut out), Err(AccountsError::BadField { field: "home" }));
+        assert_eq!(add_group(b"", b"a\nroot:x:0:", 5, &mut out), Err(AccountsError::BadField { field: "group name" }));
+        let line_len = b"alpine:x:1000:\n".len();
+        let mut exact = vec![0u8; line_len];
+        assert_eq!(add_group(b"", b"alpine", 1000, &mut exact), Ok(line_len));
+        let mut short = vec![0u8; line_len - 1];
+        assert_eq!(
+            add_group(b"", b"alpine", 1000, &mut short),
+            Err(AccountsError::TooLarge { file: "/etc/group", limit: line_len - 1 })
+        );
+    }
+
+    #[test]
+    fn garbage_never_panics() {
+        let mut seed = 3u32;
+        for len in 0..300 {
+            let text: Vec<u8> = (0..len)
+                .map(|_| {
+                    seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+                    b"a:x0\n9,"[(seed >> 16) as usize % 7]
+                })
+                .collect();
+            let _ = find_user(&text, b"a");
+            let _ = find_group(&text, b"a");
+            let _ = free_id(&text, &text);
+            let mut out = [0u8; 512];
+            let _ = add_member(&text, "a", b"u", &mut out);
+        }
+    }
+}

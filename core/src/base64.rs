@@ -1,1 +1,167 @@
-//! (being written)
+//! Base64 (RFC 4648, standard alphabet) decoding into a caller's buffer. Metadata
+//! services and MIME wrap lines, so ASCII white space between groups is skipped.
+
+use core::fmt;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Error {
+    /// A byte outside the alphabet, at this offset of the input.
+    InvalidByte { offset: usize },
+    /// Padding where data must be, or data after padding, at this offset.
+    BadPadding { offset: usize },
+    /// The input ends inside a group of four.
+    Truncated,
+    OutputTooLarge { limit: usize },
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::InvalidByte { offset } => write!(f, "invalid base64 byte at offset {offset}"),
+            Error::BadPadding { offset } => write!(f, "misplaced base64 padding at offset {offset}"),
+            Error::Truncated => f.write_str("base64 ends inside a group of four"),
+            Error::OutputTooLarge { limit } => write!(f, "decoded base64 larger than {limit} bytes"),
+        }
+    }
+}
+
+/// Most bytes `encoded_len` bytes of base64 can decode to.
+pub const fn decoded_len_max(encoded_len: usize) -> usize {
+    encoded_len / 4 * 3 + 3
+}
+
+fn value(byte: u8) -> Option<u8> {
+    match byte {
+        b'A'..=b'Z' => Some(byte - b'A'),
+        b'a'..=b'z' => Some(byte - b'a' + 26),
+        b'0'..=b'9' => Some(byte - b'0' + 52),
+        b'+' => Some(62),
+        b'/' => Some(63),
+        _ => None,
+    }
+}
+
+/// Decodes `input` into `out`, returning the decoded length.
+pub fn decode(input: &[u8], out: &mut [u8]) -> Result<usize, Error> {
+    let limit = out.len();
+    let mut written = 0;
+    let mut group = [0u8; 4];
+    let mut filled = 0;
+    let mut padding = 0;
+    for (offset, &byte) in input.iter().enumerate() {
+        if byte.is_ascii_whitespace() {
+            continue;
+        }
+        if byte == b'=' {
+            // Padding only completes a group that has at least two data bytes.
+            if filled + padding < 2 {
+                return Err(Error::BadPadding { offset });
+            }
+            padding += 1;
+        } else {
+            if padding > 0 {
+                return Err(Error::BadPadding { offset });
+            }
+            group[filled] = value(byte).ok_or(Error::InvalidByte { offset })?;
+            filled += 1;
+        }
+        if filled + padding == 4 {
+            let bytes = [group[0] << 2 | group[1] >> 4, group[1] << 4 | group[2] >> 2, group[2] << 6 | group[3]];
+            let count = filled - 1;
+            let slot = out.get_mut(written..written + count).ok_or(Error::OutputTooLarge { limit })?;
+            slot.copy_from_slice(&bytes[..count]);
+            written += count;
+            if padding > 0 {
+                // Anything but white space after the padding is an error.
+                if let Some(extra) = input[offset + 1..].iter().position(|b| !b.is_ascii_whitespace()) {
+                    return Err(Error::BadPadding { offset: offset + 1 + extra });
+                }
+                return Ok(written);
+            }
+            filled = 0;
+        }
+    }
+    match filled + padding {
+        0 => Ok(written),
+        // Unpadded input (as some services send) ends in a group of two or three.
+        2 | 3 if padding == 0 => {
+            let bytes = [group[0] << 2 | group[1] >> 4, group[1] << 4 | group[2] >> 2];
+            let count = filled - 1;
+            let slot = out.get_mut(written..written + count).ok_or(Error::OutputTooLarge { limit })?;
+            slot.copy_from_slice(&bytes[..count]);
+            Ok(written + count)
+        }
+        _ => Err(Error::Truncated),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decoded(input: &[u8]) -> Result<Vec<u8>, Error> {
+        let mut out = vec![0u8; decoded_len_max(input.len())];
+        decode(input, &mut out).map(|n| out[..n].to_vec())
+    }
+
+    #[test]
+    fn rfc4648_vectors() {
+        let cases: [(&[u8], &[u8]); 7] = [
+            (b"", b""),
+            (b"Zg==", b"f"),
+            (b"Zm8=", b"fo"),
+            (b"Zm9v", b"foo"),
+            (b"Zm9vYg==", b"foob"),
+            (b"Zm9vYmE=", b"fooba"),
+            (b"Zm9vYmFy", b"foobar"),
+        ];
+        for (input, output) in cases {
+            assert_eq!(decoded(input).unwrap(), output);
+        }
+    }
+
+    #[test]
+    fn white_space_and_missing_padding() {
+        assert_eq!(decoded(b"Zm9v\r\nYmFy\n").unwrap(), b"foobar");
+        assert_eq!(decoded(b" Zm9 vYg== \n").unwrap(), b"foob");
+        assert_eq!(decoded(b"Zm9vYg").unwrap(), b"foob");
+        assert_eq!(decoded(b"Zm9vYmE").unwrap(), b"fooba");
+        assert_eq!(decoded(b"+/+/").unwrap(), [0xfb, 0xff, 0xbf]);
+    }
+
+    #[test]
+    fn errors() {
+        assert_eq!(decoded(b"Zm9v!"), Err(Error::InvalidByte { offset: 4 }));
+        assert_eq!(decoded(b"Zm9v-_"), Err(Error::InvalidByte { offset: 4 }));
+        assert_eq!(decoded(b"Z==="), Err(Error::BadPadding { offset: 1 }));
+        assert_eq!(decoded(b"Zg==Zg=="), Err(Error::BadPadding { offset: 4 }));
+        assert_eq!(decoded(b"Zm=v"), Err(Error::BadPadding { offset: 3 }));
+        assert_eq!(decoded(b"Zm9vY"), Err(Error::Truncated));
+        assert_eq!(decoded(b"Zg="), Err(Error::Truncated));
+    }
+
+    #[test]
+    fn output_limit_at_the_boundary() {
+        let mut exact = [0u8; 6];
+        assert_eq!(decode(b"Zm9vYmFy", &mut exact), Ok(6));
+        let mut short = [0u8; 5];
+        assert_eq!(decode(b"Zm9vYmFy", &mut short), Err(Error::OutputTooLarge { limit: 5 }));
+        let mut short = [0u8; 1];
+        assert_eq!(decode(b"Zm8", &mut short), Err(Error::OutputTooLarge { limit: 1 }));
+    }
+
+    #[test]
+    fn garbage_never_panics() {
+        let mut seed = 99u32;
+        for len in 0..400 {
+            let input: Vec<u8> = (0..len)
+                .map(|_| {
+                    seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+                    b"AZaz09+/= \n!"[(seed >> 20) as usize % 12]
+                })
+                .collect();
+            let mut out = [0u8; 64];
+            let _ = decode(&input, &mut out);
+        }
+    }
+}

@@ -1,1 +1,134 @@
-//! (being written)
+//! Host names from metadata, validated before any reaches the kernel or /etc.
+
+use core::fmt;
+
+pub const LABEL_LIMIT: usize = 63;
+pub const NAME_LIMIT: usize = 253;
+/// The kernel's hostname holds at most 64 bytes (HOST_NAME_MAX).
+pub const KERNEL_LIMIT: usize = 64;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HostnameError {
+    Empty,
+    /// A byte other than a letter, digit, '-' or the '.' between labels.
+    BadCharacter { byte: u8, position: usize },
+    EmptyLabel { position: usize },
+    /// A label that starts or ends with '-'.
+    HyphenAtLabelEdge { position: usize },
+    LabelTooLong { label_index: usize, limit: usize },
+    TooLong { limit: usize },
+}
+
+impl fmt::Display for HostnameError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            HostnameError::Empty => f.write_str("hostname is empty"),
+            HostnameError::BadCharacter { byte, position } => {
+                write!(f, "hostname has byte 0x{byte:02x} at position {position}: only letters, digits, '-' and '.' are allowed")
+            }
+            HostnameError::EmptyLabel { position } => write!(f, "hostname has an empty label at position {position}"),
+            HostnameError::HyphenAtLabelEdge { position } => {
+                write!(f, "hostname label starts or ends with '-' at position {position}")
+            }
+            HostnameError::LabelTooLong { label_index, limit } => {
+                write!(f, "hostname label {} is longer than {limit} bytes", label_index + 1)
+            }
+            HostnameError::TooLong { limit } => write!(f, "hostname is longer than {limit} bytes"),
+        }
+    }
+}
+
+/// A valid host name: RFC 1123 labels joined by dots.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Hostname<'a> {
+    fqdn: &'a str,
+}
+
+impl<'a> Hostname<'a> {
+    /// Validates a name as a metadata service gives it: one trailing newline and one
+    /// trailing dot (the DNS root) are dropped.
+    pub fn parse(raw: &'a [u8]) -> Result<Hostname<'a>, HostnameError> {
+        let mut name = raw.strip_suffix(b"\n").unwrap_or(raw);
+        name = name.strip_suffix(b"\r").unwrap_or(name);
+        name = name.strip_suffix(b".").unwrap_or(name);
+        if name.is_empty() {
+            return Err(HostnameError::Empty);
+        }
+        if name.len() > NAME_LIMIT {
+            return Err(HostnameError::TooLong { limit: NAME_LIMIT });
+        }
+        let mut start = 0;
+        for (label_index, label) in name.split(|&b| b == b'.').enumerate() {
+            if label.is_empty() {
+                return Err(HostnameError::EmptyLabel { position: start });
+            }
+            if let Some(i) = label.iter().position(|&b| !(b.is_ascii_alphanumeric() || b == b'-')) {
+                return Err(HostnameError::BadCharacter { byte: label[i], position: start + i });
+            }
+            if label[0] == b'-' || label[label.len() - 1] == b'-' {
+                return Err(HostnameError::HyphenAtLabelEdge { position: start });
+            }
+            if label.len() > LABEL_LIMIT {
+                return Err(HostnameError::LabelTooLong { label_index, limit: LABEL_LIMIT });
+            }
+            start += label.len() + 1;
+        }
+        // Only ASCII letters, digits, '-' and '.' remain.
+        let fqdn = core::str::from_utf8(name).map_err(|_| HostnameError::Empty)?;
+        Ok(Hostname { fqdn })
+    }
+
+    pub fn fqdn(&self) -> &'a str {
+        self.fqdn
+    }
+
+    /// The first label: what tiny-cloud writes to /etc/hostname and hands to the kernel
+    /// (always within the kernel's 64 bytes, as a label is at most 63).
+    pub fn short(&self) -> &'a str {
+        self.fqdn.split('.').next().unwrap_or(self.fqdn)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn valid_names() {
+        let name = Hostname::parse(b"ip-10-0-1-23.eu-west-1.compute.internal\n").unwrap();
+        assert_eq!(name.fqdn(), "ip-10-0-1-23.eu-west-1.compute.internal");
+        assert_eq!(name.short(), "ip-10-0-1-23");
+        let name = Hostname::parse(b"web1.").unwrap();
+        assert_eq!((name.fqdn(), name.short()), ("web1", "web1"));
+        let label = "a".repeat(LABEL_LIMIT);
+        assert_eq!(Hostname::parse(label.as_bytes()).unwrap().short().len(), KERNEL_LIMIT - 1);
+        let long = [&*"a".repeat(63), &*"b".repeat(63), &*"c".repeat(63), &*"d".repeat(61)].join(".");
+        assert_eq!(long.len(), NAME_LIMIT);
+        assert!(Hostname::parse(long.as_bytes()).is_ok());
+    }
+
+    #[test]
+    fn refusals() {
+        let cases: [(&[u8], HostnameError); 10] = [
+            (b"", HostnameError::Empty),
+            (b"\n", HostnameError::Empty),
+            (b"bad_host", HostnameError::BadCharacter { byte: b'_', position: 3 }),
+            (b"a.b;reboot", HostnameError::BadCharacter { byte: b';', position: 3 }),
+            (b"two words", HostnameError::BadCharacter { byte: b' ', position: 3 }),
+            (b"host\x1b[2J", HostnameError::BadCharacter { byte: 0x1b, position: 4 }),
+            (b"a..b", HostnameError::EmptyLabel { position: 2 }),
+            (b".a", HostnameError::EmptyLabel { position: 0 }),
+            (b"a.-b", HostnameError::HyphenAtLabelEdge { position: 2 }),
+            (b"a-", HostnameError::HyphenAtLabelEdge { position: 0 }),
+        ];
+        for (raw, error) in cases {
+            assert_eq!(Hostname::parse(raw), Err(error), "{:?}", String::from_utf8_lossy(raw));
+        }
+        let label = "a".repeat(LABEL_LIMIT + 1);
+        let name = format!("ok.{label}");
+        assert_eq!(Hostname::parse(name.as_bytes()), Err(HostnameError::LabelTooLong { label_index: 1, limit: 63 }));
+        let long = format!("{}.{}", "a".repeat(60), "b.".repeat(97));
+        assert_eq!(Hostname::parse(long.as_bytes()), Err(HostnameError::TooLong { limit: NAME_LIMIT }));
+        assert_eq!(Hostname::parse("héllo".as_bytes()), Err(HostnameError::BadCharacter { byte: 0xc3, position: 1 }));
+    }
+}

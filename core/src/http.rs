@@ -5,6 +5,8 @@
 
 use core::fmt;
 
+use crate::out::{Full, Out};
+
 /// Most response headers wisp accepts.
 pub const HEADERS_LIMIT: usize = 32;
 
@@ -127,51 +129,20 @@ pub fn write_request(request: &Request<'_>, out: &mut [u8]) -> Result<usize, Err
             return Err(Error::InvalidRequest { field: "headers" });
         }
     }
-    let mut writer = Writer { out, len: 0 };
-    writer.put(&[request.method.as_str(), " ", request.path, " HTTP/1.0\r\nHost: ", request.host, "\r\n"])?;
+    let too_large = |full: Full| Error::RequestTooLarge { limit: full.limit };
+    let mut writer = Out::new(out);
+    let line: [&[u8]; 6] = [request.method.as_str().as_bytes(), b" ", request.path.as_bytes(), b" HTTP/1.0\r\nHost: ", request.host.as_bytes(), b"\r\n"];
+    writer.put_all(&line).map_err(too_large)?;
     for &(name, value) in request.headers {
-        writer.put(&[name, ": ", value, "\r\n"])?;
+        writer.put_all(&[name.as_bytes(), b": ", value.as_bytes(), b"\r\n"]).map_err(too_large)?;
     }
     if !request.body.is_empty() || request.method != Method::Get {
-        let mut digits = [0u8; 20];
-        writer.put(&["Content-Length: ", decimal(request.body.len(), &mut digits), "\r\n"])?;
+        writer.put(b"Content-Length: ").map_err(too_large)?;
+        writer.put_decimal(request.body.len() as u64).map_err(too_large)?;
+        writer.put(b"\r\n").map_err(too_large)?;
     }
-    writer.put(&["\r\n"])?;
-    writer.put_bytes(request.body)?;
-    Ok(writer.len)
-}
-
-struct Writer<'o> {
-    out: &'o mut [u8],
-    len: usize,
-}
-
-impl Writer<'_> {
-    fn put(&mut self, pieces: &[&str]) -> Result<(), Error> {
-        pieces.iter().try_for_each(|piece| self.put_bytes(piece.as_bytes()))
-    }
-
-    fn put_bytes(&mut self, bytes: &[u8]) -> Result<(), Error> {
-        let limit = self.out.len();
-        let end = self.len + bytes.len();
-        let slot = self.out.get_mut(self.len..end).ok_or(Error::RequestTooLarge { limit })?;
-        slot.copy_from_slice(bytes);
-        self.len = end;
-        Ok(())
-    }
-}
-
-fn decimal(mut n: usize, digits: &mut [u8; 20]) -> &str {
-    let mut start = digits.len();
-    loop {
-        start -= 1;
-        digits[start] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    core::str::from_utf8(&digits[start..]).unwrap_or("0")
+    writer.put_all(&[b"\r\n", request.body]).map_err(too_large)?;
+    Ok(writer.len())
 }
 
 fn is_header_text(text: &str) -> bool {

@@ -6,6 +6,7 @@
 
 pub mod clock;
 pub mod crc32;
+pub mod out;
 
 // The HTTP/1.0 client's wire format and its retry schedule.
 pub mod http;
