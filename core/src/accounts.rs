@@ -92,6 +92,16 @@ pub fn find_group<'a>(group: &'a [u8], name: &[u8]) -> Option<Group<'a>> {
     lines(group).filter_map(parse_group).find(|group| group.name == name)
 }
 
+/// Whether no line of /etc/passwd uses `uid`.
+pub fn uid_is_free(passwd: &[u8], uid: u32) -> bool {
+    !lines(passwd).filter_map(parse_user).any(|user| user.uid == uid)
+}
+
+/// Whether /etc/shadow has an entry for `name`.
+pub fn has_shadow_entry(shadow: &[u8], name: &[u8]) -> bool {
+    lines(shadow).any(|line| line.split(|&b| b == b':').next() == Some(name) && line.len() > name.len())
+}
+
 /// The lowest id in adduser's range used neither as a uid nor as a gid, so the user's
 /// own group can share its number.
 pub fn free_id(passwd: &[u8], group: &[u8]) -> Option<u32> {
@@ -217,6 +227,7 @@ mod tests {
         let passwd = b"a:x:1000:1000::/:/bin/sh\n";
         let group = b"g:x:1001:\n";
         assert_eq!(free_id(passwd, group), Some(1002));
+        assert!(!uid_is_free(passwd, 1000) && uid_is_free(passwd, 1001));
     }
 
     #[test]
@@ -234,6 +245,8 @@ mod tests {
 
         let n = add_shadow(b"", b"alpine", b"*", 20_414, &mut out).unwrap();
         assert_eq!(&out[..n], b"alpine:*:20414:0:99999:7:::\n");
+        assert!(has_shadow_entry(&out[..n], b"alpine"));
+        assert!(!has_shadow_entry(&out[..n], b"alp") && !has_shadow_entry(b"alpine\n", b"alpine"));
     }
 
     #[test]

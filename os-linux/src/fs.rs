@@ -27,6 +27,12 @@ pub struct Metadata {
     pub size: u64,
 }
 
+impl From<&rustix::fs::Stat> for Metadata {
+    fn from(st: &rustix::fs::Stat) -> Self {
+        Metadata { mode: st.st_mode as u32, uid: st.st_uid, gid: st.st_gid, size: st.st_size as u64 }
+    }
+}
+
 impl Metadata {
     pub fn is_dir(&self) -> bool {
         self.mode & 0o170000 == 0o040000
@@ -74,12 +80,7 @@ impl Dir {
     pub fn metadata(&self, name: &[u8]) -> Result<Option<Metadata>, Errno> {
         let name = c_name(name)?;
         match rustix::fs::statat(&self.0, name.as_cstr(), AtFlags::SYMLINK_NOFOLLOW) {
-            Ok(st) => Ok(Some(Metadata {
-                mode: st.st_mode as u32,
-                uid: st.st_uid,
-                gid: st.st_gid,
-                size: st.st_size as u64,
-            })),
+            Ok(st) => Ok(Some(Metadata::from(&st))),
             Err(Errno::NOENT) => Ok(None),
             Err(e) => Err(e),
         }
@@ -95,6 +96,26 @@ impl Dir {
             Err(Errno::NOENT) => Ok(None),
             Err(e) => Err(ReadError::Io(e)),
         }
+    }
+
+    /// Reads the start of the regular file `name`, at most `buf.len()` bytes, without
+    /// following a symlink; `Ok(None)` when it does not exist.
+    pub fn read_start(&self, name: &[u8], buf: &mut [u8]) -> Result<Option<usize>, Errno> {
+        let name = c_name(name)?;
+        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let fd = match rustix::fs::openat(&self.0, name.as_cstr(), flags, Mode::empty()) {
+            Ok(fd) => fd,
+            Err(Errno::NOENT) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let mut filled = 0;
+        while filled < buf.len() {
+            match retry_intr(|| rustix::io::read(&fd, &mut buf[filled..]))? {
+                0 => break,
+                n => filled += n,
+            }
+        }
+        Ok(Some(filled))
     }
 
     /// Replaces `name` with `contents` atomically: the file is complete, owned and
@@ -229,6 +250,20 @@ pub fn read_file(path: &CStr, buf: &mut [u8]) -> Result<Option<usize>, ReadError
         Ok(fd) => read_to_end(&fd, buf).map(Some),
         Err(Errno::NOENT) => Ok(None),
         Err(e) => Err(ReadError::Io(e)),
+    }
+}
+
+/// open(2) for reading, following symlinks.
+pub fn open_read(path: &CStr) -> Result<OwnedFd, Errno> {
+    rustix::fs::openat(CWD, path, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
+}
+
+/// stat(2), following symlinks; `Ok(None)` when `path` does not exist.
+pub fn metadata(path: &CStr) -> Result<Option<Metadata>, Errno> {
+    match rustix::fs::statat(CWD, path, AtFlags::empty()) {
+        Ok(st) => Ok(Some(Metadata::from(&st))),
+        Err(Errno::NOENT) => Ok(None),
+        Err(e) => Err(e),
     }
 }
 

@@ -1,0 +1,113 @@
+//! The commands that are not phases: `imds`, `status`, `mark`.
+
+use wisp_core::provider::Item;
+
+use crate::context::Context;
+use crate::imds::{Imds, Metadata, USERDATA_RESPONSE};
+use crate::output::{self, Shown};
+use crate::state;
+use crate::{EXIT_FAILED, EXIT_USAGE};
+
+/// `wisp imds KEY...`: each value on standard output, in order. Known keys print the
+/// value (keys one per line, user-data byte for byte); any other key is a path of the
+/// provider, printed as served.
+pub fn imds(ctx: &mut Context<'_>, keys: &[&[u8]]) -> i32 {
+    match ctx.cloud() {
+        Ok(wisp_core::config::Cloud::Aws) => {}
+        Ok(cloud) => {
+            output::error(format_args!("CLOUD={}: this wisp speaks to AWS's metadata service only", cloud.name()));
+            return EXIT_USAGE;
+        }
+        Err(e) => {
+            output::error(format_args!("{e}"));
+            return EXIT_USAGE;
+        }
+    }
+    let timeouts = ctx.timeouts;
+    let mut imds = Imds::new(&timeouts, ctx.config.imds_token_ttl);
+    let mut metadata = Metadata::new();
+    let items: heapless::Vec<Item, 5> = keys.iter().filter_map(|key| Item::from_key(key)).collect();
+    if let Err(e) = imds.fetch(&mut metadata, &items) {
+        output::error(format_args!("{e}"));
+        return EXIT_FAILED;
+    }
+    let mut raw = [0u8; USERDATA_RESPONSE];
+    for key in keys {
+        match Item::from_key(key) {
+            Some(Item::UserData) => output::print_raw(metadata.get(Item::UserData).unwrap_or(b"")),
+            Some(item) => print_line(metadata.get(item).unwrap_or(b"")),
+            None if key.first() == Some(&b'@') => {
+                output::error(format_args!("unknown key {}: known keys are @instance-id @hostname @local-hostname @ssh-keys @userdata", Shown(key)));
+                return EXIT_USAGE;
+            }
+            None => {
+                let Ok(path) = core::str::from_utf8(key) else {
+                    output::error(format_args!("path {} is not UTF-8", Shown(key)));
+                    return EXIT_USAGE;
+                };
+                let mut absolute = heapless::String::<512>::new();
+                let prefix = if path.starts_with('/') { "" } else { "/" };
+                if absolute.push_str(prefix).and_then(|()| absolute.push_str(path)).is_err() {
+                    output::error(format_args!("path longer than 511 bytes"));
+                    return EXIT_USAGE;
+                }
+                match imds.get_path(&absolute, &mut raw) {
+                    Ok(Some(body)) => print_line(body),
+                    Ok(None) => {
+                        output::error(format_args!("{}: not found", Shown(key)));
+                        return EXIT_FAILED;
+                    }
+                    Err(e) => {
+                        output::error(format_args!("{e}"));
+                        return EXIT_FAILED;
+                    }
+                }
+            }
+        }
+    }
+    0
+}
+
+fn print_line(value: &[u8]) {
+    output::print_raw(value);
+    if !value.is_empty() && !value.ends_with(b"\n") {
+        output::print_raw(b"\n");
+    }
+}
+
+/// `wisp status`: "complete" or "incomplete", then the saved instance-id.
+pub fn status(ctx: &Context<'_>, wait: bool) -> i32 {
+    let _ = wait;
+    let var = match ctx.var_dir() {
+        Ok(var) => var,
+        Err(e) => {
+            output::error(format_args!("{e}"));
+            return EXIT_FAILED;
+        }
+    };
+    let complete = match state::is_complete(&var) {
+        Ok(complete) => complete,
+        Err(e) => {
+            output::error(format_args!("{e}"));
+            return EXIT_FAILED;
+        }
+    };
+    let mut buf = [0u8; state::INSTANCE_ID_LIMIT];
+    let word = if complete { "complete" } else { "incomplete" };
+    match state::saved_instance_id(&var, &mut buf) {
+        Some(id) => output::print(format_args!("{word} {}", Shown(id))),
+        None => output::print(format_args!("{word}")),
+    }
+    if complete { 0 } else { EXIT_FAILED }
+}
+
+/// `wisp mark complete|incomplete`.
+pub fn mark(ctx: &Context<'_>, complete: bool) -> i32 {
+    match ctx.var_dir().and_then(|var| state::set_complete(&var, complete)) {
+        Ok(()) => 0,
+        Err(e) => {
+            output::error(format_args!("{e}"));
+            EXIT_FAILED
+        }
+    }
+}

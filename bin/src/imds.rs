@@ -1,0 +1,296 @@
+//! The metadata service of the instance's cloud, fetched in as few rounds as the
+//! dependencies allow: AWS needs a token first, then everything else at once, then one
+//! request per SSH key named by the listing.
+
+use core::fmt;
+
+use wisp_core::http::{self, Method, Request};
+use wisp_core::provider::{aws, Item, IMDS_ADDRESS, IMDS_HOST};
+use wisp_core::retry::Timeouts;
+
+use crate::fetch::{exchange_all, Exchange, Failure, PARALLEL_LIMIT};
+
+/// One GET of a round: what it is (for messages), where, and where its answer goes.
+struct Target<'b, 's> {
+    what: &'static str,
+    path: &'s str,
+    buf: &'b mut [u8],
+    state: &'b mut ValueState,
+}
+
+/// Longest session token wisp keeps (AWS's are 56 bytes).
+pub const TOKEN_LIMIT: usize = 256;
+/// The size of each response buffer: head and body together.
+pub const SMALL_RESPONSE: usize = 4 * 1024;
+pub const KEY_RESPONSE: usize = 8 * 1024;
+/// AWS caps user-data at 16 KiB; other clouds allow up to 256 KiB.
+pub const USERDATA_RESPONSE: usize = 256 * 1024 + 1024;
+const REQUEST_LIMIT: usize = 512;
+
+#[derive(Clone, Copy, Debug)]
+pub enum ImdsError {
+    Fetch { what: &'static str, failure: Failure },
+    /// A status that means the service refuses us, such as 403 when IMDS is disabled.
+    Refused { what: &'static str, status: u16 },
+    Request(http::Error),
+    TokenTooLong { limit: usize },
+    KeyListing(aws::KeyListingError),
+}
+
+impl fmt::Display for ImdsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ImdsError::Fetch { what, failure } => write!(f, "metadata {what}: {failure}"),
+            ImdsError::Refused { what, status } => write!(f, "metadata {what}: refused with HTTP status {status}"),
+            ImdsError::Request(e) => write!(f, "cannot write the metadata request: {e}"),
+            ImdsError::TokenTooLong { limit } => write!(f, "metadata token longer than {limit} bytes"),
+            ImdsError::KeyListing(e) => write!(f, "metadata {e}"),
+        }
+    }
+}
+
+/// One metadata value, stored in the buffer its response was received into.
+pub struct Value<const N: usize> {
+    buf: [u8; N],
+    state: ValueState,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ValueState {
+    NotFetched,
+    Absent,
+    Present { start: usize, len: usize },
+}
+
+impl<const N: usize> Value<N> {
+    pub const fn new() -> Self {
+        Value { buf: [0; N], state: ValueState::NotFetched }
+    }
+
+    /// `None` when the service has no such value (404) or it was not fetched.
+    pub fn get(&self) -> Option<&[u8]> {
+        match self.state {
+            ValueState::Present { start, len } => Some(&self.buf[start..start + len]),
+            _ => None,
+        }
+    }
+
+    pub fn is_fetched(&self) -> bool {
+        self.state != ValueState::NotFetched
+    }
+}
+
+/// Everything a bootstrap reads from the metadata service, fetched on demand.
+pub struct Metadata {
+    pub instance_id: Value<SMALL_RESPONSE>,
+    pub hostname: Value<SMALL_RESPONSE>,
+    pub local_hostname: Value<SMALL_RESPONSE>,
+    pub user_data: Value<USERDATA_RESPONSE>,
+    /// The keys, one per line.
+    pub ssh_keys: Value<{ aws::KEYS_LIMIT * KEY_RESPONSE }>,
+}
+
+impl Metadata {
+    pub const fn new() -> Self {
+        Metadata {
+            instance_id: Value::new(),
+            hostname: Value::new(),
+            local_hostname: Value::new(),
+            user_data: Value::new(),
+            ssh_keys: Value::new(),
+        }
+    }
+
+    pub fn get(&self, item: Item) -> Option<&[u8]> {
+        match item {
+            Item::InstanceId => self.instance_id.get(),
+            Item::Hostname => self.hostname.get(),
+            Item::LocalHostname => self.local_hostname.get(),
+            Item::UserData => self.user_data.get(),
+            Item::SshKeys => self.ssh_keys.get(),
+        }
+    }
+
+    fn is_fetched(&self, item: Item) -> bool {
+        match item {
+            Item::InstanceId => self.instance_id.is_fetched(),
+            Item::Hostname => self.hostname.is_fetched(),
+            Item::LocalHostname => self.local_hostname.is_fetched(),
+            Item::UserData => self.user_data.is_fetched(),
+            Item::SshKeys => self.ssh_keys.is_fetched(),
+        }
+    }
+}
+
+/// A conversation with the metadata service: its settings and its session token.
+pub struct Imds<'c> {
+    timeouts: &'c Timeouts,
+    token_ttl: u32,
+    token: heapless::Vec<u8, TOKEN_LIMIT>,
+    /// Requests sent so far, for the log.
+    pub requests: u32,
+}
+
+impl<'c> Imds<'c> {
+    pub fn new(timeouts: &'c Timeouts, token_ttl: u32) -> Self {
+        Imds { timeouts, token_ttl, token: heapless::Vec::new(), requests: 0 }
+    }
+
+    /// Fetches the items not fetched yet, all at once.
+    pub fn fetch(&mut self, metadata: &mut Metadata, items: &[Item]) -> Result<(), ImdsError> {
+        let wanted: heapless::Vec<Item, 5> =
+            Item::ALL.into_iter().filter(|&item| items.contains(&item) && !metadata.is_fetched(item)).collect();
+        if wanted.is_empty() {
+            return Ok(());
+        }
+        // Round one: the values named by a path, and the key listing.
+        let mut listing = [0u8; SMALL_RESPONSE];
+        let mut listing_state = ValueState::NotFetched;
+        let Metadata { instance_id, hostname, local_hostname, user_data, ssh_keys } = metadata;
+        let values: [(Item, &mut [u8], &mut ValueState); 4] = [
+            (Item::InstanceId, &mut instance_id.buf, &mut instance_id.state),
+            (Item::Hostname, &mut hostname.buf, &mut hostname.state),
+            (Item::LocalHostname, &mut local_hostname.buf, &mut local_hostname.state),
+            (Item::UserData, &mut user_data.buf, &mut user_data.state),
+        ];
+        let mut targets: heapless::Vec<Target<'_, '_>, 5> = heapless::Vec::new();
+        for (item, buf, state) in values {
+            if let (true, Some(path)) = (wanted.contains(&item), aws::path(item)) {
+                let _ = targets.push(Target { what: item.key(), path, buf, state });
+            }
+        }
+        let want_keys = wanted.contains(&Item::SshKeys);
+        if want_keys {
+            let _ = targets.push(Target { what: "public-keys", path: aws::KEYS_PATH, buf: &mut listing, state: &mut listing_state });
+        }
+        self.get_all(&mut targets)?;
+        drop(targets);
+        if want_keys {
+            self.fetch_keys(&listing, listing_state, ssh_keys)?;
+        }
+        Ok(())
+    }
+
+    /// Round two: each key of the listing, at once, joined one per line.
+    fn fetch_keys(
+        &mut self,
+        listing: &[u8],
+        listing_state: ValueState,
+        keys: &mut Value<{ aws::KEYS_LIMIT * KEY_RESPONSE }>,
+    ) -> Result<(), ImdsError> {
+        let ValueState::Present { start, len } = listing_state else {
+            keys.state = ValueState::Absent;
+            return Ok(());
+        };
+        let indices = aws::parse_key_listing(&listing[start..start + len]).map_err(ImdsError::KeyListing)?;
+        let paths: heapless::Vec<heapless::String<64>, { aws::KEYS_LIMIT }> =
+            indices.iter().map(|&index| aws::key_path(index)).collect();
+        let mut states = [ValueState::NotFetched; aws::KEYS_LIMIT];
+        {
+            let mut targets: heapless::Vec<Target<'_, '_>, { aws::KEYS_LIMIT }> = heapless::Vec::new();
+            for ((path, buf), state) in paths.iter().zip(keys.buf.chunks_mut(KEY_RESPONSE)).zip(states.iter_mut()) {
+                let _ = targets.push(Target { what: "openssh-key", path, buf, state });
+            }
+            self.get_all(&mut targets)?;
+        }
+        // Join the bodies in place, in listing order, one key per line. Each body starts
+        // after its response head, so the joined text never overtakes a body not yet moved.
+        let mut joined = 0;
+        for (i, state) in states[..indices.len()].iter().enumerate() {
+            if let ValueState::Present { start, len } = *state {
+                let from = i * KEY_RESPONSE + start;
+                let key_len = trim_line_ends(&keys.buf[from..from + len]).len();
+                keys.buf.copy_within(from..from + key_len, joined);
+                joined += key_len;
+                keys.buf[joined] = b'\n';
+                joined += 1;
+            }
+        }
+        keys.state = ValueState::Present { start: 0, len: joined };
+        Ok(())
+    }
+
+    /// GETs `path` into `buf`: the body, or `None` for 404.
+    pub fn get_path<'b>(&mut self, path: &str, buf: &'b mut [u8]) -> Result<Option<&'b [u8]>, ImdsError> {
+        let mut state = ValueState::NotFetched;
+        self.get_all(&mut [Target { what: "path", path, buf: &mut *buf, state: &mut state }])?;
+        Ok(match state {
+            ValueState::Present { start, len } => Some(&buf[start..start + len]),
+            _ => None,
+        })
+    }
+
+    /// GETs every target at once, each into its own buffer; a 401 (the token expired)
+    /// fetches a new token and repeats the round once.
+    fn get_all(&mut self, targets: &mut [Target<'_, '_>]) -> Result<(), ImdsError> {
+        for attempt in 0..2 {
+            if self.token.is_empty() || attempt == 1 {
+                self.fetch_token()?;
+            }
+            let mut requests = [[0u8; REQUEST_LIMIT]; PARALLEL_LIMIT];
+            let mut lengths = [0usize; PARALLEL_LIMIT];
+            let token = core::str::from_utf8(&self.token).unwrap_or("");
+            for (target, (request, length)) in targets.iter().zip(requests.iter_mut().zip(lengths.iter_mut())) {
+                let headers = [(aws::TOKEN_HEADER, token)];
+                let get = Request { method: Method::Get, host: IMDS_HOST, path: target.path, headers: &headers, body: b"" };
+                *length = http::write_request(&get, request).map_err(ImdsError::Request)?;
+            }
+            let mut exchanges: heapless::Vec<Exchange<'_>, PARALLEL_LIMIT> = heapless::Vec::new();
+            for (target, (request, &length)) in targets.iter_mut().zip(requests.iter().zip(lengths.iter())) {
+                let _ = exchanges.push(Exchange::new(&request[..length], &mut *target.buf));
+            }
+            exchange_all(&mut exchanges, IMDS_ADDRESS, 80, self.timeouts);
+            self.requests += exchanges.len() as u32;
+            let results: heapless::Vec<_, PARALLEL_LIMIT> = exchanges.iter().map(|e| e.result()).collect();
+            drop(exchanges);
+            let mut expired = false;
+            for (target, result) in targets.iter_mut().zip(results) {
+                let what = target.what;
+                let (status, body) = result.map_err(|failure| ImdsError::Fetch { what, failure })?;
+                *target.state = match status {
+                    200 => ValueState::Present { start: body.start, len: body.len() },
+                    404 => ValueState::Absent,
+                    401 if attempt == 0 => {
+                        expired = true;
+                        ValueState::NotFetched
+                    }
+                    status => return Err(ImdsError::Refused { what, status }),
+                };
+            }
+            if !expired {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// IMDSv2's session token: one PUT, reused for every later request of this run.
+    fn fetch_token(&mut self) -> Result<(), ImdsError> {
+        let mut ttl = heapless::String::<10>::new();
+        let _ = core::fmt::write(&mut ttl, format_args!("{}", self.token_ttl));
+        let headers = [(aws::TOKEN_TTL_HEADER, ttl.as_str())];
+        let put = Request { method: Method::Put, host: IMDS_HOST, path: aws::TOKEN_PATH, headers: &headers, body: b"" };
+        let mut request = [0u8; REQUEST_LIMIT];
+        let length = http::write_request(&put, &mut request).map_err(ImdsError::Request)?;
+        let mut response = [0u8; SMALL_RESPONSE];
+        let mut exchanges = [Exchange::new(&request[..length], &mut response)];
+        exchange_all(&mut exchanges, IMDS_ADDRESS, 80, self.timeouts);
+        self.requests += 1;
+        let what = "token";
+        let (status, body) = exchanges[0].reply().map_err(|failure| ImdsError::Fetch { what, failure })?;
+        if status != 200 {
+            return Err(ImdsError::Refused { what, status });
+        }
+        let token = trim_line_ends(body);
+        self.token.clear();
+        self.token.extend_from_slice(token).map_err(|_| ImdsError::TokenTooLong { limit: TOKEN_LIMIT })?;
+        Ok(())
+    }
+}
+
+fn trim_line_ends(mut bytes: &[u8]) -> &[u8] {
+    while let [rest @ .., b'\n' | b'\r'] = bytes {
+        bytes = rest;
+    }
+    bytes
+}

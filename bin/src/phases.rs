@@ -1,0 +1,196 @@
+//! Runs phases: decides whether this instance still needs them, fetches what their
+//! actions read from the metadata service in one go, runs the actions in order, and stops
+//! at the first that fails.
+
+use wisp_core::config::Cloud;
+use wisp_core::phase::{Phase, Plan};
+use wisp_core::provider::Item;
+use wisp_os_linux::fs::Dir;
+use wisp_os_linux::time::monotonic_ms;
+
+use crate::actions;
+use crate::context::Context;
+use crate::imds::{Imds, Metadata};
+use crate::output::{Line, Shown};
+use crate::state;
+use crate::{EXIT_FAILED, EXIT_USAGE};
+
+/// Files that switch wisp off, as tiny-cloud's does.
+const DISABLED_FILES: [&str; 2] = ["/etc/wisp.disabled", "/etc/tiny-cloud.disabled"];
+
+/// The metadata service and what was read from it, shared by the phases of one run.
+pub struct Session<'c> {
+    pub imds: Imds<'c>,
+    pub metadata: Metadata,
+}
+
+/// Runs `phases` in order; returns the exit status.
+pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
+    ctx.open_log();
+    for file in DISABLED_FILES {
+        if ctx.path(file.as_bytes()).map(|p| exists(&p)).unwrap_or(false) {
+            ctx.log.line(format_args!("disabled by {file}: nothing to do"));
+            return 0;
+        }
+    }
+    let mut plans = [const { Plan::new() }; 4];
+    for &phase in phases {
+        let init = ctx.config.init_actions[phase as usize].as_deref();
+        match phase.plan(init, &ctx.config.skip_actions) {
+            Ok(plan) => plans[phase as usize] = plan,
+            Err(e) => return usage_error(ctx, msg!("{}: {e}", Shown(ctx.config_file.as_bytes()))),
+        }
+    }
+    let cloud = match ctx.cloud() {
+        Ok(cloud) => cloud,
+        Err(e) => return usage_error(ctx, e),
+    };
+    if cloud != Cloud::Aws {
+        return usage_error(ctx, msg!("CLOUD={}: this wisp speaks to AWS's metadata service only", cloud.name()));
+    }
+    let var = match ctx.var_dir() {
+        Ok(var) => var,
+        Err(e) => return failure(ctx, e),
+    };
+    let timeouts = ctx.timeouts;
+    let mut session = Session { imds: Imds::new(&timeouts, ctx.config.imds_token_ttl), metadata: Metadata::new() };
+    for &phase in phases {
+        if let Err(()) = run_phase(ctx, &mut session, &var, phase, &plans) {
+            return EXIT_FAILED;
+        }
+    }
+    EXIT_OK
+}
+
+const EXIT_OK: i32 = 0;
+
+fn run_phase(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, phase: Phase, plans: &[Plan; 4]) -> Result<(), ()> {
+    let started = monotonic_ms();
+    let complete = state::is_complete(var).map_err(|e| ctx.log.line(format_args!("{}: {e}", phase.name())))?;
+    let plan = &plans[phase as usize];
+    if phase == Phase::Boot {
+        // The network may not be up yet, so the instance cannot be asked for its id: a
+        // new instance is found by the early phase, which then runs boot's actions too.
+        if complete {
+            ctx.log.line(format_args!("boot: bootstrap complete: nothing to do"));
+            return Ok(());
+        }
+        return run_actions(ctx, session, var, phase, plan, started);
+    }
+    let wanted = if complete { heapless::Vec::new() } else { items(plan) };
+    let fetched = fetch_instance_id(session, &wanted);
+    let instance_id = match fetched {
+        Ok(id) => id,
+        Err(e) if complete => {
+            ctx.log.line(format_args!("{}: cannot check the instance-id ({e}): assuming the same instance", phase.name()));
+            return Ok(());
+        }
+        Err(e) => {
+            ctx.log.line(format_args!("{}: failed: {e}", phase.name()));
+            return Err(());
+        }
+    };
+    let mut saved_buf = [0u8; state::INSTANCE_ID_LIMIT];
+    let saved = state::saved_instance_id(var, &mut saved_buf);
+    let same_instance = saved == Some(instance_id.as_slice());
+    if complete && same_instance {
+        ctx.log.line(format_args!("{}: bootstrap complete for {}: nothing to do", phase.name(), Shown(&instance_id)));
+        return Ok(());
+    }
+    if complete {
+        ctx.log.line(format_args!(
+            "{}: new instance {} (was {}): bootstrapping again",
+            phase.name(),
+            Shown(&instance_id),
+            Shown(saved.unwrap_or(b"unknown"))
+        ));
+        state::set_complete(var, false).map_err(|e| ctx.log.line(format_args!("{}: {e}", phase.name())))?;
+    }
+    if !same_instance {
+        state::save_instance_id(var, &instance_id).map_err(|e| ctx.log.line(format_args!("{}: {e}", phase.name())))?;
+    }
+    if complete && phase == Phase::Early {
+        let boot = boot_plan(ctx)?;
+        run_actions(ctx, session, var, Phase::Boot, &boot, monotonic_ms())?;
+    }
+    run_actions(ctx, session, var, phase, plan, started)
+}
+
+fn boot_plan(ctx: &mut Context<'_>) -> Result<Plan, ()> {
+    let init = ctx.config.init_actions[Phase::Boot as usize].as_deref();
+    Phase::Boot.plan(init, &ctx.config.skip_actions).map_err(|e| ctx.log.line(format_args!("boot: {e}")))
+}
+
+/// The instance-id, fetched together with `also` so that a first boot costs one round.
+fn fetch_instance_id(session: &mut Session<'_>, also: &[Item]) -> Result<heapless::Vec<u8, { state::INSTANCE_ID_LIMIT }>, Line> {
+    let mut wanted: heapless::Vec<Item, 6> = heapless::Vec::new();
+    let _ = wanted.push(Item::InstanceId);
+    let _ = wanted.extend_from_slice(also);
+    session.imds.fetch(&mut session.metadata, &wanted).map_err(|e| msg!("{e}"))?;
+    let id = session.metadata.get(Item::InstanceId).unwrap_or(b"");
+    let id = trim(id);
+    if id.is_empty() || id.len() > state::INSTANCE_ID_LIMIT || !id.iter().all(|b| b.is_ascii_graphic() && *b != b'/') {
+        return Err(msg!("the metadata service gave an invalid instance-id \"{}\"", Shown(&id[..id.len().min(64)])));
+    }
+    Ok(heapless::Vec::from_slice(id).unwrap_or_default())
+}
+
+fn items(plan: &Plan) -> heapless::Vec<Item, 6> {
+    let mut items = heapless::Vec::new();
+    for item in plan.iter().filter_map(|action| action.metadata()) {
+        if !items.contains(&item) {
+            let _ = items.push(item);
+        }
+    }
+    items
+}
+
+fn run_actions(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, phase: Phase, plan: &Plan, started: u64) -> Result<(), ()> {
+    let wanted = items(plan);
+    for &action in plan {
+        let action_started = monotonic_ms();
+        let result = match action.metadata() {
+            Some(_) => session
+                .imds
+                .fetch(&mut session.metadata, &wanted)
+                .map_err(|e| msg!("{e}"))
+                .and_then(|()| actions::run(ctx, session, var, action)),
+            None => actions::run(ctx, session, var, action),
+        };
+        let ms = monotonic_ms() - action_started;
+        let name = action.name();
+        match result {
+            Ok(note) => ctx.log.line(format_args!("{}/{name}: ok: {} ({ms} ms)", phase.name(), note)),
+            Err(e) => {
+                ctx.log.line(format_args!("{}/{name}: failed: {} ({ms} ms)", phase.name(), e));
+                ctx.log.line(format_args!("{}: stopped at {name}", phase.name()));
+                return Err(());
+            }
+        }
+    }
+    let ms = monotonic_ms() - started;
+    let requests = session.imds.requests;
+    ctx.log.line(format_args!("{}: done ({ms} ms, {requests} metadata requests so far)", phase.name()));
+    Ok(())
+}
+
+fn usage_error(ctx: &mut Context<'_>, message: Line) -> i32 {
+    ctx.log.line(format_args!("{message}"));
+    EXIT_USAGE
+}
+
+fn failure(ctx: &mut Context<'_>, message: Line) -> i32 {
+    ctx.log.line(format_args!("{message}"));
+    EXIT_FAILED
+}
+
+fn exists(path: &wisp_os_linux::cpath::CPath) -> bool {
+    matches!(wisp_os_linux::fs::metadata(path.as_cstr()), Ok(Some(_)))
+}
+
+fn trim(mut bytes: &[u8]) -> &[u8] {
+    while let [rest @ .., b'\n' | b'\r' | b' '] = bytes {
+        bytes = rest;
+    }
+    bytes
+}
