@@ -1,1 +1,184 @@
-//! (being written)
+//! Which device holds a mountpoint, from /proc/self/mountinfo (proc(5)), and whether
+//! wisp can grow what is there.
+
+use core::fmt;
+
+/// One line of mountinfo, its escaped fields (`\040` for a space) left as they are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Mount<'a> {
+    pub major: u32,
+    pub minor: u32,
+    pub mountpoint: &'a [u8],
+    pub fs_type: &'a [u8],
+    pub source: &'a [u8],
+    pub read_only: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MountinfoError {
+    /// A line that is not mountinfo's format.
+    Malformed { line: usize },
+}
+
+impl fmt::Display for MountinfoError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            MountinfoError::Malformed { line } => write!(f, "mountinfo line {line} is malformed"),
+        }
+    }
+}
+
+/// The mount at `mountpoint` (escaped as mountinfo escapes it): the last entry wins, as a
+/// later mount hides an earlier one at the same place.
+pub fn find<'a>(mountinfo: &'a [u8], mountpoint: &[u8]) -> Result<Option<Mount<'a>>, MountinfoError> {
+    let mut found = None;
+    for (index, line) in mountinfo.split(|&b| b == b'\n').enumerate() {
+        if line.is_empty() {
+            continue;
+        }
+        let mount = parse_line(line).ok_or(MountinfoError::Malformed { line: index + 1 })?;
+        if unescaped_eq(mount.mountpoint, mountpoint) {
+            found = Some(mount);
+        }
+    }
+    Ok(found)
+}
+
+/// `36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw,errors=continue`
+fn parse_line(line: &[u8]) -> Option<Mount<'_>> {
+    let mut fields = line.split(|&b| b == b' ');
+    let _id = fields.next()?;
+    let _parent = fields.next()?;
+    let device = fields.next()?;
+    let _root = fields.next()?;
+    let mountpoint = fields.next()?;
+    let options = fields.next()?;
+    // Optional fields run up to a lone "-".
+    fields.by_ref().find(|field| *field == b"-")?;
+    let fs_type = fields.next()?;
+    let source = fields.next()?;
+    let colon = device.iter().position(|&b| b == b':')?;
+    let read_only = options.split(|&b| b == b',').any(|option| option == b"ro");
+    Some(Mount {
+        major: number(&device[..colon])?,
+        minor: number(&device[colon + 1..])?,
+        mountpoint,
+        fs_type,
+        source,
+        read_only,
+    })
+}
+
+fn number(digits: &[u8]) -> Option<u32> {
+    if digits.is_empty() || digits.len() > 9 || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    Some(digits.iter().fold(0, |n, &d| n * 10 + u32::from(d - b'0')))
+}
+
+/// Compares a mountinfo field, whose space, tab, newline and backslash are written as
+/// three octal digits after a backslash, with plain bytes.
+fn unescaped_eq(escaped: &[u8], plain: &[u8]) -> bool {
+    let mut i = 0;
+    let mut j = 0;
+    while i < escaped.len() {
+        let byte = match &escaped[i..] {
+            [b'\\', a @ b'0'..=b'3', b @ b'0'..=b'7', c @ b'0'..=b'7', ..] => {
+                i += 4;
+                (a - b'0') << 6 | (b - b'0') << 3 | (c - b'0')
+            }
+            [other, ..] => {
+                i += 1;
+                *other
+            }
+            [] => break,
+        };
+        if plain.get(j) != Some(&byte) {
+            return false;
+        }
+        j += 1;
+    }
+    j == plain.len()
+}
+
+/// What wisp does with the filesystem on a mount.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Filesystem {
+    Ext4,
+    Xfs,
+    Btrfs,
+}
+
+/// The filesystem wisp can grow online, or the one-line reason it leaves this mount alone.
+pub fn growable(mount: &Mount<'_>) -> Result<Filesystem, &'static str> {
+    let fs = match mount.fs_type {
+        b"ext4" | b"ext3" | b"ext2" => Filesystem::Ext4,
+        b"xfs" => Filesystem::Xfs,
+        b"btrfs" => Filesystem::Btrfs,
+        b"overlay" => return Err("an overlay filesystem has no partition to grow"),
+        b"tmpfs" | b"ramfs" | b"rootfs" => return Err("a memory filesystem has no partition to grow"),
+        b"squashfs" | b"erofs" | b"iso9660" => return Err("a read-only image filesystem cannot grow"),
+        b"nfs" | b"nfs4" | b"cifs" | b"9p" | b"virtiofs" => return Err("a network or shared filesystem is grown by its server"),
+        _ => return Err("wisp grows ext2/3/4, xfs and btrfs only"),
+    };
+    if mount.read_only {
+        return Err("mounted read-only");
+    }
+    Ok(fs)
+}
+
+/// Device-mapper (LVM, crypt) and md arrays sit between the filesystem and the disk;
+/// growing them is a job for their own tools.
+pub fn stacked_device_reason(device_name: &[u8]) -> Option<&'static str> {
+    if device_name.starts_with(b"dm-") {
+        Some("on device-mapper (LVM or dm-crypt): grow it with its own tools")
+    } else if device_name.starts_with(b"md") {
+        Some("on an md RAID array: grow it with mdadm")
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SAMPLE: &[u8] = b"\
+22 1 252:1 / / rw,relatime shared:1 - ext4 /dev/vda1 rw\n\
+23 22 0:21 / /proc rw,nosuid,nodev,noexec,relatime shared:2 - proc proc rw\n\
+40 22 259:2 / /srv/my\\040data rw,noatime - xfs /dev/nvme0n1p2 rw,attr2\n\
+41 22 7:1 / /mnt/ro ro,relatime - btrfs /dev/loop1 ro\n\
+50 22 0:50 / / rw - overlay overlay rw,lowerdir=/a\n";
+
+    #[test]
+    fn finds_the_last_mount_at_a_place() {
+        let root = find(SAMPLE, b"/").unwrap().unwrap();
+        assert_eq!(root.fs_type, b"overlay");
+        let data = find(SAMPLE, b"/srv/my data").unwrap().unwrap();
+        assert_eq!((data.major, data.minor, data.source, data.read_only), (259, 2, &b"/dev/nvme0n1p2"[..], false));
+        assert_eq!(growable(&data), Ok(Filesystem::Xfs));
+        assert_eq!(find(SAMPLE, b"/srv/my\\040data").unwrap(), None);
+        assert_eq!(find(SAMPLE, b"/nowhere").unwrap(), None);
+        let first_line = &SAMPLE[..SAMPLE.iter().position(|&b| b == b'\n').unwrap()];
+        let first_root = find(first_line, b"/").unwrap().unwrap();
+        assert_eq!((first_root.major, first_root.minor, first_root.fs_type), (252, 1, &b"ext4"[..]));
+        assert_eq!(growable(&first_root), Ok(Filesystem::Ext4));
+    }
+
+    #[test]
+    fn skip_reasons() {
+        assert_eq!(growable(&find(SAMPLE, b"/").unwrap().unwrap()), Err("an overlay filesystem has no partition to grow"));
+        assert_eq!(growable(&find(SAMPLE, b"/mnt/ro").unwrap().unwrap()), Err("mounted read-only"));
+        assert_eq!(growable(&find(SAMPLE, b"/proc").unwrap().unwrap()), Err("wisp grows ext2/3/4, xfs and btrfs only"));
+        assert!(stacked_device_reason(b"dm-0").is_some() && stacked_device_reason(b"md127").is_some());
+        assert_eq!(stacked_device_reason(b"vda1"), None);
+        assert_eq!(stacked_device_reason(b"mmcblk0p2"), None);
+    }
+
+    #[test]
+    fn malformed_lines() {
+        assert_eq!(find(b"22 1 252:1 / / rw - ext4\n", b"/"), Err(MountinfoError::Malformed { line: 1 }));
+        assert_eq!(find(b"\n22 1 252 / / rw - ext4 /dev/x rw\n", b"/"), Err(MountinfoError::Malformed { line: 2 }));
+        assert_eq!(find(b"22 1 2:1 / / rw shared:1 ext4 /dev/x rw", b"/"), Err(MountinfoError::Malformed { line: 1 }));
+    }
+}

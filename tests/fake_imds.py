@@ -1,0 +1,247 @@
+#!/usr/bin/env python3
+"""A metadata service that behaves like the clouds' own, for wisp's tests and demo.
+
+It listens on the real metadata address inside a private network namespace, so the
+binary under test talks to 169.254.169.254 with nothing patched. The JSON config names the
+cloud (`mode`), the metadata, and faults to inject; it is read again for every request, so
+a test can change the instance between two runs. Every request is appended to a JSON-lines
+log (method, path, headers, status, time) for the tests to count and inspect.
+
+    fake_imds.py --config CONFIG.json --log REQUESTS.jsonl --ready READY [--bind ADDR] [--port N]
+"""
+
+import argparse
+import base64
+import json
+import os
+import secrets
+import socket
+import socketserver
+import sys
+import threading
+import time
+
+AWS_TTL_HEADER = "x-aws-ec2-metadata-token-ttl-seconds"
+AWS_TOKEN_HEADER = "x-aws-ec2-metadata-token"
+
+
+class Reply(Exception):
+    """Ends a request with this status, headers and body."""
+
+    def __init__(self, status, body=b"", headers=()):
+        super().__init__(status)
+        self.status = status
+        self.body = body if isinstance(body, bytes) else body.encode()
+        self.headers = list(headers)
+
+
+REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden",
+           404: "Not Found", 405: "Method Not Allowed", 500: "Internal Server Error"}
+
+
+class Aws:
+    """EC2's IMDSv2: a token from a PUT, required by every GET, expiring after its TTL."""
+
+    def __init__(self):
+        self.tokens = {}  # token -> expiry (monotonic seconds)
+        self.lock = threading.Lock()
+
+    def handle(self, config, method, path, headers, body):
+        if path == "/latest/api/token":
+            if method != "PUT":
+                raise Reply(405)
+            ttl = headers.get(AWS_TTL_HEADER, "")
+            if not ttl.isdigit() or not 1 <= int(ttl) <= 21600:
+                raise Reply(400, "invalid or missing " + AWS_TTL_HEADER)
+            token = config.get("token") or base64.b64encode(secrets.token_bytes(42)).decode()
+            lifetime = config.get("token_lifetime_s", int(ttl))
+            with self.lock:
+                self.tokens[token] = time.monotonic() + lifetime
+            raise Reply(200, token, [("X-aws-ec2-metadata-token-ttl-seconds", ttl)])
+        if method != "GET":
+            raise Reply(405)
+        token = headers.get(AWS_TOKEN_HEADER)
+        with self.lock:
+            expiry = self.tokens.get(token)
+        if expiry is None or expiry < time.monotonic():
+            raise Reply(401)
+        values = {
+            "/latest/meta-data/instance-id": config.get("instance_id"),
+            "/latest/meta-data/hostname": config.get("hostname"),
+            "/latest/meta-data/local-hostname": config.get("local_hostname", config.get("hostname")),
+            "/latest/meta-data/ami-id": config.get("ami_id", "ami-0123456789abcdef0"),
+        }
+        keys = config.get("keys", [])
+        if keys:
+            values["/latest/meta-data/public-keys/"] = "\n".join(
+                f"{i}={name}" for i, (name, _) in enumerate(keys))
+            for i, (_, key) in enumerate(keys):
+                values[f"/latest/meta-data/public-keys/{i}/openssh-key"] = key + "\n"
+        if path in values and values[path] is not None:
+            raise Reply(200, values[path])
+        if path == "/latest/user-data":
+            data = user_data(config)
+            if data is None:
+                raise Reply(404)
+            raise Reply(200, data)
+        raise Reply(404)
+
+
+def user_data(config):
+    if "user_data_b64" in config:
+        return base64.b64decode(config["user_data_b64"])
+    if "user_data" in config:
+        return config["user_data"].encode()
+    return None
+
+
+MODES = {"aws": Aws}
+
+
+class Server(socketserver.ThreadingTCPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+class Handler(socketserver.StreamRequestHandler):
+    def handle(self):
+        state = self.server.state
+        try:
+            head, body = self.read_request()
+        except (ValueError, OSError):
+            return
+        if head is None:
+            return
+        method, path, headers = head
+        config = state.config()
+        faults = config.get("faults", {})
+        state.count(path)
+        entry = {"method": method, "path": path, "headers": headers, "time": time.time()}
+        delay_ms = faults.get("delay_ms", 0)
+        if delay_ms:
+            time.sleep(delay_ms / 1000)
+        try:
+            self.inject(faults, path, state)
+            state.mode.handle(config, method, path, headers, body)
+            raise Reply(500, "handler returned no reply")
+        except Reply as reply:
+            entry["status"] = reply.status
+            state.log(entry)
+            self.send(reply)
+        except Broken as broken:
+            entry["status"] = broken.what
+            state.log(entry)
+
+    def read_request(self):
+        lines = []
+        while True:
+            line = self.rfile.readline(8192)
+            if not line:
+                return None, b""
+            if line in (b"\r\n", b"\n"):
+                break
+            lines.append(line.decode("latin-1").rstrip("\r\n"))
+        method, target, _version = lines[0].split(" ", 2)
+        headers = {}
+        for line in lines[1:]:
+            name, _, value = line.partition(":")
+            headers[name.strip().lower()] = value.strip()
+        length = int(headers.get("content-length", "0") or 0)
+        body = self.rfile.read(length) if length else b""
+        return (method, target, headers), body
+
+    def inject(self, faults, path, state):
+        """The faults the config asks for on this path ("*" matches every path)."""
+        def applies(name):
+            listed = faults.get(name, [])
+            return "*" in listed or path in listed
+
+        fail_first = faults.get("fail_first", {})
+        limit = fail_first.get(path, fail_first.get("*"))
+        if limit is not None and state.seen(path) <= limit:
+            raise Reply(500, "injected failure")
+        if applies("hang_paths"):
+            time.sleep(faults.get("hang_s", 60))
+            raise Broken("hang")
+        if applies("close_paths"):
+            raise Broken("closed")
+        if applies("garbage_paths"):
+            self.wfile.write(b"\x00\x17garbage that is not HTTP\r\n\r\n")
+            raise Broken("garbage")
+        if applies("truncate_paths"):
+            self.wfile.write(b"HTTP/1.0 200 OK\r\nContent-Length: 100\r\n\r\nonly part")
+            raise Broken("truncated")
+        if applies("huge_header_paths"):
+            size = faults.get("huge_header_bytes", 70000)
+            self.wfile.write(b"HTTP/1.0 200 OK\r\nX-Padding: " + b"a" * size + b"\r\n\r\nbody")
+            raise Broken("huge-header")
+        if applies("huge_body_paths"):
+            size = faults.get("huge_body_bytes", 1 << 20)
+            raise Reply(200, b"x" * size)
+
+    def send(self, reply):
+        head = [f"HTTP/1.0 {reply.status} {REASONS.get(reply.status, 'Status')}",
+                "Content-Type: text/plain", f"Content-Length: {len(reply.body)}",
+                "Connection: close"]
+        head += [f"{name}: {value}" for name, value in reply.headers]
+        try:
+            self.wfile.write(("\r\n".join(head) + "\r\n\r\n").encode() + reply.body)
+        except OSError:
+            pass
+
+
+class Broken(Exception):
+    """The connection was deliberately left without a proper reply."""
+
+    def __init__(self, what):
+        super().__init__(what)
+        self.what = what
+
+
+class State:
+    def __init__(self, config_path, log_path, mode):
+        self.config_path = config_path
+        self.log_path = log_path
+        self.mode = mode
+        self.lock = threading.Lock()
+        self.counts = {}
+
+    def config(self):
+        with open(self.config_path) as f:
+            return json.load(f)
+
+    def count(self, path):
+        with self.lock:
+            self.counts[path] = self.counts.get(path, 0) + 1
+
+    def seen(self, path):
+        with self.lock:
+            return self.counts.get(path, 0)
+
+    def log(self, entry):
+        with self.lock, open(self.log_path, "a") as f:
+            f.write(json.dumps(entry) + "\n")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--config", required=True)
+    parser.add_argument("--log", required=True)
+    parser.add_argument("--ready", required=True, help="file created once listening")
+    parser.add_argument("--bind", default="169.254.169.254")
+    parser.add_argument("--port", type=int, default=80)
+    args = parser.parse_args()
+    with open(args.config) as f:
+        mode = json.load(f).get("mode", "aws")
+    server = Server((args.bind, args.port), Handler)
+    server.state = State(args.config, args.log, MODES[mode]())
+    with open(args.ready, "w") as f:
+        f.write(f"{os.getpid()}\n")
+    try:
+        server.serve_forever(poll_interval=0.05)
+    except KeyboardInterrupt:
+        pass
+
+
+if __name__ == "__main__":
+    sys.exit(main())
