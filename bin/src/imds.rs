@@ -37,6 +37,20 @@ pub enum ImdsError {
     KeyListing(aws::KeyListingError),
 }
 
+impl ImdsError {
+    /// The item whose fetch failed, when it was one item's.
+    pub fn item(&self) -> Option<Item> {
+        match self {
+            ImdsError::Fetch { what, .. } | ImdsError::Refused { what, .. } => match *what {
+                "public-keys" | "openssh-key" => Some(Item::SshKeys),
+                what => Item::from_key(what.as_bytes()),
+            },
+            ImdsError::KeyListing(_) => Some(Item::SshKeys),
+            _ => None,
+        }
+    }
+}
+
 impl fmt::Display for ImdsError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -163,12 +177,14 @@ impl<'c> Imds<'c> {
         if want_keys {
             let _ = targets.push(Target { what: "public-keys", path: aws::KEYS_PATH, buf: &mut listing, state: &mut listing_state });
         }
-        self.get_all(&mut targets)?;
+        // Every target of the round is filled in before the first failure is reported,
+        // so that one bad value does not hide the others.
+        let round = self.get_all(&mut targets);
         drop(targets);
-        if want_keys {
+        if want_keys && matches!(listing_state, ValueState::Present { .. } | ValueState::Absent) {
             self.fetch_keys(&listing, listing_state, ssh_keys)?;
         }
-        Ok(())
+        round
     }
 
     /// Round two: each key of the listing, at once, joined one per line.
@@ -244,18 +260,28 @@ impl<'c> Imds<'c> {
             let results: heapless::Vec<_, PARALLEL_LIMIT> = exchanges.iter().map(|e| e.result()).collect();
             drop(exchanges);
             let mut expired = false;
+            let mut first_error = None;
             for (target, result) in targets.iter_mut().zip(results) {
                 let what = target.what;
-                let (status, body) = result.map_err(|failure| ImdsError::Fetch { what, failure })?;
-                *target.state = match status {
-                    200 => ValueState::Present { start: body.start, len: body.len() },
-                    404 => ValueState::Absent,
-                    401 if attempt == 0 => {
+                *target.state = match result {
+                    Ok((200, body)) => ValueState::Present { start: body.start, len: body.len() },
+                    Ok((404, _)) => ValueState::Absent,
+                    Ok((401, _)) if attempt == 0 => {
                         expired = true;
                         ValueState::NotFetched
                     }
-                    status => return Err(ImdsError::Refused { what, status }),
+                    Ok((status, _)) => {
+                        first_error = first_error.or(Some(ImdsError::Refused { what, status }));
+                        ValueState::NotFetched
+                    }
+                    Err(failure) => {
+                        first_error = first_error.or(Some(ImdsError::Fetch { what, failure }));
+                        ValueState::NotFetched
+                    }
                 };
+            }
+            if let Some(error) = first_error {
+                return Err(error);
             }
             if !expired {
                 break;

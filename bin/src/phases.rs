@@ -10,7 +10,7 @@ use wisp_os_linux::time::monotonic_ms;
 
 use crate::actions;
 use crate::context::Context;
-use crate::imds::{Imds, Metadata};
+use crate::imds::{Imds, ImdsError, Metadata};
 use crate::output::{Line, Shown};
 use crate::state;
 use crate::{EXIT_FAILED, EXIT_USAGE};
@@ -22,6 +22,9 @@ const DISABLED_FILES: [&str; 2] = ["/etc/wisp.disabled", "/etc/tiny-cloud.disabl
 pub struct Session<'c> {
     pub imds: Imds<'c>,
     pub metadata: Metadata,
+    /// A failure of the first round that belongs to one action's item, reported when
+    /// that action runs, so the phase stops at the action that needed it.
+    pub failed: Option<ImdsError>,
 }
 
 /// Runs `phases` in order; returns the exit status.
@@ -53,7 +56,7 @@ pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
         Err(e) => return failure(ctx, e),
     };
     let timeouts = ctx.timeouts;
-    let mut session = Session { imds: Imds::new(&timeouts, ctx.config.imds_token_ttl), metadata: Metadata::new() };
+    let mut session = Session { imds: Imds::new(&timeouts, ctx.config.imds_token_ttl), metadata: Metadata::new(), failed: None };
     for &phase in phases {
         if let Err(()) = run_phase(ctx, &mut session, &var, phase, &plans) {
             return EXIT_FAILED;
@@ -126,7 +129,12 @@ fn fetch_instance_id(session: &mut Session<'_>, also: &[Item]) -> Result<heaples
     let mut wanted: heapless::Vec<Item, 6> = heapless::Vec::new();
     let _ = wanted.push(Item::InstanceId);
     let _ = wanted.extend_from_slice(also);
-    session.imds.fetch(&mut session.metadata, &wanted).map_err(|e| msg!("{e}"))?;
+    if let Err(e) = session.imds.fetch(&mut session.metadata, &wanted) {
+        match e.item() {
+            Some(item) if item != Item::InstanceId => session.failed = Some(e),
+            _ => return Err(msg!("{e}")),
+        }
+    }
     let id = session.metadata.get(Item::InstanceId).unwrap_or(b"");
     let id = trim(id);
     if id.is_empty() || id.len() > state::INSTANCE_ID_LIMIT || !id.iter().all(|b| b.is_ascii_graphic() && *b != b'/') {
@@ -150,11 +158,14 @@ fn run_actions(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, phas
     for &action in plan {
         let action_started = monotonic_ms();
         let result = match action.metadata() {
-            Some(_) => session
-                .imds
-                .fetch(&mut session.metadata, &wanted)
-                .map_err(|e| msg!("{e}"))
-                .and_then(|()| actions::run(ctx, session, var, action)),
+            Some(item) => match session.failed.filter(|e| e.item() == Some(item)) {
+                Some(e) => Err(msg!("{e}")),
+                None => session
+                    .imds
+                    .fetch(&mut session.metadata, &wanted)
+                    .map_err(|e| msg!("{e}"))
+                    .and_then(|()| actions::run(ctx, session, var, action)),
+            },
             None => actions::run(ctx, session, var, action),
         };
         let ms = monotonic_ms() - action_started;
