@@ -3,7 +3,7 @@
 use wisp_core::provider::Item;
 
 use crate::context::Context;
-use crate::imds::{Imds, Metadata, USERDATA_RESPONSE};
+use crate::imds::{take_metadata, Imds, USERDATA_RESPONSE};
 use crate::output::{self, Shown};
 use crate::state;
 use crate::{EXIT_FAILED, EXIT_USAGE};
@@ -25,9 +25,9 @@ pub fn imds(ctx: &mut Context<'_>, keys: &[&[u8]]) -> i32 {
     }
     let timeouts = ctx.timeouts;
     let mut imds = Imds::new(&timeouts, ctx.config.imds_token_ttl);
-    let mut metadata = Metadata::new();
+    let Some(metadata) = take_metadata() else { return EXIT_FAILED };
     let items: heapless::Vec<Item, 5> = keys.iter().filter_map(|key| Item::from_key(key)).collect();
-    if let Err(e) = imds.fetch(&mut metadata, &items) {
+    if let Err(e) = imds.fetch(metadata, &items) {
         output::error(format_args!("{e}"));
         return EXIT_FAILED;
     }

@@ -102,6 +102,11 @@ impl<'a> Context<'a> {
     /// Opens the directory, creating it and its parents (mode 0755) if missing.
     pub fn create_dir(&self, absolute: &[u8]) -> Result<Dir, Line> {
         let path = self.path(absolute)?;
+        match Dir::open(path.as_cstr()) {
+            Ok(dir) => return Ok(dir),
+            Err(wisp_os_linux::Errno::NOENT) => {}
+            Err(e) => return Err(msg!("{}: {}", Shown(path.as_bytes()), Os(e))),
+        }
         fs::create_dir_all(path.as_bytes(), 0o755).map_err(|e| msg!("{}: {}", Shown(path.as_bytes()), Os(e)))?;
         self.open_dir(absolute)
     }

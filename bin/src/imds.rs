@@ -22,7 +22,8 @@ struct Target<'b, 's> {
 pub const TOKEN_LIMIT: usize = 256;
 /// The size of each response buffer: head and body together.
 pub const SMALL_RESPONSE: usize = 4 * 1024;
-pub const KEY_RESPONSE: usize = 8 * 1024;
+/// A key's response: an RSA key of 16384 bits is 2.8 KiB of base64.
+pub const KEY_RESPONSE: usize = 4 * 1024;
 /// AWS caps user-data at 16 KiB; other clouds allow up to 256 KiB.
 pub const USERDATA_RESPONSE: usize = 256 * 1024 + 1024;
 const REQUEST_LIMIT: usize = 512;
@@ -134,6 +135,29 @@ impl Metadata {
             Item::SshKeys => self.ssh_keys.is_fetched(),
         }
     }
+}
+
+/// The one `Metadata` of the process, in .bss: its pages cost memory only once written,
+/// and it is never copied.
+struct MetadataCell {
+    value: core::cell::UnsafeCell<Metadata>,
+    taken: core::sync::atomic::AtomicBool,
+}
+
+// SAFETY: `take_metadata` hands out the value at most once, so no two references to it
+// ever exist, whatever thread asks (and wisp has one).
+unsafe impl Sync for MetadataCell {}
+
+static METADATA: MetadataCell =
+    MetadataCell { value: core::cell::UnsafeCell::new(Metadata::new()), taken: core::sync::atomic::AtomicBool::new(false) };
+
+/// The process's metadata store; `None` if it was taken before.
+pub fn take_metadata() -> Option<&'static mut Metadata> {
+    if METADATA.taken.swap(true, core::sync::atomic::Ordering::Relaxed) {
+        return None;
+    }
+    // SAFETY: the flag above lets this line run once, so this is the only reference.
+    Some(unsafe { &mut *METADATA.value.get() })
 }
 
 /// A conversation with the metadata service: its settings and its session token.

@@ -10,7 +10,7 @@ use wisp_os_linux::time::monotonic_ms;
 
 use crate::actions;
 use crate::context::Context;
-use crate::imds::{Imds, ImdsError, Metadata};
+use crate::imds::{take_metadata, Imds, ImdsError, Metadata};
 use crate::output::{Line, Shown};
 use crate::state;
 use crate::{EXIT_FAILED, EXIT_USAGE};
@@ -21,7 +21,7 @@ const DISABLED_FILES: [&str; 2] = ["/etc/wisp.disabled", "/etc/tiny-cloud.disabl
 /// The metadata service and what was read from it, shared by the phases of one run.
 pub struct Session<'c> {
     pub imds: Imds<'c>,
-    pub metadata: Metadata,
+    pub metadata: &'c mut Metadata,
     /// A failure of the first round that belongs to one action's item, reported when
     /// that action runs, so the phase stops at the action that needed it.
     pub failed: Option<ImdsError>,
@@ -56,9 +56,19 @@ pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
         Err(e) => return failure(ctx, e),
     };
     let timeouts = ctx.timeouts;
-    let mut session = Session { imds: Imds::new(&timeouts, ctx.config.imds_token_ttl), metadata: Metadata::new(), failed: None };
+    let Some(metadata) = take_metadata() else { return failure(ctx, msg!("metadata store already in use")) };
+    let mut session = Session { imds: Imds::new(&timeouts, ctx.config.imds_token_ttl), metadata, failed: None };
+    // What every phase of this run will read, so the first round asks for all of it.
+    let mut all_items: heapless::Vec<Item, 6> = heapless::Vec::new();
     for &phase in phases {
-        if let Err(()) = run_phase(ctx, &mut session, &var, phase, &plans) {
+        for item in items(&plans[phase as usize]) {
+            if !all_items.contains(&item) {
+                let _ = all_items.push(item);
+            }
+        }
+    }
+    for &phase in phases {
+        if let Err(()) = run_phase(ctx, &mut session, &var, phase, &plans, &all_items) {
             return EXIT_FAILED;
         }
     }
@@ -67,7 +77,14 @@ pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
 
 const EXIT_OK: i32 = 0;
 
-fn run_phase(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, phase: Phase, plans: &[Plan; 4]) -> Result<(), ()> {
+fn run_phase(
+    ctx: &mut Context<'_>,
+    session: &mut Session<'_>,
+    var: &Dir,
+    phase: Phase,
+    plans: &[Plan; 4],
+    run_items: &[Item],
+) -> Result<(), ()> {
     let started = monotonic_ms();
     let complete = state::is_complete(var).map_err(|e| ctx.log.line(format_args!("{}: {e}", phase.name())))?;
     let plan = &plans[phase as usize];
@@ -80,8 +97,8 @@ fn run_phase(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, phase:
         }
         return run_actions(ctx, session, var, phase, plan, started);
     }
-    let wanted = if complete { heapless::Vec::new() } else { items(plan) };
-    let fetched = fetch_instance_id(session, &wanted);
+    let wanted: &[Item] = if complete { &[] } else { run_items };
+    let fetched = fetch_instance_id(session, wanted);
     let instance_id = match fetched {
         Ok(id) => id,
         Err(e) if complete => {
@@ -129,7 +146,7 @@ fn fetch_instance_id(session: &mut Session<'_>, also: &[Item]) -> Result<heaples
     let mut wanted: heapless::Vec<Item, 6> = heapless::Vec::new();
     let _ = wanted.push(Item::InstanceId);
     let _ = wanted.extend_from_slice(also);
-    if let Err(e) = session.imds.fetch(&mut session.metadata, &wanted) {
+    if let Err(e) = session.imds.fetch(session.metadata, &wanted) {
         match e.item() {
             Some(item) if item != Item::InstanceId => session.failed = Some(e),
             _ => return Err(msg!("{e}")),
@@ -162,7 +179,7 @@ fn run_actions(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, phas
                 Some(e) => Err(msg!("{e}")),
                 None => session
                     .imds
-                    .fetch(&mut session.metadata, &wanted)
+                    .fetch(session.metadata, &wanted)
                     .map_err(|e| msg!("{e}"))
                     .and_then(|()| actions::run(ctx, session, var, action)),
             },

@@ -17,9 +17,19 @@ pub fn is_complete(var: &Dir) -> Result<bool, Line> {
     }
 }
 
+/// Sets or clears the marker, durably. Everything the bootstrap wrote, on whichever
+/// filesystem, is flushed first, so that after a crash the marker never vouches for
+/// work that was lost.
 pub fn set_complete(var: &Dir, complete: bool) -> Result<(), Line> {
-    let result = if complete { var.write_atomic(MARKER, b"", 0o644, None) } else { var.remove(MARKER).map(|_| ()) };
-    result.map_err(|e| msg!("cannot {} the completion marker: {}", if complete { "set" } else { "clear" }, Os(e)))
+    let verb = if complete { "set" } else { "clear" };
+    let fail = |e| msg!("cannot {verb} the completion marker: {}", Os(e));
+    if complete {
+        wisp_os_linux::fs::sync_all();
+        var.write_atomic(MARKER, b"", 0o644, None).map_err(fail)?;
+    } else {
+        var.remove(MARKER).map_err(fail)?;
+    }
+    var.sync().map_err(fail)
 }
 
 /// The instance-id saved by an earlier run, if any.

@@ -11,8 +11,9 @@ use wisp_os_linux::fs::Dir;
 use crate::context::Context;
 use crate::output::{Line, Os, Shown};
 
-/// Largest /etc/passwd, /etc/group, /etc/shadow, /etc/hosts or authorized_keys.
-const FILE_LIMIT: usize = 64 * 1024;
+/// Largest /etc/passwd, /etc/group, /etc/shadow, /etc/hosts or authorized_keys: a cloud
+/// image's are a few hundred bytes, and several of these buffers live at once.
+const FILE_LIMIT: usize = 32 * 1024;
 /// Most keys installed at once.
 const KEYS_LIMIT: usize = 32;
 

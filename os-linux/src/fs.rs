@@ -1,5 +1,7 @@
-//! Files and directories. Writes are atomic (a temporary file, fsync, rename(2), fsync of
-//! the directory), so a crash leaves either the old file or the new one. Everything done
+//! Files and directories. Writes are atomic (a temporary file, fsync, rename(2)), so a
+//! crash leaves either the old file or the complete new one. The rename itself becomes
+//! durable with the directory: callers that need it durable before they go on call
+//! `sync_all` once, rather than paying an fsync of the directory per file. Everything done
 //! inside a directory goes through a directory descriptor and `*at` calls with
 //! `O_NOFOLLOW`, so a symlink planted in a user's home cannot redirect a write or a read.
 
@@ -134,9 +136,8 @@ impl Dir {
         });
         if result.is_err() {
             let _ = rustix::fs::unlinkat(&self.0, temp_name.as_cstr(), AtFlags::empty());
-            return result;
         }
-        rustix::fs::fsync(&self.0)
+        result
     }
 
     fn write_temp(
@@ -242,6 +243,7 @@ impl Dir {
     pub fn sync(&self) -> Result<(), Errno> {
         rustix::fs::fsync(&self.0)
     }
+
 }
 
 /// Reads the whole file at `path`, following symlinks; `Ok(None)` when it does not exist.
@@ -251,6 +253,11 @@ pub fn read_file(path: &CStr, buf: &mut [u8]) -> Result<Option<usize>, ReadError
         Err(Errno::NOENT) => Ok(None),
         Err(e) => Err(ReadError::Io(e)),
     }
+}
+
+/// sync(2): everything written so far, on every filesystem, reaches the disk.
+pub fn sync_all() {
+    rustix::fs::sync()
 }
 
 /// open(2) for reading, following symlinks.
