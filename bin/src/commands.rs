@@ -76,8 +76,7 @@ fn print_line(value: &[u8]) {
 }
 
 /// `wisp status`: "complete" or "incomplete", then the saved instance-id.
-pub fn status(ctx: &Context<'_>, wait: bool) -> i32 {
-    let _ = wait;
+pub fn status(ctx: &Context<'_>) -> i32 {
     let var = match ctx.var_dir() {
         Ok(var) => var,
         Err(e) => {
