@@ -76,6 +76,30 @@ fn number(digits: &[u8]) -> Option<u32> {
     Some(digits.iter().fold(0, |n, &d| n * 10 + u32::from(d - b'0')))
 }
 
+/// The mount holding `path`: the one whose mountpoint is the longest prefix of it (a
+/// later mount at the same place wins).
+pub fn find_containing<'a>(mountinfo: &'a [u8], path: &[u8]) -> Result<Option<Mount<'a>>, MountinfoError> {
+    let mut best: Option<(usize, Mount<'a>)> = None;
+    for (index, line) in mountinfo.split(|&b| b == b'\n').enumerate() {
+        if line.is_empty() {
+            continue;
+        }
+        let mount = parse_line(line).ok_or(MountinfoError::Malformed { line: index + 1 })?;
+        let Some(len) = (0..=path.len()).rev().find(|&len| is_mount_prefix(&path[..len], path) && unescaped_eq(mount.mountpoint, &path[..len])) else {
+            continue;
+        };
+        if best.as_ref().is_none_or(|(best_len, _)| len >= *best_len) {
+            best = Some((len, mount));
+        }
+    }
+    Ok(best.map(|(_, mount)| mount))
+}
+
+/// Whether `prefix` ends at a path component boundary of `path`.
+fn is_mount_prefix(prefix: &[u8], path: &[u8]) -> bool {
+    prefix == b"/" || prefix.len() == path.len() || path.get(prefix.len()) == Some(&b'/')
+}
+
 /// Compares a mountinfo field, whose space, tab, newline and backslash are written as
 /// three octal digits after a backslash, with plain bytes.
 fn unescaped_eq(escaped: &[u8], plain: &[u8]) -> bool {
@@ -163,6 +187,19 @@ mod tests {
         let first_root = find(first_line, b"/").unwrap().unwrap();
         assert_eq!((first_root.major, first_root.minor, first_root.fs_type), (252, 1, &b"ext4"[..]));
         assert_eq!(growable(&first_root), Ok(Filesystem::Ext4));
+    }
+
+    #[test]
+    fn finds_the_mount_holding_a_path() {
+        let text = b"1 0 8:1 / / rw - ext4 /dev/sda1 rw\n2 1 8:2 / /srv rw - xfs /dev/sda2 rw\n3 1 8:3 / /srv/a rw - btrfs /dev/sda3 rw\n";
+        let fs = |path: &[u8]| find_containing(text, path).unwrap().unwrap().fs_type;
+        assert_eq!(fs(b"/"), b"ext4");
+        assert_eq!(fs(b"/tmp/x/root"), b"ext4");
+        assert_eq!(fs(b"/srv"), b"xfs");
+        assert_eq!(fs(b"/srv/ab"), b"xfs");
+        assert_eq!(fs(b"/srv/a"), b"btrfs");
+        assert_eq!(fs(b"/srv/a/b/c"), b"btrfs");
+        assert_eq!(find_containing(b"1 0 8:2 / /srv rw - xfs /dev/sda2 rw\n", b"/home").unwrap(), None);
     }
 
     #[test]

@@ -1,0 +1,199 @@
+//! The master boot record: four primary partitions in the first sector. Growing one
+//! rewrites that single sector, which the disk writes whole, so there is no crash window.
+
+use core::fmt;
+
+use super::{decide, Decision};
+
+const TABLE: usize = 446;
+const ENTRY: usize = 16;
+/// Sector counts and starts are 32-bit: nothing past 2^32 sectors can be addressed.
+pub const SECTOR_LIMIT: u64 = 1 << 32;
+pub const PROTECTIVE: u8 = 0xee;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MbrError {
+    NoSignature,
+    NoSuchPartition { partition: u32 },
+    Overlap { first: u32, second: u32 },
+    DiskSmallerThanTable,
+}
+
+impl fmt::Display for MbrError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            MbrError::NoSignature => f.write_str("no partition table (MBR signature 55 AA missing)"),
+            MbrError::NoSuchPartition { partition } => write!(f, "MBR has no partition {partition}"),
+            MbrError::Overlap { first, second } => write!(f, "MBR partitions {first} and {second} overlap"),
+            MbrError::DiskSmallerThanTable => f.write_str("the disk is smaller than its MBR claims"),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Entry {
+    pub number: u32,
+    pub kind: u8,
+    pub start: u64,
+    pub sectors: u64,
+}
+
+impl Entry {
+    pub fn is_extended(&self) -> bool {
+        matches!(self.kind, 0x05 | 0x0f | 0x85)
+    }
+}
+
+/// The used primary entries of a boot sector, after checking its signature.
+pub fn entries(sector: &[u8]) -> Result<heapless::Vec<Entry, 4>, MbrError> {
+    if sector.len() < 512 || sector[510..512] != [0x55, 0xaa] {
+        return Err(MbrError::NoSignature);
+    }
+    let mut out = heapless::Vec::new();
+    for i in 0..4 {
+        let raw = &sector[TABLE + i * ENTRY..TABLE + (i + 1) * ENTRY];
+        let word = |at: usize| u64::from(u32::from_le_bytes([raw[at], raw[at + 1], raw[at + 2], raw[at + 3]]));
+        let entry = Entry { number: i as u32 + 1, kind: raw[4], start: word(8), sectors: word(12) };
+        if entry.kind != 0 && entry.sectors != 0 {
+            let _ = out.push(entry);
+        }
+    }
+    Ok(out)
+}
+
+/// Whether the sector is a GPT's protective MBR.
+pub fn is_protective(sector: &[u8]) -> bool {
+    entries(sector).is_ok_and(|entries| entries.iter().any(|e| e.kind == PROTECTIVE))
+}
+
+/// Sets the protective entry's size to cover the disk (capped at 32 bits); returns
+/// whether the sector changed.
+pub fn cover_disk(sector: &mut [u8], disk_sectors: u64) -> bool {
+    let Ok(found) = entries(sector) else { return false };
+    let Some(entry) = found.iter().find(|e| e.kind == PROTECTIVE) else { return false };
+    let size = (disk_sectors - entry.start.min(disk_sectors)).min(SECTOR_LIMIT - 1) as u32;
+    let at = TABLE + (entry.number as usize - 1) * ENTRY + 12;
+    let changed = sector[at..at + 4] != size.to_le_bytes();
+    sector[at..at + 4].copy_from_slice(&size.to_le_bytes());
+    changed
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MbrPlan {
+    pub decision: Decision,
+    /// The partition could have grown further but for the 2^32-sector limit.
+    pub capped: bool,
+}
+
+/// Plans the growth of primary partition `partition` and, when it grows, writes its new
+/// size into `sector`.
+pub fn plan(sector: &mut [u8], disk_sectors: u64, sector_size: u32, partition: u32) -> Result<MbrPlan, MbrError> {
+    let used = entries(sector)?;
+    if partition > 4 {
+        return Ok(MbrPlan { decision: Decision::NoChange { reason: "a logical partition inside an extended one is not grown" }, capped: false });
+    }
+    let target = *used.iter().find(|e| e.number == partition).ok_or(MbrError::NoSuchPartition { partition })?;
+    if target.is_extended() {
+        return Ok(MbrPlan { decision: Decision::NoChange { reason: "an extended partition is not grown" }, capped: false });
+    }
+    for a in &used {
+        if a.start + a.sectors > disk_sectors {
+            return Err(MbrError::DiskSmallerThanTable);
+        }
+        for b in used.iter().filter(|b| b.number > a.number) {
+            if a.start < b.start + b.sectors && b.start < a.start + a.sectors {
+                return Err(MbrError::Overlap { first: a.number, second: b.number });
+            }
+        }
+    }
+    let old_end = target.start + target.sectors - 1;
+    let next_start = used.iter().filter(|e| e.start > old_end).map(|e| e.start).min();
+    let disk_end = disk_sectors - 1;
+    let reachable = next_start.map_or(disk_end, |start| start - 1).min(disk_end);
+    let max_end = reachable.min(SECTOR_LIMIT - 1);
+    let capped = max_end < reachable;
+    let decision = decide(target.start, old_end, max_end, sector_size);
+    if let Decision::Grow { start, new_end, .. } = decision {
+        let entry = TABLE + (partition as usize - 1) * ENTRY;
+        // The end's CHS address is past what CHS can say: the conventional 1023/254/63.
+        sector[entry + 5..entry + 8].copy_from_slice(&[0xfe, 0xff, 0xff]);
+        let size = (new_end - start + 1) as u32;
+        sector[entry + 12..entry + 16].copy_from_slice(&size.to_le_bytes());
+    }
+    Ok(MbrPlan { decision, capped })
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// Writes one partition entry into a boot sector (and the signature).
+    pub fn put(sector: &mut [u8], number: usize, kind: u8, start: u32, sectors: u32) {
+        let entry = TABLE + (number - 1) * ENTRY;
+        sector[entry + 4] = kind;
+        sector[entry + 8..entry + 12].copy_from_slice(&start.to_le_bytes());
+        sector[entry + 12..entry + 16].copy_from_slice(&sectors.to_le_bytes());
+        sector[510] = 0x55;
+        sector[511] = 0xaa;
+    }
+
+    /// A GPT's protective MBR for a disk of `disk_sectors`.
+    pub fn protective(sector: &mut [u8], disk_sectors: u64) {
+        put(sector, 1, PROTECTIVE, 1, (disk_sectors - 1).min(SECTOR_LIMIT - 1) as u32);
+    }
+
+    #[test]
+    fn grows_a_primary_partition() {
+        let mut sector = [0u8; 512];
+        put(&mut sector, 1, 0x83, 2048, 409_600);
+        let plan = plan(&mut sector, 4_194_304, 512, 1).unwrap();
+        assert_eq!(plan, MbrPlan { decision: Decision::Grow { start: 2048, old_end: 411_647, new_end: 4_194_303 }, capped: false });
+        assert_eq!(entries(&sector).unwrap()[0].sectors, 4_192_256);
+        assert_eq!(&sector[TABLE + 5..TABLE + 8], &[0xfe, 0xff, 0xff]);
+        // Rerun: nothing left to gain.
+        let again = super::plan(&mut sector, 4_194_304, 512, 1).unwrap();
+        assert_eq!(again.decision, Decision::NoChange { reason: "less than 1 MiB to gain" });
+    }
+
+    #[test]
+    fn stops_at_the_next_partition_and_at_two_tib() {
+        let mut sector = [0u8; 512];
+        put(&mut sector, 1, 0x83, 2048, 10_240);
+        put(&mut sector, 2, 0x82, 1_048_576, 2048);
+        let plan = plan(&mut sector, 4_194_304, 512, 1).unwrap();
+        assert_eq!(plan.decision, Decision::Grow { start: 2048, old_end: 12_287, new_end: 1_048_575 });
+        let mut sector = [0u8; 512];
+        put(&mut sector, 1, 0x83, 2048, 10_240);
+        let plan = super::plan(&mut sector, 3 << 32, 512, 1).unwrap();
+        assert!(plan.capped);
+        assert_eq!(plan.decision, Decision::Grow { start: 2048, old_end: 12_287, new_end: (1 << 32) - 1 });
+        assert_eq!(entries(&sector).unwrap()[0].sectors, (1 << 32) - 2048);
+    }
+
+    #[test]
+    fn skips_and_refusals() {
+        let mut sector = [0u8; 512];
+        put(&mut sector, 1, 0x83, 2048, 10_240);
+        put(&mut sector, 2, 0x05, 20_480, 100_000);
+        assert_eq!(plan(&mut sector.clone(), 1 << 20, 512, 5).unwrap().decision, Decision::NoChange { reason: "a logical partition inside an extended one is not grown" });
+        assert_eq!(plan(&mut sector.clone(), 1 << 20, 512, 2).unwrap().decision, Decision::NoChange { reason: "an extended partition is not grown" });
+        assert_eq!(plan(&mut sector.clone(), 1 << 20, 512, 3), Err(MbrError::NoSuchPartition { partition: 3 }));
+        assert_eq!(plan(&mut sector.clone(), 50_000, 512, 1), Err(MbrError::DiskSmallerThanTable));
+        put(&mut sector, 3, 0x83, 10_000, 5000);
+        assert_eq!(plan(&mut sector.clone(), 1 << 20, 512, 1), Err(MbrError::Overlap { first: 1, second: 3 }));
+        let mut garbage = [0x41u8; 512];
+        assert_eq!(plan(&mut garbage, 1 << 20, 512, 1), Err(MbrError::NoSignature));
+    }
+
+    #[test]
+    fn protective_size() {
+        let mut sector = [0u8; 512];
+        protective(&mut sector, 8192);
+        assert!(is_protective(&sector));
+        assert!(cover_disk(&mut sector, 32768));
+        assert_eq!(entries(&sector).unwrap()[0].sectors, 32767);
+        assert!(!cover_disk(&mut sector, 32768));
+        assert!(cover_disk(&mut sector, 1 << 40));
+        assert_eq!(entries(&sector).unwrap()[0].sectors, (1 << 32) - 1);
+    }
+}
