@@ -125,6 +125,11 @@ fn unescaped_eq(escaped: &[u8], plain: &[u8]) -> bool {
     j == plain.len()
 }
 
+/// The value of `KEY=value` in a sysfs `uevent` file (DEVNAME, DEVTYPE, PARTN).
+pub fn uevent_value<'a>(uevent: &'a [u8], key: &[u8]) -> Option<&'a [u8]> {
+    uevent.split(|&b| b == b'\n').find_map(|line| line.strip_prefix(key)?.strip_prefix(b"="))
+}
+
 /// What wisp does with the filesystem on a mount.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Filesystem {
@@ -210,6 +215,15 @@ mod tests {
         assert!(stacked_device_reason(b"dm-0").is_some() && stacked_device_reason(b"md127").is_some());
         assert_eq!(stacked_device_reason(b"vda1"), None);
         assert_eq!(stacked_device_reason(b"mmcblk0p2"), None);
+    }
+
+    #[test]
+    fn uevent() {
+        let text = b"MAJOR=259\nMINOR=2\nDEVNAME=nvme0n1p2\nDEVTYPE=partition\nPARTN=2\n";
+        assert_eq!(uevent_value(text, b"DEVNAME"), Some(&b"nvme0n1p2"[..]));
+        assert_eq!(uevent_value(text, b"PARTN"), Some(&b"2"[..]));
+        assert_eq!(uevent_value(text, b"PART"), None);
+        assert_eq!(uevent_value(b"", b"DEVNAME"), None);
     }
 
     #[test]

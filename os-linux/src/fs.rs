@@ -255,6 +255,16 @@ pub fn read_file(path: &CStr, buf: &mut [u8]) -> Result<Option<usize>, ReadError
     }
 }
 
+/// open(2) for reading and writing, following symlinks (device nodes, image files).
+pub fn open_read_write(path: &CStr) -> Result<OwnedFd, Errno> {
+    rustix::fs::openat(CWD, path, OFlags::RDWR | OFlags::CLOEXEC, Mode::empty())
+}
+
+/// open(2) of a directory, following symlinks: a handle for ioctls on its filesystem.
+pub fn open_directory(path: &CStr) -> Result<OwnedFd, Errno> {
+    rustix::fs::openat(CWD, path, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
+}
+
 /// sync(2): everything written so far, on every filesystem, reaches the disk.
 pub fn sync_all() {
     rustix::fs::sync()

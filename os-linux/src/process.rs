@@ -28,6 +28,24 @@ impl StartInfo {
         StartInfo { argc, argv: argv as *const *const u8, envp: envp as *const *const u8 }
     }
 
+    /// The value of environment variable `name`, if set.
+    pub fn env(&self, name: &[u8]) -> Option<&'static [u8]> {
+        let mut i = 0;
+        loop {
+            // SAFETY: `new`'s contract: `envp` is NULL-terminated and its strings live on.
+            let entry = unsafe { *self.envp.add(i) };
+            if entry.is_null() {
+                return None;
+            }
+            // SAFETY: as above, `entry` is a live C string.
+            let bytes = unsafe { CStr::from_ptr(entry as *const c_char) }.to_bytes();
+            if let Some(value) = bytes.strip_prefix(name).and_then(|rest| rest.strip_prefix(b"=")) {
+                return Some(value);
+            }
+            i += 1;
+        }
+    }
+
     /// The arguments, the program's name first.
     pub fn args(&self) -> impl Iterator<Item = &'static [u8]> + '_ {
         (0..self.argc).map(move |i| {
