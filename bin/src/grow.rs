@@ -56,7 +56,16 @@ fn grow_mount(ctx: &Context<'_>, path: &[u8]) -> Result<Line, Line> {
         Err(reason) => return Ok(msg!("skipped: {} is on {} ({reason})", Shown(path), Shown(mount.fs_type))),
     };
     let mut sysfs = heapless::String::<64>::new();
-    let _ = core::fmt::write(&mut sysfs, format_args!("/sys/dev/block/{}:{}/uevent", mount.major, mount.minor));
+    match (mount.major, mount.source.strip_prefix(b"/dev/")) {
+        // btrfs reports an anonymous device number (major 0): its source names the device.
+        (0, Some(name)) if !name.contains(&b'/') => {
+            let name = core::str::from_utf8(name).map_err(|_| msg!("mount source {} is not UTF-8", Shown(mount.source)))?;
+            let _ = core::fmt::write(&mut sysfs, format_args!("/sys/class/block/{name}/uevent"));
+        }
+        _ => {
+            let _ = core::fmt::write(&mut sysfs, format_args!("/sys/dev/block/{}:{}/uevent", mount.major, mount.minor));
+        }
+    }
     let mut uevent = [0u8; 1024];
     let device = ctx.read(sysfs.as_bytes(), &mut uevent)?.ok_or_else(|| msg!("{sysfs} is missing"))?;
     let name = mountinfo::uevent_value(device, b"DEVNAME").ok_or_else(|| msg!("{sysfs} names no device"))?;
@@ -64,31 +73,26 @@ fn grow_mount(ctx: &Context<'_>, path: &[u8]) -> Result<Line, Line> {
         return Ok(msg!("skipped: {} is {reason}", Shown(name)));
     }
     let mut note = msg!("{}", Shown(name));
-    let bytes = match mountinfo::uevent_value(device, b"PARTN") {
-        // A filesystem on the whole disk: only the filesystem grows.
-        None => {
-            let disk = open_device(ctx, name)?;
-            block::size_bytes(&disk).map_err(|e| msg!("{}: size: {}", Shown(name), Os(e)))?
+    if let Some(number) = mountinfo::uevent_value(device, b"PARTN") {
+        let partition = parse_number(number).ok_or_else(|| msg!("{sysfs}: bad PARTN"))?;
+        let parent = sysfs.replace_range_end("uevent", "../uevent");
+        let mut parent_uevent = [0u8; 1024];
+        let parent_text = ctx.read(parent.as_bytes(), &mut parent_uevent)?.ok_or_else(|| msg!("{parent} is missing"))?;
+        let disk_name = mountinfo::uevent_value(parent_text, b"DEVNAME").ok_or_else(|| msg!("{parent} names no device"))?;
+        let disk = open_device(ctx, disk_name)?;
+        let sector_size = block::logical_sector_size(&disk).map_err(|e| msg!("{}: sector size: {}", Shown(disk_name), Os(e)))?;
+        let disk_bytes = block::size_bytes(&disk).map_err(|e| msg!("{}: size: {}", Shown(disk_name), Os(e)))?;
+        let outcome = grow_table(ctx, disk.as_fd(), sector_size, disk_bytes / u64::from(sector_size), partition)?;
+        let _ = core::fmt::Write::write_fmt(&mut note, format_args!(": {}", outcome.note));
+        if let Decision::Grow { start, new_end, .. } = outcome.decision {
+            let ss = u64::from(sector_size);
+            block::resize_partition(&disk, partition, start * ss, (new_end - start + 1) * ss)
+                .map_err(|e| msg!("the table grew, but the kernel refused the new size of {} (BLKPG): {}", Shown(name), Os(e)))?;
         }
-        Some(number) => {
-            let partition = parse_number(number).ok_or_else(|| msg!("{sysfs}: bad PARTN"))?;
-            let parent = sysfs.replace_range_end("uevent", "../uevent");
-            let mut parent_uevent = [0u8; 1024];
-            let parent_text = ctx.read(parent.as_bytes(), &mut parent_uevent)?.ok_or_else(|| msg!("{parent} is missing"))?;
-            let disk_name = mountinfo::uevent_value(parent_text, b"DEVNAME").ok_or_else(|| msg!("{parent} names no device"))?;
-            let disk = open_device(ctx, disk_name)?;
-            let sector_size = block::logical_sector_size(&disk).map_err(|e| msg!("{}: sector size: {}", Shown(disk_name), Os(e)))?;
-            let disk_bytes = block::size_bytes(&disk).map_err(|e| msg!("{}: size: {}", Shown(disk_name), Os(e)))?;
-            let outcome = grow_table(ctx, disk.as_fd(), sector_size, disk_bytes / u64::from(sector_size), partition)?;
-            let _ = core::fmt::Write::write_fmt(&mut note, format_args!(": {}", outcome.note));
-            if let Decision::Grow { start, new_end, .. } = outcome.decision {
-                let ss = u64::from(sector_size);
-                block::resize_partition(&disk, partition, start * ss, (new_end - start + 1) * ss)
-                    .map_err(|e| msg!("the table grew, but the kernel refused the new size of {} (BLKPG): {}", Shown(name), Os(e)))?;
-            }
-            outcome.bytes
-        }
-    };
+    }
+    // The filesystem grows to what the kernel now says the device holds (for a whole-disk
+    // filesystem, the disk).
+    let bytes = block::size_bytes(&open_device(ctx, name)?).map_err(|e| msg!("{}: size: {}", Shown(name), Os(e)))?;
     let mountpoint = CPath::from_parts(&[path]).map_err(|e| msg!("{e}"))?;
     let handle = fs::open_directory(mountpoint.as_cstr()).map_err(|e| msg!("{}: {}", Shown(path), Os(e)))?;
     let grown = grow_filesystem(handle.as_fd(), filesystem, bytes)?;
@@ -139,7 +143,12 @@ fn grow_filesystem(handle: BorrowedFd<'_>, filesystem: Filesystem, bytes: u64) -
                 return Ok(msg!("xfs already fills the device ({data_blocks} blocks)"));
             }
             block::xfs_grow(handle, blocks, imaxpct).map_err(|e| msg!("xfs growfs failed: {}", Os(e)))?;
-            Ok(msg!("xfs grown from {data_blocks} to {blocks} blocks of {block_size} bytes"))
+            // xfs drops a last allocation group too small to be worth it: report what it did.
+            let (_, grown, _) = block::xfs_geometry(handle).map_err(|e| msg!("xfs geometry: {}", Os(e)))?;
+            if grown == data_blocks {
+                return Ok(msg!("xfs already fills the device ({data_blocks} blocks)"));
+            }
+            Ok(msg!("xfs grown from {data_blocks} to {grown} blocks of {block_size} bytes"))
         }
         Filesystem::Btrfs => {
             block::btrfs_resize_max(handle).map_err(|e| msg!("btrfs resize failed: {}", Os(e)))?;
@@ -165,8 +174,6 @@ fn grow_image(ctx: &Context<'_>, file: &[u8], partition: u32) -> Result<Line, Li
 
 struct TableOutcome {
     decision: Decision,
-    /// The partition's size in bytes after the rewrite.
-    bytes: u64,
     note: Line,
 }
 
@@ -195,31 +202,16 @@ fn grow_table(ctx: &Context<'_>, disk: BorrowedFd<'_>, sector_size: u32, disk_se
         (plan.decision, plan.capped)
     };
     let mib = |sectors: u64| sectors * u64::from(sector_size) >> 20;
-    let (note, end, start) = match decision {
-        Decision::Grow { start, old_end, new_end } => (
-            msg!("partition {partition} grown from {} MiB to {} MiB{}", mib(old_end - start + 1), mib(new_end - start + 1),
-                if capped { " (capped at the MBR's 2 TiB)" } else { "" }),
-            new_end,
-            start,
+    let note = match decision {
+        Decision::Grow { start, old_end, new_end } => msg!(
+            "partition {partition} grown from {} MiB to {} MiB{}",
+            mib(old_end - start + 1),
+            mib(new_end - start + 1),
+            if capped { " (capped at the MBR's 2 TiB)" } else { "" }
         ),
-        Decision::NoChange { reason } => {
-            let (start, end) = current_extent(&mut writer, &mbr_sector[..ss], partition)?;
-            (msg!("partition {partition}: no change ({reason})"), end, start)
-        }
+        Decision::NoChange { reason } => msg!("partition {partition}: no change ({reason})"),
     };
-    Ok(TableOutcome { decision, bytes: (end - start + 1) * u64::from(sector_size), note })
-}
-
-/// The partition's extent as the table on disk now says.
-fn current_extent(writer: &mut Writer<'_>, mbr_sector: &[u8], partition: u32) -> Result<(u64, u64), Line> {
-    if mbr::is_protective(mbr_sector) {
-        let (header, entries, len) = writer.read_primary()?;
-        let found = gpt::partitions(&header, &entries[..len]).find(|p| p.number == partition);
-        return found.map(|p| (p.first, p.last)).ok_or_else(|| msg!("{}", GptError::NoSuchPartition { partition }));
-    }
-    let entries = mbr::entries(mbr_sector).map_err(|e| msg!("{e}"))?;
-    let found = entries.iter().find(|e| e.number == partition);
-    found.map(|e| (e.start, e.start + e.sectors - 1)).ok_or_else(|| msg!("{}", mbr::MbrError::NoSuchPartition { partition }))
+    Ok(TableOutcome { decision, note })
 }
 
 fn grow_gpt(writer: &mut Writer<'_>, mbr_sector: &mut [u8], disk_sectors: u64, partition: u32) -> Result<Decision, Line> {

@@ -108,7 +108,10 @@ pub fn plan(sector: &mut [u8], disk_sectors: u64, sector_size: u32, partition: u
     }
     let old_end = target.start + target.sectors - 1;
     let next_start = used.iter().filter(|e| e.start > old_end).map(|e| e.start).min();
-    let disk_end = disk_sectors - 1;
+    // As growpart does, room for a GPT's backup array and header stays free, so the disk
+    // can still be converted to GPT.
+    let gpt_backup = 1 + (16 * 1024) / u64::from(sector_size);
+    let disk_end = disk_sectors.saturating_sub(1 + gpt_backup);
     let reachable = next_start.map_or(disk_end, |start| start - 1).min(disk_end);
     let max_end = reachable.min(SECTOR_LIMIT - 1);
     let capped = max_end < reachable;
@@ -147,12 +150,17 @@ pub(crate) mod tests {
         let mut sector = [0u8; 512];
         put(&mut sector, 1, 0x83, 2048, 409_600);
         let plan = plan(&mut sector, 4_194_304, 512, 1).unwrap();
-        assert_eq!(plan, MbrPlan { decision: Decision::Grow { start: 2048, old_end: 411_647, new_end: 4_194_303 }, capped: false });
-        assert_eq!(entries(&sector).unwrap()[0].sectors, 4_192_256);
+        // The last 33 sectors stay free for a GPT backup; the end aligns down to a MiB.
+        assert_eq!(plan, MbrPlan { decision: Decision::Grow { start: 2048, old_end: 411_647, new_end: 4_192_255 }, capped: false });
+        assert_eq!(entries(&sector).unwrap()[0].sectors, 4_190_208);
         assert_eq!(&sector[TABLE + 5..TABLE + 8], &[0xfe, 0xff, 0xff]);
         // Rerun: nothing left to gain.
         let again = super::plan(&mut sector, 4_194_304, 512, 1).unwrap();
         assert_eq!(again.decision, Decision::NoChange { reason: "less than 1 MiB to gain" });
+        let mut sector = [0u8; 4096];
+        put(&mut sector, 1, 0x83, 256, 51_200);
+        let plan = super::plan(&mut sector, 524_288, 4096, 1).unwrap();
+        assert_eq!(plan.decision, Decision::Grow { start: 256, old_end: 51_455, new_end: 524_031 });
     }
 
     #[test]
