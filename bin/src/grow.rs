@@ -95,7 +95,7 @@ fn grow_mount(ctx: &Context<'_>, path: &[u8]) -> Result<Line, Line> {
     let bytes = block::size_bytes(&open_device(ctx, name)?).map_err(|e| msg!("{}: size: {}", Shown(name), Os(e)))?;
     let mountpoint = CPath::from_parts(&[path]).map_err(|e| msg!("{e}"))?;
     let handle = fs::open_directory(mountpoint.as_cstr()).map_err(|e| msg!("{}: {}", Shown(path), Os(e)))?;
-    let grown = grow_filesystem(handle.as_fd(), filesystem, bytes)?;
+    let grown = grow_filesystem(handle.as_fd(), filesystem, bytes).map_err(|e| msg!("{note}; {e}"))?;
     let _ = core::fmt::Write::write_fmt(&mut note, format_args!("; {grown}"));
     Ok(note)
 }
