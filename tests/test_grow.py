@@ -362,3 +362,24 @@ def test_overlay_and_tmpfs_are_skipped(tmp_path):
         assert result.returncode == 0 and "skipped" in result.stdout and "memory filesystem" in result.stdout
     finally:
         sh("umount", mountpoint)
+
+
+def test_filesystem_on_a_whole_disk(tmp_path):
+    # No partition table: only the filesystem grows, to the size the kernel reports.
+    image = tmp_path / "disk.img"
+    with open(image, "wb") as f:
+        f.truncate(400 * MIB)
+    mountpoint = tmp_path / "mnt"
+    mountpoint.mkdir()
+    with loop_device(image) as device:
+        sh("mkfs.xfs", "-q", "-f", device)
+        sh("mount", device, mountpoint)
+        try:
+            with open(image, "r+b") as f:
+                f.truncate(800 * MIB)
+            sh("losetup", "-c", device)
+            result = subprocess.run([str(BINARY), "grow", str(mountpoint)], capture_output=True, text=True)
+            assert result.returncode == 0, result
+            assert "partition" not in result.stdout and "xfs grown from 102400 to 204800 blocks" in result.stdout, result
+        finally:
+            subprocess.run(["umount", str(mountpoint)], capture_output=True)

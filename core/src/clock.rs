@@ -18,6 +18,52 @@ pub fn iso8601(epoch_seconds: u64) -> [u8; 20] {
     out
 }
 
+/// Seconds since the epoch for `YYYY-MM-DDTHH:MM:SS` followed by `Z`, `+hhmm` or
+/// `+hh:mm` (GCP's `expireOn`); `None` for anything else.
+pub fn parse_iso8601(text: &[u8]) -> Option<u64> {
+    let number = |range: core::ops::Range<usize>| -> Option<u64> {
+        let digits = text.get(range)?;
+        digits.iter().all(u8::is_ascii_digit).then(|| digits.iter().fold(0, |n, &d| n * 10 + u64::from(d - b'0')))
+    };
+    if text.get(4) != Some(&b'-') || text.get(7) != Some(&b'-') || text.get(10) != Some(&b'T') || text.get(13) != Some(&b':') || text.get(16) != Some(&b':') {
+        return None;
+    }
+    let (year, month, day) = (number(0..4)?, number(5..7)?, number(8..10)?);
+    let (hour, minute, second) = (number(11..13)?, number(14..16)?, number(17..19)?);
+    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 23 || minute > 59 || second > 60 {
+        return None;
+    }
+    let offset = match &text[19..] {
+        b"Z" | b"" => 0i64,
+        [sign @ (b'+' | b'-'), rest @ ..] => {
+            let rest: &[u8] = rest;
+            let (hh, mm) = match rest.len() {
+                4 => (&rest[..2], &rest[2..]),
+                5 if rest[2] == b':' => (&rest[..2], &rest[3..]),
+                _ => return None,
+            };
+            let value = |d: &[u8]| d.iter().all(u8::is_ascii_digit).then(|| d.iter().fold(0i64, |n, &c| n * 10 + i64::from(c - b'0')));
+            let minutes = value(hh)? * 60 + value(mm)?;
+            if *sign == b'+' { minutes * 60 } else { -minutes * 60 }
+        }
+        _ => return None,
+    };
+    let days = days_from_civil(year, month, day)?;
+    let local = days * SECONDS_PER_DAY + hour * 3600 + minute * 60 + second;
+    u64::try_from(local as i64 - offset).ok()
+}
+
+/// Days since 1970-01-01 for a date from 1970 on (the inverse of `civil_from_days`).
+fn days_from_civil(year: u64, month: u64, day: u64) -> Option<u64> {
+    let year = if month <= 2 { year.checked_sub(1)? } else { year };
+    let era = year / 400;
+    let year_of_era = year - era * 400;
+    let month_index = if month > 2 { month - 3 } else { month + 9 };
+    let day_of_year = (153 * month_index + 2) / 5 + day - 1;
+    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    (era * 146_097 + day_of_era).checked_sub(719_468)
+}
+
 /// Howard Hinnant's days-to-civil algorithm, for days since 1970-01-01 (the proleptic
 /// Gregorian calendar, shifted to start years in March so leap days come last).
 fn civil_from_days(days: u64) -> (u64, u64, u64) {
@@ -50,5 +96,17 @@ mod tests {
         assert_eq!(&iso8601(951_782_400), b"2000-02-29T00:00:00Z");
         assert_eq!(&iso8601(1_795_340_672), b"2026-11-22T09:44:32Z");
         assert_eq!(&iso8601(4_107_542_399), b"2100-02-28T23:59:59Z");
+    }
+
+    #[test]
+    fn parsing() {
+        assert_eq!(parse_iso8601(b"1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(parse_iso8601(b"2026-11-22T09:44:32+0000"), Some(1_795_340_672));
+        assert_eq!(parse_iso8601(b"2026-11-22T10:44:32+01:00"), Some(1_795_340_672));
+        assert_eq!(parse_iso8601(b"2026-11-22T04:44:32-0500"), Some(1_795_340_672));
+        assert_eq!(parse_iso8601(b"2000-02-29T00:00:00"), Some(951_782_400));
+        for bad in [&b"2026-13-01T00:00:00Z"[..], b"2026-11-22 09:44:32Z", b"2026-11-22T09:44:32+1", b"soon", b""] {
+            assert_eq!(parse_iso8601(bad), None, "{:?}", String::from_utf8_lossy(bad));
+        }
     }
 }

@@ -10,6 +10,7 @@ pub mod out;
 
 // The HTTP/1.0 client's wire format and its retry schedule.
 pub mod http;
+pub mod json;
 pub mod retry;
 
 // Configuration and the command line.

@@ -2,6 +2,11 @@
 //! Providers make no system calls; the binary sends what they describe.
 
 pub mod aws;
+pub mod azure;
+pub mod gcp;
+pub mod oci;
+
+use crate::json::{JsonError, Value};
 
 /// The metadata every cloud offers, named as `wisp imds` names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,3 +40,64 @@ impl Item {
 /// Every metadata service wisp knows listens on this address, port 80.
 pub const IMDS_ADDRESS: [u8; 4] = [169, 254, 169, 254];
 pub const IMDS_HOST: &str = "169.254.169.254";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DocumentError {
+    Json(JsonError),
+    Base64(crate::base64::Error),
+}
+
+impl From<JsonError> for DocumentError {
+    fn from(e: JsonError) -> Self {
+        DocumentError::Json(e)
+    }
+}
+
+impl core::fmt::Display for DocumentError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            DocumentError::Json(e) => write!(f, "{e}"),
+            DocumentError::Base64(e) => write!(f, "user-data: {e}"),
+        }
+    }
+}
+
+/// A string at `path` of a JSON document, unescaped (and base64-decoded in place when
+/// `base64`) into `out`; `Ok(None)` when absent.
+pub(crate) fn document_value(document: &[u8], path: &[&str], base64: bool, out: &mut [u8]) -> Result<Option<usize>, DocumentError> {
+    let Some(value) = Value::parse(document)?.path(path)? else { return Ok(None) };
+    let len = value.unescape_into(out)?;
+    if !base64 {
+        return Ok(Some(len));
+    }
+    decode_base64_in_place(out, len).map(Some)
+}
+
+/// Base64 text at the start of `buf` decoded over itself (the output never overtakes
+/// the input, decoding group by group).
+pub fn decode_base64_in_place(buf: &mut [u8], len: usize) -> Result<usize, DocumentError> {
+    let mut decoded = 0;
+    let mut at = 0;
+    let mut group = [0u8; 4];
+    let mut filled = 0;
+    while at < len {
+        let byte = buf[at];
+        at += 1;
+        if byte.is_ascii_whitespace() {
+            continue;
+        }
+        group[filled] = byte;
+        filled += 1;
+        if filled == 4 || at == len {
+            let mut three = [0u8; 3];
+            let n = crate::base64::decode(&group[..filled], &mut three).map_err(DocumentError::Base64)?;
+            buf[decoded..decoded + n].copy_from_slice(&three[..n]);
+            decoded += n;
+            if filled == 4 && group[3] == b'=' && buf[at..len].iter().any(|b| !b.is_ascii_whitespace()) {
+                return Err(DocumentError::Base64(crate::base64::Error::BadPadding { offset: at }));
+            }
+            filled = 0;
+        }
+    }
+    Ok(decoded)
+}

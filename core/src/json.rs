@@ -1,0 +1,352 @@
+//! Just enough JSON to read metadata documents: find a value by its path of member
+//! names, walk an array, and unescape a string into the caller's buffer. Nothing is
+//! copied until asked for, and nothing is allocated.
+
+use core::fmt;
+
+/// Deepest nesting accepted.
+pub const DEPTH_LIMIT: usize = 32;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JsonError {
+    /// Not JSON at this byte offset.
+    Syntax { offset: usize },
+    TooDeep { limit: usize },
+    /// A value of another type than the one asked for.
+    WrongType { expected: &'static str },
+    /// An unescaped string does not fit in the caller's buffer, whose size is the limit.
+    StringTooLong { limit: usize },
+}
+
+impl fmt::Display for JsonError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            JsonError::Syntax { offset } => write!(f, "invalid JSON at byte {offset}"),
+            JsonError::TooDeep { limit } => write!(f, "JSON nested deeper than {limit} levels"),
+            JsonError::WrongType { expected } => write!(f, "JSON value is not {expected}"),
+            JsonError::StringTooLong { limit } => write!(f, "JSON string longer than {limit} bytes"),
+        }
+    }
+}
+
+/// A value inside a document: its bytes, and where they start (for error offsets).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Value<'a> {
+    pub text: &'a [u8],
+    offset: usize,
+}
+
+impl<'a> Value<'a> {
+    /// The whole document, checked to be one well-formed value.
+    pub fn parse(document: &'a [u8]) -> Result<Value<'a>, JsonError> {
+        let start = skip_space(document, 0);
+        let end = skip_value(document, start, 0)?;
+        if skip_space(document, end) != document.len() {
+            return Err(JsonError::Syntax { offset: skip_space(document, end) });
+        }
+        Ok(Value { text: &document[start..end], offset: start })
+    }
+
+    /// The member `name` of an object; `Ok(None)` when absent (or `null`).
+    pub fn get(&self, name: &str) -> Result<Option<Value<'a>>, JsonError> {
+        let mut members = self.members()?;
+        while let Some((key, value)) = members.next_member()? {
+            if key_equals(key.text, name.as_bytes()) {
+                return Ok((value.text != b"null").then_some(value));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Follows a path of member names.
+    pub fn path(&self, names: &[&str]) -> Result<Option<Value<'a>>, JsonError> {
+        let mut current = *self;
+        for name in names {
+            match current.get(name)? {
+                Some(value) => current = value,
+                None => return Ok(None),
+            }
+        }
+        Ok(Some(current))
+    }
+
+    fn members(&self) -> Result<Members<'a>, JsonError> {
+        if self.text.first() != Some(&b'{') {
+            return Err(JsonError::WrongType { expected: "an object" });
+        }
+        Ok(Members { value: *self, at: 1, first: true })
+    }
+
+    /// The elements of an array.
+    pub fn elements(&self) -> Result<Elements<'a>, JsonError> {
+        if self.text.first() != Some(&b'[') {
+            return Err(JsonError::WrongType { expected: "an array" });
+        }
+        Ok(Elements { value: *self, at: 1, first: true })
+    }
+
+    /// A string's bytes, unescaped into `out`; returns the length.
+    pub fn unescape_into(&self, out: &mut [u8]) -> Result<usize, JsonError> {
+        let text = self.text;
+        if text.len() < 2 || text[0] != b'"' {
+            return Err(JsonError::WrongType { expected: "a string" });
+        }
+        let limit = out.len();
+        let mut written = 0;
+        let mut push = |bytes: &[u8]| {
+            let slot = out.get_mut(written..written + bytes.len()).ok_or(JsonError::StringTooLong { limit })?;
+            slot.copy_from_slice(bytes);
+            written += bytes.len();
+            Ok(())
+        };
+        let body = &text[1..text.len() - 1];
+        let mut i = 0;
+        while i < body.len() {
+            if body[i] != b'\\' {
+                let run = body[i..].iter().position(|&b| b == b'\\').unwrap_or(body.len() - i);
+                push(&body[i..i + run])?;
+                i += run;
+                continue;
+            }
+            let syntax = JsonError::Syntax { offset: self.offset + 1 + i };
+            let escape = *body.get(i + 1).ok_or(syntax)?;
+            i += 2;
+            let simple = match escape {
+                b'"' => b'"',
+                b'\\' => b'\\',
+                b'/' => b'/',
+                b'b' => 0x08,
+                b'f' => 0x0c,
+                b'n' => b'\n',
+                b'r' => b'\r',
+                b't' => b'\t',
+                b'u' => {
+                    let mut code = hex4(body.get(i..i + 4).ok_or(syntax)?).ok_or(syntax)?;
+                    i += 4;
+                    if (0xd800..0xdc00).contains(&code) && body.get(i..i + 2) == Some(b"\\u") {
+                        let low = hex4(body.get(i + 2..i + 6).ok_or(syntax)?).ok_or(syntax)?;
+                        if (0xdc00..0xe000).contains(&low) {
+                            code = 0x10000 + ((code - 0xd800) << 10) + (low - 0xdc00);
+                            i += 6;
+                        }
+                    }
+                    let c = char::from_u32(code).unwrap_or('\u{fffd}');
+                    let mut utf8 = [0u8; 4];
+                    push(c.encode_utf8(&mut utf8).as_bytes())?;
+                    continue;
+                }
+                _ => return Err(syntax),
+            };
+            push(&[simple])?;
+        }
+        Ok(written)
+    }
+}
+
+/// Iterates an object's members.
+pub struct Members<'a> {
+    value: Value<'a>,
+    at: usize,
+    first: bool,
+}
+
+impl<'a> Members<'a> {
+    fn next_member(&mut self) -> Result<Option<(Value<'a>, Value<'a>)>, JsonError> {
+        let text = self.value.text;
+        let syntax = |at: usize| JsonError::Syntax { offset: self.value.offset + at };
+        let mut at = skip_space(text, self.at);
+        if text.get(at) == Some(&b'}') {
+            return Ok(None);
+        }
+        if !self.first {
+            if text.get(at) != Some(&b',') {
+                return Err(syntax(at));
+            }
+            at = skip_space(text, at + 1);
+        }
+        self.first = false;
+        let key_end = skip_value(text, at, 0)?;
+        if text[at] != b'"' {
+            return Err(syntax(at));
+        }
+        let key = Value { text: &text[at..key_end], offset: self.value.offset + at };
+        let colon = skip_space(text, key_end);
+        if text.get(colon) != Some(&b':') {
+            return Err(syntax(colon));
+        }
+        let start = skip_space(text, colon + 1);
+        let end = skip_value(text, start, 0)?;
+        self.at = end;
+        Ok(Some((key, Value { text: &text[start..end], offset: self.value.offset + start })))
+    }
+}
+
+/// Iterates an array's elements.
+pub struct Elements<'a> {
+    value: Value<'a>,
+    at: usize,
+    first: bool,
+}
+
+impl<'a> Elements<'a> {
+    pub fn next_element(&mut self) -> Result<Option<Value<'a>>, JsonError> {
+        let text = self.value.text;
+        let mut at = skip_space(text, self.at);
+        if text.get(at) == Some(&b']') {
+            return Ok(None);
+        }
+        if !self.first {
+            if text.get(at) != Some(&b',') {
+                return Err(JsonError::Syntax { offset: self.value.offset + at });
+            }
+            at = skip_space(text, at + 1);
+        }
+        self.first = false;
+        let end = skip_value(text, at, 0)?;
+        self.at = end;
+        Ok(Some(Value { text: &text[at..end], offset: self.value.offset + at }))
+    }
+}
+
+fn key_equals(quoted: &[u8], name: &[u8]) -> bool {
+    quoted.len() == name.len() + 2 && &quoted[1..quoted.len() - 1] == name
+}
+
+fn hex4(digits: &[u8]) -> Option<u32> {
+    digits.iter().try_fold(0u32, |n, &d| Some(n * 16 + (d as char).to_digit(16)?))
+}
+
+fn skip_space(text: &[u8], mut at: usize) -> usize {
+    while matches!(text.get(at), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+        at += 1;
+    }
+    at
+}
+
+/// The end of the value starting at `at`, checking it on the way.
+fn skip_value(text: &[u8], at: usize, depth: usize) -> Result<usize, JsonError> {
+    let syntax = |offset: usize| JsonError::Syntax { offset };
+    if depth > DEPTH_LIMIT {
+        return Err(JsonError::TooDeep { limit: DEPTH_LIMIT });
+    }
+    match text.get(at) {
+        Some(b'"') => {
+            let mut i = at + 1;
+            loop {
+                match text.get(i) {
+                    Some(b'"') => return Ok(i + 1),
+                    Some(b'\\') => i += 2,
+                    Some(&b) if b < 0x20 => return Err(syntax(i)),
+                    Some(_) => i += 1,
+                    None => return Err(syntax(i)),
+                }
+            }
+        }
+        Some(&open @ (b'{' | b'[')) => {
+            let close = if open == b'{' { b'}' } else { b']' };
+            let mut i = skip_space(text, at + 1);
+            if text.get(i) == Some(&close) {
+                return Ok(i + 1);
+            }
+            loop {
+                if open == b'{' {
+                    if text.get(i) != Some(&b'"') {
+                        return Err(syntax(i));
+                    }
+                    i = skip_space(text, skip_value(text, i, depth + 1)?);
+                    if text.get(i) != Some(&b':') {
+                        return Err(syntax(i));
+                    }
+                    i = skip_space(text, i + 1);
+                }
+                i = skip_space(text, skip_value(text, i, depth + 1)?);
+                match text.get(i) {
+                    Some(b',') => i = skip_space(text, i + 1),
+                    Some(&b) if b == close => return Ok(i + 1),
+                    _ => return Err(syntax(i)),
+                }
+            }
+        }
+        Some(b't') if text[at..].starts_with(b"true") => Ok(at + 4),
+        Some(b'f') if text[at..].starts_with(b"false") => Ok(at + 5),
+        Some(b'n') if text[at..].starts_with(b"null") => Ok(at + 4),
+        Some(b'-' | b'0'..=b'9') => {
+            let len = text[at..].iter().position(|b| !matches!(b, b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9')).unwrap_or(text.len() - at);
+            Ok(at + len)
+        }
+        _ => Err(syntax(at)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn string(value: Value<'_>) -> String {
+        let mut out = [0u8; 256];
+        let n = value.unescape_into(&mut out).unwrap();
+        String::from_utf8(out[..n].to_vec()).unwrap()
+    }
+
+    const AZURE: &[u8] = br#"{"compute": {"vmId": "02aab8a4-74ef-476e-8182-f6d2ba4166a6", "osProfile": {"computerName": "examplevmname", "adminUsername": "azureuser"},
+        "publicKeys": [{"keyData": "ssh-rsa 0\r\n", "path": "/home/user/.ssh/authorized_keys"}, {"keyData": "ssh-ed25519 1", "path": "x"}],
+        "tags": "", "userData": "IyEvYmluL3NoCg==", "zone": null}, "network": {"interface": [1.5e3, -2, true, false]}}"#;
+
+    #[test]
+    fn paths_and_strings() {
+        let doc = Value::parse(AZURE).unwrap();
+        assert_eq!(string(doc.path(&["compute", "osProfile", "computerName"]).unwrap().unwrap()), "examplevmname");
+        assert_eq!(string(doc.path(&["compute", "vmId"]).unwrap().unwrap()), "02aab8a4-74ef-476e-8182-f6d2ba4166a6");
+        assert_eq!(doc.path(&["compute", "zone"]).unwrap(), None);
+        assert_eq!(doc.path(&["compute", "nothing", "here"]).unwrap(), None);
+        let mut keys = doc.path(&["compute", "publicKeys"]).unwrap().unwrap().elements().unwrap();
+        let first = keys.next_element().unwrap().unwrap();
+        assert_eq!(string(first.get("keyData").unwrap().unwrap()), "ssh-rsa 0\r\n");
+        assert_eq!(string(keys.next_element().unwrap().unwrap().get("keyData").unwrap().unwrap()), "ssh-ed25519 1");
+        assert_eq!(keys.next_element().unwrap(), None);
+    }
+
+    #[test]
+    fn escapes() {
+        let doc = Value::parse(br#"{"a": "q\"b\\s\/\b\f\n\r\t\u00e9\ud83d\ude00 \u2028"}"#).unwrap();
+        assert_eq!(string(doc.get("a").unwrap().unwrap()), "q\"b\\s/\u{8}\u{c}\n\r\té😀 \u{2028}");
+        let mut small = [0u8; 3];
+        assert_eq!(doc.get("a").unwrap().unwrap().unescape_into(&mut small), Err(JsonError::StringTooLong { limit: 3 }));
+    }
+
+    #[test]
+    fn errors() {
+        assert_eq!(Value::parse(b"{\"a\": }"), Err(JsonError::Syntax { offset: 6 }));
+        assert_eq!(Value::parse(b"{\"a\": 1} x"), Err(JsonError::Syntax { offset: 9 }));
+        assert_eq!(Value::parse(b"[1, 2"), Err(JsonError::Syntax { offset: 5 }));
+        assert_eq!(Value::parse(b"\"raw\nline\""), Err(JsonError::Syntax { offset: 4 }));
+        let deep = "[".repeat(DEPTH_LIMIT + 2) + &"]".repeat(DEPTH_LIMIT + 2);
+        assert_eq!(Value::parse(deep.as_bytes()), Err(JsonError::TooDeep { limit: DEPTH_LIMIT }));
+        let doc = Value::parse(b"{\"a\": [1], \"s\": 5}").unwrap();
+        assert_eq!(doc.get("a").unwrap().unwrap().get("x"), Err(JsonError::WrongType { expected: "an object" }));
+        assert_eq!(doc.get("s").unwrap().unwrap().elements().err(), Some(JsonError::WrongType { expected: "an array" }));
+        assert_eq!(doc.get("s").unwrap().unwrap().unescape_into(&mut [0; 8]), Err(JsonError::WrongType { expected: "a string" }));
+        let bad_escape = Value::parse(b"\"\\x\"").unwrap();
+        assert_eq!(bad_escape.unescape_into(&mut [0; 8]), Err(JsonError::Syntax { offset: 1 }));
+    }
+
+    #[test]
+    fn garbage_never_panics() {
+        let pieces: [&[u8]; 12] = [b"{", b"}", b"[", b"]", b"\"", b"\\", b":", b",", b"1", b"true", b"u", b" "];
+        let mut seed = 17u32;
+        for _ in 0..5000 {
+            let mut text = Vec::new();
+            for _ in 0..(seed % 20) {
+                seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+                text.extend_from_slice(pieces[(seed >> 16) as usize % pieces.len()]);
+            }
+            if let Ok(doc) = Value::parse(&text) {
+                let _ = doc.get("a");
+                let _ = doc.unescape_into(&mut [0; 16]);
+                if let Ok(mut elements) = doc.elements() {
+                    while let Ok(Some(_)) = elements.next_element() {}
+                }
+            }
+        }
+    }
+}
