@@ -12,19 +12,15 @@ use crate::{EXIT_FAILED, EXIT_USAGE};
 /// value (keys one per line, user-data byte for byte); any other key is a path of the
 /// provider, printed as served.
 pub fn imds(ctx: &mut Context<'_>, keys: &[&[u8]]) -> i32 {
-    match ctx.cloud() {
-        Ok(wisp_core::config::Cloud::Aws) => {}
-        Ok(cloud) => {
-            output::error(format_args!("CLOUD={}: this wisp speaks to AWS's metadata service only", cloud.name()));
-            return EXIT_USAGE;
-        }
+    let cloud = match ctx.cloud() {
+        Ok(cloud) => cloud,
         Err(e) => {
             output::error(format_args!("{e}"));
             return EXIT_USAGE;
         }
-    }
+    };
     let timeouts = ctx.timeouts;
-    let mut imds = Imds::new(&timeouts, ctx.config.imds_token_ttl);
+    let mut imds = Imds::new(cloud, &timeouts, ctx.config.imds_token_ttl);
     let Some(metadata) = take_metadata() else { return EXIT_FAILED };
     let items: heapless::Vec<Item, 5> = keys.iter().filter_map(|key| Item::from_key(key)).collect();
     if let Err(e) = imds.fetch(metadata, &items) {

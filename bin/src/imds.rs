@@ -1,11 +1,14 @@
 //! The metadata service of the instance's cloud, fetched in as few rounds as the
 //! dependencies allow: AWS needs a token first, then everything else at once, then one
-//! request per SSH key named by the listing.
+//! request per SSH key named by the listing; GCP is one round of values; OCI and Azure
+//! answer with one document that holds everything.
 
 use core::fmt;
 
+use wisp_core::config::Cloud;
 use wisp_core::http::{self, Method, Request};
-use wisp_core::provider::{aws, Item, IMDS_ADDRESS, IMDS_HOST};
+use wisp_core::out::Out;
+use wisp_core::provider::{self, aws, azure, gcp, oci, DocumentError, Item, IMDS_ADDRESS, IMDS_HOST};
 use wisp_core::retry::Timeouts;
 
 use crate::fetch::{exchange_all, Exchange, Failure, PARALLEL_LIMIT};
@@ -36,6 +39,11 @@ pub enum ImdsError {
     Request(http::Error),
     TokenTooLong { limit: usize },
     KeyListing(aws::KeyListingError),
+    /// The document, or a value in it, is not what the cloud documents.
+    Document { what: &'static str, error: DocumentError },
+    ValueTooLarge { what: &'static str, limit: usize },
+    /// This wisp has no metadata service for the cloud.
+    NoService { cloud: &'static str },
 }
 
 impl ImdsError {
@@ -47,6 +55,7 @@ impl ImdsError {
                 what => Item::from_key(what.as_bytes()),
             },
             ImdsError::KeyListing(_) => Some(Item::SshKeys),
+            ImdsError::Document { what, .. } | ImdsError::ValueTooLarge { what, .. } => Item::from_key(what.as_bytes()),
             _ => None,
         }
     }
@@ -60,6 +69,9 @@ impl fmt::Display for ImdsError {
             ImdsError::Request(e) => write!(f, "cannot write the metadata request: {e}"),
             ImdsError::TokenTooLong { limit } => write!(f, "metadata token longer than {limit} bytes"),
             ImdsError::KeyListing(e) => write!(f, "metadata {e}"),
+            ImdsError::Document { what, error } => write!(f, "metadata {what}: {error}"),
+            ImdsError::ValueTooLarge { what, limit } => write!(f, "metadata {what} larger than {limit} bytes"),
+            ImdsError::NoService { cloud } => write!(f, "CLOUD={cloud} has no metadata service this wisp can read"),
         }
     }
 }
@@ -93,6 +105,11 @@ impl<const N: usize> Value<N> {
     pub fn is_fetched(&self) -> bool {
         self.state != ValueState::NotFetched
     }
+
+    /// The value is the first `len` bytes of its buffer, or absent.
+    fn set(&mut self, len: Option<usize>) {
+        self.state = len.map_or(ValueState::Absent, |len| ValueState::Present { start: 0, len });
+    }
 }
 
 /// Everything a bootstrap reads from the metadata service, fetched on demand.
@@ -103,6 +120,8 @@ pub struct Metadata {
     pub user_data: Value<USERDATA_RESPONSE>,
     /// The keys, one per line.
     pub ssh_keys: Value<{ aws::KEYS_LIMIT * KEY_RESPONSE }>,
+    /// OCI's and Azure's whole document, and GCP's keys while they are combined.
+    document: Value<USERDATA_RESPONSE>,
 }
 
 impl Metadata {
@@ -113,6 +132,7 @@ impl Metadata {
             local_hostname: Value::new(),
             user_data: Value::new(),
             ssh_keys: Value::new(),
+            document: Value::new(),
         }
     }
 
@@ -162,6 +182,7 @@ pub fn take_metadata() -> Option<&'static mut Metadata> {
 
 /// A conversation with the metadata service: its settings and its session token.
 pub struct Imds<'c> {
+    cloud: Cloud,
     timeouts: &'c Timeouts,
     token_ttl: u32,
     token: heapless::Vec<u8, TOKEN_LIMIT>,
@@ -170,8 +191,8 @@ pub struct Imds<'c> {
 }
 
 impl<'c> Imds<'c> {
-    pub fn new(timeouts: &'c Timeouts, token_ttl: u32) -> Self {
-        Imds { timeouts, token_ttl, token: heapless::Vec::new(), requests: 0 }
+    pub fn new(cloud: Cloud, timeouts: &'c Timeouts, token_ttl: u32) -> Self {
+        Imds { cloud, timeouts, token_ttl, token: heapless::Vec::new(), requests: 0 }
     }
 
     /// Fetches the items not fetched yet, all at once.
@@ -181,10 +202,123 @@ impl<'c> Imds<'c> {
         if wanted.is_empty() {
             return Ok(());
         }
+        match self.cloud {
+            Cloud::Aws => self.fetch_aws(metadata, &wanted),
+            Cloud::Gcp => self.fetch_gcp(metadata, &wanted),
+            Cloud::Oci | Cloud::Azure => self.fetch_document(metadata, &wanted),
+            other => Err(ImdsError::NoService { cloud: other.name() }),
+        }
+    }
+
+    /// The one document OCI and Azure answer with, then each value out of it. OCI's
+    /// version 2 wants a header; where it is refused, version 1 does without.
+    fn fetch_document(&mut self, metadata: &mut Metadata, wanted: &[Item]) -> Result<(), ImdsError> {
+        let Metadata { instance_id, hostname, local_hostname, user_data, ssh_keys, document } = metadata;
+        if !document.is_fetched() {
+            let path = if self.cloud == Cloud::Azure { azure::INSTANCE_PATH } else { oci::V2_PATH };
+            let mut state = ValueState::NotFetched;
+            let first = self.get_all(&mut [Target { what: "instance document", path, buf: &mut document.buf, state: &mut state }]);
+            if self.cloud == Cloud::Oci && matches!(first, Err(ImdsError::Refused { status: 401 | 403 | 404, .. })) {
+                let v1 = Target { what: "instance document", path: oci::V1_PATH, buf: &mut document.buf, state: &mut state };
+                self.get_all(&mut [v1])?;
+            } else {
+                first?;
+            }
+            document.state = match state {
+                ValueState::Present { .. } => state,
+                _ => return Err(ImdsError::Refused { what: "instance document", status: 404 }),
+            };
+        }
+        let body = document.get().unwrap_or(b"");
+        let values: [(Item, &mut [u8], &mut ValueState); 5] = [
+            (Item::InstanceId, &mut instance_id.buf, &mut instance_id.state),
+            (Item::Hostname, &mut hostname.buf, &mut hostname.state),
+            (Item::LocalHostname, &mut local_hostname.buf, &mut local_hostname.state),
+            (Item::UserData, &mut user_data.buf, &mut user_data.state),
+            (Item::SshKeys, &mut ssh_keys.buf, &mut ssh_keys.state),
+        ];
+        for (item, buf, state) in values {
+            if !wanted.contains(&item) {
+                continue;
+            }
+            let found = match self.cloud {
+                Cloud::Azure => azure::extract(body, item, buf),
+                _ => oci::extract(body, item, buf),
+            };
+            let found = found.map_err(|error| ImdsError::Document { what: item.key(), error })?;
+            *state = found.map_or(ValueState::Absent, |len| ValueState::Present { start: 0, len });
+        }
+        Ok(())
+    }
+
+    /// GCP: every value in one round; the keys from the instance, its legacy attribute
+    /// and the project (unless blocked), expired ones dropped; user-data decoded when its
+    /// encoding says base64.
+    fn fetch_gcp(&mut self, metadata: &mut Metadata, wanted: &[Item]) -> Result<(), ImdsError> {
+        let Metadata { instance_id, hostname, local_hostname, user_data, ssh_keys, document } = metadata;
+        let mut encoding = [0u8; 256];
+        let mut encoding_state = ValueState::NotFetched;
+        let mut block = [0u8; 256];
+        let mut block_state = ValueState::NotFetched;
+        let mut key_states = [ValueState::NotFetched; 3];
+        let mut targets: heapless::Vec<Target<'_, '_>, 10> = heapless::Vec::new();
+        let values: [(Item, &mut [u8], &mut ValueState); 4] = [
+            (Item::InstanceId, &mut instance_id.buf, &mut instance_id.state),
+            (Item::Hostname, &mut hostname.buf, &mut hostname.state),
+            (Item::LocalHostname, &mut local_hostname.buf, &mut local_hostname.state),
+            (Item::UserData, &mut user_data.buf, &mut user_data.state),
+        ];
+        for (item, buf, state) in values {
+            if let (true, Some(path)) = (wanted.contains(&item), gcp::path(item)) {
+                let _ = targets.push(Target { what: item.key(), path, buf, state });
+            }
+        }
+        if wanted.contains(&Item::UserData) {
+            let _ = targets.push(Target { what: "@userdata", path: gcp::USER_DATA_ENCODING, buf: &mut encoding, state: &mut encoding_state });
+        }
+        let want_keys = wanted.contains(&Item::SshKeys);
+        if want_keys {
+            let sources = [gcp::INSTANCE_KEYS, gcp::LEGACY_KEYS, gcp::PROJECT_KEYS];
+            let third = ssh_keys.buf.len() / 3;
+            for ((path, buf), state) in sources.into_iter().zip(ssh_keys.buf.chunks_mut(third)).zip(key_states.iter_mut()) {
+                let _ = targets.push(Target { what: "@ssh-keys", path, buf, state });
+            }
+            let _ = targets.push(Target { what: "@ssh-keys", path: gcp::BLOCK_PROJECT_KEYS, buf: &mut block, state: &mut block_state });
+        }
+        let round = self.get_all(&mut targets);
+        drop(targets);
+        if let (ValueState::Present { start, len }, ValueState::Present { start: at, len: n }) = (user_data.state, encoding_state) {
+            if encoding[at..at + n].trim_ascii() == b"base64" {
+                let decoded = provider::decode_base64_in_place(&mut user_data.buf[start..], len)
+                    .map_err(|error| ImdsError::Document { what: "@userdata", error })?;
+                user_data.state = ValueState::Present { start, len: decoded };
+            }
+        }
+        if want_keys && key_states.iter().all(|state| *state != ValueState::NotFetched) {
+            let blocked = matches!(block_state, ValueState::Present { start, len } if gcp::blocks_project_keys(&block[start..start + len]));
+            let now = wisp_os_linux::time::realtime_secs();
+            let third = ssh_keys.buf.len() / 3;
+            let mut out = Out::new(&mut document.buf);
+            for (i, state) in key_states.iter().enumerate() {
+                if let (ValueState::Present { start, len }, false) = (*state, blocked && i == 2) {
+                    let value = &ssh_keys.buf[i * third + start..i * third + start + len];
+                    gcp::append_keys(value, now, &mut out).map_err(|full| ImdsError::ValueTooLarge { what: "@ssh-keys", limit: full.limit })?;
+                }
+            }
+            let len = out.len();
+            let limit = ssh_keys.buf.len();
+            let joined = ssh_keys.buf.get_mut(..len).ok_or(ImdsError::ValueTooLarge { what: "@ssh-keys", limit })?;
+            joined.copy_from_slice(&document.buf[..len]);
+            ssh_keys.set(Some(len));
+        }
+        round
+    }
+
+    fn fetch_aws(&mut self, metadata: &mut Metadata, wanted: &[Item]) -> Result<(), ImdsError> {
         // Round one: the values named by a path, and the key listing.
         let mut listing = [0u8; SMALL_RESPONSE];
         let mut listing_state = ValueState::NotFetched;
-        let Metadata { instance_id, hostname, local_hostname, user_data, ssh_keys } = metadata;
+        let Metadata { instance_id, hostname, local_hostname, user_data, ssh_keys, .. } = metadata;
         let values: [(Item, &mut [u8], &mut ValueState); 4] = [
             (Item::InstanceId, &mut instance_id.buf, &mut instance_id.state),
             (Item::Hostname, &mut hostname.buf, &mut hostname.state),
@@ -264,15 +398,22 @@ impl<'c> Imds<'c> {
     /// fetches a new token and repeats the round once.
     fn get_all(&mut self, targets: &mut [Target<'_, '_>]) -> Result<(), ImdsError> {
         for attempt in 0..2 {
-            if self.token.is_empty() || attempt == 1 {
+            if self.cloud == Cloud::Aws && (self.token.is_empty() || attempt == 1) {
                 self.fetch_token()?;
             }
             let mut requests = [[0u8; REQUEST_LIMIT]; PARALLEL_LIMIT];
             let mut lengths = [0usize; PARALLEL_LIMIT];
             let token = core::str::from_utf8(&self.token).unwrap_or("");
+            let headers: &[(&str, &str)] = match self.cloud {
+                Cloud::Aws => &[(aws::TOKEN_HEADER, token)],
+                Cloud::Gcp => &[gcp::FLAVOR],
+                Cloud::Azure => &[azure::METADATA],
+                _ => &[oci::AUTHORIZATION],
+            };
             for (target, (request, length)) in targets.iter().zip(requests.iter_mut().zip(lengths.iter_mut())) {
-                let headers = [(aws::TOKEN_HEADER, token)];
-                let get = Request { method: Method::Get, host: IMDS_HOST, path: target.path, headers: &headers, body: b"" };
+                // OCI's version 1 is the path that goes without the header.
+                let headers = if target.path == oci::V1_PATH { &[] } else { headers };
+                let get = Request { method: Method::Get, host: IMDS_HOST, path: target.path, headers, body: b"" };
                 *length = http::write_request(&get, request).map_err(ImdsError::Request)?;
             }
             let mut exchanges: heapless::Vec<Exchange<'_>, PARALLEL_LIMIT> = heapless::Vec::new();
@@ -290,7 +431,7 @@ impl<'c> Imds<'c> {
                 *target.state = match result {
                     Ok((200, body)) => ValueState::Present { start: body.start, len: body.len() },
                     Ok((404, _)) => ValueState::Absent,
-                    Ok((401, _)) if attempt == 0 => {
+                    Ok((401, _)) if attempt == 0 && self.cloud == Cloud::Aws => {
                         expired = true;
                         ValueState::NotFetched
                     }

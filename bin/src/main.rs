@@ -17,6 +17,7 @@ macro_rules! msg {
 }
 
 mod actions;
+mod azure;
 mod commands;
 mod context;
 mod fetch;

@@ -48,8 +48,8 @@ pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
         Ok(cloud) => cloud,
         Err(e) => return usage_error(ctx, e),
     };
-    if cloud != Cloud::Aws {
-        return usage_error(ctx, msg!("CLOUD={}: this wisp speaks to AWS's metadata service only", cloud.name()));
+    if !matches!(cloud, Cloud::Aws | Cloud::Azure | Cloud::Gcp | Cloud::Oci) {
+        return usage_error(ctx, msg!("CLOUD={}: this wisp has no metadata service for it yet", cloud.name()));
     }
     let var = match ctx.var_dir() {
         Ok(var) => var,
@@ -57,7 +57,7 @@ pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
     };
     let timeouts = ctx.timeouts;
     let Some(metadata) = take_metadata() else { return failure(ctx, msg!("metadata store already in use")) };
-    let mut session = Session { imds: Imds::new(&timeouts, ctx.config.imds_token_ttl), metadata, failed: None };
+    let mut session = Session { imds: Imds::new(cloud, &timeouts, ctx.config.imds_token_ttl), metadata, failed: None };
     // What every phase of this run will read, so the first round asks for all of it.
     let mut all_items: heapless::Vec<Item, 6> = heapless::Vec::new();
     for &phase in phases {
@@ -68,8 +68,18 @@ pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
         }
     }
     for &phase in phases {
-        if let Err(()) = run_phase(ctx, &mut session, &var, phase, &plans, &all_items) {
+        if let Err(reason) = run_phase(ctx, &mut session, &var, phase, &plans, &all_items) {
+            if cloud == Cloud::Azure {
+                let note = crate::azure::report_failure(&timeouts, &reason);
+                ctx.log.line(format_args!("{note}"));
+            }
             return EXIT_FAILED;
+        }
+        if phase == Phase::Main && cloud == Cloud::Azure {
+            if let Some(id) = session.metadata.get(Item::InstanceId) {
+                let note = crate::azure::report_ready(&timeouts, &var, trim(id));
+                ctx.log.line(format_args!("{note}"));
+            }
         }
     }
     EXIT_OK
@@ -84,9 +94,9 @@ fn run_phase(
     phase: Phase,
     plans: &[Plan; 4],
     run_items: &[Item],
-) -> Result<(), ()> {
+) -> Result<(), Line> {
     let started = monotonic_ms();
-    let complete = state::is_complete(var).map_err(|e| ctx.log.line(format_args!("{}: {e}", phase.name())))?;
+    let complete = state::is_complete(var).map_err(|e| logged(ctx, phase, e))?;
     let plan = &plans[phase as usize];
     if phase == Phase::Boot {
         // The network may not be up yet, so the instance cannot be asked for its id: a
@@ -105,10 +115,7 @@ fn run_phase(
             ctx.log.line(format_args!("{}: cannot check the instance-id ({e}): assuming the same instance", phase.name()));
             return Ok(());
         }
-        Err(e) => {
-            ctx.log.line(format_args!("{}: failed: {e}", phase.name()));
-            return Err(());
-        }
+        Err(e) => return Err(logged(ctx, phase, msg!("failed: {e}"))),
     };
     let mut saved_buf = [0u8; state::INSTANCE_ID_LIMIT];
     let saved = state::saved_instance_id(var, &mut saved_buf);
@@ -124,10 +131,10 @@ fn run_phase(
             Shown(&instance_id),
             Shown(saved.unwrap_or(b"unknown"))
         ));
-        state::set_complete(var, false).map_err(|e| ctx.log.line(format_args!("{}: {e}", phase.name())))?;
+        state::set_complete(var, false).map_err(|e| logged(ctx, phase, e))?;
     }
     if !same_instance {
-        state::save_instance_id(var, &instance_id).map_err(|e| ctx.log.line(format_args!("{}: {e}", phase.name())))?;
+        state::save_instance_id(var, &instance_id).map_err(|e| logged(ctx, phase, e))?;
     }
     if complete && phase == Phase::Early {
         let boot = boot_plan(ctx)?;
@@ -136,9 +143,16 @@ fn run_phase(
     run_actions(ctx, session, var, phase, plan, started)
 }
 
-fn boot_plan(ctx: &mut Context<'_>) -> Result<Plan, ()> {
+fn boot_plan(ctx: &mut Context<'_>) -> Result<Plan, Line> {
     let init = ctx.config.init_actions[Phase::Boot as usize].as_deref();
-    Phase::Boot.plan(init, &ctx.config.skip_actions).map_err(|e| ctx.log.line(format_args!("boot: {e}")))
+    Phase::Boot.plan(init, &ctx.config.skip_actions).map_err(|e| logged(ctx, Phase::Boot, msg!("{e}")))
+}
+
+/// Logs a phase's failure and returns it as the reason the run failed.
+fn logged(ctx: &mut Context<'_>, phase: Phase, e: Line) -> Line {
+    let reason = msg!("{}: {e}", phase.name());
+    ctx.log.line(format_args!("{reason}"));
+    reason
 }
 
 /// The instance-id, fetched together with `also` so that a first boot costs one round.
@@ -170,7 +184,7 @@ fn items(plan: &Plan) -> heapless::Vec<Item, 6> {
     items
 }
 
-fn run_actions(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, phase: Phase, plan: &Plan, started: u64) -> Result<(), ()> {
+fn run_actions(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, phase: Phase, plan: &Plan, started: u64) -> Result<(), Line> {
     let wanted = items(plan);
     for &action in plan {
         let action_started = monotonic_ms();
@@ -192,7 +206,7 @@ fn run_actions(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, phas
             Err(e) => {
                 ctx.log.line(format_args!("{}/{name}: failed: {} ({ms} ms)", phase.name(), e));
                 ctx.log.line(format_args!("{}: stopped at {name}", phase.name()));
-                return Err(());
+                return Err(msg!("{}/{name}: {e}", phase.name()));
             }
         }
     }
