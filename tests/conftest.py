@@ -76,7 +76,7 @@ class Namespace:
 class FakeImds:
     """The fake metadata service, running inside a namespace."""
 
-    def __init__(self, namespace, directory, config):
+    def __init__(self, namespace, directory, config, bind="169.254.169.254"):
         self.directory = Path(directory)
         self.config_path = self.directory / "imds.json"
         self.log_path = self.directory / "imds-requests.jsonl"
@@ -85,7 +85,7 @@ class FakeImds:
         self.process = subprocess.Popen(
             ["ip", "netns", "exec", namespace.name, sys.executable, str(FAKE_IMDS),
              "--config", str(self.config_path), "--log", str(self.log_path),
-             "--ready", str(self.ready_path)],
+             "--ready", str(self.ready_path), "--bind", bind],
             stdout=subprocess.DEVNULL, stderr=open(self.directory / "imds.stderr", "w"))
         deadline = time.monotonic() + 10
         while not self.ready_path.exists():
@@ -180,10 +180,10 @@ def aws_metadata(**overrides):
 @pytest.fixture
 def imds(netns, tmp_path):
     """Starts the fake IMDS in the test's namespace: `imds(config)`."""
-    def start(config=None):
+    def start(config=None, bind="169.254.169.254"):
         directory = tmp_path / ("imds-" + secrets.token_hex(3))
         directory.mkdir()
-        return FakeImds(netns, directory, config if config is not None else aws_metadata())
+        return FakeImds(netns, directory, config if config is not None else aws_metadata(), bind)
     return start
 
 

@@ -87,6 +87,103 @@ class Aws:
         raise Reply(404)
 
 
+class Gcp:
+    """GCE's metadata server: every request needs Metadata-Flavor: Google (else 403)."""
+
+    def handle(self, config, method, path, headers, body):
+        if headers.get("metadata-flavor") != "Google":
+            raise Reply(403, "missing Metadata-Flavor: Google")
+        flavor = [("Metadata-Flavor", "Google")]
+        prefix = "/computeMetadata/v1/"
+        if method != "GET" or not path.startswith(prefix):
+            raise Reply(404, headers=flavor)
+        data = user_data(config)
+        if data is not None and config.get("user_data_encoding") == "base64":
+            data = config.get("user_data_raw_b64") or base64.b64encode(data)
+        values = {
+            "instance/id": config.get("instance_id"),
+            "instance/hostname": config.get("hostname"),
+            "instance/attributes/ssh-keys": config.get("gcp_instance_keys",
+                                                       "\n".join(f"{name}:{key}" for name, key in config.get("keys", []))),
+            "instance/attributes/sshKeys": config.get("gcp_legacy_keys"),
+            "project/attributes/ssh-keys": config.get("gcp_project_keys"),
+            "instance/attributes/block-project-ssh-keys": config.get("gcp_block_project_keys"),
+            "instance/attributes/user-data": data,
+            "instance/attributes/user-data-encoding": config.get("user_data_encoding"),
+        }
+        value = values.get(path[len(prefix):])
+        if value is None:
+            raise Reply(404, headers=flavor)
+        raise Reply(200, value, flavor)
+
+
+class Oci:
+    """OCI: /opc/v2/instance/ wants Authorization: Bearer Oracle (else 401); v1 does not."""
+
+    def handle(self, config, method, path, headers, body):
+        if path == "/opc/v2/instance/":
+            if config.get("oci_v2_disabled"):
+                raise Reply(404)
+            if headers.get("authorization") != "Bearer Oracle":
+                raise Reply(401, "missing Authorization: Bearer Oracle")
+        elif path != "/opc/v1/instance/":
+            raise Reply(404)
+        if "raw_document" in config:
+            raise Reply(200, config["raw_document"])
+        metadata = {"ssh_authorized_keys": "\n".join(key for _, key in config.get("keys", []))}
+        data = user_data(config)
+        if data is not None:
+            metadata["user_data"] = config.get("user_data_raw_b64") or base64.b64encode(data).decode()
+        document = {"availabilityDomain": "Uocm:PHX-AD-1", "displayName": "wisp-test", "hostname": config.get("hostname"),
+                    "id": config.get("instance_id"), "metadata": metadata, "region": "phx", "state": "Running"}
+        raise Reply(200, json.dumps(document), [("Content-Type", "application/json")])
+
+
+class Azure:
+    """Azure IMDS: needs Metadata: true and an api-version (else 400)."""
+
+    def handle(self, config, method, path, headers, body):
+        if headers.get("metadata") != "true":
+            raise Reply(400, '{"error": "Bad request. Required metadata header not specified"}')
+        base, _, query = path.partition("?")
+        if "api-version=" not in query:
+            raise Reply(400, '{"error": "Bad request. api-version was not specified in the request"}')
+        if base != "/metadata/instance":
+            raise Reply(404)
+        if "raw_document" in config:
+            raise Reply(200, config["raw_document"])
+        data = user_data(config)
+        compute = {
+            "vmId": config.get("instance_id"), "location": "westeurope", "name": "wisp-test",
+            "osProfile": {"adminUsername": "azureuser", "computerName": config.get("hostname"), "disablePasswordAuthentication": "true"},
+            "publicKeys": [{"keyData": key + "\r\n", "path": "/home/azureuser/.ssh/authorized_keys"} for _, key in config.get("keys", [])],
+            "userData": (config.get("user_data_raw_b64") or base64.b64encode(data).decode()) if data is not None else "",
+        }
+        raise Reply(200, json.dumps({"compute": compute, "network": {"interface": []}}), [("Content-Type", "application/json")])
+
+
+class Wireserver:
+    """Azure's wireserver: the JSON health report, and the goal-state protocol."""
+
+    def handle(self, config, method, path, headers, body):
+        if path == "/provisioning/health" and method == "POST":
+            try:
+                state = json.loads(body).get("state")
+            except ValueError:
+                state = None
+            if state not in ("Ready", "NotReady"):
+                raise Reply(400, "not a health report")
+            raise Reply(config.get("health_status", 200))
+        if path == "/machine/?comp=goalstate" and method == "GET":
+            if headers.get("x-ms-version") != "2012-11-30":
+                raise Reply(400)
+            raise Reply(200, "<?xml version=\"1.0\"?><GoalState><Incarnation>7</Incarnation><Container><ContainerId>c-42</ContainerId>"
+                             "<RoleInstanceList><RoleInstance><InstanceId>role_1.0</InstanceId></RoleInstance></RoleInstanceList></Container></GoalState>")
+        if path == "/machine?comp=health" and method == "POST":
+            raise Reply(200)
+        raise Reply(404)
+
+
 def user_data(config):
     if "user_data_b64" in config:
         return base64.b64decode(config["user_data_b64"])
@@ -95,12 +192,15 @@ def user_data(config):
     return None
 
 
-MODES = {"aws": Aws}
+MODES = {"aws": Aws, "gcp": Gcp, "oci": Oci, "azure": Azure, "wireserver": Wireserver}
 
 
 class Server(socketserver.ThreadingTCPServer):
     daemon_threads = True
     allow_reuse_address = True
+    # wisp opens a connection per request, all at once: the default backlog of 5 would
+    # drop the rest and cost a SYN retransmission (a second) each.
+    request_queue_size = 64
 
 
 class Handler(socketserver.StreamRequestHandler):
@@ -117,6 +217,8 @@ class Handler(socketserver.StreamRequestHandler):
         faults = config.get("faults", {})
         state.count(path)
         entry = {"method": method, "path": path, "headers": headers, "time": time.time()}
+        if body:
+            entry["body"] = body.decode("utf-8", "replace")
         delay_ms = faults.get("delay_ms", 0)
         if delay_ms:
             time.sleep(delay_ms / 1000)

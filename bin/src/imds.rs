@@ -218,7 +218,8 @@ impl<'c> Imds<'c> {
             let path = if self.cloud == Cloud::Azure { azure::INSTANCE_PATH } else { oci::V2_PATH };
             let mut state = ValueState::NotFetched;
             let first = self.get_all(&mut [Target { what: "instance document", path, buf: &mut document.buf, state: &mut state }]);
-            if self.cloud == Cloud::Oci && matches!(first, Err(ImdsError::Refused { status: 401 | 403 | 404, .. })) {
+            let refused = matches!(first, Err(ImdsError::Refused { status: 401 | 403, .. })) || state == ValueState::Absent;
+            if self.cloud == Cloud::Oci && refused {
                 let v1 = Target { what: "instance document", path: oci::V1_PATH, buf: &mut document.buf, state: &mut state };
                 self.get_all(&mut [v1])?;
             } else {

@@ -185,15 +185,15 @@ fn items(plan: &Plan) -> heapless::Vec<Item, 6> {
 }
 
 fn run_actions(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, phase: Phase, plan: &Plan, started: u64) -> Result<(), Line> {
-    let wanted = items(plan);
     for &action in plan {
         let action_started = monotonic_ms();
         let result = match action.metadata() {
             Some(item) => match session.failed.filter(|e| e.item() == Some(item)) {
                 Some(e) => Err(msg!("{e}")),
+                // Only this action's item: another item's failure is not this action's.
                 None => session
                     .imds
-                    .fetch(session.metadata, &wanted)
+                    .fetch(session.metadata, &[item])
                     .map_err(|e| msg!("{e}"))
                     .and_then(|()| actions::run(ctx, session, var, action)),
             },

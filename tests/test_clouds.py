@@ -1,0 +1,196 @@
+"""Azure (with its provisioning report), GCP and OCI end to end, and detection from DMI."""
+
+import base64
+import json
+
+import pytest
+
+from conftest import ECDSA, ED25519, aws_metadata, leftover_temporaries
+
+SCRIPT = "#!/bin/sh\necho ran > \"$(dirname \"$0\")/script-ran\"\n"
+NOW_PLUS_YEAR = "2030-01-01T00:00:00+0000"
+PAST = "2020-01-01T00:00:00+0000"
+
+DMI = {
+    "aws": {"sys_vendor": "Amazon EC2"},
+    "azure": {"sys_vendor": "Microsoft Corporation", "chassis_asset_tag": "7783-7084-3265-9085-8269-3286-77"},
+    "gcp": {"sys_vendor": "Google", "product_name": "Google Compute Engine"},
+    "oci": {"sys_vendor": "QEMU", "chassis_asset_tag": "OracleCloud.com"},
+}
+
+
+def set_dmi(root, cloud):
+    for name in ("sys_vendor", "product_name", "product_uuid", "chassis_asset_tag"):
+        path = root / "sys/class/dmi/id" / name
+        if path.exists():
+            path.unlink()
+    for name, value in DMI.get(cloud, {"sys_vendor": "QEMU"}).items():
+        (root / "sys/class/dmi/id" / name).write_text(value + "\n")
+
+
+def metadata(mode, **overrides):
+    config = aws_metadata(**overrides)
+    config["mode"] = mode
+    return config
+
+
+def assert_bootstrapped(result, root, hostname):
+    assert result.rc == 0, result
+    assert result.hostname == hostname
+    keys = (root / "home/alpine/.ssh/authorized_keys").read_text()
+    assert ED25519 in keys and ECDSA in keys
+    assert (root / "var/lib/cloud/script-ran").exists()
+    assert (root / "var/lib/cloud/.bootstrap-complete").exists()
+    assert not leftover_temporaries(root)
+
+
+@pytest.mark.parametrize("cloud", ["aws", "azure", "gcp", "oci"])
+def test_detection(cloud, run, imds, root):
+    set_dmi(root, cloud)
+    imds(metadata(cloud))
+    if cloud == "azure":
+        imds({"mode": "wireserver"}, bind="168.63.129.16")
+    result = run("imds", "@instance-id", root=root)
+    assert (result.rc, result.stdout) == (0, "i-0123456789abcdef0\n"), result
+    assert (root / "var/lib/cloud/.autodetect").read_text() == f"CLOUD={cloud}\n"
+
+
+def test_no_known_cloud(run, root):
+    set_dmi(root, None)
+    result = run("boot", root=root)
+    assert result.rc == 2 and "CLOUD=auto found no known cloud" in result.stderr
+
+
+def test_gcp_end_to_end(run, imds, root):
+    set_dmi(root, "gcp")
+    server = imds(metadata("gcp", hostname="web-1.c.project.internal", user_data=SCRIPT, user_data_encoding="base64",
+                           gcp_instance_keys=f"alice:{ED25519}\nold:ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQ== google-ssh {{\"userName\":\"old@x\",\"expireOn\":\"{PAST}\"}}",
+                           gcp_legacy_keys=f"bob:{ECDSA}",
+                           gcp_project_keys=f"proj:{ED25519.replace('alice@laptop', 'project')}"))
+    result = run("bootstrap", root=root)
+    assert_bootstrapped(result, root, "web-1")
+    assert (root / "etc/hosts").read_text().count("127.0.1.1\tweb-1.c.project.internal web-1\n") == 1
+    keys = (root / "home/alpine/.ssh/authorized_keys").read_text()
+    assert "google-ssh" not in keys  # the expired key is left out
+    assert all(r["headers"].get("metadata-flavor") == "Google" for r in server.requests())
+    assert (root / "var/lib/cloud/user-data").read_text() == SCRIPT
+
+
+def test_gcp_blocks_project_keys_and_keeps_unexpired(run, imds, root):
+    set_dmi(root, "gcp")
+    live = f"carol:{ECDSA.replace(' bob', '')} google-ssh {{\"userName\":\"carol@x\",\"expireOn\":\"{NOW_PLUS_YEAR}\"}}"
+    imds(metadata("gcp", gcp_instance_keys=live, gcp_project_keys=f"proj:{ED25519}", gcp_block_project_keys="true"))
+    result = run("imds", "@ssh-keys", root=root)
+    assert result.rc == 0, result
+    assert result.stdout.startswith("ecdsa-sha2-nistp256 ") and "google-ssh" in result.stdout
+    assert ED25519.split()[1] not in result.stdout
+
+
+def test_gcp_invalid_base64(run, imds, root):
+    set_dmi(root, "gcp")
+    imds(metadata("gcp", user_data="x", user_data_encoding="base64", user_data_raw_b64="IyEv!!bad"))
+    result = run("bootstrap", root=root)
+    assert result.rc == 1, result
+    assert "early/save_userdata: failed: metadata @userdata: user-data: invalid base64 byte" in result.stderr
+    assert not (root / "var/lib/cloud/user-data").exists()
+    assert not (root / "var/lib/cloud/.bootstrap-complete").exists()
+
+
+def test_oci_end_to_end_and_v1_fallback(run, imds, root):
+    set_dmi(root, "oci")
+    server = imds(metadata("oci", hostname="oci-web", user_data=SCRIPT))
+    result = run("bootstrap", root=root)
+    assert_bootstrapped(result, root, "oci-web")
+    assert all(r["headers"].get("authorization") == "Bearer Oracle" for r in server.requests())
+    server.update(oci_v2_disabled=True, instance_id="ocid1.instance.oc1.new")
+    result = run("imds", "@instance-id", root=root)
+    assert (result.rc, result.stdout) == (0, "ocid1.instance.oc1.new\n"), result
+    assert any(r["path"] == "/opc/v1/instance/" and "authorization" not in r["headers"] for r in server.requests())
+
+
+def test_oci_bad_documents(run, imds, root):
+    set_dmi(root, "oci")
+    server = imds(metadata("oci", user_data_raw_b64="!!!not base64!!!", user_data="x"))
+    result = run("bootstrap", root=root)
+    assert result.rc == 1 and "early/save_userdata: failed: metadata @userdata: user-data: invalid base64" in result.stderr, result
+    assert not (root / "var/lib/cloud/user-data").exists()
+    server.update(raw_document='{"id": ["not", "a string"], "hostname": "h"}', user_data_raw_b64=None)
+    result = run("imds", "@instance-id", root=root)
+    assert result.rc == 1 and "metadata @instance-id: JSON value is not a string" in result.stderr, result
+    server.update(raw_document='{"id": "x", "hostname": ')
+    result = run("imds", "@hostname", root=root)
+    assert result.rc == 1 and "invalid JSON" in result.stderr, result
+
+
+def test_azure_end_to_end_reports_ready_once(run, imds, root):
+    set_dmi(root, "azure")
+    imds(metadata("azure", hostname="azvm", user_data=SCRIPT))
+    wire = imds({"mode": "wireserver"}, bind="168.63.129.16")
+    result = run("bootstrap", root=root)
+    assert_bootstrapped(result, root, "azvm")
+    assert "azure: reported ready (provisioning/health)" in result.stderr
+    reports = [r for r in wire.requests() if r["path"] == "/provisioning/health"]
+    assert [json.loads(r["body"]) for r in reports] == [{"state": "Ready"}]
+    # A later boot reports nothing again.
+    (root / "var/lib/cloud/.bootstrap-complete").unlink()
+    result = run("bootstrap", root=root)
+    assert result.rc == 0 and "ready was reported for this instance already" in result.stderr
+    assert len([r for r in wire.requests() if r["path"] == "/provisioning/health"]) == 1
+
+
+def test_azure_goal_state_fallback(run, imds, root):
+    set_dmi(root, "azure")
+    imds(metadata("azure"))
+    wire = imds({"mode": "wireserver", "health_status": 404}, bind="168.63.129.16")
+    result = run("bootstrap", root=root)
+    assert result.rc == 0, result
+    assert "azure: reported ready (goal state health report)" in result.stderr
+    health = [r for r in wire.requests() if r["path"] == "/machine?comp=health"]
+    assert len(health) == 1
+    body = health[0]["body"]
+    assert "<GoalStateIncarnation>7</GoalStateIncarnation>" in body and "<ContainerId>c-42</ContainerId>" in body
+    assert "<InstanceId>role_1.0</InstanceId>" in body and "<State>Ready</State>" in body
+    assert health[0]["headers"]["x-ms-version"] == "2012-11-30"
+
+
+def test_azure_failure_is_reported_not_ready(run, imds, root):
+    set_dmi(root, "azure")
+    imds(metadata("azure", hostname="bad_name"))
+    wire = imds({"mode": "wireserver"}, bind="168.63.129.16")
+    result = run("bootstrap", root=root)
+    assert result.rc == 1
+    reports = [json.loads(r["body"]) for r in wire.requests() if r["path"] == "/provisioning/health"]
+    assert len(reports) == 1 and reports[0]["state"] == "NotReady"
+    assert reports[0]["details"]["subStatus"] == "ProvisioningFailed"
+    assert "main/set_hostname" in reports[0]["details"]["description"]
+
+
+@pytest.mark.parametrize("wire_fault", ["refuse", "hang"])
+def test_azure_wireserver_down_still_completes(run, imds, root, wire_fault):
+    set_dmi(root, "azure")
+    imds(metadata("azure"))
+    if wire_fault == "hang":
+        imds({"mode": "wireserver", "faults": {"hang_paths": ["*"], "hang_s": 60}}, bind="168.63.129.16")
+    result = run("bootstrap", root=root)
+    assert result.rc == 0, result
+    assert "azure: could not report ready" in result.stderr
+    assert (root / "var/lib/cloud/.bootstrap-complete").exists()
+    assert result.seconds < 3.0 + 3.0 + 2.5  # the report's deadline, twice at most (health, goal state)
+
+
+def test_azure_imds_requires_the_header(run, imds, root):
+    # The fake refuses requests without Metadata: true, as Azure does; wisp always sends it.
+    set_dmi(root, "azure")
+    server = imds(metadata("azure"))
+    result = run("imds", "@hostname", root=root)
+    assert result.rc == 0
+    assert all(r["headers"].get("metadata") == "true" and "api-version=" in r["path"] for r in server.requests())
+
+
+def test_azure_key_over_the_limit(run, imds, root):
+    set_dmi(root, "azure")
+    imds(metadata("azure", keys=[["big", "ssh-rsa " + "A" * 70000]]))
+    imds({"mode": "wireserver"}, bind="168.63.129.16")
+    result = run("bootstrap", root=root)
+    assert result.rc == 1
+    assert "main/set_ssh_keys: failed:" in result.stderr and "longer than" in result.stderr, result.stderr
