@@ -194,3 +194,17 @@ def test_azure_key_over_the_limit(run, imds, root):
     result = run("bootstrap", root=root)
     assert result.rc == 1
     assert "main/set_ssh_keys: failed:" in result.stderr and "longer than" in result.stderr, result.stderr
+
+
+def test_azure_bad_documents(run, imds, root):
+    set_dmi(root, "azure")
+    server = imds(metadata("azure", user_data="x", user_data_raw_b64="@@@"))
+    imds({"mode": "wireserver"}, bind="168.63.129.16")
+    result = run("bootstrap", root=root)
+    assert result.rc == 1 and "early/save_userdata: failed: metadata @userdata: user-data: invalid base64" in result.stderr, result
+    server.update(raw_document='{"compute": {"vmId": 42}}')
+    result = run("imds", "@instance-id", root=root)
+    assert result.rc == 1 and "metadata @instance-id: JSON value is not a string" in result.stderr, result
+    server.update(raw_document='{"compute": {"vmId": "v", "publicKeys": {"keyData": "not an array"}}}')
+    result = run("imds", "@ssh-keys", root=root)
+    assert result.rc == 1 and "metadata @ssh-keys: JSON value is not an array" in result.stderr, result
