@@ -150,9 +150,5 @@ fn run_userdata(ctx: &Context<'_>, var: &Dir) -> Result<Line, Line> {
 }
 
 fn parse_u32(text: &[u8]) -> Option<u32> {
-    let digits = text.strip_suffix(b"\n").unwrap_or(text);
-    if digits.is_empty() || digits.len() > 9 || !digits.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    Some(digits.iter().fold(0, |n, &d| n * 10 + u32::from(d - b'0')))
+    u32::try_from(wisp_core::text::decimal(text.trim_ascii_end(), 10)?).ok()
 }

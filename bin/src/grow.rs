@@ -201,7 +201,7 @@ fn grow_table(ctx: &Context<'_>, disk: BorrowedFd<'_>, sector_size: u32, disk_se
         }
         (plan.decision, plan.capped)
     };
-    let mib = |sectors: u64| sectors * u64::from(sector_size) >> 20;
+    let mib = |sectors: u64| (sectors * u64::from(sector_size)) >> 20;
     let note = match decision {
         Decision::Grow { start, old_end, new_end } => msg!(
             "partition {partition} grown from {} MiB to {} MiB{}",
@@ -330,8 +330,5 @@ fn crash_hook(ctx: &Context<'_>) -> Option<u32> {
 }
 
 fn parse_number(digits: &[u8]) -> Option<u32> {
-    if digits.is_empty() || digits.len() > 9 || !digits.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    Some(digits.iter().fold(0, |n, &d| n * 10 + u32::from(d - b'0')))
+    u32::try_from(wisp_core::text::decimal(digits, 10)?).ok()
 }

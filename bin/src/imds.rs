@@ -374,7 +374,7 @@ impl<'c> Imds<'c> {
         for (i, state) in states[..indices.len()].iter().enumerate() {
             if let ValueState::Present { start, len } = *state {
                 let from = i * KEY_RESPONSE + start;
-                let key_len = trim_line_ends(&keys.buf[from..from + len]).len();
+                let key_len = keys.buf[from..from + len].trim_ascii_end().len();
                 keys.buf.copy_within(from..from + key_len, joined);
                 joined += key_len;
                 keys.buf[joined] = b'\n';
@@ -473,16 +473,10 @@ impl<'c> Imds<'c> {
         if status != 200 {
             return Err(ImdsError::Refused { what, status });
         }
-        let token = trim_line_ends(body);
+        let token = body.trim_ascii_end();
         self.token.clear();
         self.token.extend_from_slice(token).map_err(|_| ImdsError::TokenTooLong { limit: TOKEN_LIMIT })?;
         Ok(())
     }
 }
 
-fn trim_line_ends(mut bytes: &[u8]) -> &[u8] {
-    while let [rest @ .., b'\n' | b'\r'] = bytes {
-        bytes = rest;
-    }
-    bytes
-}

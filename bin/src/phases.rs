@@ -77,7 +77,7 @@ pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
         }
         if phase == Phase::Main && cloud == Cloud::Azure {
             if let Some(id) = session.metadata.get(Item::InstanceId) {
-                let note = crate::azure::report_ready(&timeouts, &var, trim(id));
+                let note = crate::azure::report_ready(&timeouts, &var, id.trim_ascii_end());
                 ctx.log.line(format_args!("{note}"));
             }
         }
@@ -167,7 +167,7 @@ fn fetch_instance_id(session: &mut Session<'_>, also: &[Item]) -> Result<heaples
         }
     }
     let id = session.metadata.get(Item::InstanceId).unwrap_or(b"");
-    let id = trim(id);
+    let id = id.trim_ascii_end();
     if id.is_empty() || id.len() > state::INSTANCE_ID_LIMIT || !id.iter().all(|b| b.is_ascii_graphic() && *b != b'/') {
         return Err(msg!("the metadata service gave an invalid instance-id \"{}\"", Shown(&id[..id.len().min(64)])));
     }
@@ -230,9 +230,3 @@ fn exists(path: &wisp_os_linux::cpath::CPath) -> bool {
     matches!(wisp_os_linux::fs::metadata(path.as_cstr()), Ok(Some(_)))
 }
 
-fn trim(mut bytes: &[u8]) -> &[u8] {
-    while let [rest @ .., b'\n' | b'\r' | b' '] = bytes {
-        bytes = rest;
-    }
-    bytes
-}

@@ -68,10 +68,7 @@ fn fields<const N: usize>(line: &[u8]) -> Option<[&[u8]; N]> {
 }
 
 fn number(digits: &[u8]) -> Option<u32> {
-    if digits.is_empty() || digits.len() > 10 || !digits.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    u32::try_from(digits.iter().fold(0u64, |n, &d| n * 10 + u64::from(d - b'0'))).ok()
+    u32::try_from(crate::text::decimal(digits, 10)?).ok()
 }
 
 fn parse_user(line: &[u8]) -> Option<User<'_>> {

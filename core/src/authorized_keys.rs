@@ -64,7 +64,7 @@ pub struct PublicKey<'a> {
 impl<'a> PublicKey<'a> {
     /// Validates one line; a trailing CR (Azure sends `\r\n`) and surrounding spaces go.
     pub fn parse(raw: &'a [u8]) -> Result<PublicKey<'a>, KeyError> {
-        let line = trim(raw);
+        let line = raw.trim_ascii();
         if line.is_empty() {
             return Err(KeyError::Empty);
         }
@@ -132,15 +132,6 @@ pub fn merge(existing: &[u8], keys: &[PublicKey<'_>], out: &mut [u8]) -> Result<
     Ok(added.then_some(writer.len()))
 }
 
-fn trim(mut bytes: &[u8]) -> &[u8] {
-    while let [b' ' | b'\t' | b'\r' | b'\n', rest @ ..] = bytes {
-        bytes = rest;
-    }
-    while let [rest @ .., b' ' | b'\t' | b'\r' | b'\n'] = bytes {
-        bytes = rest;
-    }
-    bytes
-}
 
 #[cfg(test)]
 mod tests {

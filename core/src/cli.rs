@@ -217,10 +217,7 @@ fn grow_target<'a>(rest: &'a [&'a [u8]]) -> Result<GrowTarget<'a>, Error<'a>> {
 
 /// GPT allows 128 entries in the usual array; MBR has 4 primaries.
 fn parse_partition(digits: &[u8]) -> Option<u32> {
-    if digits.is_empty() || digits.len() > 3 || !digits.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    let n = digits.iter().fold(0u32, |n, &d| n * 10 + u32::from(d - b'0'));
+    let n = crate::text::decimal(digits, 3)? as u32;
     (1..=128).contains(&n).then_some(n)
 }
 

@@ -185,21 +185,24 @@ pub fn parse<'t>(text: &'t [u8], config: &mut Config, on_warning: &mut dyn FnMut
     Ok(())
 }
 
+/// A line's variable name and its raw value.
+type Assignment<'t> = (&'t [u8], &'t [u8]);
+
 /// `Ok(None)` for blank and comment lines.
-fn split_assignment(raw: &[u8]) -> Result<Option<(&[u8], &[u8])>, ErrorKind> {
-    let line = trim_start(raw.strip_suffix(b"\r").unwrap_or(raw));
+fn split_assignment(raw: &[u8]) -> Result<Option<Assignment<'_>>, ErrorKind> {
+    let line = <[u8]>::trim_ascii_start(raw.strip_suffix(b"\r").unwrap_or(raw));
     if line.is_empty() || line[0] == b'#' {
         return Ok(None);
     }
     let line = match line.strip_prefix(b"export") {
-        Some(rest) if rest.first().is_some_and(|b| *b == b' ' || *b == b'\t') => trim_start(rest),
+        Some(rest) if rest.first().is_some_and(|b| *b == b' ' || *b == b'\t') => <[u8]>::trim_ascii_start(rest),
         _ => line,
     };
     let name_end = line.iter().position(|&b| !(b.is_ascii_alphanumeric() || b == b'_')).unwrap_or(line.len());
     let name = &line[..name_end];
     match line.get(name_end) {
         Some(b'=') if !name.is_empty() && !name[0].is_ascii_digit() => Ok(Some((name, &line[name_end + 1..]))),
-        Some(b' ' | b'\t') if trim_start(&line[name_end..]).first() == Some(&b'=') => Err(ErrorKind::SpaceAroundEquals),
+        Some(b' ' | b'\t') if <[u8]>::trim_ascii_start(&line[name_end..]).first() == Some(&b'=') => Err(ErrorKind::SpaceAroundEquals),
         _ => Err(ErrorKind::NotAnAssignment),
     }
 }
@@ -245,7 +248,7 @@ fn unquote(raw: &[u8], seen: &[(&[u8], String<VALUE_LIMIT>)]) -> Result<String<V
             b'$' => i = expand(raw, i, seen, &mut push)?,
             b'`' => return Err(ErrorKind::CommandSubstitution),
             b' ' | b'\t' => {
-                let rest = trim_start(&raw[i..]);
+                let rest = <[u8]>::trim_ascii_start(&raw[i..]);
                 if rest.is_empty() || rest[0] == b'#' {
                     break;
                 }
@@ -322,10 +325,7 @@ fn apply(config: &mut Config, name: &[u8], value: &str) -> Result<bool, ErrorKin
 }
 
 fn number(name: &'static str, value: &str, min: u32, max: u32) -> Result<u32, ErrorKind> {
-    if value.is_empty() || value.len() > 9 || !value.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(ErrorKind::BadNumber { name });
-    }
-    let n = value.bytes().fold(0u32, |n, d| n * 10 + u32::from(d - b'0'));
+    let n = crate::text::decimal(value.as_bytes(), 9).ok_or(ErrorKind::BadNumber { name })? as u32;
     if n < min || n > max {
         return Err(ErrorKind::OutOfRange { name, min, max });
     }
@@ -352,12 +352,6 @@ pub fn is_user_name(name: &str) -> bool {
     first_ok && bytes.all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-') && name.len() <= 32
 }
 
-fn trim_start(mut bytes: &[u8]) -> &[u8] {
-    while let [b' ' | b'\t', rest @ ..] = bytes {
-        bytes = rest;
-    }
-    bytes
-}
 
 #[cfg(test)]
 mod tests {

@@ -20,13 +20,13 @@ impl Dmi<'_> {
 const AZURE_ASSET_TAG: &[u8] = b"7783-7084-3265-9085-8269-3286-77";
 
 pub fn detect(dmi: &Dmi<'_>) -> Option<Cloud> {
-    if trim(dmi.sys_vendor) == b"Amazon EC2" || is_ec2_uuid(trim(dmi.product_uuid)) {
+    if <[u8]>::trim_ascii_end(dmi.sys_vendor) == b"Amazon EC2" || is_ec2_uuid(<[u8]>::trim_ascii_end(dmi.product_uuid)) {
         Some(Cloud::Aws)
-    } else if trim(dmi.chassis_asset_tag) == AZURE_ASSET_TAG {
+    } else if <[u8]>::trim_ascii_end(dmi.chassis_asset_tag) == AZURE_ASSET_TAG {
         Some(Cloud::Azure)
-    } else if trim(dmi.product_name) == b"Google Compute Engine" {
+    } else if <[u8]>::trim_ascii_end(dmi.product_name) == b"Google Compute Engine" {
         Some(Cloud::Gcp)
-    } else if trim(dmi.chassis_asset_tag) == b"OracleCloud.com" {
+    } else if <[u8]>::trim_ascii_end(dmi.chassis_asset_tag) == b"OracleCloud.com" {
         Some(Cloud::Oci)
     } else {
         None
@@ -43,12 +43,6 @@ fn is_ec2_uuid(uuid: &[u8]) -> bool {
     uuid.len() == 36 && (straight || swapped)
 }
 
-fn trim(mut bytes: &[u8]) -> &[u8] {
-    while let [rest @ .., b'\n' | b'\r' | b' ' | b'\t'] = bytes {
-        bytes = rest;
-    }
-    bytes
-}
 
 #[cfg(test)]
 mod tests {

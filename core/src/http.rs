@@ -61,7 +61,7 @@ impl<'b> Response<'b> {
             if !line[..colon].eq_ignore_ascii_case(name.as_bytes()) {
                 return None;
             }
-            Some(trim(&line[colon + 1..]))
+            Some(line[colon + 1..].trim_ascii())
         })
     }
 }
@@ -174,7 +174,7 @@ pub fn parse_response(buf: &[u8], capacity: usize, eof: bool) -> Result<Status<R
             return Err(Error::UnsupportedTransferEncoding);
         }
         if header.name.eq_ignore_ascii_case("content-length") {
-            let length = parse_length(trim(header.value)).ok_or(Error::BadContentLength)?;
+            let length = parse_length(header.value.trim_ascii()).ok_or(Error::BadContentLength)?;
             if content_length.is_some_and(|earlier| earlier != length) {
                 return Err(Error::BadContentLength);
             }
@@ -210,20 +210,7 @@ fn httparse_reason(e: httparse::Error) -> &'static str {
 }
 
 fn parse_length(digits: &[u8]) -> Option<usize> {
-    if digits.is_empty() || digits.len() > 15 || !digits.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    Some(digits.iter().fold(0, |n, &d| n * 10 + usize::from(d - b'0')))
-}
-
-fn trim(mut bytes: &[u8]) -> &[u8] {
-    while let [b' ' | b'\t' | b'\r', rest @ ..] = bytes {
-        bytes = rest;
-    }
-    while let [rest @ .., b' ' | b'\t' | b'\r'] = bytes {
-        bytes = rest;
-    }
-    bytes
+    usize::try_from(crate::text::decimal(digits, 15)?).ok()
 }
 
 /// Writes `request` to a blocking stream, formatting it in `scratch`.

@@ -70,10 +70,7 @@ fn parse_line(line: &[u8]) -> Option<Mount<'_>> {
 }
 
 fn number(digits: &[u8]) -> Option<u32> {
-    if digits.is_empty() || digits.len() > 9 || !digits.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    Some(digits.iter().fold(0, |n, &d| n * 10 + u32::from(d - b'0')))
+    u32::try_from(crate::text::decimal(digits, 10)?).ok()
 }
 
 /// The mount holding `path`: the one whose mountpoint is the longest prefix of it (a

@@ -40,12 +40,12 @@ pub fn parse(script: &[u8]) -> Result<Shebang<'_>, ShebangError> {
     if line_end + 3 > SHEBANG_LIMIT {
         return Err(ShebangError::LineTooLong { limit: SHEBANG_LIMIT });
     }
-    let line = trim(&rest[..line_end]);
+    let line = rest[..line_end].trim_ascii();
     if line.iter().any(|&b| b < 0x20 && b != b'\t' || b == 0x7f) {
         return Err(ShebangError::ControlCharacter);
     }
     let split = line.iter().position(|&b| b == b' ' || b == b'\t').unwrap_or(line.len());
-    let (interpreter, argument) = (&line[..split], trim(&line[split..]));
+    let (interpreter, argument) = (&line[..split], line[split..].trim_ascii());
     if interpreter.is_empty() {
         return Err(ShebangError::NoInterpreter);
     }
@@ -55,15 +55,6 @@ pub fn parse(script: &[u8]) -> Result<Shebang<'_>, ShebangError> {
     Ok(Shebang { interpreter, argument: (!argument.is_empty()).then_some(argument) })
 }
 
-fn trim(mut bytes: &[u8]) -> &[u8] {
-    while let [b' ' | b'\t' | b'\r', rest @ ..] = bytes {
-        bytes = rest;
-    }
-    while let [rest @ .., b' ' | b'\t' | b'\r'] = bytes {
-        bytes = rest;
-    }
-    bytes
-}
 
 #[cfg(test)]
 mod tests {

@@ -31,7 +31,7 @@ pub struct Metadata {
 
 impl From<&rustix::fs::Stat> for Metadata {
     fn from(st: &rustix::fs::Stat) -> Self {
-        Metadata { mode: st.st_mode as u32, uid: st.st_uid, gid: st.st_gid, size: st.st_size as u64 }
+        Metadata { mode: st.st_mode, uid: st.st_uid, gid: st.st_gid, size: st.st_size as u64 }
     }
 }
 

@@ -127,7 +127,7 @@ fn report(binary: &[u8], symbols: Option<&[u8]>, budget: &Budget) -> Result<bool
             *by_crate.entry(crate_of(name)).or_default() += size;
         }
         let mut by_crate: Vec<_> = by_crate.into_iter().collect();
-        by_crate.sort_by(|a, b| b.1.cmp(&a.1));
+        by_crate.sort_by_key(|entry| std::cmp::Reverse(entry.1));
         println!();
         println!("by crate:");
         for (name, size) in by_crate {

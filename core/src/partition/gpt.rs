@@ -95,7 +95,7 @@ impl Header {
             return Err(GptError::HeaderCrc);
         }
         let entry_size = header.entry_size() as usize;
-        if entry_size < MIN_ENTRY_SIZE || entry_size % 8 != 0 {
+        if entry_size < MIN_ENTRY_SIZE || !entry_size.is_multiple_of(8) {
             return Err(GptError::BadEntrySize);
         }
         if header.entries_len() > ENTRIES_LIMIT {

@@ -57,10 +57,7 @@ pub fn parse_key_listing(body: &[u8]) -> Result<heapless::Vec<u16, KEYS_LIMIT>, 
 }
 
 fn parse_index(digits: &[u8]) -> Option<u16> {
-    if digits.is_empty() || digits.len() > 4 || !digits.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    Some(digits.iter().fold(0u16, |n, &d| n * 10 + u16::from(d - b'0')))
+    crate::text::decimal(digits, 4).map(|n| n as u16)
 }
 
 /// `/latest/meta-data/public-keys/<index>/openssh-key`.
