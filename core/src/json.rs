@@ -70,7 +70,8 @@ impl<'a> Value<'a> {
         Ok(Some(current))
     }
 
-    fn members(&self) -> Result<Members<'a>, JsonError> {
+    /// The members of an object, as (quoted key, value) pairs.
+    pub fn members(&self) -> Result<Members<'a>, JsonError> {
         if self.text.first() != Some(&b'{') {
             return Err(JsonError::WrongType { expected: "an object" });
         }
@@ -151,7 +152,7 @@ pub struct Members<'a> {
 }
 
 impl<'a> Members<'a> {
-    fn next_member(&mut self) -> Result<Option<(Value<'a>, Value<'a>)>, JsonError> {
+    pub fn next_member(&mut self) -> Result<Option<(Value<'a>, Value<'a>)>, JsonError> {
         let text = self.value.text;
         let syntax = |at: usize| JsonError::Syntax { offset: self.value.offset + at };
         let mut at = skip_space(text, self.at);

@@ -27,6 +27,7 @@ pub mod hosts_file;
 // Metadata services, the phases that use them, and the scripts they run.
 pub mod phase;
 pub mod script;
+pub mod seed;
 pub mod text;
 pub mod provider;
 

@@ -1,0 +1,45 @@
+//! Seed filesystems: the small disks local clouds hand an instance its data on (NoCloud's
+//! `cidata`, ConfigDrive's `config-2`). wisp reads them itself: no mount, no blkid, no
+//! filesystem module in the kernel.
+
+use core::fmt;
+
+pub mod iso9660;
+pub mod nocloud;
+
+/// Reading bytes from an image or device, which the caller does.
+pub trait Device {
+    fn read(&mut self, offset: u64, buf: &mut [u8]) -> Result<(), SeedError>;
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SeedError {
+    /// Reading failed (the caller's errno).
+    Io { errno: i32 },
+    NotIso9660,
+    Corrupt { what: &'static str },
+    TooManyEntries { limit: usize },
+    FileTooLarge { limit: usize },
+}
+
+impl fmt::Display for SeedError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            SeedError::Io { errno } => write!(f, "read failed (errno {errno})"),
+            SeedError::NotIso9660 => f.write_str("not an ISO 9660 image"),
+            SeedError::Corrupt { what } => write!(f, "corrupt image: {what}"),
+            SeedError::TooManyEntries { limit } => write!(f, "more than {limit} directory entries visited"),
+            SeedError::FileTooLarge { limit } => write!(f, "file larger than {limit} bytes"),
+        }
+    }
+}
+
+/// An image held in memory, for tests and small seeds.
+impl Device for &[u8] {
+    fn read(&mut self, offset: u64, buf: &mut [u8]) -> Result<(), SeedError> {
+        let start = usize::try_from(offset).map_err(|_| SeedError::Io { errno: 5 })?;
+        let bytes = self.get(start..start + buf.len()).ok_or(SeedError::Io { errno: 5 })?;
+        buf.copy_from_slice(bytes);
+        Ok(())
+    }
+}
