@@ -22,6 +22,12 @@ pub fn imds(ctx: &mut Context<'_>, keys: &[&[u8]]) -> i32 {
     let timeouts = ctx.timeouts;
     let mut imds = Imds::new(cloud, &timeouts, ctx.config.imds_token_ttl);
     let Some(metadata) = take_metadata() else { return EXIT_FAILED };
+    if matches!(cloud, wisp_core::config::Cloud::Nocloud | wisp_core::config::Cloud::Configdrive) {
+        if let Err(e) = crate::seed::load(ctx, cloud, metadata) {
+            output::error(format_args!("{}: {e}", cloud.name()));
+            return EXIT_FAILED;
+        }
+    }
     let items: heapless::Vec<Item, 5> = keys.iter().filter_map(|key| Item::from_key(key)).collect();
     if let Err(e) = imds.fetch(metadata, &items) {
         output::error(format_args!("{e}"));

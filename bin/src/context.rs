@@ -177,7 +177,7 @@ impl<'a> Context<'a> {
             }
         }
         let dmi = Dmi { sys_vendor: values[0], product_name: values[1], product_uuid: values[2], chassis_asset_tag: values[3] };
-        match detect::detect(&dmi) {
+        match detect::detect(&dmi).or_else(|| crate::seed::detect(self)) {
             Some(cloud) => Ok(cloud),
             None => Err(msg!(
                 "CLOUD=auto found no known cloud in /sys/class/dmi/id: set CLOUD in {}",

@@ -146,6 +146,37 @@ impl Metadata {
         }
     }
 
+    /// The buffer an item's value is kept in, for filling from a local seed.
+    pub fn buffer(&mut self, item: Item) -> &mut [u8] {
+        match item {
+            Item::InstanceId => &mut self.instance_id.buf,
+            Item::Hostname => &mut self.hostname.buf,
+            Item::LocalHostname => &mut self.local_hostname.buf,
+            Item::UserData => &mut self.user_data.buf,
+            Item::SshKeys => &mut self.ssh_keys.buf,
+        }
+    }
+
+    /// The value is the first `len` bytes of its buffer (`None`: absent).
+    pub fn set_len(&mut self, item: Item, len: Option<usize>) {
+        match item {
+            Item::InstanceId => self.instance_id.set(len),
+            Item::Hostname => self.hostname.set(len),
+            Item::LocalHostname => self.local_hostname.set(len),
+            Item::UserData => self.user_data.set(len),
+            Item::SshKeys => self.ssh_keys.set(len),
+        }
+    }
+
+    /// Sets a value from bytes (a seed's `h=`/`i=` override).
+    pub fn set(&mut self, item: Item, value: &[u8]) -> Result<(), ImdsError> {
+        let buf = self.buffer(item);
+        let limit = buf.len();
+        buf.get_mut(..value.len()).ok_or(ImdsError::ValueTooLarge { what: item.key(), limit })?.copy_from_slice(value);
+        self.set_len(item, Some(value.len()));
+        Ok(())
+    }
+
     fn is_fetched(&self, item: Item) -> bool {
         match item {
             Item::InstanceId => self.instance_id.is_fetched(),

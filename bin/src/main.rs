@@ -28,6 +28,7 @@ mod grow;
 mod imds;
 mod output;
 mod phases;
+mod seed;
 mod state;
 mod users;
 

@@ -48,8 +48,8 @@ pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
         Ok(cloud) => cloud,
         Err(e) => return usage_error(ctx, e),
     };
-    if !matches!(cloud, Cloud::Aws | Cloud::Azure | Cloud::Gcp | Cloud::Oci) {
-        return usage_error(ctx, msg!("CLOUD={}: this wisp has no metadata service for it yet", cloud.name()));
+    if cloud == Cloud::Openstack {
+        return usage_error(ctx, msg!("CLOUD=openstack: this wisp does not read OpenStack's metadata service yet"));
     }
     let var = match ctx.var_dir() {
         Ok(var) => var,
@@ -57,6 +57,14 @@ pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
     };
     let timeouts = ctx.timeouts;
     let Some(metadata) = take_metadata() else { return failure(ctx, msg!("metadata store already in use")) };
+    // A local seed is read whole at once, unless only the boot phase (which needs no
+    // metadata) runs.
+    if matches!(cloud, Cloud::Nocloud | Cloud::Configdrive) && phases.iter().any(|&p| p != Phase::Boot) {
+        match crate::seed::load(ctx, cloud, metadata) {
+            Ok(source) => ctx.log.line(format_args!("{}: seed {source}", cloud.name())),
+            Err(e) => return failure(ctx, msg!("{}: {e}", cloud.name())),
+        }
+    }
     let mut session = Session { imds: Imds::new(cloud, &timeouts, ctx.config.imds_token_ttl), metadata, failed: None };
     // What every phase of this run will read, so the first round asks for all of it.
     let mut all_items: heapless::Vec<Item, 6> = heapless::Vec::new();

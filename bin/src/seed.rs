@@ -1,0 +1,203 @@
+//! Local datasources: NoCloud and ConfigDrive seeds, from a directory or straight from a
+//! labelled ISO 9660 block device (read in user space: no mount, no blkid). Their values
+//! fill the same metadata store the metadata services do.
+
+use wisp_core::config::Cloud;
+use wisp_core::provider::Item;
+use wisp_core::seed::iso9660::Volume;
+use wisp_core::seed::{nocloud, Device, SeedError};
+use wisp_os_linux::block;
+use wisp_os_linux::cpath::CPath;
+use wisp_os_linux::fs::{self, ReadError};
+use wisp_os_linux::OwnedFd;
+
+use crate::output::{Line, Os, Shown};
+
+/// The seed directories NoCloud looks in, as cloud-init and tiny-cloud do.
+pub const SEED_DIRS: [&str; 2] = ["/var/lib/cloud/seed/nocloud", "/var/lib/cloud/seed/nocloud-net"];
+/// Largest meta-data or network document read.
+const DOCUMENT_LIMIT: usize = 64 * 1024;
+
+/// A block device read through its descriptor.
+struct BlockDevice(OwnedFd);
+
+impl Device for BlockDevice {
+    fn read(&mut self, offset: u64, buf: &mut [u8]) -> Result<(), SeedError> {
+        block::read_at(&self.0, offset, buf).map_err(|e| SeedError::Io { errno: e.raw_os_error() })
+    }
+}
+
+/// Where a seed's files are.
+enum Source {
+    Directory(CPath),
+    Image { name: heapless::String<32>, device: BlockDevice, volume: Volume },
+}
+
+impl Source {
+    /// Reads `file` (a path inside the seed) into `out`; `Ok(None)` when absent.
+    fn read(&mut self, file: &[&[u8]], out: &mut [u8]) -> Result<Option<usize>, Line> {
+        match self {
+            Source::Directory(dir) => {
+                let mut path = CPath::from_parts(&[dir.as_bytes()]).map_err(|e| msg!("{e}"))?;
+                for part in file {
+                    path.push(b"/").and_then(|()| path.push(part)).map_err(|e| msg!("{e}"))?;
+                }
+                match fs::read_file(path.as_cstr(), out) {
+                    Ok(len) => Ok(len),
+                    Err(ReadError::TooLarge { limit }) => Err(msg!("{} is larger than {limit} bytes", Shown(path.as_bytes()))),
+                    Err(ReadError::Io(e)) => Err(msg!("{}: {}", Shown(path.as_bytes()), Os(e))),
+                }
+            }
+            Source::Image { name, device, volume } => {
+                let found = volume.find(device, file).map_err(|e| msg!("{name}: {e}"))?;
+                match found {
+                    Some(extent) if !extent.is_dir => volume.read(device, extent, out).map(Some).map_err(|e| msg!("{name}: {e}")),
+                    _ => Ok(None),
+                }
+            }
+        }
+    }
+
+    fn describe(&self) -> Line {
+        match self {
+            Source::Directory(dir) => msg!("{}", Shown(dir.as_bytes())),
+            Source::Image { name, volume, .. } => msg!("/dev/{name} (label {})", Shown(volume.label())),
+        }
+    }
+}
+
+/// The block device whose ISO 9660 label is `label` (compared without case).
+fn find_labelled(ctx: &crate::context::Context<'_>, label: &[u8]) -> Option<Source> {
+    let sys = ctx.open_dir(b"/sys/class/block").ok()?;
+    let mut names: heapless::Vec<heapless::String<32>, 64> = heapless::Vec::new();
+    let _ = sys.for_each_entry(|name| {
+        if let Ok(name) = core::str::from_utf8(name) {
+            if let Ok(name) = heapless::String::try_from(name) {
+                let _ = names.push(name);
+            }
+        }
+    });
+    for name in names {
+        let mut path = ctx.path(b"/dev/").ok()?;
+        path.push(name.as_bytes()).ok()?;
+        let Ok(fd) = fs::open_read(path.as_cstr()) else { continue };
+        let Ok(size) = block::size_bytes(&fd).or_else(|_| block::file_size(&fd)) else { continue };
+        let mut device = BlockDevice(fd);
+        if let Ok(volume) = Volume::open(&mut device, size) {
+            if volume.label().eq_ignore_ascii_case(label) {
+                return Some(Source::Image { name, device, volume });
+            }
+        }
+    }
+    None
+}
+
+/// The `ds=nocloud` tokens, from the kernel command line or the DMI serial.
+fn tokens_into(ctx: &crate::context::Context<'_>, buf: &mut [u8; 4096]) -> Option<usize> {
+    for file in [&b"/proc/cmdline"[..], b"/sys/class/dmi/id/product_serial"] {
+        if let Ok(Some(text)) = ctx.read(file, buf) {
+            if nocloud::tokens(text).is_some() {
+                return Some(text.len());
+            }
+        }
+    }
+    None
+}
+
+/// Whether a local cloud's seed is present, for `CLOUD=auto`.
+pub fn detect(ctx: &crate::context::Context<'_>) -> Option<Cloud> {
+    let mut buf = [0u8; 4096];
+    if tokens_into(ctx, &mut buf).is_some() {
+        return Some(Cloud::Nocloud);
+    }
+    for dir in SEED_DIRS {
+        if ctx.path(dir.as_bytes()).is_ok_and(|p| matches!(fs::metadata(p.as_cstr()), Ok(Some(m)) if m.is_dir())) {
+            return Some(Cloud::Nocloud);
+        }
+    }
+    if find_labelled(ctx, b"cidata").is_some() {
+        return Some(Cloud::Nocloud);
+    }
+    find_labelled(ctx, b"config-2").map(|_| Cloud::Configdrive)
+}
+
+/// Fills `metadata` from the seed of `cloud`; returns where the seed was found.
+pub fn load(ctx: &crate::context::Context<'_>, cloud: Cloud, metadata: &mut crate::imds::Metadata) -> Result<Line, Line> {
+    let mut token_text = [0u8; 4096];
+    let token_len = if cloud == Cloud::Nocloud { tokens_into(ctx, &mut token_text) } else { None };
+    let tokens = token_len.and_then(|len| nocloud::tokens(&token_text[..len])).unwrap_or_default();
+    let mut source = match cloud {
+        Cloud::Configdrive => find_labelled(ctx, b"config-2").ok_or_else(|| msg!("no filesystem labelled config-2"))?,
+        _ => nocloud_source(ctx, tokens.seed_from)?,
+    };
+    let mut document = [0u8; DOCUMENT_LIMIT];
+    if cloud == Cloud::Configdrive {
+        load_configdrive(&mut source, &mut document, metadata)?;
+    } else {
+        load_nocloud(&mut source, &mut document, metadata)?;
+    }
+    if let Some(hostname) = tokens.hostname {
+        metadata.set(Item::Hostname, hostname).map_err(|e| msg!("{e}"))?;
+    }
+    if let Some(id) = tokens.instance_id {
+        metadata.set(Item::InstanceId, id).map_err(|e| msg!("{e}"))?;
+    }
+    let user_data = metadata.buffer(Item::UserData);
+    let len = source.read(if cloud == Cloud::Configdrive { &[b"openstack", b"latest", b"user_data"] } else { &[b"user-data"] }, user_data)?;
+    metadata.set_len(Item::UserData, len);
+    Ok(source.describe())
+}
+
+fn nocloud_source(ctx: &crate::context::Context<'_>, seed_from: Option<&[u8]>) -> Result<Source, Line> {
+    if let Some(seed) = seed_from {
+        let path = seed.strip_prefix(b"file://").unwrap_or(seed);
+        if path.first() != Some(&b'/') {
+            return Err(msg!("ds=nocloud;s={}: only local seeds (a path or file://) are read by this wisp", Shown(seed)));
+        }
+        let trimmed = path.strip_suffix(b"/").unwrap_or(path);
+        return ctx.path(trimmed).map(Source::Directory);
+    }
+    for dir in SEED_DIRS {
+        let path = ctx.path(dir.as_bytes())?;
+        if matches!(fs::metadata(path.as_cstr()), Ok(Some(m)) if m.is_dir()) {
+            return Ok(Source::Directory(path));
+        }
+    }
+    find_labelled(ctx, b"cidata").ok_or_else(|| msg!("no NoCloud seed: no ds=nocloud token, no seed directory, no filesystem labelled cidata"))
+}
+
+fn load_nocloud(source: &mut Source, document: &mut [u8], metadata: &mut crate::imds::Metadata) -> Result<(), Line> {
+    let len = source.read(&[b"meta-data"], document)?.ok_or_else(|| msg!("{}: no meta-data", source.describe()))?;
+    let meta = &document[..len];
+    let fill = |metadata: &mut crate::imds::Metadata, item: Item, keys: &[&str]| -> Result<(), Line> {
+        for key in keys {
+            let out = metadata.buffer(item);
+            if let Some(len) = nocloud::value(meta, key, out).map_err(|e| msg!("{e}"))? {
+                metadata.set_len(item, Some(len));
+                return Ok(());
+            }
+        }
+        metadata.set_len(item, None);
+        Ok(())
+    };
+    fill(metadata, Item::InstanceId, &["instance-id"])?;
+    if metadata.get(Item::InstanceId).is_none() {
+        metadata.set(Item::InstanceId, b"nocloud").map_err(|e| msg!("{e}"))?;
+    }
+    fill(metadata, Item::Hostname, &["local-hostname", "hostname"])?;
+    fill(metadata, Item::LocalHostname, &["local-hostname", "hostname"])?;
+    fill(metadata, Item::SshKeys, &["public-keys"])
+}
+
+fn load_configdrive(source: &mut Source, document: &mut [u8], metadata: &mut crate::imds::Metadata) -> Result<(), Line> {
+    let len = source
+        .read(&[b"openstack", b"latest", b"meta_data.json"], document)?
+        .ok_or_else(|| msg!("{}: no openstack/latest/meta_data.json", source.describe()))?;
+    let meta = &document[..len];
+    for (item, key) in [(Item::InstanceId, "uuid"), (Item::Hostname, "hostname"), (Item::LocalHostname, "hostname"), (Item::SshKeys, "public_keys")] {
+        let out = metadata.buffer(item);
+        let found = nocloud::value(meta, key, out).map_err(|e| msg!("meta_data.json: {e}"))?;
+        metadata.set_len(item, found);
+    }
+    Ok(())
+}
