@@ -383,3 +383,16 @@ def test_filesystem_on_a_whole_disk(tmp_path):
             assert "partition" not in result.stdout and "xfs grown from 102400 to 204800 blocks" in result.stdout, result
         finally:
             subprocess.run(["umount", str(mountpoint)], capture_output=True)
+
+
+def test_kernel_told_after_a_crash_before_blkpg(tmp_path):
+    # The table was grown (as by a run that crashed before BLKPG) while the kernel still
+    # knows the old size: a rerun sees no change in the table, and still tells the kernel.
+    with mounted_partition(tmp_path, "gpt", ["mkfs.xfs", "-q", "-f"]) as (image, device, partition, mountpoint):
+        before = sysfs_size(partition)
+        assert wisp_grow(image, 1).returncode == 0
+        assert sysfs_size(partition) == before
+        result = subprocess.run([str(BINARY), "grow", str(mountpoint)], capture_output=True, text=True)
+        assert result.returncode == 0, result
+        assert "no change" in result.stdout and "the kernel is now told the table's size" in result.stdout
+        assert sysfs_size(partition) == 798 * MIB and "xfs grown from" in result.stdout

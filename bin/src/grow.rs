@@ -84,10 +84,19 @@ fn grow_mount(ctx: &Context<'_>, path: &[u8]) -> Result<Line, Line> {
         let disk_bytes = block::size_bytes(&disk).map_err(|e| msg!("{}: size: {}", Shown(disk_name), Os(e)))?;
         let outcome = grow_table(ctx, disk.as_fd(), sector_size, disk_bytes / u64::from(sector_size), partition)?;
         let _ = core::fmt::Write::write_fmt(&mut note, format_args!(": {}", outcome.note));
-        if let Decision::Grow { start, new_end, .. } = outcome.decision {
+        // Told whenever the kernel's size differs from the table's, not only after a
+        // rewrite: a crash between the table's write and BLKPG is finished here.
+        if let Some((start, end)) = outcome.extent {
             let ss = u64::from(sector_size);
-            block::resize_partition(&disk, partition, start * ss, (new_end - start + 1) * ss)
-                .map_err(|e| msg!("the table grew, but the kernel refused the new size of {} (BLKPG): {}", Shown(name), Os(e)))?;
+            let length = (end - start + 1) * ss;
+            let current = block::size_bytes(&open_device(ctx, name)?).map_err(|e| msg!("{}: size: {}", Shown(name), Os(e)))?;
+            if current != length {
+                block::resize_partition(&disk, partition, start * ss, length)
+                    .map_err(|e| msg!("the table says {} MiB, but the kernel refused that size for {} (BLKPG): {}", length >> 20, Shown(name), Os(e)))?;
+                if matches!(outcome.decision, Decision::NoChange { .. }) {
+                    let _ = core::fmt::Write::write_str(&mut note, " (the kernel is now told the table's size)");
+                }
+            }
         }
     }
     // The filesystem grows to what the kernel now says the device holds (for a whole-disk
@@ -174,6 +183,9 @@ fn grow_image(ctx: &Context<'_>, file: &[u8], partition: u32) -> Result<Line, Li
 
 struct TableOutcome {
     decision: Decision,
+    /// The partition's first and last sector as the table now says (`None` for a logical
+    /// partition, which the primary table does not describe).
+    extent: Option<(u64, u64)>,
     note: Line,
 }
 
@@ -211,7 +223,15 @@ fn grow_table(ctx: &Context<'_>, disk: BorrowedFd<'_>, sector_size: u32, disk_se
         ),
         Decision::NoChange { reason } => msg!("partition {partition}: no change ({reason})"),
     };
-    Ok(TableOutcome { decision, note })
+    let extent = if mbr::is_protective(&mbr_sector[..ss]) {
+        let (header, entries, len) = writer.read_primary()?;
+        let found = gpt::partitions(&header, &entries[..len]).find(|p| p.number == partition);
+        found.map(|p| (p.first, p.last))
+    } else {
+        let entries = mbr::entries(&mbr_sector[..ss]).map_err(|e| msg!("{e}"))?;
+        entries.iter().find(|e| e.number == partition).map(|e| (e.start, e.start + e.sectors - 1))
+    };
+    Ok(TableOutcome { decision, extent, note })
 }
 
 fn grow_gpt(writer: &mut Writer<'_>, mbr_sector: &mut [u8], disk_sectors: u64, partition: u32) -> Result<Decision, Line> {
