@@ -162,6 +162,22 @@ class Azure:
         raise Reply(200, json.dumps({"compute": compute, "network": {"interface": []}}), [("Content-Type", "application/json")])
 
 
+class Openstack:
+    """OpenStack's metadata service: meta_data.json and user_data under /openstack/latest/."""
+
+    def handle(self, config, method, path, headers, body):
+        if path == "/openstack/latest/meta_data.json":
+            document = {"uuid": config.get("instance_id"), "hostname": config.get("hostname"), "name": "wisp-test",
+                        "public_keys": {name: key for name, key in config.get("keys", [])}, "launch_index": 0}
+            raise Reply(200, json.dumps(document), [("Content-Type", "application/json")])
+        if path == "/openstack/latest/user_data":
+            data = user_data(config)
+            if data is None:
+                raise Reply(404)
+            raise Reply(200, data)
+        raise Reply(404)
+
+
 class Wireserver:
     """Azure's wireserver: the JSON health report, and the goal-state protocol."""
 
@@ -185,14 +201,14 @@ class Wireserver:
 
 
 def user_data(config):
-    if "user_data_b64" in config:
+    if config.get("user_data_b64") is not None:
         return base64.b64decode(config["user_data_b64"])
-    if "user_data" in config:
+    if config.get("user_data") is not None:
         return config["user_data"].encode()
     return None
 
 
-MODES = {"aws": Aws, "gcp": Gcp, "oci": Oci, "azure": Azure, "wireserver": Wireserver}
+MODES = {"aws": Aws, "gcp": Gcp, "oci": Oci, "azure": Azure, "openstack": Openstack, "wireserver": Wireserver}
 
 
 class Server(socketserver.ThreadingTCPServer):

@@ -16,6 +16,7 @@ DMI = {
     "azure": {"sys_vendor": "Microsoft Corporation", "chassis_asset_tag": "7783-7084-3265-9085-8269-3286-77"},
     "gcp": {"sys_vendor": "Google", "product_name": "Google Compute Engine"},
     "oci": {"sys_vendor": "QEMU", "chassis_asset_tag": "OracleCloud.com"},
+    "openstack": {"sys_vendor": "OpenStack Foundation", "product_name": "OpenStack Nova"},
 }
 
 
@@ -44,7 +45,7 @@ def assert_bootstrapped(result, root, hostname):
     assert not leftover_temporaries(root)
 
 
-@pytest.mark.parametrize("cloud", ["aws", "azure", "gcp", "oci"])
+@pytest.mark.parametrize("cloud", ["aws", "azure", "gcp", "oci", "openstack"])
 def test_detection(cloud, run, imds, root):
     set_dmi(root, cloud)
     imds(metadata(cloud))
@@ -208,3 +209,15 @@ def test_azure_bad_documents(run, imds, root):
     server.update(raw_document='{"compute": {"vmId": "v", "publicKeys": {"keyData": "not an array"}}}')
     result = run("imds", "@ssh-keys", root=root)
     assert result.rc == 1 and "metadata @ssh-keys: JSON value is not an array" in result.stderr, result
+
+
+def test_openstack_metadata_service(run, imds, root):
+    set_dmi(root, "openstack")
+    server = imds(metadata("openstack", hostname="nova-vm.novalocal", user_data=SCRIPT))
+    result = run("bootstrap", root=root)
+    assert_bootstrapped(result, root, "nova-vm")
+    paths = {r["path"] for r in server.requests()}
+    assert paths == {"/openstack/latest/meta_data.json", "/openstack/latest/user_data"}
+    server.update(user_data=None)
+    result = run("imds", "@userdata", root=root)
+    assert (result.rc, result.stdout) == (0, "")

@@ -177,7 +177,8 @@ impl<'a> Context<'a> {
             }
         }
         let dmi = Dmi { sys_vendor: values[0], product_name: values[1], product_uuid: values[2], chassis_asset_tag: values[3] };
-        match detect::detect(&dmi).or_else(|| crate::seed::detect(self)) {
+        let openstack = || detect::is_openstack(&dmi).then_some(Cloud::Openstack);
+        match detect::detect(&dmi).or_else(|| crate::seed::detect(self)).or_else(openstack) {
             Some(cloud) => Ok(cloud),
             None => Err(msg!(
                 "CLOUD=auto found no known cloud in /sys/class/dmi/id: set CLOUD in {}",

@@ -8,7 +8,7 @@ use core::fmt;
 use wisp_core::config::Cloud;
 use wisp_core::http::{self, Method, Request};
 use wisp_core::out::Out;
-use wisp_core::provider::{self, aws, azure, gcp, oci, DocumentError, Item, IMDS_ADDRESS, IMDS_HOST};
+use wisp_core::provider::{self, aws, azure, gcp, oci, openstack, DocumentError, Item, IMDS_ADDRESS, IMDS_HOST};
 use wisp_core::retry::Timeouts;
 
 use crate::fetch::{exchange_all, Exchange, Failure, PARALLEL_LIMIT};
@@ -236,7 +236,7 @@ impl<'c> Imds<'c> {
         match self.cloud {
             Cloud::Aws => self.fetch_aws(metadata, &wanted),
             Cloud::Gcp => self.fetch_gcp(metadata, &wanted),
-            Cloud::Oci | Cloud::Azure => self.fetch_document(metadata, &wanted),
+            Cloud::Oci | Cloud::Azure | Cloud::Openstack => self.fetch_document(metadata, &wanted),
             other => Err(ImdsError::NoService { cloud: other.name() }),
         }
     }
@@ -246,7 +246,11 @@ impl<'c> Imds<'c> {
     fn fetch_document(&mut self, metadata: &mut Metadata, wanted: &[Item]) -> Result<(), ImdsError> {
         let Metadata { instance_id, hostname, local_hostname, user_data, ssh_keys, document } = metadata;
         if !document.is_fetched() {
-            let path = if self.cloud == Cloud::Azure { azure::INSTANCE_PATH } else { oci::V2_PATH };
+            let path = match self.cloud {
+                Cloud::Azure => azure::INSTANCE_PATH,
+                Cloud::Openstack => openstack::META_DATA_PATH,
+                _ => oci::V2_PATH,
+            };
             let mut state = ValueState::NotFetched;
             let first = self.get_all(&mut [Target { what: "instance document", path, buf: &mut document.buf, state: &mut state }]);
             let refused = matches!(first, Err(ImdsError::Refused { status: 401 | 403, .. })) || state == ValueState::Absent;
@@ -273,8 +277,16 @@ impl<'c> Imds<'c> {
             if !wanted.contains(&item) {
                 continue;
             }
+            if self.cloud == Cloud::Openstack && item == Item::UserData {
+                // OpenStack serves user-data as a file of its own (404: none).
+                let mut fetched = ValueState::NotFetched;
+                self.get_all(&mut [Target { what: "@userdata", path: openstack::USER_DATA_PATH, buf, state: &mut fetched }])?;
+                *state = fetched;
+                continue;
+            }
             let found = match self.cloud {
                 Cloud::Azure => azure::extract(body, item, buf),
+                Cloud::Openstack => openstack::extract(body, item, buf),
                 _ => oci::extract(body, item, buf),
             };
             let found = found.map_err(|error| ImdsError::Document { what: item.key(), error })?;
@@ -440,7 +452,8 @@ impl<'c> Imds<'c> {
                 Cloud::Aws => &[(aws::TOKEN_HEADER, token)],
                 Cloud::Gcp => &[gcp::FLAVOR],
                 Cloud::Azure => &[azure::METADATA],
-                _ => &[oci::AUTHORIZATION],
+                Cloud::Oci => &[oci::AUTHORIZATION],
+                _ => &[],
             };
             for (target, (request, length)) in targets.iter().zip(requests.iter_mut().zip(lengths.iter_mut())) {
                 // OCI's version 1 is the path that goes without the header.

@@ -48,9 +48,6 @@ pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
         Ok(cloud) => cloud,
         Err(e) => return usage_error(ctx, e),
     };
-    if cloud == Cloud::Openstack {
-        return usage_error(ctx, msg!("CLOUD=openstack: this wisp does not read OpenStack's metadata service yet"));
-    }
     let var = match ctx.var_dir() {
         Ok(var) => var,
         Err(e) => return failure(ctx, e),

@@ -3,7 +3,7 @@
 //! fill the same metadata store the metadata services do.
 
 use wisp_core::config::Cloud;
-use wisp_core::provider::Item;
+use wisp_core::provider::{openstack, Item};
 use wisp_core::seed::iso9660::Volume;
 use wisp_core::seed::{nocloud, Device, SeedError};
 use wisp_os_linux::block;
@@ -194,9 +194,8 @@ fn load_configdrive(source: &mut Source, document: &mut [u8], metadata: &mut cra
         .read(&[b"openstack", b"latest", b"meta_data.json"], document)?
         .ok_or_else(|| msg!("{}: no openstack/latest/meta_data.json", source.describe()))?;
     let meta = &document[..len];
-    for (item, key) in [(Item::InstanceId, "uuid"), (Item::Hostname, "hostname"), (Item::LocalHostname, "hostname"), (Item::SshKeys, "public_keys")] {
-        let out = metadata.buffer(item);
-        let found = nocloud::value(meta, key, out).map_err(|e| msg!("meta_data.json: {e}"))?;
+    for item in [Item::InstanceId, Item::Hostname, Item::LocalHostname, Item::SshKeys] {
+        let found = openstack::extract(meta, item, metadata.buffer(item)).map_err(|e| msg!("meta_data.json: {e}"))?;
         metadata.set_len(item, found);
     }
     Ok(())

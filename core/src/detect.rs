@@ -33,6 +33,12 @@ pub fn detect(dmi: &Dmi<'_>) -> Option<Cloud> {
     }
 }
 
+/// OpenStack, from DMI. Checked after the local seeds: an OpenStack instance with a config
+/// drive reads the drive rather than the network.
+pub fn is_openstack(dmi: &Dmi<'_>) -> bool {
+    matches!(dmi.product_name.trim_ascii_end(), b"OpenStack Nova" | b"OpenStack Compute")
+}
+
 /// Xen-era EC2 instances lack "Amazon EC2" in sys_vendor but their UUID starts with
 /// "ec2"; some firmware prints the first field byte-swapped (`45E12AEC-...` for
 /// `EC2AE145-...`), which puts "ec" at offset 6 and the "2" at offset 4.
@@ -62,6 +68,14 @@ mod tests {
         assert_eq!(detect(&gcp), Some(Cloud::Gcp));
         let oci = Dmi { chassis_asset_tag: b"OracleCloud.com\n", ..Dmi::default() };
         assert_eq!(detect(&oci), Some(Cloud::Oci));
+    }
+
+    #[test]
+    fn openstack() {
+        assert!(is_openstack(&Dmi { product_name: b"OpenStack Nova\n", ..Dmi::default() }));
+        assert!(is_openstack(&Dmi { product_name: b"OpenStack Compute", ..Dmi::default() }));
+        assert!(!is_openstack(&Dmi { product_name: b"OpenStack", ..Dmi::default() }));
+        assert_eq!(detect(&Dmi { product_name: b"OpenStack Nova\n", ..Dmi::default() }), None);
     }
 
     #[test]

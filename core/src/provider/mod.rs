@@ -5,6 +5,7 @@ pub mod aws;
 pub mod azure;
 pub mod gcp;
 pub mod oci;
+pub mod openstack;
 
 use crate::json::{JsonError, Value};
 
