@@ -25,13 +25,17 @@ def attach_image(root, image, name="sr0"):
     os.symlink(image, target)
 
 
-def cloud_localds(tmp_path, meta_data=META_DATA, user_data=SCRIPT, extra=()):
+def cloud_localds(tmp_path, meta_data=META_DATA, user_data=SCRIPT, extra=(), network_config=None):
     directory = tmp_path / "seed-src"
     directory.mkdir(exist_ok=True)
     (directory / "meta-data").write_text(meta_data)
     (directory / "user-data").write_text(user_data)
     image = tmp_path / "seed.iso"
-    subprocess.run(["cloud-localds", *extra, image, directory / "user-data", directory / "meta-data"], check=True, capture_output=True)
+    network = []
+    if network_config is not None:
+        (directory / "network-config").write_text(network_config)
+        network = ["--network-config", directory / "network-config"]
+    subprocess.run(["cloud-localds", *extra, *network, image, directory / "user-data", directory / "meta-data"], check=True, capture_output=True)
     return image
 
 
@@ -47,11 +51,14 @@ def assert_bootstrapped(result, root, hostname="seeded-host", instance_id="iid-l
 
 def test_nocloud_from_a_cloud_localds_image(run, root, tmp_path):
     local_root(root)
-    attach_image(root, cloud_localds(tmp_path))
+    network = "version: 2\nethernets:\n  eth0:\n    dhcp4: true\n"
+    attach_image(root, cloud_localds(tmp_path, network_config=network))
     result = run("bootstrap", root=root)
     assert_bootstrapped(result, root)
     assert "nocloud: seed /dev/sr0 (label cidata)" in result.stderr
     assert (root / "var/lib/cloud/.autodetect").read_text() == "CLOUD=nocloud\n"
+    saved = root / "var/lib/cloud/network-config"
+    assert saved.read_text() == network and (saved.stat().st_mode & 0o777) == 0o600
 
 
 def test_nocloud_from_a_loop_device(run, root, tmp_path):
@@ -111,6 +118,7 @@ def test_configdrive(run, root, tmp_path):
     assert (root / "var/lib/cloud/.autodetect").read_text() == "CLOUD=configdrive\n"
     assert (root / "var/lib/cloud/.instance-id").read_text() == "83679162-1378-4288-a2d4-70e13ec132aa\n"
     assert (root / "var/lib/cloud/script-ran").exists()
+    assert (root / "var/lib/cloud/network-config").read_text() == '{"links": []}'
 
 
 def test_joliet_only_and_plain_iso_names(run, root, tmp_path):

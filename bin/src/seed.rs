@@ -145,7 +145,27 @@ pub fn load(ctx: &crate::context::Context<'_>, cloud: Cloud, metadata: &mut crat
     let user_data = metadata.buffer(Item::UserData);
     let len = source.read(if cloud == Cloud::Configdrive { &[b"openstack", b"latest", b"user_data"] } else { &[b"user-data"] }, user_data)?;
     metadata.set_len(Item::UserData, len);
+    save_extras(ctx, cloud, &mut source, &mut document)?;
     Ok(source.describe())
+}
+
+/// vendor-data and the network configuration, kept beside user-data for later use (0600:
+/// vendor-data can hold secrets too); rewritten only when they change, so a new
+/// instance's seed replaces the old one's.
+fn save_extras(ctx: &crate::context::Context<'_>, cloud: Cloud, source: &mut Source, buf: &mut [u8]) -> Result<(), Line> {
+    let files: [(&[&[u8]], &[u8]); 2] = if cloud == Cloud::Configdrive {
+        [(&[b"openstack", b"latest", b"vendor_data.json"], b"vendor-data"), (&[b"openstack", b"latest", b"network_data.json"], b"network-config")]
+    } else {
+        [(&[b"vendor-data"], b"vendor-data"), (&[b"network-config"], b"network-config")]
+    };
+    let var = ctx.var_dir()?;
+    for (path, name) in files {
+        let Some(len) = source.read(path, buf)? else { continue };
+        if !var.has_contents(name, &buf[..len]).unwrap_or(false) {
+            var.write_atomic(name, &buf[..len], 0o600, None).map_err(|e| msg!("cannot save {}: {}", Shown(name), Os(e)))?;
+        }
+    }
+    Ok(())
 }
 
 fn nocloud_source(ctx: &crate::context::Context<'_>, seed_from: Option<&[u8]>) -> Result<Source, Line> {
