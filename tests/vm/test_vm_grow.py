@@ -154,3 +154,34 @@ umount /mnt
         assert blocks * size == PARTITION_MIB * MIB
     fsck = ext4(image, offset, "e2fsck", "-fn")
     assert fsck.returncode == 0, fsck.stdout + fsck.stderr
+
+
+def test_first_boot_from_a_nocloud_seed_disk(vm_ready, tmp_path):
+    image, offset = make_disk(tmp_path, "gpt", ["-b", "4096"])
+    # CLOUD=auto, QEMU's DMI: the seed disk is what the guest finds.
+    subprocess.run(["debugfs", "-w", "-R", "rm /etc/wisp.conf", f"{image}?offset={offset}"], check=True, capture_output=True)
+    seed_dir = tmp_path / "seed-src"
+    seed_dir.mkdir()
+    (seed_dir / "meta-data").write_text("instance-id: iid-vm01\nlocal-hostname: seeded-vm\n")
+    (seed_dir / "user-data").write_text("#!/bin/sh\necho user-data ran from the seed\n")
+    seed = tmp_path / "seed.iso"
+    subprocess.run(["cloud-localds", seed, seed_dir / "user-data", seed_dir / "meta-data"], check=True, capture_output=True)
+    script = """
+mount /dev/vda1 /mnt
+for d in proc sys dev; do mount --bind /$d /mnt/$d; done
+/wisp --root /mnt bootstrap
+echo "wisp exit: $?"
+hostname
+umount /mnt/proc /mnt/sys /mnt/dev
+umount /mnt
+"""
+    result = vmlib.boot([("root", image), ("seed", seed)], script, payload=BINARY)
+    assert result.rc == 0, result
+    assert "wisp exit: 0" in result.console, result
+    assert "nocloud: seed /dev/vdb (label cidata)" in result.console, result
+    assert "seeded-vm" in result.console
+    assert "boot/expand_root: ok: vda1: partition 1 grown" in result.console
+    fsck = ext4(image, offset, "e2fsck", "-fn")
+    assert fsck.returncode == 0, fsck.stdout + fsck.stderr
+    log = subprocess.run(["debugfs", "-R", "cat /var/log/user-data.log", f"{image}?offset={offset}"], capture_output=True, text=True)
+    assert "user-data ran from the seed" in log.stdout
