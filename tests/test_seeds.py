@@ -4,6 +4,8 @@ read by wisp straight from the image or a loop device: no mount, no blkid."""
 import os
 import subprocess
 
+import pytest
+
 from conftest import ECDSA, ED25519, leftover_temporaries
 
 SCRIPT = "#!/bin/sh\necho ran > \"$(dirname \"$0\")/script-ran\"\n"
@@ -178,3 +180,36 @@ def test_missing_and_invalid_meta_data(run, root):
     result = run("bootstrap", root=root)
     assert result.rc == 1 and "invalid JSON" in result.stderr, result
     assert not (root / "var/lib/cloud/.bootstrap-complete").exists()
+
+
+def test_nocloud_from_a_vfat_seed(run, root, tmp_path):
+    local_root(root)
+    image = cloud_localds(tmp_path, extra=["-f", "vfat"])
+    assert b"CIDATA" in image.read_bytes()[:512] or b"cidata" in image.read_bytes()[:512]
+    attach_image(root, image)
+    result = run("bootstrap", root=root)
+    assert_bootstrapped(result, root)
+    assert "(label cidata)" in result.stderr.lower()
+
+
+@pytest.mark.parametrize("bits,mib", [(12, 4), (16, 20), (32, 48)])
+def test_vfat_seed_with_long_names_in_subdirectories(run, root, tmp_path, bits, mib):
+    local_root(root)
+    image = tmp_path / "fat.img"
+    with open(image, "wb") as f:
+        f.truncate(mib << 20)
+    subprocess.run(["mkfs.vfat", "-F", str(bits), "-n", "config-2", image], check=True, capture_output=True)
+    tree = tmp_path / "cd"
+    latest = tree / "openstack/latest"
+    latest.mkdir(parents=True)
+    (latest / "meta_data.json").write_text('{"uuid": "fat-uuid-1", "hostname": "fat-host", '
+                                          f'"public_keys": {{"k": "{ED25519}"}}}}')
+    big = "#!/bin/sh\n" + "# a long line of padding to push the script past several clusters\n" * 1500
+    (latest / "user_data").write_text(big)
+    subprocess.run(["mcopy", "-s", "-i", image, tree / "openstack", "::/"], check=True, capture_output=True)
+    attach_image(root, image, "vdb")
+    result = run("bootstrap", root=root)
+    assert result.rc == 0, result
+    assert result.hostname == "fat-host"
+    assert (root / "var/lib/cloud/user-data").read_text() == big
+    assert (root / "var/lib/cloud/.autodetect").read_text() == "CLOUD=configdrive\n"

@@ -4,7 +4,7 @@
 
 use wisp_core::config::Cloud;
 use wisp_core::provider::{openstack, Item};
-use wisp_core::seed::iso9660::Volume;
+use wisp_core::seed::{iso9660, vfat};
 use wisp_core::seed::{nocloud, Device, SeedError};
 use wisp_os_linux::block;
 use wisp_os_linux::cpath::CPath;
@@ -24,6 +24,42 @@ struct BlockDevice(OwnedFd);
 impl Device for BlockDevice {
     fn read(&mut self, offset: u64, buf: &mut [u8]) -> Result<(), SeedError> {
         block::read_at(&self.0, offset, buf).map_err(|e| SeedError::Io { errno: e.raw_os_error() })
+    }
+}
+
+/// A seed filesystem read in user space.
+enum Volume {
+    Iso(iso9660::Volume),
+    Fat(vfat::Volume),
+}
+
+impl Volume {
+    fn open(device: &mut BlockDevice, size: u64) -> Option<Volume> {
+        if let Ok(volume) = iso9660::Volume::open(device, size) {
+            return Some(Volume::Iso(volume));
+        }
+        vfat::Volume::open(device, size).ok().map(Volume::Fat)
+    }
+
+    fn label(&self) -> &[u8] {
+        match self {
+            Volume::Iso(volume) => volume.label(),
+            Volume::Fat(volume) => volume.label(),
+        }
+    }
+
+    /// Reads the regular file at `path` into `out`; `Ok(None)` when absent.
+    fn read(&self, device: &mut BlockDevice, path: &[&[u8]], out: &mut [u8]) -> Result<Option<usize>, SeedError> {
+        match self {
+            Volume::Iso(volume) => match volume.find(device, path)? {
+                Some(file) if !file.is_dir => volume.read(device, file, out).map(Some),
+                _ => Ok(None),
+            },
+            Volume::Fat(volume) => match volume.find(device, path)? {
+                Some(file) if !file.is_dir => volume.read(device, file, out).map(Some),
+                _ => Ok(None),
+            },
+        }
     }
 }
 
@@ -48,13 +84,7 @@ impl Source {
                     Err(ReadError::Io(e)) => Err(msg!("{}: {}", Shown(path.as_bytes()), Os(e))),
                 }
             }
-            Source::Image { name, device, volume } => {
-                let found = volume.find(device, file).map_err(|e| msg!("{name}: {e}"))?;
-                match found {
-                    Some(extent) if !extent.is_dir => volume.read(device, extent, out).map(Some).map_err(|e| msg!("{name}: {e}")),
-                    _ => Ok(None),
-                }
-            }
+            Source::Image { name, device, volume } => volume.read(device, file, out).map_err(|e| msg!("/dev/{name}: {e}")),
         }
     }
 
@@ -83,7 +113,7 @@ fn find_labelled(ctx: &crate::context::Context<'_>, label: &[u8]) -> Option<Sour
         let Ok(fd) = fs::open_read(path.as_cstr()) else { continue };
         let Ok(size) = block::size_bytes(&fd).or_else(|_| block::file_size(&fd)) else { continue };
         let mut device = BlockDevice(fd);
-        if let Ok(volume) = Volume::open(&mut device, size) {
+        if let Some(volume) = Volume::open(&mut device, size) {
             if volume.label().eq_ignore_ascii_case(label) {
                 return Some(Source::Image { name, device, volume });
             }

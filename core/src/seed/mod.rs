@@ -6,6 +6,7 @@ use core::fmt;
 
 pub mod iso9660;
 pub mod nocloud;
+pub mod vfat;
 
 /// Reading bytes from an image or device, which the caller does.
 pub trait Device {
@@ -17,6 +18,7 @@ pub enum SeedError {
     /// Reading failed (the caller's errno).
     Io { errno: i32 },
     NotIso9660,
+    NotFat,
     Corrupt { what: &'static str },
     TooManyEntries { limit: usize },
     FileTooLarge { limit: usize },
@@ -27,6 +29,7 @@ impl fmt::Display for SeedError {
         match *self {
             SeedError::Io { errno } => write!(f, "read failed (errno {errno})"),
             SeedError::NotIso9660 => f.write_str("not an ISO 9660 image"),
+            SeedError::NotFat => f.write_str("not a FAT filesystem"),
             SeedError::Corrupt { what } => write!(f, "corrupt image: {what}"),
             SeedError::TooManyEntries { limit } => write!(f, "more than {limit} directory entries visited"),
             SeedError::FileTooLarge { limit } => write!(f, "file larger than {limit} bytes"),
