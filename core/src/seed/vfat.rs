@@ -219,7 +219,7 @@ impl Volume {
         device.read(self.fat_offset + offset, &mut raw[..width])?;
         let value = u32::from_le_bytes(raw);
         let (next, end) = match self.kind {
-            Kind::Fat12 => (if cluster % 2 == 0 { value & 0xfff } else { value >> 4 & 0xfff }, 0xff8),
+            Kind::Fat12 => (if cluster.is_multiple_of(2) { value & 0xfff } else { (value >> 4) & 0xfff }, 0xff8),
             Kind::Fat16 => (value & 0xffff, 0xfff8),
             Kind::Fat32 => (value & 0x0fff_ffff, 0x0fff_fff8),
         };
@@ -248,7 +248,7 @@ impl Volume {
                 }
                 self.root_offset + index * ENTRY as u64
             } else {
-                if index > 0 && index % per_cluster == 0 {
+                if index > 0 && index.is_multiple_of(per_cluster) {
                     match self.next(device, cluster, &mut chain)? {
                         Some(next) => cluster = next,
                         None => return Ok(()),
