@@ -213,3 +213,30 @@ def test_vfat_seed_with_long_names_in_subdirectories(run, root, tmp_path, bits, 
     assert result.hostname == "fat-host"
     assert (root / "var/lib/cloud/user-data").read_text() == big
     assert (root / "var/lib/cloud/.autodetect").read_text() == "CLOUD=configdrive\n"
+
+
+def test_nocloud_seed_over_http(run, netns, root, tmp_path):
+    # A plain HTTP server in the test's namespace serves the seed, as `s=http://` names it.
+    local_root(root)
+    served = tmp_path / "served/seed"
+    served.mkdir(parents=True)
+    (served / "meta-data").write_text(META_DATA)
+    (served / "user-data").write_text(SCRIPT)
+    netns.exec(["ip", "addr", "add", "10.99.0.1/32", "dev", "lo"], check=True)
+    server = subprocess.Popen(["ip", "netns", "exec", netns.name, "python3", "-m", "http.server", "--bind", "10.99.0.1", "8000"],
+                              cwd=tmp_path / "served", stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        (root / "proc/cmdline").write_text("ds=nocloud;s=http://10.99.0.1:8000/seed/\n")
+        for _ in range(100):
+            if run("imds", "@instance-id", root=root).rc == 0:
+                break
+        result = run("bootstrap", root=root)
+        assert_bootstrapped(result, root)
+        assert "nocloud: seed http://10.99.0.1:8000/seed/" in result.stderr
+        (root / "proc/cmdline").write_text("ds=nocloud;s=http://seed.example/\n")
+        (root / "var/lib/cloud/.bootstrap-complete").unlink()
+        result = run("early", root=root)
+        assert result.rc == 1 and "wisp has no DNS resolver" in result.stderr, result
+    finally:
+        server.terminate()
+        server.wait()

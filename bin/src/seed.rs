@@ -3,6 +3,8 @@
 //! fill the same metadata store the metadata services do.
 
 use wisp_core::config::Cloud;
+use wisp_core::http::{self, Method, Request};
+use wisp_core::retry::Timeouts;
 use wisp_core::provider::{openstack, Item};
 use wisp_core::seed::{iso9660, vfat};
 use wisp_core::seed::{nocloud, Device, SeedError};
@@ -11,6 +13,7 @@ use wisp_os_linux::cpath::CPath;
 use wisp_os_linux::fs::{self, ReadError};
 use wisp_os_linux::OwnedFd;
 
+use crate::fetch::{exchange_all, Exchange};
 use crate::output::{Line, Os, Shown};
 
 /// The seed directories NoCloud looks in, as cloud-init and tiny-cloud do.
@@ -69,6 +72,8 @@ impl Volume {
 enum Source {
     Directory(CPath),
     Image { name: heapless::String<32>, device: BlockDevice, volume: Volume },
+    /// `s=http://...`: files fetched with wisp's own client.
+    Http { address: [u8; 4], port: u16, host: heapless::String<64>, base: heapless::String<256>, timeouts: Timeouts },
 }
 
 impl Source {
@@ -87,6 +92,30 @@ impl Source {
                 }
             }
             Source::Image { name, device, volume } => volume.read(device, file, out).map_err(|e| msg!("/dev/{name}: {e}")),
+            Source::Http { address, port, host, base, timeouts } => {
+                let mut path = heapless::String::<512>::new();
+                let _ = path.push_str(base);
+                for (i, part) in file.iter().enumerate() {
+                    let part = core::str::from_utf8(part).map_err(|_| msg!("seed file name is not UTF-8"))?;
+                    let separator = if i == 0 && base.ends_with('/') { "" } else { "/" };
+                    path.push_str(separator).and_then(|()| path.push_str(part)).map_err(|_| msg!("seed URL longer than 511 bytes"))?;
+                }
+                let get = Request { method: Method::Get, host, path: &path, headers: &[], body: b"" };
+                let mut request = [0u8; 1024];
+                let len = http::write_request(&get, &mut request).map_err(|e| msg!("{e}"))?;
+                let mut exchanges = [Exchange::new(&request[..len], out)];
+                exchange_all(&mut exchanges, *address, *port, timeouts);
+                let (status, body) = exchanges[0].result().map_err(|e| msg!("http://{host}{path}: {e}"))?;
+                match status {
+                    200 => {
+                        let len = body.len();
+                        out.copy_within(body, 0);
+                        Ok(Some(len))
+                    }
+                    404 => Ok(None),
+                    status => Err(msg!("http://{host}{path}: HTTP status {status}")),
+                }
+            }
         }
     }
 
@@ -94,6 +123,7 @@ impl Source {
         match self {
             Source::Directory(dir) => msg!("{}", Shown(dir.as_bytes())),
             Source::Image { name, volume, .. } => msg!("/dev/{name} (label {})", Shown(volume.label())),
+            Source::Http { host, base, .. } => msg!("http://{host}{base}"),
         }
     }
 }
@@ -202,9 +232,21 @@ fn save_extras(ctx: &crate::context::Context<'_>, cloud: Cloud, source: &mut Sou
 
 fn nocloud_source(ctx: &crate::context::Context<'_>, seed_from: Option<&[u8]>) -> Result<Source, Line> {
     if let Some(seed) = seed_from {
+        if seed.starts_with(b"http") {
+            let text = core::str::from_utf8(seed).map_err(|_| msg!("ds=nocloud;s=: the URL is not UTF-8"))?;
+            let url = http::parse_url(text).map_err(|e| msg!("ds=nocloud;s={}: {e}", Shown(seed)))?;
+            let too_long = |_| msg!("ds=nocloud;s={}: URL too long", Shown(seed));
+            return Ok(Source::Http {
+                address: url.address,
+                port: url.port,
+                host: heapless::String::try_from(url.host).map_err(too_long)?,
+                base: heapless::String::try_from(url.path).map_err(too_long)?,
+                timeouts: ctx.timeouts,
+            });
+        }
         let path = seed.strip_prefix(b"file://").unwrap_or(seed);
         if path.first() != Some(&b'/') {
-            return Err(msg!("ds=nocloud;s={}: only local seeds (a path or file://) are read by this wisp", Shown(seed)));
+            return Err(msg!("ds=nocloud;s={}: a seed is a path, file:// or http://", Shown(seed)));
         }
         let trimmed = path.strip_suffix(b"/").unwrap_or(path);
         return ctx.path(trimmed).map(Source::Directory);

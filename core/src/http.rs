@@ -213,6 +213,60 @@ fn parse_length(digits: &[u8]) -> Option<usize> {
     usize::try_from(crate::text::decimal(digits, 15)?).ok()
 }
 
+/// `http://A.B.C.D[:port]/path`: where an HTTP seed is. Names would need a resolver,
+/// which wisp does not have; https would need TLS.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Url<'a> {
+    pub address: [u8; 4],
+    pub port: u16,
+    /// The host and port as written, for the Host header.
+    pub host: &'a str,
+    /// Starts with '/'.
+    pub path: &'a str,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UrlError {
+    Https,
+    NotHttp,
+    /// The host is a name, not an IPv4 address.
+    HostName,
+    BadPort,
+}
+
+impl fmt::Display for UrlError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            UrlError::Https => "https URLs are not supported (wisp has no TLS)",
+            UrlError::NotHttp => "not an http:// URL",
+            UrlError::HostName => "the host must be an IPv4 address (wisp has no DNS resolver)",
+            UrlError::BadPort => "invalid port",
+        })
+    }
+}
+
+pub fn parse_url(url: &str) -> Result<Url<'_>, UrlError> {
+    if url.starts_with("https://") {
+        return Err(UrlError::Https);
+    }
+    let rest = url.strip_prefix("http://").ok_or(UrlError::NotHttp)?;
+    let (authority, path) = rest.find('/').map_or((rest, "/"), |slash| (&rest[..slash], &rest[slash..]));
+    let (host, port) = match authority.rsplit_once(':') {
+        Some((host, port)) => (host, crate::text::decimal(port.as_bytes(), 5).and_then(|p| u16::try_from(p).ok()).filter(|&p| p > 0).ok_or(UrlError::BadPort)?),
+        None => (authority, 80),
+    };
+    let mut address = [0u8; 4];
+    let mut parts = host.split('.');
+    for slot in address.iter_mut() {
+        let part = parts.next().ok_or(UrlError::HostName)?;
+        *slot = crate::text::decimal(part.as_bytes(), 3).and_then(|n| u8::try_from(n).ok()).ok_or(UrlError::HostName)?;
+    }
+    if parts.next().is_some() {
+        return Err(UrlError::HostName);
+    }
+    Ok(Url { address, port, host: authority, path })
+}
+
 /// Writes `request` to a blocking stream, formatting it in `scratch`.
 pub fn send<W: embedded_io::Write>(stream: &mut W, request: &Request<'_>, scratch: &mut [u8]) -> Result<(), Error> {
     let len = write_request(request, scratch)?;
@@ -409,6 +463,21 @@ mod tests {
                 .collect();
             let _ = parse_response(&bytes, 128, len % 2 == 0);
         }
+    }
+
+    #[test]
+    fn urls() {
+        let url = parse_url("http://10.0.2.2:8000/seed/").unwrap();
+        assert_eq!(url, Url { address: [10, 0, 2, 2], port: 8000, host: "10.0.2.2:8000", path: "/seed/" });
+        assert_eq!(parse_url("http://192.168.1.1").unwrap().path, "/");
+        assert_eq!(parse_url("http://192.168.1.1").unwrap().port, 80);
+        assert_eq!(parse_url("https://10.0.0.1/"), Err(UrlError::Https));
+        assert_eq!(parse_url("ftp://10.0.0.1/"), Err(UrlError::NotHttp));
+        assert_eq!(parse_url("http://seed.example/"), Err(UrlError::HostName));
+        assert_eq!(parse_url("http://10.0.0.256/"), Err(UrlError::HostName));
+        assert_eq!(parse_url("http://10.0.0.1.5/"), Err(UrlError::HostName));
+        assert_eq!(parse_url("http://10.0.0.1:0/"), Err(UrlError::BadPort));
+        assert_eq!(parse_url("http://10.0.0.1:99999/"), Err(UrlError::BadPort));
     }
 
     #[test]
