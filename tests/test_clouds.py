@@ -221,3 +221,34 @@ def test_openstack_metadata_service(run, imds, root):
     server.update(user_data=None)
     result = run("imds", "@userdata", root=root)
     assert (result.rc, result.stdout) == (0, "")
+
+
+OVF_ENV = """<?xml version="1.0" encoding="utf-8"?>
+<ns0:Environment xmlns:ns0="http://schemas.dmtf.org/ovf/environment/1" xmlns:ns1="http://schemas.microsoft.com/windowsazure">
+ <ns1:ProvisioningSection><ns1:Version>1.0</ns1:Version>
+  <ns1:LinuxProvisioningConfigurationSet>
+   <ns1:ConfigurationSetType>LinuxProvisioningConfiguration</ns1:ConfigurationSetType>
+   <ns1:HostName>azvm</ns1:HostName><ns1:UserName>azureuser</ns1:UserName>
+   <ns1:CustomData>{custom}</ns1:CustomData>
+  </ns1:LinuxProvisioningConfigurationSet></ns1:ProvisioningSection></ns0:Environment>
+"""
+
+
+def test_azure_custom_data_from_the_provisioning_cd_wins(run, imds, root, tmp_path):
+    import os
+    import subprocess
+    set_dmi(root, "azure")
+    server = imds(metadata("azure", hostname="azvm", user_data="#!/bin/sh\necho imds user data, not wanted\n"))
+    imds({"mode": "wireserver"}, bind="168.63.129.16")
+    cd = tmp_path / "cd"
+    cd.mkdir()
+    (cd / "ovf-env.xml").write_text(OVF_ENV.format(custom=base64.b64encode(SCRIPT.encode()).decode()))
+    image = tmp_path / "ovf.iso"
+    subprocess.run(["genisoimage", "-quiet", "-o", image, "-V", "rd_rdfe_stable", "-J", "-R", cd], check=True)
+    (root / "sys/class/block/sr0").mkdir(parents=True)
+    os.symlink(image, root / "dev/sr0")
+    result = run("bootstrap", root=root)
+    assert_bootstrapped(result, root, "azvm")
+    assert f"azure: {len(SCRIPT)} bytes of custom data from ovf-env.xml on /dev/sr0" in result.stderr, result.stderr
+    assert (root / "var/lib/cloud/user-data").read_text() == SCRIPT
+    assert all("userData" not in r["path"] for r in server.requests())

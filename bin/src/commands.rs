@@ -28,6 +28,12 @@ pub fn imds(ctx: &mut Context<'_>, keys: &[&[u8]]) -> i32 {
             return EXIT_FAILED;
         }
     }
+    if cloud == wisp_core::config::Cloud::Azure {
+        if let Err(e) = crate::seed::load_azure_custom_data(ctx, metadata) {
+            output::error(format_args!("azure: {e}"));
+            return EXIT_FAILED;
+        }
+    }
     let items: heapless::Vec<Item, 5> = keys.iter().filter_map(|key| Item::from_key(key)).collect();
     if let Err(e) = imds.fetch(metadata, &items) {
         output::error(format_args!("{e}"));

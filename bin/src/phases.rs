@@ -62,6 +62,13 @@ pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
             Err(e) => return failure(ctx, msg!("{}: {e}", cloud.name())),
         }
     }
+    if cloud == Cloud::Azure && phases.iter().any(|&p| p != Phase::Boot) {
+        match crate::seed::load_azure_custom_data(ctx, metadata) {
+            Ok(Some(note)) => ctx.log.line(format_args!("azure: {note}")),
+            Ok(None) => {}
+            Err(e) => return failure(ctx, msg!("azure: {e}")),
+        }
+    }
     let mut session = Session { imds: Imds::new(cloud, &timeouts, ctx.config.imds_token_ttl), metadata, failed: None };
     // What every phase of this run will read, so the first round asks for all of it.
     let mut all_items: heapless::Vec<Item, 6> = heapless::Vec::new();

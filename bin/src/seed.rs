@@ -5,7 +5,7 @@
 use wisp_core::config::Cloud;
 use wisp_core::http::{self, Method, Request};
 use wisp_core::retry::Timeouts;
-use wisp_core::provider::{openstack, Item};
+use wisp_core::provider::{azure, openstack, Item};
 use wisp_core::seed::{iso9660, vfat};
 use wisp_core::seed::{nocloud, Device, SeedError};
 use wisp_os_linux::block;
@@ -48,6 +48,14 @@ impl Volume {
         match self {
             Volume::Iso(volume) => volume.label(),
             Volume::Fat(volume) => volume.label(),
+        }
+    }
+
+    /// Whether a regular file is at `path` (an unreadable volume has none).
+    fn has_file(&self, device: &mut BlockDevice, path: &[&[u8]]) -> bool {
+        match self {
+            Volume::Iso(volume) => matches!(volume.find(device, path), Ok(Some(file)) if !file.is_dir),
+            Volume::Fat(volume) => matches!(volume.find(device, path), Ok(Some(file)) if !file.is_dir),
         }
     }
 
@@ -128,8 +136,13 @@ impl Source {
     }
 }
 
-/// The block device whose ISO 9660 label is `label` (compared without case).
+/// The block device whose seed filesystem's label is `label` (compared without case).
 fn find_labelled(ctx: &crate::context::Context<'_>, label: &[u8]) -> Option<Source> {
+    find_volume(ctx, |_, volume| volume.label().eq_ignore_ascii_case(label))
+}
+
+/// The first block device holding a seed filesystem that `accept` takes.
+fn find_volume(ctx: &crate::context::Context<'_>, mut accept: impl FnMut(&mut BlockDevice, &Volume) -> bool) -> Option<Source> {
     let sys = ctx.open_dir(b"/sys/class/block").ok()?;
     let mut names: heapless::Vec<heapless::String<32>, 64> = heapless::Vec::new();
     let _ = sys.for_each_entry(|name| {
@@ -146,12 +159,25 @@ fn find_labelled(ctx: &crate::context::Context<'_>, label: &[u8]) -> Option<Sour
         let Ok(size) = block::size_bytes(&fd).or_else(|_| block::file_size(&fd)) else { continue };
         let mut device = BlockDevice(fd);
         if let Some(volume) = Volume::open(&mut device, size) {
-            if volume.label().eq_ignore_ascii_case(label) {
+            if accept(&mut device, &volume) {
                 return Some(Source::Image { name, device, volume });
             }
         }
     }
     None
+}
+
+/// Azure's custom data, which only the provisioning CD's `ovf-env.xml` carries; it wins
+/// over IMDS `userData`, as in cloud-init. Returns where it came from, if found.
+pub fn load_azure_custom_data(ctx: &crate::context::Context<'_>, metadata: &mut crate::imds::Metadata) -> Result<Option<Line>, Line> {
+    let has_ovf = |device: &mut BlockDevice, volume: &Volume| volume.has_file(device, &[b"ovf-env.xml"]);
+    let Some(mut source) = find_volume(ctx, has_ovf) else { return Ok(None) };
+    let mut xml = [0u8; 160 * 1024];
+    let len = source.read(&[b"ovf-env.xml"], &mut xml)?.unwrap_or(0);
+    let found = azure::ovf_custom_data(&xml[..len], metadata.buffer(Item::UserData)).map_err(|e| msg!("ovf-env.xml CustomData: {e}"))?;
+    let Some(custom) = found else { return Ok(None) };
+    metadata.set_len(Item::UserData, Some(custom));
+    Ok(Some(msg!("{} bytes of custom data from ovf-env.xml on {}", custom, source.describe())))
 }
 
 /// The `ds=nocloud` tokens, from the kernel command line or the DMI serial.

@@ -42,6 +42,31 @@ pub fn extract(document: &[u8], item: Item, out: &mut [u8]) -> Result<Option<usi
     }
 }
 
+/// The text of the first element named `local` (any namespace prefix) in `ovf-env.xml`.
+pub fn ovf_element<'a>(xml: &'a [u8], local: &[u8]) -> Option<&'a [u8]> {
+    let mut at = 0;
+    while let Some(open) = xml[at..].iter().position(|&b| b == b'<').map(|i| at + i) {
+        let end = open + xml[open..].iter().position(|&b| b == b'>')?;
+        let tag = &xml[open + 1..end];
+        let name = tag.split(|&b| b == b' ' || b == b'/').next().unwrap_or(tag);
+        let name = name.iter().position(|&b| b == b':').map_or(name, |colon| &name[colon + 1..]);
+        if name == local && !tag.ends_with(b"/") && tag.first() != Some(&b'/') {
+            let start = end + 1;
+            let close = start + xml[start..].iter().position(|&b| b == b'<')?;
+            return Some(xml[start..close].trim_ascii());
+        }
+        at = end + 1;
+    }
+    None
+}
+
+/// `CustomData` of `ovf-env.xml`, base64-decoded into `out`; `Ok(None)` when absent or
+/// empty.
+pub fn ovf_custom_data(xml: &[u8], out: &mut [u8]) -> Result<Option<usize>, DocumentError> {
+    let Some(text) = ovf_element(xml, b"CustomData").filter(|text| !text.is_empty()) else { return Ok(None) };
+    crate::base64::decode(text, out).map(Some).map_err(DocumentError::Base64)
+}
+
 /// The JSON report of a failed provisioning, its description cut to what fits.
 pub fn not_ready(description: &[u8], out: &mut [u8]) -> Result<usize, Full> {
     let mut writer = Out::new(out);
@@ -120,6 +145,28 @@ mod tests {
         let mut out = [0u8; 8];
         assert!(extract(DOC, Item::SshKeys, &mut out).is_err());
         assert_eq!(extract(br#"{"compute":{}}"#, Item::SshKeys, &mut out), Ok(None));
+    }
+
+    #[test]
+    fn ovf_environment() {
+        let xml = br#"<?xml version="1.0" encoding="utf-8"?>
+<ns0:Environment xmlns:ns0="http://schemas.dmtf.org/ovf/environment/1" xmlns:ns1="http://schemas.microsoft.com/windowsazure">
+ <ns1:ProvisioningSection><ns1:Version>1.0</ns1:Version>
+  <ns1:LinuxProvisioningConfigurationSet>
+   <ns1:ConfigurationSetType>LinuxProvisioningConfiguration</ns1:ConfigurationSetType>
+   <ns1:HostName>azure-vm</ns1:HostName><ns1:UserName>azureuser</ns1:UserName>
+   <ns1:SSH><ns1:PublicKeys><ns1:PublicKey><ns1:Path>/home/azureuser/.ssh/authorized_keys</ns1:Path>
+   <ns1:Value>ssh-ed25519 AAAA</ns1:Value></ns1:PublicKey></ns1:PublicKeys></ns1:SSH>
+   <ns1:CustomData>I2Nsb3VkLWNvbmZpZwo=</ns1:CustomData>
+  </ns1:LinuxProvisioningConfigurationSet></ns1:ProvisioningSection></ns0:Environment>"#;
+        assert_eq!(ovf_element(xml, b"HostName"), Some(&b"azure-vm"[..]));
+        assert_eq!(ovf_element(xml, b"Value"), Some(&b"ssh-ed25519 AAAA"[..]));
+        let mut out = [0u8; 64];
+        assert_eq!(ovf_custom_data(xml, &mut out), Ok(Some(14)));
+        assert_eq!(&out[..14], b"#cloud-config\n");
+        assert_eq!(ovf_custom_data(b"<CustomData></CustomData>", &mut out), Ok(None));
+        assert_eq!(ovf_custom_data(b"<Environment/>", &mut out), Ok(None));
+        assert!(matches!(ovf_custom_data(b"<CustomData>@@</CustomData>", &mut out), Err(DocumentError::Base64(_))));
     }
 
     #[test]
