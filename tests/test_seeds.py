@@ -61,6 +61,7 @@ def test_nocloud_from_a_cloud_localds_image(run, root, tmp_path):
     assert (root / "var/lib/cloud/.autodetect").read_text() == "CLOUD=nocloud\n"
     saved = root / "var/lib/cloud/network-config"
     assert saved.read_text() == network and (saved.stat().st_mode & 0o777) == 0o600
+    assert (root / "var/lib/cloud/meta-data").read_text() == META_DATA
 
 
 def test_nocloud_from_a_loop_device(run, root, tmp_path):

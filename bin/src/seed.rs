@@ -237,14 +237,18 @@ pub fn load(ctx: &crate::context::Context<'_>, cloud: Cloud, metadata: &mut crat
     Ok(source.describe())
 }
 
-/// vendor-data and the network configuration, kept beside user-data for later use (0600:
-/// vendor-data can hold secrets too); rewritten only when they change, so a new
-/// instance's seed replaces the old one's.
+/// The seed's meta-data, vendor-data and network configuration, kept beside user-data for
+/// later use (0600: vendor-data can hold secrets too); rewritten only when they change,
+/// so a new instance's seed replaces the old one's.
 fn save_extras(ctx: &crate::context::Context<'_>, cloud: Cloud, source: &mut Source, buf: &mut [u8]) -> Result<(), Line> {
-    let files: [(&[&[u8]], &[u8]); 2] = if cloud == Cloud::Configdrive {
-        [(&[b"openstack", b"latest", b"vendor_data.json"], b"vendor-data"), (&[b"openstack", b"latest", b"network_data.json"], b"network-config")]
+    let files: [(&[&[u8]], &[u8]); 3] = if cloud == Cloud::Configdrive {
+        [
+            (&[b"openstack", b"latest", b"meta_data.json"], b"meta-data"),
+            (&[b"openstack", b"latest", b"vendor_data.json"], b"vendor-data"),
+            (&[b"openstack", b"latest", b"network_data.json"], b"network-config"),
+        ]
     } else {
-        [(&[b"vendor-data"], b"vendor-data"), (&[b"network-config"], b"network-config")]
+        [(&[b"meta-data"], b"meta-data"), (&[b"vendor-data"], b"vendor-data"), (&[b"network-config"], b"network-config")]
     };
     let var = ctx.var_dir()?;
     for (path, name) in files {
