@@ -248,3 +248,29 @@ def test_disabled(run, imds, root):
     assert result.rc == 0 and "disabled by /etc/tiny-cloud.disabled" in result.stderr
     assert server.requests() == []
     assert not (root / "var/lib/cloud/user-data").exists()
+
+
+def test_gzip_user_data_is_saved_decompressed(run, imds, root):
+    import gzip
+    imds(aws_metadata(user_data_b64=base64.b64encode(gzip.compress(SCRIPT.encode())).decode()))
+    result = run("bootstrap", root=root)
+    assert result.rc == 0, result
+    assert (root / "var/lib/cloud/user-data").read_text() == SCRIPT
+    assert (root / "var/lib/cloud/script-ran").exists()
+
+
+def test_compressed_user_data_errors(run, imds, root):
+    import gzip
+    bomb = gzip.compress(b"\0" * (17 << 20))
+    server = imds(aws_metadata(user_data_b64=base64.b64encode(bomb).decode()))
+    result = run("bootstrap", root=root)
+    assert result.rc == 1 and "early/save_userdata: failed: user-data: gzip data expands past 16777216 bytes" in result.stderr, result
+    assert not (root / "var/lib/cloud/user-data").exists()
+    truncated = gzip.compress(SCRIPT.encode())[:-6]
+    server.update(user_data_b64=base64.b64encode(truncated).decode())
+    result = run("bootstrap", root=root)
+    assert result.rc == 1 and "user-data: gzip data is truncated" in result.stderr, result
+    server.update(user_data_b64=base64.b64encode(b"\xfd7zXZ\x00\x00rest").decode())
+    result = run("bootstrap", root=root)
+    assert result.rc == 1 and "user-data is xz-compressed: unsupported compression" in result.stderr, result
+    assert not (root / "var/lib/cloud/user-data").exists()

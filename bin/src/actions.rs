@@ -1,15 +1,17 @@
 //! The actions of the phases, by tiny-cloud's names. Each returns a short note for the
 //! log on success, or the reason it failed.
 
+use miniz_oxide::inflate::core::DecompressorOxide;
 use wisp_core::phase::Action;
 use wisp_core::provider::Item;
-use wisp_core::script;
+use wisp_core::{gzip, script};
 use wisp_os_linux::cpath::CPath;
 use wisp_os_linux::fs::{self, Dir};
 use wisp_os_linux::process::{self, ExitStatus};
 use wisp_os_linux::AsFd;
 
 use crate::context::Context;
+use crate::once::Once;
 use crate::output::{Line, Os, Shown};
 use crate::phases::Session;
 use crate::state;
@@ -38,6 +40,7 @@ pub fn run(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: 
 
 /// tiny-cloud's `/etc/network/interfaces`, written only when there is none: loopback and
 /// DHCP on the first ethernet interface (the lowest ifindex).
+#[inline(never)]
 fn set_default_interfaces(ctx: &Context<'_>) -> Result<Line, Line> {
     let etc_network = ctx.create_dir(b"/etc/network")?;
     if etc_network.metadata(b"interfaces").map_err(|e| msg!("/etc/network/interfaces: {}", Os(e)))?.is_some() {
@@ -76,6 +79,7 @@ fn set_default_interfaces(ctx: &Context<'_>) -> Result<Line, Line> {
 }
 
 /// What `rc-update add sshd default` does: a link in OpenRC's default runlevel.
+#[inline(never)]
 fn enable_sshd(ctx: &Context<'_>) -> Result<Line, Line> {
     let init_script = ctx.path(b"/etc/init.d/sshd")?;
     if !matches!(fs::metadata(init_script.as_cstr()), Ok(Some(_))) {
@@ -89,10 +93,29 @@ fn enable_sshd(ctx: &Context<'_>) -> Result<Line, Line> {
     }
 }
 
+/// Most bytes gzip'd user-data may expand to: the bound that stops a decompression bomb.
+pub const USER_DATA_LIMIT: usize = 16 << 20;
+
+/// The gunzipped user-data, in .bss: untouched unless used.
+static GUNZIP: Once<[u8; USER_DATA_LIMIT]> = Once::new([0; USER_DATA_LIMIT]);
+
 /// `$TINY_CLOUD_VAR/user-data`, mode 0600, replaced atomically; empty when the instance
-/// has none, as tiny-cloud leaves it.
+/// has none, as tiny-cloud leaves it. gzip'd user-data is saved decompressed, as
+/// tiny-cloud does; other compressions are refused, as wisp has no decoder for them.
+#[inline(never)]
 fn save_userdata(session: &Session<'_>, var: &Dir) -> Result<Line, Line> {
-    let data = session.metadata.get(Item::UserData).unwrap_or(b"");
+    let raw = session.metadata.get(Item::UserData).unwrap_or(b"");
+    if let Some(name) = gzip::other_compression(raw) {
+        return Err(msg!("user-data is {name}-compressed: unsupported compression (wisp decodes gzip only)"));
+    }
+    let data = if gzip::is_gzip(raw) {
+        let out = GUNZIP.take().ok_or_else(|| msg!("the gunzip buffer is in use"))?;
+        let mut state = DecompressorOxide::new();
+        let len = gzip::decompress(raw, out, &mut state).map_err(|e| msg!("user-data: {e}"))?;
+        &out[..len]
+    } else {
+        raw
+    };
     let mode_ok = matches!(var.metadata(USER_DATA), Ok(Some(m)) if m.is_file() && m.permissions() == 0o600);
     if mode_ok && var.has_contents(USER_DATA, data).unwrap_or(false) {
         return Ok(msg!("unchanged ({} bytes)", data.len()));
@@ -103,6 +126,7 @@ fn save_userdata(session: &Session<'_>, var: &Dir) -> Result<Line, Line> {
 
 /// Runs a saved `#!` user-data script with its interpreter; its output goes to
 /// `$TINY_CLOUD_LOGS/user-data.log` and its exit status to `user-data.exit`.
+#[inline(never)]
 fn run_userdata(ctx: &Context<'_>, var: &Dir) -> Result<Line, Line> {
     let mut head = [0u8; script::SHEBANG_LIMIT];
     let len = match var.read_start(USER_DATA, &mut head) {

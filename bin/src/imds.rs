@@ -12,6 +12,7 @@ use wisp_core::provider::{self, aws, azure, gcp, oci, openstack, DocumentError, 
 use wisp_core::retry::Timeouts;
 
 use crate::fetch::{exchange_all, Exchange, Failure, PARALLEL_LIMIT};
+use crate::once::Once;
 
 /// One GET of a round: what it is (for messages), where, and where its answer goes.
 struct Target<'b, 's> {
@@ -188,27 +189,11 @@ impl Metadata {
     }
 }
 
-/// The one `Metadata` of the process, in .bss: its pages cost memory only once written,
-/// and it is never copied.
-struct MetadataCell {
-    value: core::cell::UnsafeCell<Metadata>,
-    taken: core::sync::atomic::AtomicBool,
-}
+static METADATA: Once<Metadata> = Once::new(Metadata::new());
 
-// SAFETY: `take_metadata` hands out the value at most once, so no two references to it
-// ever exist, whatever thread asks (and wisp has one).
-unsafe impl Sync for MetadataCell {}
-
-static METADATA: MetadataCell =
-    MetadataCell { value: core::cell::UnsafeCell::new(Metadata::new()), taken: core::sync::atomic::AtomicBool::new(false) };
-
-/// The process's metadata store; `None` if it was taken before.
+/// The process's metadata store, in .bss; `None` if it was taken before.
 pub fn take_metadata() -> Option<&'static mut Metadata> {
-    if METADATA.taken.swap(true, core::sync::atomic::Ordering::Relaxed) {
-        return None;
-    }
-    // SAFETY: the flag above lets this line run once, so this is the only reference.
-    Some(unsafe { &mut *METADATA.value.get() })
+    METADATA.take()
 }
 
 /// A conversation with the metadata service: its settings and its session token.

@@ -26,6 +26,7 @@ mod context;
 mod fetch;
 mod grow;
 mod imds;
+mod once;
 mod output;
 mod phases;
 mod seed;

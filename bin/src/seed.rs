@@ -85,7 +85,9 @@ enum Source {
 }
 
 impl Source {
-    /// Reads `file` (a path inside the seed) into `out`; `Ok(None)` when absent.
+    /// Reads `file` (a path inside the seed) into `out`; `Ok(None)` when absent. Never
+    /// inlined: it serves every reader and its callers are several.
+    #[inline(never)]
     fn read(&mut self, file: &[&[u8]], out: &mut [u8]) -> Result<Option<usize>, Line> {
         match self {
             Source::Directory(dir) => {
@@ -142,6 +144,7 @@ fn find_labelled(ctx: &crate::context::Context<'_>, label: &[u8]) -> Option<Sour
 }
 
 /// The first block device holding a seed filesystem that `accept` takes.
+#[inline(never)]
 fn find_volume(ctx: &crate::context::Context<'_>, mut accept: impl FnMut(&mut BlockDevice, &Volume) -> bool) -> Option<Source> {
     let sys = ctx.open_dir(b"/sys/class/block").ok()?;
     let mut names: heapless::Vec<heapless::String<32>, 64> = heapless::Vec::new();
@@ -181,6 +184,7 @@ pub fn load_azure_custom_data(ctx: &crate::context::Context<'_>, metadata: &mut 
 }
 
 /// The `ds=nocloud` tokens, from the kernel command line or the DMI serial.
+#[inline(never)]
 fn tokens_into(ctx: &crate::context::Context<'_>, buf: &mut [u8; 4096]) -> Option<usize> {
     for file in [&b"/proc/cmdline"[..], b"/sys/class/dmi/id/product_serial"] {
         if let Ok(Some(text)) = ctx.read(file, buf) {
@@ -240,6 +244,7 @@ pub fn load(ctx: &crate::context::Context<'_>, cloud: Cloud, metadata: &mut crat
 /// The seed's meta-data, vendor-data and network configuration, kept beside user-data for
 /// later use (0600: vendor-data can hold secrets too); rewritten only when they change,
 /// so a new instance's seed replaces the old one's.
+#[inline(never)]
 fn save_extras(ctx: &crate::context::Context<'_>, cloud: Cloud, source: &mut Source, buf: &mut [u8]) -> Result<(), Line> {
     let files: [(&[&[u8]], &[u8]); 3] = if cloud == Cloud::Configdrive {
         [
@@ -260,6 +265,7 @@ fn save_extras(ctx: &crate::context::Context<'_>, cloud: Cloud, source: &mut Sou
     Ok(())
 }
 
+#[inline(never)]
 fn nocloud_source(ctx: &crate::context::Context<'_>, seed_from: Option<&[u8]>) -> Result<Source, Line> {
     if let Some(seed) = seed_from {
         if seed.starts_with(b"http") {
@@ -290,6 +296,7 @@ fn nocloud_source(ctx: &crate::context::Context<'_>, seed_from: Option<&[u8]>) -
     find_labelled(ctx, b"cidata").ok_or_else(|| msg!("no NoCloud seed: no ds=nocloud token, no seed directory, no filesystem labelled cidata"))
 }
 
+#[inline(never)]
 fn load_nocloud(source: &mut Source, document: &mut [u8], metadata: &mut crate::imds::Metadata) -> Result<(), Line> {
     let len = source.read(&[b"meta-data"], document)?.ok_or_else(|| msg!("{}: no meta-data", source.describe()))?;
     let meta = &document[..len];
@@ -313,6 +320,7 @@ fn load_nocloud(source: &mut Source, document: &mut [u8], metadata: &mut crate::
     fill(metadata, Item::SshKeys, &["public-keys"])
 }
 
+#[inline(never)]
 fn load_configdrive(source: &mut Source, document: &mut [u8], metadata: &mut crate::imds::Metadata) -> Result<(), Line> {
     let len = source
         .read(&[b"openstack", b"latest", b"meta_data.json"], document)?

@@ -58,6 +58,7 @@ impl SystemFile {
     }
 }
 
+#[inline(never)]
 pub fn create_default_user(ctx: &Context<'_>) -> Result<Line, Line> {
     let name = ctx.config.cloud_user.as_bytes();
     let mut passwd = SystemFile::read(ctx, "/etc", "passwd", "/etc/passwd", 0o644)?;
@@ -159,6 +160,7 @@ fn split_home(home: &[u8]) -> Result<(&[u8], &[u8]), Line> {
     }
 }
 
+#[inline(never)]
 pub fn set_hostname(ctx: &Context<'_>, value: Option<&[u8]>) -> Result<Line, Line> {
     let Some(raw) = value.filter(|raw| !raw.is_empty()) else {
         return Ok(msg!("no hostname in the metadata: left as it is"));
@@ -180,6 +182,7 @@ pub fn set_hostname(ctx: &Context<'_>, value: Option<&[u8]>) -> Result<Line, Lin
     Ok(msg!("{} ({})", name.short(), name.fqdn()))
 }
 
+#[inline(never)]
 pub fn set_ssh_keys(ctx: &Context<'_>, value: Option<&[u8]>) -> Result<Line, Line> {
     let mut keys: heapless::Vec<PublicKey<'_>, KEYS_LIMIT> = heapless::Vec::new();
     for (index, line) in value.unwrap_or(b"").split(|&b| b == b'\n').enumerate() {

@@ -1,1 +1,240 @@
-//! (being written)
+//! gzip (RFC 1952): the framing around a raw deflate stream, which miniz_oxide inflates.
+//! The caller's output buffer is the limit: a document that would expand past it (a
+//! decompression bomb) is refused before anything of it is used.
+
+use core::fmt;
+
+use miniz_oxide::inflate::core::inflate_flags::TINFL_FLAG_USING_NON_WRAPPING_OUTPUT_BUF;
+use miniz_oxide::inflate::core::{decompress as inflate, DecompressorOxide};
+use miniz_oxide::inflate::TINFLStatus;
+
+use crate::crc32::{crc32, Crc32};
+
+const FHCRC: u8 = 0x02;
+const FEXTRA: u8 = 0x04;
+const FNAME: u8 = 0x08;
+const FCOMMENT: u8 = 0x10;
+const RESERVED: u8 = 0xe0;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GzipError {
+    /// Not gzip: the magic bytes or compression method differ.
+    NotGzip,
+    ReservedFlags,
+    /// The data ends inside the header, the deflate stream or the trailer.
+    Truncated,
+    HeaderCrc,
+    /// The deflate stream is invalid.
+    Corrupt,
+    Crc,
+    Size,
+    OutputTooLarge { limit: usize },
+}
+
+impl fmt::Display for GzipError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GzipError::NotGzip => f.write_str("not gzip data"),
+            GzipError::ReservedFlags => f.write_str("gzip header uses reserved flags"),
+            GzipError::Truncated => f.write_str("gzip data is truncated"),
+            GzipError::HeaderCrc => f.write_str("gzip header CRC mismatch"),
+            GzipError::Corrupt => f.write_str("gzip deflate stream is corrupt"),
+            GzipError::Crc => f.write_str("gzip CRC32 mismatch"),
+            GzipError::Size => f.write_str("gzip size (ISIZE) mismatch"),
+            GzipError::OutputTooLarge { limit } => write!(f, "gzip data expands past {limit} bytes"),
+        }
+    }
+}
+
+pub fn is_gzip(data: &[u8]) -> bool {
+    data.starts_with(&[0x1f, 0x8b])
+}
+
+/// The name of another compression `data` starts with, which wisp does not undo.
+pub fn other_compression(data: &[u8]) -> Option<&'static str> {
+    const MAGIC: [(&[u8], &str); 6] = [
+        (b"BZh", "bzip2"),
+        (b"\xfd7zXZ\x00", "xz"),
+        (b"\x28\xb5\x2f\xfd", "zstd"),
+        (b"\x5d\x00\x00", "lzma"),
+        (b"\x89LZO", "lzop"),
+        (b"\x04\x22\x4d\x18", "lz4"),
+    ];
+    MAGIC.iter().find(|(magic, _)| data.starts_with(magic)).map(|&(_, name)| name)
+}
+
+/// Decompresses every member of `input` into `out`; `state` is miniz_oxide's (about
+/// 10 KiB, so the caller decides where it lives). Returns the length.
+pub fn decompress(input: &[u8], out: &mut [u8], state: &mut DecompressorOxide) -> Result<usize, GzipError> {
+    let mut at = 0;
+    let mut written = 0;
+    loop {
+        let (consumed, produced) = member(&input[at..], out, written, state)?;
+        at += consumed;
+        written += produced;
+        // Concatenated members form one document (as `cat a.gz b.gz` and gunzip agree);
+        // anything else after a member is an error.
+        if at == input.len() {
+            return Ok(written);
+        }
+        if !is_gzip(&input[at..]) {
+            return Err(GzipError::Corrupt);
+        }
+    }
+}
+
+/// One member at the start of `input`, inflated to `out[written..]`: (bytes read, bytes
+/// written).
+fn member(input: &[u8], out: &mut [u8], written: usize, state: &mut DecompressorOxide) -> Result<(usize, usize), GzipError> {
+    if input.len() < 10 || !is_gzip(input) || input[2] != 8 {
+        return Err(if input.len() < 10 && is_gzip(input) { GzipError::Truncated } else { GzipError::NotGzip });
+    }
+    let flags = input[3];
+    if flags & RESERVED != 0 {
+        return Err(GzipError::ReservedFlags);
+    }
+    let mut at = 10;
+    if flags & FEXTRA != 0 {
+        let len = u16::from_le_bytes([*input.get(at).ok_or(GzipError::Truncated)?, *input.get(at + 1).ok_or(GzipError::Truncated)?]);
+        at += 2 + usize::from(len);
+    }
+    for flag in [FNAME, FCOMMENT] {
+        if flags & flag != 0 {
+            let end = input.get(at..).and_then(|rest| rest.iter().position(|&b| b == 0)).ok_or(GzipError::Truncated)?;
+            at += end + 1;
+        }
+    }
+    if flags & FHCRC != 0 {
+        let stored = input.get(at..at + 2).ok_or(GzipError::Truncated)?;
+        if u16::from_le_bytes([stored[0], stored[1]]) != crc32(&input[..at]) as u16 {
+            return Err(GzipError::HeaderCrc);
+        }
+        at += 2;
+    }
+    let stream = input.get(at..).ok_or(GzipError::Truncated)?;
+    state.init();
+    let (status, consumed, produced) = inflate(state, stream, out, written, TINFL_FLAG_USING_NON_WRAPPING_OUTPUT_BUF);
+    match status {
+        TINFLStatus::Done => {}
+        TINFLStatus::HasMoreOutput => return Err(GzipError::OutputTooLarge { limit: out.len() }),
+        // With all input given at once, a stream that stops short "cannot make progress".
+        TINFLStatus::NeedsMoreInput | TINFLStatus::FailedCannotMakeProgress => return Err(GzipError::Truncated),
+        _ => return Err(GzipError::Corrupt),
+    }
+    let trailer = stream.get(consumed..consumed + 8).ok_or(GzipError::Truncated)?;
+    let mut crc = Crc32::new();
+    crc.update(&out[written..written + produced]);
+    if crc.finish() != u32::from_le_bytes([trailer[0], trailer[1], trailer[2], trailer[3]]) {
+        return Err(GzipError::Crc);
+    }
+    if produced as u32 != u32::from_le_bytes([trailer[4], trailer[5], trailer[6], trailer[7]]) {
+        return Err(GzipError::Size);
+    }
+    Ok((at + consumed + 8, produced))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+
+    /// `gzip` itself, so the framing is checked against the reference tool.
+    fn gzip(data: &[u8], args: &[&str]) -> Vec<u8> {
+        let mut child = Command::new("gzip").args(args).arg("-c").stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+        child.stdin.take().unwrap().write_all(data).unwrap();
+        child.wait_with_output().unwrap().stdout
+    }
+
+    fn run(input: &[u8], limit: usize) -> Result<Vec<u8>, GzipError> {
+        let mut out = vec![0u8; limit];
+        let mut state = DecompressorOxide::new();
+        decompress(input, &mut out, &mut state).map(|n| out[..n].to_vec())
+    }
+
+    #[test]
+    fn round_trips_with_gzip() {
+        let text = b"#!/bin/sh\necho hello from compressed user-data\n".repeat(50);
+        assert_eq!(run(&gzip(&text, &[]), 4096).unwrap(), text);
+        assert_eq!(run(&gzip(&text, &["-n", "-9"]), 4096).unwrap(), text);
+        assert_eq!(run(&gzip(b"", &[]), 16).unwrap(), b"");
+        // Two members, as `cat a.gz b.gz`.
+        let both = [gzip(b"first\n", &[]), gzip(b"second\n", &[])].concat();
+        assert_eq!(run(&both, 64).unwrap(), b"first\nsecond\n");
+    }
+
+    #[test]
+    fn header_fields() {
+        // FNAME (gzip stores the name when compressing a file), plus FHCRC and FEXTRA set by hand.
+        let mut data = gzip(b"payload", &["-n"]);
+        let body = data.split_off(10);
+        let mut header = data;
+        header[3] = FEXTRA | FNAME | FCOMMENT | FHCRC;
+        header.extend_from_slice(&[3, 0, b'a', b'b', b'c']);
+        header.extend_from_slice(b"name\0comment\0");
+        let crc = crc32(&header) as u16;
+        header.extend_from_slice(&crc.to_le_bytes());
+        let full = [header.clone(), body.clone()].concat();
+        assert_eq!(run(&full, 64).unwrap(), b"payload");
+        let mut bad_crc = full.clone();
+        bad_crc[header.len() - 1] ^= 1;
+        assert_eq!(run(&bad_crc, 64), Err(GzipError::HeaderCrc));
+    }
+
+    #[test]
+    fn errors() {
+        let good = gzip(b"some user-data\n", &[]);
+        assert_eq!(run(b"#!/bin/sh\n", 64), Err(GzipError::NotGzip));
+        assert_eq!(run(&good[..5], 64), Err(GzipError::Truncated));
+        assert_eq!(run(&good[..good.len() - 4], 64), Err(GzipError::Truncated));
+        assert_eq!(run(&good[..good.len() / 2], 64), Err(GzipError::Truncated));
+        let mut reserved = good.clone();
+        reserved[3] |= 0x20;
+        assert_eq!(run(&reserved, 64), Err(GzipError::ReservedFlags));
+        let mut crc = good.clone();
+        let n = crc.len();
+        crc[n - 8] ^= 1;
+        assert_eq!(run(&crc, 64), Err(GzipError::Crc));
+        let mut size = good.clone();
+        size[n - 4] ^= 1;
+        assert_eq!(run(&size, 64), Err(GzipError::Size));
+        let mut trailing = good.clone();
+        trailing.extend_from_slice(b"junk");
+        assert_eq!(run(&trailing, 64), Err(GzipError::Corrupt));
+        // Exactly fits, then one byte short.
+        assert!(run(&good, 15).is_ok());
+        assert_eq!(run(&good, 14), Err(GzipError::OutputTooLarge { limit: 14 }));
+    }
+
+    #[test]
+    fn bomb_is_refused() {
+        let bomb = gzip(&vec![0u8; 8 << 20], &["-9"]);
+        assert!(bomb.len() < 16 * 1024);
+        assert_eq!(run(&bomb, 1 << 20), Err(GzipError::OutputTooLarge { limit: 1 << 20 }));
+    }
+
+    #[test]
+    fn other_compressions_are_named() {
+        assert_eq!(other_compression(b"BZh91AY&SY"), Some("bzip2"));
+        assert_eq!(other_compression(b"\xfd7zXZ\x00\x00"), Some("xz"));
+        assert_eq!(other_compression(b"\x28\xb5\x2f\xfd\x04"), Some("zstd"));
+        assert_eq!(other_compression(b"#!/bin/sh"), None);
+    }
+
+    #[test]
+    fn garbage_never_panics() {
+        let good = gzip(b"#cloud-config\nhostname: x\n", &[]);
+        let mut seed = 31u32;
+        let mut state = DecompressorOxide::new();
+        for _ in 0..3000 {
+            let mut data = good.clone();
+            for _ in 0..3 {
+                seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+                let at = (seed >> 8) as usize % data.len();
+                data[at] = (seed >> 3) as u8;
+            }
+            let mut out = [0u8; 256];
+            let _ = decompress(&data, &mut out, &mut state);
+        }
+    }
+}

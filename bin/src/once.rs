@@ -1,0 +1,29 @@
+//! Large buffers in .bss, handed out once: their pages cost memory only when written, and
+//! they are never copied or zeroed at run time.
+
+use core::cell::UnsafeCell;
+use core::sync::atomic::{AtomicBool, Ordering};
+
+pub struct Once<T> {
+    value: UnsafeCell<T>,
+    taken: AtomicBool,
+}
+
+// SAFETY: `take` hands the value out at most once, so no two references to it ever
+// exist, whatever thread asks (and wisp has one).
+unsafe impl<T> Sync for Once<T> {}
+
+impl<T> Once<T> {
+    pub const fn new(value: T) -> Self {
+        Once { value: UnsafeCell::new(value), taken: AtomicBool::new(false) }
+    }
+
+    /// The value; `None` if it was taken before.
+    pub fn take(&'static self) -> Option<&'static mut T> {
+        if self.taken.swap(true, Ordering::Relaxed) {
+            return None;
+        }
+        // SAFETY: the flag above lets this line run once, so this is the only reference.
+        Some(unsafe { &mut *self.value.get() })
+    }
+}
