@@ -75,7 +75,7 @@ fn grow_mount(ctx: &Context<'_>, path: &[u8]) -> Result<Line, Line> {
     let mut note = msg!("{}", Shown(name));
     if let Some(number) = mountinfo::uevent_value(device, b"PARTN") {
         let partition = parse_number(number).ok_or_else(|| msg!("{sysfs}: bad PARTN"))?;
-        let parent = sysfs.replace_range_end("uevent", "../uevent");
+        let parent = parent_uevent(&sysfs);
         let mut parent_uevent = [0u8; 1024];
         let parent_text = ctx.read(parent.as_bytes(), &mut parent_uevent)?.ok_or_else(|| msg!("{parent} is missing"))?;
         let disk_name = mountinfo::uevent_value(parent_text, b"DEVNAME").ok_or_else(|| msg!("{parent} names no device"))?;
@@ -109,18 +109,13 @@ fn grow_mount(ctx: &Context<'_>, path: &[u8]) -> Result<Line, Line> {
     Ok(note)
 }
 
-trait ReplaceEnd {
-    fn replace_range_end(&self, old: &str, new: &str) -> heapless::String<64>;
-}
-
-impl ReplaceEnd for heapless::String<64> {
-    /// `/sys/dev/block/8:1/uevent` -> `/sys/dev/block/8:1/../uevent`.
-    fn replace_range_end(&self, old: &str, new: &str) -> heapless::String<64> {
-        let mut out = heapless::String::new();
-        let _ = out.push_str(self.strip_suffix(old).unwrap_or(self));
-        let _ = out.push_str(new);
-        out
-    }
+/// `/sys/dev/block/8:1/uevent` -> `/sys/dev/block/8:1/../uevent`: the kernel resolves
+/// the `..` after following the device's link, which lands on its parent disk.
+fn parent_uevent(uevent: &str) -> heapless::String<64> {
+    let mut out = heapless::String::new();
+    let _ = out.push_str(uevent.strip_suffix("uevent").unwrap_or(uevent));
+    let _ = out.push_str("../uevent");
+    out
 }
 
 fn open_device(ctx: &Context<'_>, name: &[u8]) -> Result<wisp_os_linux::OwnedFd, Line> {
