@@ -80,10 +80,7 @@ class Aws:
         if path in values and values[path] is not None:
             raise Reply(200, values[path])
         if path == "/latest/user-data":
-            data = user_data(config)
-            if data is None:
-                raise Reply(404)
-            raise Reply(200, data)
+            serve_user_data(config)
         raise Reply(404)
 
 
@@ -171,10 +168,7 @@ class Openstack:
                         "public_keys": {name: key for name, key in config.get("keys", [])}, "launch_index": 0}
             raise Reply(200, json.dumps(document), [("Content-Type", "application/json")])
         if path == "/openstack/latest/user_data":
-            data = user_data(config)
-            if data is None:
-                raise Reply(404)
-            raise Reply(200, data)
+            serve_user_data(config)
         raise Reply(404)
 
 
@@ -198,6 +192,12 @@ class Wireserver:
         if path == "/machine?comp=health" and method == "POST":
             raise Reply(200)
         raise Reply(404)
+
+
+def serve_user_data(config):
+    """User-data as served raw: 404 when there is none."""
+    data = user_data(config)
+    raise Reply(404) if data is None else Reply(200, data)
 
 
 def user_data(config):

@@ -276,14 +276,9 @@ mod tests {
 
     #[test]
     fn garbage_never_panics() {
-        let mut seed = 3u32;
-        for len in 0..300 {
-            let text: Vec<u8> = (0..len)
-                .map(|_| {
-                    seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
-                    b"a:x0\n9,"[(seed >> 16) as usize % 7]
-                })
-                .collect();
+        let mut garbage = crate::fuzz::Garbage::new(3);
+        for _ in 0..300 {
+            let text = garbage.text(&[b"a", b":", b"x", b"0", b"\n", b"9", b","], 300);
             let _ = find_user(&text, b"a");
             let _ = find_group(&text, b"a");
             let _ = free_id(&text, &text);

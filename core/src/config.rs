@@ -472,13 +472,9 @@ mod tests {
     #[test]
     fn garbage_never_panics() {
         let pieces: [&[u8]; 12] = [b"A", b"=", b"\"", b"'", b"$", b"{", b"}", b"\\", b" ", b"#", b"\n", b"\xff"];
-        let mut seed = 7u32;
+        let mut garbage = crate::fuzz::Garbage::new(7);
         for _ in 0..3000 {
-            let mut text = Vec::new();
-            for _ in 0..(seed % 24) {
-                seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
-                text.extend_from_slice(pieces[(seed >> 16) as usize % pieces.len()]);
-            }
+            let text = garbage.text(&pieces, 24);
             let _ = parse(&text, &mut Config::default(), &mut |_| {});
         }
     }

@@ -334,13 +334,9 @@ mod tests {
     #[test]
     fn garbage_never_panics() {
         let pieces: [&[u8]; 12] = [b"{", b"}", b"[", b"]", b"\"", b"\\", b":", b",", b"1", b"true", b"u", b" "];
-        let mut seed = 17u32;
+        let mut garbage = crate::fuzz::Garbage::new(17);
         for _ in 0..5000 {
-            let mut text = Vec::new();
-            for _ in 0..(seed % 20) {
-                seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
-                text.extend_from_slice(pieces[(seed >> 16) as usize % pieces.len()]);
-            }
+            let text = garbage.text(&pieces, 20);
             if let Ok(doc) = Value::parse(&text) {
                 let _ = doc.get("a");
                 let _ = doc.unescape_into(&mut [0; 16]);

@@ -6,6 +6,8 @@
 
 pub mod clock;
 pub mod crc32;
+#[cfg(test)]
+mod fuzz;
 pub mod out;
 
 // The HTTP/1.0 client's wire format and its retry schedule.

@@ -468,13 +468,10 @@ pub(crate) mod tests {
 
     #[test]
     fn garbage_never_panics() {
-        let mut seed = 5u32;
+        let base = image(512, 64, 64, &[(40, 50)])[512..1024].to_vec();
+        let mut garbage = crate::fuzz::Garbage::new(5);
         for _ in 0..2000 {
-            let mut sector = image(512, 64, 64, &[(40, 50)])[512..1024].to_vec();
-            for _ in 0..4 {
-                seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
-                sector[(seed >> 16) as usize % 92] = (seed >> 8) as u8;
-            }
+            let sector = garbage.mutated(&base, 0..92, 4);
             if let Ok(header) = Header::parse(&sector) {
                 let mut entries = vec![0u8; header.entries_len().min(ENTRIES_LIMIT)];
                 let _ = validate(&header, &entries, 64);

@@ -310,14 +310,9 @@ mod tests {
     #[test]
     fn garbage_never_panics() {
         let base = image(b"cidata", &[record(20, 12, false, b"META_DAT.;1", Some(b"meta-data"))]);
-        let mut seed = 11u32;
+        let mut garbage = crate::fuzz::Garbage::new(11);
         for _ in 0..3000 {
-            let mut disk = base.clone();
-            for _ in 0..6 {
-                seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
-                let at = 16 * SECTOR + (seed as usize >> 8) % (3 * SECTOR);
-                disk[at] = (seed >> 3) as u8;
-            }
+            let disk = garbage.mutated(&base, 16 * SECTOR..19 * SECTOR, 6);
             if let Ok(volume) = open(&disk) {
                 if let Ok(Some(file)) = volume.find(&mut &disk[..], &[b"meta-data"]) {
                     let mut out = [0u8; 4096];

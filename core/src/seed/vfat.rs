@@ -408,14 +408,9 @@ mod tests {
     #[test]
     fn garbage_never_panics() {
         let base = image(b"CIDATA     ", &[long("meta-data", true), short(b"META-D~1   ", 2, 600)], &[(2, 3), (3, 0xfff)]);
-        let mut seed = 23u32;
+        let mut garbage = crate::fuzz::Garbage::new(23);
         for _ in 0..3000 {
-            let mut disk = base.clone();
-            for _ in 0..6 {
-                seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
-                let at = (seed as usize >> 8) % 2048;
-                disk[at] = (seed >> 3) as u8;
-            }
+            let disk = garbage.mutated(&base, 0..2048, 6);
             if let Ok(volume) = open(&disk) {
                 if let Ok(Some(file)) = volume.find(&mut &disk[..], &[b"meta-data"]) {
                     let mut out = [0u8; 4096];
