@@ -252,3 +252,20 @@ def test_azure_custom_data_from_the_provisioning_cd_wins(run, imds, root, tmp_pa
     assert f"azure: {len(SCRIPT)} bytes of custom data from ovf-env.xml on /dev/sr0" in result.stderr, result.stderr
     assert (root / "var/lib/cloud/user-data").read_text() == SCRIPT
     assert all("userData" not in r["path"] for r in server.requests())
+
+
+@pytest.mark.parametrize("cloud", ["gcp", "oci", "aws"])
+def test_key_over_the_limit(run, imds, root, cloud):
+    set_dmi(root, cloud)
+    big = "ssh-rsa " + "A" * 70000
+    overrides = {"gcp_instance_keys": "user:" + big} if cloud == "gcp" else {"keys": [["big", big]]}
+    imds(metadata(cloud, **overrides))
+    result = run("bootstrap", root=root)
+    assert result.rc == 1, result
+    expected = {
+        "gcp": "main/set_ssh_keys: failed: metadata @ssh-keys: bad HTTP response: response body larger than",
+        "oci": "main/set_ssh_keys: failed: metadata @ssh-keys: JSON string longer than 65536 bytes",
+        "aws": "main/set_ssh_keys: failed: metadata openssh-key: bad HTTP response: response body larger than",
+    }[cloud]
+    assert expected in result.stderr, result.stderr
+    assert not (root / "home/alpine/.ssh/authorized_keys").exists()
