@@ -241,3 +241,21 @@ def test_nocloud_seed_over_http(run, netns, root, tmp_path):
     finally:
         server.terminate()
         server.wait()
+
+
+def test_configdrive_with_only_a_dated_version(run, root, tmp_path):
+    local_root(root)
+    tree = tmp_path / "cd"
+    for version, host in (("2013-10-17", "older-host"), ("2016-06-30", "dated-host")):
+        directory = tree / "openstack" / version
+        directory.mkdir(parents=True)
+        (directory / "meta_data.json").write_text(f'{{"uuid": "u-{version}", "hostname": "{host}", "public_keys": {{"k": "{ED25519}"}}}}')
+        (directory / "user_data").write_text(SCRIPT)
+    image = tmp_path / "config.iso"
+    subprocess.run(["genisoimage", "-quiet", "-o", image, "-V", "config-2", "-J", "-R", tree], check=True)
+    attach_image(root, image, "sr1")
+    result = run("bootstrap", root=root)
+    assert result.rc == 0, result
+    assert result.hostname == "dated-host"
+    assert (root / "var/lib/cloud/.instance-id").read_text() == "u-2016-06-30\n"
+    assert (root / "var/lib/cloud/script-ran").exists()

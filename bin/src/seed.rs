@@ -223,9 +223,7 @@ pub fn load(ctx: &crate::context::Context<'_>, cloud: Cloud, metadata: &mut crat
         _ => nocloud_source(ctx, tokens.seed_from)?,
     };
     let mut document = [0u8; DOCUMENT_LIMIT];
-    if cloud == Cloud::Configdrive {
-        load_configdrive(&mut source, &mut document, metadata)?;
-    } else {
+    if cloud != Cloud::Configdrive {
         load_nocloud(&mut source, &mut document, metadata)?;
     }
     if let Some(hostname) = tokens.hostname {
@@ -234,10 +232,17 @@ pub fn load(ctx: &crate::context::Context<'_>, cloud: Cloud, metadata: &mut crat
     if let Some(id) = tokens.instance_id {
         metadata.set(Item::InstanceId, id).map_err(|e| msg!("{e}"))?;
     }
+    let mut version = "latest";
+    if cloud == Cloud::Configdrive {
+        version = load_configdrive(&mut source, &mut document, metadata)?;
+    }
     let user_data = metadata.buffer(Item::UserData);
-    let len = source.read(if cloud == Cloud::Configdrive { &[b"openstack", b"latest", b"user_data"] } else { &[b"user-data"] }, user_data)?;
+    let len = match cloud {
+        Cloud::Configdrive => source.read(&[b"openstack", version.as_bytes(), b"user_data"], user_data)?,
+        _ => source.read(&[b"user-data"], user_data)?,
+    };
     metadata.set_len(Item::UserData, len);
-    save_extras(ctx, cloud, &mut source, &mut document)?;
+    save_extras(cloud, version, &mut source, &mut document, &ctx.var_dir()?)?;
     Ok(source.describe())
 }
 
@@ -245,17 +250,17 @@ pub fn load(ctx: &crate::context::Context<'_>, cloud: Cloud, metadata: &mut crat
 /// later use (0600: vendor-data can hold secrets too); rewritten only when they change,
 /// so a new instance's seed replaces the old one's.
 #[inline(never)]
-fn save_extras(ctx: &crate::context::Context<'_>, cloud: Cloud, source: &mut Source, buf: &mut [u8]) -> Result<(), Line> {
+fn save_extras(cloud: Cloud, version: &str, source: &mut Source, buf: &mut [u8], var: &wisp_os_linux::fs::Dir) -> Result<(), Line> {
+    let v = version.as_bytes();
     let files: [(&[&[u8]], &[u8]); 3] = if cloud == Cloud::Configdrive {
         [
-            (&[b"openstack", b"latest", b"meta_data.json"], b"meta-data"),
-            (&[b"openstack", b"latest", b"vendor_data.json"], b"vendor-data"),
-            (&[b"openstack", b"latest", b"network_data.json"], b"network-config"),
+            (&[b"openstack", v, b"meta_data.json"], b"meta-data"),
+            (&[b"openstack", v, b"vendor_data.json"], b"vendor-data"),
+            (&[b"openstack", v, b"network_data.json"], b"network-config"),
         ]
     } else {
         [(&[b"meta-data"], b"meta-data"), (&[b"vendor-data"], b"vendor-data"), (&[b"network-config"], b"network-config")]
     };
-    let var = ctx.var_dir()?;
     for (path, name) in files {
         let Some(len) = source.read(path, buf)? else { continue };
         if !var.has_contents(name, &buf[..len]).unwrap_or(false) {
@@ -320,15 +325,22 @@ fn load_nocloud(source: &mut Source, document: &mut [u8], metadata: &mut crate::
     fill(metadata, Item::SshKeys, &["public-keys"])
 }
 
+/// `openstack/<version>/meta_data.json`, `latest` or the newest dated version; returns
+/// the version found.
 #[inline(never)]
-fn load_configdrive(source: &mut Source, document: &mut [u8], metadata: &mut crate::imds::Metadata) -> Result<(), Line> {
-    let len = source
-        .read(&[b"openstack", b"latest", b"meta_data.json"], document)?
-        .ok_or_else(|| msg!("{}: no openstack/latest/meta_data.json", source.describe()))?;
+fn load_configdrive(source: &mut Source, document: &mut [u8], metadata: &mut crate::imds::Metadata) -> Result<&'static str, Line> {
+    let mut found = None;
+    for version in openstack::VERSIONS {
+        if let Some(len) = source.read(&[b"openstack", version.as_bytes(), b"meta_data.json"], document)? {
+            found = Some((version, len));
+            break;
+        }
+    }
+    let (version, len) = found.ok_or_else(|| msg!("{}: no openstack/<version>/meta_data.json", source.describe()))?;
     let meta = &document[..len];
     for item in [Item::InstanceId, Item::Hostname, Item::LocalHostname, Item::SshKeys] {
         let found = openstack::extract(meta, item, metadata.buffer(item)).map_err(|e| msg!("meta_data.json: {e}"))?;
         metadata.set_len(item, found);
     }
-    Ok(())
+    Ok(version)
 }

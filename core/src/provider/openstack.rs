@@ -7,6 +7,11 @@ use crate::seed::nocloud;
 pub const META_DATA_PATH: &str = "/openstack/latest/meta_data.json";
 pub const USER_DATA_PATH: &str = "/openstack/latest/user_data";
 
+/// The versions a config drive may carry, `latest` first and then newest first, as
+/// cloud-init looks for them.
+pub const VERSIONS: [&str; 9] =
+    ["latest", "2018-08-27", "2017-02-22", "2016-10-06", "2016-06-30", "2015-10-15", "2013-10-17", "2013-04-04", "2012-08-10"];
+
 /// Copies `item` out of `meta_data.json` into `out` (the keys of `public_keys`, one per
 /// line); `Ok(None)` when absent. User-data is a file of its own.
 pub fn extract(document: &[u8], item: Item, out: &mut [u8]) -> Result<Option<usize>, DocumentError> {
