@@ -35,11 +35,11 @@ def metadata(mode, **overrides):
     return config
 
 
-def assert_bootstrapped(result, root, hostname):
+def assert_bootstrapped(result, root, hostname, keys=(ED25519, ECDSA)):
     assert result.rc == 0, result
     assert result.hostname == hostname
-    keys = (root / "home/alpine/.ssh/authorized_keys").read_text()
-    assert ED25519 in keys and ECDSA in keys
+    installed = (root / "home/alpine/.ssh/authorized_keys").read_text()
+    assert installed == "".join(key + "\n" for key in keys)
     assert (root / "var/lib/cloud/script-ran").exists()
     assert (root / "var/lib/cloud/.bootstrap-complete").exists()
     assert not leftover_temporaries(root)
@@ -229,6 +229,8 @@ OVF_ENV = """<?xml version="1.0" encoding="utf-8"?>
   <ns1:LinuxProvisioningConfigurationSet>
    <ns1:ConfigurationSetType>LinuxProvisioningConfiguration</ns1:ConfigurationSetType>
    <ns1:HostName>azvm</ns1:HostName><ns1:UserName>azureuser</ns1:UserName>
+   <ns1:SSH><ns1:PublicKeys><ns1:PublicKey><ns1:Fingerprint>F00</ns1:Fingerprint><ns1:Path>/home/azureuser/.ssh/authorized_keys</ns1:Path>
+   <ns1:Value>{key}</ns1:Value></ns1:PublicKey></ns1:PublicKeys></ns1:SSH>
    <ns1:CustomData>{custom}</ns1:CustomData>
   </ns1:LinuxProvisioningConfigurationSet></ns1:ProvisioningSection></ns0:Environment>
 """
@@ -242,14 +244,15 @@ def test_azure_custom_data_from_the_provisioning_cd_wins(run, imds, root, tmp_pa
     imds({"mode": "wireserver"}, bind="168.63.129.16")
     cd = tmp_path / "cd"
     cd.mkdir()
-    (cd / "ovf-env.xml").write_text(OVF_ENV.format(custom=base64.b64encode(SCRIPT.encode()).decode()))
+    (cd / "ovf-env.xml").write_text(OVF_ENV.format(custom=base64.b64encode(SCRIPT.encode()).decode(), key=ED25519))
     image = tmp_path / "ovf.iso"
     subprocess.run(["genisoimage", "-quiet", "-o", image, "-V", "rd_rdfe_stable", "-J", "-R", cd], check=True)
     (root / "sys/class/block/sr0").mkdir(parents=True)
     os.symlink(image, root / "dev/sr0")
     result = run("bootstrap", root=root)
-    assert_bootstrapped(result, root, "azvm")
-    assert f"azure: {len(SCRIPT)} bytes of custom data from ovf-env.xml on /dev/sr0" in result.stderr, result.stderr
+    # The CD's key and host name rule; IMDS's keys are not used when the CD has some.
+    assert_bootstrapped(result, root, "azvm", keys=(ED25519,))
+    assert f"azure: ovf-env.xml on /dev/sr0 (label rd_rdfe_stable): {len(SCRIPT)} bytes of custom data" in result.stderr, result.stderr
     assert (root / "var/lib/cloud/user-data").read_text() == SCRIPT
     assert all("userData" not in r["path"] for r in server.requests())
 
@@ -269,3 +272,27 @@ def test_key_over_the_limit(run, imds, root, cloud):
     }[cloud]
     assert expected in result.stderr, result.stderr
     assert not (root / "home/alpine/.ssh/authorized_keys").exists()
+
+
+def test_azure_custom_data_from_a_udf_provisioning_cd(run, imds, root, tmp_path):
+    import os
+    import subprocess
+    set_dmi(root, "azure")
+    imds(metadata("azure", hostname="imds-name"))  # the CD's HostName wins
+    imds({"mode": "wireserver"}, bind="168.63.129.16")
+    cd = tmp_path / "cd"
+    cd.mkdir()
+    (cd / "ovf-env.xml").write_text(OVF_ENV.format(custom=base64.b64encode(SCRIPT.encode()).decode(), key=ED25519))
+    image = tmp_path / "ovf.udf"
+    subprocess.run(["genisoimage", "-quiet", "-udf", "-o", image, cd], check=True)
+    # genisoimage writes a UDF/ISO 9660 bridge: blank the ISO 9660 descriptors so only
+    # UDF's structures remain, as on media that carry UDF alone.
+    data = bytearray(image.read_bytes())
+    assert data[16 * 2048 + 1:16 * 2048 + 6] == b"CD001" and data[17 * 2048 + 1:17 * 2048 + 6] == b"CD001"
+    data[16 * 2048:18 * 2048] = bytes(2 * 2048)
+    image.write_bytes(bytes(data))
+    (root / "sys/class/block/sr0").mkdir(parents=True)
+    os.symlink(image, root / "dev/sr0")
+    result = run("bootstrap", root=root)
+    assert_bootstrapped(result, root, "azvm", keys=(ED25519,))
+    assert f"azure: ovf-env.xml on /dev/sr0 (label ): {len(SCRIPT)} bytes of custom data" in result.stderr, result.stderr

@@ -6,7 +6,7 @@ use wisp_core::config::Cloud;
 use wisp_core::http::{self, Method, Request};
 use wisp_core::retry::Timeouts;
 use wisp_core::provider::{azure, openstack, Item};
-use wisp_core::seed::{iso9660, vfat};
+use wisp_core::seed::{iso9660, udf, vfat};
 use wisp_core::seed::{nocloud, Device, SeedError};
 use wisp_os_linux::block;
 use wisp_os_linux::cpath::CPath;
@@ -34,6 +34,8 @@ impl Device for BlockDevice {
 enum Volume {
     Iso(iso9660::Volume),
     Fat(vfat::Volume),
+    /// UDF has no label wisp reads: only the Azure provisioning media's file matters.
+    Udf(udf::Volume),
 }
 
 impl Volume {
@@ -41,13 +43,17 @@ impl Volume {
         if let Ok(volume) = iso9660::Volume::open(device, size) {
             return Some(Volume::Iso(volume));
         }
-        vfat::Volume::open(device, size).ok().map(Volume::Fat)
+        if let Ok(volume) = vfat::Volume::open(device, size) {
+            return Some(Volume::Fat(volume));
+        }
+        udf::Volume::open(device, size).ok().map(Volume::Udf)
     }
 
     fn label(&self) -> &[u8] {
         match self {
             Volume::Iso(volume) => volume.label(),
             Volume::Fat(volume) => volume.label(),
+            Volume::Udf(_) => b"",
         }
     }
 
@@ -56,6 +62,7 @@ impl Volume {
         match self {
             Volume::Iso(volume) => matches!(volume.find(device, path), Ok(Some(file)) if !file.is_dir),
             Volume::Fat(volume) => matches!(volume.find(device, path), Ok(Some(file)) if !file.is_dir),
+            Volume::Udf(volume) => matches!(volume.find(device, path), Ok(Some(file)) if !file.is_dir),
         }
     }
 
@@ -67,6 +74,10 @@ impl Volume {
                 _ => Ok(None),
             },
             Volume::Fat(volume) => match volume.find(device, path)? {
+                Some(file) if !file.is_dir => volume.read(device, file, out).map(Some),
+                _ => Ok(None),
+            },
+            Volume::Udf(volume) => match volume.find(device, path)? {
                 Some(file) if !file.is_dir => volume.read(device, file, out).map(Some),
                 _ => Ok(None),
             },
@@ -170,17 +181,27 @@ fn find_volume(ctx: &crate::context::Context<'_>, mut accept: impl FnMut(&mut Bl
     None
 }
 
-/// Azure's custom data, which only the provisioning CD's `ovf-env.xml` carries; it wins
-/// over IMDS `userData`, as in cloud-init. Returns where it came from, if found.
+/// Azure's provisioning CD: `ovf-env.xml`'s custom data (which only the CD carries, and
+/// which wins over IMDS `userData`, as in cloud-init), host name and SSH keys; IMDS gives
+/// the rest. Returns what was found where, if anything.
 pub fn load_azure_custom_data(ctx: &crate::context::Context<'_>, metadata: &mut crate::imds::Metadata) -> Result<Option<Line>, Line> {
     let has_ovf = |device: &mut BlockDevice, volume: &Volume| volume.has_file(device, &[b"ovf-env.xml"]);
     let Some(mut source) = find_volume(ctx, has_ovf) else { return Ok(None) };
     let mut xml = [0u8; 160 * 1024];
     let len = source.read(&[b"ovf-env.xml"], &mut xml)?.unwrap_or(0);
-    let found = azure::ovf_custom_data(&xml[..len], metadata.buffer(Item::UserData)).map_err(|e| msg!("ovf-env.xml CustomData: {e}"))?;
-    let Some(custom) = found else { return Ok(None) };
-    metadata.set_len(Item::UserData, Some(custom));
-    Ok(Some(msg!("{} bytes of custom data from ovf-env.xml on {}", custom, source.describe())))
+    let xml = &xml[..len];
+    let found = azure::ovf_custom_data(xml, metadata.buffer(Item::UserData)).map_err(|e| msg!("ovf-env.xml CustomData: {e}"))?;
+    if let Some(custom) = found {
+        metadata.set_len(Item::UserData, Some(custom));
+    }
+    if let Some(hostname) = azure::ovf_element(xml, b"HostName").filter(|name| !name.is_empty()) {
+        metadata.set(Item::Hostname, hostname).map_err(|e| msg!("ovf-env.xml HostName: {e}"))?;
+    }
+    let keys = azure::ovf_keys(xml, metadata.buffer(Item::SshKeys)).map_err(|full| msg!("ovf-env.xml keys larger than {} bytes", full.limit))?;
+    if keys > 0 {
+        metadata.set_len(Item::SshKeys, Some(keys));
+    }
+    Ok(Some(msg!("ovf-env.xml on {}: {} bytes of custom data, {} bytes of keys", source.describe(), found.unwrap_or(0), keys)))
 }
 
 /// The `ds=nocloud` tokens, from the kernel command line or the DMI serial.

@@ -44,7 +44,21 @@ pub fn extract(document: &[u8], item: Item, out: &mut [u8]) -> Result<Option<usi
 
 /// The text of the first element named `local` (any namespace prefix) in `ovf-env.xml`.
 pub fn ovf_element<'a>(xml: &'a [u8], local: &[u8]) -> Option<&'a [u8]> {
+    next_element(xml, local, 0).map(|(text, _)| text)
+}
+
+/// The texts of every element named `local`, in document order.
+pub fn ovf_elements<'a>(xml: &'a [u8], local: &'a [u8]) -> impl Iterator<Item = &'a [u8]> + 'a {
     let mut at = 0;
+    core::iter::from_fn(move || {
+        let (text, next) = next_element(xml, local, at)?;
+        at = next;
+        Some(text)
+    })
+}
+
+/// The next element named `local` at or after `at`: its text and where to look on.
+fn next_element<'a>(xml: &'a [u8], local: &[u8], mut at: usize) -> Option<(&'a [u8], usize)> {
     while let Some(open) = xml[at..].iter().position(|&b| b == b'<').map(|i| at + i) {
         let end = open + xml[open..].iter().position(|&b| b == b'>')?;
         let tag = &xml[open + 1..end];
@@ -53,11 +67,20 @@ pub fn ovf_element<'a>(xml: &'a [u8], local: &[u8]) -> Option<&'a [u8]> {
         if name == local && !tag.ends_with(b"/") && tag.first() != Some(&b'/') {
             let start = end + 1;
             let close = start + xml[start..].iter().position(|&b| b == b'<')?;
-            return Some(xml[start..close].trim_ascii());
+            return Some((xml[start..close].trim_ascii(), close));
         }
         at = end + 1;
     }
     None
+}
+
+/// The SSH keys given in full (`PublicKey/Value`), one per line into `out`.
+pub fn ovf_keys(xml: &[u8], out: &mut [u8]) -> Result<usize, Full> {
+    let mut writer = Out::new(out);
+    for key in ovf_elements(xml, b"Value").filter(|key| !key.is_empty()) {
+        writer.put_all(&[key, b"\n"])?;
+    }
+    Ok(writer.len())
 }
 
 /// `CustomData` of `ovf-env.xml`, base64-decoded into `out`; `Ok(None)` when absent or
@@ -161,6 +184,9 @@ mod tests {
   </ns1:LinuxProvisioningConfigurationSet></ns1:ProvisioningSection></ns0:Environment>"#;
         assert_eq!(ovf_element(xml, b"HostName"), Some(&b"azure-vm"[..]));
         assert_eq!(ovf_element(xml, b"Value"), Some(&b"ssh-ed25519 AAAA"[..]));
+        let mut keys = [0u8; 64];
+        assert_eq!(ovf_keys(xml, &mut keys), Ok(17));
+        assert_eq!(&keys[..17], b"ssh-ed25519 AAAA\n");
         let mut out = [0u8; 64];
         assert_eq!(ovf_custom_data(xml, &mut out), Ok(Some(14)));
         assert_eq!(&out[..14], b"#cloud-config\n");

@@ -6,6 +6,7 @@ use core::fmt;
 
 pub mod iso9660;
 pub mod nocloud;
+pub mod udf;
 pub mod vfat;
 
 /// Reading bytes from an image or device, which the caller does.
@@ -19,6 +20,7 @@ pub enum SeedError {
     Io { errno: i32 },
     NotIso9660,
     NotFat,
+    NotUdf,
     Corrupt { what: &'static str },
     TooManyEntries { limit: usize },
     FileTooLarge { limit: usize },
@@ -30,6 +32,7 @@ impl fmt::Display for SeedError {
             SeedError::Io { errno } => write!(f, "read failed (errno {errno})"),
             SeedError::NotIso9660 => f.write_str("not an ISO 9660 image"),
             SeedError::NotFat => f.write_str("not a FAT filesystem"),
+            SeedError::NotUdf => f.write_str("not a UDF filesystem"),
             SeedError::Corrupt { what } => write!(f, "corrupt image: {what}"),
             SeedError::TooManyEntries { limit } => write!(f, "more than {limit} directory entries visited"),
             SeedError::FileTooLarge { limit } => write!(f, "file larger than {limit} bytes"),
