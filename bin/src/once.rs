@@ -18,7 +18,9 @@ impl<T> Once<T> {
         Once { value: UnsafeCell::new(value), taken: AtomicBool::new(false) }
     }
 
-    /// The value; `None` if it was taken before.
+    /// The value; `None` if it was taken before. Handing out `&mut` from `&self` is sound
+    /// here because the flag lets it happen once.
+    #[allow(clippy::mut_from_ref)]
     pub fn take(&'static self) -> Option<&'static mut T> {
         if self.taken.swap(true, Ordering::Relaxed) {
             return None;
