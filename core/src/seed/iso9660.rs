@@ -82,16 +82,8 @@ impl Volume {
         }
     }
 
-    fn walk<D: Device>(&self, device: &mut D, mut directory: Extent, path: &[&[u8]], naming: Naming, budget: &mut usize) -> Result<Option<Extent>, SeedError> {
-        for (depth, component) in path.iter().enumerate() {
-            let last = depth + 1 == path.len();
-            match self.lookup(device, directory, component, naming, budget)? {
-                Some(found) if last => return Ok(Some(found)),
-                Some(found) if found.is_dir => directory = found,
-                _ => return Ok(None),
-            }
-        }
-        Ok(None)
+    fn walk<D: Device>(&self, device: &mut D, root: Extent, path: &[&[u8]], naming: Naming, budget: &mut usize) -> Result<Option<Extent>, SeedError> {
+        super::walk(root, path, |extent| extent.is_dir, |directory, name| self.lookup(device, directory, name, naming, budget))
     }
 
     fn lookup<D: Device>(&self, device: &mut D, directory: Extent, name: &[u8], naming: Naming, budget: &mut usize) -> Result<Option<Extent>, SeedError> {

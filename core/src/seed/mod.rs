@@ -40,6 +40,25 @@ impl fmt::Display for SeedError {
     }
 }
 
+/// Follows `path` from the directory `root`, one component at a time: `lookup` finds a
+/// name in a directory; every component but the last must be a directory.
+pub(crate) fn walk<F: Copy>(
+    root: F,
+    path: &[&[u8]],
+    is_dir: impl Fn(&F) -> bool,
+    mut lookup: impl FnMut(F, &[u8]) -> Result<Option<F>, SeedError>,
+) -> Result<Option<F>, SeedError> {
+    let mut directory = root;
+    for (depth, component) in path.iter().enumerate() {
+        match lookup(directory, component)? {
+            Some(found) if depth + 1 == path.len() => return Ok(Some(found)),
+            Some(found) if is_dir(&found) => directory = found,
+            _ => return Ok(None),
+        }
+    }
+    Ok(None)
+}
+
 /// An image held in memory, for tests and small seeds.
 impl Device for &[u8] {
     fn read(&mut self, offset: u64, buf: &mut [u8]) -> Result<(), SeedError> {

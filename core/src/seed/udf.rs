@@ -104,18 +104,12 @@ impl Volume {
 
     /// The file at `path` (components compared without case).
     pub fn find<D: Device>(&self, device: &mut D, path: &[&[u8]]) -> Result<Option<File>, SeedError> {
-        let mut directory = File { entry: self.root, is_dir: true };
         let mut listing = [0u8; 16 * 1024];
-        for (depth, wanted) in path.iter().enumerate() {
+        let root = File { entry: self.root, is_dir: true };
+        super::walk(root, path, |file| file.is_dir, |directory, wanted| {
             let len = self.read(device, directory, &mut listing)?;
-            let found = find_identifier(&listing[..len], wanted)?;
-            match found {
-                Some(file) if depth + 1 == path.len() => return Ok(Some(file)),
-                Some(file) if file.is_dir => directory = file,
-                _ => return Ok(None),
-            }
-        }
-        Ok(None)
+            find_identifier(&listing[..len], wanted)
+        })
     }
 
     /// Reads a whole file (or directory) into `out`, whose size is the limit.

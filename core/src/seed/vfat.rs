@@ -151,32 +151,28 @@ impl Volume {
 
     /// The file at `path` (components compared without case, long names first).
     pub fn find<D: Device>(&self, device: &mut D, path: &[&[u8]]) -> Result<Option<File>, SeedError> {
-        let mut directory = self.root();
-        for (depth, wanted) in path.iter().enumerate() {
-            let mut found = None;
-            self.for_each_entry(device, directory, |entry, long_name| {
-                let attr = entry[11];
-                if attr == ATTR_LONG_NAME || attr & ATTR_VOLUME_ID != 0 {
-                    return false;
-                }
-                let matches = match long_name {
-                    Some(name) => name.eq_ignore_ascii_case(wanted),
-                    None => short_name_matches(&entry[..11], wanted),
-                };
-                if matches {
-                    let cluster = u32::from(u16::from_le_bytes([entry[26], entry[27]])) | u32::from(u16::from_le_bytes([entry[20], entry[21]])) << 16;
-                    let len = u32::from_le_bytes([entry[28], entry[29], entry[30], entry[31]]);
-                    found = Some(File { cluster, len, is_dir: attr & ATTR_DIRECTORY != 0 });
-                }
-                matches
-            })?;
-            match found {
-                Some(file) if depth + 1 == path.len() => return Ok(Some(file)),
-                Some(file) if file.is_dir => directory = file,
-                _ => return Ok(None),
+        super::walk(self.root(), path, |file| file.is_dir, |directory, wanted| self.lookup(device, directory, wanted))
+    }
+
+    fn lookup<D: Device>(&self, device: &mut D, directory: File, wanted: &[u8]) -> Result<Option<File>, SeedError> {
+        let mut found = None;
+        self.for_each_entry(device, directory, |entry, long_name| {
+            let attr = entry[11];
+            if attr == ATTR_LONG_NAME || attr & ATTR_VOLUME_ID != 0 {
+                return false;
             }
-        }
-        Ok(None)
+            let matches = match long_name {
+                Some(name) => name.eq_ignore_ascii_case(wanted),
+                None => short_name_matches(&entry[..11], wanted),
+            };
+            if matches {
+                let cluster = u32::from(u16::from_le_bytes([entry[26], entry[27]])) | u32::from(u16::from_le_bytes([entry[20], entry[21]])) << 16;
+                let len = u32::from_le_bytes([entry[28], entry[29], entry[30], entry[31]]);
+                found = Some(File { cluster, len, is_dir: attr & ATTR_DIRECTORY != 0 });
+            }
+            matches
+        })?;
+        Ok(found)
     }
 
     /// Reads a whole file into `out`, whose size is the limit.
