@@ -36,8 +36,6 @@ pub mod provider;
 // User-data: encodings, compression, multipart documents.
 pub mod base64;
 pub mod gzip;
-pub mod mime;
-pub mod userdata;
 
 // Growing the root: where it is mounted, and its partition table.
 pub mod mountinfo;
