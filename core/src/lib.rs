@@ -4,18 +4,20 @@
 #![cfg_attr(not(test), no_std)]
 #![forbid(unsafe_code)]
 
+// Shared pieces: readers and writers of bytes, clocks, checksums.
 pub mod clock;
 pub mod crc32;
 #[cfg(test)]
 mod fuzz;
+pub mod json;
 pub mod out;
+pub mod text;
 
 // The HTTP/1.0 client's wire format and its retry schedule.
 pub mod http;
-pub mod json;
 pub mod retry;
 
-// Configuration and the command line.
+// Configuration, the command line, and which cloud this is.
 pub mod cli;
 pub mod config;
 pub mod detect;
@@ -26,14 +28,14 @@ pub mod authorized_keys;
 pub mod hostname;
 pub mod hosts_file;
 
-// Metadata services, the phases that use them, and the scripts they run.
+// Where metadata comes from (services, seed filesystems), the phases that use it, and
+// the scripts they run.
 pub mod phase;
+pub mod provider;
 pub mod script;
 pub mod seed;
-pub mod text;
-pub mod provider;
 
-// User-data: encodings, compression, multipart documents.
+// User-data: encodings and compression.
 pub mod base64;
 pub mod gzip;
 
