@@ -259,3 +259,18 @@ def test_configdrive_with_only_a_dated_version(run, root, tmp_path):
     assert result.hostname == "dated-host"
     assert (root / "var/lib/cloud/.instance-id").read_text() == "u-2016-06-30\n"
     assert (root / "var/lib/cloud/script-ran").exists()
+
+
+def test_later_boots_without_the_seed_disk(run, root, tmp_path):
+    local_root(root)
+    attach_image(root, cloud_localds(tmp_path))
+    assert run("bootstrap", root=root).rc == 0
+    (root / "dev/sr0").unlink()
+    for phase in ("boot", "early", "main", "final"):
+        result = run(phase, root=root)
+        assert result.rc == 0, (phase, result)
+    assert "assuming the same instance" in result.stderr
+    # Before the bootstrap completed, a missing seed is a failure.
+    (root / "var/lib/cloud/.bootstrap-complete").unlink()
+    result = run("early", root=root)
+    assert result.rc == 1 and "no NoCloud seed" in result.stderr, result

@@ -59,6 +59,9 @@ pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
     if matches!(cloud, Cloud::Nocloud | Cloud::Configdrive) && phases.iter().any(|&p| p != Phase::Boot) {
         match crate::seed::load(ctx, cloud, metadata) {
             Ok(source) => ctx.log.line(format_args!("{}: seed {source}", cloud.name())),
+            // Seed disks are often detached after the first boot: a completed bootstrap
+            // then goes on as with an unreachable metadata service.
+            Err(e) if state::is_complete(&var).unwrap_or(false) => ctx.log.line(format_args!("{}: {e}", cloud.name())),
             Err(e) => return failure(ctx, msg!("{}: {e}", cloud.name())),
         }
     }
