@@ -170,7 +170,7 @@ def test_binary_user_data_is_saved_byte_for_byte_and_never_logged(run, imds, roo
     assert (root / "var/lib/cloud/user-data").read_bytes() == secret
     everything = result.stderr + result.stdout + (root / "var/log/wisp.log").read_text()
     assert "SECRET" not in everything
-    assert "not a #! script" in result.stderr
+    assert "final/run_userdata: ok: user-data is CloudConfig: not run (wisp runs scripts only, for now)" in result.stderr
     assert server.requests()
 
 

@@ -4,21 +4,16 @@
 use miniz_oxide::inflate::core::DecompressorOxide;
 use wisp_core::phase::Action;
 use wisp_core::provider::Item;
-use wisp_core::{gzip, script};
-use wisp_os_linux::cpath::CPath;
+use wisp_core::gzip;
 use wisp_os_linux::fs::{self, Dir};
-use wisp_os_linux::process::{self, ExitStatus};
-use wisp_os_linux::AsFd;
 
 use crate::context::Context;
 use crate::once::Once;
-use crate::output::{Line, Os, Shown};
+use crate::output::{Line, Os};
 use crate::phases::Session;
 use crate::state;
 
 pub const USER_DATA: &[u8] = b"user-data";
-const USER_DATA_LOG: &[u8] = b"user-data.log";
-const USER_DATA_EXIT: &[u8] = b"user-data.exit";
 
 pub fn run(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: Action) -> Result<Line, Line> {
     match action {
@@ -33,7 +28,7 @@ pub fn run(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: 
         Action::CreateDefaultUser => crate::users::create_default_user(ctx),
         Action::SetHostname => crate::users::set_hostname(ctx, session.metadata.get(Item::Hostname)),
         Action::SetSshKeys => crate::users::set_ssh_keys(ctx, session.metadata.get(Item::SshKeys)),
-        Action::RunUserdata => run_userdata(ctx, var),
+        Action::RunUserdata => crate::userdata::run(ctx, var),
         Action::BootstrapComplete => state::set_complete(var, true).map(|()| msg!("marked complete")),
     }
 }
@@ -122,55 +117,6 @@ fn save_userdata(session: &Session<'_>, var: &Dir) -> Result<Line, Line> {
     }
     var.write_atomic(USER_DATA, data, 0o600, None).map_err(|e| msg!("cannot save user-data: {}", Os(e)))?;
     Ok(msg!("saved {} bytes", data.len()))
-}
-
-/// Runs a saved `#!` user-data script with its interpreter; its output goes to
-/// `$TINY_CLOUD_LOGS/user-data.log` and its exit status to `user-data.exit`.
-#[inline(never)]
-fn run_userdata(ctx: &Context<'_>, var: &Dir) -> Result<Line, Line> {
-    let mut head = [0u8; script::SHEBANG_LIMIT];
-    let len = match var.read_start(USER_DATA, &mut head) {
-        Ok(Some(len)) => len,
-        Ok(None) => return Ok(msg!("no user-data saved")),
-        Err(e) => return Err(msg!("cannot read user-data: {}", Os(e))),
-    };
-    if len == 0 {
-        return Ok(msg!("user-data is empty"));
-    }
-    let shebang = match script::parse(&head[..len]) {
-        Ok(shebang) => shebang,
-        Err(script::ShebangError::NotAScript) => return Ok(msg!("user-data is not a #! script: not run")),
-        Err(e) => return Err(msg!("user-data: {e}")),
-    };
-    let interpreter = CPath::from_parts(&[shebang.interpreter]).map_err(|e| msg!("user-data interpreter: {e}"))?;
-    let argument = CPath::from_parts(&[shebang.argument.unwrap_or(b"")]).map_err(|e| msg!("user-data interpreter argument: {e}"))?;
-    let mut script_path = ctx.path(ctx.config.var_dir.as_bytes())?;
-    script_path.push(b"/").and_then(|()| script_path.push(USER_DATA)).map_err(|e| msg!("user-data path: {e}"))?;
-    let mut args: heapless::Vec<&core::ffi::CStr, 3> = heapless::Vec::new();
-    let _ = args.push(interpreter.as_cstr());
-    if shebang.argument.is_some() {
-        let _ = args.push(argument.as_cstr());
-    }
-    let _ = args.push(script_path.as_cstr());
-
-    let logs = ctx.logs_dir()?;
-    let output = logs.create_truncate(USER_DATA_LOG, 0o600).map_err(|e| msg!("cannot create user-data.log: {}", Os(e)))?;
-    let input = fs::open_read(c"/dev/null").map_err(|e| msg!("/dev/null: {}", Os(e)))?;
-    let status = process::run(ctx.start, interpreter.as_cstr(), &args, input.as_fd(), output.as_fd())
-        .map_err(|e| msg!("cannot start {}: {}", Shown(shebang.interpreter), Os(e)))?;
-    let code = match status {
-        ExitStatus::Exited(code) => code,
-        ExitStatus::Signaled(signal) => 128 + signal,
-    };
-    let mut exit_line = heapless::String::<16>::new();
-    let _ = core::fmt::write(&mut exit_line, format_args!("{code}\n"));
-    logs.write_atomic(USER_DATA_EXIT, exit_line.as_bytes(), 0o644, None)
-        .map_err(|e| msg!("cannot write user-data.exit: {}", Os(e)))?;
-    match status {
-        ExitStatus::Exited(0) => Ok(msg!("script exited 0")),
-        ExitStatus::Exited(code) => Err(msg!("user-data script exited with status {code} (output in user-data.log)")),
-        ExitStatus::Signaled(signal) => Err(msg!("user-data script killed by signal {signal} (output in user-data.log)")),
-    }
 }
 
 fn parse_u32(text: &[u8]) -> Option<u32> {

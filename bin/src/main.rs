@@ -31,6 +31,7 @@ mod output;
 mod phases;
 mod seed;
 mod state;
+mod userdata;
 mod users;
 
 use wisp_core::cli::{self, Command};

@@ -35,9 +35,11 @@ pub mod provider;
 pub mod script;
 pub mod seed;
 
-// User-data: encodings and compression.
+// User-data: encodings, compression and multipart documents.
 pub mod base64;
 pub mod gzip;
+pub mod mime;
+pub mod userdata;
 
 // Growing the root: where it is mounted, and its partition table.
 pub mod mountinfo;

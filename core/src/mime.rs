@@ -1,0 +1,214 @@
+//! MIME documents as cloud-init tooling writes user-data (RFC 2045/2046): a head of
+//! header lines, and for multipart types, parts between `--boundary` lines up to a
+//! closing `--boundary--`. Everything is a view into the caller's bytes.
+
+use core::fmt;
+
+/// Most parts in one multipart body.
+pub const PARTS_LIMIT: usize = 64;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MimeError {
+    /// No blank line ends the head.
+    NoBody,
+    /// A multipart type without a `boundary` parameter.
+    NoBoundary,
+    MissingClosingBoundary,
+    TooManyParts { limit: usize },
+}
+
+impl fmt::Display for MimeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            MimeError::NoBody => f.write_str("MIME head does not end with a blank line"),
+            MimeError::NoBoundary => f.write_str("multipart MIME without a boundary"),
+            MimeError::MissingClosingBoundary => f.write_str("multipart MIME without its closing boundary"),
+            MimeError::TooManyParts { limit } => write!(f, "multipart MIME with more than {limit} parts"),
+        }
+    }
+}
+
+/// Whether `document` is MIME, exactly as cloud-init decides: `mime-version:` anywhere in
+/// its first 4 KiB, without case (so a script that mentions it is MIME too).
+pub fn is_mime(document: &[u8]) -> bool {
+    let head = &document[..document.len().min(4096)];
+    head.windows(13).any(|window| window.eq_ignore_ascii_case(b"mime-version:"))
+}
+
+/// An entity: its head (header lines) and body.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Entity<'a> {
+    pub head: &'a [u8],
+    pub body: &'a [u8],
+}
+
+impl<'a> Entity<'a> {
+    /// Splits at the first blank line (CRLF or LF).
+    pub fn parse(text: &'a [u8]) -> Result<Entity<'a>, MimeError> {
+        let mut at = 0;
+        while at <= text.len() {
+            let end = text[at..].iter().position(|&b| b == b'\n').map_or(text.len(), |i| at + i);
+            let line = &text[at..end];
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            if line.is_empty() {
+                return Ok(Entity { head: &text[..at], body: text.get(end + 1..).unwrap_or(b"") });
+            }
+            if end == text.len() {
+                break;
+            }
+            at = end + 1;
+        }
+        Err(MimeError::NoBody)
+    }
+
+    /// A header's value (continuation lines folded in by the caller's reading: the
+    /// first line's value is returned, which is where cloud-init's tools put it).
+    pub fn header(&self, name: &str) -> Option<&'a [u8]> {
+        lines(self.head).find_map(|line| {
+            let colon = line.iter().position(|&b| b == b':')?;
+            line[..colon].trim_ascii().eq_ignore_ascii_case(name.as_bytes()).then(|| line[colon + 1..].trim_ascii())
+        })
+    }
+
+    /// The media type, lowercase comparison left to the caller (`text/x-shellscript`).
+    pub fn media_type(&self) -> &'a [u8] {
+        let value = self.header("Content-Type").unwrap_or(b"text/plain");
+        value.split(|&b| b == b';').next().unwrap_or(value).trim_ascii()
+    }
+
+    /// A parameter of Content-Type or Content-Disposition, quotes removed.
+    pub fn parameter(&self, header: &str, name: &str) -> Option<&'a [u8]> {
+        let value = self.header(header)?;
+        value.split(|&b| b == b';').skip(1).find_map(|param| {
+            let eq = param.iter().position(|&b| b == b'=')?;
+            if !param[..eq].trim_ascii().eq_ignore_ascii_case(name.as_bytes()) {
+                return None;
+            }
+            let raw = param[eq + 1..].trim_ascii();
+            Some(raw.strip_prefix(b"\"").and_then(|r| r.strip_suffix(b"\"")).unwrap_or(raw))
+        })
+    }
+
+    pub fn is_multipart(&self) -> bool {
+        starts_with_ignore_case(self.media_type(), b"multipart/")
+    }
+
+    pub fn is_base64(&self) -> bool {
+        self.header("Content-Transfer-Encoding").is_some_and(|v| v.eq_ignore_ascii_case(b"base64"))
+    }
+
+    /// The parts of a multipart entity, in order.
+    pub fn parts(&self) -> Result<heapless::Vec<Entity<'a>, PARTS_LIMIT>, MimeError> {
+        let boundary = self.parameter("Content-Type", "boundary").filter(|b| !b.is_empty()).ok_or(MimeError::NoBoundary)?;
+        let body = self.body;
+        let mut parts = heapless::Vec::new();
+        let mut part_start: Option<usize> = None;
+        let mut at = 0;
+        while at < body.len() {
+            let end = body[at..].iter().position(|&b| b == b'\n').map_or(body.len(), |i| at + i);
+            let line = body[at..end].strip_suffix(b"\r").unwrap_or(&body[at..end]);
+            if let Some(rest) = line.strip_prefix(b"--").and_then(|l| l.strip_prefix(boundary)) {
+                let closing = rest.starts_with(b"--");
+                if rest.trim_ascii().is_empty() || closing {
+                    if let Some(start) = part_start {
+                        // The line break before a delimiter belongs to the delimiter.
+                        let mut stop = at;
+                        if stop > start && body[stop - 1] == b'\n' {
+                            stop -= 1;
+                            if stop > start && body[stop - 1] == b'\r' {
+                                stop -= 1;
+                            }
+                        }
+                        let part = Entity::parse(&body[start..stop])?;
+                        parts.push(part).map_err(|_| MimeError::TooManyParts { limit: PARTS_LIMIT })?;
+                    }
+                    if closing {
+                        return Ok(parts);
+                    }
+                    part_start = Some((end + 1).min(body.len()));
+                }
+            }
+            at = end + 1;
+        }
+        Err(MimeError::MissingClosingBoundary)
+    }
+}
+
+fn lines(text: &[u8]) -> impl Iterator<Item = &[u8]> {
+    text.split(|&b| b == b'\n').map(|line| line.strip_suffix(b"\r").unwrap_or(line))
+}
+
+fn starts_with_ignore_case(text: &[u8], prefix: &[u8]) -> bool {
+    text.len() >= prefix.len() && text[..prefix.len()].eq_ignore_ascii_case(prefix)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DOC: &[u8] = b"Content-Type: multipart/mixed; boundary=\"===============1234==\"\r\n\
+MIME-Version: 1.0\r\n\
+\r\n\
+--===============1234==\r\n\
+Content-Type: text/x-shellscript; charset=\"us-ascii\"\r\n\
+MIME-Version: 1.0\r\n\
+Content-Transfer-Encoding: 7bit\r\n\
+Content-Disposition: attachment; filename=\"one.sh\"\r\n\
+\r\n\
+#!/bin/sh\r\n\
+echo one\r\n\
+\r\n\
+--===============1234==\r\n\
+Content-Type: text/cloud-config\r\n\
+Content-Transfer-Encoding: base64\r\n\
+\r\n\
+I2Nsb3VkLWNvbmZpZwo=\r\n\
+--===============1234==--\r\n";
+
+    #[test]
+    fn multipart_document() {
+        assert!(is_mime(DOC));
+        assert!(is_mime(b"#!/bin/sh\necho MIME-VERSION: 1.0\n"));
+        assert!(!is_mime(b"#!/bin/sh\necho mime version\n"));
+        let doc = Entity::parse(DOC).unwrap();
+        assert!(doc.is_multipart());
+        let parts = doc.parts().unwrap();
+        assert_eq!(parts.len(), 2);
+        assert_eq!(parts[0].media_type(), b"text/x-shellscript");
+        assert_eq!(parts[0].parameter("Content-Disposition", "filename"), Some(&b"one.sh"[..]));
+        assert_eq!(parts[0].body, b"#!/bin/sh\r\necho one\r\n");
+        assert!(!parts[0].is_base64() && parts[1].is_base64());
+        assert_eq!(parts[1].body, b"I2Nsb3VkLWNvbmZpZwo=");
+    }
+
+    #[test]
+    fn errors() {
+        let cut = &DOC[..DOC.len() - 30];
+        assert_eq!(Entity::parse(cut).unwrap().parts(), Err(MimeError::MissingClosingBoundary));
+        let no_boundary = b"Content-Type: multipart/mixed\nMIME-Version: 1.0\n\nbody";
+        assert_eq!(Entity::parse(no_boundary).unwrap().parts(), Err(MimeError::NoBoundary));
+        assert_eq!(Entity::parse(b"Content-Type: text/plain"), Err(MimeError::NoBody));
+        let mut many = b"Content-Type: multipart/mixed; boundary=b\n\n".to_vec();
+        for _ in 0..=PARTS_LIMIT {
+            many.extend_from_slice(b"--b\n\nx\n");
+        }
+        many.extend_from_slice(b"--b--\n");
+        assert_eq!(Entity::parse(&many).unwrap().parts(), Err(MimeError::TooManyParts { limit: PARTS_LIMIT }));
+    }
+
+    #[test]
+    fn garbage_never_panics() {
+        let mut garbage = crate::fuzz::Garbage::new(43);
+        for _ in 0..3000 {
+            let doc = garbage.mutated(DOC, 0..DOC.len(), 5);
+            if let Ok(entity) = Entity::parse(&doc) {
+                let _ = entity.media_type();
+                if let Ok(parts) = entity.parts() {
+                    for part in parts {
+                        let _ = part.parameter("Content-Disposition", "filename");
+                    }
+                }
+            }
+        }
+    }
+}
