@@ -24,12 +24,22 @@ pub fn run(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: 
         }
         Action::SetDefaultInterfaces => set_default_interfaces(ctx),
         Action::EnableSshd => enable_sshd(ctx),
-        Action::SaveUserdata => save_userdata(session, var),
+        Action::SaveUserdata => save_userdata(ctx, session, var),
+        Action::UserdataBoothooks => crate::scripts::run_boothooks(ctx, session, var),
         Action::CreateDefaultUser => crate::users::create_default_user(ctx),
         Action::SetHostname => crate::users::set_hostname(ctx, session.metadata.get(Item::Hostname)),
         Action::SetSshKeys => crate::users::set_ssh_keys(ctx, session.metadata.get(Item::SshKeys)),
-        Action::RunUserdata => crate::userdata::run(ctx, var),
+        Action::RunUserdata => crate::scripts::run_userdata(ctx, session, var),
         Action::BootstrapComplete => state::set_complete(var, true).map(|()| msg!("marked complete")),
+        Action::UserdataBootcmd
+        | Action::UserdataUsers
+        | Action::UserdataWriteFiles
+        | Action::UserdataMounts
+        | Action::UserdataTimezone
+        | Action::UserdataPackages
+        | Action::UserdataWriteFilesDeferred
+        | Action::UserdataRuncmd
+        | Action::UserdataPowerState => crate::cloud_config::run(ctx, session, var, action),
     }
 }
 
@@ -98,7 +108,7 @@ static GUNZIP: Once<[u8; USER_DATA_LIMIT]> = Once::new([0; USER_DATA_LIMIT]);
 /// has none, as tiny-cloud leaves it. gzip'd user-data is saved decompressed, as
 /// tiny-cloud does; other compressions are refused, as wisp has no decoder for them.
 #[inline(never)]
-fn save_userdata(session: &Session<'_>, var: &Dir) -> Result<Line, Line> {
+fn save_userdata(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) -> Result<Line, Line> {
     let raw = session.metadata.get(Item::UserData).unwrap_or(b"");
     if let Some(name) = gzip::other_compression(raw) {
         return Err(msg!("user-data is {name}-compressed: unsupported compression (wisp decodes gzip only)"));
@@ -111,12 +121,23 @@ fn save_userdata(session: &Session<'_>, var: &Dir) -> Result<Line, Line> {
     } else {
         raw
     };
+    let len = data.len();
     let mode_ok = matches!(var.metadata(USER_DATA), Ok(Some(m)) if m.is_file() && m.permissions() == 0o600);
-    if mode_ok && var.has_contents(USER_DATA, data).unwrap_or(false) {
-        return Ok(msg!("unchanged ({} bytes)", data.len()));
-    }
-    var.write_atomic(USER_DATA, data, 0o600, None).map_err(|e| msg!("cannot save user-data: {}", Os(e)))?;
-    Ok(msg!("saved {} bytes", data.len()))
+    let note = if mode_ok && var.has_contents(USER_DATA, data).unwrap_or(false) {
+        "unchanged"
+    } else {
+        var.write_atomic(USER_DATA, data, 0o600, None).map_err(|e| msg!("cannot save user-data: {}", Os(e)))?;
+        "saved"
+    };
+    // Decoded now, while the network is up, to fetch its includes. A document that does
+    // not decode is reported by the main phase's user-data actions, after the instance
+    // has its user and keys.
+    let timeouts = ctx.timeouts;
+    Ok(match session.decode_saved(ctx, var, &timeouts) {
+        Ok(Some(userdata)) => msg!("{note} ({len} bytes, {} parts)", userdata.parts.len()),
+        Ok(None) => msg!("{note} ({len} bytes)"),
+        Err(e) => msg!("{note} ({len} bytes); it does not decode: {e}"),
+    })
 }
 
 fn parse_u32(text: &[u8]) -> Option<u32> {

@@ -87,6 +87,27 @@ impl<'b> Exchange<'b> {
     }
 }
 
+/// One GET of `host` `path` at `address:port`, the body moved to the start of `out`:
+/// its length, `None` for a 404, an error naming the URL for any other failure.
+#[inline(never)]
+pub fn get(address: [u8; 4], port: u16, host: &str, path: &str, out: &mut [u8], timeouts: &Timeouts) -> Result<Option<usize>, crate::output::Line> {
+    let get = http::Request { method: http::Method::Get, host, path, headers: &[], body: b"" };
+    let mut request = [0u8; 1024];
+    let len = http::write_request(&get, &mut request).map_err(|e| msg!("http://{host}{path}: {e}"))?;
+    let mut exchanges = [Exchange::new(&request[..len], out)];
+    exchange_all(&mut exchanges, address, port, timeouts);
+    let (status, body) = exchanges[0].result().map_err(|e| msg!("http://{host}{path}: {e}"))?;
+    match status {
+        200 => {
+            let len = body.len();
+            out.copy_within(body, 0);
+            Ok(Some(len))
+        }
+        404 => Ok(None),
+        status => Err(msg!("http://{host}{path}: HTTP status {status}")),
+    }
+}
+
 /// Runs every exchange to its end: a reply (any status that is not worth retrying), or a
 /// failure once the total deadline leaves no room for another attempt.
 pub fn exchange_all(exchanges: &mut [Exchange<'_>], address: [u8; 4], port: u16, timeouts: &Timeouts) {

@@ -29,6 +29,8 @@ mod imds;
 mod once;
 mod output;
 mod phases;
+mod scripts;
+mod cloud_config;
 mod seed;
 mod state;
 mod userdata;

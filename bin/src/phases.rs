@@ -13,6 +13,8 @@ use crate::context::Context;
 use crate::imds::{take_metadata, Imds, ImdsError, Metadata};
 use crate::output::{Line, Shown};
 use crate::state;
+use crate::userdata::{Includes, UserData};
+use wisp_core::retry::Timeouts;
 use crate::{EXIT_FAILED, EXIT_USAGE};
 
 /// Files that switch wisp off, as tiny-cloud's does.
@@ -25,6 +27,31 @@ pub struct Session<'c> {
     /// A failure of the first round that belongs to one action's item, reported when
     /// that action runs, so the phase stops at the action that needed it.
     pub failed: Option<ImdsError>,
+    /// A later boot of a bootstrapped instance: only every-boot actions run.
+    pub later_boot: bool,
+    /// The decoded user-data, once an action has needed it.
+    decoded: Option<Result<Option<UserData>, Line>>,
+}
+
+impl Session<'_> {
+    /// The decoded user-data (`None` when there is none), decoded once per run; includes
+    /// come from what the early phase fetched.
+    pub fn userdata(&mut self, ctx: &Context<'_>, var: &Dir) -> Result<Option<&UserData>, Line> {
+        if self.decoded.is_none() {
+            self.decoded = Some(crate::userdata::load(ctx, var, Includes::Kept));
+        }
+        match self.decoded.as_ref() {
+            Some(Ok(userdata)) => Ok(userdata.as_ref()),
+            Some(Err(e)) => Err(msg!("{e}")),
+            None => Ok(None),
+        }
+    }
+
+    /// Decodes the user-data just saved, fetching its includes.
+    pub fn decode_saved(&mut self, ctx: &Context<'_>, var: &Dir, timeouts: &Timeouts) -> Result<Option<&UserData>, Line> {
+        self.decoded = Some(crate::userdata::load(ctx, var, Includes::Fetch(timeouts)));
+        self.userdata(ctx, var)
+    }
 }
 
 /// Runs `phases` in order; returns the exit status.
@@ -72,7 +99,7 @@ pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
             Err(e) => return failure(ctx, msg!("azure: {e}")),
         }
     }
-    let mut session = Session { imds: Imds::new(cloud, &timeouts, ctx.config.imds_token_ttl), metadata, failed: None };
+    let mut session = Session { imds: Imds::new(cloud, &timeouts, ctx.config.imds_token_ttl), metadata, failed: None, later_boot: false, decoded: None };
     // What every phase of this run will read, so the first round asks for all of it.
     let mut all_items: heapless::Vec<Item, 6> = heapless::Vec::new();
     for &phase in phases {
@@ -136,8 +163,14 @@ fn run_phase(
     let saved = state::saved_instance_id(var, &mut saved_buf);
     let same_instance = saved == Some(instance_id.as_slice());
     if complete && same_instance {
-        ctx.log.line(format_args!("{}: bootstrap complete for {}: nothing to do", phase.name(), Shown(&instance_id)));
-        return Ok(());
+        let every_boot: Plan = plan.iter().copied().filter(|action| action.every_boot()).collect();
+        if every_boot.is_empty() {
+            ctx.log.line(format_args!("{}: bootstrap complete for {}: nothing to do", phase.name(), Shown(&instance_id)));
+            return Ok(());
+        }
+        ctx.log.line(format_args!("{}: bootstrap complete for {}: per-boot work only", phase.name(), Shown(&instance_id)));
+        session.later_boot = true;
+        return run_actions(ctx, session, var, phase, &every_boot, started);
     }
     if complete {
         ctx.log.line(format_args!(

@@ -3,7 +3,7 @@
 //! fill the same metadata store the metadata services do.
 
 use wisp_core::config::Cloud;
-use wisp_core::http::{self, Method, Request};
+use wisp_core::http;
 use wisp_core::retry::Timeouts;
 use wisp_core::provider::{azure, openstack, Item};
 use wisp_core::seed::{iso9660, udf, vfat};
@@ -13,7 +13,6 @@ use wisp_os_linux::cpath::CPath;
 use wisp_os_linux::fs::{self, ReadError};
 use wisp_os_linux::OwnedFd;
 
-use crate::fetch::{exchange_all, Exchange};
 use crate::output::{Line, Os, Shown};
 
 /// The seed directories NoCloud looks in, as cloud-init and tiny-cloud do.
@@ -121,21 +120,7 @@ impl Source {
                     let separator = if i == 0 && base.ends_with('/') { "" } else { "/" };
                     path.push_str(separator).and_then(|()| path.push_str(part)).map_err(|_| msg!("seed URL longer than 511 bytes"))?;
                 }
-                let get = Request { method: Method::Get, host, path: &path, headers: &[], body: b"" };
-                let mut request = [0u8; 1024];
-                let len = http::write_request(&get, &mut request).map_err(|e| msg!("{e}"))?;
-                let mut exchanges = [Exchange::new(&request[..len], out)];
-                exchange_all(&mut exchanges, *address, *port, timeouts);
-                let (status, body) = exchanges[0].result().map_err(|e| msg!("http://{host}{path}: {e}"))?;
-                match status {
-                    200 => {
-                        let len = body.len();
-                        out.copy_within(body, 0);
-                        Ok(Some(len))
-                    }
-                    404 => Ok(None),
-                    status => Err(msg!("http://{host}{path}: HTTP status {status}")),
-                }
+                crate::fetch::get(*address, *port, host, &path, out, timeouts)
             }
         }
     }

@@ -1,189 +1,233 @@
-//! The final phase's `run_userdata`: a `#!` script, or the script parts of a MIME
-//! document, run in order. A MIME document is parsed and decoded whole before anything
-//! runs, so nothing of a document that fails to parse is executed.
+//! User-data, decoded whole by cloud-init's rules before any of it is used: gunzipped,
+//! its MIME tree walked, base64 parts decoded, gzip'd parts inflated, and `#include`s
+//! replaced by the documents they name. A document that does not decode, or an include
+//! that cannot be fetched, is an error: nothing of it is run or written.
 
+use miniz_oxide::inflate::core::DecompressorOxide;
 use wisp_core::mime::{self, Entity};
-use wisp_core::userdata::{self, Kind};
-use wisp_core::{base64, gzip, script};
-use wisp_os_linux::cpath::CPath;
-use wisp_os_linux::fs::{self, Dir, ReadError};
-use wisp_os_linux::process::{self, ExitStatus};
-use wisp_os_linux::{AsFd, BorrowedFd};
+use wisp_core::retry::Timeouts;
+use wisp_core::userdata::{self, Kind, SCRIPT_NAME_LIMIT};
+use wisp_core::{base64, gzip, http};
+use wisp_os_linux::fs::{Dir, ReadError};
 
 use crate::actions::{USER_DATA, USER_DATA_LIMIT};
 use crate::context::Context;
 use crate::once::Once;
 use crate::output::{Line, Os, Shown};
 
-const USER_DATA_LOG: &[u8] = b"user-data.log";
-const USER_DATA_EXIT: &[u8] = b"user-data.exit";
-/// Where MIME script parts are written to be run, under TINY_CLOUD_VAR.
-const SCRIPTS_DIR: &[u8] = b"scripts";
-/// Deepest nesting of multipart documents.
+/// Deepest nesting of multipart documents and includes, together.
 const DEPTH_LIMIT: usize = 4;
+/// Where fetched includes are kept, under TINY_CLOUD_VAR: the early phase fetches them, the
+/// later phases (which may run without the network) read them back.
+const INCLUDES_DIR: &[u8] = b"includes";
 
-/// The saved user-data, read whole, and its decoded parts: in .bss, untouched unless used.
+/// The saved user-data, and what decoding it produced (base64, gunzipped parts,
+/// included documents): in .bss, untouched unless used.
 static SAVED: Once<[u8; USER_DATA_LIMIT]> = Once::new([0; USER_DATA_LIMIT]);
 static DECODED: Once<[u8; USER_DATA_LIMIT]> = Once::new([0; USER_DATA_LIMIT]);
 
-/// A part to act on: its kind, its name for the log, and where its bytes are.
-struct Part {
-    kind: Kind,
-    media_type: heapless::String<64>,
-    decoded: core::ops::Range<usize>,
-    from_saved: bool,
+/// One leaf of the document: what it is, and its decoded bytes.
+pub struct Part {
+    pub kind: Kind,
+    /// The MIME type it came with (or `text/plain`), for the log.
+    pub media_type: heapless::String<64>,
+    /// Its `filename` parameter, when that is a safe script name.
+    pub filename: Option<heapless::String<SCRIPT_NAME_LIMIT>>,
+    pub bytes: &'static [u8],
+    /// The part is the whole saved `user-data` file (no MIME, no include).
+    pub whole: bool,
 }
 
-#[inline(never)]
-pub fn run(ctx: &Context<'_>, var: &Dir) -> Result<Line, Line> {
+pub struct UserData {
+    pub parts: heapless::Vec<Part, { mime::PARTS_LIMIT }>,
+}
+
+impl UserData {
+    pub fn of_kind(&self, kind: Kind) -> impl Iterator<Item = (usize, &Part)> {
+        self.parts.iter().enumerate().filter(move |(_, part)| part.kind == kind)
+    }
+}
+
+/// How `#include` URLs are resolved.
+#[derive(Clone, Copy)]
+pub enum Includes<'t> {
+    /// Fetched (`#include-once` only when not fetched before) and kept for later phases.
+    Fetch(&'t Timeouts),
+    /// Read back from what an earlier phase fetched.
+    Kept,
+}
+
+/// The saved user-data, decoded; `None` when there is none (or it is empty).
+pub fn load(ctx: &Context<'_>, var: &Dir, includes: Includes<'_>) -> Result<Option<UserData>, Line> {
     let saved = SAVED.take().ok_or_else(|| msg!("the user-data buffer is in use"))?;
     let len = match var.read(USER_DATA, saved) {
         Ok(Some(len)) => len,
-        Ok(None) => return Ok(msg!("no user-data saved")),
+        Ok(None) => return Ok(None),
         Err(ReadError::TooLarge { limit }) => return Err(msg!("saved user-data is larger than {limit} bytes")),
         Err(ReadError::Io(e)) => return Err(msg!("cannot read user-data: {}", Os(e))),
     };
-    let data = &saved[..len];
-    if data.is_empty() {
-        return Ok(msg!("user-data is empty"));
+    if len == 0 {
+        return Ok(None);
     }
-    if !mime::is_mime(data) {
-        return match userdata::sniff(data) {
-            Kind::Script => {
-                let path = script_path(ctx, &[USER_DATA])?;
-                let output = open_log(ctx)?;
-                finish(ctx, run_script(ctx, data, &path, output.as_fd())?, "user-data script")
+    decode(ctx, &saved[..len], includes).map(Some)
+}
+
+/// Decodes `document` (any user-data: raw, gzip'd, MIME) into its parts.
+pub fn decode(ctx: &Context<'_>, document: &'static [u8], includes: Includes<'_>) -> Result<UserData, Line> {
+    let space = DECODED.take().ok_or_else(|| msg!("the user-data decoding buffer is in use"))?;
+    let mut decoder = Decoder { ctx, includes, space: &mut space[..], parts: heapless::Vec::new() };
+    decoder.document(document, 0)?;
+    Ok(UserData { parts: decoder.parts })
+}
+
+struct Decoder<'c, 't> {
+    ctx: &'c Context<'c>,
+    includes: Includes<'t>,
+    /// What is left of the decoding buffer: each output takes its front.
+    space: &'static mut [u8],
+    parts: heapless::Vec<Part, { mime::PARTS_LIMIT }>,
+}
+
+impl Decoder<'_, '_> {
+    /// A whole document, as the top of user-data or an included one is.
+    fn document(&mut self, data: &'static [u8], depth: usize) -> Result<(), Line> {
+        let data = self.gunzip(data)?;
+        if mime::is_mime(data) {
+            let entity = Entity::parse(data).map_err(|e| msg!("user-data: {e}"))?;
+            return self.entity(entity, depth);
+        }
+        self.leaf(data, b"text/plain", None, depth)?;
+        if let (0, [part]) = (depth, &mut self.parts[..]) {
+            part.whole = true;
+        }
+        Ok(())
+    }
+
+    fn entity(&mut self, entity: Entity<'static>, depth: usize) -> Result<(), Line> {
+        if depth > DEPTH_LIMIT {
+            return Err(msg!("user-data: multipart or includes nested deeper than {DEPTH_LIMIT} levels"));
+        }
+        if entity.is_multipart() {
+            for part in entity.parts().map_err(|e| msg!("user-data: {e}"))? {
+                self.entity(part, depth + 1)?;
             }
-            kind => Ok(msg!("user-data is {kind:?}: not run (wisp runs scripts only, for now)")),
+            return Ok(());
+        }
+        let number = self.parts.len() + 1;
+        let body = match entity.header("Content-Transfer-Encoding").map(<[u8]>::trim_ascii) {
+            None => entity.body,
+            Some(e) if [&b"7bit"[..], b"8bit", b"binary"].iter().any(|known| e.eq_ignore_ascii_case(known)) => entity.body,
+            Some(e) if e.eq_ignore_ascii_case(b"base64") => {
+                self.take(|out| base64::decode(entity.body, out)).map_err(|e| msg!("user-data part {number}: {e}"))?
+            }
+            Some(e) => return Err(msg!("user-data part {number}: unsupported transfer encoding {}", Shown(e))),
         };
+        let filename = entity.parameter("Content-Disposition", "filename");
+        self.leaf(body, entity.media_type(), filename, depth)
     }
-    let decoded = DECODED.take().ok_or_else(|| msg!("the user-data buffer is in use"))?;
-    let mut parts: heapless::Vec<Part, { mime::PARTS_LIMIT }> = heapless::Vec::new();
-    let entity = Entity::parse(data).map_err(|e| msg!("user-data: {e}"))?;
-    let mut used = 0;
-    collect(entity, data, decoded, &mut used, &mut parts, 0)?;
-    let output = open_log(ctx)?;
-    let mut ran = 0;
-    let mut skipped = 0;
-    for (index, part) in parts.iter().enumerate() {
-        let bytes = if part.from_saved { &data[part.decoded.clone()] } else { &decoded[part.decoded.clone()] };
-        if part.kind != Kind::Script {
-            skipped += 1;
-            crate::output::error(format_args!(
-                "user-data part {} ({}): {:?} is not run (wisp runs scripts only, for now)",
-                index + 1,
-                part.media_type,
-                part.kind
-            ));
-            continue;
+
+    /// A part that is not multipart: its kind by cloud-init's rules, includes followed.
+    fn leaf(&mut self, body: &'static [u8], media_type: &[u8], filename: Option<&[u8]>, depth: usize) -> Result<(), Line> {
+        let number = self.parts.len() + 1;
+        if let Some(name) = gzip::other_compression(body) {
+            return Err(msg!("user-data part {number} is {name}-compressed: unsupported compression (wisp decodes gzip only)"));
         }
-        let mut name = heapless::String::<16>::new();
-        let _ = core::fmt::write(&mut name, format_args!("part-{:03}", index + 1));
-        let scripts = ctx.create_dir(var_child(ctx, SCRIPTS_DIR)?.as_bytes())?;
-        scripts.write_atomic(name.as_bytes(), bytes, 0o700, None).map_err(|e| msg!("cannot save {name}: {}", Os(e)))?;
-        let path = script_path(ctx, &[SCRIPTS_DIR, b"/", name.as_bytes()])?;
-        let status = run_script(ctx, bytes, &path, output.as_fd())?;
-        if status != ExitStatus::Exited(0) {
-            return finish(ctx, status, &name);
+        // A gzip'd part's own type no longer says what it is: its text does.
+        let (body, media_type) = if gzip::is_gzip(body) { (self.gunzip(body)?, &b"text/plain"[..]) } else { (body, media_type) };
+        let kind = match userdata::from_content_type(media_type) {
+            // cloud-init sniffs x-shellscript parts too, since some tools label every part so.
+            Some(Kind::Script) | None => match userdata::sniff(body) {
+                Kind::Unknown => userdata::from_content_type(media_type).unwrap_or(Kind::Unknown),
+                sniffed => sniffed,
+            },
+            Some(kind) => kind,
+        };
+        if matches!(kind, Kind::Include | Kind::IncludeOnce) {
+            return self.include(body, kind == Kind::IncludeOnce, depth);
         }
-        ran += 1;
+        let mut label = heapless::String::new();
+        let _ = core::fmt::write(&mut label, format_args!("{}", Shown(&media_type[..media_type.len().min(60)])));
+        let filename = filename
+            .filter(|name| userdata::is_safe_script_name(name))
+            .and_then(|name| core::str::from_utf8(name).ok())
+            .and_then(|name| heapless::String::try_from(name).ok());
+        let part = Part { kind, media_type: label, filename, bytes: body, whole: false };
+        self.parts.push(part).map_err(|_| msg!("user-data: more than {} parts", mime::PARTS_LIMIT))
     }
-    finish(ctx, ExitStatus::Exited(0), "")?;
-    Ok(msg!("{ran} script parts ran, {skipped} parts not run"))
-}
 
-/// The leaves of a MIME entity, decoded, in document order; an error for anything that
-/// does not parse or decode.
-fn collect(
-    entity: Entity<'_>,
-    saved: &[u8],
-    decoded: &mut [u8],
-    used: &mut usize,
-    parts: &mut heapless::Vec<Part, { mime::PARTS_LIMIT }>,
-    depth: usize,
-) -> Result<(), Line> {
-    if depth > DEPTH_LIMIT {
-        return Err(msg!("user-data: multipart nested deeper than {DEPTH_LIMIT} levels"));
-    }
-    if entity.is_multipart() {
-        for part in entity.parts().map_err(|e| msg!("user-data: {e}"))? {
-            collect(part, saved, decoded, used, parts, depth + 1)?;
+    /// Each URL of an include document, decoded as a document of its own.
+    fn include(&mut self, list: &'static [u8], once_by_default: bool, depth: usize) -> Result<(), Line> {
+        for (url, once) in userdata::include_urls(list) {
+            let once = once || once_by_default;
+            let text = core::str::from_utf8(url).map_err(|_| msg!("#include: a URL is not UTF-8"))?;
+            let content = self.fetch_include(text, once)?;
+            self.document(content, depth + 1)?;
         }
-        return Ok(());
+        Ok(())
     }
-    let (range, from_saved) = if entity.is_base64() {
-        let limit = decoded.len() - *used;
-        let len = base64::decode(entity.body, &mut decoded[*used..]).map_err(|e| msg!("user-data part {}: {e} (room {limit})", parts.len() + 1))?;
-        let range = *used..*used + len;
-        *used += len;
-        (range, false)
-    } else {
-        let start = entity.body.as_ptr() as usize - saved.as_ptr() as usize;
-        (start..start + entity.body.len(), true)
-    };
-    let bytes = if from_saved { &saved[range.clone()] } else { &decoded[range.clone()] };
-    let media_type = entity.media_type();
-    let kind = if gzip::is_gzip(bytes) {
-        Kind::Unknown
-    } else {
-        userdata::from_content_type(media_type).unwrap_or_else(|| userdata::sniff(bytes))
-    };
-    let mut name = heapless::String::<64>::new();
-    let _ = core::fmt::write(&mut name, format_args!("{}", Shown(&media_type[..media_type.len().min(60)])));
-    parts.push(Part { kind, media_type: name, decoded: range, from_saved }).map_err(|_| msg!("user-data: more than {} parts", mime::PARTS_LIMIT))
-}
 
-fn var_child(ctx: &Context<'_>, name: &[u8]) -> Result<CPath, Line> {
-    let mut path = CPath::from_parts(&[ctx.config.var_dir.as_bytes(), b"/"]).map_err(|e| msg!("{e}"))?;
-    path.push(name).map_err(|e| msg!("{e}"))?;
-    Ok(path)
-}
-
-/// `$TINY_CLOUD_VAR/<parts...>` under the root, as the interpreter is given it.
-fn script_path(ctx: &Context<'_>, parts: &[&[u8]]) -> Result<CPath, Line> {
-    let mut path = ctx.path(ctx.config.var_dir.as_bytes())?;
-    path.push(b"/").map_err(|e| msg!("{e}"))?;
-    for part in parts {
-        path.push(part).map_err(|e| msg!("{e}"))?;
+    /// The document at `url`: fetched and kept, or read back from what was kept.
+    #[inline(never)]
+    fn fetch_include(&mut self, url: &str, once: bool) -> Result<&'static [u8], Line> {
+        let parsed = http::parse_url(url).map_err(|e| msg!("#include {}: {e}", Shown(url.as_bytes())))?;
+        let mut name = heapless::String::<24>::new();
+        let _ = core::fmt::write(&mut name, format_args!("{:016x}", fnv1a(url.as_bytes())));
+        let kept = self.ctx.create_dir(var_child(self.ctx, INCLUDES_DIR)?.as_bytes())?;
+        let shown = Shown(url.as_bytes());
+        let timeouts = match self.includes {
+            Includes::Fetch(timeouts) if !(once && matches!(kept.metadata(name.as_bytes()), Ok(Some(_)))) => timeouts,
+            _ => {
+                let read = |out: &mut [u8]| match kept.read(name.as_bytes(), out) {
+                    Ok(Some(len)) => Ok(len),
+                    Ok(None) => Err(msg!("#include {shown}: not fetched yet (the early phase fetches includes)")),
+                    Err(e) => Err(msg!("#include {shown}: {}", read_error(e))),
+                };
+                return self.take(read);
+            }
+        };
+        let content = self.take(|out| match crate::fetch::get(parsed.address, parsed.port, parsed.host, parsed.path, out, timeouts) {
+            Ok(Some(len)) => Ok(len),
+            Ok(None) => Err(msg!("#include {shown}: HTTP status 404")),
+            Err(e) => Err(msg!("#include: {e}")),
+        })?;
+        kept.write_atomic(name.as_bytes(), content, 0o600, None).map_err(|e| msg!("#include {shown}: cannot keep it: {}", Os(e)))?;
+        Ok(content)
     }
-    Ok(path)
-}
 
-fn open_log(ctx: &Context<'_>) -> Result<wisp_os_linux::OwnedFd, Line> {
-    let logs = ctx.logs_dir()?;
-    logs.create_truncate(USER_DATA_LOG, 0o600).map_err(|e| msg!("cannot create user-data.log: {}", Os(e)))
-}
-
-/// Runs one script with the interpreter its `#!` names, output to `output`.
-fn run_script(ctx: &Context<'_>, text: &[u8], path: &CPath, output: BorrowedFd<'_>) -> Result<ExitStatus, Line> {
-    let shebang = script::parse(text).map_err(|e| msg!("user-data: {e}"))?;
-    let interpreter = CPath::from_parts(&[shebang.interpreter]).map_err(|e| msg!("user-data interpreter: {e}"))?;
-    let argument = CPath::from_parts(&[shebang.argument.unwrap_or(b"")]).map_err(|e| msg!("user-data interpreter argument: {e}"))?;
-    let mut args: heapless::Vec<&core::ffi::CStr, 3> = heapless::Vec::new();
-    let _ = args.push(interpreter.as_cstr());
-    if shebang.argument.is_some() {
-        let _ = args.push(argument.as_cstr());
+    fn gunzip(&mut self, data: &'static [u8]) -> Result<&'static [u8], Line> {
+        if !gzip::is_gzip(data) {
+            if let Some(name) = gzip::other_compression(data) {
+                return Err(msg!("user-data is {name}-compressed: unsupported compression (wisp decodes gzip only)"));
+            }
+            return Ok(data);
+        }
+        let mut state = DecompressorOxide::new();
+        self.take(|out| gzip::decompress(data, out, &mut state)).map_err(|e| msg!("user-data: {e}"))
     }
-    let _ = args.push(path.as_cstr());
-    let input = fs::open_read(c"/dev/null").map_err(|e| msg!("/dev/null: {}", Os(e)))?;
-    process::run(ctx.start, interpreter.as_cstr(), &args, input.as_fd(), output)
-        .map_err(|e| msg!("cannot start {}: {}", Shown(shebang.interpreter), Os(e)))
+
+    /// Lets `fill` write into the front of the free space, and keeps what it wrote.
+    fn take<E>(&mut self, fill: impl FnOnce(&mut [u8]) -> Result<usize, E>) -> Result<&'static [u8], E> {
+        let space = core::mem::take(&mut self.space);
+        let len = fill(space)?.min(space.len());
+        let (used, rest) = space.split_at_mut(len);
+        self.space = rest;
+        Ok(used)
+    }
 }
 
-/// Records the exit status in `user-data.exit`; a failure fails the action.
-fn finish(ctx: &Context<'_>, status: ExitStatus, what: &str) -> Result<Line, Line> {
-    let code = match status {
-        ExitStatus::Exited(code) => code,
-        ExitStatus::Signaled(signal) => 128 + signal,
-    };
-    let mut exit_line = heapless::String::<16>::new();
-    let _ = core::fmt::write(&mut exit_line, format_args!("{code}\n"));
-    ctx.logs_dir()?
-        .write_atomic(USER_DATA_EXIT, exit_line.as_bytes(), 0o644, None)
-        .map_err(|e| msg!("cannot write user-data.exit: {}", Os(e)))?;
-    match status {
-        ExitStatus::Exited(0) => Ok(msg!("script exited 0")),
-        ExitStatus::Exited(code) => Err(msg!("{what} exited with status {code} (output in user-data.log)")),
-        ExitStatus::Signaled(signal) => Err(msg!("{what} killed by signal {signal} (output in user-data.log)")),
+fn read_error(e: ReadError) -> Line {
+    match e {
+        ReadError::TooLarge { limit } => msg!("larger than {limit} bytes"),
+        ReadError::Io(e) => msg!("{}", Os(e)),
     }
+}
+
+/// FNV-1a: names a kept include after its URL, with no URL byte in a file name.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| (hash ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3))
+}
+
+/// `$TINY_CLOUD_VAR/name`, as an absolute path inside the instance.
+pub fn var_child(ctx: &Context<'_>, name: &[u8]) -> Result<wisp_os_linux::cpath::CPath, Line> {
+    wisp_os_linux::cpath::CPath::from_parts(&[ctx.config.var_dir.as_bytes(), b"/", name]).map_err(|e| msg!("{e}"))
 }

@@ -28,7 +28,9 @@ impl Phase {
     }
 }
 
-/// tiny-cloud's action names; `INIT_ACTIONS_*` and `SKIP_INIT_ACTIONS` use them.
+/// tiny-cloud's action names; `INIT_ACTIONS_*` and `SKIP_INIT_ACTIONS` use them. The
+/// `userdata_*` ones apply user-data (cloud-config keys, boothooks); tiny-cloud names its
+/// alpine-config actions the same way.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Action {
     ExpandRoot,
@@ -37,26 +39,46 @@ pub enum Action {
     SetDefaultInterfaces,
     EnableSshd,
     SaveUserdata,
+    UserdataBoothooks,
     CreateDefaultUser,
     SetHostname,
     SetSshKeys,
+    UserdataUsers,
+    UserdataWriteFiles,
+    UserdataMounts,
+    UserdataTimezone,
+    UserdataBootcmd,
+    UserdataPackages,
+    UserdataWriteFilesDeferred,
     RunUserdata,
+    UserdataRuncmd,
     BootstrapComplete,
+    UserdataPowerState,
 }
 
 impl Action {
-    const ALL: [Action; 11] = [
+    const ALL: [Action; 21] = [
         Action::ExpandRoot,
         Action::InstallHotplugs,
         Action::SetEphemeralNetwork,
         Action::SetDefaultInterfaces,
         Action::EnableSshd,
         Action::SaveUserdata,
+        Action::UserdataBoothooks,
         Action::CreateDefaultUser,
         Action::SetHostname,
         Action::SetSshKeys,
+        Action::UserdataUsers,
+        Action::UserdataWriteFiles,
+        Action::UserdataMounts,
+        Action::UserdataTimezone,
+        Action::UserdataBootcmd,
+        Action::UserdataPackages,
+        Action::UserdataWriteFilesDeferred,
         Action::RunUserdata,
+        Action::UserdataRuncmd,
         Action::BootstrapComplete,
+        Action::UserdataPowerState,
     ];
 
     pub const fn name(self) -> &'static str {
@@ -67,11 +89,21 @@ impl Action {
             Action::SetDefaultInterfaces => "set_default_interfaces",
             Action::EnableSshd => "enable_sshd",
             Action::SaveUserdata => "save_userdata",
+            Action::UserdataBoothooks => "userdata_boothooks",
             Action::CreateDefaultUser => "create_default_user",
             Action::SetHostname => "set_hostname",
             Action::SetSshKeys => "set_ssh_keys",
+            Action::UserdataUsers => "userdata_users",
+            Action::UserdataWriteFiles => "userdata_write_files",
+            Action::UserdataMounts => "userdata_mounts",
+            Action::UserdataTimezone => "userdata_timezone",
+            Action::UserdataBootcmd => "userdata_bootcmd",
+            Action::UserdataPackages => "userdata_packages",
+            Action::UserdataWriteFilesDeferred => "userdata_write_files_deferred",
             Action::RunUserdata => "run_userdata",
+            Action::UserdataRuncmd => "userdata_runcmd",
             Action::BootstrapComplete => "bootstrap_complete",
+            Action::UserdataPowerState => "userdata_power_state",
         }
     }
 
@@ -89,18 +121,45 @@ impl Action {
             _ => None,
         }
     }
+
+    /// Actions that also run on later boots of a bootstrapped instance, as cloud-init's
+    /// per-boot work does: boothooks, `bootcmd`, and the per-boot scripts (which
+    /// `run_userdata` limits itself to on such a boot).
+    pub const fn every_boot(self) -> bool {
+        matches!(self, Action::UserdataBoothooks | Action::UserdataBootcmd | Action::RunUserdata)
+    }
 }
 
 impl Phase {
-    /// The default actions of each phase, in order: tiny-cloud 3.x's.
+    /// The default actions of each phase, in order: tiny-cloud 3.x's, with the user-data
+    /// actions where cloud-init runs the same work (boothooks first, `bootcmd` before the
+    /// other keys, `runcmd` after the user's scripts, power last).
     pub const fn default_actions(self) -> &'static [Action] {
         match self {
             // tiny-cloud also lists install_hotplugs and set_ephemeral_network: they run
             // mdev scripts and a DHCP client, which wisp does not ship (see the README).
             Phase::Boot => &[Action::ExpandRoot, Action::SetDefaultInterfaces, Action::EnableSshd],
-            Phase::Early => &[Action::SaveUserdata],
-            Phase::Main => &[Action::CreateDefaultUser, Action::SetHostname, Action::SetSshKeys],
-            Phase::Final => &[Action::RunUserdata, Action::BootstrapComplete],
+            Phase::Early => &[Action::SaveUserdata, Action::UserdataBoothooks],
+            // The user and keys come first, so that bad user-data (which stops the phase
+            // at the first user-data action) never locks the owner out.
+            Phase::Main => &[
+                Action::CreateDefaultUser,
+                Action::SetHostname,
+                Action::SetSshKeys,
+                Action::UserdataBootcmd,
+                Action::UserdataUsers,
+                Action::UserdataWriteFiles,
+                Action::UserdataMounts,
+                Action::UserdataTimezone,
+                Action::UserdataPackages,
+            ],
+            Phase::Final => &[
+                Action::UserdataWriteFilesDeferred,
+                Action::RunUserdata,
+                Action::UserdataRuncmd,
+                Action::BootstrapComplete,
+                Action::UserdataPowerState,
+            ],
         }
     }
 }
@@ -196,9 +255,9 @@ mod tests {
 
     #[test]
     fn defaults_less_skipped() {
-        let plan = Phase::Main.plan(None, "set_hostname").unwrap();
+        let plan = Phase::Main.plan(Some("create_default_user set_hostname set_ssh_keys"), "set_hostname").unwrap();
         assert_eq!(plan.as_slice(), &[Action::CreateDefaultUser, Action::SetSshKeys]);
-        let plan = Phase::Final.plan(None, "").unwrap();
+        let plan = Phase::Final.plan(None, "userdata_power_state userdata_runcmd userdata_write_files_deferred").unwrap();
         assert_eq!(plan.as_slice(), &[Action::RunUserdata, Action::BootstrapComplete]);
     }
 

@@ -68,6 +68,36 @@ pub fn from_content_type(media_type: &[u8]) -> Option<Kind> {
     Some(TYPES.iter().find(|(name, _)| name.eq_ignore_ascii_case(media_type)).map_or(Kind::Unknown, |&(_, kind)| kind))
 }
 
+/// The URLs of an `#include` or `#include-once` document, as cloud-init reads them: one
+/// per line, a marker line switching between "every time" and "once" (a URL may follow
+/// the marker on its line), other `#` lines and blank lines ignored.
+pub fn include_urls(text: &[u8]) -> impl Iterator<Item = (&[u8], bool)> {
+    let mut once = false;
+    text.split(|&b| b == b'\n').filter_map(move |line| {
+        let mut line = line.trim_ascii();
+        for (marker, is_once) in [(&b"#include-once"[..], true), (b"#include", false)] {
+            if line.len() >= marker.len() && line[..marker.len()].eq_ignore_ascii_case(marker) {
+                line = line[marker.len()..].trim_ascii();
+                once = is_once;
+                break;
+            }
+        }
+        (!line.is_empty() && !line.starts_with(b"#")).then_some((line, once))
+    })
+}
+
+/// Longest script name kept from a MIME part's `filename`.
+pub const SCRIPT_NAME_LIMIT: usize = 64;
+
+/// Whether a part's `filename` may name a script file: one path component of letters,
+/// digits, `.`, `_` and `-`, not hidden, so it can neither leave its directory nor hide.
+pub fn is_safe_script_name(name: &[u8]) -> bool {
+    !name.is_empty()
+        && name.len() <= SCRIPT_NAME_LIMIT
+        && name[0] != b'.'
+        && name.iter().all(|&b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -84,6 +114,26 @@ mod tests {
         assert_eq!(sniff(b"#alpine-config\n"), Kind::CloudConfig);
         assert_eq!(sniff(b"hello"), Kind::Unknown);
         assert_eq!(sniff(b""), Kind::Unknown);
+    }
+
+    #[test]
+    fn includes() {
+        let doc = b"#include\nhttp://10.0.0.1/a\n# comment\n\n  http://10.0.0.1/b  \n#include-once http://10.0.0.1/c\nhttp://10.0.0.1/d\n#INCLUDE\nhttp://10.0.0.1/e\n";
+        let urls: Vec<_> = include_urls(doc).collect();
+        assert_eq!(
+            urls,
+            [(&b"http://10.0.0.1/a"[..], false), (b"http://10.0.0.1/b", false), (b"http://10.0.0.1/c", true), (b"http://10.0.0.1/d", true), (b"http://10.0.0.1/e", false)]
+        );
+        assert_eq!(include_urls(b"#include\n").count(), 0);
+    }
+
+    #[test]
+    fn script_names() {
+        assert!(is_safe_script_name(b"setup-01.sh"));
+        for bad in [&b""[..], b".hidden", b"../x", b"a/b", b"a b", b"\xc3\xa9"] {
+            assert!(!is_safe_script_name(bad), "{bad:?}");
+        }
+        assert!(!is_safe_script_name(&[b'a'; SCRIPT_NAME_LIMIT + 1]));
     }
 
     #[test]

@@ -1,0 +1,279 @@
+//! Running user-data's scripts: the `#!` document or MIME script parts (`run_userdata`),
+//! cloud-init's per-boot, per-instance and per-once script directories, and boothooks.
+//! Output goes to `user-data.log`, the last exit status to `user-data.exit`; the first
+//! script that fails stops the action.
+
+use core::ffi::CStr;
+
+use wisp_core::script;
+use wisp_core::userdata::Kind;
+use wisp_os_linux::cpath::CPath;
+use wisp_os_linux::fs::{self, Dir};
+use wisp_os_linux::process::{self, ExitStatus};
+use wisp_os_linux::{AsFd, BorrowedFd, OwnedFd};
+
+use crate::context::Context;
+use crate::output::{Line, Os, Shown};
+use crate::phases::Session;
+use crate::userdata::{var_child, Part};
+
+const USER_DATA_LOG: &[u8] = b"user-data.log";
+const USER_DATA_EXIT: &[u8] = b"user-data.exit";
+/// Under TINY_CLOUD_VAR: MIME script parts, and cloud-init's script directories in it.
+const SCRIPTS_DIR: &[u8] = b"scripts";
+const BOOTHOOKS_DIR: &[u8] = b"boothooks";
+/// Marks that the per-once scripts ran; holds the instance-id the per-instance ones ran for.
+const PER_ONCE_DONE: &[u8] = b".per-once-done";
+const PER_INSTANCE_DONE: &[u8] = b".per-instance-done";
+/// Most scripts run from one directory.
+const DIRECTORY_LIMIT: usize = 64;
+
+/// cloud-init's frequencies, in the order its final stage runs them.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Frequency {
+    Once,
+    Boot,
+    Instance,
+}
+
+impl Frequency {
+    const ALL: [Frequency; 3] = [Frequency::Once, Frequency::Boot, Frequency::Instance];
+
+    fn directory(self) -> &'static [u8] {
+        match self {
+            Frequency::Once => b"per-once",
+            Frequency::Boot => b"per-boot",
+            Frequency::Instance => b"per-instance",
+        }
+    }
+
+    fn part_kind(self) -> Kind {
+        match self {
+            Frequency::Once => Kind::ScriptPerOnce,
+            Frequency::Boot => Kind::ScriptPerBoot,
+            Frequency::Instance => Kind::ScriptPerInstance,
+        }
+    }
+}
+
+/// `run_userdata`: the per-X script directories (user-data's per-X parts written into
+/// them first), then the user-data script or MIME script parts. On a later boot of a
+/// bootstrapped instance, only the per-boot directory.
+#[inline(never)]
+pub fn run_userdata(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) -> Result<Line, Line> {
+    let later_boot = session.later_boot;
+    let mut id_buf = [0u8; crate::state::INSTANCE_ID_LIMIT];
+    let id = crate::state::saved_instance_id(var, &mut id_buf).unwrap_or(b"");
+    let output = open_log(ctx, later_boot)?;
+    let userdata = if later_boot { None } else { session.userdata(ctx, var)? };
+    let scripts = ctx.create_dir(var_child(ctx, SCRIPTS_DIR)?.as_bytes())?;
+    let mut ran = 0;
+    for frequency in Frequency::ALL {
+        let directory = frequency.directory();
+        let dir = match scripts.open_child(directory) {
+            Ok(dir) => dir,
+            Err(wisp_os_linux::Errno::NOENT) => {
+                scripts.create_dir(directory, 0o755).map_err(|e| msg!("scripts/{}: {}", Shown(directory), Os(e)))?;
+                scripts.open_child(directory).map_err(|e| msg!("scripts/{}: {}", Shown(directory), Os(e)))?
+            }
+            Err(e) => return Err(msg!("scripts/{}: {}", Shown(directory), Os(e))),
+        };
+        if let Some(userdata) = userdata {
+            for (index, part) in userdata.of_kind(frequency.part_kind()) {
+                let name = part_name(part, index);
+                dir.write_atomic(name.as_bytes(), part.bytes, 0o700, None).map_err(|e| msg!("cannot save {name}: {}", Os(e)))?;
+            }
+        }
+        let due = match frequency {
+            Frequency::Boot => true,
+            _ if later_boot => false,
+            Frequency::Once => !matches!(var.metadata(PER_ONCE_DONE), Ok(Some(_))),
+            Frequency::Instance => !var.has_contents(PER_INSTANCE_DONE, id).unwrap_or(false),
+        };
+        if !due {
+            continue;
+        }
+        ran += run_directory(ctx, directory, &dir, output.as_fd())?;
+        let done = match frequency {
+            Frequency::Boot => Ok(()),
+            Frequency::Once => var.write_atomic(PER_ONCE_DONE, b"", 0o644, None),
+            Frequency::Instance => var.write_atomic(PER_INSTANCE_DONE, id, 0o644, None),
+        };
+        done.map_err(|e| msg!("cannot record that the {} scripts ran: {}", Shown(directory), Os(e)))?;
+    }
+    let Some(userdata) = userdata else {
+        finish(ctx, ExitStatus::Exited(0), "")?;
+        return Ok(msg!("{ran} scripts ran{}", if later_boot { " (per-boot)" } else { "" }));
+    };
+    let mut skipped = 0;
+    for (index, part) in userdata.parts.iter().enumerate() {
+        match part.kind {
+            Kind::Script if part.whole => {
+                // A lone script runs as tiny-cloud runs it: the saved file itself.
+                let path = script_path(ctx, &[crate::actions::USER_DATA])?;
+                finish(ctx, run_script(ctx, part.bytes, &path, output.as_fd())?, "user-data script")?;
+                ran += 1;
+            }
+            Kind::Script => {
+                let name = part_name(part, index);
+                scripts.write_atomic(name.as_bytes(), part.bytes, 0o700, None).map_err(|e| msg!("cannot save {name}: {}", Os(e)))?;
+                let path = script_path(ctx, &[SCRIPTS_DIR, b"/", name.as_bytes()])?;
+                let status = run_script(ctx, part.bytes, &path, output.as_fd())?;
+                finish(ctx, status, &name)?;
+                ran += 1;
+            }
+            // Handled by other actions, or above.
+            Kind::CloudConfig | Kind::Boothook | Kind::ScriptPerBoot | Kind::ScriptPerInstance | Kind::ScriptPerOnce => {}
+            kind => {
+                skipped += 1;
+                crate::output::error(format_args!(
+                    "user-data part {} ({}): {} is not supported: not run",
+                    index + 1,
+                    part.media_type,
+                    kind_name(kind)
+                ));
+            }
+        }
+    }
+    finish(ctx, ExitStatus::Exited(0), "")?;
+    Ok(msg!("{ran} scripts ran, {skipped} parts not supported"))
+}
+
+/// `userdata_boothooks`: cloud-init's boothooks, every boot, before anything else of
+/// user-data: the part less its `#cloud-boothook` line, run as a script (`/bin/sh` when it
+/// has no `#!` line).
+#[inline(never)]
+pub fn run_boothooks(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) -> Result<Line, Line> {
+    let userdata = match session.userdata(ctx, var) {
+        Ok(Some(userdata)) => userdata,
+        Ok(None) => return Ok(msg!("no user-data")),
+        // The main phase reports it and stops: the instance still gets its keys first.
+        Err(e) => return Ok(msg!("skipped: {e}")),
+    };
+    let mut ran = 0;
+    let dir = ctx.create_dir(var_child(ctx, BOOTHOOKS_DIR)?.as_bytes())?;
+    let output = open_log(ctx, true)?;
+    for (index, part) in userdata.of_kind(Kind::Boothook) {
+        let text = part.bytes.trim_ascii_start();
+        let body = text.iter().position(|&b| b == b'\n').map_or(&b""[..], |end| &text[end + 1..]);
+        let name = part_name(part, index);
+        dir.write_atomic(name.as_bytes(), body, 0o700, None).map_err(|e| msg!("cannot save boothook {name}: {}", Os(e)))?;
+        let path = script_path(ctx, &[BOOTHOOKS_DIR, b"/", name.as_bytes()])?;
+        let status = if body.starts_with(b"#!") { run_script(ctx, body, &path, output.as_fd())? } else { run_shell(ctx, &path, output.as_fd())? };
+        finish(ctx, status, &name)?;
+        ran += 1;
+    }
+    Ok(msg!("{ran} boothooks ran"))
+}
+
+/// Runs the executable files of a script directory in name order, as run-parts does.
+fn run_directory(ctx: &Context<'_>, directory: &[u8], dir: &Dir, output: BorrowedFd<'_>) -> Result<usize, Line> {
+    let mut names: heapless::Vec<heapless::String<{ wisp_core::userdata::SCRIPT_NAME_LIMIT }>, DIRECTORY_LIMIT> = heapless::Vec::new();
+    let mut overflow = false;
+    dir.for_each_entry(|name| {
+        let Some(name) = core::str::from_utf8(name).ok().and_then(|n| heapless::String::try_from(n).ok()) else { return };
+        if names.push(name).is_err() {
+            overflow = true;
+        }
+    })
+    .map_err(|e| msg!("scripts/{}: {}", Shown(directory), Os(e)))?;
+    if overflow {
+        return Err(msg!("scripts/{}: more than {DIRECTORY_LIMIT} entries", Shown(directory)));
+    }
+    names.sort_unstable();
+    let mut ran = 0;
+    for name in &names {
+        let executable = matches!(dir.metadata(name.as_bytes()), Ok(Some(m)) if m.is_file() && m.permissions() & 0o111 != 0);
+        if !executable {
+            continue;
+        }
+        let path = script_path(ctx, &[SCRIPTS_DIR, b"/", directory, b"/", name.as_bytes()])?;
+        let status = execute(ctx, path.as_cstr(), &[path.as_cstr()], output)
+            .map_err(|e| msg!("cannot run scripts/{}/{name}: {e}", Shown(directory)))?;
+        let mut label = heapless::String::<160>::new();
+        let _ = core::fmt::write(&mut label, format_args!("scripts/{}/{name}", Shown(directory)));
+        finish(ctx, status, &label)?;
+        ran += 1;
+    }
+    Ok(ran)
+}
+
+/// `part-NNN`, or the part's own file name.
+fn part_name(part: &Part, index: usize) -> heapless::String<{ wisp_core::userdata::SCRIPT_NAME_LIMIT }> {
+    if let Some(name) = &part.filename {
+        return name.clone();
+    }
+    let mut name = heapless::String::new();
+    let _ = core::fmt::write(&mut name, format_args!("part-{:03}", index + 1));
+    name
+}
+
+fn kind_name(kind: Kind) -> &'static str {
+    match kind {
+        Kind::CloudConfigArchive => "#cloud-config-archive",
+        Kind::CloudConfigJsonp => "#cloud-config-jsonp",
+        Kind::PartHandler => "a part handler",
+        Kind::Jinja => "a jinja template",
+        _ => "an unknown type",
+    }
+}
+
+/// `$TINY_CLOUD_VAR/<parts...>` under the root, as a program is given it.
+pub fn script_path(ctx: &Context<'_>, parts: &[&[u8]]) -> Result<CPath, Line> {
+    let mut path = ctx.path(ctx.config.var_dir.as_bytes())?;
+    path.push(b"/").map_err(|e| msg!("{e}"))?;
+    for part in parts {
+        path.push(part).map_err(|e| msg!("{e}"))?;
+    }
+    Ok(path)
+}
+
+/// `user-data.log`, started afresh by a bootstrap and appended to on later boots.
+pub fn open_log(ctx: &Context<'_>, append: bool) -> Result<OwnedFd, Line> {
+    let logs = ctx.logs_dir()?;
+    let opened = if append { logs.open_append(USER_DATA_LOG, 0o600) } else { logs.create_truncate(USER_DATA_LOG, 0o600) };
+    opened.map_err(|e| msg!("cannot open user-data.log: {}", Os(e)))
+}
+
+/// Runs one script with the interpreter its `#!` names, so the saved copy needs no
+/// execute bit.
+pub fn run_script(ctx: &Context<'_>, text: &[u8], path: &CPath, output: BorrowedFd<'_>) -> Result<ExitStatus, Line> {
+    let shebang = script::parse(text).map_err(|e| msg!("user-data: {e}"))?;
+    let interpreter = CPath::from_parts(&[shebang.interpreter]).map_err(|e| msg!("user-data interpreter: {e}"))?;
+    let argument = CPath::from_parts(&[shebang.argument.unwrap_or(b"")]).map_err(|e| msg!("user-data interpreter argument: {e}"))?;
+    let mut args: heapless::Vec<&CStr, 3> = heapless::Vec::new();
+    let _ = args.push(interpreter.as_cstr());
+    if shebang.argument.is_some() {
+        let _ = args.push(argument.as_cstr());
+    }
+    let _ = args.push(path.as_cstr());
+    execute(ctx, interpreter.as_cstr(), &args, output).map_err(|e| msg!("cannot start {}: {e}", Shown(shebang.interpreter)))
+}
+
+/// Runs a shell script file with `/bin/sh`.
+pub fn run_shell(ctx: &Context<'_>, path: &CPath, output: BorrowedFd<'_>) -> Result<ExitStatus, Line> {
+    execute(ctx, c"/bin/sh", &[c"sh", path.as_cstr()], output).map_err(|e| msg!("cannot start /bin/sh: {e}"))
+}
+
+fn execute(ctx: &Context<'_>, program: &CStr, args: &[&CStr], output: BorrowedFd<'_>) -> Result<ExitStatus, Line> {
+    let input = fs::open_read(c"/dev/null").map_err(|e| msg!("/dev/null: {}", Os(e)))?;
+    process::run(ctx.start, program, args, input.as_fd(), output).map_err(|e| msg!("{}", Os(e)))
+}
+
+/// Records the exit status in `user-data.exit`; a failure fails the action.
+pub fn finish(ctx: &Context<'_>, status: ExitStatus, what: &str) -> Result<Line, Line> {
+    let code = match status {
+        ExitStatus::Exited(code) => code,
+        ExitStatus::Signaled(signal) => 128 + signal,
+    };
+    let mut exit_line = heapless::String::<16>::new();
+    let _ = core::fmt::write(&mut exit_line, format_args!("{code}\n"));
+    ctx.logs_dir()?
+        .write_atomic(USER_DATA_EXIT, exit_line.as_bytes(), 0o644, None)
+        .map_err(|e| msg!("cannot write user-data.exit: {}", Os(e)))?;
+    match status {
+        ExitStatus::Exited(0) => Ok(msg!("script exited 0")),
+        ExitStatus::Exited(code) => Err(msg!("{what} exited with status {code} (output in user-data.log)")),
+        ExitStatus::Signaled(signal) => Err(msg!("{what} killed by signal {signal} (output in user-data.log)")),
+    }
+}
