@@ -26,9 +26,18 @@ pub fn run(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: 
         Action::EnableSshd => enable_sshd(ctx),
         Action::SaveUserdata => save_userdata(ctx, session, var),
         Action::UserdataBoothooks => crate::scripts::run_boothooks(ctx, session, var),
-        Action::CreateDefaultUser => crate::users::create_default_user(ctx),
-        Action::SetHostname => crate::users::set_hostname(ctx, session.metadata.get(Item::Hostname)),
-        Action::SetSshKeys => crate::users::set_ssh_keys(ctx, session.metadata.get(Item::SshKeys)),
+        Action::CreateDefaultUser => {
+            let config = session.cloud_config_if_valid(ctx, var);
+            crate::users::create_default_user(ctx, config.as_ref())
+        }
+        Action::SetHostname => {
+            let config = session.cloud_config_if_valid(ctx, var);
+            crate::users::set_hostname(ctx, session.metadata.get(Item::Hostname), config.as_ref())
+        }
+        Action::SetSshKeys => {
+            let config = session.cloud_config_if_valid(ctx, var);
+            crate::users::set_ssh_keys(ctx, session.metadata.get(Item::SshKeys), config.as_ref())
+        }
         Action::RunUserdata => crate::scripts::run_userdata(ctx, session, var),
         Action::BootstrapComplete => state::set_complete(var, true).map(|()| msg!("marked complete")),
         Action::UserdataBootcmd

@@ -145,3 +145,9 @@ impl Log {
         }
     }
 }
+
+impl From<wisp_core::cloud_config::ConfigError> for Line {
+    fn from(e: wisp_core::cloud_config::ConfigError) -> Line {
+        msg!("{e}")
+    }
+}

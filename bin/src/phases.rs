@@ -14,6 +14,7 @@ use crate::imds::{take_metadata, Imds, ImdsError, Metadata};
 use crate::output::{Line, Shown};
 use crate::state;
 use crate::userdata::{Includes, UserData};
+use wisp_core::cloud_config::CloudConfig;
 use wisp_core::retry::Timeouts;
 use crate::{EXIT_FAILED, EXIT_USAGE};
 
@@ -31,6 +32,8 @@ pub struct Session<'c> {
     pub later_boot: bool,
     /// The decoded user-data, once an action has needed it.
     decoded: Option<Result<Option<UserData>, Line>>,
+    /// Its cloud-config documents, parsed and merged, once an action has needed them.
+    config: Option<Result<CloudConfig<'static>, Line>>,
 }
 
 impl Session<'_> {
@@ -45,6 +48,39 @@ impl Session<'_> {
             Some(Err(e)) => Err(msg!("{e}")),
             None => Ok(None),
         }
+    }
+
+    /// The merged cloud-config (`None` when the user-data has none); parsed once per run,
+    /// with a warning for each key wisp does not know.
+    pub fn cloud_config(&mut self, ctx: &Context<'_>, var: &Dir) -> Result<Option<CloudConfig<'static>>, Line> {
+        if self.config.is_none() {
+            let parsed = match self.userdata(ctx, var) {
+                Ok(Some(userdata)) => crate::cloud_config::parse(userdata),
+                Ok(None) => Ok(CloudConfig::default()),
+                Err(e) => Err(e),
+            };
+            if let Ok(config) = &parsed {
+                for key in config.unknown_keys() {
+                    crate::output::error(format_args!(
+                        "cloud-config line {}: {}: not a key wisp knows: ignored",
+                        key.line(),
+                        Shown(key.as_str().unwrap_or("?").as_bytes())
+                    ));
+                }
+            }
+            self.config = Some(parsed);
+        }
+        match self.config.as_ref() {
+            Some(Ok(config)) if !config.is_empty() => Ok(Some(config.clone())),
+            Some(Err(e)) => Err(msg!("{e}")),
+            _ => Ok(None),
+        }
+    }
+
+    /// The cloud-config for the actions that run from metadata too: a document that
+    /// does not parse counts as none here (the user-data actions report it and stop).
+    pub fn cloud_config_if_valid(&mut self, ctx: &Context<'_>, var: &Dir) -> Option<CloudConfig<'static>> {
+        self.cloud_config(ctx, var).ok().flatten()
     }
 
     /// Decodes the user-data just saved, fetching its includes.
@@ -99,7 +135,7 @@ pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
             Err(e) => return failure(ctx, msg!("azure: {e}")),
         }
     }
-    let mut session = Session { imds: Imds::new(cloud, &timeouts, ctx.config.imds_token_ttl), metadata, failed: None, later_boot: false, decoded: None };
+    let mut session = Session { imds: Imds::new(cloud, &timeouts, ctx.config.imds_token_ttl), metadata, failed: None, later_boot: false, decoded: None, config: None };
     // What every phase of this run will read, so the first round asks for all of it.
     let mut all_items: heapless::Vec<Item, 6> = heapless::Vec::new();
     for &phase in phases {

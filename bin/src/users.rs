@@ -3,6 +3,7 @@
 //! step checking its own piece so that a rerun after a crash completes what is missing.
 
 use wisp_core::accounts::{self, User, DOAS_RULE, SUDOERS_RULE};
+use wisp_core::cloud_config::{self, CloudConfig, UserEntry};
 use wisp_core::authorized_keys::{self, PublicKey};
 use wisp_core::hostname::Hostname;
 use wisp_core::hosts_file;
@@ -58,62 +59,143 @@ impl SystemFile {
     }
 }
 
-#[inline(never)]
-pub fn create_default_user(ctx: &Context<'_>) -> Result<Line, Line> {
-    let name = ctx.config.cloud_user.as_bytes();
+/// What an account should have. A missing account is created with all of it; an
+/// existing one is only given its missing groups, home and (when set) new password.
+pub struct Account<'a> {
+    pub name: &'a [u8],
+    pub gecos: &'a [u8],
+    /// `None`: `/home/NAME`.
+    pub home: Option<&'a [u8]>,
+    pub shell: &'a [u8],
+    /// `None`: a group of the user's own name.
+    pub primary_group: Option<&'a [u8]>,
+    /// Supplementary groups, created when missing.
+    pub groups: &'a [&'a [u8]],
+    /// Admin groups joined only where the image has them (`wheel`).
+    pub optional_groups: &'a [&'a [u8]],
+    pub system: bool,
+    pub create_home: bool,
+    /// The shadow password field: `*` (no password, key logins work), a hash, or `!hash`.
+    pub password: &'a [u8],
+    /// Whether `password` replaces the field of an existing account.
+    pub set_password: bool,
+}
+
+/// The account's uid once it exists as described, and whether an optional group was
+/// missing.
+pub struct Ensured {
+    pub uid: u32,
+    pub missing_optional: bool,
+}
+
+/// Creates or completes an account, each step checking its own piece so that a rerun
+/// after a crash completes what is missing; `done` names the steps taken.
+pub fn ensure_account(ctx: &Context<'_>, account: &Account<'_>, done: &mut heapless::Vec<&'static str, 8>) -> Result<Ensured, Line> {
+    let name = account.name;
     let mut passwd = SystemFile::read(ctx, "/etc", "passwd", "/etc/passwd", 0o644)?;
     let mut group = SystemFile::read(ctx, "/etc", "group", "/etc/group", 0o644)?;
     let mut shadow = SystemFile::read(ctx, "/etc", "shadow", "/etc/shadow", 0o640)?;
     let mut new = [0u8; FILE_LIMIT];
-    let mut done: heapless::Vec<&str, 6> = heapless::Vec::new();
-
+    let ids = if account.system { accounts::SYSTEM_IDS } else { accounts::FIRST_ID..=accounts::LAST_ID };
+    let no_free_id = || msg!("{}", accounts::AccountsError::NoFreeId);
     let (uid, gid, home) = match accounts::find_user(passwd.text(), name) {
         Some(user) => (user.uid, user.gid, home_path(user.home)?),
         None => {
-            let gid = match accounts::find_group(group.text(), name) {
+            let group_name = account.primary_group.unwrap_or(name);
+            let gid = match accounts::find_group(group.text(), group_name) {
                 Some(own) => own.gid,
                 None => {
-                    let id = accounts::free_id(passwd.text(), group.text()).ok_or_else(|| msg!("{}", accounts::AccountsError::NoFreeId))?;
-                    let len = accounts::add_group(group.text(), name, id, &mut new).map_err(|e| msg!("{e}"))?;
+                    let id = accounts::free_id_in(passwd.text(), group.text(), ids.clone()).ok_or_else(no_free_id)?;
+                    let len = accounts::add_group(group.text(), group_name, id, &mut new).map_err(|e| msg!("{e}"))?;
                     group.replace(&new[..len])?;
                     let _ = done.push("group");
                     id
                 }
             };
             // The user's number matches its group's where that number is free.
-            let uid = match accounts::uid_is_free(passwd.text(), gid) {
+            let uid = match accounts::uid_is_free(passwd.text(), gid) && ids.contains(&gid) {
                 true => gid,
-                false => accounts::free_id(passwd.text(), group.text()).ok_or_else(|| msg!("{}", accounts::AccountsError::NoFreeId))?,
+                false => accounts::free_id_in(passwd.text(), group.text(), ids).ok_or_else(no_free_id)?,
             };
-            let mut home = heapless::Vec::<u8, 64>::new();
-            let _ = home.extend_from_slice(b"/home/");
-            home.extend_from_slice(name).map_err(|_| msg!("home directory name too long"))?;
-            let user = User { name, uid, gid, home: &home, shell: b"/bin/sh" };
-            let len = accounts::add_user(passwd.text(), &user, b"Linux User,,,", &mut new).map_err(|e| msg!("{e}"))?;
+            let home = match account.home {
+                Some(home) => home_path(home)?,
+                None => {
+                    let mut home = heapless::Vec::<u8, 64>::new();
+                    let _ = home.extend_from_slice(b"/home/");
+                    home.extend_from_slice(name).map_err(|_| msg!("home directory name too long"))?;
+                    home
+                }
+            };
+            let user = User { name, uid, gid, home: &home, shell: account.shell };
+            let len = accounts::add_user(passwd.text(), &user, account.gecos, &mut new).map_err(|e| msg!("{e}"))?;
             passwd.replace(&new[..len])?;
             let _ = done.push("user");
             (uid, gid, home)
         }
     };
+    let days = wisp_os_linux::time::realtime_secs() / wisp_core::clock::SECONDS_PER_DAY;
     if !accounts::has_shadow_entry(shadow.text(), name) {
-        let days = wisp_os_linux::time::realtime_secs() / wisp_core::clock::SECONDS_PER_DAY;
-        let len = accounts::add_shadow(shadow.text(), name, b"*", days, &mut new).map_err(|e| msg!("{e}"))?;
+        let len = accounts::add_shadow(shadow.text(), name, account.password, days, &mut new).map_err(|e| msg!("{e}"))?;
         shadow.replace(&new[..len])?;
         let _ = done.push("shadow");
-    }
-    let wheel = match accounts::add_member(group.text(), "wheel", name, &mut new) {
-        Ok(Some(len)) => {
-            group.replace(&new[..len])?;
-            let _ = done.push("wheel");
-            true
+    } else if account.set_password {
+        let len = wisp_core::shadow::set_shadow_password(shadow.text(), name, account.password, days, &mut new).map_err(|e| msg!("{e}"))?;
+        if new[..len] != *shadow.text() {
+            shadow.replace(&new[..len])?;
+            let _ = done.push("password");
         }
-        Ok(None) => true,
-        Err(accounts::AccountsError::MissingGroup { .. }) => false,
-        Err(e) => return Err(msg!("{e}")),
-    };
-    if create_home(ctx, &home, uid, gid)? {
+    }
+    let mut missing_optional = false;
+    for (&member_of, optional) in account.groups.iter().map(|g| (g, false)).chain(account.optional_groups.iter().map(|g| (g, true))) {
+        if !optional && accounts::find_group(group.text(), member_of).is_none() {
+            let id = accounts::free_id_in(passwd.text(), group.text(), accounts::SYSTEM_IDS).ok_or_else(no_free_id)?;
+            let len = accounts::add_group(group.text(), member_of, id, &mut new).map_err(|e| msg!("{e}"))?;
+            group.replace(&new[..len])?;
+        }
+        match accounts::add_member(group.text(), member_of, name, &mut new) {
+            Ok(Some(len)) => {
+                group.replace(&new[..len])?;
+                let _ = done.push(if optional { "wheel" } else { "groups" });
+            }
+            Ok(None) => {}
+            Err(accounts::AccountsError::MissingGroup) => missing_optional = true,
+            Err(e) => return Err(msg!("{e}")),
+        }
+    }
+    if account.create_home && create_home(ctx, &home, uid, gid)? {
         let _ = done.push("home");
     }
+    Ok(Ensured { uid, missing_optional })
+}
+
+#[inline(never)]
+pub fn create_default_user(ctx: &Context<'_>, config: Option<&CloudConfig<'static>>) -> Result<Line, Line> {
+    let name = ctx.config.cloud_user.as_bytes();
+    if let Some(users) = config.and_then(|c| c.value("users")) {
+        let mut listed = false;
+        let _ = cloud_config::for_each_user(users, |entry, _| {
+            listed |= matches!(entry, UserEntry::Default);
+            Ok::<(), cloud_config::ConfigError>(())
+        });
+        if !listed {
+            return Ok(msg!("cloud-config users lists no default: {} not created", Shown(name)));
+        }
+    }
+    let account = Account {
+        name,
+        gecos: b"Linux User,,,",
+        home: None,
+        shell: b"/bin/sh",
+        primary_group: None,
+        groups: &[],
+        optional_groups: &[b"wheel"],
+        system: false,
+        create_home: true,
+        password: b"*",
+        set_password: false,
+    };
+    let mut done: heapless::Vec<&str, 8> = heapless::Vec::new();
+    let ensured = ensure_account(ctx, &account, &mut done)?;
     for (directory, file, rule) in [SUDOERS_RULE, DOAS_RULE] {
         // Like tiny-cloud: a rule only where the tool's drop-in directory exists.
         let Ok(dir) = ctx.open_dir(directory.as_bytes()) else { continue };
@@ -123,11 +205,11 @@ pub fn create_default_user(ctx: &Context<'_>) -> Result<Line, Line> {
         }
     }
     let user = Shown(name);
-    let note = if wheel { "" } else { " (no wheel group: no admin rights)" };
+    let note = if ensured.missing_optional { " (no wheel group: no admin rights)" } else { "" };
     Ok(match done.is_empty() {
         true => msg!("{user} already exists{note}"),
         false => {
-            let mut line = msg!("{user} (uid {uid}):");
+            let mut line = msg!("{user} (uid {}):", ensured.uid);
             for piece in &done {
                 let _ = core::fmt::Write::write_fmt(&mut line, format_args!(" {piece}"));
             }
@@ -160,11 +242,25 @@ fn split_home(home: &[u8]) -> Result<(&[u8], &[u8]), Line> {
     }
 }
 
+/// The metadata's host name, unless cloud-config sets `preserve_hostname`, or names one
+/// with `fqdn` or `hostname` (which win, as in cloud-init); `manage_etc_hosts: false`
+/// leaves /etc/hosts alone.
 #[inline(never)]
-pub fn set_hostname(ctx: &Context<'_>, value: Option<&[u8]>) -> Result<Line, Line> {
-    let Some(raw) = value.filter(|raw| !raw.is_empty()) else {
+pub fn set_hostname(ctx: &Context<'_>, value: Option<&[u8]>, config: Option<&CloudConfig<'static>>) -> Result<Line, Line> {
+    let mut manage_hosts = true;
+    let mut raw = value.unwrap_or(b"");
+    if let Some(config) = config {
+        if config.flag("preserve_hostname", false).map_err(|e| msg!("{e}"))? {
+            return Ok(msg!("preserve_hostname: left as it is"));
+        }
+        if let Some(name) = config.text("fqdn").map_err(|e| msg!("{e}"))?.or(config.text("hostname").map_err(|e| msg!("{e}"))?) {
+            raw = name.as_bytes();
+        }
+        manage_hosts = config.value("manage_etc_hosts").is_none_or(|v| v.as_bool() != Some(false));
+    }
+    if raw.is_empty() {
         return Ok(msg!("no hostname in the metadata: left as it is"));
-    };
+    }
     let name = Hostname::parse(raw).map_err(|e| msg!("{e}"))?;
     let etc = ctx.create_dir(b"/etc")?;
     let mut hostname_line = heapless::Vec::<u8, 80>::new();
@@ -173,17 +269,20 @@ pub fn set_hostname(ctx: &Context<'_>, value: Option<&[u8]>) -> Result<Line, Lin
     if !etc.has_contents(b"hostname", &hostname_line).unwrap_or(false) {
         etc.write_atomic(b"hostname", &hostname_line, 0o644, None).map_err(|e| msg!("/etc/hostname: {}", Os(e)))?;
     }
-    let mut hosts = SystemFile::read(ctx, "/etc", "hosts", "/etc/hosts", 0o644)?;
-    let mut new = [0u8; FILE_LIMIT];
-    if let Some(len) = hosts_file::update(hosts.text(), name.fqdn(), name.short(), &mut new).map_err(|e| msg!("{e}"))? {
-        hosts.replace(&new[..len])?;
+    if manage_hosts {
+        let mut hosts = SystemFile::read(ctx, "/etc", "hosts", "/etc/hosts", 0o644)?;
+        let mut new = [0u8; FILE_LIMIT];
+        if let Some(len) = hosts_file::update(hosts.text(), name.fqdn(), name.short(), &mut new).map_err(|e| msg!("{e}"))? {
+            hosts.replace(&new[..len])?;
+        }
     }
     wisp_os_linux::system::set_hostname(name.short().as_bytes()).map_err(|e| msg!("sethostname: {}", Os(e)))?;
     Ok(msg!("{} ({})", name.short(), name.fqdn()))
 }
 
+/// The metadata's keys and cloud-config's `ssh_authorized_keys`, for the default user.
 #[inline(never)]
-pub fn set_ssh_keys(ctx: &Context<'_>, value: Option<&[u8]>) -> Result<Line, Line> {
+pub fn set_ssh_keys(ctx: &Context<'_>, value: Option<&[u8]>, config: Option<&CloudConfig<'static>>) -> Result<Line, Line> {
     let mut keys: heapless::Vec<PublicKey<'_>, KEYS_LIMIT> = heapless::Vec::new();
     for (index, line) in value.unwrap_or(b"").split(|&b| b == b'\n').enumerate() {
         if line.iter().all(|b| b.is_ascii_whitespace()) {
@@ -192,10 +291,32 @@ pub fn set_ssh_keys(ctx: &Context<'_>, value: Option<&[u8]>) -> Result<Line, Lin
         let key = PublicKey::parse(line).map_err(|e| msg!("key {}: {e}", index + 1))?;
         keys.push(key).map_err(|_| msg!("more than {KEYS_LIMIT} keys"))?;
     }
+    if let Some(listed) = config.and_then(|c| c.value("ssh_authorized_keys")) {
+        add_config_keys(listed, &mut keys)?;
+    }
     if keys.is_empty() {
         return Ok(msg!("no keys in the metadata"));
     }
     let name = ctx.config.cloud_user.as_bytes();
+    let mut passwd = [0u8; FILE_LIMIT];
+    if config.is_some() && ctx.read(b"/etc/passwd", &mut passwd)?.and_then(|text| accounts::find_user(text, name)).is_none() {
+        return Ok(msg!("no default user (cloud-config users lists no default): {} keys not installed", keys.len()));
+    }
+    install_keys(ctx, name, &keys)
+}
+
+/// The keys of a cloud-config list, validated as the metadata's are.
+fn add_config_keys<'a>(listed: wisp_core::yaml::Value<'a>, keys: &mut heapless::Vec<PublicKey<'a>, KEYS_LIMIT>) -> Result<(), Line> {
+    for item in cloud_config::items("ssh_authorized_keys", listed).map_err(|e| msg!("{e}"))? {
+        let text = cloud_config::text("ssh_authorized_keys", item).map_err(|e| msg!("{e}"))?;
+        let key = PublicKey::parse(text.as_bytes()).map_err(|e| msg!("cloud-config line {}: ssh_authorized_keys: {e}", item.line()))?;
+        keys.push(key).map_err(|_| msg!("more than {KEYS_LIMIT} keys"))?;
+    }
+    Ok(())
+}
+
+/// Merges `keys` into the user's `~/.ssh/authorized_keys`, never following a symlink.
+fn install_keys(ctx: &Context<'_>, name: &[u8], keys: &[PublicKey<'_>]) -> Result<Line, Line> {
     let passwd = SystemFile::read(ctx, "/etc", "passwd", "/etc/passwd", 0o644)?;
     let user = accounts::find_user(passwd.text(), name).ok_or_else(|| msg!("user {} does not exist", Shown(name)))?;
     let (parent, home_name) = split_home(user.home)?;
@@ -213,7 +334,7 @@ pub fn set_ssh_keys(ctx: &Context<'_>, value: Option<&[u8]>) -> Result<Line, Lin
     let mut new = [0u8; FILE_LIMIT];
     let owner = Some((user.uid, user.gid));
     let count = keys.len();
-    match authorized_keys::merge(&existing[..existing_len], &keys, &mut new).map_err(|e| msg!("{e}"))? {
+    match authorized_keys::merge(&existing[..existing_len], keys, &mut new).map_err(|e| msg!("{e}"))? {
         Some(len) => {
             ssh.write_atomic(b"authorized_keys", &new[..len], 0o600, owner).map_err(|e| msg!("authorized_keys: {}", Os(e)))?;
             Ok(msg!("{count} keys for {}", Shown(name)))
@@ -228,4 +349,140 @@ pub fn set_ssh_keys(ctx: &Context<'_>, value: Option<&[u8]>) -> Result<Line, Lin
             Ok(msg!("{count} keys for {}: all present already", Shown(name)))
         }
     }
+}
+
+/// Where the sudo and doas rules of cloud-config's users go: whole files, rewritten from
+/// the configuration each time, so a rerun never adds a rule twice.
+const SUDOERS_USERS: (&str, &str) = ("/etc/sudoers.d", "wisp-users");
+const DOAS_USERS: (&str, &str) = ("/etc/doas.d", "wisp-users.conf");
+/// Most supplementary groups of one user.
+const GROUPS_LIMIT: usize = 16;
+
+/// `userdata_users`: cloud-config's `groups`, then `users` (the default user is
+/// `create_default_user`'s), each with its groups, password, sudo and doas rules and
+/// keys; then `password` and `chpasswd`.
+#[inline(never)]
+pub fn apply_users(ctx: &Context<'_>, config: &CloudConfig<'static>) -> Result<Line, Line> {
+    let mut groups_made = 0;
+    if let Some(groups) = config.value("groups") {
+        groups_made = apply_groups(ctx, groups)?;
+    }
+    let mut sudoers = [0u8; 8 * 1024];
+    let mut sudoers_out = wisp_core::out::Out::new(&mut sudoers);
+    let mut doas = [0u8; 8 * 1024];
+    let mut doas_out = wisp_core::out::Out::new(&mut doas);
+    let mut users = 0;
+    if let Some(list) = config.value("users") {
+        cloud_config::for_each_user(list, |entry, at| -> Result<(), Line> {
+            let UserEntry::User(spec) = entry else { return Ok(()) };
+            let full = |_| msg!("cloud-config line {}: users: too many sudo or doas rules", at.line());
+            apply_user(ctx, &spec)?;
+            if let Some(rules) = spec.sudo {
+                cloud_config::for_each_line(rules, "sudo", |rule| {
+                    sudoers_out.put_all(&[spec.name.as_bytes(), b" ", rule.as_bytes(), b"\n"]).map_err(full)
+                })?;
+            }
+            if let Some(rules) = spec.doas {
+                cloud_config::for_each_line(rules, "doas", |rule| doas_out.put_all(&[rule.as_bytes(), b"\n"]).map_err(full))?;
+            }
+            users += 1;
+            Ok(())
+        })?;
+    }
+    for ((directory, file), rules) in [(SUDOERS_USERS, sudoers_out.written()), (DOAS_USERS, doas_out.written())] {
+        let dir = match ctx.open_dir(directory.as_bytes()) {
+            Ok(dir) => dir,
+            Err(_) if rules.is_empty() => continue,
+            Err(_) => ctx.create_dir(directory.as_bytes())?,
+        };
+        if rules.is_empty() {
+            dir.remove(file.as_bytes()).map_err(|e| msg!("{directory}/{file}: {}", Os(e)))?;
+        } else if !dir.has_contents(file.as_bytes(), rules).unwrap_or(false) {
+            dir.write_atomic(file.as_bytes(), rules, 0o440, None).map_err(|e| msg!("{directory}/{file}: {}", Os(e)))?;
+        }
+    }
+    let passwords = crate::passwords::apply(ctx, config)?;
+    Ok(msg!("{users} users, {groups_made} groups, {passwords} passwords"))
+}
+
+/// One user of `users`.
+fn apply_user(ctx: &Context<'_>, spec: &cloud_config::UserSpec<'static>) -> Result<(), Line> {
+    let mut groups: heapless::Vec<&[u8], GROUPS_LIMIT> = heapless::Vec::new();
+    if let Some(listed) = spec.groups {
+        cloud_config::for_each_name("users", listed, |name, at| {
+            groups.push(name.as_bytes()).map_err(|_| cloud_config::error("users", at, "more than 16 groups"))
+        })
+        .map_err(|e| msg!("{e}"))?;
+    }
+    let mut hash = [0u8; 128];
+    let password = crate::passwords::shadow_field(spec.hashed_passwd, spec.plain_text_passwd, spec.lock_passwd, &mut hash)?;
+    let account = Account {
+        name: spec.name.as_bytes(),
+        gecos: spec.gecos.unwrap_or("").as_bytes(),
+        home: spec.homedir.map(str::as_bytes),
+        shell: spec.shell.unwrap_or("/bin/sh").as_bytes(),
+        primary_group: spec.primary_group.map(str::as_bytes),
+        groups: &groups,
+        optional_groups: &[],
+        system: spec.system,
+        create_home: !spec.no_create_home && !spec.system,
+        password: password.unwrap_or(b"*"),
+        set_password: password.is_some(),
+    };
+    let mut done: heapless::Vec<&str, 8> = heapless::Vec::new();
+    ensure_account(ctx, &account, &mut done).map_err(|e| msg!("user {}: {e}", Shown(spec.name.as_bytes())))?;
+    if let Some(listed) = spec.ssh_authorized_keys {
+        let mut keys: heapless::Vec<PublicKey<'_>, KEYS_LIMIT> = heapless::Vec::new();
+        add_config_keys(listed, &mut keys)?;
+        install_keys(ctx, spec.name.as_bytes(), &keys).map_err(|e| msg!("user {}: {e}", Shown(spec.name.as_bytes())))?;
+    }
+    Ok(())
+}
+
+/// cloud-config's `groups`: names, or `{group: [members]}`; members that are not users
+/// are left out, as cloud-init does.
+fn apply_groups(ctx: &Context<'_>, groups: wisp_core::yaml::Value<'static>) -> Result<usize, Line> {
+    let mut made = 0;
+    let mut ensure = |name: &str, members: Option<wisp_core::yaml::Value<'static>>| -> Result<(), Line> {
+        let mut passwd = SystemFile::read(ctx, "/etc", "passwd", "/etc/passwd", 0o644)?;
+        let mut group = SystemFile::read(ctx, "/etc", "group", "/etc/group", 0o644)?;
+        let mut new = [0u8; FILE_LIMIT];
+        if accounts::find_group(group.text(), name.as_bytes()).is_none() {
+            let id = accounts::free_id_in(passwd.text(), group.text(), accounts::SYSTEM_IDS).ok_or_else(|| msg!("{}", accounts::AccountsError::NoFreeId))?;
+            let len = accounts::add_group(group.text(), name.as_bytes(), id, &mut new).map_err(|e| msg!("group {}: {e}", Shown(name.as_bytes())))?;
+            group.replace(&new[..len])?;
+            made += 1;
+        }
+        let _ = &mut passwd;
+        if let Some(members) = members {
+            cloud_config::for_each_name("groups", members, |member, _| -> Result<(), Line> {
+                if accounts::find_user(passwd.text(), member.as_bytes()).is_none() {
+                    crate::output::error(format_args!("groups: {}: no user {}: not added", Shown(name.as_bytes()), Shown(member.as_bytes())));
+                    return Ok(());
+                }
+                if let Some(len) = accounts::add_member(group.text(), name.as_bytes(), member.as_bytes(), &mut new).map_err(|e| msg!("{e}"))? {
+                    group.replace(&new[..len])?;
+                }
+                Ok(())
+            })?;
+        }
+        Ok(())
+    };
+    let items = cloud_config::items("groups", groups).map_err(|e| msg!("{e}"));
+    match items {
+        Ok(items) => {
+            for item in items {
+                if item.kind() == wisp_core::yaml::Kind::Mapping {
+                    for (name, members) in item.entries() {
+                        ensure(cloud_config::text("groups", name).map_err(|e| msg!("{e}"))?, Some(members).filter(|m| !m.is_null()))?;
+                    }
+                } else {
+                    ensure(cloud_config::text("groups", item).map_err(|e| msg!("{e}"))?, None)?;
+                }
+            }
+        }
+        // One string of comma-separated names, as cloud-init also takes.
+        Err(_) => cloud_config::for_each_name("groups", groups, |name, _| ensure(name, None))?,
+    }
+    Ok(made)
 }

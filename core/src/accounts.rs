@@ -17,7 +17,7 @@ pub enum AccountsError {
     /// A field for a new line holds ':' or a newline.
     BadField { field: &'static str },
     NoFreeId,
-    MissingGroup { name: &'static str },
+    MissingGroup,
 }
 
 impl fmt::Display for AccountsError {
@@ -26,7 +26,7 @@ impl fmt::Display for AccountsError {
             AccountsError::TooLarge { file, limit } => write!(f, "{file} would be larger than {limit} bytes"),
             AccountsError::BadField { field } => write!(f, "the {field} holds ':' or a line break"),
             AccountsError::NoFreeId => write!(f, "no free user and group id from {FIRST_ID} to {LAST_ID}"),
-            AccountsError::MissingGroup { name } => write!(f, "group {name} does not exist"),
+            AccountsError::MissingGroup => f.write_str("the group does not exist"),
         }
     }
 }
@@ -102,11 +102,19 @@ pub fn has_shadow_entry(shadow: &[u8], name: &[u8]) -> bool {
 /// The lowest id in adduser's range used neither as a uid nor as a gid, so the user's
 /// own group can share its number.
 pub fn free_id(passwd: &[u8], group: &[u8]) -> Option<u32> {
+    free_id_in(passwd, group, FIRST_ID..=LAST_ID)
+}
+
+/// The range `adduser -S` picks system ids from.
+pub const SYSTEM_IDS: core::ops::RangeInclusive<u32> = 100..=999;
+
+/// The lowest id of `range` used neither as a uid nor as a gid.
+pub fn free_id_in(passwd: &[u8], group: &[u8], mut range: core::ops::RangeInclusive<u32>) -> Option<u32> {
     let used = |id: u32| {
         lines(passwd).filter_map(parse_user).any(|user| user.uid == id)
             || lines(group).filter_map(parse_group).any(|group| group.gid == id)
     };
-    (FIRST_ID..=LAST_ID).find(|&id| !used(id))
+    range.find(|&id| !used(id))
 }
 
 /// `existing` with `line` appended (and a newline before it if the file lacked one).
@@ -168,9 +176,9 @@ pub fn add_shadow(shadow: &[u8], name: &[u8], password: &[u8], days_since_epoch:
 
 /// `group` with `user` added to the members of `group_name`; `Ok(None)` when it is a
 /// member already.
-pub fn add_member(group: &[u8], group_name: &'static str, user: &[u8], out: &mut [u8]) -> Result<Option<usize>, AccountsError> {
+pub fn add_member(group: &[u8], group_name: &[u8], user: &[u8], out: &mut [u8]) -> Result<Option<usize>, AccountsError> {
     check("user name", user)?;
-    let target = find_group(group, group_name.as_bytes()).ok_or(AccountsError::MissingGroup { name: group_name })?;
+    let target = find_group(group, group_name).ok_or(AccountsError::MissingGroup)?;
     if target.has_member(user) {
         return Ok(None);
     }
@@ -184,7 +192,7 @@ pub fn add_member(group: &[u8], group_name: &'static str, user: &[u8], out: &mut
         }
         first = false;
         writer.put(line).map_err(too_large)?;
-        if !done && parse_group(line).is_some_and(|g| g.name == group_name.as_bytes()) {
+        if !done && parse_group(line).is_some_and(|g| g.name == group_name) {
             let separator: &[u8] = if target.members.is_empty() { b"" } else { b"," };
             writer.put_all(&[separator, user]).map_err(too_large)?;
             done = true;
@@ -249,13 +257,13 @@ mod tests {
     #[test]
     fn membership() {
         let mut out = [0u8; 512];
-        let n = add_member(GROUP, "wheel", b"alpine", &mut out).unwrap().unwrap();
+        let n = add_member(GROUP, b"wheel", b"alpine", &mut out).unwrap().unwrap();
         assert_eq!(&out[..n], b"root:x:0:root\nwheel:x:10:root,alpine\nusers:x:100:games\nnogroup:x:65533:\n");
         let again = out[..n].to_vec();
-        assert_eq!(add_member(&again, "wheel", b"alpine", &mut out), Ok(None));
-        let n = add_member(b"wheel:x:10:", "wheel", b"alpine", &mut out).unwrap().unwrap();
+        assert_eq!(add_member(&again, b"wheel", b"alpine", &mut out), Ok(None));
+        let n = add_member(b"wheel:x:10:", b"wheel", b"alpine", &mut out).unwrap().unwrap();
         assert_eq!(&out[..n], b"wheel:x:10:alpine");
-        assert_eq!(add_member(b"root:x:0:\n", "wheel", b"alpine", &mut out), Err(AccountsError::MissingGroup { name: "wheel" }));
+        assert_eq!(add_member(b"root:x:0:\n", b"wheel", b"alpine", &mut out), Err(AccountsError::MissingGroup));
     }
 
     #[test]
@@ -282,8 +290,9 @@ mod tests {
             let _ = find_user(&text, b"a");
             let _ = find_group(&text, b"a");
             let _ = free_id(&text, &text);
+            let _ = free_id_in(&text, &text, SYSTEM_IDS);
             let mut out = [0u8; 512];
-            let _ = add_member(&text, "a", b"u", &mut out);
+            let _ = add_member(&text, b"a", b"u", &mut out);
         }
     }
 }

@@ -38,6 +38,11 @@ pub mod seed;
 // User-data: encodings, compression and multipart documents.
 pub mod base64;
 pub mod gzip;
+pub mod cloud_config;
+pub mod yaml;
+pub mod sha512_crypt;
+mod tmp_pieces;
+pub use tmp_pieces::{shadow, timezone};
 pub mod mime;
 pub mod userdata;
 

@@ -193,6 +193,28 @@ impl Dir {
         }
     }
 
+    /// Points `name` at `target`, replacing whatever `name` was atomically: symlinkat(2)
+    /// to a temporary name, then renameat(2) over it.
+    pub fn replace_symlink(&self, target: &[u8], name: &[u8]) -> Result<(), Errno> {
+        let final_name = c_name(name)?;
+        let temp_name = CPath::from_parts(&[b".", name, b".wisp-new"]).map_err(|_| Errno::NAMETOOLONG)?;
+        let target = CPath::from_parts(&[target]).map_err(|_| Errno::NAMETOOLONG)?;
+        let _ = rustix::fs::unlinkat(&self.0, temp_name.as_cstr(), AtFlags::empty());
+        rustix::fs::symlinkat(target.as_cstr(), &self.0, temp_name.as_cstr())?;
+        rustix::fs::renameat(&self.0, temp_name.as_cstr(), &self.0, final_name.as_cstr())
+    }
+
+    /// readlinkat(2): where the symlink `name` points, in `buf`; `Ok(None)` when `name`
+    /// is missing or not a symlink.
+    pub fn read_link<'b>(&self, name: &[u8], buf: &'b mut [u8]) -> Result<Option<&'b [u8]>, Errno> {
+        let name = c_name(name)?;
+        match rustix::fs::readlinkat_raw(&self.0, name.as_cstr(), &mut *buf) {
+            Ok(len) => Ok(Some(&buf[..len.min(buf.len())])),
+            Err(Errno::NOENT | Errno::INVAL) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
     /// Whether the regular file `name` holds exactly `expected`, read in small pieces so
     /// that comparing costs no second buffer the size of the file; never through a symlink.
     pub fn has_contents(&self, name: &[u8], expected: &[u8]) -> Result<bool, Errno> {

@@ -6,3 +6,12 @@ use rustix::io::Errno;
 pub fn set_hostname(name: &[u8]) -> Result<(), Errno> {
     rustix::system::sethostname(name)
 }
+
+/// getrandom(2): fills `buf` from the kernel's random pool (salts for password hashes).
+pub fn random_bytes(buf: &mut [u8]) -> Result<(), Errno> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        filled += rustix::rand::getrandom(&mut buf[filled..], rustix::rand::GetRandomFlags::empty())?;
+    }
+    Ok(())
+}

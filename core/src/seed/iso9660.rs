@@ -219,7 +219,7 @@ mod tests {
         r[25] = if dir { 2 } else { 0 };
         r[32] = id.len() as u8;
         r.extend_from_slice(id);
-        if id.len() % 2 == 0 {
+        if id.len().is_multiple_of(2) {
             r.push(0);
         }
         if let Some(name) = rock_ridge {

@@ -261,7 +261,7 @@ mod tests {
         fid[19] = 12;
         fid[24..28].copy_from_slice(&2u32.to_le_bytes());
         fid.extend_from_slice(b"\x08ovf-env.xml");
-        while fid.len() % 4 != 0 {
+        while !fid.len().is_multiple_of(4) {
             fid.push(0);
         }
         seal(&mut fid, TAG_FILE_IDENTIFIER);

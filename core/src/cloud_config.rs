@@ -1,0 +1,503 @@
+//! `#cloud-config`: the keys wisp applies, read from the YAML tree with cloud-init's
+//! types and defaults. Several documents merge as cloud-init's default merge does: a
+//! later document's top-level key replaces an earlier one's.
+
+use core::fmt;
+
+use crate::out::{Full, Out};
+use crate::yaml::{Kind, Scalar, Value};
+
+/// The keys wisp knows; any other top-level key is warned about and left alone.
+pub const KNOWN_KEYS: [&str; 23] = [
+    "hostname",
+    "fqdn",
+    "prefer_fqdn_over_hostname",
+    "preserve_hostname",
+    "manage_etc_hosts",
+    "users",
+    "groups",
+    "ssh_authorized_keys",
+    "write_files",
+    "bootcmd",
+    "runcmd",
+    "packages",
+    "package_update",
+    "package_upgrade",
+    "mounts",
+    "mount_default_fields",
+    "chpasswd",
+    "password",
+    "timezone",
+    "power_state",
+    // Read by cloud-init's user-data processing, not by a module.
+    "merge_how",
+    "merge_type",
+    "launch-index",
+];
+
+/// Most cloud-config documents merged.
+pub const DOCUMENTS_LIMIT: usize = 16;
+
+/// A value of the wrong shape, where it is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConfigError {
+    pub key: &'static str,
+    pub line: u32,
+    pub column: u32,
+    pub problem: &'static str,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "cloud-config line {} column {}: {}: {}", self.line, self.column, self.key, self.problem)
+    }
+}
+
+pub fn error(key: &'static str, at: Value<'_>, problem: &'static str) -> ConfigError {
+    ConfigError { key, line: at.line(), column: at.column(), problem }
+}
+
+/// The cloud-config documents of one user-data, merged: a few views into the parsed
+/// documents, cheap to copy.
+#[derive(Clone, Default)]
+pub struct CloudConfig<'a> {
+    documents: heapless::Vec<Value<'a>, DOCUMENTS_LIMIT>,
+}
+
+impl<'a> CloudConfig<'a> {
+    /// Adds a document's root: a mapping, or nothing (an empty document).
+    pub fn add(&mut self, root: Value<'a>) -> Result<(), ConfigError> {
+        match root.kind() {
+            Kind::Mapping => self.documents.push(root).map_err(|_| error("cloud-config", root, "more than 16 cloud-config documents")),
+            _ if root.is_null() => Ok(()),
+            _ => Err(error("cloud-config", root, "the document is not a mapping of keys")),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.documents.is_empty()
+    }
+
+    /// The value of `key` from the last document that has it.
+    pub fn get(&self, key: &str) -> Option<Value<'a>> {
+        self.documents.iter().rev().find_map(|root| root.get(key))
+    }
+
+    /// A key that is present and not null.
+    pub fn value(&self, key: &str) -> Option<Value<'a>> {
+        self.get(key).filter(|value| !value.is_null())
+    }
+
+    /// `key` as a boolean; `default` when absent.
+    pub fn flag(&self, key: &'static str, default: bool) -> Result<bool, ConfigError> {
+        self.value(key).map_or(Ok(default), |value| flag(key, value))
+    }
+
+    /// `key` as text; `None` when absent.
+    pub fn text(&self, key: &'static str) -> Result<Option<&'a str>, ConfigError> {
+        self.value(key).map(|value| text(key, value)).transpose()
+    }
+
+    /// Checks the shape of every key wisp applies, so that a mistake anywhere is found
+    /// before anything of the configuration is applied.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        for key in ["preserve_hostname", "prefer_fqdn_over_hostname", "package_update", "package_upgrade"] {
+            self.flag(key, false)?;
+        }
+        for key in ["hostname", "fqdn", "timezone", "password"] {
+            self.text(key)?;
+        }
+        for key in ["bootcmd", "runcmd"] {
+            if let Some(commands) = self.value(key) {
+                items(key, commands)?.try_for_each(|command| check_command(key, command))?;
+            }
+        }
+        for key in ["ssh_authorized_keys", "packages", "mounts"] {
+            if let Some(list) = self.value(key) {
+                items(key, list)?.try_for_each(|item| match item.kind() {
+                    Kind::Sequence => item.items().try_for_each(|word| text(key, word).map(drop)),
+                    _ if key == "mounts" => Err(error(key, item, "an entry is not a list")),
+                    _ => text(key, item).map(drop),
+                })?;
+            }
+        }
+        if let Some(files) = self.value("write_files") {
+            items("write_files", files)?.try_for_each(|entry| write_file(entry).map(drop))?;
+        }
+        if let Some(users) = self.value("users") {
+            for_each_user(users, |_, _| Ok::<(), ConfigError>(()))?;
+        }
+        if let Some(state) = self.value("power_state") {
+            power_state(state)?;
+        }
+        Ok(())
+    }
+
+    /// Every top-level key wisp does not know, once each (the last document's place).
+    pub fn unknown_keys(&self) -> impl Iterator<Item = Value<'a>> + '_ {
+        self.documents.iter().enumerate().flat_map(move |(index, root)| {
+            root.entries().map(|(key, _)| key).filter(move |key| {
+                let name = key.as_str().unwrap_or("");
+                !KNOWN_KEYS.contains(&name) && !self.documents[index + 1..].iter().any(|later| later.get(name).is_some())
+            })
+        })
+    }
+}
+
+pub fn flag(key: &'static str, value: Value<'_>) -> Result<bool, ConfigError> {
+    value.as_bool().ok_or_else(|| error(key, value, "expected true or false"))
+}
+
+/// Any scalar's text (a number is its digits), as cloud-init's `str()` gives it.
+pub fn text<'a>(key: &'static str, value: Value<'a>) -> Result<&'a str, ConfigError> {
+    match value.kind() {
+        Kind::Scalar if !value.is_null() => value.as_str().ok_or_else(|| error(key, value, "expected text")),
+        _ => Err(error(key, value, "expected text")),
+    }
+}
+
+/// The items of a sequence.
+pub fn items<'a>(key: &'static str, value: Value<'a>) -> Result<impl Iterator<Item = Value<'a>>, ConfigError> {
+    match value.kind() {
+        Kind::Sequence => Ok(value.items()),
+        _ => Err(error(key, value, "expected a list")),
+    }
+}
+
+/// Names given as a list or as one comma-separated string (`groups: [a, b]`, `"a, b"`).
+pub fn for_each_name<'a, E: From<ConfigError>>(key: &'static str, value: Value<'a>, mut visit: impl FnMut(&'a str, Value<'a>) -> Result<(), E>) -> Result<(), E> {
+    if value.kind() == Kind::Sequence {
+        for item in value.items() {
+            visit(text(key, item)?.trim(), item)?;
+        }
+        return Ok(());
+    }
+    for name in text(key, value)?.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+        visit(name, value)?;
+    }
+    Ok(())
+}
+
+/// One string or a list of strings, each a line (sudo and doas rules).
+pub fn for_each_line<'a, E: From<ConfigError>>(value: Value<'a>, key: &'static str, mut visit: impl FnMut(&'a str) -> Result<(), E>) -> Result<(), E> {
+    if value.kind() == Kind::Sequence {
+        for item in value.items() {
+            visit(text(key, item)?)?;
+        }
+        return Ok(());
+    }
+    visit(text(key, value)?)
+}
+
+/// A `bootcmd` or `runcmd` list as the shell script cloud-init makes of it: a string
+/// item is a line as it is; a list item is its words, each single-quoted.
+pub fn shell_script(key: &'static str, commands: Value<'_>, out: &mut [u8]) -> Result<usize, ScriptError> {
+    let mut out = Out::new(out);
+    out.put(b"#!/bin/sh\n")?;
+    for command in items(key, commands)? {
+        put_command(key, command, &mut out)?;
+    }
+    Ok(out.len())
+}
+
+/// One command (a string for the shell, or a list of words) as a script.
+pub fn command_script(key: &'static str, command: Value<'_>, out: &mut [u8]) -> Result<usize, ScriptError> {
+    let mut out = Out::new(out);
+    out.put(b"#!/bin/sh\n")?;
+    put_command(key, command, &mut out)?;
+    Ok(out.len())
+}
+
+fn check_command(key: &'static str, command: Value<'_>) -> Result<(), ConfigError> {
+    match command.kind() {
+        Kind::Sequence => command.items().try_for_each(|word| text(key, word).map(drop)),
+        Kind::Scalar if command.is_null() => Ok(()),
+        _ => text(key, command).map(drop),
+    }
+}
+
+fn put_command(key: &'static str, command: Value<'_>, out: &mut Out<'_>) -> Result<(), ScriptError> {
+    match command.kind() {
+        Kind::Sequence => {
+            for (i, word) in command.items().enumerate() {
+                out.put(if i == 0 { b"'" } else { b" '" })?;
+                for (j, piece) in text(key, word)?.split('\'').enumerate() {
+                    if j > 0 {
+                        out.put(b"'\\''")?;
+                    }
+                    out.put(piece.as_bytes())?;
+                }
+                out.put(b"'")?;
+            }
+        }
+        // cloud-init skips the nulls that commented-out items leave.
+        Kind::Scalar if command.is_null() => return Ok(()),
+        _ => out.put(text(key, command)?.as_bytes())?,
+    }
+    Ok(out.put(b"\n")?)
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScriptError {
+    Config(ConfigError),
+    TooLarge { limit: usize },
+}
+
+impl From<ConfigError> for ScriptError {
+    fn from(e: ConfigError) -> Self {
+        ScriptError::Config(e)
+    }
+}
+
+impl From<Full> for ScriptError {
+    fn from(full: Full) -> Self {
+        ScriptError::TooLarge { limit: full.limit }
+    }
+}
+
+impl fmt::Display for ScriptError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ScriptError::Config(e) => e.fmt(f),
+            ScriptError::TooLarge { limit } => write!(f, "the script would be larger than {limit} bytes"),
+        }
+    }
+}
+
+/// How a `write_files` entry's content is encoded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Encoding {
+    Text,
+    Base64,
+    GzipBase64,
+}
+
+/// One `write_files` entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WriteFile<'a> {
+    pub path: &'a str,
+    pub content: &'a str,
+    pub encoding: Encoding,
+    pub permissions: u32,
+    /// `user[:group]`, as given.
+    pub owner: &'a str,
+    pub append: bool,
+    pub defer: bool,
+}
+
+const WRITE_FILES: &str = "write_files";
+
+/// A `write_files` entry, with cloud-init's defaults (0644, root:root, text).
+pub fn write_file(entry: Value<'_>) -> Result<WriteFile<'_>, ConfigError> {
+    if entry.kind() != Kind::Mapping {
+        return Err(error(WRITE_FILES, entry, "an entry is not a mapping"));
+    }
+    let field = |name: &str| entry.get(name).filter(|v| !v.is_null());
+    let path_value = field("path").ok_or_else(|| error(WRITE_FILES, entry, "an entry has no path"))?;
+    let path = text(WRITE_FILES, path_value)?;
+    if !path.starts_with('/') || path.split('/').any(|part| part == "..") || path.ends_with('/') || path.contains('\0') {
+        return Err(error(WRITE_FILES, path_value, "path must be an absolute file path without .."));
+    }
+    let encoding = match field("encoding").map(|v| text(WRITE_FILES, v).map(|t| (t.trim(), v))).transpose()? {
+        None => Encoding::Text,
+        Some((name, _)) if is_any(name, &["", "text/plain"]) => Encoding::Text,
+        Some((name, _)) if is_any(name, &["b64", "base64"]) => Encoding::Base64,
+        Some((name, _)) if is_any(name, &["gz+base64", "gzip+base64", "gz+b64", "gzip+b64"]) => Encoding::GzipBase64,
+        // YAML has no bytes without tags, so plain gzip content cannot be written.
+        Some((_, at)) => return Err(error(WRITE_FILES, at, "unknown encoding (text/plain, b64, gz+b64)")),
+    };
+    let permissions = match field("permissions") {
+        None => 0o644,
+        Some(value) => permissions(value).ok_or_else(|| error(WRITE_FILES, value, "permissions are not an octal mode"))?,
+    };
+    Ok(WriteFile {
+        path,
+        content: field("content").map(|v| text(WRITE_FILES, v)).transpose()?.unwrap_or(""),
+        encoding,
+        permissions,
+        owner: field("owner").map(|v| text(WRITE_FILES, v)).transpose()?.unwrap_or("root:root"),
+        append: field("append").map(|v| flag(WRITE_FILES, v)).transpose()?.unwrap_or(false),
+        defer: field("defer").map(|v| flag(WRITE_FILES, v)).transpose()?.unwrap_or(false),
+    })
+}
+
+/// cloud-init's `decode_perms`: a YAML integer as it is (`0644` is octal in YAML 1.1),
+/// text as octal digits.
+fn permissions(value: Value<'_>) -> Option<u32> {
+    let mode = match value.scalar()? {
+        Scalar::Int(n) => u32::try_from(n).ok()?,
+        Scalar::Str(digits) => {
+            let digits = digits.trim();
+            let digits = digits.strip_prefix("0o").unwrap_or(digits);
+            if digits.is_empty() || digits.len() > 6 {
+                return None;
+            }
+            digits.bytes().try_fold(0u32, |mode, b| matches!(b, b'0'..=b'7').then(|| mode * 8 + u32::from(b - b'0')))?
+        }
+        _ => return None,
+    };
+    (mode <= 0o7777).then_some(mode)
+}
+
+/// One entry of `users`.
+#[derive(Clone, Copy)]
+#[allow(clippy::large_enum_variant)] // Lives on the stack one at a time.
+pub enum UserEntry<'a> {
+    /// `default`: the image's default user, CLOUD_USER.
+    Default,
+    User(UserSpec<'a>),
+}
+
+/// A user as `users` describes it, with cloud-init's defaults.
+#[derive(Clone, Copy)]
+pub struct UserSpec<'a> {
+    pub name: &'a str,
+    pub gecos: Option<&'a str>,
+    pub primary_group: Option<&'a str>,
+    /// Supplementary groups: a list or a comma-separated string.
+    pub groups: Option<Value<'a>>,
+    pub shell: Option<&'a str>,
+    pub homedir: Option<&'a str>,
+    pub system: bool,
+    pub no_create_home: bool,
+    pub lock_passwd: bool,
+    /// A password hash (`passwd` or `hashed_passwd`).
+    pub hashed_passwd: Option<&'a str>,
+    pub plain_text_passwd: Option<&'a str>,
+    /// sudoers rules: one string, or a list; `false` or absent: none.
+    pub sudo: Option<Value<'a>>,
+    /// doas rules (whole lines), a list.
+    pub doas: Option<Value<'a>>,
+    pub ssh_authorized_keys: Option<Value<'a>>,
+}
+
+const USERS: &str = "users";
+
+/// The entries of `users`: a list of names and mappings, or a comma-separated string.
+pub fn for_each_user<'a, E: From<ConfigError>>(users: Value<'a>, mut visit: impl FnMut(UserEntry<'a>, Value<'a>) -> Result<(), E>) -> Result<(), E> {
+    if users.kind() != Kind::Sequence {
+        return for_each_name(USERS, users, |name, at| visit(named(name), at));
+    }
+    for item in users.items() {
+        let entry = match item.kind() {
+            Kind::Mapping => user_spec(item)?,
+            _ => named(text(USERS, item)?.trim()),
+        };
+        visit(entry, item)?;
+    }
+    Ok(())
+}
+
+fn named(name: &str) -> UserEntry<'_> {
+    match name {
+        "default" => UserEntry::Default,
+        name => UserEntry::User(UserSpec {
+            name,
+            gecos: None,
+            primary_group: None,
+            groups: None,
+            shell: None,
+            homedir: None,
+            system: false,
+            no_create_home: false,
+            lock_passwd: true,
+            hashed_passwd: None,
+            plain_text_passwd: None,
+            sudo: None,
+            doas: None,
+            ssh_authorized_keys: None,
+        }),
+    }
+}
+
+fn user_spec(item: Value<'_>) -> Result<UserEntry<'_>, ConfigError> {
+    let field = |name: &str| item.get(name).filter(|v| !v.is_null());
+    let text_field = |name: &str| field(name).map(|v| text(USERS, v)).transpose();
+    let flag_field = |name: &str, default: bool| field(name).map_or(Ok(default), |v| flag(USERS, v));
+    let name_value = field("name").ok_or_else(|| error(USERS, item, "a user has no name"))?;
+    let UserEntry::User(mut spec) = named(text(USERS, name_value)?) else {
+        return Ok(UserEntry::Default);
+    };
+    spec.gecos = text_field("gecos")?;
+    spec.primary_group = text_field("primary_group")?;
+    spec.groups = field("groups");
+    spec.shell = text_field("shell")?;
+    spec.homedir = text_field("homedir")?;
+    spec.system = flag_field("system", false)?;
+    spec.no_create_home = flag_field("no_create_home", false)?;
+    spec.lock_passwd = flag_field("lock_passwd", true)?;
+    spec.hashed_passwd = match text_field("hashed_passwd")? {
+        Some(hash) => Some(hash),
+        None => text_field("passwd")?,
+    };
+    spec.plain_text_passwd = text_field("plain_text_passwd")?;
+    spec.sudo = field("sudo").filter(|v| v.as_bool() != Some(false));
+    spec.doas = field("doas");
+    spec.ssh_authorized_keys = field("ssh_authorized_keys");
+    Ok(UserEntry::User(spec))
+}
+
+/// `power_state`: what to do once the bootstrap is complete.
+#[derive(Clone, Copy)]
+pub struct PowerState<'a> {
+    pub mode: PowerMode,
+    /// Seconds to wait first (`now`: 0; `+N`: N minutes, as shutdown(8) reads it).
+    pub delay_seconds: u64,
+    pub message: Option<&'a str>,
+    /// `condition`: true, false, or a command whose exit status decides.
+    pub condition: Condition<'a>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PowerMode {
+    Poweroff,
+    Reboot,
+    Halt,
+}
+
+#[derive(Clone, Copy)]
+pub enum Condition<'a> {
+    Always,
+    Never,
+    Command(Value<'a>),
+}
+
+const POWER_STATE: &str = "power_state";
+
+pub fn power_state(value: Value<'_>) -> Result<PowerState<'_>, ConfigError> {
+    if value.kind() != Kind::Mapping {
+        return Err(error(POWER_STATE, value, "expected a mapping"));
+    }
+    let field = |name: &str| value.get(name).filter(|v| !v.is_null());
+    let mode_value = field("mode").ok_or_else(|| error(POWER_STATE, value, "mode is missing (poweroff, reboot, halt)"))?;
+    let mode = match text(POWER_STATE, mode_value)? {
+        "poweroff" => PowerMode::Poweroff,
+        "reboot" => PowerMode::Reboot,
+        "halt" => PowerMode::Halt,
+        _ => return Err(error(POWER_STATE, mode_value, "mode must be poweroff, reboot or halt")),
+    };
+    let delay_seconds = match field("delay") {
+        None => 0,
+        Some(delay) => match (delay.scalar(), delay.as_str().map(str::trim)) {
+            (_, Some("now")) => 0,
+            (Some(Scalar::Int(minutes)), _) if minutes >= 0 => minutes as u64 * 60,
+            (_, Some(text)) => text
+                .strip_prefix('+')
+                .and_then(|m| crate::text::decimal(m.as_bytes(), 6))
+                .map(|minutes| minutes * 60)
+                .ok_or_else(|| error(POWER_STATE, delay, "delay must be now, +MINUTES or MINUTES"))?,
+            _ => return Err(error(POWER_STATE, delay, "delay must be now, +MINUTES or MINUTES")),
+        },
+    };
+    let condition = match field("condition") {
+        None => Condition::Always,
+        Some(c) if c.as_bool() == Some(true) => Condition::Always,
+        Some(c) if c.as_bool() == Some(false) => Condition::Never,
+        Some(c) => Condition::Command(c),
+    };
+    Ok(PowerState { mode, delay_seconds, message: field("message").map(|m| text(POWER_STATE, m)).transpose()?, condition })
+}
+
+fn is_any(name: &str, names: &[&str]) -> bool {
+    names.iter().any(|known| known.eq_ignore_ascii_case(name))
+}

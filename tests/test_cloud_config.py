@@ -1,0 +1,313 @@
+"""#cloud-config end to end: documents built with write-mime-multipart and gzip, served by
+the fake IMDS, applied by the real binary; every effect checked with its owner and mode."""
+
+import base64
+import gzip
+import subprocess
+
+import pytest
+
+from conftest import ED25519, ECDSA, aws_metadata
+from test_userdata_parts import b64, multipart, ran, web  # noqa: F401 (web is a fixture)
+
+RSA = ("ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAAAgQC5DAUS8OKi1H3mhEbX/OLSKFS+IBW08vSrA2i2e0ia/AtC4GZ6/tg7fotmEsVFl7UJRAjg3"
+       "QlIrBhQVBYY4wVAeGFTY70KY0QBpjhYfaKs5wj95EdwMD9hKEp+UsC1s03xcec71DcnavA9kejGtqE7mrzU0GPyXUSXC0u/3zHeDQ== carol")
+
+CONFIG = f"""#cloud-config
+hostname: web-1
+fqdn: web-1.example.internal
+users:
+  - default
+  - name: carol
+    gecos: Carol Example
+    groups: [admins, docker]
+    shell: /bin/ash
+    sudo: ALL=(ALL) NOPASSWD:ALL
+    lock_passwd: false
+    passwd: $6$saltsalt$rGmGHbE8cVCUNUx/LjZ/Q0Tg6C1oztuvX9hZ3Qzqb2aDqCGAVZIuW4Mh06xGjAZk8fd8D.lQjRmF8u3d7Eq5e/
+    ssh_authorized_keys:
+      - {RSA}
+  - name: svc
+    system: true
+    no_create_home: true
+    shell: /sbin/nologin
+ssh_authorized_keys:
+  - {ECDSA}
+write_files:
+  - path: /etc/app/plain.conf
+    content: |
+      key = value
+      other = 'quoted'
+    permissions: '0640'
+    owner: carol:admins
+  - path: /etc/app/b64.bin
+    encoding: b64
+    content: {base64.b64encode(bytes(range(256))).decode()}
+    permissions: 0600
+  - path: /etc/app/gz.txt
+    encoding: gz+b64
+    content: {base64.b64encode(gzip.compress(b"compressed text" * 50)).decode()}
+  - path: /etc/app/appended
+    content: "second line\\n"
+    append: true
+  - path: /etc/app/late
+    content: written in the final phase
+    defer: true
+    owner: carol
+bootcmd:
+  - echo boot >> /BOOTCMD_LOG
+  - [sh, -c, "echo \\"it's quoted\\" >> /BOOTCMD_LOG"]
+runcmd:
+  - echo run >> /RUNCMD_LOG
+  - [sh, -c, "test -e ROOTDIR/etc/app/late && echo late-exists >> /RUNCMD_LOG"]
+"""
+
+
+def document(tmp_path, root):
+    """The issue's document: a script, the cloud-config and an include, MIME by
+    write-mime-multipart, then gzip'd."""
+    config = (CONFIG.replace("/BOOTCMD_LOG", str(root / "bootcmd.log")).replace("/RUNCMD_LOG", str(root / "runcmd.log"))
+              .replace("ROOTDIR", str(root)))
+    parts = [("script", f"#!/bin/sh\necho script >> {root}/script.log\n", "text/x-shellscript"),
+             ("config", config, "text/cloud-config"),
+             ("include", "http://169.254.169.254:8080/included.sh\n", "text/x-include-url")]
+    args = ["write-mime-multipart"]
+    for name, text, kind in parts:
+        (tmp_path / name).write_text(text)
+        args.append(f"{tmp_path / name}:{kind}")
+    return gzip.compress(subprocess.run(args, capture_output=True, check=True).stdout)
+
+
+def passwd_entry(root, name):
+    for line in (root / "etc/passwd").read_text().splitlines():
+        if line.split(":")[0] == name:
+            return line.split(":")
+    return None
+
+
+def group_entry(root, name):
+    for line in (root / "etc/group").read_text().splitlines():
+        if line.split(":")[0] == name:
+            return line.split(":")
+    return None
+
+
+def stat(path):
+    s = path.lstat()
+    return (s.st_mode & 0o7777, s.st_uid, s.st_gid)
+
+
+def test_issue_document_end_to_end(run, imds, root, tmp_path, web):
+    (web / "included.sh").write_text(f"#!/bin/sh\necho included >> {root}/script.log\n")
+    (root / "etc/app").mkdir(parents=True)
+    (root / "etc/app/appended").write_text("first line\n")
+    (root / "etc/sudoers.d").mkdir()
+    server = imds(aws_metadata(user_data_b64=b64(document(tmp_path, root)), keys=[["alice", ED25519]]))
+    result = run("bootstrap", root=root)
+    assert result.rc == 0, result
+    # Host name from cloud-config's fqdn, not the metadata's.
+    assert result.hostname == "web-1"
+    assert "127.0.1.1\tweb-1.example.internal web-1" in (root / "etc/hosts").read_text()
+    # Users: the default one, carol with her groups, shell, gecos, password, keys, sudo; svc.
+    alpine = passwd_entry(root, "alpine")
+    carol = passwd_entry(root, "carol")
+    assert carol[4:] == ["Carol Example", "/home/carol", "/bin/ash"]
+    carol_uid, carol_gid = int(carol[2]), int(carol[3])
+    assert group_entry(root, "carol")[2] == str(carol_gid)
+    for name in ("admins", "docker"):
+        assert "carol" in group_entry(root, name)[3].split(",")
+    shadow = {line.split(":")[0]: line.split(":") for line in (root / "etc/shadow").read_text().splitlines()}
+    assert shadow["carol"][1].startswith("$6$saltsalt$")
+    assert shadow["alpine"][1] == "*"
+    svc = passwd_entry(root, "svc")
+    assert 100 <= int(svc[2]) <= 999 and svc[6] == "/sbin/nologin" and not (root / "home/svc").exists()
+    assert (root / "etc/sudoers.d/wisp-users").read_text() == "carol ALL=(ALL) NOPASSWD:ALL\n"
+    assert stat(root / "etc/sudoers.d/wisp-users")[0] == 0o440
+    carol_keys = root / "home/carol/.ssh/authorized_keys"
+    assert carol_keys.read_text().strip() == RSA
+    assert stat(carol_keys) == (0o600, carol_uid, carol_gid)
+    assert stat(root / "home/carol/.ssh") == (0o700, carol_uid, carol_gid)
+    alpine_keys = (root / "home/alpine/.ssh/authorized_keys").read_text()
+    assert ED25519 in alpine_keys and ECDSA in alpine_keys
+    # write_files: content, encodings, modes, owners, append, defer.
+    plain = root / "etc/app/plain.conf"
+    assert plain.read_text() == "key = value\nother = 'quoted'\n"
+    assert stat(plain) == (0o640, carol_uid, int(group_entry(root, "admins")[2]))
+    assert (root / "etc/app/b64.bin").read_bytes() == bytes(range(256))
+    assert stat(root / "etc/app/b64.bin") == (0o600, 0, 0)
+    assert (root / "etc/app/gz.txt").read_bytes() == b"compressed text" * 50
+    assert stat(root / "etc/app/gz.txt") == (0o644, 0, 0)
+    assert (root / "etc/app/appended").read_text() == "first line\nsecond line\n"
+    assert (root / "etc/app/late").read_text() == "written in the final phase"
+    assert stat(root / "etc/app/late") == (0o644, carol_uid, carol_gid)
+    # Commands and scripts: bootcmd in main, runcmd after the deferred files, the
+    # user's script and the included one.
+    assert (root / "bootcmd.log").read_text() == "boot\nit's quoted\n"
+    assert (root / "runcmd.log").read_text() == "run\nlate-exists\n"
+    assert (root / "script.log").read_text() == "script\nincluded\n"
+    assert "SECRET" not in result.stderr
+    assert int(alpine[2]) == 1000
+
+    # A rerun on the same instance changes nothing but bootcmd's every-boot output.
+    before = {p: p.read_bytes() for p in (root / "etc").rglob("*") if p.is_file()}
+    result = run("bootstrap", root=root)
+    assert result.rc == 0, result
+    assert {p: p.read_bytes() for p in (root / "etc").rglob("*") if p.is_file()} == before
+    assert (root / "bootcmd.log").read_text() == "boot\nit's quoted\n" * 2
+    assert (root / "runcmd.log").read_text() == "run\nlate-exists\n"
+    assert (root / "script.log").read_text() == "script\nincluded\n"
+    assert (root / "etc/app/appended").read_text() == "first line\nsecond line\n"
+
+    # A new instance: the per-instance work runs again; append still adds nothing twice.
+    server.update(instance_id="i-0000000000000000b")
+    result = run("bootstrap", root=root)
+    assert result.rc == 0, result
+    assert (root / "runcmd.log").read_text() == "run\nlate-exists\n" * 2
+    assert (root / "script.log").read_text() == "script\nincluded\n" * 2
+    assert (root / "etc/app/appended").read_text() == "first line\nsecond line\n"
+    assert passwd_entry(root, "carol") == carol
+
+
+def test_yaml_error_applies_nothing_but_the_owner_gets_in(run, imds, root):
+    bad = "#cloud-config\nruncmd:\n  - echo one\nwrite_files:\n  - path: /etc/x\n    content: 'unterminated\n"
+    imds(aws_metadata(user_data=bad))
+    result = run("bootstrap", root=root)
+    assert result.rc == 1
+    assert "main/userdata_bootcmd: failed: user-data part 1: YAML line" in result.stderr, result.stderr
+    assert not (root / "etc/x").exists()
+    assert not (root / "var/lib/cloud/.bootstrap-complete").exists()
+    # Metadata's user, host name and keys were applied before the user-data actions.
+    assert (root / "home/alpine/.ssh/authorized_keys").exists()
+    assert result.hostname == "ip-10-0-1-23"
+
+
+@pytest.mark.parametrize("config, message", [
+    ("write_files: {path: /x}\n", "cloud-config line 2 column 14: write_files: expected a list"),
+    ("write_files:\n  - content: x\n", "write_files: an entry has no path"),
+    ("write_files:\n  - path: relative/x\n", "write_files: path must be an absolute file path without .."),
+    ("write_files:\n  - path: /x\n    encoding: zstd\n", "write_files: unknown encoding"),
+    ("write_files:\n  - path: /x\n    permissions: rwx\n", "write_files: permissions are not an octal mode"),
+    ("runcmd: echo hi\n", "runcmd: expected a list"),
+    ("users:\n  - gecos: nobody\n", "users: a user has no name"),
+    ("- just\n- a list\n", "the document is not a mapping of keys"),
+    ("power_state: {mode: explode}\n", "power_state: mode must be poweroff, reboot or halt"),
+    ("timezone: ../../etc/passwd\n", "timezone"),
+])
+def test_bad_cloud_config_names_the_problem(run, imds, root, config, message):
+    imds(aws_metadata(user_data="#cloud-config\n" + config))
+    result = run("bootstrap", root=root)
+    assert result.rc == 1, result
+    assert message in result.stderr, result.stderr
+    assert not (root / "var/lib/cloud/.bootstrap-complete").exists()
+
+
+def test_unknown_keys_warn_and_documents_merge(run, imds, root):
+    first = "#cloud-config\nhostname: first\nruncmd: [echo first >> " + str(root / "merged") + "]\nfrobnicate: 1\n"
+    second = "#cloud-config\nruncmd: [echo second >> " + str(root / "merged") + "]\n"
+    imds(aws_metadata(user_data_b64=b64(multipart(("text/cloud-config", first, ""), ("text/cloud-config", second, "")))))
+    result = run("bootstrap", root=root)
+    assert result.rc == 0, result
+    assert "cloud-config line 4: frobnicate: not a key wisp knows: ignored" in result.stderr
+    # cloud-init's default merge: a later document's key replaces the earlier one's.
+    assert (root / "merged").read_text() == "second\n"
+    assert result.hostname == "first"
+
+
+def test_users_without_default_and_preserve_hostname(run, imds, root):
+    config = "#cloud-config\npreserve_hostname: true\nmanage_etc_hosts: false\nusers:\n  - name: dave\n"
+    imds(aws_metadata(user_data=config))
+    result = run("bootstrap", root=root)
+    assert result.rc == 0, result
+    assert passwd_entry(root, "alpine") is None and passwd_entry(root, "dave") is not None
+    assert "cloud-config users lists no default: alpine not created" in result.stderr
+    assert "preserve_hostname: left as it is" in result.stderr
+    assert "127.0.1.1" not in (root / "etc/hosts").read_text()
+
+
+def test_passwords_chpasswd_and_plain_text(run, imds, root):
+    config = """#cloud-config
+users:
+  - default
+  - name: erin
+    plain_text_passwd: correct horse
+    lock_passwd: true
+chpasswd:
+  expire: false
+  users:
+    - {name: alpine, password: "$6$abc$8bH.kx3CCSJxSSJ1kRjRwd1o6UVa1qzw5G/K7grKNy8vYJk2ckN7aSdmfgCP0zZ6vL1lYgfV7o5Sdu7sCiIRZ1", type: hash}
+"""
+    imds(aws_metadata(user_data=config))
+    result = run("bootstrap", root=root)
+    assert result.rc == 0, result
+    shadow = {line.split(":")[0]: line.split(":") for line in (root / "etc/shadow").read_text().splitlines()}
+    assert shadow["alpine"][1].startswith("$6$abc$8bH.")
+    assert shadow["alpine"][2] != "0"
+    erin = shadow["erin"][1]
+    assert erin.startswith("!$6$") and len(erin.split("$")[2]) == 16
+    # The hash is what Python's crypt (glibc) computes for the same salt.
+    crypt = subprocess.run(["python3", "-c", "import crypt, sys; print(crypt.crypt('correct horse', sys.argv[1]))",
+                            "$6$" + erin.split("$")[2]], capture_output=True, text=True)
+    if crypt.returncode == 0:
+        assert crypt.stdout.strip() == erin[1:]
+    else:
+        openssl = subprocess.run(["openssl", "passwd", "-6", "-salt", erin.split("$")[2], "correct horse"],
+                                 capture_output=True, text=True, check=True)
+        assert openssl.stdout.strip() == erin[1:]
+    assert "correct horse" not in result.stderr + (root / "var/log/wisp.log").read_text()
+
+
+def test_packages_through_apk(run, imds, root):
+    (root / "sbin").mkdir()
+    apk = root / "sbin/apk"
+    apk.write_text(f"#!/bin/sh\necho \"$@\" >> {root}/apk.log\n")
+    apk.chmod(0o755)
+    config = "#cloud-config\npackage_update: true\npackages:\n  - nginx\n  - [curl, 8.5.0-r0]\n"
+    imds(aws_metadata(user_data=config))
+    result = run("bootstrap", root=root)
+    assert result.rc == 0, result
+    assert (root / "apk.log").read_text() == "update\nadd nginx curl=8.5.0-r0\n"
+
+
+def test_packages_without_apk_is_a_clear_error(run, imds, root):
+    imds(aws_metadata(user_data="#cloud-config\npackages: [nginx]\n"))
+    result = run("bootstrap", root=root)
+    assert result.rc == 1
+    assert "packages: /sbin/apk not found (wisp installs packages with apk only)" in result.stderr
+
+
+def test_timezone(run, imds, root):
+    zoneinfo = root / "usr/share/zoneinfo/Europe"
+    zoneinfo.mkdir(parents=True)
+    (zoneinfo / "Berlin").write_bytes(b"TZif2 fake")
+    imds(aws_metadata(user_data="#cloud-config\ntimezone: Europe/Berlin\n"))
+    result = run("bootstrap", root=root)
+    assert result.rc == 0, result
+    import os
+    assert os.readlink(root / "etc/localtime") == "/usr/share/zoneinfo/Europe/Berlin"
+    assert (root / "etc/timezone").read_text() == "Europe/Berlin\n"
+
+
+def test_timezone_missing_from_the_image(run, imds, root):
+    imds(aws_metadata(user_data="#cloud-config\ntimezone: Mars/Olympus\n"))
+    result = run("bootstrap", root=root)
+    assert result.rc == 1
+    assert "no /usr/share/zoneinfo/Mars/Olympus in the image (install tzdata)" in result.stderr
+
+
+def test_power_state_runs_the_images_tool_after_completion(run, imds, root):
+    (root / "sbin").mkdir()
+    tool = root / "sbin/reboot"
+    tool.write_text(f"#!/bin/sh\necho \"$0 $@\" >> {root}/power.log\ntest -e {root}/var/lib/cloud/.bootstrap-complete && echo complete >> {root}/power.log\n")
+    tool.chmod(0o755)
+    server = imds(aws_metadata(user_data="#cloud-config\npower_state:\n  mode: reboot\n  delay: '+2'\n  message: bye\n  condition: true\n"))
+    result = run("bootstrap", root=root)
+    assert result.rc == 0, result
+    assert (root / "power.log").read_text() == f"{tool} -d 120\ncomplete\n"
+    # A false condition (a command that fails) does nothing.
+    (root / "power.log").unlink()
+    server.update(instance_id="i-0000000000000000b",
+                  user_data="#cloud-config\npower_state: {mode: reboot, condition: [test, -e, /nonexistent]}\n")
+    result = run("bootstrap", root=root)
+    assert result.rc == 0, result
+    assert "condition exited non-zero: nothing done" in result.stderr
+    assert not (root / "power.log").exists()
