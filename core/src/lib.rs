@@ -39,7 +39,6 @@ pub mod seed;
 pub mod base64;
 pub mod gzip;
 pub mod cloud_config;
-pub mod yaml;
 pub mod sha512_crypt;
 mod tmp_pieces;
 pub use tmp_pieces::{shadow, timezone};
