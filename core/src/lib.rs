@@ -40,6 +40,7 @@ pub mod base64;
 pub mod gzip;
 pub mod mime;
 pub mod userdata;
+pub mod yaml;
 
 // Growing the root: where it is mounted, and its partition table.
 pub mod mountinfo;
