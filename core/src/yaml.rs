@@ -13,7 +13,7 @@ use core::fmt::{self, Write};
 /// Deepest nesting of collections.
 pub const DEPTH_LIMIT: usize = 64;
 
-/// No child, no sibling.
+/// No child yet (while a collection is parsed).
 const NONE: u32 = u32::MAX;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,6 +42,8 @@ pub struct Node {
     /// A scalar's text length; a collection's number of children (a mapping's alternate
     /// key and value).
     len: u32,
+    /// Links are a node's index plus one, so that 0 is "none" and an unused node is all
+    /// zeros: a static array of them then costs no space in the binary (.bss, not .data).
     first_child: u32,
     next_sibling: u32,
     line: u32,
@@ -50,7 +52,7 @@ pub struct Node {
 
 impl Node {
     pub const EMPTY: Node =
-        Node { kind: Kind::Scalar, resolved: Resolved::Null, start: 0, len: 0, first_child: NONE, next_sibling: NONE, line: 0, column: 0 };
+        Node { kind: Kind::Scalar, resolved: Resolved::Str, start: 0, len: 0, first_child: 0, next_sibling: 0, line: 0, column: 0 };
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -299,11 +301,11 @@ impl<'a> Value<'a> {
 
     fn children(&self) -> impl Iterator<Item = Value<'a>> + 'a {
         let this = *self;
-        let mut next = if this.kind() == Kind::Scalar { NONE } else { this.node().first_child };
+        let mut next = if this.kind() == Kind::Scalar { 0 } else { this.node().first_child };
         core::iter::from_fn(move || {
-            let child = Value { index: next, ..this };
-            next = this.nodes.get(next as usize)?.next_sibling;
-            Some(child)
+            let index = next.checked_sub(1)?;
+            next = this.nodes.get(index as usize)?.next_sibling;
+            Some(Value { index, ..this })
         })
     }
 
@@ -723,8 +725,8 @@ impl Parser<'_, '_> {
             resolved,
             start: text_start as u32,
             len: if kind == Kind::Scalar { (self.text_used - text_start) as u32 } else { 0 },
-            first_child: NONE,
-            next_sibling: NONE,
+            first_child: 0,
+            next_sibling: 0,
             line: at.line,
             column: char_column(self.src, at.line_start, at.pos),
         };
@@ -753,8 +755,8 @@ impl Parser<'_, '_> {
 
     fn append(&mut self, parent: u32, last: &mut u32, child: u32) {
         match *last {
-            NONE => self.nodes[parent as usize].first_child = child,
-            previous => self.nodes[previous as usize].next_sibling = child,
+            NONE => self.nodes[parent as usize].first_child = child + 1,
+            previous => self.nodes[previous as usize].next_sibling = child + 1,
         }
         self.nodes[parent as usize].len += 1;
         *last = child;
