@@ -27,4 +27,8 @@ install_test_tools() {
         step "installing pytest"
         python3 -m pip install -q pytest
     fi
+    if ! python3 -c 'import yaml' 2>/dev/null; then
+        step "installing PyYAML"
+        python3 -m pip install -q pyyaml
+    fi
 }

@@ -26,6 +26,7 @@ mod context;
 mod fetch;
 mod grow;
 mod imds;
+mod inspect;
 mod once;
 mod output;
 mod phases;
@@ -97,6 +98,7 @@ fn main(start: &StartInfo) -> i32 {
         Command::Status => commands::status(&ctx),
         Command::Mark { complete } => commands::mark(&ctx, complete),
         Command::Grow { target } => grow::command(&mut ctx, target),
+        Command::Userdata { file } => inspect::show(&ctx, file),
         Command::Help | Command::Version => 0,
     }
 }

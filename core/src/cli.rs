@@ -15,6 +15,7 @@ usage: wisp [--root DIR] [--config FILE] [--cloud NAME] COMMAND
   mark complete|incomplete      set or clear the completion marker
   grow [MOUNTPOINT]             grow the partition and filesystem under MOUNTPOINT (default /)
   grow --image FILE --partition N   grow partition N in a disk image file
+  userdata show [FILE]          print how wisp reads user-data (default: the saved copy), as JSON
   --help  --version
 ";
 
@@ -34,6 +35,8 @@ pub enum Command<'a> {
     Status,
     Mark { complete: bool },
     Grow { target: GrowTarget<'a> },
+    /// `userdata show [FILE]`: FILE taken as given, else the saved user-data.
+    Userdata { file: Option<&'a [u8]> },
     Help,
     Version,
 }
@@ -57,6 +60,8 @@ pub enum Error<'a> {
     NoKeys,
     BadMark(&'a [u8]),
     BadPartition(&'a [u8]),
+    /// `userdata` followed by another word than `show`.
+    BadUserdata(&'a [u8]),
     /// `--image` without `--partition`, or the reverse.
     ImageNeedsPartition,
 }
@@ -96,6 +101,10 @@ impl fmt::Display for Error<'_> {
             }
             Error::BadPartition(word) => {
                 f.write_str("--partition takes a partition number from 1 to 128, not ")?;
+                shown(f, word)
+            }
+            Error::BadUserdata(word) => {
+                f.write_str("userdata takes show, not ")?;
                 shown(f, word)
             }
             Error::ImageNeedsPartition => f.write_str("grow --image FILE needs --partition N, and the reverse"),
@@ -140,6 +149,14 @@ pub fn parse<'a>(args: &'a [&'a [u8]]) -> Result<Invocation<'a>, Error<'a>> {
             [_, extra, ..] => return Err(Error::UnexpectedArgument(extra)),
         },
         b"grow" => Command::Grow { target: grow_target(rest)? },
+        b"userdata" => match rest {
+            [] => return Err(Error::MissingValue("userdata")),
+            [b"show", file, ..] if option_name(file).is_some() => return Err(Error::UnknownOption(file)),
+            [b"show", file] => Command::Userdata { file: Some(file) },
+            [b"show", _, extra, ..] => return Err(Error::UnexpectedArgument(extra)),
+            [b"show"] => Command::Userdata { file: None },
+            [other, ..] => return Err(Error::BadUserdata(other)),
+        },
         _ => match Phase::from_name(word) {
             Some(phase) => no_more(rest, Command::Phase(phase))?,
             None => return Err(Error::UnknownCommand(word)),
@@ -254,6 +271,8 @@ mod tests {
             command("grow --partition=128 --image=d"),
             Command::Grow { target: GrowTarget::Image { file: b"d", partition: 128 } }
         );
+        assert_eq!(command("userdata show"), Command::Userdata { file: None });
+        assert_eq!(command("userdata show /tmp/ud"), Command::Userdata { file: Some(b"/tmp/ud") });
         assert_eq!(command("--help"), Command::Help);
         assert_eq!(command("-h"), Command::Help);
         assert_eq!(command("--version"), Command::Version);
@@ -271,7 +290,7 @@ mod tests {
 
     #[test]
     fn usage_errors() {
-        let cases: [(&str, Error<'static>); 17] = [
+        let cases: [(&str, Error<'static>); 21] = [
             ("", Error::NoCommand),
             ("--root /mnt", Error::NoCommand),
             ("launch", Error::UnknownCommand(b"launch")),
@@ -289,6 +308,10 @@ mod tests {
             ("grow --image d", Error::ImageNeedsPartition),
             ("grow --image d --partition 0", Error::BadPartition(b"0")),
             ("grow / /srv", Error::UnexpectedArgument(b"/srv")),
+            ("userdata", Error::MissingValue("userdata")),
+            ("userdata dump", Error::BadUserdata(b"dump")),
+            ("userdata show a b", Error::UnexpectedArgument(b"b")),
+            ("userdata show --raw", Error::UnknownOption(b"--raw")),
         ];
         for (line, error) in cases {
             assert_eq!(run(line), Err(error), "{line:?}");
@@ -296,5 +319,6 @@ mod tests {
         assert_eq!(run("grow --partition 129 --image d"), Err(Error::BadPartition(b"129")));
         assert_eq!(run("grow --size 1"), Err(Error::UnknownOption(b"--size")));
         assert_eq!(Error::UnknownCommand(b"x\x1b").to_string(), "unknown command x\\x1b");
+        assert_eq!(Error::BadUserdata(b"dump").to_string(), "userdata takes show, not dump");
     }
 }

@@ -44,6 +44,7 @@ mod tmp_pieces;
 pub use tmp_pieces::{shadow, timezone};
 pub mod mime;
 pub mod userdata;
+pub mod yaml;
 
 // Growing the root: where it is mounted, and its partition table.
 pub mod mountinfo;
