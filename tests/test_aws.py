@@ -173,7 +173,7 @@ def test_binary_user_data_is_saved_byte_for_byte_and_never_logged(run, imds, roo
     assert (root / "var/lib/cloud/user-data").read_bytes() == secret
     everything = result.stderr + result.stdout + (root / "var/log/wisp.log").read_text()
     assert "SECRET" not in everything
-    assert "user-data part 1 (text/plain): an unknown type is not supported: not run" in result.stderr
+    assert "user-data part 1 (text/plain): unknown: not supported, not run" in result.stderr
     assert server.requests()
 
 

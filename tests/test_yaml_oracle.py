@@ -45,7 +45,7 @@ def test_wisp_reads_as_pyyaml(run, tmp_path, name, document):
     result = show(run, tmp_path, document)
     assert result.returncode == 0, result.stderr
     shown = json.loads(result.stdout)
-    assert shown["parts"] == [{"kind": "cloud-config", "bytes": len(document)}]
+    assert shown["parts"] == [{"kind": "cloud-config", "type": "text/plain", "bytes": len(document)}]
     assert shown["cloud_config"] == expected
 
 
@@ -73,7 +73,7 @@ def test_wisp_refuses_outside_its_subset(run, tmp_path, path):
 def test_other_documents_and_errors(run, tmp_path):
     result = show(run, tmp_path, b"#!/bin/sh\necho hi\n")
     assert result.returncode == 0
-    assert json.loads(result.stdout) == {"parts": [{"kind": "script", "bytes": 18}], "cloud_config": None}
+    assert json.loads(result.stdout) == {"parts": [{"kind": "script", "type": "text/plain", "bytes": 18}], "cloud_config": None}
     result = show(run, tmp_path, b"")
     assert json.loads(result.stdout) == {"parts": [], "cloud_config": None}
     result = run("--root", tmp_path, "userdata", "show")

@@ -133,6 +133,9 @@ def generated(count_per_style=12):
         strings_only = "default_style" in options
         for i in range(count_per_style):
             value_ = cloud_config(rng, strings_only) if i % 4 else value(rng, 0, strings_only)
+            # A cloud-config document is a mapping: other values go one level down.
+            if not isinstance(value_, dict):
+                value_ = {"document": value_}
             text = yaml.safe_dump(value_, sort_keys=False, **options)
             yield f"{style}-{i:02d}", "#cloud-config\n" + text
 

@@ -25,7 +25,8 @@ static ARENA: Once<Option<Arena<'static>>> = Once::new(None);
 /// Where `write_files` content is decoded, and files are read to be appended to.
 static CONTENT: Once<[u8; USER_DATA_LIMIT]> = Once::new([0; USER_DATA_LIMIT]);
 
-/// Parses every cloud-config part of the user-data, in order, and merges them.
+/// Parses every cloud-config part of the user-data, in order, and merges them (their
+/// keys' shapes are for `CloudConfig::validate`).
 pub fn parse(userdata: &crate::userdata::UserData) -> Result<CloudConfig<'static>, Line> {
     let mut config = CloudConfig::default();
     if userdata.of_kind(Kind::CloudConfig).next().is_none() {
@@ -43,7 +44,6 @@ pub fn parse(userdata: &crate::userdata::UserData) -> Result<CloudConfig<'static
     for (index, root) in roots {
         config.add(arena.value(root)).map_err(|e| msg!("user-data part {}: {e}", index + 1))?;
     }
-    config.validate().map_err(|e| msg!("{e}"))?;
     Ok(config)
 }
 

@@ -1,27 +1,19 @@
-//! `wisp userdata show [FILE]`: how wisp reads user-data, as JSON on standard output. For
-//! now one part, the whole document; a cloud-config part carries its YAML as JSON.
+//! `wisp userdata show [FILE]`: how wisp reads user-data, as JSON on standard output:
+//! its parts after decoding (includes listed, not fetched) and the merged cloud-config.
+//! A cloud-config whose keys have the wrong shape is printed, then the problem is shown
+//! as a warning: the phases would refuse it.
 
 use core::fmt::{self, Write};
 
-use wisp_core::userdata::{self, Kind};
-use wisp_core::yaml::{self, Arena, Node};
-use wisp_core::mime;
+use wisp_core::userdata::Kind;
 use wisp_os_linux::cpath::CPath;
 use wisp_os_linux::fs::{self, ReadError};
 
-use crate::actions::{USER_DATA, USER_DATA_LIMIT};
+use crate::actions::USER_DATA;
 use crate::context::Context;
-use crate::once::Once;
 use crate::output::{self, Line, Os, Shown};
+use crate::userdata::{self, Includes};
 use crate::EXIT_FAILED;
-
-/// Most YAML nodes in a cloud-config document (28 bytes each, in .bss).
-const NODES_LIMIT: usize = 1 << 16;
-
-static DOCUMENT: Once<[u8; USER_DATA_LIMIT]> = Once::new([0; USER_DATA_LIMIT]);
-static NODES: Once<[Node; NODES_LIMIT]> = Once::new([Node::EMPTY; NODES_LIMIT]);
-/// Decoded scalar text is never much longer than the document it comes from.
-static TEXT: Once<[u8; USER_DATA_LIMIT]> = Once::new([0; USER_DATA_LIMIT]);
 
 pub fn show(ctx: &Context<'_>, file: Option<&[u8]>) -> i32 {
     match show_document(ctx, file) {
@@ -34,43 +26,36 @@ pub fn show(ctx: &Context<'_>, file: Option<&[u8]>) -> i32 {
 }
 
 fn show_document(ctx: &Context<'_>, file: Option<&[u8]>) -> Result<(), Line> {
-    let buf = DOCUMENT.take().ok_or_else(|| msg!("the user-data buffer is in use"))?;
-    let document = read(ctx, file, buf)?;
+    let decoded = userdata::load_with(ctx, Includes::Listed, |buf| read(ctx, file, buf).map(Some))?;
+    let config = match &decoded {
+        Some(decoded) => crate::cloud_config::parse(decoded)?,
+        None => Default::default(),
+    };
     let mut out = Stdout { buf: [0; 4096], len: 0 };
     let _ = out.write_str("{\"parts\":[");
-    if document.is_empty() {
-        let _ = out.write_str("],\"cloud_config\":null}\n");
-        out.flush();
-        return Ok(());
+    for (index, part) in decoded.iter().flat_map(|d| d.parts.iter()).enumerate() {
+        let comma = if index > 0 { "," } else { "" };
+        let _ = write!(out, "{comma}{{\"kind\":\"{}\",\"type\":\"{}\",\"bytes\":{}}}", kind_name(part.kind), part.media_type, part.bytes.len());
     }
-    let kind = if mime::is_mime(document) { "mime" } else { kind_name(userdata::sniff(document)) };
-    let _ = write!(out, "{{\"kind\":\"{kind}\",\"bytes\":{}}}],\"cloud_config\":", document.len());
-    if kind == "cloud-config" {
-        let nodes = NODES.take().ok_or_else(|| msg!("the YAML buffers are in use"))?;
-        let text = TEXT.take().ok_or_else(|| msg!("the YAML buffers are in use"))?;
-        let mut arena = Arena::new(nodes, text);
-        let root = arena.parse(document).map_err(|e| msg!("user-data part 1: YAML line {} column {}: {}", e.line, e.column, e.kind))?;
-        let _ = yaml::write_json(arena.value(root), &mut out);
-    } else {
-        let _ = out.write_str("null");
-    }
+    let _ = out.write_str("],\"cloud_config\":");
+    let _ = config.write_json(&mut out);
     let _ = out.write_str("}\n");
     out.flush();
+    if let Err(e) = config.validate() {
+        output::error(format_args!("warning: {e} (the main phase refuses this)"));
+    }
     Ok(())
 }
 
 /// FILE as given, else `$TINY_CLOUD_VAR/user-data` under the root.
-fn read<'b>(ctx: &Context<'_>, file: Option<&[u8]>, buf: &'b mut [u8]) -> Result<&'b [u8], Line> {
+fn read(ctx: &Context<'_>, file: Option<&[u8]>, buf: &mut [u8]) -> Result<usize, Line> {
     let Some(file) = file else {
-        let mut path = heapless::Vec::<u8, 512>::new();
-        let _ = path.extend_from_slice(ctx.config.var_dir.as_bytes());
-        let _ = path.extend_from_slice(b"/");
-        let _ = path.extend_from_slice(USER_DATA);
-        return ctx.read(&path, buf)?.ok_or_else(|| msg!("no user-data saved in {}", Shown(ctx.config.var_dir.as_bytes())));
+        let path = userdata::var_child(ctx, USER_DATA)?;
+        return ctx.read(path.as_bytes(), buf)?.map(<[u8]>::len).ok_or_else(|| msg!("no user-data saved in {}", Shown(ctx.config.var_dir.as_bytes())));
     };
     let path = CPath::from_parts(&[file]).map_err(|e| msg!("{}: {e}", Shown(file)))?;
     match fs::read_file(path.as_cstr(), buf) {
-        Ok(Some(len)) => Ok(&buf[..len]),
+        Ok(Some(len)) => Ok(len),
         Ok(None) => Err(msg!("{}: no such file", Shown(file))),
         Err(ReadError::TooLarge { limit }) => Err(msg!("{}: larger than {limit} bytes", Shown(file))),
         Err(ReadError::Io(e)) => Err(msg!("{}: {}", Shown(file), Os(e))),
@@ -78,7 +63,7 @@ fn read<'b>(ctx: &Context<'_>, file: Option<&[u8]>, buf: &'b mut [u8]) -> Result
 }
 
 /// cloud-init's names for what a part holds.
-fn kind_name(kind: Kind) -> &'static str {
+pub fn kind_name(kind: Kind) -> &'static str {
     match kind {
         Kind::Script => "script",
         Kind::ScriptPerBoot => "script-per-boot",

@@ -12,11 +12,9 @@ extern crate origin;
 
 /// A message line, formatted into a fixed buffer.
 macro_rules! msg {
-    ($($arg:tt)*) => {{
-        let mut line = $crate::output::Line::new();
-        let _ = core::fmt::Write::write_fmt(&mut line, format_args!($($arg)*));
-        line
-    }};
+    ($($arg:tt)*) => {
+        $crate::output::Line::format(format_args!($($arg)*))
+    };
 }
 
 mod actions;

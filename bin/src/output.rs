@@ -21,6 +21,14 @@ impl Line {
         Line { buf: heapless::String::new(), cut: false }
     }
 
+    /// A line of formatted text; one function for every message, never inlined.
+    #[inline(never)]
+    pub fn format(args: fmt::Arguments<'_>) -> Line {
+        let mut line = Line::new();
+        let _ = line.write_fmt(args);
+        line
+    }
+
     pub fn bytes(&mut self) -> &[u8] {
         if self.cut {
             let keep = LINE_LIMIT - 4;

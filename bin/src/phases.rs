@@ -55,7 +55,7 @@ impl Session<'_> {
     pub fn cloud_config(&mut self, ctx: &Context<'_>, var: &Dir) -> Result<Option<CloudConfig<'static>>, Line> {
         if self.config.is_none() {
             let parsed = match self.userdata(ctx, var) {
-                Ok(Some(userdata)) => crate::cloud_config::parse(userdata),
+                Ok(Some(userdata)) => crate::cloud_config::parse(userdata).and_then(|c| c.validate().map(|()| c).map_err(|e| msg!("{e}"))),
                 Ok(None) => Ok(CloudConfig::default()),
                 Err(e) => Err(e),
             };

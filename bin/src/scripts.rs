@@ -103,7 +103,8 @@ pub fn run_userdata(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) -> 
     }
     let Some(userdata) = userdata else {
         finish(ctx, ExitStatus::Exited(0), "")?;
-        return Ok(msg!("{ran} scripts ran{}", if later_boot { " (per-boot)" } else { "" }));
+        let what = if later_boot { "per-boot" } else { "user-data is empty or absent; image" };
+        return Ok(msg!("{what} scripts: {ran} ran"));
     };
     let mut skipped = 0;
     for (index, part) in userdata.parts.iter().enumerate() {
@@ -127,10 +128,10 @@ pub fn run_userdata(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) -> 
             kind => {
                 skipped += 1;
                 crate::output::error(format_args!(
-                    "user-data part {} ({}): {} is not supported: not run",
+                    "user-data part {} ({}): {}: not supported, not run",
                     index + 1,
                     part.media_type,
-                    kind_name(kind)
+                    crate::inspect::kind_name(kind)
                 ));
             }
         }
@@ -206,16 +207,6 @@ fn part_name(part: &Part, index: usize) -> heapless::String<{ wisp_core::userdat
     let mut name = heapless::String::new();
     let _ = core::fmt::write(&mut name, format_args!("part-{:03}", index + 1));
     name
-}
-
-fn kind_name(kind: Kind) -> &'static str {
-    match kind {
-        Kind::CloudConfigArchive => "#cloud-config-archive",
-        Kind::CloudConfigJsonp => "#cloud-config-jsonp",
-        Kind::PartHandler => "a part handler",
-        Kind::Jinja => "a jinja template",
-        _ => "an unknown type",
-    }
 }
 
 /// `$TINY_CLOUD_VAR/<parts...>` under the root, as a program is given it.

@@ -55,21 +55,30 @@ pub enum Includes<'t> {
     Fetch(&'t Timeouts),
     /// Read back from what an earlier phase fetched.
     Kept,
+    /// Left as parts of their own, not followed (`wisp userdata show`).
+    Listed,
 }
 
 /// The saved user-data, decoded; `None` when there is none (or it is empty).
 pub fn load(ctx: &Context<'_>, var: &Dir, includes: Includes<'_>) -> Result<Option<UserData>, Line> {
+    load_with(ctx, includes, |saved| match var.read(USER_DATA, saved) {
+        Ok(len) => Ok(len),
+        Err(ReadError::TooLarge { limit }) => Err(msg!("saved user-data is larger than {limit} bytes")),
+        Err(ReadError::Io(e)) => Err(msg!("cannot read user-data: {}", Os(e))),
+    })
+}
+
+/// User-data that `read` puts in the buffer, decoded; `None` when it reads none or nothing.
+pub fn load_with(
+    ctx: &Context<'_>,
+    includes: Includes<'_>,
+    read: impl FnOnce(&mut [u8]) -> Result<Option<usize>, Line>,
+) -> Result<Option<UserData>, Line> {
     let saved = SAVED.take().ok_or_else(|| msg!("the user-data buffer is in use"))?;
-    let len = match var.read(USER_DATA, saved) {
-        Ok(Some(len)) => len,
-        Ok(None) => return Ok(None),
-        Err(ReadError::TooLarge { limit }) => return Err(msg!("saved user-data is larger than {limit} bytes")),
-        Err(ReadError::Io(e)) => return Err(msg!("cannot read user-data: {}", Os(e))),
-    };
-    if len == 0 {
-        return Ok(None);
+    match read(saved)? {
+        None | Some(0) => Ok(None),
+        Some(len) => decode(ctx, &saved[..len], includes).map(Some),
     }
-    decode(ctx, &saved[..len], includes).map(Some)
 }
 
 /// Decodes `document` (any user-data: raw, gzip'd, MIME) into its parts.
@@ -142,7 +151,7 @@ impl Decoder<'_, '_> {
             },
             Some(kind) => kind,
         };
-        if matches!(kind, Kind::Include | Kind::IncludeOnce) {
+        if matches!(kind, Kind::Include | Kind::IncludeOnce) && !matches!(self.includes, Includes::Listed) {
             return self.include(body, kind == Kind::IncludeOnce, depth);
         }
         let mut label = heapless::String::new();
@@ -176,7 +185,7 @@ impl Decoder<'_, '_> {
         let shown = Shown(url.as_bytes());
         let timeouts = match self.includes {
             Includes::Fetch(timeouts) if !(once && matches!(kept.metadata(name.as_bytes()), Ok(Some(_)))) => timeouts,
-            _ => {
+            Includes::Fetch(_) | Includes::Kept | Includes::Listed => {
                 let read = |out: &mut [u8]| match kept.read(name.as_bytes(), out) {
                     Ok(Some(len)) => Ok(len),
                     Ok(None) => Err(msg!("#include {shown}: not fetched yet (the early phase fetches includes)")),

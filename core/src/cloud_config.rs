@@ -133,6 +133,32 @@ impl<'a> CloudConfig<'a> {
         Ok(())
     }
 
+    /// The merged configuration as JSON (`null` when there is none): each key with the
+    /// value of the last document that has it.
+    pub fn write_json(&self, out: &mut impl fmt::Write) -> fmt::Result {
+        if self.documents.is_empty() {
+            return out.write_str("null");
+        }
+        out.write_char('{')?;
+        let mut first = true;
+        for (index, root) in self.documents.iter().enumerate() {
+            for (key, value) in root.entries() {
+                let replaced = self.documents[index + 1..].iter().any(|later| later.entries().any(|(k, _)| k.as_str() == key.as_str()));
+                if replaced {
+                    continue;
+                }
+                if !first {
+                    out.write_char(',')?;
+                }
+                first = false;
+                crate::yaml::write_json_key(key, out)?;
+                out.write_char(':')?;
+                crate::yaml::write_json(value, out)?;
+            }
+        }
+        out.write_char('}')
+    }
+
     /// Every top-level key wisp does not know, once each (the last document's place).
     pub fn unknown_keys(&self) -> impl Iterator<Item = Value<'a>> + '_ {
         self.documents.iter().enumerate().flat_map(move |(index, root)| {

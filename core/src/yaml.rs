@@ -361,18 +361,23 @@ pub fn write_json(value: Value<'_>, out: &mut impl Write) -> fmt::Result {
                 if i > 0 {
                     out.write_char(',')?;
                 }
-                match key.scalar() {
-                    Some(Scalar::Str(text)) => write_string(text, out)?,
-                    scalar => {
-                        out.write_char('"')?;
-                        write_scalar(scalar, out)?;
-                        out.write_char('"')?;
-                    }
-                }
+                write_json_key(key, out)?;
                 out.write_char(':')?;
                 write_json(item, out)?;
             }
             out.write_char('}')
+        }
+    }
+}
+
+/// A mapping key as JSON has it: always a string.
+pub fn write_json_key(key: Value<'_>, out: &mut impl Write) -> fmt::Result {
+    match key.scalar() {
+        Some(Scalar::Str(text)) => write_string(text, out),
+        scalar => {
+            out.write_char('"')?;
+            write_scalar(scalar, out)?;
+            out.write_char('"')
         }
     }
 }
