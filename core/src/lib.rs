@@ -28,6 +28,7 @@ pub mod authorized_keys;
 pub mod hostname;
 pub mod hosts_file;
 pub mod sha512_crypt;
+pub mod shadow;
 
 // Where metadata comes from (services, seed filesystems), the phases that use it, and
 // the scripts they run.
