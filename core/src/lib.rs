@@ -43,6 +43,7 @@ pub mod gzip;
 pub mod mime;
 pub mod userdata;
 
-// Growing the root: where it is mounted, and its partition table.
+// Growing the root: where it is mounted, and its partition table; other mounts.
+pub mod fstab;
 pub mod mountinfo;
 pub mod partition;
