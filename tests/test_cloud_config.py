@@ -311,3 +311,55 @@ def test_power_state_runs_the_images_tool_after_completion(run, imds, root):
     assert result.rc == 0, result
     assert "condition exited non-zero: nothing done" in result.stderr
     assert not (root / "power.log").exists()
+
+
+def test_mounts_written_to_fstab_and_mounted(run, imds, root, tmp_path):
+    # An ext4 image on a loop device, as a VM runtime attaches a volume, and a tmpfs.
+    content = tmp_path / "content"
+    content.mkdir()
+    (content / "hello").write_text("from the volume\n")
+    image = tmp_path / "volume.img"
+    subprocess.run(["truncate", "-s", "16M", image], check=True)
+    subprocess.run(["mkfs.ext4", "-q", "-F", "-d", content, image], check=True)
+    loop = subprocess.run(["losetup", "-f", "--show", image], capture_output=True, text=True, check=True).stdout.strip()
+    try:
+        subprocess.run(["cp", "-a", loop, root / "dev/"], check=True)
+        (root / "etc/fstab").write_text("/dev/vda1\t/\text4\tdefaults\t0\t1\n")
+        config = f"""#cloud-config
+mounts:
+  - [{loop}, /data, ext4, "defaults,noatime"]
+  - [tmpfs, /mnt/scratch, tmpfs, "size=1m,mode=0700"]
+  - [/dev/vdz9, /never, auto, "defaults,nofail"]
+  - [swap, none, swap, sw]
+runcmd:
+  - cat {root}/data/hello >> {root}/mounted
+  - stat -f -c %T {root}/mnt/scratch >> {root}/mounted
+  - stat -c %a {root}/mnt/scratch >> {root}/mounted
+  - grep -c " {root}/data " /proc/self/mountinfo >> {root}/mounted
+"""
+        server = imds(aws_metadata(user_data=config))
+        result = run("bootstrap", root=root)
+        assert result.rc == 0, result
+        assert (root / "mounted").read_text() == "from the volume\ntmpfs\n700\n1\n"
+        fstab = (root / "etc/fstab").read_text().splitlines()
+        assert fstab[0] == "/dev/vda1\t/\text4\tdefaults\t0\t1"
+        assert fstab[1:] == [f"{loop}\t/data\text4\tdefaults,noatime,comment=cloudconfig\t0\t2",
+                             "tmpfs\t/mnt/scratch\ttmpfs\tsize=1m,mode=0700,comment=cloudconfig\t0\t2",
+                             "/dev/vdz9\t/never\tauto\tdefaults,nofail,comment=cloudconfig\t0\t2"]
+        assert "mounts /never (nofail): mount" in result.stderr
+        assert "mounts: entry 4 left out" in result.stderr
+        # Again, on a new instance: the same file, nothing appended twice.
+        server.update(instance_id="i-0000000000000000b")
+        result = run("bootstrap", root=root)
+        assert result.rc == 0, result
+        assert (root / "etc/fstab").read_text().splitlines() == fstab
+    finally:
+        subprocess.run(["losetup", "-d", loop], check=False)
+
+
+def test_a_mount_that_fails_without_nofail_stops_the_phase(run, imds, root):
+    imds(aws_metadata(user_data="#cloud-config\nmounts:\n  - [/dev/vdz9, /data, ext4, defaults]\n"))
+    result = run("bootstrap", root=root)
+    assert result.rc == 1
+    assert "main/userdata_mounts: failed: mounts /data: mount" in result.stderr, result.stderr
+    assert "/dev/vdz9\t/data\text4\tdefaults,comment=cloudconfig\t0\t2" in (root / "etc/fstab").read_text()

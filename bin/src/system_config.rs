@@ -4,6 +4,8 @@
 use core::ffi::CStr;
 
 use wisp_core::cloud_config::{self, CloudConfig, Condition, PowerMode};
+use wisp_core::{fstab, mount_options};
+use wisp_os_linux::mount;
 use wisp_core::yaml::Kind;
 use wisp_os_linux::cpath::CPath;
 use wisp_os_linux::process::ExitStatus;
@@ -82,7 +84,7 @@ fn run(ctx: &Context<'_>, program: &CPath, args: &[&CStr], what: &str) -> Result
 pub fn timezone(ctx: &Context<'_>, config: &CloudConfig<'static>) -> Result<Line, Line> {
     let Some(value) = config.value("timezone") else { return Ok(msg!("no timezone")) };
     let zone = cloud_config::text("timezone", value)?;
-    wisp_core::timezone::validate(zone).map_err(|e| msg!("cloud-config line {}: timezone {}: {e}", value.line(), Shown(zone.as_bytes())))?;
+    wisp_core::timezone::check(zone.as_bytes()).map_err(|e| msg!("cloud-config line {}: timezone {}: {e}", value.line(), Shown(zone.as_bytes())))?;
     let zoneinfo = CPath::from_parts(&[b"/usr/share/zoneinfo/", zone.as_bytes()]).map_err(|e| msg!("timezone: {e}"))?;
     if !matches!(wisp_os_linux::fs::metadata(ctx.path(zoneinfo.as_bytes())?.as_cstr()), Ok(Some(m)) if m.is_file()) {
         return Err(msg!("timezone {}: no {} in the image (install tzdata)", Shown(zone.as_bytes()), Shown(zoneinfo.as_bytes())));
@@ -140,7 +142,100 @@ pub fn power_state(ctx: &Context<'_>, config: &CloudConfig<'static>) -> Result<L
     Ok(msg!("{} in {} seconds", name.to_str().unwrap_or(""), state.delay_seconds))
 }
 
-/// TEMPORARY
-pub fn mounts(_ctx: &Context<'_>, config: &CloudConfig<'static>) -> Result<Line, Line> {
-    match config.value("mounts") { None => Ok(msg!("no mounts")), Some(_) => Err(msg!("mounts: not yet")) }
+/// wisp's `mount_default_fields`: cloud-init's for systems without systemd, less
+/// `nobootwait`, which busybox mount hands to the kernel and most filesystems refuse.
+const MOUNT_DEFAULTS: fstab::Fields<'static> = [None, None, Some(b"auto"), Some(b"defaults,nofail"), Some(b"0"), Some(b"2")];
+/// Most entries in `mounts`.
+const MOUNTS_LIMIT: usize = 32;
+/// What `auto` tries, in order, as mount(8) would after asking blkid.
+const AUTO_TYPES: [&CStr; 5] = [c"ext4", c"xfs", c"btrfs", c"vfat", c"iso9660"];
+
+/// `mounts`: cloud-config's lines in /etc/fstab (replacing the ones it wrote before),
+/// then each mounted where nothing is mounted yet, as `mount -a` would.
+#[inline(never)]
+pub fn mounts(ctx: &Context<'_>, config: &CloudConfig<'static>) -> Result<Line, Line> {
+    let Some(list) = config.value("mounts") else { return Ok(msg!("no mounts")) };
+    let mut defaults = MOUNT_DEFAULTS;
+    if let Some(fields) = config.value("mount_default_fields") {
+        defaults = mount_fields(fields)?;
+    }
+    let mut entries: heapless::Vec<fstab::Entry<'static>, MOUNTS_LIMIT> = heapless::Vec::new();
+    for item in cloud_config::items("mounts", list)? {
+        let entry = fstab::Entry { fields: mount_fields(item)? };
+        entries.push(entry).map_err(|_| msg!("mounts: more than {MOUNTS_LIMIT} entries"))?;
+    }
+    let mut existing = [0u8; 16 * 1024];
+    let existing = ctx.read(b"/etc/fstab", &mut existing)?.unwrap_or(b"");
+    let mut new = [0u8; 16 * 1024];
+    let mut skipped = [false; MOUNTS_LIMIT];
+    let merged = fstab::merge(existing, &entries, &defaults, &mut new, |index, why| {
+        skipped[index] = true;
+        crate::output::error(format_args!("mounts: entry {} left out: {why}", index + 1));
+    })
+    .map_err(|e| msg!("/etc/fstab: {e}"))?;
+    if let Some(len) = merged {
+        ctx.create_dir(b"/etc")?.write_atomic(b"fstab", &new[..len], 0o644, None).map_err(|e| msg!("/etc/fstab: {}", Os(e)))?;
+    }
+    let mut mounted = 0;
+    for (entry, _) in entries.iter().zip(skipped).filter(|(_, skipped)| !skipped) {
+        let fields = fstab::fill(entry, &defaults);
+        let (Some(device), Some(point), Some(fs_type), options) = (fields[0], fields[1], fields[2], fields[3].unwrap_or(b"")) else { continue };
+        if fs_type == b"swap" {
+            continue;
+        }
+        let mut data = [0u8; 256];
+        let (parsed, data_len) = mount_options::parse(options, &mut data).map_err(|e| msg!("mounts {}: options longer than {} bytes", Shown(point), e.limit))?;
+        if parsed.noauto {
+            continue;
+        }
+        match mount_one(ctx, device, point, fs_type, parsed.flags, &data[..data_len]) {
+            Ok(true) => mounted += 1,
+            Ok(false) => {}
+            Err(e) if parsed.nofail => crate::output::error(format_args!("mounts {} (nofail): {e}", Shown(point))),
+            Err(e) => return Err(msg!("mounts {}: {e}", Shown(point))),
+        }
+    }
+    Ok(msg!("{} entries in /etc/fstab, {mounted} mounted", entries.len()))
+}
+
+/// A list of up to six fields, as `mounts` entries and `mount_default_fields` are.
+fn mount_fields(value: wisp_core::yaml::Value<'static>) -> Result<fstab::Fields<'static>, Line> {
+    let mut fields: fstab::Fields<'static> = [None; 6];
+    for (index, item) in cloud_config::items("mounts", value)?.enumerate() {
+        let slot = fields.get_mut(index).ok_or_else(|| msg!("cloud-config line {}: mounts: more than six fields", value.line()))?;
+        *slot = if item.is_null() { None } else { Some(cloud_config::text("mounts", item)?.as_bytes()) };
+    }
+    Ok(fields)
+}
+
+/// Mounts one entry unless its mount point already is one; `Ok(false)` when it was.
+fn mount_one(ctx: &Context<'_>, device: &[u8], point: &[u8], fs_type: &[u8], flags: u32, data: &[u8]) -> Result<bool, Line> {
+    if device.starts_with(b"LABEL=") || device.starts_with(b"UUID=") || device.starts_with(b"PARTUUID=") {
+        return Err(msg!("{}: not mounted now (wisp has no blkid); the fstab line mounts it at the next boot", Shown(device)));
+    }
+    let target = ctx.path(point)?;
+    wisp_os_linux::fs::create_dir_all(target.as_bytes(), 0o755).map_err(|e| msg!("{}", Os(e)))?;
+    let parent = ctx.path(&point[..point.iter().rposition(|&b| b == b'/').unwrap_or(0).max(1)])?;
+    let dev = |path: &CPath| wisp_os_linux::fs::metadata(path.as_cstr()).ok().flatten().map(|m| m.dev);
+    if point != b"/" && dev(&target) != dev(&parent) {
+        return Ok(false);
+    }
+    // A device path is a file inside the instance; other sources (tmpfs, server:/path) are names.
+    let source = match device.first() {
+        Some(b'/') => ctx.path(device)?,
+        _ => CPath::from_parts(&[fstab::device_prefix(device), device]).map_err(|e| msg!("{e}"))?,
+    };
+    let source = if source.as_bytes().starts_with(b"/dev/") && !device.starts_with(b"/") { ctx.path(source.as_bytes())? } else { source };
+    let data = CPath::from_parts(&[data]).map_err(|e| msg!("{e}"))?;
+    let data = (!data.as_bytes().is_empty()).then_some(data.as_cstr());
+    let fs_type = CPath::from_parts(&[fs_type]).map_err(|e| msg!("{e}"))?;
+    let types: &[&CStr] = if fs_type.as_bytes() == b"auto" { &AUTO_TYPES } else { &[fs_type.as_cstr()] };
+    let mut last = wisp_os_linux::Errno::NODEV;
+    for fs_type in types {
+        match mount::mount(source.as_cstr(), target.as_cstr(), fs_type, flags, data) {
+            Ok(()) => return Ok(true),
+            Err(e) => last = e,
+        }
+    }
+    Err(msg!("mount {} on {}: {}", Shown(source.as_bytes()), Shown(target.as_bytes()), Os(last)))
 }

@@ -18,6 +18,10 @@ pub enum AccountsError {
     BadField { field: &'static str },
     NoFreeId,
     MissingGroup,
+    /// The user has no well-formed line in the file.
+    MissingUser { file: &'static str },
+    /// Unlocking would leave an empty password, which lets anyone log in.
+    WouldBePasswordless,
 }
 
 impl fmt::Display for AccountsError {
@@ -27,6 +31,8 @@ impl fmt::Display for AccountsError {
             AccountsError::BadField { field } => write!(f, "the {field} holds ':' or a line break"),
             AccountsError::NoFreeId => write!(f, "no free user and group id from {FIRST_ID} to {LAST_ID}"),
             AccountsError::MissingGroup => f.write_str("the group does not exist"),
+            AccountsError::MissingUser { file } => write!(f, "the user has no line in {file}"),
+            AccountsError::WouldBePasswordless => write!(f, "unlocking would leave the account with no password"),
         }
     }
 }
@@ -53,12 +59,12 @@ impl Group<'_> {
     }
 }
 
-fn lines(text: &[u8]) -> impl Iterator<Item = &[u8]> {
+pub(crate) fn lines(text: &[u8]) -> impl Iterator<Item = &[u8]> {
     text.split(|&b| b == b'\n')
 }
 
 /// The fields of a line with exactly `count` of them, else `None`.
-fn fields<const N: usize>(line: &[u8]) -> Option<[&[u8]; N]> {
+pub(crate) fn fields<const N: usize>(line: &[u8]) -> Option<[&[u8]; N]> {
     let mut out = [&line[..0]; N];
     let mut parts = line.split(|&b| b == b':');
     for slot in out.iter_mut() {
@@ -130,14 +136,14 @@ fn append(existing: &[u8], line: &[&[u8]], out: &mut [u8], file: &'static str) -
     Ok(writer.len())
 }
 
-fn check(field: &'static str, value: &[u8]) -> Result<(), AccountsError> {
+pub(crate) fn check(field: &'static str, value: &[u8]) -> Result<(), AccountsError> {
     match value.iter().any(|&b| b == b':' || b == b'\n' || b == b'\r' || b == 0) {
         true => Err(AccountsError::BadField { field }),
         false => Ok(()),
     }
 }
 
-fn decimal(n: u64, buf: &mut [u8; 20]) -> &[u8] {
+pub(crate) fn decimal(n: u64, buf: &mut [u8; 20]) -> &[u8] {
     let mut out = Out::new(buf);
     let _ = out.put_decimal(n);
     let len = out.len();

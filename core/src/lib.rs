@@ -22,11 +22,14 @@ pub mod cli;
 pub mod config;
 pub mod detect;
 
-// What the `main` phase writes: names, accounts, keys.
+// What the `main` phase writes: names, accounts, passwords, keys, the time zone.
 pub mod accounts;
 pub mod authorized_keys;
 pub mod hostname;
 pub mod hosts_file;
+pub mod sha512_crypt;
+pub mod shadow;
+pub mod timezone;
 
 // Where metadata comes from (services, seed filesystems), the phases that use it, and
 // the scripts they run.
@@ -43,6 +46,8 @@ pub mod mime;
 pub mod userdata;
 pub mod yaml;
 
-// Growing the root: where it is mounted, and its partition table.
+// Growing the root: where it is mounted, and its partition table; other mounts.
+pub mod fstab;
+pub mod mount_options;
 pub mod mountinfo;
 pub mod partition;

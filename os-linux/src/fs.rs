@@ -27,11 +27,13 @@ pub struct Metadata {
     pub uid: u32,
     pub gid: u32,
     pub size: u64,
+    /// The filesystem it is on: a directory on another one than its parent is a mount point.
+    pub dev: u64,
 }
 
 impl From<&rustix::fs::Stat> for Metadata {
     fn from(st: &rustix::fs::Stat) -> Self {
-        Metadata { mode: st.st_mode, uid: st.st_uid, gid: st.st_gid, size: st.st_size as u64 }
+        Metadata { mode: st.st_mode, uid: st.st_uid, gid: st.st_gid, size: st.st_size as u64, dev: st.st_dev }
     }
 }
 

@@ -1,0 +1,108 @@
+//! cloud-config's `timezone`: a tz database name such as `Europe/Berlin`, checked before
+//! it becomes a path under ZONEINFO_DIR, so that no name can reach outside it. cloud-init
+//! (distros.set_etc_timezone) writes the name and a newline to /etc/timezone, and makes
+//! /etc/localtime a symlink to the zone file when it is absent or a symlink already
+//! (a copy otherwise), after checking that the zone file exists.
+
+use core::fmt;
+
+pub const ZONEINFO_DIR: &str = "/usr/share/zoneinfo";
+/// Twice the longest name in the tz database (`America/Argentina/ComodRivadavia`, with
+/// `posix/` before it).
+pub const NAME_LIMIT: usize = 64;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimezoneError {
+    Empty,
+    TooLong { limit: usize },
+    /// It starts with '/': names are relative to ZONEINFO_DIR.
+    Absolute,
+    /// It holds `..`, which would climb out of ZONEINFO_DIR.
+    ParentDirectory,
+    /// `a//b`, or a '/' at the end.
+    EmptyComponent,
+    /// A byte outside `A-Za-z0-9_+-/`.
+    BadByte { byte: u8 },
+}
+
+impl fmt::Display for TimezoneError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            TimezoneError::Empty => f.write_str("the time zone name is empty"),
+            TimezoneError::TooLong { limit } => write!(f, "the time zone name is longer than {limit} bytes"),
+            TimezoneError::Absolute => f.write_str("the time zone name starts with '/'"),
+            TimezoneError::ParentDirectory => f.write_str("the time zone name holds '..'"),
+            TimezoneError::EmptyComponent => f.write_str("the time zone name has an empty part between '/'s"),
+            TimezoneError::BadByte { byte } => {
+                write!(f, "the time zone name holds '{}', not one of A-Za-z0-9_+-/", core::ascii::escape_default(byte))
+            }
+        }
+    }
+}
+
+/// `name` as a str, once it is a name the tz database could hold.
+pub fn check(name: &[u8]) -> Result<&str, TimezoneError> {
+    if name.is_empty() {
+        return Err(TimezoneError::Empty);
+    }
+    if name.len() > NAME_LIMIT {
+        return Err(TimezoneError::TooLong { limit: NAME_LIMIT });
+    }
+    if name.starts_with(b"/") {
+        return Err(TimezoneError::Absolute);
+    }
+    if name.windows(2).any(|pair| pair == b"..") {
+        return Err(TimezoneError::ParentDirectory);
+    }
+    if let Some(&byte) = name.iter().find(|&&b| !(b.is_ascii_alphanumeric() || b"_+-/".contains(&b))) {
+        return Err(TimezoneError::BadByte { byte });
+    }
+    if name.split(|&b| b == b'/').any(<[u8]>::is_empty) {
+        return Err(TimezoneError::EmptyComponent);
+    }
+    // Every byte is ASCII by now.
+    core::str::from_utf8(name).map_err(|_| TimezoneError::BadByte { byte: 0x80 })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tz_database_names() {
+        for name in [
+            &b"UTC"[..], b"Europe/Berlin", b"America/Argentina/Buenos_Aires", b"Etc/GMT+3", b"Etc/GMT-14",
+            b"America/Port-au-Prince", b"posix/America/Argentina/ComodRivadavia", b"EST5EDT",
+        ] {
+            assert_eq!(check(name).map(str::as_bytes), Ok(name));
+        }
+        assert!(check(&[b'A'; NAME_LIMIT]).is_ok());
+    }
+
+    #[test]
+    fn refusals_name_what_is_wrong() {
+        assert_eq!(check(b""), Err(TimezoneError::Empty));
+        assert_eq!(check(&[b'A'; NAME_LIMIT + 1]), Err(TimezoneError::TooLong { limit: NAME_LIMIT }));
+        assert_eq!(check(b"/etc/passwd"), Err(TimezoneError::Absolute));
+        assert_eq!(check(b"../../etc/shadow"), Err(TimezoneError::ParentDirectory));
+        assert_eq!(check(b"Europe/../../x"), Err(TimezoneError::ParentDirectory));
+        assert_eq!(check(b"Europe//Berlin"), Err(TimezoneError::EmptyComponent));
+        assert_eq!(check(b"Europe/"), Err(TimezoneError::EmptyComponent));
+        assert_eq!(check(b"Europe/Berlin\n"), Err(TimezoneError::BadByte { byte: b'\n' }));
+        assert_eq!(check(b"Europe Berlin"), Err(TimezoneError::BadByte { byte: b' ' }));
+        assert_eq!(check(b"./UTC"), Err(TimezoneError::BadByte { byte: b'.' }));
+        assert_eq!(check("Europe/Zürich".as_bytes()), Err(TimezoneError::BadByte { byte: 0xc3 }));
+        assert_eq!(
+            TimezoneError::BadByte { byte: b'\n' }.to_string(),
+            "the time zone name holds '\\n', not one of A-Za-z0-9_+-/"
+        );
+    }
+
+    #[test]
+    fn garbage_never_panics() {
+        let mut garbage = crate::fuzz::Garbage::new(13);
+        for _ in 0..300 {
+            let _ = check(&garbage.text(&[b"a", b"/", b".", b"\xff", b"+", b"_"], 70));
+        }
+    }
+}
