@@ -786,6 +786,9 @@ impl Parser<'_, '_> {
                 // `--- value` takes a scalar or flow collection, not a block collection.
                 self.block_node(-1, false)?
             }
+        } else if self.src[self.pos..].starts_with(b"...") && self.at_document_marker() {
+            // PyYAML wants a node (or `---`) before a document end marker.
+            return Err(self.error(ErrorKind::UnexpectedCharacter));
         } else {
             self.root()?
         };
@@ -962,6 +965,10 @@ impl Parser<'_, '_> {
             }
             if mapping && self.column() == column && self.peek() == b'-' && is_blank(self.at(1)) {
                 return self.block_sequence(true);
+            }
+            // PyYAML also takes a block scalar at the key's column (its lines indented more).
+            if mapping && self.column() == column && matches!(self.peek(), b'|' | b'>') {
+                return self.block_node(column as i32, false);
             }
         }
         self.push_null(empty)
@@ -1565,7 +1572,7 @@ bootcmd:
 
     #[test]
     fn quoted_and_block_scalars() {
-        let cases: [(&[u8], &str); 16] = [
+        let cases: [(&[u8], &str); 17] = [
             (b"'a\n  b\n\n  c '", r#""a b\nc ""#),
             (b"\"a \\\n   b\\\n\n c\"", r#""a b\nc""#),
             (b"\"\\t\\a\\b\\e\\f\\r\\v\\/\\ \\_\"", "\"\\t\\u0007\\u0008\\u001b\\u000c\\r\\u000b/ \u{a0}\""),
@@ -1582,6 +1589,7 @@ bootcmd:
             (b"--- |\n  root\n", r#""root\n""#),
             (b"a: |\n  x\r\n  y\r\n", r#"{"a":"x\ny\n"}"#),
             (b"- a: |\n    x\n  b: y", r#"[{"a":"x\n","b":"y"}]"#),
+            (b"a:\n|\n x\nb: >\n c", r#"{"a":"x\n","b":"c"}"#),
         ];
         for (source, expected) in cases {
             assert_eq!(json(source).unwrap(), expected, "{}", String::from_utf8_lossy(source));
@@ -1591,7 +1599,7 @@ bootcmd:
     #[test]
     fn errors_name_the_construct_and_where() {
         use ErrorKind::*;
-        let cases: [(&[u8], ErrorKind, u32, u32); 40] = [
+        let cases: [(&[u8], ErrorKind, u32, u32); 41] = [
             (b"a: b\n\xff", InvalidUtf8, 2, 1),
             (b"a: \x01", ControlCharacter, 1, 4),
             (b"a: \xc3\xa9\x7f", ControlCharacter, 1, 5),
@@ -1601,6 +1609,7 @@ bootcmd:
             (b"%YAML 1.1\n---\na", Directive, 1, 1),
             (b"a: 1\n---\nb: 2", SecondDocument, 2, 1),
             (b"a\n...\nb", SecondDocument, 3, 1),
+            (b"# c\n...", UnexpectedCharacter, 2, 1),
             (b"a: &x 1", Anchor, 1, 4),
             (b"- *x", Alias, 1, 3),
             (b"a: !!str 1", Tag, 1, 4),
