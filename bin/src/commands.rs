@@ -2,9 +2,10 @@
 
 use wisp_core::provider::Item;
 
+use crate::cloud_init_status;
 use crate::context::Context;
 use crate::imds::{take_metadata, Imds, USERDATA_RESPONSE};
-use crate::output::{self, Shown};
+use crate::output::{self, Line, Shown};
 use crate::state;
 use crate::{EXIT_FAILED, EXIT_USAGE};
 
@@ -83,8 +84,20 @@ fn print_line(value: &[u8]) {
     }
 }
 
-/// `wisp status`: "complete" or "incomplete", then the saved instance-id.
-pub fn status(ctx: &Context<'_>) -> i32 {
+/// `wisp status`: "complete" or "incomplete", then the saved instance-id. `--wait` first
+/// waits for this boot's `result.json`, as `cloud-init status --wait` does, prints its
+/// errors, and exits by them.
+pub fn status(ctx: &Context<'_>, wait: bool) -> i32 {
+    let mut failed = false;
+    if wait {
+        match wait_for_result(ctx) {
+            Ok(clean) => failed = !clean,
+            Err(e) => {
+                output::error(format_args!("{e}"));
+                return EXIT_FAILED;
+            }
+        }
+    }
     let var = match ctx.var_dir() {
         Ok(var) => var,
         Err(e) => {
@@ -105,7 +118,29 @@ pub fn status(ctx: &Context<'_>) -> i32 {
         Some(id) => output::print(format_args!("{word} {}", Shown(id))),
         None => output::print(format_args!("{word}")),
     }
-    if complete { 0 } else { EXIT_FAILED }
+    if failed || !(wait || complete) { EXIT_FAILED } else { 0 }
+}
+
+/// Polls for `result.json` as cloud-init's command does, every 250 ms; prints its errors
+/// and says whether there were none.
+fn wait_for_result(ctx: &Context<'_>) -> Result<bool, Line> {
+    let mut buf = [0u8; cloud_init_status::DOCUMENT_LIMIT];
+    let document = loop {
+        if let Some(document) = ctx.read(cloud_init_status::RESULT_PATH, &mut buf)? {
+            break document;
+        }
+        wisp_os_linux::time::sleep_ms(250);
+    };
+    let bad = |e| msg!("{}: {e}", Shown(cloud_init_status::RESULT_PATH));
+    let mut errors = wisp_core::cloud_init_status::result_errors(document).map_err(bad)?.elements().map_err(bad)?;
+    let mut clean = true;
+    let mut message = [0u8; output::LINE_LIMIT];
+    while let Some(error) = errors.next_element().map_err(bad)? {
+        let len = error.unescape_into(&mut message).map_err(bad)?;
+        output::error(format_args!("{}", Shown(&message[..len])));
+        clean = false;
+    }
+    Ok(clean)
 }
 
 /// `wisp mark complete|incomplete`.

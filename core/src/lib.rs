@@ -30,6 +30,7 @@ pub mod hosts_file;
 
 // Where metadata comes from (services, seed filesystems), the phases that use it, and
 // the scripts they run.
+pub mod cloud_init_status;
 pub mod phase;
 pub mod provider;
 pub mod script;
