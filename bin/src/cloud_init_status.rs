@@ -15,8 +15,8 @@ use crate::output::{Line, Os};
 /// Under the root, as every path is; a tmpfs on a real system, so each boot starts afresh.
 pub const RUN_DIR: &[u8] = b"/run/cloud-init";
 pub const RESULT_PATH: &[u8] = b"/run/cloud-init/result.json";
-const STATUS_FILE: &[u8] = b"status.json";
-const RESULT_FILE: &[u8] = b"result.json";
+const STATUS_FILE: &str = "status.json";
+const RESULT_FILE: &str = "result.json";
 /// Largest document: four stages of one error line each, escaped, fit with room to spare.
 pub const DOCUMENT_LIMIT: usize = 16 * 1024;
 
@@ -47,8 +47,10 @@ fn write_documents(ctx: &Context<'_>, phase: Phase, cloud: Option<Cloud>, end: O
     // perhaps run alone by its own service, keeps the stages before it. A damaged
     // document is started afresh.
     if phase != Phase::Boot || end.is_some() {
-        if let Ok(Some(len)) = dir.read(STATUS_FILE, &mut earlier) {
-            status = Status::read(&earlier[..len]).unwrap_or_default();
+        if let Ok(Some(len)) = dir.read(STATUS_FILE.as_bytes(), &mut earlier) {
+            if status.read(&earlier[..len]).is_err() {
+                status = Status::default();
+            }
         }
     }
     status.datasource = cloud.and_then(documents::datasource);
@@ -56,8 +58,8 @@ fn write_documents(ctx: &Context<'_>, phase: Phase, cloud: Option<Cloud>, end: O
     let stage = &mut status.stages[phase as usize];
     match end {
         None => {
-            dir.remove(RESULT_FILE).map_err(|e| msg!("cannot remove {}: {}", "result.json", Os(e)))?;
-            *stage = Stage { start_ms: now, ..Stage::default() };
+            dir.remove(RESULT_FILE.as_bytes()).map_err(|e| msg!("cannot remove {RESULT_FILE}: {}", Os(e)))?;
+            *stage = Stage { start_ms: now, finished_ms: None, errors: Errors::None };
             status.running = Some(phase);
         }
         Some(failure) => {
@@ -66,17 +68,17 @@ fn write_documents(ctx: &Context<'_>, phase: Phase, cloud: Option<Cloud>, end: O
             stage.errors = failure.map_or(Errors::None, Errors::One);
         }
     }
-    write(&dir, STATUS_FILE, |out| status.write(out))?;
+    write(&dir, STATUS_FILE, &status, false)?;
     if end.is_some() && (phase == Phase::Final || status.has_errors()) {
-        write(&dir, RESULT_FILE, |out| status.write_result(out))?;
+        write(&dir, RESULT_FILE, &status, true)?;
     }
     Ok(())
 }
 
-fn write(dir: &Dir, name: &[u8], document: impl FnOnce(&mut Out<'_>) -> Result<(), wisp_core::out::Full>) -> Result<(), Line> {
-    let shown = crate::output::Shown(name);
+fn write(dir: &Dir, name: &str, status: &Status<'_>, result: bool) -> Result<(), Line> {
     let mut buf = [0u8; DOCUMENT_LIMIT];
     let mut out = Out::new(&mut buf);
-    document(&mut out).map_err(|e| msg!("{shown} longer than {} bytes", e.limit))?;
-    dir.write_atomic(name, out.written(), 0o644, None).map_err(|e| msg!("cannot write {shown}: {}", Os(e)))
+    let rendered = if result { status.write_result(&mut out) } else { status.write(&mut out) };
+    rendered.map_err(|e| msg!("{name} longer than {} bytes", e.limit))?;
+    dir.write_atomic(name.as_bytes(), out.written(), 0o644, None).map_err(|e| msg!("cannot write {name}: {}", Os(e)))
 }

@@ -61,21 +61,22 @@ pub struct Status<'a> {
 }
 
 impl<'a> Status<'a> {
-    /// The stages of an earlier `status.json`; its `stage` and `datasource` are the
-    /// writer's to set again.
-    pub fn read(document: &'a [u8]) -> Result<Status<'a>, JsonError> {
-        let mut status = Status::default();
-        let Some(v1) = Value::parse(document)?.get("v1")? else { return Ok(status) };
-        for phase in Phase::ALL {
+    /// Takes the stages of an earlier `status.json`; its `stage` and `datasource` are the
+    /// writer's to set again. On an error, the stages read so far are kept.
+    pub fn read(&mut self, document: &'a [u8]) -> Result<(), JsonError> {
+        let Some(v1) = Value::parse(document)?.get("v1")? else { return Ok(()) };
+        for (phase, record) in Phase::ALL.into_iter().zip(&mut self.stages) {
             let Some(stage) = v1.get(stage_name(phase))? else { continue };
             let time = |name| Ok::<_, JsonError>(stage.get(name)?.and_then(|v| seconds_to_ms(v.text)));
-            let errors = match stage.get("errors")? {
-                Some(list) if has_elements(list)? => Errors::Earlier(list),
-                _ => Errors::None,
-            };
-            status.stages[phase as usize] = Stage { start_ms: time("start")?, finished_ms: time("finished")?, errors };
+            record.start_ms = time("start")?;
+            record.finished_ms = time("finished")?;
+            if let Some(list) = stage.get("errors")? {
+                if has_elements(list)? {
+                    record.errors = Errors::Earlier(list);
+                }
+            }
         }
-        Ok(status)
+        Ok(())
     }
 
     pub fn has_errors(&self) -> bool {
@@ -127,12 +128,10 @@ impl<'a> Status<'a> {
     }
 }
 
-/// The `errors` list of a `result.json`.
-pub fn result_errors(document: &[u8]) -> Result<Value<'_>, JsonError> {
+/// Whether the `errors` list of a `result.json` has any.
+pub fn result_has_errors(document: &[u8]) -> Result<bool, JsonError> {
     let errors = Value::parse(document)?.path(&["v1", "errors"])?;
-    let errors = errors.ok_or(JsonError::WrongType { expected: "an object with v1.errors" })?;
-    has_elements(errors)?;
-    Ok(errors)
+    has_elements(errors.ok_or(JsonError::WrongType { expected: "an object with v1.errors" })?)
 }
 
 /// Whether an array of strings has any element; an element of another type is an error,
@@ -239,7 +238,8 @@ mod tests {
         status.stages[2] = Stage { start_ms: Some(3_000), finished_ms: None, errors: Errors::One("main: b") };
         let document = written(|out| status.write(out));
         assert!(document.starts_with("{\"v1\": {\"datasource\": null, \"stage\": null, "));
-        let read = Status::read(document.as_bytes()).unwrap();
+        let mut read = Status::default();
+        read.read(document.as_bytes()).unwrap();
         assert_eq!(read.running, None);
         assert_eq!(read.stages[0].start_ms, Some(1_000));
         assert_eq!(read.stages[0].finished_ms, Some(2_500));
@@ -248,8 +248,8 @@ mod tests {
         assert_eq!(written(|out| read.write(out)), document);
         let result = written(|out| read.write_result(out));
         assert_eq!(result, "{\"v1\": {\"datasource\": null, \"errors\": [\"boot: a\", \"main: b\"]}}\n");
-        let errors = result_errors(result.as_bytes()).unwrap();
-        assert_eq!(errors.text, b"[\"boot: a\", \"main: b\"]");
+        assert_eq!(result_has_errors(result.as_bytes()), Ok(true));
+        assert_eq!(result_has_errors(b"{\"v1\": {\"datasource\": null, \"errors\": []}}"), Ok(false));
     }
 
     #[test]
@@ -264,7 +264,8 @@ mod tests {
     "stage": "modules-final"
   }
 }"#;
-        let read = Status::read(document).unwrap();
+        let mut read = Status::default();
+        read.read(document).unwrap();
         assert_eq!(read.stages[0].start_ms, Some(1_699_999_999_010));
         assert_eq!(read.stages[0].finished_ms, Some(1_700_000_000_000));
         assert_eq!(read.stages[1].finished_ms, Some(1_700_000_001_735));
@@ -274,11 +275,16 @@ mod tests {
 
     #[test]
     fn refused() {
-        assert!(Status::read(b"{\"v1\": {\"init\": {\"errors\": [1]}}}").is_err());
-        assert!(Status::read(b"{\"v1\": {\"init\": []}}").is_err());
-        assert!(Status::read(b"not json").is_err());
-        assert_eq!(Status::read(b"{}").unwrap(), Status::default());
-        assert_eq!(result_errors(b"{\"v1\": {}}"), Err(JsonError::WrongType { expected: "an object with v1.errors" }));
+        let read = |document: &'static [u8]| {
+            let mut status = Status::default();
+            status.read(document).map(|()| status)
+        };
+        assert!(read(b"{\"v1\": {\"init\": {\"errors\": [1]}}}").is_err());
+        assert!(read(b"{\"v1\": {\"init\": []}}").is_err());
+        assert!(read(b"not json").is_err());
+        assert_eq!(read(b"{}").unwrap(), Status::default());
+        assert_eq!(result_has_errors(b"{\"v1\": {}}"), Err(JsonError::WrongType { expected: "an object with v1.errors" }));
+        assert_eq!(result_has_errors(b"{\"v1\": {\"errors\": [2]}}"), Err(JsonError::WrongType { expected: "a string" }));
         assert_eq!(seconds_to_ms(b"1e9"), None);
         assert_eq!(seconds_to_ms(b"-1"), None);
         assert_eq!(seconds_to_ms(b"1."), Some(1000));
