@@ -90,6 +90,28 @@ def test_setup_failure_before_any_phase_ends_the_wait(run, root):
     assert run("status", "--wait", root=root).rc == 1
 
 
+def test_nocloud_seed_and_a_missing_seed(run, root):
+    (root / "sys/class/dmi/id/sys_vendor").write_text("QEMU\n")
+    seed = root / "var/lib/cloud/seed/nocloud"
+    seed.mkdir(parents=True)
+    (seed / "meta-data").write_text("instance-id: iid-local01\n")
+    (seed / "user-data").write_text(SCRIPT)
+    assert run("bootstrap", root=root).rc == 0
+    status, outcome = documents(root)
+    assert status["v1"]["datasource"] == outcome["v1"]["datasource"] == "DataSourceNoCloud"
+    assert outcome["v1"]["errors"] == []
+    # A new boot with no seed and no completed bootstrap fails before its first phase.
+    shutil.rmtree(seed)
+    shutil.rmtree(root / "run/cloud-init")
+    assert run("mark", "incomplete", root=root).rc == 0
+    result = run("early", root=root)
+    assert result.rc == 1, result
+    status, outcome = documents(root)
+    [message] = outcome["v1"]["errors"]
+    assert message.startswith("nocloud: ") and message in result.stderr
+    assert status["v1"]["init"]["errors"] == [message] and status["v1"]["stage"] is None
+
+
 def test_phases_run_alone_keep_the_earlier_stages(run, imds, root):
     imds(aws_metadata(user_data=SCRIPT))
     for phase, stage in zip(("boot", "early", "main"), STAGES):

@@ -28,8 +28,8 @@ pub mod authorized_keys;
 pub mod hostname;
 pub mod hosts_file;
 
-// Where metadata comes from (services, seed filesystems), the phases that use it, and
-// the scripts they run.
+// Where metadata comes from (services, seed filesystems), the phases that use it, the
+// scripts they run, and the record of them that cloud-init's tools read.
 pub mod cloud_init_status;
 pub mod phase;
 pub mod provider;
