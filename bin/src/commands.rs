@@ -2,9 +2,10 @@
 
 use wisp_core::provider::Item;
 
+use crate::cloud_init_status;
 use crate::context::Context;
 use crate::imds::{take_metadata, Imds, USERDATA_RESPONSE};
-use crate::output::{self, Shown};
+use crate::output::{self, Line, Shown};
 use crate::state;
 use crate::{EXIT_FAILED, EXIT_USAGE};
 
@@ -83,8 +84,20 @@ fn print_line(value: &[u8]) {
     }
 }
 
-/// `wisp status`: "complete" or "incomplete", then the saved instance-id.
-pub fn status(ctx: &Context<'_>) -> i32 {
+/// `wisp status`: "complete" or "incomplete", then the saved instance-id. `--wait` first
+/// waits for this boot's `result.json`, as `cloud-init status --wait` does, and exits by
+/// its errors.
+pub fn status(ctx: &Context<'_>, wait: bool) -> i32 {
+    let mut failed = false;
+    if wait {
+        match wait_for_result(ctx) {
+            Ok(clean) => failed = !clean,
+            Err(e) => {
+                output::error(format_args!("{e}"));
+                return EXIT_FAILED;
+            }
+        }
+    }
     let var = match ctx.var_dir() {
         Ok(var) => var,
         Err(e) => {
@@ -105,7 +118,22 @@ pub fn status(ctx: &Context<'_>) -> i32 {
         Some(id) => output::print(format_args!("{word} {}", Shown(id))),
         None => output::print(format_args!("{word}")),
     }
-    if complete { 0 } else { EXIT_FAILED }
+    if failed || !(wait || complete) { EXIT_FAILED } else { 0 }
+}
+
+/// Polls for `result.json` every 250 ms, as cloud-init's command does; says whether its
+/// list of errors (which the log has too) is empty. Out of line: inlined into `main`, it
+/// costs 200 bytes more.
+#[inline(never)]
+fn wait_for_result(ctx: &Context<'_>) -> Result<bool, Line> {
+    let mut buf = [0u8; cloud_init_status::DOCUMENT_LIMIT];
+    loop {
+        if let Some(document) = ctx.read(cloud_init_status::RESULT_PATH, &mut buf)? {
+            let errors = wisp_core::cloud_init_status::result_has_errors(document);
+            return errors.map(|any| !any).map_err(|e| msg!("{}: {e}", Shown(cloud_init_status::RESULT_PATH)));
+        }
+        wisp_os_linux::time::sleep_ms(250);
+    }
 }
 
 /// `wisp mark complete|incomplete`.

@@ -19,6 +19,7 @@ macro_rules! msg {
 
 mod actions;
 mod azure;
+mod cloud_init_status;
 mod commands;
 mod context;
 mod fetch;
@@ -93,7 +94,7 @@ fn main(start: &StartInfo) -> i32 {
         Command::Phase(phase) => phases::run(&mut ctx, &[phase]),
         Command::Bootstrap => phases::run(&mut ctx, &Phase::ALL),
         Command::Imds { keys } => commands::imds(&mut ctx, keys),
-        Command::Status => commands::status(&ctx),
+        Command::Status { wait } => commands::status(&ctx, wait),
         Command::Mark { complete } => commands::mark(&ctx, complete),
         Command::Grow { target } => grow::command(&mut ctx, target),
         Command::Userdata { file } => inspect::show(&ctx, file),

@@ -45,6 +45,12 @@ impl Line {
         }
         self.buf.as_bytes()
     }
+
+    /// The text, with "..." marking a cut, and without the line break.
+    pub fn text(&mut self) -> &str {
+        let _ = self.bytes();
+        self.buf.trim_end_matches('\n')
+    }
 }
 
 impl fmt::Display for Line {

@@ -9,6 +9,7 @@ use wisp_os_linux::fs::Dir;
 use wisp_os_linux::time::monotonic_ms;
 
 use crate::actions;
+use crate::cloud_init_status;
 use crate::context::Context;
 use crate::imds::{take_metadata, Imds, ImdsError, Metadata};
 use crate::output::{Line, Shown};
@@ -104,19 +105,19 @@ pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
         let init = ctx.config.init_actions[phase as usize].as_deref();
         match phase.plan(init, &ctx.config.skip_actions) {
             Ok(plan) => plans[phase as usize] = plan,
-            Err(e) => return usage_error(ctx, msg!("{}: {e}", Shown(ctx.config_file.as_bytes()))),
+            Err(e) => return usage_error(ctx, phases, msg!("{}: {e}", Shown(ctx.config_file.as_bytes()))),
         }
     }
     let cloud = match ctx.cloud() {
         Ok(cloud) => cloud,
-        Err(e) => return usage_error(ctx, e),
+        Err(e) => return usage_error(ctx, phases, e),
     };
     let var = match ctx.var_dir() {
         Ok(var) => var,
-        Err(e) => return failure(ctx, e),
+        Err(e) => return failure(ctx, phases, e),
     };
     let timeouts = ctx.timeouts;
-    let Some(metadata) = take_metadata() else { return failure(ctx, msg!("metadata store already in use")) };
+    let Some(metadata) = take_metadata() else { return failure(ctx, phases, msg!("metadata store already in use")) };
     // A local seed is read whole at once, unless only the boot phase (which needs no
     // metadata) runs.
     if matches!(cloud, Cloud::Nocloud | Cloud::Configdrive) && phases.iter().any(|&p| p != Phase::Boot) {
@@ -125,14 +126,14 @@ pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
             // Seed disks are often detached after the first boot: a completed bootstrap
             // then goes on as with an unreachable metadata service.
             Err(e) if state::is_complete(&var).unwrap_or(false) => ctx.log.line(format_args!("{}: {e}", cloud.name())),
-            Err(e) => return failure(ctx, msg!("{}: {e}", cloud.name())),
+            Err(e) => return failure(ctx, phases, msg!("{}: {e}", cloud.name())),
         }
     }
     if cloud == Cloud::Azure && phases.iter().any(|&p| p != Phase::Boot) {
         match crate::seed::load_azure_custom_data(ctx, metadata) {
             Ok(Some(note)) => ctx.log.line(format_args!("azure: {note}")),
             Ok(None) => {}
-            Err(e) => return failure(ctx, msg!("azure: {e}")),
+            Err(e) => return failure(ctx, phases, msg!("azure: {e}")),
         }
     }
     let mut session = Session { imds: Imds::new(cloud, &timeouts, ctx.config.imds_token_ttl), metadata, failed: None, later_boot: false, decoded: None, config: None };
@@ -146,7 +147,10 @@ pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
         }
     }
     for &phase in phases {
-        if let Err(reason) = run_phase(ctx, &mut session, &var, phase, &plans, &all_items) {
+        cloud_init_status::stage_started(ctx, phase, Some(cloud));
+        let result = run_phase(ctx, &mut session, &var, phase, &plans, &all_items);
+        cloud_init_status::stage_finished(ctx, phase, Some(cloud), result.as_ref().err());
+        if let Err(reason) = result {
             if cloud == Cloud::Azure {
                 let note = crate::azure::report_failure(&timeouts, &reason);
                 ctx.log.line(format_args!("{note}"));
@@ -300,13 +304,16 @@ fn run_actions(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, phas
     Ok(())
 }
 
-fn usage_error(ctx: &mut Context<'_>, message: Line) -> i32 {
-    ctx.log.line(format_args!("{message}"));
+fn usage_error(ctx: &mut Context<'_>, phases: &[Phase], message: Line) -> i32 {
+    failure(ctx, phases, message);
     EXIT_USAGE
 }
 
-fn failure(ctx: &mut Context<'_>, message: Line) -> i32 {
+/// A failure before the first phase started counts as the first phase's, so that
+/// `cloud-init status --wait` ends.
+fn failure(ctx: &mut Context<'_>, phases: &[Phase], message: Line) -> i32 {
     ctx.log.line(format_args!("{message}"));
+    cloud_init_status::stage_finished(ctx, phases[0], None, Some(&message));
     EXIT_FAILED
 }
 

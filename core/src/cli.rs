@@ -10,8 +10,10 @@ usage: wisp [--root DIR] [--config FILE] [--cloud NAME] COMMAND
   bootstrap                     run the four phases in order
   imds KEY...                   print metadata: @instance-id @hostname @local-hostname
                                 @ssh-keys @userdata, or a raw path of the provider
-  status                        print \"complete\" or \"incomplete\" and the instance-id
-                                (exit 0 complete, 1 incomplete)
+  status [--wait]               print \"complete\" or \"incomplete\" and the instance-id
+                                (exit 0 complete, 1 incomplete); --wait first waits for
+                                this boot's result as `cloud-init status --wait` does,
+                                then exits 0 done, 1 errors
   mark complete|incomplete      set or clear the completion marker
   grow [MOUNTPOINT]             grow the partition and filesystem under MOUNTPOINT (default /)
   grow --image FILE --partition N   grow partition N in a disk image file
@@ -32,7 +34,8 @@ pub enum Command<'a> {
     Phase(Phase),
     Bootstrap,
     Imds { keys: &'a [&'a [u8]] },
-    Status,
+    /// `wait`: until this boot's phases are over, then by their errors.
+    Status { wait: bool },
     Mark { complete: bool },
     Grow { target: GrowTarget<'a> },
     /// `userdata show [FILE]`: FILE taken as given, else the saved user-data.
@@ -140,7 +143,10 @@ pub fn parse<'a>(args: &'a [&'a [u8]]) -> Result<Invocation<'a>, Error<'a>> {
         b"bootstrap" => no_more(rest, Command::Bootstrap)?,
         b"imds" if rest.is_empty() => return Err(Error::NoKeys),
         b"imds" => Command::Imds { keys: rest },
-        b"status" => no_more(rest, Command::Status)?,
+        b"status" => match rest {
+            [b"--wait", more @ ..] => no_more(more, Command::Status { wait: true })?,
+            _ => no_more(rest, Command::Status { wait: false })?,
+        },
         b"mark" => match rest {
             [b"complete"] => Command::Mark { complete: true },
             [b"incomplete"] => Command::Mark { complete: false },
@@ -258,7 +264,8 @@ mod tests {
         assert_eq!(command("bootstrap"), Command::Bootstrap);
         let Command::Imds { keys } = command("imds @hostname /latest/meta-data/ami-id") else { panic!() };
         assert_eq!(keys, [&b"@hostname"[..], b"/latest/meta-data/ami-id"]);
-        assert_eq!(command("status"), Command::Status);
+        assert_eq!(command("status"), Command::Status { wait: false });
+        assert_eq!(command("status --wait"), Command::Status { wait: true });
         assert_eq!(command("mark complete"), Command::Mark { complete: true });
         assert_eq!(command("mark incomplete"), Command::Mark { complete: false });
         assert_eq!(command("grow"), Command::Grow { target: GrowTarget::Mount(b"/") });
@@ -304,7 +311,7 @@ mod tests {
             ("mark", Error::MissingValue("mark")),
             ("mark done", Error::BadMark(b"done")),
             ("mark complete again", Error::UnexpectedArgument(b"again")),
-            ("status --wait", Error::UnexpectedArgument(b"--wait")),
+            ("status --wait now", Error::UnexpectedArgument(b"now")),
             ("grow --image d", Error::ImageNeedsPartition),
             ("grow --image d --partition 0", Error::BadPartition(b"0")),
             ("grow / /srv", Error::UnexpectedArgument(b"/srv")),

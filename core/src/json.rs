@@ -1,8 +1,10 @@
 //! Just enough JSON to read metadata documents: find a value by its path of member
 //! names, walk an array, and unescape a string into the caller's buffer. Nothing is
-//! copied until asked for, and nothing is allocated.
+//! copied until asked for, and nothing is allocated. And one writer: a string, quoted.
 
 use core::fmt;
+
+use crate::out::{Full, Out};
 
 /// Deepest nesting accepted.
 pub const DEPTH_LIMIT: usize = 32;
@@ -209,6 +211,20 @@ impl<'a> Elements<'a> {
     }
 }
 
+/// `text` as a JSON string: quoted, with `"`, `\\` and control characters escaped.
+pub fn put_string(out: &mut Out<'_>, text: &str) -> Result<(), Full> {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.put(b"\"")?;
+    for &byte in text.as_bytes() {
+        match byte {
+            b'"' | b'\\' => out.put(&[b'\\', byte])?,
+            0..0x20 => out.put(&[b'\\', b'u', b'0', b'0', HEX[usize::from(byte >> 4)], HEX[usize::from(byte & 15)]])?,
+            _ => out.put(&[byte])?,
+        }
+    }
+    out.put(b"\"")
+}
+
 fn key_equals(quoted: &[u8], name: &[u8]) -> bool {
     quoted.len() == name.len() + 2 && &quoted[1..quoted.len() - 1] == name
 }
@@ -329,6 +345,18 @@ mod tests {
         assert_eq!(doc.get("s").unwrap().unwrap().unescape_into(&mut [0; 8]), Err(JsonError::WrongType { expected: "a string" }));
         let bad_escape = Value::parse(b"\"\\x\"").unwrap();
         assert_eq!(bad_escape.unescape_into(&mut [0; 8]), Err(JsonError::Syntax { offset: 1 }));
+    }
+
+    #[test]
+    fn strings_written_read_back() {
+        let mut buf = [0u8; 64];
+        let mut out = Out::new(&mut buf);
+        put_string(&mut out, "a\"b\\c\n\x1b é").unwrap();
+        assert_eq!(out.written(), r#""a\"b\\c\u000a\u001b é""#.as_bytes());
+        let mut back = [0u8; 64];
+        let len = Value::parse(out.written()).unwrap().unescape_into(&mut back).unwrap();
+        assert_eq!(&back[..len], "a\"b\\c\n\x1b é".as_bytes());
+        assert_eq!(put_string(&mut Out::new(&mut [0u8; 3]), "abc"), Err(Full { limit: 3 }));
     }
 
     #[test]

@@ -31,8 +31,9 @@ pub mod sha512_crypt;
 pub mod shadow;
 pub mod timezone;
 
-// Where metadata comes from (services, seed filesystems), the phases that use it, and
-// the scripts they run.
+// Where metadata comes from (services, seed filesystems), the phases that use it, the
+// scripts they run, and the record of them that cloud-init's tools read.
+pub mod cloud_init_status;
 pub mod phase;
 pub mod provider;
 pub mod script;

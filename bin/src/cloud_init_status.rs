@@ -1,0 +1,84 @@
+//! Keeps cloud-init's `/run/cloud-init/status.json` and `result.json` as the phases run,
+//! so that `cloud-init status --wait` works on a wisp image. A file that cannot be written
+//! is logged and never fails the bootstrap: the status only reports on the work.
+
+use wisp_core::cloud_init_status::{self as documents, Errors, Stage, Status};
+use wisp_core::config::Cloud;
+use wisp_core::out::Out;
+use wisp_core::phase::Phase;
+use wisp_os_linux::fs::Dir;
+use wisp_os_linux::time::realtime_ms;
+
+use crate::context::Context;
+use crate::output::{Line, Os};
+
+/// Under the root, as every path is; a tmpfs on a real system, so each boot starts afresh.
+pub const RUN_DIR: &[u8] = b"/run/cloud-init";
+pub const RESULT_PATH: &[u8] = b"/run/cloud-init/result.json";
+const STATUS_FILE: &str = "status.json";
+const RESULT_FILE: &str = "result.json";
+/// Largest document: four stages of one error line each, escaped, fit with room to spare.
+pub const DOCUMENT_LIMIT: usize = 16 * 1024;
+
+/// Marks `phase` as running. The result of an earlier run is removed first, so a reader
+/// never sees it beside a stage that has not finished.
+pub fn stage_started(ctx: &mut Context<'_>, phase: Phase, cloud: Option<Cloud>) {
+    update(ctx, phase, cloud, None);
+}
+
+/// Records the end of `phase`, with the reason it failed, if it did. The final phase's
+/// end, and any failure, also write `result.json`, which ends `cloud-init status --wait`.
+pub fn stage_finished(ctx: &mut Context<'_>, phase: Phase, cloud: Option<Cloud>, failure: Option<&Line>) {
+    let mut reason = failure.map(|line| msg!("{line}"));
+    update(ctx, phase, cloud, Some(reason.as_mut().map(|line| line.text())));
+}
+
+fn update(ctx: &mut Context<'_>, phase: Phase, cloud: Option<Cloud>, end: Option<Option<&str>>) {
+    if let Err(e) = write_documents(ctx, phase, cloud, end) {
+        ctx.log.line(format_args!("cloud-init status: {e}"));
+    }
+}
+
+fn write_documents(ctx: &Context<'_>, phase: Phase, cloud: Option<Cloud>, end: Option<Option<&str>>) -> Result<(), Line> {
+    let dir = ctx.create_dir(RUN_DIR)?;
+    let mut earlier = [0u8; DOCUMENT_LIMIT];
+    let mut status = Status::default();
+    // The boot phase starts a new record, as cloud-init's init-local does; a later phase,
+    // perhaps run alone by its own service, keeps the stages before it. A damaged
+    // document is started afresh.
+    if phase != Phase::Boot || end.is_some() {
+        if let Ok(Some(len)) = dir.read(STATUS_FILE.as_bytes(), &mut earlier) {
+            if status.read(&earlier[..len]).is_err() {
+                status = Status::default();
+            }
+        }
+    }
+    status.datasource = cloud.and_then(documents::datasource);
+    let now = Some(realtime_ms());
+    let stage = &mut status.stages[phase as usize];
+    match end {
+        None => {
+            dir.remove(RESULT_FILE.as_bytes()).map_err(|e| msg!("cannot remove {RESULT_FILE}: {}", Os(e)))?;
+            *stage = Stage { start_ms: now, finished_ms: None, errors: Errors::None };
+            status.running = Some(phase);
+        }
+        Some(failure) => {
+            stage.start_ms = stage.start_ms.or(now);
+            stage.finished_ms = now;
+            stage.errors = failure.map_or(Errors::None, Errors::One);
+        }
+    }
+    write(&dir, STATUS_FILE, &status, false)?;
+    if end.is_some() && (phase == Phase::Final || status.has_errors()) {
+        write(&dir, RESULT_FILE, &status, true)?;
+    }
+    Ok(())
+}
+
+fn write(dir: &Dir, name: &str, status: &Status<'_>, result: bool) -> Result<(), Line> {
+    let mut buf = [0u8; DOCUMENT_LIMIT];
+    let mut out = Out::new(&mut buf);
+    let rendered = if result { status.write_result(&mut out) } else { status.write(&mut out) };
+    rendered.map_err(|e| msg!("{name} longer than {} bytes", e.limit))?;
+    dir.write_atomic(name.as_bytes(), out.written(), 0o644, None).map_err(|e| msg!("cannot write {name}: {}", Os(e)))
+}

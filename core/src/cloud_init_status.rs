@@ -1,0 +1,302 @@
+//! cloud-init's status documents, version 1: `status.json`, rewritten as each stage starts
+//! and ends, and `result.json`, whose existence tells `cloud-init status --wait` (which
+//! Packer, Terraform and CI scripts call) that the boot is over. wisp's phases stand for
+//! cloud-init's four stages.
+
+use crate::config::Cloud;
+use crate::json::{self, JsonError, Value};
+use crate::out::{Full, Out};
+use crate::phase::Phase;
+
+/// cloud-init's stage for each phase.
+pub const fn stage_name(phase: Phase) -> &'static str {
+    match phase {
+        Phase::Boot => "init-local",
+        Phase::Early => "init",
+        Phase::Main => "modules-config",
+        Phase::Final => "modules-final",
+    }
+}
+
+/// cloud-init's class name for the datasource of `cloud`; `cloud-init status` shows it
+/// lower-cased without the prefix ("ec2").
+pub const fn datasource(cloud: Cloud) -> Option<&'static str> {
+    Some(match cloud {
+        Cloud::Auto => return None,
+        Cloud::Aws => "DataSourceEc2",
+        Cloud::Azure => "DataSourceAzure",
+        Cloud::Gcp => "DataSourceGCE",
+        Cloud::Oci => "DataSourceOracle",
+        Cloud::Nocloud => "DataSourceNoCloud",
+        Cloud::Configdrive => "DataSourceConfigDrive",
+        Cloud::Openstack => "DataSourceOpenStack",
+    })
+}
+
+/// A stage's errors: wisp stops a phase at its first failure, so a run adds at most one.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Errors<'a> {
+    #[default]
+    None,
+    /// The `errors` array of an earlier document, an array of strings copied as it is.
+    Earlier(Value<'a>),
+    One(&'a str),
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stage<'a> {
+    /// Milliseconds since the epoch; written as seconds with a fraction, as cloud-init does.
+    pub start_ms: Option<u64>,
+    pub finished_ms: Option<u64>,
+    pub errors: Errors<'a>,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Status<'a> {
+    pub datasource: Option<&'static str>,
+    /// The stage running now, if any.
+    pub running: Option<Phase>,
+    /// In phase order.
+    pub stages: [Stage<'a>; 4],
+}
+
+impl<'a> Status<'a> {
+    /// Takes the stages of an earlier `status.json`; its `stage` and `datasource` are the
+    /// writer's to set again. On an error, the stages read so far are kept.
+    pub fn read(&mut self, document: &'a [u8]) -> Result<(), JsonError> {
+        let Some(v1) = Value::parse(document)?.get("v1")? else { return Ok(()) };
+        for (phase, record) in Phase::ALL.into_iter().zip(&mut self.stages) {
+            let Some(stage) = v1.get(stage_name(phase))? else { continue };
+            let time = |name| Ok::<_, JsonError>(stage.get(name)?.and_then(|v| seconds_to_ms(v.text)));
+            record.start_ms = time("start")?;
+            record.finished_ms = time("finished")?;
+            if let Some(list) = stage.get("errors")? {
+                if has_elements(list)? {
+                    record.errors = Errors::Earlier(list);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub fn has_errors(&self) -> bool {
+        self.stages.iter().any(|stage| stage.errors != Errors::None)
+    }
+
+    /// `status.json`.
+    pub fn write(&self, out: &mut Out<'_>) -> Result<(), Full> {
+        out.put(b"{\"v1\": {\"datasource\": ")?;
+        self.put_datasource(out)?;
+        out.put(b", \"stage\": ")?;
+        match self.running {
+            Some(phase) => out.put_all(&[b"\"", stage_name(phase).as_bytes(), b"\""])?,
+            None => out.put(b"null")?,
+        }
+        for phase in Phase::ALL {
+            let stage = &self.stages[phase as usize];
+            out.put_all(&[b", \"", stage_name(phase).as_bytes(), b"\": {\"errors\": ["])?;
+            put_errors(out, &stage.errors, true)?;
+            out.put(b"], \"recoverable_errors\": {}, \"start\": ")?;
+            put_seconds(out, stage.start_ms)?;
+            out.put(b", \"finished\": ")?;
+            put_seconds(out, stage.finished_ms)?;
+            out.put(b"}")?;
+        }
+        out.put(b"}}\n")
+    }
+
+    /// `result.json`: every stage's errors in one list.
+    pub fn write_result(&self, out: &mut Out<'_>) -> Result<(), Full> {
+        out.put(b"{\"v1\": {\"datasource\": ")?;
+        self.put_datasource(out)?;
+        out.put(b", \"errors\": [")?;
+        let mut first = true;
+        for stage in &self.stages {
+            if stage.errors != Errors::None {
+                put_errors(out, &stage.errors, first)?;
+                first = false;
+            }
+        }
+        out.put(b"]}}\n")
+    }
+
+    fn put_datasource(&self, out: &mut Out<'_>) -> Result<(), Full> {
+        match self.datasource {
+            Some(name) => json::put_string(out, name),
+            None => out.put(b"null"),
+        }
+    }
+}
+
+/// Whether the `errors` list of a `result.json` has any.
+pub fn result_has_errors(document: &[u8]) -> Result<bool, JsonError> {
+    let errors = Value::parse(document)?.path(&["v1", "errors"])?;
+    has_elements(errors.ok_or(JsonError::WrongType { expected: "an object with v1.errors" })?)
+}
+
+/// Whether an array of strings has any element; an element of another type is an error,
+/// since `cloud-init status` joins them as strings.
+fn has_elements(list: Value<'_>) -> Result<bool, JsonError> {
+    let mut elements = list.elements()?;
+    let mut any = false;
+    while let Some(element) = elements.next_element()? {
+        if element.text.first() != Some(&b'"') {
+            return Err(JsonError::WrongType { expected: "a string" });
+        }
+        any = true;
+    }
+    Ok(any)
+}
+
+/// The elements of `errors`, comma-separated, with a leading comma unless `first`.
+fn put_errors(out: &mut Out<'_>, errors: &Errors<'_>, first: bool) -> Result<(), Full> {
+    let comma = if first { &b""[..] } else { b", " };
+    match *errors {
+        Errors::None => Ok(()),
+        Errors::One(message) => {
+            out.put(comma)?;
+            json::put_string(out, message)
+        }
+        // Checked to be an array of strings when read.
+        Errors::Earlier(list) => {
+            let mut separator = comma;
+            if let Ok(mut elements) = list.elements() {
+                while let Ok(Some(element)) = elements.next_element() {
+                    out.put_all(&[separator, element.text])?;
+                    separator = b", ";
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+fn put_seconds(out: &mut Out<'_>, ms: Option<u64>) -> Result<(), Full> {
+    let Some(ms) = ms else { return out.put(b"null") };
+    out.put_decimal(ms / 1000)?;
+    let digit = |place: u64| b'0' + (ms / place % 10) as u8;
+    out.put(&[b'.', digit(100), digit(10), digit(1)])
+}
+
+/// A JSON number of seconds such as `1700000000.25`, as milliseconds; other forms
+/// (exponents, signs) are not written by wisp or cloud-init and read as no time.
+fn seconds_to_ms(text: &[u8]) -> Option<u64> {
+    let (whole, fraction) = match text.iter().position(|&b| b == b'.') {
+        Some(dot) => (&text[..dot], &text[dot + 1..]),
+        None => (text, &b""[..]),
+    };
+    let mut ms = crate::text::decimal(whole, 12)? * 1000;
+    if !fraction.is_empty() {
+        crate::text::decimal(fraction, 19)?;
+    }
+    for (place, &digit) in [100, 10, 1].iter().zip(fraction) {
+        ms += place * u64::from(digit - b'0');
+    }
+    Some(ms)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn written(write: impl FnOnce(&mut Out<'_>) -> Result<(), Full>) -> String {
+        let mut buf = [0u8; 2048];
+        let mut out = Out::new(&mut buf);
+        write(&mut out).unwrap();
+        String::from_utf8(out.written().to_vec()).unwrap()
+    }
+
+    const STAGE_NULL: &str = r#"{"errors": [], "recoverable_errors": {}, "start": null, "finished": null}"#;
+
+    #[test]
+    fn running_then_failed() {
+        let mut status = Status { datasource: datasource(Cloud::Aws), running: Some(Phase::Early), ..Status::default() };
+        status.stages[0] = Stage { start_ms: Some(1_700_000_000_005), finished_ms: Some(1_700_000_000_250), errors: Errors::None };
+        status.stages[1].start_ms = Some(1_700_000_001_000);
+        let expected = format!(
+            r#"{{"v1": {{"datasource": "DataSourceEc2", "stage": "init", "init-local": {{"errors": [], "recoverable_errors": {{}}, "start": 1700000000.005, "finished": 1700000000.250}}, "init": {{"errors": [], "recoverable_errors": {{}}, "start": 1700000001.000, "finished": null}}, "modules-config": {STAGE_NULL}, "modules-final": {STAGE_NULL}}}}}
+"#
+        );
+        assert_eq!(written(|out| status.write(out)), expected);
+        assert!(!status.has_errors());
+        assert_eq!(written(|out| status.write_result(out)), "{\"v1\": {\"datasource\": \"DataSourceEc2\", \"errors\": []}}\n");
+
+        status.running = None;
+        status.stages[1].finished_ms = Some(1_700_000_002_000);
+        status.stages[1].errors = Errors::One("early/save_userdata: \"x\\y\"\n");
+        assert!(status.has_errors());
+        assert_eq!(
+            written(|out| status.write_result(out)),
+            "{\"v1\": {\"datasource\": \"DataSourceEc2\", \"errors\": [\"early/save_userdata: \\\"x\\\\y\\\"\\u000a\"]}}\n"
+        );
+    }
+
+    #[test]
+    fn read_back_and_rewritten() {
+        let mut status = Status { datasource: None, ..Status::default() };
+        status.stages[0] = Stage { start_ms: Some(1_000), finished_ms: Some(2_500), errors: Errors::One("boot: a") };
+        status.stages[2] = Stage { start_ms: Some(3_000), finished_ms: None, errors: Errors::One("main: b") };
+        let document = written(|out| status.write(out));
+        assert!(document.starts_with("{\"v1\": {\"datasource\": null, \"stage\": null, "));
+        let mut read = Status::default();
+        read.read(document.as_bytes()).unwrap();
+        assert_eq!(read.running, None);
+        assert_eq!(read.stages[0].start_ms, Some(1_000));
+        assert_eq!(read.stages[0].finished_ms, Some(2_500));
+        assert_eq!(read.stages[1], Stage::default());
+        assert_eq!(read.stages[2].finished_ms, None);
+        assert_eq!(written(|out| read.write(out)), document);
+        let result = written(|out| read.write_result(out));
+        assert_eq!(result, "{\"v1\": {\"datasource\": null, \"errors\": [\"boot: a\", \"main: b\"]}}\n");
+        assert_eq!(result_has_errors(result.as_bytes()), Ok(true));
+        assert_eq!(result_has_errors(b"{\"v1\": {\"datasource\": null, \"errors\": []}}"), Ok(false));
+    }
+
+    #[test]
+    fn documents_of_cloud_init_itself() {
+        // As cloud-init 22.4 writes them: time.time() floats, keys sorted, two-space indent.
+        let document = br#"{
+  "v1": {
+    "datasource": "DataSourceNoCloud [seed=/dev/sr0][dsmode=net]",
+    "init": {"errors": ["one", "two"], "finished": 1700000001.7351234, "start": 1700000001.5},
+    "init-local": {"errors": [], "finished": 1700000000, "start": 1699999999.01},
+    "modules-config": {"errors": [], "finished": null, "start": null},
+    "stage": "modules-final"
+  }
+}"#;
+        let mut read = Status::default();
+        read.read(document).unwrap();
+        assert_eq!(read.stages[0].start_ms, Some(1_699_999_999_010));
+        assert_eq!(read.stages[0].finished_ms, Some(1_700_000_000_000));
+        assert_eq!(read.stages[1].finished_ms, Some(1_700_000_001_735));
+        assert_eq!(read.stages[3], Stage::default());
+        assert_eq!(written(|out| read.write_result(out)), "{\"v1\": {\"datasource\": null, \"errors\": [\"one\", \"two\"]}}\n");
+    }
+
+    #[test]
+    fn refused() {
+        let read = |document: &'static [u8]| {
+            let mut status = Status::default();
+            status.read(document).map(|()| status)
+        };
+        assert!(read(b"{\"v1\": {\"init\": {\"errors\": [1]}}}").is_err());
+        assert!(read(b"{\"v1\": {\"init\": []}}").is_err());
+        assert!(read(b"not json").is_err());
+        assert_eq!(read(b"{}").unwrap(), Status::default());
+        assert_eq!(result_has_errors(b"{\"v1\": {}}"), Err(JsonError::WrongType { expected: "an object with v1.errors" }));
+        assert_eq!(result_has_errors(b"{\"v1\": {\"errors\": [2]}}"), Err(JsonError::WrongType { expected: "a string" }));
+        assert_eq!(seconds_to_ms(b"1e9"), None);
+        assert_eq!(seconds_to_ms(b"-1"), None);
+        assert_eq!(seconds_to_ms(b"1."), Some(1000));
+        let mut small = [0u8; 40];
+        assert_eq!(Status::default().write(&mut Out::new(&mut small)), Err(Full { limit: 40 }));
+    }
+
+    #[test]
+    fn names() {
+        let stages: Vec<_> = Phase::ALL.iter().map(|&phase| stage_name(phase)).collect();
+        assert_eq!(stages, ["init-local", "init", "modules-config", "modules-final"]);
+        assert_eq!(datasource(Cloud::Gcp), Some("DataSourceGCE"));
+        assert_eq!(datasource(Cloud::Auto), None);
+    }
+}
