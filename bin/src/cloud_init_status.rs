@@ -29,8 +29,8 @@ pub fn stage_started(ctx: &mut Context<'_>, phase: Phase, cloud: Option<Cloud>) 
 /// Records the end of `phase`, with the reason it failed, if it did. The final phase's
 /// end, and any failure, also write `result.json`, which ends `cloud-init status --wait`.
 pub fn stage_finished(ctx: &mut Context<'_>, phase: Phase, cloud: Option<Cloud>, failure: Option<&Line>) {
-    let mut reason = failure.map(|line| msg!("{line}"));
-    update(ctx, phase, cloud, Some(reason.as_mut().map(|line| line.text())));
+    let reason = failure.map(|line| msg!("{line}"));
+    update(ctx, phase, cloud, Some(reason.as_ref().map(|line| line.text())));
 }
 
 fn update(ctx: &mut Context<'_>, phase: Phase, cloud: Option<Cloud>, end: Option<Option<&str>>) {

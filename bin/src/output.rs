@@ -1,6 +1,7 @@
 //! What wisp prints: messages on standard error, results on standard output, and the
 //! action log, which also goes to `$TINY_CLOUD_LOGS/wisp.log`.
 
+use core::cell::{Cell, UnsafeCell};
 use core::fmt::{self, Write};
 
 use wisp_os_linux::fs::Dir;
@@ -9,16 +10,60 @@ use wisp_os_linux::{AsFd, Errno, OwnedFd};
 
 /// Longest message line; longer ones end in "..." rather than being split.
 pub const LINE_LIMIT: usize = 1024;
+/// Room for every message of one run: a run writes a few hundred short lines at most.
+const MESSAGES_LIMIT: usize = 256 * 1024;
 
-/// A line assembled with `write!` in a fixed buffer.
+/// Every message of the run, appended and never changed: a `Line` is a small handle to
+/// its text here, so results carrying one stay as small as two numbers.
+struct Messages {
+    text: UnsafeCell<[u8; MESSAGES_LIMIT]>,
+    used: Cell<usize>,
+}
+
+// SAFETY: wisp has one thread; `Messages` is only touched from it.
+unsafe impl Sync for Messages {}
+
+static MESSAGES: Messages = Messages { text: UnsafeCell::new([0; MESSAGES_LIMIT]), used: Cell::new(0) };
+
+impl Messages {
+    /// The text of `start..start + len`, which was written before and never is again.
+    fn get(&self, start: u32, len: u32) -> &'static str {
+        let (start, len) = (start as usize, len as usize);
+        if start + len > self.used.get() {
+            return "";
+        }
+        // SAFETY: the range lies below `used`, which only grows, and only bytes at or past
+        // `used` are ever written (`append`), so no one writes to these bytes again.
+        let bytes = unsafe { core::slice::from_raw_parts((self.text.get() as *const u8).add(start), len) };
+        // Only whole characters are appended (see `Line::write_str`).
+        core::str::from_utf8(bytes).unwrap_or("")
+    }
+
+    /// Appends `text` if it fits; false when the arena is full.
+    fn append(&self, text: &str) -> bool {
+        let used = self.used.get();
+        if used + text.len() > MESSAGES_LIMIT {
+            return false;
+        }
+        // SAFETY: `used..used + len` is past every range handed out by `get`, and in bounds.
+        let tail = unsafe { core::slice::from_raw_parts_mut((self.text.get() as *mut u8).add(used), text.len()) };
+        tail.copy_from_slice(text.as_bytes());
+        self.used.set(used + text.len());
+        true
+    }
+}
+
+/// A message line: a handle to its text in the run's message arena.
+#[derive(Clone, Copy)]
 pub struct Line {
-    buf: heapless::String<LINE_LIMIT>,
+    start: u32,
+    len: u32,
     cut: bool,
 }
 
 impl Line {
     pub fn new() -> Line {
-        Line { buf: heapless::String::new(), cut: false }
+        Line { start: MESSAGES.used.get() as u32, len: 0, cut: false }
     }
 
     /// A line of formatted text; one function for every message, never inlined.
@@ -29,33 +74,15 @@ impl Line {
         line
     }
 
-    pub fn bytes(&mut self) -> &[u8] {
-        if self.cut {
-            let keep = LINE_LIMIT - 4;
-            let mut end = keep;
-            while !self.buf.is_char_boundary(end) {
-                end -= 1;
-            }
-            self.buf.truncate(end);
-            let _ = self.buf.push_str("...");
-            self.cut = false;
-        }
-        if !self.buf.ends_with('\n') {
-            let _ = self.buf.push('\n');
-        }
-        self.buf.as_bytes()
-    }
-
-    /// The text, with "..." marking a cut, and without the line break.
-    pub fn text(&mut self) -> &str {
-        let _ = self.bytes();
-        self.buf.trim_end_matches('\n')
+    /// The text, without a line break; "..." follows a line cut at the limit.
+    pub fn text(&self) -> &'static str {
+        MESSAGES.get(self.start, self.len)
     }
 }
 
 impl fmt::Display for Line {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.buf)?;
+        f.write_str(self.text())?;
         if self.cut {
             f.write_str("...")?;
         }
@@ -64,15 +91,29 @@ impl fmt::Display for Line {
 }
 
 impl Write for Line {
+    /// Appends to the line, moving it to the arena's end first if others were written
+    /// after it.
     fn write_str(&mut self, s: &str) -> fmt::Result {
-        for c in s.chars() {
-            if self.buf.len() + c.len_utf8() > LINE_LIMIT - 1 {
-                self.cut = true;
-                return Ok(());
-            }
-            let _ = self.buf.push(c);
+        if (self.start + self.len) as usize != MESSAGES.used.get() {
+            let old = self.text();
+            *self = Line { start: MESSAGES.used.get() as u32, len: 0, cut: self.cut };
+            self.push(old);
         }
+        self.push(s);
         Ok(())
+    }
+}
+
+impl Line {
+    fn push(&mut self, s: &str) {
+        for c in s.chars() {
+            let mut utf8 = [0u8; 4];
+            if self.cut || self.len as usize + c.len_utf8() > LINE_LIMIT - 4 || !MESSAGES.append(c.encode_utf8(&mut utf8)) {
+                self.cut = true;
+                return;
+            }
+            self.len += c.len_utf8() as u32;
+        }
     }
 }
 
@@ -106,9 +147,16 @@ impl fmt::Display for Os {
 }
 
 pub fn print(args: fmt::Arguments<'_>) {
-    let mut line = Line::new();
-    let _ = line.write_fmt(args);
-    let _ = write_all(stdout(), line.bytes());
+    write_line(stdout(), b"", args);
+}
+
+/// `prefix`, the formatted line ("..." if cut) and a line break, to `fd`.
+fn write_line(fd: wisp_os_linux::BorrowedFd<'_>, prefix: &[u8], args: fmt::Arguments<'_>) -> Line {
+    let line = Line::format(args);
+    let _ = write_all(fd, prefix);
+    let _ = write_all(fd, line.text().as_bytes());
+    let _ = write_all(fd, if line.cut { b"...\n" } else { b"\n" });
+    line
 }
 
 /// Raw bytes to standard output (metadata values), unchanged.
@@ -117,10 +165,7 @@ pub fn print_raw(bytes: &[u8]) {
 }
 
 pub fn error(args: fmt::Arguments<'_>) {
-    let mut line = Line::new();
-    let _ = line.write_fmt(args);
-    let _ = write_all(stderr(), b"wisp: ");
-    let _ = write_all(stderr(), line.bytes());
+    write_line(stderr(), b"wisp: ", args);
 }
 
 /// The action log: each line to standard error and, once the log directory is known,
@@ -146,16 +191,13 @@ impl Log {
     }
 
     pub fn line(&mut self, args: fmt::Arguments<'_>) {
-        let mut line = Line::new();
-        let _ = line.write_fmt(args);
-        let message = line.bytes();
-        let _ = write_all(stderr(), b"wisp: ");
-        let _ = write_all(stderr(), message);
+        let line = write_line(stderr(), b"wisp: ", args);
         if let Some(file) = &self.file {
             let stamp = wisp_core::clock::iso8601(wisp_os_linux::time::realtime_secs());
             let _ = write_all(file.as_fd(), &stamp);
             let _ = write_all(file.as_fd(), b" ");
-            let _ = write_all(file.as_fd(), message);
+            let _ = write_all(file.as_fd(), line.text().as_bytes());
+            let _ = write_all(file.as_fd(), if line.cut { b"...\n" } else { b"\n" });
         }
     }
 }
