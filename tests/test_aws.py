@@ -264,17 +264,28 @@ def test_gzip_user_data_is_saved_decompressed(run, imds, root):
 
 
 def test_compressed_user_data_errors(run, imds, root):
+    """User-data that does not decompress is kept as received and applies nothing; the
+    instance still gets its user and keys, and the bootstrap stays incomplete."""
     import gzip
     bomb = gzip.compress(b"\0" * (17 << 20))
     server = imds(aws_metadata(user_data_b64=base64.b64encode(bomb).decode()))
     result = run("bootstrap", root=root)
-    assert result.rc == 1 and "early/save_userdata: failed: user-data: gzip data expands past 16777216 bytes" in result.stderr, result
-    assert not (root / "var/lib/cloud/user-data").exists()
+    assert result.rc == 1, result
+    assert "early/save_userdata: ok: saved" in result.stderr and "it does not decode: user-data: gzip data expands past 16777216 bytes" in result.stderr
+    assert "main/userdata_bootcmd: failed: user-data: gzip data expands past 16777216 bytes" in result.stderr, result
+    assert (root / "var/lib/cloud/user-data").read_bytes() == bomb
+    assert (root / "home/alpine/.ssh/authorized_keys").exists()
+    assert not (root / "var/lib/cloud/.bootstrap-complete").exists()
     truncated = gzip.compress(SCRIPT.encode())[:-6]
     server.update(user_data_b64=base64.b64encode(truncated).decode())
     result = run("bootstrap", root=root)
     assert result.rc == 1 and "user-data: gzip data is truncated" in result.stderr, result
+    corrupt = bytearray(gzip.compress(SCRIPT.encode()))
+    corrupt[-8] ^= 0xff  # the CRC32 in the trailer
+    server.update(user_data_b64=base64.b64encode(bytes(corrupt)).decode())
+    result = run("bootstrap", root=root)
+    assert result.rc == 1 and "user-data: gzip CRC32 mismatch" in result.stderr, result
     server.update(user_data_b64=base64.b64encode(b"\xfd7zXZ\x00\x00rest").decode())
     result = run("bootstrap", root=root)
     assert result.rc == 1 and "user-data is xz-compressed: unsupported compression" in result.stderr, result
-    assert not (root / "var/lib/cloud/user-data").exists()
+    assert not (root / "var/lib/cloud/script-ran").exists()

@@ -187,3 +187,46 @@ def test_an_include_that_cannot_be_fetched_runs_nothing(run, imds, root, web, ur
     assert "does not decode" in result.stderr
     assert ran(root) == []
     assert not (root / "var/lib/cloud/.bootstrap-complete").exists()
+
+
+def nested(depth):
+    """A script inside `depth` levels of multipart/mixed."""
+    body, content_type = counter("deep", depth=0), "text/x-shellscript"
+    for level in range(depth):
+        body = f"--b{level}\nContent-Type: {content_type}\n\n{body}\n--b{level}--\n"
+        content_type = f"multipart/mixed; boundary=b{level}"
+    return f"Content-Type: {content_type}\nMIME-Version: 1.0\n\n{body}"
+
+
+def test_nesting_within_the_limit_runs(run, imds, root):
+    imds(aws_metadata(user_data_b64=b64(nested(4).encode())))
+    result = run("bootstrap", root=root)
+    assert result.rc == 0, result
+    assert ran(root) == ["deep"]
+
+
+@pytest.mark.parametrize("document, reason", [
+    # More parts than wisp keeps (64).
+    (multipart(*[("text/x-shellscript", counter(f"p{i}", depth=0), "") for i in range(65)]),
+     "multipart MIME with more than 64 parts"),
+    # Multipart nested deeper than wisp follows.
+    (nested(6), "nested deeper than 4 levels"),
+    # A gzip'd part whose CRC does not match.
+    (multipart(("text/x-shellscript", counter("before", depth=0), ""),
+               ("application/x-gzip", gzip.compress(counter("x", depth=0).encode())[:-8] + b"\0\0\0\0" + gzip.compress(b"")[-4:], "")),
+     "gzip"),
+    # A bzip2'd part.
+    (multipart(("text/x-shellscript", counter("before", depth=0), ""), ("text/plain", b"BZh91AY&SY rest", "")),
+     "is bzip2-compressed: unsupported compression (wisp decodes gzip only)"),
+    # A transfer encoding wisp does not decode.
+    (multipart(("text/x-shellscript", counter("q", depth=0), "Content-Transfer-Encoding: quoted-printable\n")),
+     "unsupported transfer encoding quoted-printable"),
+])
+def test_oversize_and_undecodable_parts_run_nothing(run, imds, root, document, reason):
+    document = document if isinstance(document, bytes) else document.encode()
+    imds(aws_metadata(user_data_b64=b64(document)))
+    result = run("bootstrap", root=root)
+    assert result.rc == 1, result
+    assert reason in result.stderr, result.stderr
+    assert ran(root) == []
+    assert (root / "home/alpine/.ssh/authorized_keys").exists()

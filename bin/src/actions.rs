@@ -115,20 +115,22 @@ static GUNZIP: Once<[u8; USER_DATA_LIMIT]> = Once::new([0; USER_DATA_LIMIT]);
 
 /// `$TINY_CLOUD_VAR/user-data`, mode 0600, replaced atomically; empty when the instance
 /// has none, as tiny-cloud leaves it. gzip'd user-data is saved decompressed, as
-/// tiny-cloud does; other compressions are refused, as wisp has no decoder for them.
+/// tiny-cloud does. User-data that does not decompress (or uses another compression) is
+/// saved as received: the main phase's user-data actions report why and apply nothing,
+/// after the instance has its user and keys.
 #[inline(never)]
 fn save_userdata(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) -> Result<Line, Line> {
     let raw = session.metadata.get(Item::UserData).unwrap_or(b"");
-    if let Some(name) = gzip::other_compression(raw) {
-        return Err(msg!("user-data is {name}-compressed: unsupported compression (wisp decodes gzip only)"));
-    }
-    let data = if gzip::is_gzip(raw) {
-        let out = GUNZIP.take().ok_or_else(|| msg!("the gunzip buffer is in use"))?;
-        let mut state = DecompressorOxide::new();
-        let len = gzip::decompress(raw, out, &mut state).map_err(|e| msg!("user-data: {e}"))?;
-        &out[..len]
-    } else {
-        raw
+    let data = match gzip::is_gzip(raw) {
+        true => {
+            let out = GUNZIP.take().ok_or_else(|| msg!("the gunzip buffer is in use"))?;
+            let mut state = DecompressorOxide::new();
+            match gzip::decompress(raw, out, &mut state) {
+                Ok(len) => &out[..len],
+                Err(_) => raw,
+            }
+        }
+        false => raw,
     };
     let len = data.len();
     let mode_ok = matches!(var.metadata(USER_DATA), Ok(Some(m)) if m.is_file() && m.permissions() == 0o600);
@@ -138,9 +140,7 @@ fn save_userdata(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) -> Res
         var.write_atomic(USER_DATA, data, 0o600, None).map_err(|e| msg!("cannot save user-data: {}", Os(e)))?;
         "saved"
     };
-    // Decoded now, while the network is up, to fetch its includes. A document that does
-    // not decode is reported by the main phase's user-data actions, after the instance
-    // has its user and keys.
+    // Decoded now, while the network is up, to fetch its includes.
     let timeouts = ctx.timeouts;
     Ok(match session.decode_saved(ctx, var, &timeouts) {
         Ok(Some(userdata)) => msg!("{note} ({len} bytes, {} parts)", userdata.parts.len()),
