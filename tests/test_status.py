@@ -74,8 +74,10 @@ def test_failure_in_an_earlier_phase_ends_the_wait(run, imds, root):
     result = run("bootstrap", root=root)
     assert result.rc == 1, result
     status, outcome = documents(root)
-    assert status["v1"]["init"]["errors"] and status["v1"]["modules-config"]["start"] is None
-    assert outcome["v1"]["errors"] == status["v1"]["init"]["errors"]
+    # Undecodable user-data stops the main phase, after the user and keys.
+    assert not status["v1"]["init"]["errors"]
+    assert status["v1"]["modules-config"]["errors"] and status["v1"]["modules-final"]["start"] is None
+    assert outcome["v1"]["errors"] == status["v1"]["modules-config"]["errors"]
     assert "xz-compressed" in outcome["v1"]["errors"][0]
 
 

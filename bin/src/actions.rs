@@ -9,7 +9,7 @@ use wisp_os_linux::fs::{self, Dir};
 
 use crate::context::Context;
 use crate::once::Once;
-use crate::output::{Line, Os};
+use crate::output::Line;
 use crate::phases::Session;
 use crate::state;
 
@@ -57,7 +57,7 @@ pub fn run(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: 
 #[inline(never)]
 fn set_default_interfaces(ctx: &Context<'_>) -> Result<Line, Line> {
     let etc_network = ctx.create_dir(b"/etc/network")?;
-    if etc_network.metadata(b"interfaces").map_err(|e| msg!("/etc/network/interfaces: {}", Os(e)))?.is_some() {
+    if etc_network.metadata(b"interfaces").map_err(|e| crate::output::os_error("/etc/network/interfaces", e))?.is_some() {
         return Ok(msg!("already set up"));
     }
     let mut first: Option<(u32, heapless::String<16>)> = None;
@@ -85,7 +85,7 @@ fn set_default_interfaces(ctx: &Context<'_>) -> Result<Line, Line> {
     if let Some((_, name)) = &first {
         let _ = core::fmt::write(&mut text, format_args!("auto {name}\niface {name}\n\tuse dhcp\n\n"));
     }
-    etc_network.write_atomic(b"interfaces", text.as_bytes(), 0o644, None).map_err(|e| msg!("/etc/network/interfaces: {}", Os(e)))?;
+    etc_network.write_atomic(b"interfaces", text.as_bytes(), 0o644, None).map_err(|e| crate::output::os_error("/etc/network/interfaces", e))?;
     Ok(match first {
         Some((_, name)) => msg!("lo and {name} (dhcp)"),
         None => msg!("lo only: no eth* interface"),
@@ -103,7 +103,7 @@ fn enable_sshd(ctx: &Context<'_>) -> Result<Line, Line> {
     match runlevel.create_symlink(b"/etc/init.d/sshd", b"sshd") {
         Ok(true) => Ok(msg!("sshd added to the default runlevel")),
         Ok(false) => Ok(msg!("sshd already in the default runlevel")),
-        Err(e) => Err(msg!("/etc/runlevels/default/sshd: {}", Os(e))),
+        Err(e) => Err(crate::output::os_error("/etc/runlevels/default/sshd", e)),
     }
 }
 
@@ -137,7 +137,7 @@ fn save_userdata(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) -> Res
     let note = if mode_ok && var.has_contents(USER_DATA, data).unwrap_or(false) {
         "unchanged"
     } else {
-        var.write_atomic(USER_DATA, data, 0o600, None).map_err(|e| msg!("cannot save user-data: {}", Os(e)))?;
+        var.write_atomic(USER_DATA, data, 0o600, None).map_err(|e| crate::output::os_error("cannot save user-data", e))?;
         "saved"
     };
     // Decoded now, while the network is up, to fetch its includes.

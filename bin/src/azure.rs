@@ -84,7 +84,7 @@ fn report(timeouts: &Timeouts, body: &[u8], ready: bool) -> Result<&'static str,
 /// One request to the wireserver: the status and where the body lies in `response`.
 fn exchange(timeouts: &Timeouts, request: &Request<'_>, response: &mut [u8]) -> Result<(u16, Range<usize>), Line> {
     let mut bytes = [0u8; 4096];
-    let len = http::write_request(request, &mut bytes).map_err(|e| msg!("{e}"))?;
+    let len = http::write_request(request, &mut bytes).map_err(crate::output::line)?;
     let mut exchanges = [Exchange::new(&bytes[..len], response)];
     exchange_all(&mut exchanges, azure::WIRESERVER_ADDRESS, 80, timeouts);
     exchanges[0].result().map_err(|e| msg!("wireserver: {e}"))

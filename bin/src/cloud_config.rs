@@ -69,7 +69,7 @@ pub fn run(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir, action: Acti
 fn run_commands(ctx: &Context<'_>, var: &Dir, config: &CloudConfig<'static>, key: &'static str) -> Result<Line, Line> {
     let Some(commands) = config.value(key) else { return Ok(msg!("no {key}")) };
     let mut script = [0u8; 64 * 1024];
-    let len = cloud_config::shell_script(key, commands, &mut script).map_err(|e| msg!("{e}"))?;
+    let len = cloud_config::shell_script(key, commands, &mut script).map_err(crate::output::line)?;
     let dir = ctx.create_dir(crate::userdata::var_child(ctx, b"scripts")?.as_bytes())?;
     dir.write_atomic(key.as_bytes(), &script[..len], 0o700, None).map_err(|e| msg!("cannot save the {key} script: {}", Os(e)))?;
     let _ = var;
@@ -90,8 +90,8 @@ fn write_files(ctx: &Context<'_>, config: &CloudConfig<'static>, deferred: bool)
 
 fn write_entries(ctx: &Context<'_>, files: wisp_core::yaml::Value<'static>, deferred: bool, buffer: &mut [u8]) -> Result<Line, Line> {
     let mut written = 0;
-    for entry in cloud_config::items("write_files", files).map_err(|e| msg!("{e}"))? {
-        let file = cloud_config::write_file(entry).map_err(|e| msg!("{e}"))?;
+    for entry in cloud_config::items("write_files", files).map_err(crate::output::line)? {
+        let file = cloud_config::write_file(entry).map_err(crate::output::line)?;
         if file.defer != deferred {
             continue;
         }
@@ -131,12 +131,12 @@ fn decode_content(file: &WriteFile<'_>, out: &mut [u8]) -> Result<usize, Line> {
             out.get_mut(..content.len()).ok_or_else(|| msg!("content larger than {limit} bytes"))?.copy_from_slice(content);
             Ok(content.len())
         }
-        Encoding::Base64 => base64::decode(content, out).map_err(|e| msg!("{e}")),
+        Encoding::Base64 => base64::decode(content, out).map_err(crate::output::line),
         Encoding::GzipBase64 => {
             let (inflated, encoded) = out.split_at_mut(out.len() / 2);
-            let len = base64::decode(content, encoded).map_err(|e| msg!("{e}"))?;
+            let len = base64::decode(content, encoded).map_err(crate::output::line)?;
             let mut state = miniz_oxide::inflate::core::DecompressorOxide::new();
-            gzip::decompress(&encoded[..len], inflated, &mut state).map_err(|e| msg!("{e}"))
+            gzip::decompress(&encoded[..len], inflated, &mut state).map_err(crate::output::line)
         }
     }
 }

@@ -96,7 +96,7 @@ impl<'a> Context<'a> {
 
     pub fn open_dir(&self, absolute: &[u8]) -> Result<Dir, Line> {
         let path = self.path(absolute)?;
-        Dir::open(path.as_cstr()).map_err(|e| msg!("{}: {}", Shown(path.as_bytes()), Os(e)))
+        Dir::open(path.as_cstr()).map_err(|e| crate::output::path_error(path.as_bytes(), e))
     }
 
     /// Opens the directory, creating it and its parents (mode 0755) if missing.
@@ -105,9 +105,9 @@ impl<'a> Context<'a> {
         match Dir::open(path.as_cstr()) {
             Ok(dir) => return Ok(dir),
             Err(wisp_os_linux::Errno::NOENT) => {}
-            Err(e) => return Err(msg!("{}: {}", Shown(path.as_bytes()), Os(e))),
+            Err(e) => return Err(crate::output::path_error(path.as_bytes(), e)),
         }
-        fs::create_dir_all(path.as_bytes(), 0o755).map_err(|e| msg!("{}: {}", Shown(path.as_bytes()), Os(e)))?;
+        fs::create_dir_all(path.as_bytes(), 0o755).map_err(|e| crate::output::path_error(path.as_bytes(), e))?;
         self.open_dir(absolute)
     }
 
@@ -198,7 +198,7 @@ impl<'a> Context<'a> {
 
 fn read_error(path: &[u8], e: ReadError) -> Line {
     match e {
-        ReadError::Io(e) => msg!("{}: {}", Shown(path), Os(e)),
+        ReadError::Io(e) => crate::output::path_error(path, e),
         ReadError::TooLarge { limit } => msg!("{}: larger than {limit} bytes", Shown(path)),
     }
 }

@@ -102,8 +102,8 @@ fn grow_mount(ctx: &Context<'_>, path: &[u8]) -> Result<Line, Line> {
     // The filesystem grows to what the kernel now says the device holds (for a whole-disk
     // filesystem, the disk).
     let bytes = block::size_bytes(&open_device(ctx, name)?).map_err(|e| msg!("{}: size: {}", Shown(name), Os(e)))?;
-    let mountpoint = CPath::from_parts(&[path]).map_err(|e| msg!("{e}"))?;
-    let handle = fs::open_directory(mountpoint.as_cstr()).map_err(|e| msg!("{}: {}", Shown(path), Os(e)))?;
+    let mountpoint = CPath::from_parts(&[path]).map_err(crate::output::line)?;
+    let handle = fs::open_directory(mountpoint.as_cstr()).map_err(|e| crate::output::path_error(path, e))?;
     let grown = grow_filesystem(handle.as_fd(), filesystem, bytes).map_err(|e| msg!("{note}; {e}"))?;
     let _ = core::fmt::Write::write_fmt(&mut note, format_args!("; {grown}"));
     Ok(note)
@@ -120,14 +120,14 @@ fn parent_uevent(uevent: &str) -> heapless::String<64> {
 
 fn open_device(ctx: &Context<'_>, name: &[u8]) -> Result<wisp_os_linux::OwnedFd, Line> {
     let mut path = ctx.path(b"/dev/")?;
-    path.push(name).map_err(|e| msg!("{e}"))?;
-    fs::open_read_write(path.as_cstr()).map_err(|e| msg!("{}: {}", Shown(path.as_bytes()), Os(e)))
+    path.push(name).map_err(crate::output::line)?;
+    fs::open_read_write(path.as_cstr()).map_err(|e| crate::output::path_error(path.as_bytes(), e))
 }
 
 fn grow_filesystem(handle: BorrowedFd<'_>, filesystem: Filesystem, bytes: u64) -> Result<Line, Line> {
     match filesystem {
         Filesystem::Ext4 => {
-            let block_size = block::filesystem_block_size(handle).map_err(|e| msg!("statfs: {}", Os(e)))?;
+            let block_size = block::filesystem_block_size(handle).map_err(|e| crate::output::os_error("statfs", e))?;
             let blocks = bytes / block_size;
             match block::ext4_resize(handle, blocks) {
                 Ok(()) => Ok(msg!("ext4 resized to {blocks} blocks of {block_size} bytes")),
@@ -137,25 +137,25 @@ fn grow_filesystem(handle: BorrowedFd<'_>, filesystem: Filesystem, bytes: u64) -
                 Err(Errno::OPNOTSUPP) => Err(msg!(
                     "the kernel cannot resize this ext4 online (no resize_inode and no meta_bg: its block group descriptors cannot grow)"
                 )),
-                Err(e) => Err(msg!("ext4 online resize failed: {}", Os(e))),
+                Err(e) => Err(crate::output::os_error("ext4 online resize failed", e)),
             }
         }
         Filesystem::Xfs => {
-            let (block_size, data_blocks, imaxpct) = block::xfs_geometry(handle).map_err(|e| msg!("xfs geometry: {}", Os(e)))?;
+            let (block_size, data_blocks, imaxpct) = block::xfs_geometry(handle).map_err(|e| crate::output::os_error("xfs geometry", e))?;
             let blocks = bytes / u64::from(block_size.max(1));
             if blocks <= data_blocks {
                 return Ok(msg!("xfs already fills the device ({data_blocks} blocks)"));
             }
-            block::xfs_grow(handle, blocks, imaxpct).map_err(|e| msg!("xfs growfs failed: {}", Os(e)))?;
+            block::xfs_grow(handle, blocks, imaxpct).map_err(|e| crate::output::os_error("xfs growfs failed", e))?;
             // xfs drops a last allocation group too small to be worth it: report what it did.
-            let (_, grown, _) = block::xfs_geometry(handle).map_err(|e| msg!("xfs geometry: {}", Os(e)))?;
+            let (_, grown, _) = block::xfs_geometry(handle).map_err(|e| crate::output::os_error("xfs geometry", e))?;
             if grown == data_blocks {
                 return Ok(msg!("xfs already fills the device ({data_blocks} blocks)"));
             }
             Ok(msg!("xfs grown from {data_blocks} to {grown} blocks of {block_size} bytes"))
         }
         Filesystem::Btrfs => {
-            block::btrfs_resize_max(handle).map_err(|e| msg!("btrfs resize failed: {}", Os(e)))?;
+            block::btrfs_resize_max(handle).map_err(|e| crate::output::os_error("btrfs resize failed", e))?;
             Ok(msg!("btrfs resized to the device's size"))
         }
     }
@@ -164,9 +164,9 @@ fn grow_filesystem(handle: BorrowedFd<'_>, filesystem: Filesystem, bytes: u64) -
 /// `wisp grow --image FILE --partition N`: the same table rewrite on an image file, whose
 /// sector size is where its GPT header is found (512 otherwise).
 fn grow_image(ctx: &Context<'_>, file: &[u8], partition: u32) -> Result<Line, Line> {
-    let path = CPath::from_parts(&[file]).map_err(|e| msg!("{e}"))?;
-    let image = fs::open_read_write(path.as_cstr()).map_err(|e| msg!("{}: {}", Shown(file), Os(e)))?;
-    let size = block::file_size(&image).map_err(|e| msg!("{}: {}", Shown(file), Os(e)))?;
+    let path = CPath::from_parts(&[file]).map_err(crate::output::line)?;
+    let image = fs::open_read_write(path.as_cstr()).map_err(|e| crate::output::path_error(file, e))?;
+    let size = block::file_size(&image).map_err(|e| crate::output::path_error(file, e))?;
     let mut head = [0u8; 8];
     let sector_size = [512u32, 4096]
         .into_iter()
@@ -196,7 +196,7 @@ fn grow_table(ctx: &Context<'_>, disk: BorrowedFd<'_>, sector_size: u32, disk_se
     let (decision, capped) = if mbr::is_protective(&mbr_sector[..ss]) {
         (grow_gpt(&mut writer, &mut mbr_sector[..ss], disk_sectors, partition)?, false)
     } else {
-        let plan = mbr::plan(&mut mbr_sector[..ss], disk_sectors, sector_size, partition).map_err(|e| msg!("{e}"))?;
+        let plan = mbr::plan(&mut mbr_sector[..ss], disk_sectors, sector_size, partition).map_err(crate::output::line)?;
         if let Decision::Grow { .. } = plan.decision {
             writer.write(0, &mbr_sector[..ss])?;
             writer.sync()?;
@@ -223,7 +223,7 @@ fn grow_table(ctx: &Context<'_>, disk: BorrowedFd<'_>, sector_size: u32, disk_se
         let found = gpt::partitions(&header, &entries[..len]).find(|p| p.number == partition);
         found.map(|p| (p.first, p.last))
     } else {
-        let entries = mbr::entries(&mbr_sector[..ss]).map_err(|e| msg!("{e}"))?;
+        let entries = mbr::entries(&mbr_sector[..ss]).map_err(crate::output::line)?;
         entries.iter().find(|e| e.number == partition).map(|e| (e.start, e.start + e.sectors - 1))
     };
     Ok(TableOutcome { decision, extent, note })
@@ -258,7 +258,7 @@ fn grow_gpt(writer: &mut Writer<'_>, mbr_sector: &mut [u8], disk_sectors: u64, p
         },
         Err(e) => return Err(msg!("{e}")),
     }
-    let plan = gpt::plan(&primary, &mut entries[..len], disk_sectors, writer.sector_size, partition).map_err(|e| msg!("{e}"))?;
+    let plan = gpt::plan(&primary, &mut entries[..len], disk_sectors, writer.sector_size, partition).map_err(crate::output::line)?;
     let mbr_changed = mbr::cover_disk(mbr_sector, disk_sectors);
     if !plan.changed && !mbr_changed {
         return Ok(plan.decision);
@@ -320,14 +320,14 @@ impl Writer<'_> {
     }
 
     fn sync(&mut self) -> Result<(), Line> {
-        block::sync(self.disk).map_err(|e| msg!("fsync: {}", Os(e)))
+        block::sync(self.disk).map_err(|e| crate::output::os_error("fsync", e))
     }
 
     fn read_header(&mut self, lba: u64) -> Result<Header, Line> {
         let mut sector = [0u8; SECTOR_LIMIT];
         let ss = self.sector_size as usize;
         self.read(lba, &mut sector[..ss])?;
-        Header::parse(&sector[..ss]).map_err(|e| msg!("{e}"))
+        Header::parse(&sector[..ss]).map_err(crate::output::line)
     }
 
     /// The primary header (LBA 1) and its entry array.

@@ -11,7 +11,7 @@ use wisp_os_linux::fs::{self, ReadError};
 
 use crate::actions::USER_DATA;
 use crate::context::Context;
-use crate::output::{self, Line, Os, Shown};
+use crate::output::{self, Line, Shown};
 use crate::userdata::{self, Includes};
 use crate::EXIT_FAILED;
 
@@ -58,7 +58,7 @@ fn read(ctx: &Context<'_>, file: Option<&[u8]>, buf: &mut [u8]) -> Result<usize,
         Ok(Some(len)) => Ok(len),
         Ok(None) => Err(msg!("{}: no such file", Shown(file))),
         Err(ReadError::TooLarge { limit }) => Err(msg!("{}: larger than {limit} bytes", Shown(file))),
-        Err(ReadError::Io(e)) => Err(msg!("{}: {}", Shown(file), Os(e))),
+        Err(ReadError::Io(e)) => Err(crate::output::path_error(file, e)),
     }
 }
 

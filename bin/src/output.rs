@@ -117,6 +117,24 @@ impl Line {
     }
 }
 
+/// Any error in its own words: one function per error type, not one per call.
+#[inline(never)]
+pub fn line(e: impl fmt::Display) -> Line {
+    Line::format(format_args!("{e}"))
+}
+
+/// `what: reason` for a failed system call.
+#[inline(never)]
+pub fn os_error(what: &str, e: Errno) -> Line {
+    Line::format(format_args!("{what}: {}", Os(e)))
+}
+
+/// `path: reason` for a failed system call on a path from outside, shown safely.
+#[inline(never)]
+pub fn path_error(path: &[u8], e: Errno) -> Line {
+    Line::format(format_args!("{}: {}", Shown(path), Os(e)))
+}
+
 /// Shows bytes from outside (paths, names) with anything unprintable escaped, so a
 /// message can never carry a terminal escape or a line break.
 pub struct Shown<'a>(pub &'a [u8]);

@@ -7,7 +7,7 @@ use wisp_core::sha512_crypt;
 use wisp_core::yaml::{Kind, Value};
 
 use crate::context::Context;
-use crate::output::{Line, Os, Shown};
+use crate::output::{Line, Shown};
 
 /// Longest `$6$salt$hash` (with a `!` for a locked password).
 pub const HASH_LIMIT: usize = 128;
@@ -36,18 +36,18 @@ pub fn shadow_field<'b>(hashed: Option<&'b str>, plain: Option<&str>, lock: bool
 fn hash_plain(password: &[u8], out: &mut [u8]) -> Result<usize, Line> {
     const SALT_ALPHABET: &[u8; 64] = b"./0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
     let mut salt = [0u8; 16];
-    wisp_os_linux::system::random_bytes(&mut salt).map_err(|e| msg!("no random salt: {}", Os(e)))?;
+    wisp_os_linux::system::random_bytes(&mut salt).map_err(|e| crate::output::os_error("no random salt", e))?;
     for byte in salt.iter_mut() {
         *byte = SALT_ALPHABET[usize::from(*byte & 63)];
     }
-    sha512_crypt::hash(password, &salt, None, out).map_err(|e| msg!("{e}"))
+    sha512_crypt::hash(password, &salt, None, out).map_err(crate::output::line)
 }
 
 /// `password` and `chpasswd`; the number of passwords set.
 pub fn apply(ctx: &Context<'_>, config: &CloudConfig<'static>) -> Result<usize, Line> {
     let chpasswd = config.value("chpasswd");
     let field = |name: &str| chpasswd.and_then(|c| c.get(name)).filter(|v| !v.is_null());
-    let expire = field("expire").map(|v| cloud_config::flag("chpasswd", v)).transpose().map_err(|e| msg!("{e}"))?.unwrap_or(true);
+    let expire = field("expire").map(|v| cloud_config::flag("chpasswd", v)).transpose().map_err(crate::output::line)?.unwrap_or(true);
     let mut set = 0;
     let mut one = |name: &str, password: &str, kind: PasswordType, at: Value<'_>| -> Result<(), Line> {
         let mut out = [0u8; HASH_LIMIT];
@@ -62,8 +62,8 @@ pub fn apply(ctx: &Context<'_>, config: &CloudConfig<'static>) -> Result<usize, 
     };
     let mut any = false;
     if let Some(users) = field("users") {
-        for entry in cloud_config::items("chpasswd", users).map_err(|e| msg!("{e}"))? {
-            let get = |key: &str| entry.get(key).filter(|v| !v.is_null()).map(|v| cloud_config::text("chpasswd", v)).transpose().map_err(|e| msg!("{e}"));
+        for entry in cloud_config::items("chpasswd", users).map_err(crate::output::line)? {
+            let get = |key: &str| entry.get(key).filter(|v| !v.is_null()).map(|v| cloud_config::text("chpasswd", v)).transpose().map_err(crate::output::line);
             let name = get("name")?.ok_or_else(|| msg!("cloud-config line {}: chpasswd: a user has no name", entry.line()))?;
             let kind = match get("type")?.unwrap_or("hash") {
                 "text" => PasswordType::Text,
@@ -91,18 +91,18 @@ pub fn apply(ctx: &Context<'_>, config: &CloudConfig<'static>) -> Result<usize, 
         match list.kind() {
             Kind::Sequence => {
                 for item in list.items() {
-                    line_of(cloud_config::text("chpasswd", item).map_err(|e| msg!("{e}"))?, item)?;
+                    line_of(cloud_config::text("chpasswd", item).map_err(crate::output::line)?, item)?;
                 }
             }
             _ => {
-                for line in cloud_config::text("chpasswd", list).map_err(|e| msg!("{e}"))?.lines().filter(|l| !l.trim().is_empty()) {
+                for line in cloud_config::text("chpasswd", list).map_err(crate::output::line)?.lines().filter(|l| !l.trim().is_empty()) {
                     line_of(line, list)?;
                 }
             }
         }
     }
     if let (false, Some(value)) = (any, config.value("password")) {
-        let password = cloud_config::text("password", value).map_err(|e| msg!("{e}"))?;
+        let password = cloud_config::text("password", value).map_err(crate::output::line)?;
         let name = ctx.config.cloud_user.as_str();
         one(name, password, if is_crypt_hash(password) { PasswordType::Hash } else { PasswordType::Text }, value)?;
     }
@@ -130,13 +130,13 @@ fn set_shadow(ctx: &Context<'_>, name: &[u8], field: &[u8], expire: bool) -> Res
     let len = match etc.read(b"shadow", &mut shadow) {
         Ok(len) => len.unwrap_or(0),
         Err(wisp_os_linux::fs::ReadError::TooLarge { limit }) => return Err(msg!("/etc/shadow is larger than {limit} bytes")),
-        Err(wisp_os_linux::fs::ReadError::Io(e)) => return Err(msg!("/etc/shadow: {}", Os(e))),
+        Err(wisp_os_linux::fs::ReadError::Io(e)) => return Err(crate::output::os_error("/etc/shadow", e)),
     };
-    let meta = etc.metadata(b"shadow").map_err(|e| msg!("/etc/shadow: {}", Os(e)))?;
+    let meta = etc.metadata(b"shadow").map_err(|e| crate::output::os_error("/etc/shadow", e))?;
     let days = if expire { 0 } else { wisp_os_linux::time::realtime_secs() / wisp_core::clock::SECONDS_PER_DAY };
     let mut new = [0u8; 32 * 1024];
     let new_len = wisp_core::shadow::set_shadow_password(&shadow[..len], name, field, days, &mut new)
         .map_err(|e| msg!("chpasswd {}: {e}", Shown(name)))?;
     let (mode, owner) = meta.map_or((0o640, None), |m| (m.permissions(), Some((m.uid, m.gid))));
-    etc.write_atomic(b"shadow", &new[..new_len], mode, owner).map_err(|e| msg!("/etc/shadow: {}", Os(e)))
+    etc.write_atomic(b"shadow", &new[..new_len], mode, owner).map_err(|e| crate::output::os_error("/etc/shadow", e))
 }

@@ -56,7 +56,7 @@ impl Session<'_> {
     pub fn cloud_config(&mut self, ctx: &Context<'_>, var: &Dir) -> Result<Option<CloudConfig<'static>>, Line> {
         if self.config.is_none() {
             let parsed = match self.userdata(ctx, var) {
-                Ok(Some(userdata)) => crate::cloud_config::parse(userdata).and_then(|c| c.validate().map(|()| c).map_err(|e| msg!("{e}"))),
+                Ok(Some(userdata)) => crate::cloud_config::parse(userdata).and_then(|c| c.validate().map(|()| c).map_err(crate::output::line)),
                 Ok(None) => Ok(CloudConfig::default()),
                 Err(e) => Err(e),
             };
@@ -282,7 +282,7 @@ fn run_actions(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, phas
                 None => session
                     .imds
                     .fetch(session.metadata, &[item])
-                    .map_err(|e| msg!("{e}"))
+                    .map_err(crate::output::line)
                     .and_then(|()| actions::run(ctx, session, var, action)),
             },
             None => actions::run(ctx, session, var, action),

@@ -212,9 +212,9 @@ fn part_name(part: &Part, index: usize) -> heapless::String<{ wisp_core::userdat
 /// `$TINY_CLOUD_VAR/<parts...>` under the root, as a program is given it.
 pub fn script_path(ctx: &Context<'_>, parts: &[&[u8]]) -> Result<CPath, Line> {
     let mut path = ctx.path(ctx.config.var_dir.as_bytes())?;
-    path.push(b"/").map_err(|e| msg!("{e}"))?;
+    path.push(b"/").map_err(crate::output::line)?;
     for part in parts {
-        path.push(part).map_err(|e| msg!("{e}"))?;
+        path.push(part).map_err(crate::output::line)?;
     }
     Ok(path)
 }
@@ -223,7 +223,7 @@ pub fn script_path(ctx: &Context<'_>, parts: &[&[u8]]) -> Result<CPath, Line> {
 pub fn open_log(ctx: &Context<'_>, append: bool) -> Result<OwnedFd, Line> {
     let logs = ctx.logs_dir()?;
     let opened = if append { logs.open_append(USER_DATA_LOG, 0o600) } else { logs.create_truncate(USER_DATA_LOG, 0o600) };
-    opened.map_err(|e| msg!("cannot open user-data.log: {}", Os(e)))
+    opened.map_err(|e| crate::output::os_error("cannot open user-data.log", e))
 }
 
 /// Runs one script with the interpreter its `#!` names, so the saved copy needs no
@@ -247,7 +247,7 @@ pub fn run_shell(ctx: &Context<'_>, path: &CPath, output: BorrowedFd<'_>) -> Res
 }
 
 fn execute(ctx: &Context<'_>, program: &CStr, args: &[&CStr], output: BorrowedFd<'_>) -> Result<ExitStatus, Line> {
-    let input = fs::open_read(c"/dev/null").map_err(|e| msg!("/dev/null: {}", Os(e)))?;
+    let input = fs::open_read(c"/dev/null").map_err(|e| crate::output::os_error("/dev/null", e))?;
     process::run(ctx.start, program, args, input.as_fd(), output).map_err(|e| msg!("{}", Os(e)))
 }
 
@@ -261,7 +261,7 @@ pub fn finish(ctx: &Context<'_>, status: ExitStatus, what: &str) -> Result<Line,
     let _ = core::fmt::write(&mut exit_line, format_args!("{code}\n"));
     ctx.logs_dir()?
         .write_atomic(USER_DATA_EXIT, exit_line.as_bytes(), 0o644, None)
-        .map_err(|e| msg!("cannot write user-data.exit: {}", Os(e)))?;
+        .map_err(|e| crate::output::os_error("cannot write user-data.exit", e))?;
     match status {
         ExitStatus::Exited(0) => Ok(msg!("script exited 0")),
         ExitStatus::Exited(code) => Err(msg!("{what} exited with status {code} (output in user-data.log)")),

@@ -101,14 +101,14 @@ impl Source {
     fn read(&mut self, file: &[&[u8]], out: &mut [u8]) -> Result<Option<usize>, Line> {
         match self {
             Source::Directory(dir) => {
-                let mut path = CPath::from_parts(&[dir.as_bytes()]).map_err(|e| msg!("{e}"))?;
+                let mut path = CPath::from_parts(&[dir.as_bytes()]).map_err(crate::output::line)?;
                 for part in file {
-                    path.push(b"/").and_then(|()| path.push(part)).map_err(|e| msg!("{e}"))?;
+                    path.push(b"/").and_then(|()| path.push(part)).map_err(crate::output::line)?;
                 }
                 match fs::read_file(path.as_cstr(), out) {
                     Ok(len) => Ok(len),
                     Err(ReadError::TooLarge { limit }) => Err(msg!("{} is larger than {limit} bytes", Shown(path.as_bytes()))),
-                    Err(ReadError::Io(e)) => Err(msg!("{}: {}", Shown(path.as_bytes()), Os(e))),
+                    Err(ReadError::Io(e)) => Err(crate::output::path_error(path.as_bytes(), e)),
                 }
             }
             Source::Image { name, device, volume } => volume.read(device, file, out).map_err(|e| msg!("/dev/{name}: {e}")),
@@ -233,10 +233,10 @@ pub fn load(ctx: &crate::context::Context<'_>, cloud: Cloud, metadata: &mut crat
         load_nocloud(&mut source, &mut document, metadata)?;
     }
     if let Some(hostname) = tokens.hostname {
-        metadata.set(Item::Hostname, hostname).map_err(|e| msg!("{e}"))?;
+        metadata.set(Item::Hostname, hostname).map_err(crate::output::line)?;
     }
     if let Some(id) = tokens.instance_id {
-        metadata.set(Item::InstanceId, id).map_err(|e| msg!("{e}"))?;
+        metadata.set(Item::InstanceId, id).map_err(crate::output::line)?;
     }
     let mut version = "latest";
     if cloud == Cloud::Configdrive {
@@ -314,7 +314,7 @@ fn load_nocloud(source: &mut Source, document: &mut [u8], metadata: &mut crate::
     let fill = |metadata: &mut crate::imds::Metadata, item: Item, keys: &[&str]| -> Result<(), Line> {
         for key in keys {
             let out = metadata.buffer(item);
-            if let Some(len) = nocloud::value(meta, key, out).map_err(|e| msg!("{e}"))? {
+            if let Some(len) = nocloud::value(meta, key, out).map_err(crate::output::line)? {
                 metadata.set_len(item, Some(len));
                 return Ok(());
             }
@@ -324,7 +324,7 @@ fn load_nocloud(source: &mut Source, document: &mut [u8], metadata: &mut crate::
     };
     fill(metadata, Item::InstanceId, &["instance-id"])?;
     if metadata.get(Item::InstanceId).is_none() {
-        metadata.set(Item::InstanceId, b"nocloud").map_err(|e| msg!("{e}"))?;
+        metadata.set(Item::InstanceId, b"nocloud").map_err(crate::output::line)?;
     }
     fill(metadata, Item::Hostname, &["local-hostname", "hostname"])?;
     fill(metadata, Item::LocalHostname, &["local-hostname", "hostname"])?;

@@ -13,7 +13,7 @@ pub const INSTANCE_ID_LIMIT: usize = 256;
 pub fn is_complete(var: &Dir) -> Result<bool, Line> {
     match var.metadata(MARKER) {
         Ok(found) => Ok(found.is_some()),
-        Err(e) => Err(msg!("cannot read the completion marker: {}", Os(e))),
+        Err(e) => Err(crate::output::os_error("cannot read the completion marker", e)),
     }
 }
 
@@ -48,5 +48,5 @@ pub fn save_instance_id(var: &Dir, id: &[u8]) -> Result<(), Line> {
     if var.has_contents(INSTANCE_ID, &line).unwrap_or(false) {
         return Ok(());
     }
-    var.write_atomic(INSTANCE_ID, &line, 0o644, None).map_err(|e| msg!("cannot save the instance-id: {}", Os(e)))
+    var.write_atomic(INSTANCE_ID, &line, 0o644, None).map_err(|e| crate::output::os_error("cannot save the instance-id", e))
 }

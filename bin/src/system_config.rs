@@ -72,7 +72,7 @@ pub fn packages(ctx: &Context<'_>, config: &CloudConfig<'static>) -> Result<Line
 /// Runs a program with its output in user-data.log; a failure fails the action.
 fn run(ctx: &Context<'_>, program: &CPath, args: &[&CStr], what: &str) -> Result<(), Line> {
     let output = scripts::open_log(ctx, true)?;
-    let input = wisp_os_linux::fs::open_read(c"/dev/null").map_err(|e| msg!("/dev/null: {}", Os(e)))?;
+    let input = wisp_os_linux::fs::open_read(c"/dev/null").map_err(|e| crate::output::os_error("/dev/null", e))?;
     let status = wisp_os_linux::process::run(ctx.start, program.as_cstr(), args, input.as_fd(), output.as_fd())
         .map_err(|e| msg!("cannot run {what}: {}", Os(e)))?;
     scripts::finish(ctx, status, what).map(|_| ())
@@ -91,14 +91,14 @@ pub fn timezone(ctx: &Context<'_>, config: &CloudConfig<'static>) -> Result<Line
     }
     let etc = ctx.create_dir(b"/etc")?;
     let mut current = [0u8; 256];
-    if etc.read_link(b"localtime", &mut current).map_err(|e| msg!("/etc/localtime: {}", Os(e)))? != Some(zoneinfo.as_bytes()) {
-        etc.replace_symlink(zoneinfo.as_bytes(), b"localtime").map_err(|e| msg!("/etc/localtime: {}", Os(e)))?;
+    if etc.read_link(b"localtime", &mut current).map_err(|e| crate::output::os_error("/etc/localtime", e))? != Some(zoneinfo.as_bytes()) {
+        etc.replace_symlink(zoneinfo.as_bytes(), b"localtime").map_err(|e| crate::output::os_error("/etc/localtime", e))?;
     }
     let mut line = heapless::Vec::<u8, 130>::new();
     let _ = line.extend_from_slice(zone.as_bytes());
     let _ = line.push(b'\n');
     if !etc.has_contents(b"timezone", &line).unwrap_or(false) {
-        etc.write_atomic(b"timezone", &line, 0o644, None).map_err(|e| msg!("/etc/timezone: {}", Os(e)))?;
+        etc.write_atomic(b"timezone", &line, 0o644, None).map_err(|e| crate::output::os_error("/etc/timezone", e))?;
     }
     Ok(msg!("{zone}"))
 }
@@ -115,9 +115,9 @@ pub fn power_state(ctx: &Context<'_>, config: &CloudConfig<'static>) -> Result<L
         Condition::Always => {}
         Condition::Command(command) => {
             let mut script = [0u8; 4096];
-            let len = cloud_config::command_script("power_state", command, &mut script).map_err(|e| msg!("{e}"))?;
+            let len = cloud_config::command_script("power_state", command, &mut script).map_err(crate::output::line)?;
             let dir = ctx.create_dir(crate::userdata::var_child(ctx, b"scripts")?.as_bytes())?;
-            dir.write_atomic(b"power-state-condition", &script[..len], 0o700, None).map_err(|e| msg!("power_state: {}", Os(e)))?;
+            dir.write_atomic(b"power-state-condition", &script[..len], 0o700, None).map_err(|e| crate::output::os_error("power_state", e))?;
             let path = scripts::script_path(ctx, &[b"scripts/power-state-condition"])?;
             let output = scripts::open_log(ctx, true)?;
             if scripts::run_shell(ctx, &path, output.as_fd())? != ExitStatus::Exited(0) {
@@ -136,7 +136,7 @@ pub fn power_state(ctx: &Context<'_>, config: &CloudConfig<'static>) -> Result<L
     let path = ctx.path(program)?;
     let mut delay = heapless::String::<24>::new();
     let _ = core::fmt::write(&mut delay, format_args!("{}", state.delay_seconds));
-    let delay = CPath::from_parts(&[delay.as_bytes()]).map_err(|e| msg!("{e}"))?;
+    let delay = CPath::from_parts(&[delay.as_bytes()]).map_err(crate::output::line)?;
     wisp_os_linux::fs::sync_all();
     run(ctx, &path, &[name, c"-d", delay.as_cstr()], name.to_str().unwrap_or("power"))?;
     Ok(msg!("{} in {} seconds", name.to_str().unwrap_or(""), state.delay_seconds))
@@ -174,7 +174,7 @@ pub fn mounts(ctx: &Context<'_>, config: &CloudConfig<'static>) -> Result<Line, 
     })
     .map_err(|e| msg!("/etc/fstab: {e}"))?;
     if let Some(len) = merged {
-        ctx.create_dir(b"/etc")?.write_atomic(b"fstab", &new[..len], 0o644, None).map_err(|e| msg!("/etc/fstab: {}", Os(e)))?;
+        ctx.create_dir(b"/etc")?.write_atomic(b"fstab", &new[..len], 0o644, None).map_err(|e| crate::output::os_error("/etc/fstab", e))?;
     }
     let mut mounted = 0;
     for (entry, _) in entries.iter().zip(skipped).filter(|(_, skipped)| !skipped) {
@@ -223,12 +223,12 @@ fn mount_one(ctx: &Context<'_>, device: &[u8], point: &[u8], fs_type: &[u8], fla
     // A device path is a file inside the instance; other sources (tmpfs, server:/path) are names.
     let source = match device.first() {
         Some(b'/') => ctx.path(device)?,
-        _ => CPath::from_parts(&[fstab::device_prefix(device), device]).map_err(|e| msg!("{e}"))?,
+        _ => CPath::from_parts(&[fstab::device_prefix(device), device]).map_err(crate::output::line)?,
     };
     let source = if source.as_bytes().starts_with(b"/dev/") && !device.starts_with(b"/") { ctx.path(source.as_bytes())? } else { source };
-    let data = CPath::from_parts(&[data]).map_err(|e| msg!("{e}"))?;
+    let data = CPath::from_parts(&[data]).map_err(crate::output::line)?;
     let data = (!data.as_bytes().is_empty()).then_some(data.as_cstr());
-    let fs_type = CPath::from_parts(&[fs_type]).map_err(|e| msg!("{e}"))?;
+    let fs_type = CPath::from_parts(&[fs_type]).map_err(crate::output::line)?;
     let types: &[&CStr] = if fs_type.as_bytes() == b"auto" { &AUTO_TYPES } else { &[fs_type.as_cstr()] };
     let mut last = wisp_os_linux::Errno::NODEV;
     for fs_type in types {

@@ -64,7 +64,7 @@ pub fn load(ctx: &Context<'_>, var: &Dir, includes: Includes<'_>) -> Result<Opti
     load_with(ctx, includes, |saved| match var.read(USER_DATA, saved) {
         Ok(len) => Ok(len),
         Err(ReadError::TooLarge { limit }) => Err(msg!("saved user-data is larger than {limit} bytes")),
-        Err(ReadError::Io(e)) => Err(msg!("cannot read user-data: {}", Os(e))),
+        Err(ReadError::Io(e)) => Err(crate::output::os_error("cannot read user-data", e)),
     })
 }
 
@@ -238,5 +238,5 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 
 /// `$TINY_CLOUD_VAR/name`, as an absolute path inside the instance.
 pub fn var_child(ctx: &Context<'_>, name: &[u8]) -> Result<wisp_os_linux::cpath::CPath, Line> {
-    wisp_os_linux::cpath::CPath::from_parts(&[ctx.config.var_dir.as_bytes(), b"/", name]).map_err(|e| msg!("{e}"))
+    wisp_os_linux::cpath::CPath::from_parts(&[ctx.config.var_dir.as_bytes(), b"/", name]).map_err(crate::output::line)
 }

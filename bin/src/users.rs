@@ -106,7 +106,7 @@ pub fn ensure_account(ctx: &Context<'_>, account: &Account<'_>, done: &mut heapl
                 Some(own) => own.gid,
                 None => {
                     let id = accounts::free_id_in(passwd.text(), group.text(), ids.clone()).ok_or_else(no_free_id)?;
-                    let len = accounts::add_group(group.text(), group_name, id, &mut new).map_err(|e| msg!("{e}"))?;
+                    let len = accounts::add_group(group.text(), group_name, id, &mut new).map_err(crate::output::line)?;
                     group.replace(&new[..len])?;
                     let _ = done.push("group");
                     id
@@ -127,7 +127,7 @@ pub fn ensure_account(ctx: &Context<'_>, account: &Account<'_>, done: &mut heapl
                 }
             };
             let user = User { name, uid, gid, home: &home, shell: account.shell };
-            let len = accounts::add_user(passwd.text(), &user, account.gecos, &mut new).map_err(|e| msg!("{e}"))?;
+            let len = accounts::add_user(passwd.text(), &user, account.gecos, &mut new).map_err(crate::output::line)?;
             passwd.replace(&new[..len])?;
             let _ = done.push("user");
             (uid, gid, home)
@@ -135,11 +135,11 @@ pub fn ensure_account(ctx: &Context<'_>, account: &Account<'_>, done: &mut heapl
     };
     let days = wisp_os_linux::time::realtime_secs() / wisp_core::clock::SECONDS_PER_DAY;
     if !accounts::has_shadow_entry(shadow.text(), name) {
-        let len = accounts::add_shadow(shadow.text(), name, account.password, days, &mut new).map_err(|e| msg!("{e}"))?;
+        let len = accounts::add_shadow(shadow.text(), name, account.password, days, &mut new).map_err(crate::output::line)?;
         shadow.replace(&new[..len])?;
         let _ = done.push("shadow");
     } else if account.set_password {
-        let len = wisp_core::shadow::set_shadow_password(shadow.text(), name, account.password, days, &mut new).map_err(|e| msg!("{e}"))?;
+        let len = wisp_core::shadow::set_shadow_password(shadow.text(), name, account.password, days, &mut new).map_err(crate::output::line)?;
         if new[..len] != *shadow.text() {
             shadow.replace(&new[..len])?;
             let _ = done.push("password");
@@ -149,7 +149,7 @@ pub fn ensure_account(ctx: &Context<'_>, account: &Account<'_>, done: &mut heapl
     for (&member_of, optional) in account.groups.iter().map(|g| (g, false)).chain(account.optional_groups.iter().map(|g| (g, true))) {
         if !optional && accounts::find_group(group.text(), member_of).is_none() {
             let id = accounts::free_id_in(passwd.text(), group.text(), accounts::SYSTEM_IDS).ok_or_else(no_free_id)?;
-            let len = accounts::add_group(group.text(), member_of, id, &mut new).map_err(|e| msg!("{e}"))?;
+            let len = accounts::add_group(group.text(), member_of, id, &mut new).map_err(crate::output::line)?;
             group.replace(&new[..len])?;
         }
         match accounts::add_member(group.text(), member_of, name, &mut new) {
@@ -227,10 +227,10 @@ fn home_path(home: &[u8]) -> Result<heapless::Vec<u8, 64>, Line> {
 fn create_home(ctx: &Context<'_>, home: &[u8], uid: u32, gid: u32) -> Result<bool, Line> {
     let (parent, name) = split_home(home)?;
     let parent = ctx.create_dir(parent)?;
-    let created = parent.create_dir(name, 0o755).map_err(|e| msg!("{}: {}", Shown(home), Os(e)))?;
+    let created = parent.create_dir(name, 0o755).map_err(|e| crate::output::path_error(home, e))?;
     if created {
-        let dir = parent.open_child(name).map_err(|e| msg!("{}: {}", Shown(home), Os(e)))?;
-        dir.set_owner_and_mode(uid, gid, 0o755).map_err(|e| msg!("{}: {}", Shown(home), Os(e)))?;
+        let dir = parent.open_child(name).map_err(|e| crate::output::path_error(home, e))?;
+        dir.set_owner_and_mode(uid, gid, 0o755).map_err(|e| crate::output::path_error(home, e))?;
     }
     Ok(created)
 }
@@ -250,10 +250,10 @@ pub fn set_hostname(ctx: &Context<'_>, value: Option<&[u8]>, config: Option<&Clo
     let mut manage_hosts = true;
     let mut raw = value.unwrap_or(b"");
     if let Some(config) = config {
-        if config.flag("preserve_hostname", false).map_err(|e| msg!("{e}"))? {
+        if config.flag("preserve_hostname", false).map_err(crate::output::line)? {
             return Ok(msg!("preserve_hostname: left as it is"));
         }
-        if let Some(name) = config.text("fqdn").map_err(|e| msg!("{e}"))?.or(config.text("hostname").map_err(|e| msg!("{e}"))?) {
+        if let Some(name) = config.text("fqdn").map_err(crate::output::line)?.or(config.text("hostname").map_err(crate::output::line)?) {
             raw = name.as_bytes();
         }
         manage_hosts = config.value("manage_etc_hosts").is_none_or(|v| v.as_bool() != Some(false));
@@ -261,22 +261,22 @@ pub fn set_hostname(ctx: &Context<'_>, value: Option<&[u8]>, config: Option<&Clo
     if raw.is_empty() {
         return Ok(msg!("no hostname in the metadata: left as it is"));
     }
-    let name = Hostname::parse(raw).map_err(|e| msg!("{e}"))?;
+    let name = Hostname::parse(raw).map_err(crate::output::line)?;
     let etc = ctx.create_dir(b"/etc")?;
     let mut hostname_line = heapless::Vec::<u8, 80>::new();
     let _ = hostname_line.extend_from_slice(name.short().as_bytes());
     let _ = hostname_line.push(b'\n');
     if !etc.has_contents(b"hostname", &hostname_line).unwrap_or(false) {
-        etc.write_atomic(b"hostname", &hostname_line, 0o644, None).map_err(|e| msg!("/etc/hostname: {}", Os(e)))?;
+        etc.write_atomic(b"hostname", &hostname_line, 0o644, None).map_err(|e| crate::output::os_error("/etc/hostname", e))?;
     }
     if manage_hosts {
         let mut hosts = SystemFile::read(ctx, "/etc", "hosts", "/etc/hosts", 0o644)?;
         let mut new = [0u8; FILE_LIMIT];
-        if let Some(len) = hosts_file::update(hosts.text(), name.fqdn(), name.short(), &mut new).map_err(|e| msg!("{e}"))? {
+        if let Some(len) = hosts_file::update(hosts.text(), name.fqdn(), name.short(), &mut new).map_err(crate::output::line)? {
             hosts.replace(&new[..len])?;
         }
     }
-    wisp_os_linux::system::set_hostname(name.short().as_bytes()).map_err(|e| msg!("sethostname: {}", Os(e)))?;
+    wisp_os_linux::system::set_hostname(name.short().as_bytes()).map_err(|e| crate::output::os_error("sethostname", e))?;
     Ok(msg!("{} ({})", name.short(), name.fqdn()))
 }
 
@@ -307,8 +307,8 @@ pub fn set_ssh_keys(ctx: &Context<'_>, value: Option<&[u8]>, config: Option<&Clo
 
 /// The keys of a cloud-config list, validated as the metadata's are.
 fn add_config_keys<'a>(listed: wisp_core::yaml::Value<'a>, keys: &mut heapless::Vec<PublicKey<'a>, KEYS_LIMIT>) -> Result<(), Line> {
-    for item in cloud_config::items("ssh_authorized_keys", listed).map_err(|e| msg!("{e}"))? {
-        let text = cloud_config::text("ssh_authorized_keys", item).map_err(|e| msg!("{e}"))?;
+    for item in cloud_config::items("ssh_authorized_keys", listed).map_err(crate::output::line)? {
+        let text = cloud_config::text("ssh_authorized_keys", item).map_err(crate::output::line)?;
         let key = PublicKey::parse(text.as_bytes()).map_err(|e| msg!("cloud-config line {}: ssh_authorized_keys: {e}", item.line()))?;
         keys.push(key).map_err(|_| msg!("more than {KEYS_LIMIT} keys"))?;
     }
@@ -320,11 +320,11 @@ fn install_keys(ctx: &Context<'_>, name: &[u8], keys: &[PublicKey<'_>]) -> Resul
     let passwd = SystemFile::read(ctx, "/etc", "passwd", "/etc/passwd", 0o644)?;
     let user = accounts::find_user(passwd.text(), name).ok_or_else(|| msg!("user {} does not exist", Shown(name)))?;
     let (parent, home_name) = split_home(user.home)?;
-    let home = ctx.open_dir(parent)?.open_child(home_name).map_err(|e| msg!("{}: {}", Shown(user.home), Os(e)))?;
-    home.create_dir(b".ssh", 0o700).map_err(|e| msg!("~/.ssh: {}", Os(e)))?;
+    let home = ctx.open_dir(parent)?.open_child(home_name).map_err(|e| crate::output::path_error(user.home, e))?;
+    home.create_dir(b".ssh", 0o700).map_err(|e| crate::output::os_error("~/.ssh", e))?;
     // O_NOFOLLOW: a symlink planted at ~/.ssh is refused, not followed.
     let ssh = home.open_child(b".ssh").map_err(|e| msg!("~/.ssh: {} (a symlink is refused)", Os(e)))?;
-    ssh.set_owner_and_mode(user.uid, user.gid, 0o700).map_err(|e| msg!("~/.ssh: {}", Os(e)))?;
+    ssh.set_owner_and_mode(user.uid, user.gid, 0o700).map_err(|e| crate::output::os_error("~/.ssh", e))?;
     let mut existing = [0u8; FILE_LIMIT];
     let existing_len = match ssh.read(b"authorized_keys", &mut existing) {
         Ok(len) => len.unwrap_or(0),
@@ -334,17 +334,17 @@ fn install_keys(ctx: &Context<'_>, name: &[u8], keys: &[PublicKey<'_>]) -> Resul
     let mut new = [0u8; FILE_LIMIT];
     let owner = Some((user.uid, user.gid));
     let count = keys.len();
-    match authorized_keys::merge(&existing[..existing_len], keys, &mut new).map_err(|e| msg!("{e}"))? {
+    match authorized_keys::merge(&existing[..existing_len], keys, &mut new).map_err(crate::output::line)? {
         Some(len) => {
-            ssh.write_atomic(b"authorized_keys", &new[..len], 0o600, owner).map_err(|e| msg!("authorized_keys: {}", Os(e)))?;
+            ssh.write_atomic(b"authorized_keys", &new[..len], 0o600, owner).map_err(|e| crate::output::os_error("authorized_keys", e))?;
             Ok(msg!("{count} keys for {}", Shown(name)))
         }
         None => {
             // The keys are there; still make sure of mode and owner.
-            let meta = ssh.metadata(b"authorized_keys").map_err(|e| msg!("authorized_keys: {}", Os(e)))?;
+            let meta = ssh.metadata(b"authorized_keys").map_err(|e| crate::output::os_error("authorized_keys", e))?;
             if meta.is_some_and(|m| m.permissions() != 0o600 || (m.uid, m.gid) != (user.uid, user.gid)) {
                 ssh.write_atomic(b"authorized_keys", &existing[..existing_len], 0o600, owner)
-                    .map_err(|e| msg!("authorized_keys: {}", Os(e)))?;
+                    .map_err(|e| crate::output::os_error("authorized_keys", e))?;
             }
             Ok(msg!("{count} keys for {}: all present already", Shown(name)))
         }
@@ -412,7 +412,7 @@ fn apply_user(ctx: &Context<'_>, spec: &cloud_config::UserSpec<'static>) -> Resu
         cloud_config::for_each_name("users", listed, |name, at| {
             groups.push(name.as_bytes()).map_err(|_| cloud_config::error("users", at, "more than 16 groups"))
         })
-        .map_err(|e| msg!("{e}"))?;
+        .map_err(crate::output::line)?;
     }
     let mut hash = [0u8; 128];
     let password = crate::passwords::shadow_field(spec.hashed_passwd, spec.plain_text_passwd, spec.lock_passwd, &mut hash)?;
@@ -460,7 +460,7 @@ fn apply_groups(ctx: &Context<'_>, groups: wisp_core::yaml::Value<'static>) -> R
                     crate::output::error(format_args!("groups: {}: no user {}: not added", Shown(name.as_bytes()), Shown(member.as_bytes())));
                     return Ok(());
                 }
-                if let Some(len) = accounts::add_member(group.text(), name.as_bytes(), member.as_bytes(), &mut new).map_err(|e| msg!("{e}"))? {
+                if let Some(len) = accounts::add_member(group.text(), name.as_bytes(), member.as_bytes(), &mut new).map_err(crate::output::line)? {
                     group.replace(&new[..len])?;
                 }
                 Ok(())
@@ -468,16 +468,16 @@ fn apply_groups(ctx: &Context<'_>, groups: wisp_core::yaml::Value<'static>) -> R
         }
         Ok(())
     };
-    let items = cloud_config::items("groups", groups).map_err(|e| msg!("{e}"));
+    let items = cloud_config::items("groups", groups).map_err(crate::output::line);
     match items {
         Ok(items) => {
             for item in items {
                 if item.kind() == wisp_core::yaml::Kind::Mapping {
                     for (name, members) in item.entries() {
-                        ensure(cloud_config::text("groups", name).map_err(|e| msg!("{e}"))?, Some(members).filter(|m| !m.is_null()))?;
+                        ensure(cloud_config::text("groups", name).map_err(crate::output::line)?, Some(members).filter(|m| !m.is_null()))?;
                     }
                 } else {
-                    ensure(cloud_config::text("groups", item).map_err(|e| msg!("{e}"))?, None)?;
+                    ensure(cloud_config::text("groups", item).map_err(crate::output::line)?, None)?;
                 }
             }
         }
