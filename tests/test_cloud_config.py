@@ -363,3 +363,46 @@ def test_a_mount_that_fails_without_nofail_stops_the_phase(run, imds, root):
     assert result.rc == 1
     assert "main/userdata_mounts: failed: mounts /data: mount" in result.stderr, result.stderr
     assert "/dev/vdz9\t/data\text4\tdefaults,comment=cloudconfig\t0\t2" in (root / "etc/fstab").read_text()
+
+
+def test_user_options_groups_and_doas(run, imds, root):
+    (root / "opt").mkdir()
+    config = """#cloud-config
+groups:
+  - ops
+  - admins: [alpine, ghost]
+users:
+  - default
+  - name: frank
+    primary_group: staff
+    groups: ops, wheel
+    homedir: /opt/frank
+    doas: ["permit nopass frank as root", "permit frank cmd reboot"]
+  - name: gina
+    no_create_home: true
+    sudo: ["ALL=(ALL) ALL", "ALL=(backup) NOPASSWD: /usr/bin/rsync"]
+"""
+    server = imds(aws_metadata(user_data=config))
+    result = run("bootstrap", root=root)
+    assert result.rc == 0, result
+    frank = passwd_entry(root, "frank")
+    staff = group_entry(root, "staff")
+    assert frank[3] == staff[2] and frank[5] == "/opt/frank"
+    assert stat(root / "opt/frank") == (0o755, int(frank[2]), int(staff[2]))
+    assert "frank" in group_entry(root, "ops")[3].split(",") and "frank" in group_entry(root, "wheel")[3].split(",")
+    # Top-level groups: made, with members that exist; a missing user is left out.
+    assert group_entry(root, "admins")[3] == "alpine"
+    assert "groups: admins: no user ghost: not added" in result.stderr
+    assert (root / "etc/doas.d/wisp-users.conf").read_text() == "permit nopass frank as root\npermit frank cmd reboot\n"
+    assert stat(root / "etc/doas.d/wisp-users.conf")[0] == 0o440
+    assert (root / "etc/sudoers.d/wisp-users").read_text() == "gina ALL=(ALL) ALL\ngina ALL=(backup) NOPASSWD: /usr/bin/rsync\n"
+    assert passwd_entry(root, "gina")[5] == "/home/gina" and not (root / "home/gina").exists()
+    # A rerun changes no account file; a new instance whose user-data has no sudo or doas
+    # rules takes the rules files away.
+    accounts = [(root / f"etc/{name}").read_text() for name in ("passwd", "group", "shadow")]
+    assert run("bootstrap", root=root).rc == 0
+    assert [(root / f"etc/{name}").read_text() for name in ("passwd", "group", "shadow")] == accounts
+    server.update(instance_id="i-0000000000000000b", user_data="#cloud-config\nusers: [default, {name: frank}]\n")
+    result = run("bootstrap", root=root)
+    assert result.rc == 0, result
+    assert not (root / "etc/sudoers.d/wisp-users").exists() and not (root / "etc/doas.d/wisp-users.conf").exists()
