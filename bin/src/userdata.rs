@@ -141,6 +141,9 @@ impl Decoder<'_, '_> {
         if let Some(name) = gzip::other_compression(body) {
             return Err(msg!("user-data part {number} is {name}-compressed: unsupported compression (wisp decodes gzip only)"));
         }
+        if userdata::is_gzip_type(media_type) && !gzip::is_gzip(body) {
+            return Err(msg!("user-data part {number} is labelled {} but is not gzip data", Shown(media_type)));
+        }
         // A gzip'd part's own type no longer says what it is: its text does.
         let (body, media_type) = if gzip::is_gzip(body) { (self.gunzip(body)?, &b"text/plain"[..]) } else { (body, media_type) };
         let kind = match userdata::from_content_type(media_type) {

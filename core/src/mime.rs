@@ -61,13 +61,26 @@ impl<'a> Entity<'a> {
         Err(MimeError::NoBody)
     }
 
-    /// A header's value (continuation lines folded in by the caller's reading: the
-    /// first line's value is returned, which is where cloud-init's tools put it).
+    /// A header's value, with its continuation lines (those starting with a space or a
+    /// tab, as Python's email package folds `Content-Type: multipart/mixed;\n\tboundary=`):
+    /// the line breaks stay in the value, which its readers split at `;` and trim.
     pub fn header(&self, name: &str) -> Option<&'a [u8]> {
-        lines(self.head).find_map(|line| {
-            let colon = line.iter().position(|&b| b == b':')?;
-            line[..colon].trim_ascii().eq_ignore_ascii_case(name.as_bytes()).then(|| line[colon + 1..].trim_ascii())
-        })
+        let head = self.head;
+        let mut at = 0;
+        while at < head.len() {
+            let end = line_end(head, at);
+            if let Some(colon) = head[at..end].iter().position(|&b| b == b':') {
+                if head[at..at + colon].trim_ascii().eq_ignore_ascii_case(name.as_bytes()) {
+                    let mut stop = end;
+                    while stop < head.len() && matches!(head[stop + 1..].first(), Some(b' ' | b'\t')) {
+                        stop = line_end(head, stop + 1);
+                    }
+                    return Some(head[at + colon + 1..stop].trim_ascii());
+                }
+            }
+            at = end + 1;
+        }
+        None
     }
 
     /// The media type, lowercase comparison left to the caller (`text/x-shellscript`).
@@ -134,8 +147,9 @@ impl<'a> Entity<'a> {
     }
 }
 
-fn lines(text: &[u8]) -> impl Iterator<Item = &[u8]> {
-    text.split(|&b| b == b'\n').map(|line| line.strip_suffix(b"\r").unwrap_or(line))
+/// Where the line starting at `at` ends: its `\n`, or the end of the text.
+fn line_end(text: &[u8], at: usize) -> usize {
+    text[at..].iter().position(|&b| b == b'\n').map_or(text.len(), |i| at + i)
 }
 
 fn starts_with_ignore_case(text: &[u8], prefix: &[u8]) -> bool {
@@ -179,6 +193,19 @@ I2Nsb3VkLWNvbmZpZwo=\r\n\
         assert_eq!(parts[0].body, b"#!/bin/sh\r\necho one\r\n");
         assert!(!parts[0].is_base64() && parts[1].is_base64());
         assert_eq!(parts[1].body, b"I2Nsb3VkLWNvbmZpZwo=");
+    }
+
+    #[test]
+    fn folded_headers() {
+        let doc = b"Content-Type: multipart/mixed;\r\n\tboundary=\"b\"\r\nMIME-Version: 1.0\r\n\r\n--b\r\nContent-Type: text/plain;\n charset=us-ascii\nContent-Disposition: attachment;\n  filename=\"a.sh\"\n\n#!/bin/sh\n--b--\n";
+        let entity = Entity::parse(doc).unwrap();
+        assert_eq!(entity.media_type(), b"multipart/mixed");
+        assert_eq!(entity.header("MIME-Version"), Some(&b"1.0"[..]));
+        let parts = entity.parts().unwrap();
+        assert_eq!(parts[0].media_type(), b"text/plain");
+        assert_eq!(parts[0].parameter("Content-Type", "charset"), Some(&b"us-ascii"[..]));
+        assert_eq!(parts[0].parameter("Content-Disposition", "filename"), Some(&b"a.sh"[..]));
+        assert_eq!(parts[0].body, b"#!/bin/sh");
     }
 
     #[test]
