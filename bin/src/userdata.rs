@@ -102,8 +102,7 @@ impl Decoder<'_, '_> {
     fn document(&mut self, data: &'static [u8], depth: usize) -> Result<(), Line> {
         let data = self.gunzip(data)?;
         if mime::is_mime(data) {
-            let entity = Entity::parse(data).map_err(|e| msg!("user-data: {e}"))?;
-            return self.entity(entity, depth);
+            return self.entity(Entity::parse(data), depth);
         }
         self.leaf(data, b"text/plain", None, depth)?;
         if let (0, [part]) = (depth, &mut self.parts[..]) {

@@ -9,8 +9,6 @@ pub const PARTS_LIMIT: usize = 64;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MimeError {
-    /// No blank line ends the head.
-    NoBody,
     /// A multipart type without a `boundary` parameter.
     NoBoundary,
     MissingClosingBoundary,
@@ -20,7 +18,6 @@ pub enum MimeError {
 impl fmt::Display for MimeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            MimeError::NoBody => f.write_str("MIME head does not end with a blank line"),
             MimeError::NoBoundary => f.write_str("multipart MIME without a boundary"),
             MimeError::MissingClosingBoundary => f.write_str("multipart MIME without its closing boundary"),
             MimeError::TooManyParts { limit } => write!(f, "multipart MIME with more than {limit} parts"),
@@ -43,22 +40,29 @@ pub struct Entity<'a> {
 }
 
 impl<'a> Entity<'a> {
-    /// Splits at the first blank line (CRLF or LF).
-    pub fn parse(text: &'a [u8]) -> Result<Entity<'a>, MimeError> {
+    /// Splits where Python's email parser (cloud-init's) ends the head: at the first
+    /// blank line, which is dropped, or at the first line that is neither a header
+    /// (`name:`, the name printable ASCII) nor a continuation (leading space or tab),
+    /// which begins the body: so a script that mentions `MIME-Version:` is all body.
+    /// `From ` lines (mbox's envelope) are passed over.
+    pub fn parse(text: &'a [u8]) -> Entity<'a> {
         let mut at = 0;
-        while at <= text.len() {
-            let end = text[at..].iter().position(|&b| b == b'\n').map_or(text.len(), |i| at + i);
+        while at < text.len() {
+            let end = line_end(text, at);
             let line = &text[at..end];
             let line = line.strip_suffix(b"\r").unwrap_or(line);
             if line.is_empty() {
-                return Ok(Entity { head: &text[..at], body: text.get(end + 1..).unwrap_or(b"") });
+                return Entity { head: &text[..at], body: text.get(end + 1..).unwrap_or(b"") };
             }
-            if end == text.len() {
-                break;
+            let name = line.iter().position(|&b| b == b':').map(|colon| &line[..colon]);
+            // An mbox `From ` line is skipped as Python skips it.
+            let header = name.is_some_and(|name| name.iter().all(|&b| b.is_ascii_graphic())) || line.starts_with(b"From ");
+            if !header && !matches!(line[0], b' ' | b'\t') {
+                return Entity { head: &text[..at], body: &text[at..] };
             }
             at = end + 1;
         }
-        Err(MimeError::NoBody)
+        Entity { head: text, body: b"" }
     }
 
     /// A header's value, with its continuation lines (those starting with a space or a
@@ -132,7 +136,7 @@ impl<'a> Entity<'a> {
                                 stop -= 1;
                             }
                         }
-                        let part = Entity::parse(&body[start..stop])?;
+                        let part = Entity::parse(&body[start..stop]);
                         parts.push(part).map_err(|_| MimeError::TooManyParts { limit: PARTS_LIMIT })?;
                     }
                     if closing {
@@ -184,7 +188,7 @@ I2Nsb3VkLWNvbmZpZwo=\r\n\
         assert!(is_mime(DOC));
         assert!(is_mime(b"#!/bin/sh\necho MIME-VERSION: 1.0\n"));
         assert!(!is_mime(b"#!/bin/sh\necho mime version\n"));
-        let doc = Entity::parse(DOC).unwrap();
+        let doc = Entity::parse(DOC);
         assert!(doc.is_multipart());
         let parts = doc.parts().unwrap();
         assert_eq!(parts.len(), 2);
@@ -198,7 +202,7 @@ I2Nsb3VkLWNvbmZpZwo=\r\n\
     #[test]
     fn folded_headers() {
         let doc = b"Content-Type: multipart/mixed;\r\n\tboundary=\"b\"\r\nMIME-Version: 1.0\r\n\r\n--b\r\nContent-Type: text/plain;\n charset=us-ascii\nContent-Disposition: attachment;\n  filename=\"a.sh\"\n\n#!/bin/sh\n--b--\n";
-        let entity = Entity::parse(doc).unwrap();
+        let entity = Entity::parse(doc);
         assert_eq!(entity.media_type(), b"multipart/mixed");
         assert_eq!(entity.header("MIME-Version"), Some(&b"1.0"[..]));
         let parts = entity.parts().unwrap();
@@ -209,18 +213,30 @@ I2Nsb3VkLWNvbmZpZwo=\r\n\
     }
 
     #[test]
+    fn heads_end_as_pythons_email_ends_them() {
+        let script = b"#!/bin/sh\necho MIME-Version: 1.0\n";
+        assert_eq!(Entity::parse(script), Entity { head: b"", body: script });
+        let no_blank = Entity::parse(b"Content-Type: text/x-shellscript\r\nMIME-Version: 1.0\r\n#!/bin/sh\r\n");
+        assert_eq!((no_blank.media_type(), no_blank.body), (&b"text/x-shellscript"[..], &b"#!/bin/sh\r\n"[..]));
+        assert_eq!(Entity::parse(b"Content-Type: text/plain"), Entity { head: b"Content-Type: text/plain", body: b"" });
+        // A leading space continues the head; a space in a name ends it.
+        assert_eq!(Entity::parse(b"A: 1\n #!/bin/sh\nX Y: 2\n").body, b"X Y: 2\n");
+        let mbox = Entity::parse(b"From nobody Mon Jan  1 00:00:00 2024\nContent-Type: text/x-shellscript\n\n#!/bin/sh\n");
+        assert_eq!((mbox.media_type(), mbox.body), (&b"text/x-shellscript"[..], &b"#!/bin/sh\n"[..]));
+    }
+
+    #[test]
     fn errors() {
         let cut = &DOC[..DOC.len() - 30];
-        assert_eq!(Entity::parse(cut).unwrap().parts(), Err(MimeError::MissingClosingBoundary));
+        assert_eq!(Entity::parse(cut).parts(), Err(MimeError::MissingClosingBoundary));
         let no_boundary = b"Content-Type: multipart/mixed\nMIME-Version: 1.0\n\nbody";
-        assert_eq!(Entity::parse(no_boundary).unwrap().parts(), Err(MimeError::NoBoundary));
-        assert_eq!(Entity::parse(b"Content-Type: text/plain"), Err(MimeError::NoBody));
+        assert_eq!(Entity::parse(no_boundary).parts(), Err(MimeError::NoBoundary));
         let mut many = b"Content-Type: multipart/mixed; boundary=b\n\n".to_vec();
         for _ in 0..=PARTS_LIMIT {
             many.extend_from_slice(b"--b\n\nx\n");
         }
         many.extend_from_slice(b"--b--\n");
-        assert_eq!(Entity::parse(&many).unwrap().parts(), Err(MimeError::TooManyParts { limit: PARTS_LIMIT }));
+        assert_eq!(Entity::parse(&many).parts(), Err(MimeError::TooManyParts { limit: PARTS_LIMIT }));
     }
 
     #[test]
@@ -228,14 +244,13 @@ I2Nsb3VkLWNvbmZpZwo=\r\n\
         let mut garbage = crate::fuzz::Garbage::new(43);
         for _ in 0..3000 {
             let doc = garbage.mutated(DOC, 0..DOC.len(), 5);
-            if let Ok(entity) = Entity::parse(&doc) {
-                let _ = entity.media_type();
-                if let Ok(parts) = entity.parts() {
-                    for part in parts {
-                        let _ = part.parameter("Content-Disposition", "filename");
-                    }
+            let entity = Entity::parse(&doc);
+            let _ = entity.media_type();
+            if let Ok(parts) = entity.parts() {
+                for part in parts {
+                    let _ = part.parameter("Content-Disposition", "filename");
                 }
-            }
+            };
         }
     }
 }
