@@ -2,7 +2,8 @@
 /usr/bin/python3 (where the cloud-init package lives), it reads a JSON list of base64
 documents on standard input and prints, for each, the leaf parts cloud-init's
 UserDataProcessor ends with (final Content-Type, decoded payload length) and the
-cloud-config its CloudConfigPartHandler merges from them, as a JSON list.
+cloud-config its CloudConfigPartHandler merges from them (cloud-config parts merged
+by their mergers, JSON patches applied), as a JSON list.
 
 Nothing is fetched: `_do_include` is replaced by one that records the include where it
 stands (as a part of type text/x-include-url or text/x-include-once-url, its payload the
@@ -62,7 +63,7 @@ def read(document):
     handler = CloudConfigPartHandler(Paths())
     handler.handle_part(None, handlers.CONTENT_START, None, None, None, None)
     for ctype, payload, headers in processor.leaves:
-        if ctype == "text/cloud-config":
+        if ctype in ("text/cloud-config", "text/cloud-config-jsonp"):
             handler.handle_part(None, ctype, "part", payload, PER_ALWAYS, headers)
     # A part that loads to nothing is not merged; none merged is no cloud-config.
     merged = handler.cloud_buf if handler.file_names else None

@@ -31,6 +31,7 @@ test_documented_differences:
 """
 
 import base64
+import gzip
 import json
 import subprocess
 
@@ -116,3 +117,74 @@ def test_wisp_refuses(wisp, tmp_path, cloud_init_rejected, name, document, reaso
     else:
         count = len(outcome["parts"])
         assert cloud_init_does == f"reads {count} part" + ("s" if count != 1 else ""), outcome
+
+
+def _mime(*parts):
+    return userdata_corpus.multipart(*parts, boundary="d")
+
+
+_SCRIPT_GZ = gzip.compress(b"#!/bin/sh\necho gzipped\n", mtime=0)
+_NON_ASCII = "#!/bin/sh\necho 'h\u00e9llo \u2713'\n"
+
+# (name, document, cloud-init's (kind, bytes) parts, its cloud-config, wisp's parts, wisp's cloud-config);
+# None for cloud-init's parts: it refuses the document.
+DIFFERENCES = [
+    ("archive-exploded-by-cloud-init",
+     b"#cloud-config-archive\n- type: text/x-shellscript\n  content: \"#!/bin/sh\\necho a\\n\"\n"
+     b"- \"#cloud-config\\nhostname: archived\\n\"\n",
+     [("script", 17), ("cloud-config", 33)], {"hostname": "archived"}, [("cloud-config-archive", 122)], None),
+    ("jsonp-patch-applied-by-cloud-init",
+     _mime("Content-Type: text/cloud-config\n\n#cloud-config\nhostname: a\n",
+           "Content-Type: text/plain\n\n#cloud-config-jsonp\n[{\"op\": \"replace\", \"path\": \"/hostname\", \"value\": \"b\"}]\n"),
+     [("cloud-config", 26), ("cloud-config-jsonp", 75)], {"hostname": "b"},
+     [("cloud-config", 26), ("cloud-config-jsonp", 75)], {"hostname": "a"}),
+    ("alpine-config-is-wisps-own-marker", b"#alpine-config\nhostname: alp\n",
+     [("unknown", 29)], None, [("cloud-config", 29)], {"hostname": "alp"}),
+    ("gzip-under-x-shellscript-inflated-by-wisp",
+     _mime("Content-Type: text/x-shellscript\nContent-Transfer-Encoding: base64\n\n" + base64.b64encode(_SCRIPT_GZ).decode()),
+     [("script", len(_SCRIPT_GZ))], None, [("script", 23)], None),
+    ("gzip-under-octet-stream-inflated-by-wisp",
+     _mime("Content-Type: application/octet-stream\nContent-Transfer-Encoding: base64\n\n" + base64.b64encode(_SCRIPT_GZ).decode()),
+     [("unknown", len(_SCRIPT_GZ))], None, [("script", 23)], None),
+    ("raw-binary-part-not-utf8",
+     b"Content-Type: multipart/mixed; boundary=d\nMIME-Version: 1.0\n\n--d\nContent-Type: application/x-gzip\n\n"
+     + _SCRIPT_GZ + b"\n--d--\n", None, None, [("script", 23)], None),
+    ("non-ascii-8bit-text-reencoded-by-python",
+     _mime("Content-Type: text/x-shellscript; charset=utf-8\nContent-Transfer-Encoding: 8bit\n\n" + _NON_ASCII),
+     [("script", 30)], None, [("script", 28)], None),
+    ("merge-type-header-honoured-by-cloud-init",
+     _mime("Content-Type: text/cloud-config\n\n#cloud-config\nruncmd: [a]\n",
+           "Content-Type: text/cloud-config\nMerge-Type: list(append)+dict(recurse_array)+str()\n\n"
+           "#cloud-config\nruncmd: [b]\n"),
+     [("cloud-config", 26), ("cloud-config", 26)], {"runcmd": ["a", "b"]},
+     [("cloud-config", 26), ("cloud-config", 26)], {"runcmd": ["b"]}),
+    ("empty-user-data", b"", [("unknown", 0)], None, [], None),
+    ("part-with-no-lines-dropped-by-python",
+     b"Content-Type: multipart/mixed; boundary=d\nMIME-Version: 1.0\n\n--d\n--d\nContent-Type: text/x-shellscript\n\n"
+     b"#!/bin/sh\n--d--\n", [("script", 9)], None, [("unknown", 0), ("script", 9)], None),
+    ("vertical-tab-before-marker-stripped-by-python", b"\x0b#!/bin/sh\necho vt\n",
+     [("script", 19)], None, [("unknown", 19)], None),
+]
+
+
+@pytest.fixture(scope="module")
+def cloud_init_differs():
+    return dict(zip([name for name, *_ in DIFFERENCES], cloud_init([document for _, document, *_ in DIFFERENCES])))
+
+
+@pytest.mark.parametrize("name,document,ci_parts,ci_config,wisp_parts,wisp_config", DIFFERENCES,
+                         ids=[name for name, *_ in DIFFERENCES])
+def test_documented_differences(wisp, tmp_path, cloud_init_differs, name, document, ci_parts, ci_config, wisp_parts,
+                                wisp_config):
+    """What the module's docstring lists, as each reads it now: a change on either side shows here."""
+    expected = cloud_init_differs[name]
+    if ci_parts is None:
+        assert "error" in expected, expected
+    else:
+        assert [(KINDS.get(part["type"], "unknown"), part["bytes"]) for part in expected["parts"]] == ci_parts
+        assert expected["cloud_config"] == ci_config
+    result = show(wisp, tmp_path, document)
+    assert result.returncode == 0, result.stderr
+    shown = json.loads(result.stdout)
+    assert [(part["kind"], part["bytes"]) for part in shown["parts"]] == wisp_parts
+    assert shown["cloud_config"] == wisp_config
