@@ -13,8 +13,9 @@ with each is recorded too (it is often lenient).
 Includes are listed by both, not fetched: cloud-init's `_do_include` is replaced by one
 that records the include where it stands.
 
-Differences on purpose, kept out of the agreeing corpus and checked in
-test_documented_differences:
+Differences, kept out of the agreeing corpus and checked on both sides in
+test_documented_differences (cloud-init's behaviour is recorded, so a change on either
+side shows):
 - `text/cloud-config-archive` is exploded by cloud-init into its entries; wisp lists it
   as one part of its own, which it does not run.
 - `text/cloud-config-jsonp` is a part for both, but cloud-init applies it as a JSON
@@ -23,11 +24,30 @@ test_documented_differences:
   cloud-init.
 - A gzip'd part whose type is not one of cloud-init's gzip types (text/x-shellscript,
   application/octet-stream) is inflated and sniffed by wisp; cloud-init keeps the gzip
-  bytes under the type given.
+  bytes under the type given. (A part of one of those types that is not gzip is refused
+  by both.)
 - A MIME document that is not UTF-8 (a raw gzip part with no transfer encoding) is read
   by wisp; cloud-init's `message_from_string` cannot decode it and fails.
+- Non-ASCII text in a part without base64 (8bit, or inside a gzip'd part): Python's
+  email package turns it into bytes with `raw-unicode-escape` (é becomes the byte 0xe9,
+  ✓ the six characters `\u2713`); wisp keeps the bytes as sent. The generator base64s
+  non-ASCII parts.
 - A `Merge-Type` header or `merge_how` key: cloud-init merges as it says; wisp always
-  merges by its default (later top-level keys replace earlier).
+  merges by cloud-init's default (later top-level keys replace earlier ones).
+- Empty user-data: one empty part to cloud-init (which then does nothing with it), no
+  part to wisp.
+- A part with no lines at all (two delimiter lines in a row): Python's parser drops it;
+  wisp reads an empty part.
+- White space before a marker: cloud-init strips what Python's `str.lstrip` strips
+  (vertical tab, \x1c-\x1f, Unicode spaces); wisp strips ASCII space, tab, CR, LF and
+  form feed.
+- Includes: listed by both here; in a boot, cloud-init fetches any URL, wisp fetches
+  http:// URLs to IPv4 addresses (no TLS, no DNS) and refuses the rest.
+
+Refused by wisp, read by cloud-init (test_wisp_refuses): bzip2/xz-compressed documents
+and parts, truncated gzip, a missing closing boundary or boundary parameter, invalid
+base64, quoted-printable, multipart nested deeper than 4 levels, more than 64 parts,
+more than 16 cloud-config parts.
 """
 
 import base64
