@@ -102,8 +102,7 @@ impl Decoder<'_, '_> {
     fn document(&mut self, data: &'static [u8], depth: usize) -> Result<(), Line> {
         let data = self.gunzip(data)?;
         if mime::is_mime(data) {
-            let entity = Entity::parse(data).map_err(|e| msg!("user-data: {e}"))?;
-            return self.entity(entity, depth);
+            return self.entity(Entity::parse(data), depth);
         }
         self.leaf(data, b"text/plain", None, depth)?;
         if let (0, [part]) = (depth, &mut self.parts[..]) {
@@ -140,6 +139,9 @@ impl Decoder<'_, '_> {
         let number = self.parts.len() + 1;
         if let Some(name) = gzip::other_compression(body) {
             return Err(msg!("user-data part {number} is {name}-compressed: unsupported compression (wisp decodes gzip only)"));
+        }
+        if userdata::is_gzip_type(media_type) && !gzip::is_gzip(body) {
+            return Err(msg!("user-data part {number} is labelled {} but is not gzip data", Shown(media_type)));
         }
         // A gzip'd part's own type no longer says what it is: its text does.
         let (body, media_type) = if gzip::is_gzip(body) { (self.gunzip(body)?, &b"text/plain"[..]) } else { (body, media_type) };

@@ -9,8 +9,6 @@ pub const PARTS_LIMIT: usize = 64;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MimeError {
-    /// No blank line ends the head.
-    NoBody,
     /// A multipart type without a `boundary` parameter.
     NoBoundary,
     MissingClosingBoundary,
@@ -20,7 +18,6 @@ pub enum MimeError {
 impl fmt::Display for MimeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            MimeError::NoBody => f.write_str("MIME head does not end with a blank line"),
             MimeError::NoBoundary => f.write_str("multipart MIME without a boundary"),
             MimeError::MissingClosingBoundary => f.write_str("multipart MIME without its closing boundary"),
             MimeError::TooManyParts { limit } => write!(f, "multipart MIME with more than {limit} parts"),
@@ -43,31 +40,51 @@ pub struct Entity<'a> {
 }
 
 impl<'a> Entity<'a> {
-    /// Splits at the first blank line (CRLF or LF).
-    pub fn parse(text: &'a [u8]) -> Result<Entity<'a>, MimeError> {
+    /// Splits where Python's email parser (cloud-init's) ends the head: at the first
+    /// blank line, which is dropped, or at the first line that is neither a header
+    /// (`name:`, the name printable ASCII) nor a continuation (leading space or tab),
+    /// which begins the body: so a script that mentions `MIME-Version:` is all body.
+    /// `From ` lines (mbox's envelope) are passed over.
+    pub fn parse(text: &'a [u8]) -> Entity<'a> {
         let mut at = 0;
-        while at <= text.len() {
-            let end = text[at..].iter().position(|&b| b == b'\n').map_or(text.len(), |i| at + i);
+        while at < text.len() {
+            let end = line_end(text, at);
             let line = &text[at..end];
             let line = line.strip_suffix(b"\r").unwrap_or(line);
             if line.is_empty() {
-                return Ok(Entity { head: &text[..at], body: text.get(end + 1..).unwrap_or(b"") });
+                return Entity { head: &text[..at], body: text.get(end + 1..).unwrap_or(b"") };
             }
-            if end == text.len() {
-                break;
+            let name = line.iter().position(|&b| b == b':').map(|colon| &line[..colon]);
+            // An mbox `From ` line is skipped as Python skips it.
+            let header = name.is_some_and(|name| name.iter().all(|&b| b.is_ascii_graphic())) || line.starts_with(b"From ");
+            if !header && !matches!(line[0], b' ' | b'\t') {
+                return Entity { head: &text[..at], body: &text[at..] };
             }
             at = end + 1;
         }
-        Err(MimeError::NoBody)
+        Entity { head: text, body: b"" }
     }
 
-    /// A header's value (continuation lines folded in by the caller's reading: the
-    /// first line's value is returned, which is where cloud-init's tools put it).
+    /// A header's value, with its continuation lines (those starting with a space or a
+    /// tab, as Python's email package folds `Content-Type: multipart/mixed;\n\tboundary=`):
+    /// the line breaks stay in the value, which its readers split at `;` and trim.
     pub fn header(&self, name: &str) -> Option<&'a [u8]> {
-        lines(self.head).find_map(|line| {
-            let colon = line.iter().position(|&b| b == b':')?;
-            line[..colon].trim_ascii().eq_ignore_ascii_case(name.as_bytes()).then(|| line[colon + 1..].trim_ascii())
-        })
+        let head = self.head;
+        let mut at = 0;
+        while at < head.len() {
+            let end = line_end(head, at);
+            if let Some(colon) = head[at..end].iter().position(|&b| b == b':') {
+                if head[at..at + colon].trim_ascii().eq_ignore_ascii_case(name.as_bytes()) {
+                    let mut stop = end;
+                    while stop < head.len() && matches!(head[stop + 1..].first(), Some(b' ' | b'\t')) {
+                        stop = line_end(head, stop + 1);
+                    }
+                    return Some(head[at + colon + 1..stop].trim_ascii());
+                }
+            }
+            at = end + 1;
+        }
+        None
     }
 
     /// The media type, lowercase comparison left to the caller (`text/x-shellscript`).
@@ -119,7 +136,7 @@ impl<'a> Entity<'a> {
                                 stop -= 1;
                             }
                         }
-                        let part = Entity::parse(&body[start..stop])?;
+                        let part = Entity::parse(&body[start..stop]);
                         parts.push(part).map_err(|_| MimeError::TooManyParts { limit: PARTS_LIMIT })?;
                     }
                     if closing {
@@ -134,8 +151,9 @@ impl<'a> Entity<'a> {
     }
 }
 
-fn lines(text: &[u8]) -> impl Iterator<Item = &[u8]> {
-    text.split(|&b| b == b'\n').map(|line| line.strip_suffix(b"\r").unwrap_or(line))
+/// Where the line starting at `at` ends: its `\n`, or the end of the text.
+fn line_end(text: &[u8], at: usize) -> usize {
+    text[at..].iter().position(|&b| b == b'\n').map_or(text.len(), |i| at + i)
 }
 
 fn starts_with_ignore_case(text: &[u8], prefix: &[u8]) -> bool {
@@ -170,7 +188,7 @@ I2Nsb3VkLWNvbmZpZwo=\r\n\
         assert!(is_mime(DOC));
         assert!(is_mime(b"#!/bin/sh\necho MIME-VERSION: 1.0\n"));
         assert!(!is_mime(b"#!/bin/sh\necho mime version\n"));
-        let doc = Entity::parse(DOC).unwrap();
+        let doc = Entity::parse(DOC);
         assert!(doc.is_multipart());
         let parts = doc.parts().unwrap();
         assert_eq!(parts.len(), 2);
@@ -182,18 +200,43 @@ I2Nsb3VkLWNvbmZpZwo=\r\n\
     }
 
     #[test]
+    fn folded_headers() {
+        let doc = b"Content-Type: multipart/mixed;\r\n\tboundary=\"b\"\r\nMIME-Version: 1.0\r\n\r\n--b\r\nContent-Type: text/plain;\n charset=us-ascii\nContent-Disposition: attachment;\n  filename=\"a.sh\"\n\n#!/bin/sh\n--b--\n";
+        let entity = Entity::parse(doc);
+        assert_eq!(entity.media_type(), b"multipart/mixed");
+        assert_eq!(entity.header("MIME-Version"), Some(&b"1.0"[..]));
+        let parts = entity.parts().unwrap();
+        assert_eq!(parts[0].media_type(), b"text/plain");
+        assert_eq!(parts[0].parameter("Content-Type", "charset"), Some(&b"us-ascii"[..]));
+        assert_eq!(parts[0].parameter("Content-Disposition", "filename"), Some(&b"a.sh"[..]));
+        assert_eq!(parts[0].body, b"#!/bin/sh");
+    }
+
+    #[test]
+    fn heads_end_as_pythons_email_ends_them() {
+        let script = b"#!/bin/sh\necho MIME-Version: 1.0\n";
+        assert_eq!(Entity::parse(script), Entity { head: b"", body: script });
+        let no_blank = Entity::parse(b"Content-Type: text/x-shellscript\r\nMIME-Version: 1.0\r\n#!/bin/sh\r\n");
+        assert_eq!((no_blank.media_type(), no_blank.body), (&b"text/x-shellscript"[..], &b"#!/bin/sh\r\n"[..]));
+        assert_eq!(Entity::parse(b"Content-Type: text/plain"), Entity { head: b"Content-Type: text/plain", body: b"" });
+        // A leading space continues the head; a space in a name ends it.
+        assert_eq!(Entity::parse(b"A: 1\n #!/bin/sh\nX Y: 2\n").body, b"X Y: 2\n");
+        let mbox = Entity::parse(b"From nobody Mon Jan  1 00:00:00 2024\nContent-Type: text/x-shellscript\n\n#!/bin/sh\n");
+        assert_eq!((mbox.media_type(), mbox.body), (&b"text/x-shellscript"[..], &b"#!/bin/sh\n"[..]));
+    }
+
+    #[test]
     fn errors() {
         let cut = &DOC[..DOC.len() - 30];
-        assert_eq!(Entity::parse(cut).unwrap().parts(), Err(MimeError::MissingClosingBoundary));
+        assert_eq!(Entity::parse(cut).parts(), Err(MimeError::MissingClosingBoundary));
         let no_boundary = b"Content-Type: multipart/mixed\nMIME-Version: 1.0\n\nbody";
-        assert_eq!(Entity::parse(no_boundary).unwrap().parts(), Err(MimeError::NoBoundary));
-        assert_eq!(Entity::parse(b"Content-Type: text/plain"), Err(MimeError::NoBody));
+        assert_eq!(Entity::parse(no_boundary).parts(), Err(MimeError::NoBoundary));
         let mut many = b"Content-Type: multipart/mixed; boundary=b\n\n".to_vec();
         for _ in 0..=PARTS_LIMIT {
             many.extend_from_slice(b"--b\n\nx\n");
         }
         many.extend_from_slice(b"--b--\n");
-        assert_eq!(Entity::parse(&many).unwrap().parts(), Err(MimeError::TooManyParts { limit: PARTS_LIMIT }));
+        assert_eq!(Entity::parse(&many).parts(), Err(MimeError::TooManyParts { limit: PARTS_LIMIT }));
     }
 
     #[test]
@@ -201,14 +244,13 @@ I2Nsb3VkLWNvbmZpZwo=\r\n\
         let mut garbage = crate::fuzz::Garbage::new(43);
         for _ in 0..3000 {
             let doc = garbage.mutated(DOC, 0..DOC.len(), 5);
-            if let Ok(entity) = Entity::parse(&doc) {
-                let _ = entity.media_type();
-                if let Ok(parts) = entity.parts() {
-                    for part in parts {
-                        let _ = part.parameter("Content-Disposition", "filename");
-                    }
+            let entity = Entity::parse(&doc);
+            let _ = entity.media_type();
+            if let Ok(parts) = entity.parts() {
+                for part in parts {
+                    let _ = part.parameter("Content-Disposition", "filename");
                 }
-            }
+            };
         }
     }
 }

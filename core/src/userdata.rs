@@ -68,6 +68,22 @@ pub fn from_content_type(media_type: &[u8]) -> Option<Kind> {
     Some(TYPES.iter().find(|(name, _)| name.eq_ignore_ascii_case(media_type)).map_or(Kind::Unknown, |&(_, kind)| kind))
 }
 
+/// Whether a MIME part's type is one of cloud-init's gzip types (`DECOMP_TYPES`), whose
+/// body must be gzip: cloud-init refuses user-data with one that does not inflate.
+pub fn is_gzip_type(media_type: &[u8]) -> bool {
+    const TYPES: [&[u8]; 8] = [
+        b"application/gzip",
+        b"application/gzip-compressed",
+        b"application/gzipped",
+        b"application/x-compress",
+        b"application/x-compressed",
+        b"application/x-gunzip",
+        b"application/x-gzip",
+        b"application/x-gzip-compressed",
+    ];
+    TYPES.iter().any(|name| name.eq_ignore_ascii_case(media_type))
+}
+
 /// The URLs of an `#include` or `#include-once` document, as cloud-init reads them: one
 /// per line, a marker line switching between "every time" and "once" (a URL may follow
 /// the marker on its line), other `#` lines and blank lines ignored.
@@ -143,5 +159,7 @@ mod tests {
         assert_eq!(from_content_type(b"text/x-shellscript-per-instance"), Some(Kind::ScriptPerInstance));
         assert_eq!(from_content_type(b"text/plain"), None);
         assert_eq!(from_content_type(b"application/octet-stream"), Some(Kind::Unknown));
+        assert!(is_gzip_type(b"application/x-gzip") && is_gzip_type(b"Application/GZIP"));
+        assert!(!is_gzip_type(b"application/octet-stream") && !is_gzip_type(b"application/x-bzip2"));
     }
 }
