@@ -230,3 +230,21 @@ def test_oversize_and_undecodable_parts_run_nothing(run, imds, root, document, r
     assert reason in result.stderr, result.stderr
     assert ran(root) == []
     assert (root / "home/alpine/.ssh/authorized_keys").exists()
+
+
+def test_the_decoding_bound_is_configurable(run, imds, root):
+    (root / "etc/wisp.conf").write_text((root / "etc/wisp.conf").read_text() + "WISP_USERDATA_LIMIT=4096\n")
+    small = multipart(("application/x-gzip", gzip.compress(counter("small", depth=0).encode()), ""))
+    server = imds(aws_metadata(user_data_b64=b64(small)))
+    result = run("bootstrap", root=root)
+    assert result.rc == 0, result
+    assert ran(root) == ["small"]
+    large = multipart(("application/x-gzip", gzip.compress((counter("large", depth=0) + "#" * 5000 + "\n").encode()), ""))
+    server.update(instance_id="i-0000000000000000b", user_data_b64=b64(large))
+    result = run("bootstrap", root=root)
+    assert result.rc == 1
+    assert "gzip data expands past" in result.stderr, result.stderr
+    assert ran(root) == ["small"]
+    (root / "etc/wisp.conf").write_text((root / "etc/wisp.conf").read_text() + "WISP_USERDATA_LIMIT=100\n")
+    result = run("bootstrap", root=root)
+    assert result.rc == 2 and "WISP_USERDATA_LIMIT" in result.stderr, result.stderr

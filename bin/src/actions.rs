@@ -107,8 +107,8 @@ fn enable_sshd(ctx: &Context<'_>) -> Result<Line, Line> {
     }
 }
 
-/// Most bytes gzip'd user-data may expand to: the bound that stops a decompression bomb.
-pub const USER_DATA_LIMIT: usize = 16 << 20;
+/// The size of wisp's user-data buffers; `WISP_USERDATA_LIMIT` may set a lower bound.
+pub const USER_DATA_LIMIT: usize = wisp_core::config::USERDATA_LIMIT_MAX as usize;
 
 /// The gunzipped user-data, in .bss: untouched unless used.
 static GUNZIP: Once<[u8; USER_DATA_LIMIT]> = Once::new([0; USER_DATA_LIMIT]);
@@ -124,6 +124,7 @@ fn save_userdata(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) -> Res
     let data = match gzip::is_gzip(raw) {
         true => {
             let out = GUNZIP.take().ok_or_else(|| msg!("the gunzip buffer is in use"))?;
+            let out = &mut out[..ctx.config.userdata_limit as usize];
             let mut state = DecompressorOxide::new();
             match gzip::decompress(raw, out, &mut state) {
                 Ok(len) => &out[..len],

@@ -84,7 +84,8 @@ pub fn load_with(
 /// Decodes `document` (any user-data: raw, gzip'd, MIME) into its parts.
 pub fn decode(ctx: &Context<'_>, document: &'static [u8], includes: Includes<'_>) -> Result<UserData, Line> {
     let space = DECODED.take().ok_or_else(|| msg!("the user-data decoding buffer is in use"))?;
-    let mut decoder = Decoder { ctx, includes, space: &mut space[..], parts: heapless::Vec::new() };
+    let limit = ctx.config.userdata_limit as usize;
+    let mut decoder = Decoder { ctx, includes, space: &mut space[..limit], parts: heapless::Vec::new() };
     decoder.document(document, 0)?;
     Ok(UserData { parts: decoder.parts })
 }

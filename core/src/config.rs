@@ -66,7 +66,13 @@ pub struct Config {
     pub http_total_ms: u32,
     pub http_backoff_ms: u32,
     pub http_backoff_max_ms: u32,
+    /// Most bytes one user-data document may decode to, gunzipped parts and includes
+    /// together: the bound that stops a decompression bomb.
+    pub userdata_limit: u32,
 }
+
+/// The largest `WISP_USERDATA_LIMIT`, and its default: the size of wisp's buffers.
+pub const USERDATA_LIMIT_MAX: u32 = 16 << 20;
 
 impl Default for Config {
     fn default() -> Self {
@@ -84,6 +90,7 @@ impl Default for Config {
             http_total_ms: timeouts.total_ms,
             http_backoff_ms: timeouts.backoff_initial_ms,
             http_backoff_max_ms: timeouts.backoff_max_ms,
+            userdata_limit: USERDATA_LIMIT_MAX,
         }
     }
 }
@@ -317,6 +324,7 @@ fn apply(config: &mut Config, name: &[u8], value: &str) -> Result<bool, ErrorKin
         b"WISP_HTTP_TOTAL_MS" => config.http_total_ms = number("WISP_HTTP_TOTAL_MS", value, 1, 3_600_000)?,
         b"WISP_HTTP_BACKOFF_MS" => config.http_backoff_ms = number("WISP_HTTP_BACKOFF_MS", value, 0, 600_000)?,
         b"WISP_HTTP_BACKOFF_MAX_MS" => config.http_backoff_max_ms = number("WISP_HTTP_BACKOFF_MAX_MS", value, 0, 600_000)?,
+        b"WISP_USERDATA_LIMIT" => config.userdata_limit = number("WISP_USERDATA_LIMIT", value, 1024, USERDATA_LIMIT_MAX)?,
         // tiny-cloud's hotplug settings: wisp installs no hotplug handlers (see README).
         b"HOTPLUG_TYPE" | b"HOTPLUG_MODULES" => {}
         _ => return Ok(false),
@@ -392,7 +400,8 @@ mod tests {
             SKIP_INIT_ACTIONS=\"expand_root enable_sshd\"\n\
             INIT_ACTIONS_MAIN=\n\
             HOTPLUG_TYPE=mdev\n\
-            WISP_HTTP_TOTAL_MS=3000\n";
+            WISP_HTTP_TOTAL_MS=3000\n\
+            WISP_USERDATA_LIMIT=65536\n";
         let (config, warnings) = parse_ok(text);
         assert!(warnings.is_empty());
         assert_eq!(config.cloud, Cloud::Aws);
@@ -404,6 +413,7 @@ mod tests {
         assert_eq!(config.init_actions[2].as_deref(), Some(""));
         assert_eq!(config.init_actions[0], None);
         assert_eq!(config.http_total_ms, 3000);
+        assert_eq!(config.userdata_limit, 65536);
     }
 
     #[test]
