@@ -71,7 +71,7 @@ fn run_commands(ctx: &Context<'_>, var: &Dir, config: &CloudConfig<'static>, key
     let mut script = [0u8; 64 * 1024];
     let len = cloud_config::shell_script(key, commands, &mut script).map_err(crate::output::line)?;
     let dir = ctx.create_dir(crate::userdata::var_child(ctx, b"scripts")?.as_bytes())?;
-    dir.write_atomic(key.as_bytes(), &script[..len], 0o700, None).map_err(|e| msg!("cannot save the {key} script: {}", Os(e)))?;
+    dir.write_volatile(key.as_bytes(), &script[..len], 0o700).map_err(|e| msg!("cannot save the {key} script: {}", Os(e)))?;
     let _ = var;
     let path = scripts::script_path(ctx, &[b"scripts/", key.as_bytes()])?;
     let output = scripts::open_log(ctx, true)?;

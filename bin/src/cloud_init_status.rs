@@ -80,5 +80,5 @@ fn write(dir: &Dir, name: &str, status: &Status<'_>, result: bool) -> Result<(),
     let mut out = Out::new(&mut buf);
     let rendered = if result { status.write_result(&mut out) } else { status.write(&mut out) };
     rendered.map_err(|e| msg!("{name} longer than {} bytes", e.limit))?;
-    dir.write_atomic(name.as_bytes(), out.written(), 0o644, None).map_err(|e| msg!("cannot write {name}: {}", Os(e)))
+    dir.write_volatile(name.as_bytes(), out.written(), 0o644).map_err(|e| msg!("cannot write {name}: {}", Os(e)))
 }

@@ -81,7 +81,7 @@ pub fn run_userdata(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) -> 
         if let Some(userdata) = userdata {
             for (index, part) in userdata.of_kind(frequency.part_kind()) {
                 let name = part_name(part, index);
-                dir.write_atomic(name.as_bytes(), part.bytes, 0o700, None).map_err(|e| msg!("cannot save {name}: {}", Os(e)))?;
+                dir.write_volatile(name.as_bytes(), part.bytes, 0o700).map_err(|e| msg!("cannot save {name}: {}", Os(e)))?;
             }
         }
         let due = match frequency {
@@ -102,7 +102,7 @@ pub fn run_userdata(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) -> 
         done.map_err(|e| msg!("cannot record that the {} scripts ran: {}", Shown(directory), Os(e)))?;
     }
     let Some(userdata) = userdata else {
-        finish(ctx, ExitStatus::Exited(0), "")?;
+        record_exit(ctx, ExitStatus::Exited(0))?;
         let what = if later_boot { "per-boot" } else { "user-data is empty or absent; image" };
         return Ok(msg!("{what} scripts: {ran} ran"));
     };
@@ -117,7 +117,7 @@ pub fn run_userdata(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) -> 
             }
             Kind::Script => {
                 let name = part_name(part, index);
-                scripts.write_atomic(name.as_bytes(), part.bytes, 0o700, None).map_err(|e| msg!("cannot save {name}: {}", Os(e)))?;
+                scripts.write_volatile(name.as_bytes(), part.bytes, 0o700).map_err(|e| msg!("cannot save {name}: {}", Os(e)))?;
                 let path = script_path(ctx, &[SCRIPTS_DIR, b"/", name.as_bytes()])?;
                 let status = run_script(ctx, part.bytes, &path, output.as_fd())?;
                 finish(ctx, status, &name)?;
@@ -136,7 +136,7 @@ pub fn run_userdata(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) -> 
             }
         }
     }
-    finish(ctx, ExitStatus::Exited(0), "")?;
+    record_exit(ctx, ExitStatus::Exited(0))?;
     Ok(msg!("{ran} scripts ran, {skipped} parts not supported"))
 }
 
@@ -158,7 +158,7 @@ pub fn run_boothooks(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) ->
         let text = part.bytes.trim_ascii_start();
         let body = text.iter().position(|&b| b == b'\n').map_or(&b""[..], |end| &text[end + 1..]);
         let name = part_name(part, index);
-        dir.write_atomic(name.as_bytes(), body, 0o700, None).map_err(|e| msg!("cannot save boothook {name}: {}", Os(e)))?;
+        dir.write_volatile(name.as_bytes(), body, 0o700).map_err(|e| msg!("cannot save boothook {name}: {}", Os(e)))?;
         let path = script_path(ctx, &[BOOTHOOKS_DIR, b"/", name.as_bytes()])?;
         let status = if body.starts_with(b"#!") { run_script(ctx, body, &path, output.as_fd())? } else { run_shell(ctx, &path, output.as_fd())? };
         finish(ctx, status, &name)?;
@@ -251,20 +251,29 @@ fn execute(ctx: &Context<'_>, program: &CStr, args: &[&CStr], output: BorrowedFd
     process::run(ctx.start, program, args, input.as_fd(), output).map_err(|e| msg!("{}", Os(e)))
 }
 
-/// Records the exit status in `user-data.exit`; a failure fails the action.
+/// A script's end: a failure is recorded in `user-data.exit` and fails the action.
 pub fn finish(ctx: &Context<'_>, status: ExitStatus, what: &str) -> Result<Line, Line> {
+    if status == ExitStatus::Exited(0) {
+        return Ok(msg!("script exited 0"));
+    }
+    record_exit(ctx, status)?;
+    Err(match status {
+        ExitStatus::Exited(code) => msg!("{what} exited with status {code} (output in user-data.log)"),
+        ExitStatus::Signaled(signal) => msg!("{what} killed by signal {signal} (output in user-data.log)"),
+    })
+}
+
+/// `user-data.exit`: the exit status of the last user-data script, as tiny-cloud keeps it.
+fn record_exit(ctx: &Context<'_>, status: ExitStatus) -> Result<(), Line> {
     let code = match status {
         ExitStatus::Exited(code) => code,
         ExitStatus::Signaled(signal) => 128 + signal,
     };
     let mut exit_line = heapless::String::<16>::new();
     let _ = core::fmt::write(&mut exit_line, format_args!("{code}\n"));
-    ctx.logs_dir()?
-        .write_atomic(USER_DATA_EXIT, exit_line.as_bytes(), 0o644, None)
-        .map_err(|e| crate::output::os_error("cannot write user-data.exit", e))?;
-    match status {
-        ExitStatus::Exited(0) => Ok(msg!("script exited 0")),
-        ExitStatus::Exited(code) => Err(msg!("{what} exited with status {code} (output in user-data.log)")),
-        ExitStatus::Signaled(signal) => Err(msg!("{what} killed by signal {signal} (output in user-data.log)")),
+    let logs = ctx.logs_dir()?;
+    if logs.has_contents(USER_DATA_EXIT, exit_line.as_bytes()).unwrap_or(false) {
+        return Ok(());
     }
+    logs.write_atomic(USER_DATA_EXIT, exit_line.as_bytes(), 0o644, None).map_err(|e| crate::output::os_error("cannot write user-data.exit", e))
 }

@@ -117,7 +117,7 @@ pub fn power_state(ctx: &Context<'_>, config: &CloudConfig<'static>) -> Result<L
             let mut script = [0u8; 4096];
             let len = cloud_config::command_script("power_state", command, &mut script).map_err(crate::output::line)?;
             let dir = ctx.create_dir(crate::userdata::var_child(ctx, b"scripts")?.as_bytes())?;
-            dir.write_atomic(b"power-state-condition", &script[..len], 0o700, None).map_err(|e| crate::output::os_error("power_state", e))?;
+            dir.write_volatile(b"power-state-condition", &script[..len], 0o700).map_err(|e| crate::output::os_error("power_state", e))?;
             let path = scripts::script_path(ctx, &[b"scripts/power-state-condition"])?;
             let output = scripts::open_log(ctx, true)?;
             if scripts::run_shell(ctx, &path, output.as_fd())? != ExitStatus::Exited(0) {

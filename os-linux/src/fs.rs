@@ -131,9 +131,20 @@ impl Dir {
         mode: u32,
         owner: Option<(u32, u32)>,
     ) -> Result<(), Errno> {
+        self.replace(name, contents, mode, owner, true)
+    }
+
+    /// `write_atomic` without the fsync(2): for files on a tmpfs (`/run`), which a crash
+    /// loses anyway, and for scripts a bootstrap writes afresh each time it runs (the sync
+    /// before the completion marker makes them durable with the rest).
+    pub fn write_volatile(&self, name: &[u8], contents: &[u8], mode: u32) -> Result<(), Errno> {
+        self.replace(name, contents, mode, None, false)
+    }
+
+    fn replace(&self, name: &[u8], contents: &[u8], mode: u32, owner: Option<(u32, u32)>, durable: bool) -> Result<(), Errno> {
         let final_name = c_name(name)?;
         let temp_name = CPath::from_parts(&[b".", name, b".wisp-new"]).map_err(|_| Errno::NAMETOOLONG)?;
-        let result = self.write_temp(temp_name.as_cstr(), contents, mode, owner).and_then(|()| {
+        let result = self.write_temp(temp_name.as_cstr(), contents, mode, owner, durable).and_then(|()| {
             rustix::fs::renameat(&self.0, temp_name.as_cstr(), &self.0, final_name.as_cstr())
         });
         if result.is_err() {
@@ -148,6 +159,7 @@ impl Dir {
         contents: &[u8],
         mode: u32,
         owner: Option<(u32, u32)>,
+        durable: bool,
     ) -> Result<(), Errno> {
         let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::TRUNC | OFlags::NOFOLLOW | OFlags::CLOEXEC;
         let fd = rustix::fs::openat(&self.0, temp_name, flags, Mode::from_raw_mode(0o600))?;
@@ -157,7 +169,10 @@ impl Dir {
         }
         // After fchown, which clears set-id bits; and regardless of the umask.
         rustix::fs::fchmod(&fd, Mode::from_raw_mode(mode))?;
-        rustix::fs::fsync(&fd)
+        if durable {
+            rustix::fs::fsync(&fd)?;
+        }
+        Ok(())
     }
 
     /// Opens `name` for appending, creating it with `mode`; never through a symlink.
