@@ -96,8 +96,9 @@ pub fn run_userdata(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) -> 
         ran += run_directory(ctx, directory, &dir, output.as_fd())?;
         let done = match frequency {
             Frequency::Boot => Ok(()),
-            Frequency::Once => var.write_atomic(PER_ONCE_DONE, b"", 0o644, None),
-            Frequency::Instance => var.write_atomic(PER_INSTANCE_DONE, id, 0o644, None),
+            // Made durable with the rest by the sync before the completion marker.
+            Frequency::Once => var.write_volatile(PER_ONCE_DONE, b"", 0o644),
+            Frequency::Instance => var.write_volatile(PER_INSTANCE_DONE, id, 0o644),
         };
         done.map_err(|e| msg!("cannot record that the {} scripts ran: {}", Shown(directory), Os(e)))?;
     }
