@@ -185,3 +185,73 @@ umount /mnt
     assert fsck.returncode == 0, fsck.stdout + fsck.stderr
     log = subprocess.run(["debugfs", "-R", "cat /var/log/user-data.log", f"{image}?offset={offset}"], capture_output=True, text=True)
     assert "user-data ran from the seed" in log.stdout
+
+
+def test_first_boot_applies_cloud_config_with_a_volume(vm_ready, tmp_path):
+    """cloud-config in a real guest: a NoCloud seed whose MIME user-data (write-mime-multipart)
+    holds a cloud-config and a script; the cloud-config creates a user, writes files, mounts
+    a third disk as a VM runtime would attach a volume, and its runcmd writes into that
+    volume. The host then reads the disks."""
+    image, offset = make_disk(tmp_path, "gpt", ["-b", "4096"])
+    subprocess.run(["debugfs", "-w", "-R", "rm /etc/wisp.conf", f"{image}?offset={offset}"], check=True, capture_output=True)
+    volume = tmp_path / "volume.img"
+    with open(volume, "wb") as f:
+        f.truncate(64 * MIB)
+    subprocess.run(["mkfs.ext4", "-q", "-F", "-L", "data", volume], check=True, capture_output=True)
+    config = """#cloud-config
+hostname: vm-config
+users:
+  - default
+  - name: deploy
+    groups: [wheel]
+write_files:
+  - path: /etc/app.conf
+    content: "answer = 42\\n"
+    permissions: '0600'
+    owner: deploy
+mounts:
+  - [vdc, /data, ext4, "defaults,noatime"]
+runcmd:
+  - echo "written by runcmd" > /mnt/data/hello
+  - [sh, -c, "grep -c ' /mnt/data ' /proc/mounts > /mnt/data/mounted"]
+"""
+    seed_dir = tmp_path / "seed-src"
+    seed_dir.mkdir()
+    (seed_dir / "config").write_text(config)
+    (seed_dir / "script").write_text("#!/bin/sh\necho script ran in the guest\n")
+    user_data = subprocess.run(["write-mime-multipart", f"{seed_dir / 'config'}:text/cloud-config",
+                                f"{seed_dir / 'script'}:text/x-shellscript"], capture_output=True, check=True).stdout
+    (seed_dir / "user-data").write_bytes(user_data)
+    (seed_dir / "meta-data").write_text("instance-id: iid-vm02\n")
+    seed = tmp_path / "seed.iso"
+    subprocess.run(["cloud-localds", seed, seed_dir / "user-data", seed_dir / "meta-data"], check=True, capture_output=True)
+    script = """
+mount /dev/vda1 /mnt
+for d in proc sys dev; do mount --bind /$d /mnt/$d; done
+/wisp --root /mnt bootstrap
+echo "wisp exit: $?"
+hostname
+umount /mnt/data
+umount /mnt/proc /mnt/sys /mnt/dev
+umount /mnt
+"""
+    result = vmlib.boot([("root", image), ("seed", seed), ("data", volume)], script, payload=BINARY)
+    assert result.rc == 0, result
+    assert "wisp exit: 0" in result.console, result
+    assert "vm-config" in result.console
+    assert "main/userdata_mounts: ok: 1 entries in /etc/fstab, 1 mounted" in result.console, result
+
+    def cat(path, disk=image, at=offset):
+        target = f"{disk}?offset={at}" if at else str(disk)
+        return subprocess.run(["debugfs", "-R", f"cat {path}", target], capture_output=True, text=True).stdout
+
+    assert cat("/hello", volume, 0) == "written by runcmd\n"
+    assert cat("/mounted", volume, 0) == "1\n"
+    assert "/dev/vdc\t/data\text4\tdefaults,noatime,comment=cloudconfig\t0\t2" in cat("/etc/fstab")
+    assert cat("/etc/app.conf") == "answer = 42\n"
+    assert "deploy:x:1001:1001::/home/deploy:/bin/sh" in cat("/etc/passwd")
+    assert "script ran in the guest" in cat("/var/log/user-data.log")
+    for disk, at in ((image, offset), (volume, 0)):
+        target = f"{disk}?offset={at}" if at else str(disk)
+        fsck = subprocess.run(["e2fsck", "-fn", target], capture_output=True, text=True)
+        assert fsck.returncode == 0, fsck.stdout + fsck.stderr
