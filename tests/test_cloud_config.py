@@ -8,6 +8,7 @@ import subprocess
 import pytest
 
 from conftest import ED25519, ECDSA, aws_metadata
+from test_status import cloud_init_status
 from test_userdata_parts import b64, multipart, ran, web  # noqa: F401 (web is a fixture)
 
 RSA = ("ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAAAgQC5DAUS8OKi1H3mhEbX/OLSKFS+IBW08vSrA2i2e0ia/AtC4GZ6/tg7fotmEsVFl7UJRAjg3"
@@ -147,6 +148,9 @@ def test_issue_document_end_to_end(run, imds, root, tmp_path, web):
     assert (root / "script.log").read_text() == "script\nincluded\n"
     assert "SECRET" not in result.stderr
     assert int(alpine[2]) == 1000
+    # What Packer and Terraform wait on: Debian's cloud-init reads wisp's status as done.
+    waited = cloud_init_status(root, "--wait")
+    assert waited.returncode == 0 and "status: done" in waited.stdout, waited
 
     # A rerun on the same instance changes nothing but bootcmd's every-boot output.
     before = {p: p.read_bytes() for p in (root / "etc").rglob("*") if p.is_file()}
