@@ -410,3 +410,13 @@ users:
     result = run("bootstrap", root=root)
     assert result.rc == 0, result
     assert not (root / "etc/sudoers.d/wisp-users").exists() and not (root / "etc/doas.d/wisp-users.conf").exists()
+
+
+def test_a_rule_with_a_line_break_is_refused(run, imds, root):
+    imds(aws_metadata(user_data='#cloud-config\nusers:\n  - name: mallory\n    sudo: "ALL=(ALL) ALL\\nALL ALL=(ALL) NOPASSWD: ALL"\n'))
+    result = run("bootstrap", root=root)
+    assert result.rc == 1
+    assert "users: a sudo or doas rule holds a line break" in result.stderr, result.stderr
+    assert not (root / "etc/sudoers.d/wisp-users").exists()
+    # Found before anything of the document is applied.
+    assert "mallory" not in (root / "etc/passwd").read_text()

@@ -444,7 +444,7 @@ fn apply_user(ctx: &Context<'_>, spec: &cloud_config::UserSpec<'static>) -> Resu
 fn apply_groups(ctx: &Context<'_>, groups: wisp_core::yaml::Value<'static>) -> Result<usize, Line> {
     let mut made = 0;
     let mut ensure = |name: &str, members: Option<wisp_core::yaml::Value<'static>>| -> Result<(), Line> {
-        let mut passwd = SystemFile::read(ctx, "/etc", "passwd", "/etc/passwd", 0o644)?;
+        let passwd = SystemFile::read(ctx, "/etc", "passwd", "/etc/passwd", 0o644)?;
         let mut group = SystemFile::read(ctx, "/etc", "group", "/etc/group", 0o644)?;
         let mut new = [0u8; FILE_LIMIT];
         if accounts::find_group(group.text(), name.as_bytes()).is_none() {
@@ -453,7 +453,6 @@ fn apply_groups(ctx: &Context<'_>, groups: wisp_core::yaml::Value<'static>) -> R
             group.replace(&new[..len])?;
             made += 1;
         }
-        let _ = &mut passwd;
         if let Some(members) = members {
             cloud_config::for_each_name("groups", members, |member, _| -> Result<(), Line> {
                 if accounts::find_user(passwd.text(), member.as_bytes()).is_none() {

@@ -125,7 +125,18 @@ impl<'a> CloudConfig<'a> {
             items("write_files", files)?.try_for_each(|entry| write_file(entry).map(drop))?;
         }
         if let Some(users) = self.value("users") {
-            for_each_user(users, |_, _| Ok::<(), ConfigError>(()))?;
+            for_each_user(users, |entry, at| {
+                let UserEntry::User(spec) = entry else { return Ok(()) };
+                // One rule a line: a line break inside one would write a rule no one wrote.
+                let one_line = |rule: &str| match rule.contains(['\n', '\r']) {
+                    true => Err(error(USERS, at, "a sudo or doas rule holds a line break")),
+                    false => Ok(()),
+                };
+                for rules in [spec.sudo, spec.doas].into_iter().flatten() {
+                    for_each_line(rules, USERS, one_line)?;
+                }
+                Ok::<(), ConfigError>(())
+            })?;
         }
         if let Some(state) = self.value("power_state") {
             power_state(state)?;
