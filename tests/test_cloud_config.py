@@ -420,3 +420,18 @@ def test_a_rule_with_a_line_break_is_refused(run, imds, root):
     assert not (root / "etc/sudoers.d/wisp-users").exists()
     # Found before anything of the document is applied.
     assert "mallory" not in (root / "etc/passwd").read_text()
+
+
+def test_power_state_without_the_tool_asks_the_kernel(wisp, netns, imds, root):
+    """An image with no poweroff tool: wisp calls reboot(2) itself. Run in a PID namespace
+    of its own, where reboot(2) ends that namespace's init (the shell here), never the
+    machine: the shell is killed before it can print wisp's exit."""
+    imds(aws_metadata(user_data="#cloud-config\npower_state: {mode: poweroff, message: going down}\n"))
+    script = '"$@"; echo "wisp returned $?"'
+    process = netns.exec(["unshare", "--pid", "--fork", "--uts", "--mount", "sh", "-c", script, "sh",
+                          str(wisp), "--root", str(root), "bootstrap"], capture_output=True, text=True, timeout=60)
+    assert "power_state: going down" in process.stderr, process.stderr
+    assert "power_state: no /sbin/poweroff: poweroff with reboot(2) in 0 seconds" in process.stderr, process.stderr
+    assert "wisp returned" not in process.stdout, process
+    assert process.returncode != 0
+    assert (root / "var/lib/cloud/.bootstrap-complete").exists()

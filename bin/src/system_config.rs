@@ -6,6 +6,7 @@ use core::ffi::CStr;
 use wisp_core::cloud_config::{self, CloudConfig, Condition, PowerMode};
 use wisp_core::{fstab, mount_options};
 use wisp_os_linux::mount;
+use wisp_os_linux::system::PowerAction;
 use wisp_core::yaml::Kind;
 use wisp_os_linux::cpath::CPath;
 use wisp_os_linux::process::ExitStatus;
@@ -125,21 +126,30 @@ pub fn power_state(ctx: &Context<'_>, config: &CloudConfig<'static>) -> Result<L
             }
         }
     }
-    let (program, name): (&[u8], &CStr) = match state.mode {
-        PowerMode::Poweroff => (b"/sbin/poweroff", c"poweroff"),
-        PowerMode::Reboot => (b"/sbin/reboot", c"reboot"),
-        PowerMode::Halt => (b"/sbin/halt", c"halt"),
+    let (program, name, action): (&[u8], &CStr, PowerAction) = match state.mode {
+        PowerMode::Poweroff => (b"/sbin/poweroff", c"poweroff", PowerAction::PowerOff),
+        PowerMode::Reboot => (b"/sbin/reboot", c"reboot", PowerAction::Restart),
+        PowerMode::Halt => (b"/sbin/halt", c"halt", PowerAction::Halt),
     };
     if let Some(message) = state.message {
         crate::output::error(format_args!("power_state: {}", Shown(message.as_bytes())));
     }
+    let what = name.to_str().unwrap_or("power");
     let path = ctx.path(program)?;
+    wisp_os_linux::fs::sync_all();
+    if !matches!(wisp_os_linux::fs::metadata(path.as_cstr()), Ok(Some(_))) {
+        // An image with no shutdown tool (no busybox): after the delay, the kernel is asked
+        // directly, everything synced first; no service is stopped.
+        crate::output::error(format_args!("power_state: no {}: {what} with reboot(2) in {} seconds", Shown(program), state.delay_seconds));
+        wisp_os_linux::time::sleep_ms(state.delay_seconds.saturating_mul(1000).min(u64::from(u32::MAX)) as u32);
+        let e = wisp_os_linux::system::reboot(action).err().unwrap_or(wisp_os_linux::Errno::INVAL);
+        return Err(crate::output::os_error("reboot(2)", e));
+    }
     let mut delay = heapless::String::<24>::new();
     let _ = core::fmt::write(&mut delay, format_args!("{}", state.delay_seconds));
     let delay = CPath::from_parts(&[delay.as_bytes()]).map_err(crate::output::line)?;
-    wisp_os_linux::fs::sync_all();
-    run(ctx, &path, &[name, c"-d", delay.as_cstr()], name.to_str().unwrap_or("power"))?;
-    Ok(msg!("{} in {} seconds", name.to_str().unwrap_or(""), state.delay_seconds))
+    run(ctx, &path, &[name, c"-d", delay.as_cstr()], what)?;
+    Ok(msg!("{what} in {} seconds", state.delay_seconds))
 }
 
 /// wisp's `mount_default_fields`: cloud-init's for systems without systemd, less
