@@ -378,12 +378,13 @@ groups:
 users:
   - default
   - name: frank
+    uid: 2001
     primary_group: staff
     groups: ops, wheel
     homedir: /opt/frank
     doas: ["permit nopass frank as root", "permit frank cmd reboot"]
   - name: gina
-    no_create_home: true
+    no-create-home: true
     sudo: ["ALL=(ALL) ALL", "ALL=(backup) NOPASSWD: /usr/bin/rsync"]
 """
     server = imds(aws_metadata(user_data=config))
@@ -391,7 +392,7 @@ users:
     assert result.rc == 0, result
     frank = passwd_entry(root, "frank")
     staff = group_entry(root, "staff")
-    assert frank[3] == staff[2] and frank[5] == "/opt/frank"
+    assert frank[2] == "2001" and frank[3] == staff[2] and frank[5] == "/opt/frank"
     assert stat(root / "opt/frank") == (0o755, int(frank[2]), int(staff[2]))
     assert "frank" in group_entry(root, "ops")[3].split(",") and "frank" in group_entry(root, "wheel")[3].split(",")
     # Top-level groups: made, with members that exist; a missing user is left out.
@@ -400,6 +401,7 @@ users:
     assert (root / "etc/doas.d/wisp-users.conf").read_text() == "permit nopass frank as root\npermit frank cmd reboot\n"
     assert stat(root / "etc/doas.d/wisp-users.conf")[0] == 0o440
     assert (root / "etc/sudoers.d/wisp-users").read_text() == "gina ALL=(ALL) ALL\ngina ALL=(backup) NOPASSWD: /usr/bin/rsync\n"
+    # cloud-init reads `no-create-home` as `no_create_home`.
     assert passwd_entry(root, "gina")[5] == "/home/gina" and not (root / "home/gina").exists()
     # A rerun changes no account file; a new instance whose user-data has no sudo or doas
     # rules takes the rules files away.

@@ -74,6 +74,8 @@ pub struct Account<'a> {
     /// Admin groups joined only where the image has them (`wheel`).
     pub optional_groups: &'a [&'a [u8]],
     pub system: bool,
+    /// The user's number, when it must be this one.
+    pub uid: Option<u32>,
     pub create_home: bool,
     /// The shadow password field: `*` (no password, key logins work), a hash, or `!hash`.
     pub password: &'a [u8],
@@ -113,9 +115,11 @@ pub fn ensure_account(ctx: &Context<'_>, account: &Account<'_>, done: &mut heapl
                 }
             };
             // The user's number matches its group's where that number is free.
-            let uid = match accounts::uid_is_free(passwd.text(), gid) && ids.contains(&gid) {
-                true => gid,
-                false => accounts::free_id_in(passwd.text(), group.text(), ids).ok_or_else(no_free_id)?,
+            let uid = match account.uid {
+                Some(uid) if accounts::uid_is_free(passwd.text(), uid) => uid,
+                Some(uid) => return Err(msg!("uid {uid} is taken")),
+                None if accounts::uid_is_free(passwd.text(), gid) && ids.contains(&gid) => gid,
+                None => accounts::free_id_in(passwd.text(), group.text(), ids).ok_or_else(no_free_id)?,
             };
             let home = match account.home {
                 Some(home) => home_path(home)?,
@@ -190,6 +194,7 @@ pub fn create_default_user(ctx: &Context<'_>, config: Option<&CloudConfig<'stati
         groups: &[],
         optional_groups: &[b"wheel"],
         system: false,
+        uid: None,
         create_home: true,
         password: b"*",
         set_password: false,
@@ -425,6 +430,7 @@ fn apply_user(ctx: &Context<'_>, spec: &cloud_config::UserSpec<'static>) -> Resu
         groups: &groups,
         optional_groups: &[],
         system: spec.system,
+        uid: spec.uid,
         create_home: !spec.no_create_home && !spec.system,
         password: password.unwrap_or(b"*"),
         set_password: password.is_some(),

@@ -398,6 +398,8 @@ pub struct UserSpec<'a> {
     pub system: bool,
     pub no_create_home: bool,
     pub lock_passwd: bool,
+    /// The user's number; wisp picks a free one when absent.
+    pub uid: Option<u32>,
     /// A password hash (`passwd` or `hashed_passwd`).
     pub hashed_passwd: Option<&'a str>,
     pub plain_text_passwd: Option<&'a str>,
@@ -438,6 +440,7 @@ fn named(name: &str) -> UserEntry<'_> {
             system: false,
             no_create_home: false,
             lock_passwd: true,
+            uid: None,
             hashed_passwd: None,
             plain_text_passwd: None,
             sudo: None,
@@ -447,8 +450,14 @@ fn named(name: &str) -> UserEntry<'_> {
     }
 }
 
+/// A user's key, written with `_` or `-` (cloud-init reads `lock-passwd` as `lock_passwd`).
+fn user_field<'a>(item: Value<'a>, name: &str) -> Option<Value<'a>> {
+    let same = |key: &str| key.len() == name.len() && key.bytes().zip(name.bytes()).all(|(k, n)| k == n || (k == b'-' && n == b'_'));
+    item.entries().filter(|(key, _)| key.as_str().is_some_and(same)).map(|(_, value)| value).last().filter(|v| !v.is_null())
+}
+
 fn user_spec(item: Value<'_>) -> Result<UserEntry<'_>, ConfigError> {
-    let field = |name: &str| item.get(name).filter(|v| !v.is_null());
+    let field = |name: &str| user_field(item, name);
     let text_field = |name: &str| field(name).map(|v| text(USERS, v)).transpose();
     let flag_field = |name: &str, default: bool| field(name).map_or(Ok(default), |v| flag(USERS, v));
     let name_value = field("name").ok_or_else(|| error(USERS, item, "a user has no name"))?;
@@ -468,6 +477,10 @@ fn user_spec(item: Value<'_>) -> Result<UserEntry<'_>, ConfigError> {
         None => text_field("passwd")?,
     };
     spec.plain_text_passwd = text_field("plain_text_passwd")?;
+    spec.uid = match field("uid") {
+        None => None,
+        Some(uid) => Some(uid.as_int().and_then(|n| u32::try_from(n).ok()).ok_or_else(|| error(USERS, uid, "uid is not a number"))?),
+    };
     spec.sudo = field("sudo").filter(|v| v.as_bool() != Some(false));
     spec.doas = field("doas");
     spec.ssh_authorized_keys = field("ssh_authorized_keys");
@@ -475,7 +488,7 @@ fn user_spec(item: Value<'_>) -> Result<UserEntry<'_>, ConfigError> {
 }
 
 /// `power_state`: what to do once the bootstrap is complete.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 pub struct PowerState<'a> {
     pub mode: PowerMode,
     /// Seconds to wait first (`now`: 0; `+N`: N minutes, as shutdown(8) reads it).
@@ -492,7 +505,7 @@ pub enum PowerMode {
     Halt,
 }
 
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 pub enum Condition<'a> {
     Always,
     Never,
@@ -537,4 +550,157 @@ pub fn power_state(value: Value<'_>) -> Result<PowerState<'_>, ConfigError> {
 
 fn is_any(name: &str, names: &[&str]) -> bool {
     names.iter().any(|known| known.eq_ignore_ascii_case(name))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::yaml::{Arena, Node};
+
+    /// Parses each document into one arena and merges them, as the binary does.
+    fn with_config(documents: &[&str], check: impl FnOnce(&CloudConfig<'_>)) {
+        let mut nodes = vec![Node::EMPTY; 512];
+        let mut text = vec![0u8; 4096];
+        let mut arena = Arena::new(&mut nodes, &mut text);
+        let roots: Vec<_> = documents.iter().map(|d| arena.parse(d.as_bytes()).unwrap()).collect();
+        let mut config = CloudConfig::default();
+        for root in roots {
+            config.add(arena.value(root)).unwrap();
+        }
+        check(&config);
+    }
+
+    #[test]
+    fn later_documents_replace_top_level_keys() {
+        with_config(&["hostname: a\nruncmd: [one]\nfrob: 1\n", "runcmd: [two]\n", "#cloud-config\n"], |config| {
+            assert_eq!(config.text("hostname"), Ok(Some("a")));
+            assert_eq!(config.get("runcmd").unwrap().items().next().unwrap().as_str(), Some("two"));
+            let unknown: Vec<_> = config.unknown_keys().map(|k| k.as_str().unwrap()).collect();
+            assert_eq!(unknown, ["frob"]);
+            let mut json = String::new();
+            config.write_json(&mut json).unwrap();
+            assert_eq!(json, r#"{"hostname":"a","frob":1,"runcmd":["two"]}"#);
+        });
+        with_config(&[], |config| {
+            let mut json = String::new();
+            config.write_json(&mut json).unwrap();
+            assert_eq!(json, "null");
+        });
+    }
+
+    #[test]
+    fn shell_scripts_as_cloud_init_writes_them() {
+        with_config(&["runcmd:\n  - echo 'a b'\n  - [ls, -l, \"it's\"]\n  -\n  - 42\n"], |config| {
+            let mut out = [0u8; 256];
+            let len = shell_script("runcmd", config.get("runcmd").unwrap(), &mut out).unwrap();
+            assert_eq!(&out[..len], b"#!/bin/sh\necho 'a b'\n'ls' '-l' 'it'\\''s'\n42\n");
+            let mut small = [0u8; 12];
+            assert_eq!(shell_script("runcmd", config.get("runcmd").unwrap(), &mut small), Err(ScriptError::TooLarge { limit: 12 }));
+        });
+    }
+
+    #[test]
+    fn write_files_entries_and_defaults() {
+        let doc = "write_files:\n  - path: /etc/a\n  - path: /etc/b\n    encoding: GZ+B64\n    permissions: 0750\n    owner: app:app\n    append: true\n    defer: yes\n  - {path: /etc/c, permissions: '644', encoding: base64}\n";
+        with_config(&[doc], |config| {
+            let entries: Vec<_> = config.get("write_files").unwrap().items().map(|e| write_file(e).unwrap()).collect();
+            assert_eq!(entries[0], WriteFile { path: "/etc/a", content: "", encoding: Encoding::Text, permissions: 0o644, owner: "root:root", append: false, defer: false });
+            assert_eq!((entries[1].encoding, entries[1].permissions, entries[1].owner, entries[1].append, entries[1].defer), (Encoding::GzipBase64, 0o750, "app:app", true, true));
+            assert_eq!((entries[2].encoding, entries[2].permissions), (Encoding::Base64, 0o644));
+        });
+        for (doc, problem) in [
+            ("write_files:\n  - path: etc/x\n", "path must be an absolute file path without .."),
+            ("write_files:\n  - path: /a/../b\n", "path must be an absolute file path without .."),
+            ("write_files:\n  - content: x\n", "an entry has no path"),
+            ("write_files:\n  - path: /x\n    permissions: 0800\n", "permissions are not an octal mode"),
+            ("write_files:\n  - path: /x\n    encoding: gzip\n", "unknown encoding (text/plain, b64, gz+b64)"),
+            ("write_files:\n  - /x\n", "an entry is not a mapping"),
+        ] {
+            with_config(&[doc], |config| {
+                let entry = config.get("write_files").unwrap().items().next().unwrap();
+                assert_eq!(write_file(entry).unwrap_err().problem, problem, "{doc}");
+            });
+        }
+    }
+
+    #[test]
+    fn users_in_every_form() {
+        let doc = "users:\n  - default\n  - bob\n  - name: carol\n    lock-passwd: false\n    uid: 2000\n    sudo: false\n    groups: a, b\n";
+        with_config(&[doc], |config| {
+            let mut seen = Vec::new();
+            for_each_user(config.get("users").unwrap(), |entry, _| {
+                seen.push(match entry {
+                    UserEntry::Default => ("default".to_string(), true, None, false),
+                    UserEntry::User(spec) => (spec.name.to_string(), spec.lock_passwd, spec.uid, spec.sudo.is_some()),
+                });
+                Ok::<(), ConfigError>(())
+            })
+            .unwrap();
+            assert_eq!(seen, [("default".into(), true, None, false), ("bob".into(), true, None, false), ("carol".into(), false, Some(2000), false)]);
+        });
+        with_config(&["users: \"default, dave\"\n"], |config| {
+            let mut names = Vec::new();
+            for_each_user(config.get("users").unwrap(), |entry, _| {
+                names.push(matches!(entry, UserEntry::Default));
+                Ok::<(), ConfigError>(())
+            })
+            .unwrap();
+            assert_eq!(names, [true, false]);
+        });
+    }
+
+    #[test]
+    fn power_state_forms() {
+        with_config(&["power_state: {mode: reboot, delay: '+5', message: bye, condition: false}\n"], |config| {
+            let state = power_state(config.get("power_state").unwrap()).unwrap();
+            assert_eq!((state.mode, state.delay_seconds, state.message), (PowerMode::Reboot, 300, Some("bye")));
+            assert!(matches!(state.condition, Condition::Never));
+        });
+        with_config(&["power_state: {mode: halt, delay: now}\n"], |config| {
+            let state = power_state(config.get("power_state").unwrap()).unwrap();
+            assert_eq!((state.mode, state.delay_seconds), (PowerMode::Halt, 0));
+            assert!(matches!(state.condition, Condition::Always));
+        });
+        with_config(&["power_state: {mode: reboot, delay: soon}\n"], |config| {
+            assert_eq!(power_state(config.get("power_state").unwrap()).unwrap_err().problem, "delay must be now, +MINUTES or MINUTES");
+        });
+    }
+
+    #[test]
+    fn validation_finds_a_mistake_anywhere() {
+        for (doc, key, problem, line) in [
+            ("hostname: [a]\n", "hostname", "expected text", 1),
+            ("a: 1\nruncmd:\n  - {x: 1}\n", "runcmd", "expected text", 3),
+            ("package_update: maybe\n", "package_update", "expected true or false", 1),
+            ("mounts:\n  - /dev/vdb\n", "mounts", "an entry is not a list", 2),
+            ("users:\n  - name: x\n    doas: \"permit x\\npermit y\"\n", "users", "a sudo or doas rule holds a line break", 2),
+        ] {
+            with_config(&[doc], |config| {
+                let e = config.validate().unwrap_err();
+                assert_eq!((e.key, e.problem, e.line), (key, problem, line), "{doc}");
+            });
+        }
+        with_config(&["hostname: h\nruncmd: [a, [b, c]]\nusers: [default]\n"], |config| assert_eq!(config.validate(), Ok(())));
+    }
+
+    #[test]
+    fn garbage_never_panics() {
+        const SAMPLE: &[u8] = b"users:\n  - default\n  - {name: a, groups: [b], sudo: x, uid: 5}\nwrite_files:\n  - {path: /a, permissions: 0644, encoding: b64}\nruncmd: [[a, b], c]\npower_state: {mode: reboot, delay: 1, condition: [x]}\nmounts: [[a, /b]]\n";
+        let mut garbage = crate::fuzz::Garbage::new(7);
+        for _ in 0..2000 {
+            let doc = garbage.mutated(SAMPLE, 0..SAMPLE.len(), 4);
+            let mut nodes = vec![Node::EMPTY; 256];
+            let mut text = vec![0u8; 2048];
+            let mut arena = Arena::new(&mut nodes, &mut text);
+            let Ok(root) = arena.parse(&doc) else { continue };
+            let mut config = CloudConfig::default();
+            if config.add(arena.value(root)).is_ok() {
+                let _ = config.validate();
+                let _ = config.write_json(&mut String::new());
+                if let Some(users) = config.get("users") {
+                    let _ = for_each_user(users, |_, _| Ok::<(), ConfigError>(()));
+                }
+            }
+        }
+    }
 }
