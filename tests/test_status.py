@@ -253,3 +253,17 @@ def test_cloud_init_status_running_then_done(run, imds, root):
     assert run("final", root=root).rc == 0
     result = cloud_init_status(root)
     assert (result.returncode, result.stdout) == (0, "status: done\n"), result
+
+
+def test_a_disabled_wisp_is_done_at_once(run, root):
+    (root / "etc/wisp.disabled").write_text("")
+    result = run("bootstrap", root=root)
+    assert result.rc == 0 and "disabled by /etc/wisp.disabled: nothing to do" in result.stderr, result
+    status, outcome = documents(root)
+    assert outcome == {"v1": {"datasource": None, "errors": []}}
+    assert all(status["v1"][stage]["finished"] for stage in STAGES)
+    # The wait ends by result.json; the answer still says the bootstrap never ran.
+    waited = run("status", "--wait", root=root)
+    assert (waited.rc, waited.stdout) == (0, "incomplete\n"), waited
+    waited = cloud_init_status(root, "--wait")
+    assert waited.returncode == 0 and "status: done" in waited.stdout, waited
