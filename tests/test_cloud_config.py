@@ -437,3 +437,23 @@ def test_power_state_without_the_tool_asks_the_kernel(wisp, netns, imds, root):
     assert "wisp returned" not in process.stdout, process
     assert process.returncode != 0
     assert (root / "var/lib/cloud/.bootstrap-complete").exists()
+
+
+def test_bootcmd_and_boothooks_see_the_instance_id(run, imds, root):
+    config = f"#cloud-config\nbootcmd:\n  - echo \"bootcmd $INSTANCE_ID\" >> {root}/iid\n"
+    hook = f"#cloud-boothook\n#!/bin/sh\necho \"boothook $INSTANCE_ID\" >> {root}/iid\n"
+    imds(aws_metadata(user_data_b64=b64(multipart(("text/cloud-boothook", hook, ""), ("text/cloud-config", config, "")))))
+    result = run("bootstrap", root=root)
+    assert result.rc == 0, result
+    assert (root / "iid").read_text() == "boothook i-0123456789abcdef0\nbootcmd i-0123456789abcdef0\n"
+
+
+def test_many_packages_in_one_apk_add(run, imds, root):
+    (root / "sbin").mkdir()
+    (root / "sbin/apk").write_text(f"#!/bin/sh\necho \"$@\" >> {root}/apk.log\n")
+    (root / "sbin/apk").chmod(0o755)
+    names = [f"pkg{i}" for i in range(30)]
+    imds(aws_metadata(user_data="#cloud-config\npackages: [" + ", ".join(names) + "]\n"))
+    result = run("bootstrap", root=root)
+    assert result.rc == 0, result
+    assert (root / "apk.log").read_text() == "add " + " ".join(names) + "\n"

@@ -6,6 +6,7 @@ use wisp_core::phase::Action;
 use wisp_core::userdata::Kind;
 use wisp_core::yaml::{Arena, Node};
 use wisp_core::{accounts, base64, gzip};
+use wisp_os_linux::cpath::CPath;
 use wisp_os_linux::fs::{Dir, ReadError};
 
 use crate::actions::USER_DATA_LIMIT;
@@ -51,8 +52,8 @@ pub fn run(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir, action: Acti
     let Some(config) = session.cloud_config(ctx, var)? else { return Ok(msg!("no cloud-config")) };
     let config = &config;
     match action {
-        Action::UserdataBootcmd => run_commands(ctx, config, "bootcmd"),
-        Action::UserdataRuncmd => run_commands(ctx, config, "runcmd"),
+        Action::UserdataBootcmd => run_commands(ctx, config, "bootcmd", Some(&scripts::instance_env(var)?)),
+        Action::UserdataRuncmd => run_commands(ctx, config, "runcmd", None),
         Action::UserdataWriteFiles => write_files(ctx, config, false),
         Action::UserdataWriteFilesDeferred => write_files(ctx, config, true),
         Action::UserdataUsers => crate::users::apply_users(ctx, config),
@@ -66,7 +67,7 @@ pub fn run(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir, action: Acti
 
 /// `bootcmd` or `runcmd`: written as the shell script cloud-init makes of the list, and
 /// run with `/bin/sh`, its output in user-data.log.
-fn run_commands(ctx: &Context<'_>, config: &CloudConfig<'static>, key: &'static str) -> Result<Line, Line> {
+fn run_commands(ctx: &Context<'_>, config: &CloudConfig<'static>, key: &'static str, env: Option<&CPath>) -> Result<Line, Line> {
     let Some(commands) = config.value(key) else { return Ok(msg!("no {key}")) };
     let mut script = [0u8; 64 * 1024];
     let len = cloud_config::shell_script(key, commands, &mut script).map_err(crate::output::line)?;
@@ -74,7 +75,7 @@ fn run_commands(ctx: &Context<'_>, config: &CloudConfig<'static>, key: &'static 
     dir.write_volatile(key.as_bytes(), &script[..len], 0o700).map_err(|e| msg!("cannot save the {key} script: {}", Os(e)))?;
     let path = scripts::script_path(ctx, &[b"scripts/", key.as_bytes()])?;
     let output = scripts::open_log(ctx, true)?;
-    let status = scripts::run_shell(ctx, &path, wisp_os_linux::AsFd::as_fd(&output))?;
+    let status = scripts::run_shell(ctx, &path, env.map(CPath::as_cstr), wisp_os_linux::AsFd::as_fd(&output))?;
     scripts::finish(ctx, status, key)?;
     Ok(msg!("{} commands ran", commands.len()))
 }

@@ -113,14 +113,14 @@ pub fn run_userdata(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) -> 
             Kind::Script if part.whole => {
                 // A lone script runs as tiny-cloud runs it: the saved file itself.
                 let path = script_path(ctx, &[crate::actions::USER_DATA])?;
-                finish(ctx, run_script(ctx, part.bytes, &path, output.as_fd())?, "user-data script")?;
+                finish(ctx, run_script(ctx, part.bytes, &path, None, output.as_fd())?, "user-data script")?;
                 ran += 1;
             }
             Kind::Script => {
                 let name = part_name(part, index);
                 scripts.write_volatile(name.as_bytes(), part.bytes, 0o700).map_err(|e| msg!("cannot save {name}: {}", Os(e)))?;
                 let path = script_path(ctx, &[SCRIPTS_DIR, b"/", name.as_bytes()])?;
-                let status = run_script(ctx, part.bytes, &path, output.as_fd())?;
+                let status = run_script(ctx, part.bytes, &path, None, output.as_fd())?;
                 finish(ctx, status, &name)?;
                 ran += 1;
             }
@@ -153,6 +153,7 @@ pub fn run_boothooks(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) ->
         Err(e) => return Ok(msg!("skipped: {e}")),
     };
     let mut ran = 0;
+    let instance_env = instance_env(var)?;
     let dir = ctx.create_dir(var_child(ctx, BOOTHOOKS_DIR)?.as_bytes())?;
     let output = open_log(ctx, true)?;
     for (index, part) in userdata.of_kind(Kind::Boothook) {
@@ -161,11 +162,19 @@ pub fn run_boothooks(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) ->
         let name = part_name(part, index);
         dir.write_volatile(name.as_bytes(), body, 0o700).map_err(|e| msg!("cannot save boothook {name}: {}", Os(e)))?;
         let path = script_path(ctx, &[BOOTHOOKS_DIR, b"/", name.as_bytes()])?;
-        let status = if body.starts_with(b"#!") { run_script(ctx, body, &path, output.as_fd())? } else { run_shell(ctx, &path, output.as_fd())? };
+        let env = Some(instance_env.as_cstr());
+        let status = if body.starts_with(b"#!") { run_script(ctx, body, &path, env, output.as_fd())? } else { run_shell(ctx, &path, env, output.as_fd())? };
         finish(ctx, status, &name)?;
         ran += 1;
     }
     Ok(msg!("{ran} boothooks ran"))
+}
+
+/// `INSTANCE_ID=<saved instance-id>`, which cloud-init gives boothooks and `bootcmd`.
+pub fn instance_env(var: &Dir) -> Result<CPath, Line> {
+    let mut id = [0u8; crate::state::INSTANCE_ID_LIMIT];
+    let id = crate::state::saved_instance_id(var, &mut id).unwrap_or(b"");
+    CPath::from_parts(&[b"INSTANCE_ID=", id]).map_err(crate::output::line)
 }
 
 /// Runs the executable files of a script directory in name order, as run-parts does.
@@ -190,7 +199,7 @@ fn run_directory(ctx: &Context<'_>, directory: &[u8], dir: &Dir, output: Borrowe
             continue;
         }
         let path = script_path(ctx, &[SCRIPTS_DIR, b"/", directory, b"/", name.as_bytes()])?;
-        let status = execute(ctx, path.as_cstr(), &[path.as_cstr()], output)
+        let status = execute(ctx, path.as_cstr(), &[path.as_cstr()], None, output)
             .map_err(|e| msg!("cannot run scripts/{}/{name}: {e}", Shown(directory)))?;
         let mut label = heapless::String::<160>::new();
         let _ = core::fmt::write(&mut label, format_args!("scripts/{}/{name}", Shown(directory)));
@@ -229,7 +238,7 @@ pub fn open_log(ctx: &Context<'_>, append: bool) -> Result<OwnedFd, Line> {
 
 /// Runs one script with the interpreter its `#!` names, so the saved copy needs no
 /// execute bit.
-pub fn run_script(ctx: &Context<'_>, text: &[u8], path: &CPath, output: BorrowedFd<'_>) -> Result<ExitStatus, Line> {
+pub fn run_script(ctx: &Context<'_>, text: &[u8], path: &CPath, env: Option<&CStr>, output: BorrowedFd<'_>) -> Result<ExitStatus, Line> {
     let shebang = script::parse(text).map_err(|e| msg!("user-data: {e}"))?;
     let interpreter = CPath::from_parts(&[shebang.interpreter]).map_err(|e| msg!("user-data interpreter: {e}"))?;
     let argument = CPath::from_parts(&[shebang.argument.unwrap_or(b"")]).map_err(|e| msg!("user-data interpreter argument: {e}"))?;
@@ -239,17 +248,17 @@ pub fn run_script(ctx: &Context<'_>, text: &[u8], path: &CPath, output: Borrowed
         let _ = args.push(argument.as_cstr());
     }
     let _ = args.push(path.as_cstr());
-    execute(ctx, interpreter.as_cstr(), &args, output).map_err(|e| msg!("cannot start {}: {e}", Shown(shebang.interpreter)))
+    execute(ctx, interpreter.as_cstr(), &args, env, output).map_err(|e| msg!("cannot start {}: {e}", Shown(shebang.interpreter)))
 }
 
-/// Runs a shell script file with `/bin/sh`.
-pub fn run_shell(ctx: &Context<'_>, path: &CPath, output: BorrowedFd<'_>) -> Result<ExitStatus, Line> {
-    execute(ctx, c"/bin/sh", &[c"sh", path.as_cstr()], output).map_err(|e| msg!("cannot start /bin/sh: {e}"))
+/// Runs a shell script file with `/bin/sh`, `env` added to its environment.
+pub fn run_shell(ctx: &Context<'_>, path: &CPath, env: Option<&CStr>, output: BorrowedFd<'_>) -> Result<ExitStatus, Line> {
+    execute(ctx, c"/bin/sh", &[c"sh", path.as_cstr()], env, output).map_err(|e| msg!("cannot start /bin/sh: {e}"))
 }
 
-fn execute(ctx: &Context<'_>, program: &CStr, args: &[&CStr], output: BorrowedFd<'_>) -> Result<ExitStatus, Line> {
+fn execute(ctx: &Context<'_>, program: &CStr, args: &[&CStr], env: Option<&CStr>, output: BorrowedFd<'_>) -> Result<ExitStatus, Line> {
     let input = fs::open_read(c"/dev/null").map_err(|e| crate::output::os_error("/dev/null", e))?;
-    process::run(ctx.start, program, args, input.as_fd(), output).map_err(|e| msg!("{}", Os(e)))
+    process::run(ctx.start, program, args, env, input.as_fd(), output).map_err(|e| msg!("{}", Os(e)))
 }
 
 /// A script's end: a failure is recorded in `user-data.exit` and fails the action.

@@ -74,7 +74,7 @@ pub fn packages(ctx: &Context<'_>, config: &CloudConfig<'static>) -> Result<Line
 fn run(ctx: &Context<'_>, program: &CPath, args: &[&CStr], what: &str) -> Result<(), Line> {
     let output = scripts::open_log(ctx, true)?;
     let input = wisp_os_linux::fs::open_read(c"/dev/null").map_err(|e| crate::output::os_error("/dev/null", e))?;
-    let status = wisp_os_linux::process::run(ctx.start, program.as_cstr(), args, input.as_fd(), output.as_fd())
+    let status = wisp_os_linux::process::run(ctx.start, program.as_cstr(), args, None, input.as_fd(), output.as_fd())
         .map_err(|e| msg!("cannot run {what}: {}", Os(e)))?;
     scripts::finish(ctx, status, what).map(|_| ())
 }
@@ -121,7 +121,7 @@ pub fn power_state(ctx: &Context<'_>, config: &CloudConfig<'static>) -> Result<L
             dir.write_volatile(b"power-state-condition", &script[..len], 0o700).map_err(|e| crate::output::os_error("power_state", e))?;
             let path = scripts::script_path(ctx, &[b"scripts/power-state-condition"])?;
             let output = scripts::open_log(ctx, true)?;
-            if scripts::run_shell(ctx, &path, output.as_fd())? != ExitStatus::Exited(0) {
+            if scripts::run_shell(ctx, &path, None, output.as_fd())? != ExitStatus::Exited(0) {
                 return Ok(msg!("condition exited non-zero: nothing done"));
             }
         }

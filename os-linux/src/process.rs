@@ -9,7 +9,9 @@ use rustix::process::{WaitOptions, WaitStatus};
 use rustix::runtime::Fork;
 
 /// Most arguments `run` passes to a program, its own name included.
-pub const ARGS_LIMIT: usize = 8;
+pub const ARGS_LIMIT: usize = 64;
+/// Most environment variables a program started with an extra one gets.
+pub const ENV_LIMIT: usize = 128;
 
 /// The arguments and environment the kernel handed to the program.
 #[derive(Clone, Copy)]
@@ -61,14 +63,16 @@ pub enum ExitStatus {
     Signaled(i32),
 }
 
-/// Runs `program` with `args` (its own name first) and wisp's environment, standard output
-/// and error going to `output`, standard input from `input`, and waits for it: fork(2),
-/// dup2(2), execve(2), waitpid(2). A program that cannot be executed ends with status 127,
-/// as in the shell, after writing why to `output`.
+/// Runs `program` with `args` (its own name first) and wisp's environment (plus `extra`,
+/// a `NAME=value`, when given), standard output and error going to `output`, standard
+/// input from `input`, and waits for it: fork(2), dup2(2), execve(2), waitpid(2). A
+/// program that cannot be executed ends with status 127, as in the shell, after writing
+/// why to `output`.
 pub fn run(
     start: &StartInfo,
     program: &CStr,
     args: &[&CStr],
+    extra: Option<&CStr>,
     input: BorrowedFd<'_>,
     output: BorrowedFd<'_>,
 ) -> Result<ExitStatus, Errno> {
@@ -79,6 +83,25 @@ pub fn run(
     for (slot, arg) in argv.iter_mut().zip(args) {
         *slot = arg.as_ptr() as *const u8;
     }
+    let mut env: [*const u8; ENV_LIMIT] = [ptr::null(); ENV_LIMIT];
+    let envp = match extra {
+        None => start.envp,
+        Some(extra) => {
+            let mut count = 0;
+            loop {
+                // SAFETY: `StartInfo::new`'s contract: `envp` is NULL-terminated.
+                let entry = unsafe { *start.envp.add(count) };
+                if entry.is_null() {
+                    break;
+                }
+                // Room for the extra entry and the NULL after it.
+                *env.get_mut(count..ENV_LIMIT - 2).and_then(|rest| rest.first_mut()).ok_or(Errno::TOOBIG)? = entry;
+                count += 1;
+            }
+            env[count] = extra.as_ptr() as *const u8;
+            env.as_ptr()
+        }
+    };
     // SAFETY: wisp is single-threaded, so the child is a complete copy of the process, and
     // it only makes system calls before execve or exit_group.
     match unsafe { rustix::runtime::kernel_fork()? } {
@@ -87,8 +110,9 @@ pub fn run(
             let _ = rustix::stdio::dup2_stdout(output.as_fd());
             let _ = rustix::stdio::dup2_stderr(output);
             // SAFETY: `argv` is NULL-terminated (ARGS_LIMIT > args.len()) and points at C
-            // strings that outlive this call; `envp` is the kernel's, per `StartInfo::new`.
-            let errno = unsafe { rustix::runtime::execve(program, argv.as_ptr(), start.envp) };
+            // strings that outlive this call; `envp` is the kernel's, per `StartInfo::new`,
+            // or `env`: its entries and `extra`, NULL-terminated (at most ENV_LIMIT - 1 set).
+            let errno = unsafe { rustix::runtime::execve(program, argv.as_ptr(), envp) };
             let _ = crate::stdio::write_all(crate::stdio::stderr(), b"wisp: cannot execute ");
             let _ = crate::stdio::write_all(crate::stdio::stderr(), program.to_bytes());
             let _ = crate::stdio::write_all(crate::stdio::stderr(), b": ");
