@@ -248,3 +248,14 @@ def test_the_decoding_bound_is_configurable(run, imds, root):
     (root / "etc/wisp.conf").write_text((root / "etc/wisp.conf").read_text() + "WISP_USERDATA_LIMIT=100\n")
     result = run("bootstrap", root=root)
     assert result.rc == 2 and "WISP_USERDATA_LIMIT" in result.stderr, result.stderr
+
+
+def test_a_part_named_like_wisps_own_files_is_renamed(run, imds, root):
+    document = multipart(("text/x-shellscript", counter("user", depth=0), 'Content-Disposition: attachment; filename="per-boot"\n'),
+                         ("text/x-shellscript", counter("other", depth=0), 'Content-Disposition: attachment; filename="runcmd"\n'))
+    imds(aws_metadata(user_data_b64=b64(document)))
+    result = run("bootstrap", root=root)
+    assert result.rc == 0, result
+    assert ran(root) == ["user", "other"]
+    scripts = root / "var/lib/cloud/scripts"
+    assert (scripts / "per-boot").is_dir() and (scripts / "part-001").exists() and (scripts / "part-002").exists()

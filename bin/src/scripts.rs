@@ -209,9 +209,11 @@ fn run_directory(ctx: &Context<'_>, directory: &[u8], dir: &Dir, output: Borrowe
     Ok(ran)
 }
 
-/// `part-NNN`, or the part's own file name.
+/// The part's own file name, or `part-NNN` when it has none or it names something wisp
+/// keeps in the scripts directory itself.
 fn part_name(part: &Part, index: usize) -> heapless::String<{ wisp_core::userdata::SCRIPT_NAME_LIMIT }> {
-    if let Some(name) = &part.filename {
+    const RESERVED: [&str; 6] = ["per-boot", "per-instance", "per-once", "bootcmd", "runcmd", "power-state-condition"];
+    if let Some(name) = part.filename.as_ref().filter(|name| !RESERVED.contains(&name.as_str())) {
         return name.clone();
     }
     let mut name = heapless::String::new();
