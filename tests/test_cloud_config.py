@@ -384,6 +384,7 @@ users:
     homedir: /opt/frank
     doas: ["permit nopass frank as root", "permit frank cmd reboot"]
   - name: gina
+    uid: 3000
     no-create-home: true
     sudo: ["ALL=(ALL) ALL", "ALL=(backup) NOPASSWD: /usr/bin/rsync"]
 """
@@ -401,8 +402,9 @@ users:
     assert (root / "etc/doas.d/wisp-users.conf").read_text() == "permit nopass frank as root\npermit frank cmd reboot\n"
     assert stat(root / "etc/doas.d/wisp-users.conf")[0] == 0o440
     assert (root / "etc/sudoers.d/wisp-users").read_text() == "gina ALL=(ALL) ALL\ngina ALL=(backup) NOPASSWD: /usr/bin/rsync\n"
-    # cloud-init reads `no-create-home` as `no_create_home`.
+    # cloud-init reads `no-create-home` as `no_create_home`; a given uid is the own group's gid too.
     assert passwd_entry(root, "gina")[5] == "/home/gina" and not (root / "home/gina").exists()
+    assert passwd_entry(root, "gina")[2:4] == ["3000", "3000"] and group_entry(root, "gina")[2] == "3000"
     # A rerun changes no account file; a new instance whose user-data has no sudo or doas
     # rules takes the rules files away.
     accounts = [(root / f"etc/{name}").read_text() for name in ("passwd", "group", "shadow")]

@@ -107,7 +107,11 @@ pub fn ensure_account(ctx: &Context<'_>, account: &Account<'_>, done: &mut heapl
             let gid = match accounts::find_group(group.text(), group_name) {
                 Some(own) => own.gid,
                 None => {
-                    let id = accounts::free_id_in(passwd.text(), group.text(), ids.clone()).ok_or_else(no_free_id)?;
+                    // A given uid gives its number to the user's own group too, where free.
+                    let id = match account.uid {
+                        Some(uid) if accounts::gid_is_free(group.text(), uid) => uid,
+                        _ => accounts::free_id_in(passwd.text(), group.text(), ids.clone()).ok_or_else(no_free_id)?,
+                    };
                     let len = accounts::add_group(group.text(), group_name, id, &mut new).map_err(crate::output::line)?;
                     group.replace(&new[..len])?;
                     let _ = done.push("group");

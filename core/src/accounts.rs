@@ -100,6 +100,11 @@ pub fn uid_is_free(passwd: &[u8], uid: u32) -> bool {
     !lines(passwd).filter_map(parse_user).any(|user| user.uid == uid)
 }
 
+/// Whether no line of /etc/group uses `gid`.
+pub fn gid_is_free(group: &[u8], gid: u32) -> bool {
+    !lines(group).filter_map(parse_group).any(|group| group.gid == gid)
+}
+
 /// Whether /etc/shadow has an entry for `name`.
 pub fn has_shadow_entry(shadow: &[u8], name: &[u8]) -> bool {
     lines(shadow).any(|line| line.split(|&b| b == b':').next() == Some(name) && line.len() > name.len())
@@ -224,6 +229,7 @@ mod tests {
         assert_eq!((root.uid, root.gid, root.home, root.shell), (0, 0, &b"/root"[..], &b"/bin/sh"[..]));
         assert_eq!(find_user(PASSWD, b"alpine"), None);
         assert_eq!(find_user(PASSWD, b"roo"), None);
+        assert!(!gid_is_free(GROUP, 10) && gid_is_free(GROUP, 11));
         let wheel = find_group(GROUP, b"wheel").unwrap();
         assert_eq!(wheel.gid, 10);
         assert!(wheel.has_member(b"root") && !wheel.has_member(b"roo"));
