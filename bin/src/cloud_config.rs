@@ -17,7 +17,7 @@ use crate::phases::Session;
 use crate::scripts;
 
 /// Most YAML nodes in all cloud-config documents together.
-pub const NODES_LIMIT: usize = 16 * 1024;
+pub const NODES_LIMIT: usize = 64 * 1024;
 
 /// The parsed documents live in .bss for the whole run, so their values are `'static`.
 static NODES: Once<[Node; NODES_LIMIT]> = Once::new([Node::EMPTY; NODES_LIMIT]);
