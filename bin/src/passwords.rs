@@ -8,6 +8,7 @@ use wisp_core::yaml::{Kind, Value};
 
 use crate::context::Context;
 use crate::output::{Line, Shown};
+use crate::users::{SystemFile, FILE_LIMIT};
 
 /// Longest `$6$salt$hash` (with a `!` for a locked password).
 pub const HASH_LIMIT: usize = 128;
@@ -125,18 +126,10 @@ fn is_crypt_hash(text: &str) -> bool {
 /// Replaces the user's password field; `expire` sets the last change to day 0, which
 /// makes the user choose a new one at the next login.
 fn set_shadow(ctx: &Context<'_>, name: &[u8], field: &[u8], expire: bool) -> Result<(), Line> {
-    let etc = ctx.open_dir(b"/etc")?;
-    let mut shadow = [0u8; 32 * 1024];
-    let len = match etc.read(b"shadow", &mut shadow) {
-        Ok(len) => len.unwrap_or(0),
-        Err(wisp_os_linux::fs::ReadError::TooLarge { limit }) => return Err(msg!("/etc/shadow is larger than {limit} bytes")),
-        Err(wisp_os_linux::fs::ReadError::Io(e)) => return Err(crate::output::os_error("/etc/shadow", e)),
-    };
-    let meta = etc.metadata(b"shadow").map_err(|e| crate::output::os_error("/etc/shadow", e))?;
+    let mut shadow = SystemFile::read(ctx, "/etc", "shadow", "/etc/shadow", 0o640)?;
     let days = if expire { 0 } else { wisp_os_linux::time::realtime_secs() / wisp_core::clock::SECONDS_PER_DAY };
-    let mut new = [0u8; 32 * 1024];
-    let new_len = wisp_core::shadow::set_shadow_password(&shadow[..len], name, field, days, &mut new)
+    let mut new = [0u8; FILE_LIMIT];
+    let len = wisp_core::shadow::set_shadow_password(shadow.text(), name, field, days, &mut new)
         .map_err(|e| msg!("chpasswd {}: {e}", Shown(name)))?;
-    let (mode, owner) = meta.map_or((0o640, None), |m| (m.permissions(), Some((m.uid, m.gid))));
-    etc.write_atomic(b"shadow", &new[..new_len], mode, owner).map_err(|e| crate::output::os_error("/etc/shadow", e))
+    shadow.replace(&new[..len])
 }

@@ -14,12 +14,12 @@ use crate::output::{Line, Os, Shown};
 
 /// Largest /etc/passwd, /etc/group, /etc/shadow, /etc/hosts or authorized_keys: a cloud
 /// image's are a few hundred bytes, and several of these buffers live at once.
-const FILE_LIMIT: usize = 32 * 1024;
+pub const FILE_LIMIT: usize = 32 * 1024;
 /// Most keys installed at once.
 const KEYS_LIMIT: usize = 32;
 
 /// A system file read whole, with the mode and owner it must keep when rewritten.
-struct SystemFile {
+pub struct SystemFile {
     dir: Dir,
     name: &'static [u8],
     path: &'static str,
@@ -30,7 +30,7 @@ struct SystemFile {
 }
 
 impl SystemFile {
-    fn read(ctx: &Context<'_>, directory: &'static str, name: &'static str, path: &'static str, default_mode: u32) -> Result<SystemFile, Line> {
+    pub fn read(ctx: &Context<'_>, directory: &'static str, name: &'static str, path: &'static str, default_mode: u32) -> Result<SystemFile, Line> {
         let dir = ctx.create_dir(directory.as_bytes())?;
         let mut file = SystemFile { dir, name: name.as_bytes(), path, text: [0; FILE_LIMIT], len: 0, mode: default_mode, owner: None };
         if let Some(meta) = file.dir.metadata(file.name).map_err(|e| msg!("{path}: {}", Os(e)))? {
@@ -45,12 +45,12 @@ impl SystemFile {
         Ok(file)
     }
 
-    fn text(&self) -> &[u8] {
+    pub fn text(&self) -> &[u8] {
         &self.text[..self.len]
     }
 
     /// Replaces the file with `new` (keeping mode and owner) and remembers it.
-    fn replace(&mut self, new: &[u8]) -> Result<(), Line> {
+    pub fn replace(&mut self, new: &[u8]) -> Result<(), Line> {
         let path = self.path;
         self.dir.write_atomic(self.name, new, self.mode, self.owner).map_err(|e| msg!("{path}: {}", Os(e)))?;
         self.text[..new.len()].copy_from_slice(new);
