@@ -179,15 +179,8 @@ pub fn ensure_account(ctx: &Context<'_>, account: &Account<'_>, done: &mut heapl
 #[inline(never)]
 pub fn create_default_user(ctx: &Context<'_>, config: Option<&CloudConfig<'static>>) -> Result<Line, Line> {
     let name = ctx.config.cloud_user.as_bytes();
-    if let Some(users) = config.and_then(|c| c.value("users")) {
-        let mut listed = false;
-        let _ = cloud_config::for_each_user(users, |entry, _| {
-            listed |= matches!(entry, UserEntry::Default);
-            Ok::<(), cloud_config::ConfigError>(())
-        });
-        if !listed {
-            return Ok(msg!("cloud-config users lists no default: {} not created", Shown(name)));
-        }
+    if config.is_some_and(|c| !c.wants_default_user()) {
+        return Ok(msg!("cloud-config users lists no default: {} not created", Shown(name)));
     }
     let account = Account {
         name,
@@ -306,12 +299,10 @@ pub fn set_ssh_keys(ctx: &Context<'_>, value: Option<&[u8]>, config: Option<&Clo
     if keys.is_empty() {
         return Ok(msg!("no keys in the metadata"));
     }
-    let name = ctx.config.cloud_user.as_bytes();
-    let mut passwd = [0u8; FILE_LIMIT];
-    if config.is_some() && ctx.read(b"/etc/passwd", &mut passwd)?.and_then(|text| accounts::find_user(text, name)).is_none() {
+    if config.is_some_and(|c| !c.wants_default_user()) {
         return Ok(msg!("no default user (cloud-config users lists no default): {} keys not installed", keys.len()));
     }
-    install_keys(ctx, name, &keys)
+    install_keys(ctx, ctx.config.cloud_user.as_bytes(), &keys)
 }
 
 /// The keys of a cloud-config list, validated as the metadata's are.

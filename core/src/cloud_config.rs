@@ -144,6 +144,18 @@ impl<'a> CloudConfig<'a> {
         Ok(())
     }
 
+    /// Whether the image's default user is wanted: `users` is absent, or lists `default`
+    /// (cloud-init creates it, and gives it the metadata's keys, only then).
+    pub fn wants_default_user(&self) -> bool {
+        let Some(users) = self.value("users") else { return true };
+        let mut listed = false;
+        let _ = for_each_user(users, |entry, _| {
+            listed |= matches!(entry, UserEntry::Default);
+            Ok::<(), ConfigError>(())
+        });
+        listed
+    }
+
     /// The merged configuration as JSON (`null` when there is none): each key with the
     /// value of the last document that has it.
     pub fn write_json(&self, out: &mut impl fmt::Write) -> fmt::Result {
@@ -638,7 +650,10 @@ mod tests {
             .unwrap();
             assert_eq!(seen, [("default".into(), true, None, false), ("bob".into(), true, None, false), ("carol".into(), false, Some(2000), false)]);
         });
+        with_config(&["users: [bob]\n"], |config| assert!(!config.wants_default_user()));
+        with_config(&["hostname: h\n"], |config| assert!(config.wants_default_user()));
         with_config(&["users: \"default, dave\"\n"], |config| {
+            assert!(config.wants_default_user());
             let mut names = Vec::new();
             for_each_user(config.get("users").unwrap(), |entry, _| {
                 names.push(matches!(entry, UserEntry::Default));
