@@ -259,3 +259,21 @@ def test_a_part_named_like_wisps_own_files_is_renamed(run, imds, root):
     assert ran(root) == ["user", "other"]
     scripts = root / "var/lib/cloud/scripts"
     assert (scripts / "per-boot").is_dir() and (scripts / "part-001").exists() and (scripts / "part-002").exists()
+
+
+def test_script_directories_skip_hidden_files_and_refuse_long_names(run, imds, root):
+    imds(aws_metadata())
+    per_boot = root / "var/lib/cloud/scripts/per-boot"
+    per_boot.mkdir(parents=True)
+    for name, text in ((".leftover.wisp-new", counter("hidden", depth=1)), ("10-ok", counter("ok", depth=1))):
+        (per_boot / name).write_text(text)
+        (per_boot / name).chmod(0o755)
+    result = run("bootstrap", root=root)
+    assert result.rc == 0, result
+    assert ran(root) == ["ok"]
+    long_name = "x" * 70
+    (per_boot / long_name).write_text(counter("long", depth=1))
+    (per_boot / long_name).chmod(0o755)
+    result = run("bootstrap", root=root)
+    assert result.rc == 1
+    assert f"scripts/per-boot/{long_name}: a name longer than 64 bytes, or not UTF-8" in result.stderr, result.stderr

@@ -180,16 +180,27 @@ pub fn instance_env(var: &Dir) -> Result<CPath, Line> {
 /// Runs the executable files of a script directory in name order, as run-parts does.
 fn run_directory(ctx: &Context<'_>, directory: &[u8], dir: &Dir, output: BorrowedFd<'_>) -> Result<usize, Line> {
     let mut names: heapless::Vec<heapless::String<{ wisp_core::userdata::SCRIPT_NAME_LIMIT }>, DIRECTORY_LIMIT> = heapless::Vec::new();
-    let mut overflow = false;
+    let mut refused: Option<Line> = None;
     dir.for_each_entry(|name| {
-        let Some(name) = core::str::from_utf8(name).ok().and_then(|n| heapless::String::try_from(n).ok()) else { return };
-        if names.push(name).is_err() {
-            overflow = true;
+        // Hidden names are skipped: a temporary file a crash left behind is one.
+        if name.starts_with(b".") || refused.is_some() {
+            return;
         }
+        let kept = core::str::from_utf8(name).ok().and_then(|n| heapless::String::try_from(n).ok());
+        refused = match kept.map(|name| names.push(name)) {
+            Some(Ok(())) => None,
+            Some(Err(_)) => Some(msg!("scripts/{}: more than {DIRECTORY_LIMIT} entries", Shown(directory))),
+            None => Some(msg!(
+                "scripts/{}/{}: a name longer than {} bytes, or not UTF-8",
+                Shown(directory),
+                Shown(name),
+                wisp_core::userdata::SCRIPT_NAME_LIMIT
+            )),
+        };
     })
     .map_err(|e| msg!("scripts/{}: {}", Shown(directory), Os(e)))?;
-    if overflow {
-        return Err(msg!("scripts/{}: more than {DIRECTORY_LIMIT} entries", Shown(directory)));
+    if let Some(reason) = refused {
+        return Err(reason);
     }
     names.sort_unstable();
     let mut ran = 0;
