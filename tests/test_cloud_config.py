@@ -459,3 +459,15 @@ def test_many_packages_in_one_apk_add(run, imds, root):
     result = run("bootstrap", root=root)
     assert result.rc == 0, result
     assert (root / "apk.log").read_text() == "add " + " ".join(names) + "\n"
+
+
+@pytest.mark.parametrize("owner, reason", [
+    ("ghost", "owner ghost: no such user"),
+    ("root:ghosts", "owner root:ghosts: no such group"),
+])
+def test_write_files_with_an_unknown_owner_is_refused(run, imds, root, owner, reason):
+    imds(aws_metadata(user_data=f"#cloud-config\nwrite_files:\n  - path: /etc/owned\n    content: x\n    owner: {owner}\n"))
+    result = run("bootstrap", root=root)
+    assert result.rc == 1
+    assert f"write_files /etc/owned: {reason}" in result.stderr, result.stderr
+    assert not (root / "etc/owned").exists()

@@ -277,3 +277,11 @@ def test_script_directories_skip_hidden_files_and_refuse_long_names(run, imds, r
     result = run("bootstrap", root=root)
     assert result.rc == 1
     assert f"scripts/per-boot/{long_name}: a name longer than 64 bytes, or not UTF-8" in result.stderr, result.stderr
+
+
+def test_an_include_that_includes_itself_stops_at_the_nesting_limit(run, imds, root, web):
+    (web / "loop.txt").write_text("#include http://169.254.169.254:8080/loop.txt\n")
+    imds(aws_metadata(user_data="#include http://169.254.169.254:8080/loop.txt\n"))
+    result = run("bootstrap", root=root)
+    assert result.rc == 1
+    assert "nested deeper than 4 levels" in result.stderr, result.stderr

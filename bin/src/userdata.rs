@@ -101,6 +101,9 @@ struct Decoder<'c, 't> {
 impl Decoder<'_, '_> {
     /// A whole document, as the top of user-data or an included one is.
     fn document(&mut self, data: &'static [u8], depth: usize) -> Result<(), Line> {
+        // Includes nest documents as multipart nests entities: both count against the limit,
+        // so a URL that includes itself ends here.
+        nesting(depth)?;
         let data = self.gunzip(data)?;
         if mime::is_mime(data) {
             return self.entity(Entity::parse(data), depth);
@@ -113,9 +116,7 @@ impl Decoder<'_, '_> {
     }
 
     fn entity(&mut self, entity: Entity<'static>, depth: usize) -> Result<(), Line> {
-        if depth > DEPTH_LIMIT {
-            return Err(msg!("user-data: multipart or includes nested deeper than {DEPTH_LIMIT} levels"));
-        }
+        nesting(depth)?;
         if entity.is_multipart() {
             for part in entity.parts().map_err(|e| msg!("user-data: {e}"))? {
                 self.entity(part, depth + 1)?;
@@ -224,6 +225,13 @@ impl Decoder<'_, '_> {
         let (used, rest) = space.split_at_mut(len);
         self.space = rest;
         Ok(used)
+    }
+}
+
+fn nesting(depth: usize) -> Result<(), Line> {
+    match depth > DEPTH_LIMIT {
+        true => Err(msg!("user-data: multipart or includes nested deeper than {DEPTH_LIMIT} levels")),
+        false => Ok(()),
     }
 }
 
