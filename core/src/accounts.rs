@@ -20,8 +20,6 @@ pub enum AccountsError {
     MissingGroup,
     /// The user has no well-formed line in the file.
     MissingUser { file: &'static str },
-    /// Unlocking would leave an empty password, which lets anyone log in.
-    WouldBePasswordless,
 }
 
 impl fmt::Display for AccountsError {
@@ -32,7 +30,6 @@ impl fmt::Display for AccountsError {
             AccountsError::NoFreeId => write!(f, "no free user and group id from {FIRST_ID} to {LAST_ID}"),
             AccountsError::MissingGroup => f.write_str("the group does not exist"),
             AccountsError::MissingUser { file } => write!(f, "the user has no line in {file}"),
-            AccountsError::WouldBePasswordless => write!(f, "unlocking would leave the account with no password"),
         }
     }
 }

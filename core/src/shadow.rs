@@ -1,17 +1,12 @@
-//! Passwords in /etc/shadow (shadow(5)): what chpasswd -e, passwd -l/-u and
-//! passwd --expire do to a user's line, which cloud-init's `chpasswd`, `password` and
-//! `lock_passwd` keys run. Only the named user's first line changes; every other byte of
-//! the file is kept.
+//! Passwords in /etc/shadow (shadow(5)): what chpasswd -e does to a user's line, which
+//! cloud-init's `chpasswd` and `password` keys run (with a last change on day 0 for
+//! `expire`, as passwd --expire leaves it). Only the named user's first line changes;
+//! every other byte of the file is kept.
 
 use crate::accounts::{check, decimal, fields, lines, AccountsError};
 use crate::out::{Full, Out};
 
 const FILE: &str = "/etc/shadow";
-
-/// The password field of `name`'s line (a line of shadow(5)'s nine fields).
-pub fn find_password<'a>(shadow: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
-    lines(shadow).filter_map(fields::<9>).find(|line| line[0] == name).map(|line| line[1])
-}
 
 /// Sets `name`'s password to `hash` (crypt(3) output, as chpasswd -e takes it) and the
 /// day of the last change to `days_since_epoch`.
@@ -19,33 +14,6 @@ pub fn set_shadow_password(shadow: &[u8], name: &[u8], hash: &[u8], days_since_e
     check("password", hash)?;
     let mut digits = [0u8; 20];
     rewrite(shadow, name, Some(&[hash]), Some(decimal(days_since_epoch, &mut digits)), out)
-}
-
-/// passwd -l: a `!` before the password, so no password matches it and unlocking gives
-/// the old one back. `Ok(None)` when it is locked already.
-pub fn lock_password(shadow: &[u8], name: &[u8], out: &mut [u8]) -> Result<Option<usize>, AccountsError> {
-    let current = find_password(shadow, name).ok_or(AccountsError::MissingUser { file: FILE })?;
-    if current.starts_with(b"!") {
-        return Ok(None);
-    }
-    rewrite(shadow, name, Some(&[b"!", current]), None, out).map(Some)
-}
-
-/// passwd -u: the `!` taken off again, refused (as shadow-utils refuses) when no password
-/// would be left. `Ok(None)` when it is not locked.
-pub fn unlock_password(shadow: &[u8], name: &[u8], out: &mut [u8]) -> Result<Option<usize>, AccountsError> {
-    let current = find_password(shadow, name).ok_or(AccountsError::MissingUser { file: FILE })?;
-    let Some(unlocked) = current.strip_prefix(b"!") else { return Ok(None) };
-    if unlocked.is_empty() {
-        return Err(AccountsError::WouldBePasswordless);
-    }
-    rewrite(shadow, name, Some(&[unlocked]), None, out).map(Some)
-}
-
-/// passwd --expire: a last change on day 0, so the password must be changed at the next
-/// login (cloud-init's `chpasswd: {expire: true}`, its default).
-pub fn expire_password(shadow: &[u8], name: &[u8], out: &mut [u8]) -> Result<usize, AccountsError> {
-    rewrite(shadow, name, None, Some(b"0"), out)
 }
 
 /// `shadow` with the password (field 2) and last change (field 3) of `name`'s first line
@@ -96,30 +64,12 @@ mod tests {
         let mut out = [0u8; 512];
         let new = run(set_shadow_password(SHADOW, b"alpine", b"$6$salt$hash", 20_500, &mut out), &out);
         assert_eq!(new, b"root:*::0:::::\nalpine:$6$salt$hash:20500:0:99999:7:::\nbob:$6$s$h:19000:0:99999:7:::\n");
-        assert_eq!(find_password(&new, b"alpine"), Some(&b"$6$salt$hash"[..]));
         // No final newline, and an empty last-change field.
         let new = run(set_shadow_password(b"root:*::0:::::", b"root", b"$6$a$b", 7, &mut out), &out);
         assert_eq!(new, b"root:$6$a$b:7:0:::::");
         // Only the first of two lines for one name changes.
         let new = run(set_shadow_password(b"a:x:1::::::\na:y:2::::::\n", b"a", b"z", 3, &mut out), &out);
         assert_eq!(new, b"a:z:3::::::\na:y:2::::::\n");
-    }
-
-    #[test]
-    fn lock_unlock_expire() {
-        let mut out = [0u8; 512];
-        let n = lock_password(SHADOW, b"bob", &mut out).unwrap().unwrap();
-        let locked = out[..n].to_vec();
-        assert_eq!(find_password(&locked, b"bob"), Some(&b"!$6$s$h"[..]));
-        assert_eq!(lock_password(&locked, b"bob", &mut out), Ok(None));
-        let n = unlock_password(&locked, b"bob", &mut out).unwrap().unwrap();
-        assert_eq!(&out[..n], SHADOW);
-        assert_eq!(unlock_password(SHADOW, b"bob", &mut out), Ok(None));
-        let n = lock_password(SHADOW, b"alpine", &mut out).unwrap().unwrap();
-        assert_eq!(find_password(&out[..n], b"alpine"), Some(&b"!*"[..]));
-        assert_eq!(unlock_password(b"x:!:1::::::\n", b"x", &mut out), Err(AccountsError::WouldBePasswordless));
-        let new = run(expire_password(SHADOW, b"bob", &mut out), &out);
-        assert_eq!(new, b"root:*::0:::::\nalpine:*:20414:0:99999:7:::\nbob:$6$s$h:0:0:99999:7:::\n");
     }
 
     #[test]
@@ -130,8 +80,7 @@ mod tests {
         assert_eq!(set_shadow_password(SHADOW, b"alp", b"h", 1, &mut out), missing);
         // A line that is not shadow(5)'s nine fields is never matched.
         assert_eq!(set_shadow_password(b"alpine:*:1\n", b"alpine", b"h", 1, &mut out), missing);
-        assert_eq!(lock_password(SHADOW, b"carol", &mut out).map(|_| 0), missing);
-        assert_eq!(expire_password(b"", b"root", &mut out), missing);
+        assert_eq!(set_shadow_password(b"", b"root", b"h", 0, &mut out), missing);
         assert_eq!(
             set_shadow_password(SHADOW, b"bob", b"h:0:0", 1, &mut out),
             Err(AccountsError::BadField { field: "password" })
@@ -140,7 +89,7 @@ mod tests {
             set_shadow_password(SHADOW, b"bob\nroot", b"h", 1, &mut out),
             Err(AccountsError::BadField { field: "user name" })
         );
-        assert_eq!(expire_password(b":x:1::::::\n", b"", &mut out), Err(AccountsError::BadField { field: "user name" }));
+        assert_eq!(set_shadow_password(b":x:1::::::\n", b"", b"h", 0, &mut out), Err(AccountsError::BadField { field: "user name" }));
         let expected_len = SHADOW.len() - b"$6$s$h".len() + 1;
         let mut exact = vec![0u8; expected_len];
         assert_eq!(set_shadow_password(SHADOW, b"bob", b"h", 19000, &mut exact), Ok(expected_len));
@@ -158,9 +107,7 @@ mod tests {
         for _ in 0..300 {
             let text = garbage.text(&[b"a", b":", b"!", b"\n", b"0", b"$"], 200);
             let _ = set_shadow_password(&text, b"a", b"h", 1, &mut out);
-            let _ = lock_password(&text, b"a", &mut out);
-            let _ = unlock_password(&text, b"a", &mut out);
-            let _ = expire_password(&text, b"a", &mut out[..garbage.below(64)]);
+            let _ = set_shadow_password(&text, b"a", b"!h", 0, &mut out[..garbage.below(64)]);
         }
     }
 }
