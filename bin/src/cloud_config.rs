@@ -71,11 +71,7 @@ fn run_commands(ctx: &Context<'_>, config: &CloudConfig<'static>, key: &'static 
     let Some(commands) = config.value(key) else { return Ok(msg!("no {key}")) };
     let mut script = [0u8; 64 * 1024];
     let len = cloud_config::shell_script(key, commands, &mut script).map_err(crate::output::line)?;
-    let dir = ctx.create_dir(crate::userdata::var_child(ctx, b"scripts")?.as_bytes())?;
-    dir.write_volatile(key.as_bytes(), &script[..len], 0o700).map_err(|e| msg!("cannot save the {key} script: {}", Os(e)))?;
-    let path = scripts::script_path(ctx, &[b"scripts/", key.as_bytes()])?;
-    let output = scripts::open_log(ctx, true)?;
-    let status = scripts::run_shell(ctx, &path, env.map(CPath::as_cstr), wisp_os_linux::AsFd::as_fd(&output))?;
+    let status = scripts::run_saved_shell(ctx, key.as_bytes(), &script[..len], env.map(CPath::as_cstr))?;
     scripts::finish(ctx, status, key)?;
     Ok(msg!("{} commands ran", commands.len()))
 }

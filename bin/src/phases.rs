@@ -46,7 +46,7 @@ impl Session<'_> {
         }
         match self.decoded.as_ref() {
             Some(Ok(userdata)) => Ok(userdata.as_ref()),
-            Some(Err(e)) => Err(msg!("{e}")),
+            Some(Err(e)) => Err(*e),
             None => Ok(None),
         }
     }
@@ -73,7 +73,7 @@ impl Session<'_> {
         }
         match self.config.as_ref() {
             Some(Ok(config)) if !config.is_empty() => Ok(Some(config.clone())),
-            Some(Err(e)) => Err(msg!("{e}")),
+            Some(Err(e)) => Err(*e),
             _ => Ok(None),
         }
     }

@@ -70,14 +70,9 @@ pub fn run_userdata(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) -> 
     let mut ran = 0;
     for frequency in Frequency::ALL {
         let directory = frequency.directory();
-        let dir = match scripts.open_child(directory) {
-            Ok(dir) => dir,
-            Err(wisp_os_linux::Errno::NOENT) => {
-                scripts.create_dir(directory, 0o755).map_err(|e| msg!("scripts/{}: {}", Shown(directory), Os(e)))?;
-                scripts.open_child(directory).map_err(|e| msg!("scripts/{}: {}", Shown(directory), Os(e)))?
-            }
-            Err(e) => return Err(msg!("scripts/{}: {}", Shown(directory), Os(e))),
-        };
+        let mut path = var_child(ctx, SCRIPTS_DIR)?;
+        path.push(b"/").and_then(|()| path.push(directory)).map_err(crate::output::line)?;
+        let dir = ctx.create_dir(path.as_bytes())?;
         if let Some(userdata) = userdata {
             for (index, part) in userdata.of_kind(frequency.part_kind()) {
                 let name = part_name(part, index);
@@ -264,12 +259,23 @@ pub fn run_script(ctx: &Context<'_>, text: &[u8], path: &CPath, env: Option<&CSt
     execute(ctx, interpreter.as_cstr(), &args, env, output).map_err(|e| msg!("cannot start {}: {e}", Shown(shebang.interpreter)))
 }
 
+/// Saves `text` as `$TINY_CLOUD_VAR/scripts/<name>` and runs it with `/bin/sh`, its
+/// output in user-data.log: what `bootcmd`, `runcmd` and power_state's condition become.
+pub fn run_saved_shell(ctx: &Context<'_>, name: &[u8], text: &[u8], env: Option<&CStr>) -> Result<ExitStatus, Line> {
+    let dir = ctx.create_dir(var_child(ctx, SCRIPTS_DIR)?.as_bytes())?;
+    dir.write_volatile(name, text, 0o700).map_err(|e| msg!("cannot save scripts/{}: {}", Shown(name), Os(e)))?;
+    let path = script_path(ctx, &[SCRIPTS_DIR, b"/", name])?;
+    let output = open_log(ctx, true)?;
+    run_shell(ctx, &path, env, output.as_fd())
+}
+
 /// Runs a shell script file with `/bin/sh`, `env` added to its environment.
 pub fn run_shell(ctx: &Context<'_>, path: &CPath, env: Option<&CStr>, output: BorrowedFd<'_>) -> Result<ExitStatus, Line> {
     execute(ctx, c"/bin/sh", &[c"sh", path.as_cstr()], env, output).map_err(|e| msg!("cannot start /bin/sh: {e}"))
 }
 
-fn execute(ctx: &Context<'_>, program: &CStr, args: &[&CStr], env: Option<&CStr>, output: BorrowedFd<'_>) -> Result<ExitStatus, Line> {
+/// Runs `program` with standard input from /dev/null, output to `output`.
+pub fn execute(ctx: &Context<'_>, program: &CStr, args: &[&CStr], env: Option<&CStr>, output: BorrowedFd<'_>) -> Result<ExitStatus, Line> {
     let input = fs::open_read(c"/dev/null").map_err(|e| crate::output::os_error("/dev/null", e))?;
     process::run(ctx.start, program, args, env, input.as_fd(), output).map_err(|e| msg!("{}", Os(e)))
 }

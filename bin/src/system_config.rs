@@ -73,9 +73,7 @@ pub fn packages(ctx: &Context<'_>, config: &CloudConfig<'static>) -> Result<Line
 /// Runs a program with its output in user-data.log; a failure fails the action.
 fn run(ctx: &Context<'_>, program: &CPath, args: &[&CStr], what: &str) -> Result<(), Line> {
     let output = scripts::open_log(ctx, true)?;
-    let input = wisp_os_linux::fs::open_read(c"/dev/null").map_err(|e| crate::output::os_error("/dev/null", e))?;
-    let status = wisp_os_linux::process::run(ctx.start, program.as_cstr(), args, None, input.as_fd(), output.as_fd())
-        .map_err(|e| msg!("cannot run {what}: {}", Os(e)))?;
+    let status = scripts::execute(ctx, program.as_cstr(), args, None, output.as_fd()).map_err(|e| msg!("cannot run {what}: {e}"))?;
     scripts::finish(ctx, status, what).map(|_| ())
 }
 
@@ -117,11 +115,7 @@ pub fn power_state(ctx: &Context<'_>, config: &CloudConfig<'static>) -> Result<L
         Condition::Command(command) => {
             let mut script = [0u8; 4096];
             let len = cloud_config::command_script("power_state", command, &mut script).map_err(crate::output::line)?;
-            let dir = ctx.create_dir(crate::userdata::var_child(ctx, b"scripts")?.as_bytes())?;
-            dir.write_volatile(b"power-state-condition", &script[..len], 0o700).map_err(|e| crate::output::os_error("power_state", e))?;
-            let path = scripts::script_path(ctx, &[b"scripts/power-state-condition"])?;
-            let output = scripts::open_log(ctx, true)?;
-            if scripts::run_shell(ctx, &path, None, output.as_fd())? != ExitStatus::Exited(0) {
+            if scripts::run_saved_shell(ctx, b"power-state-condition", &script[..len], None)? != ExitStatus::Exited(0) {
                 return Ok(msg!("condition exited non-zero: nothing done"));
             }
         }

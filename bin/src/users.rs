@@ -444,10 +444,11 @@ fn apply_user(ctx: &Context<'_>, spec: &cloud_config::UserSpec<'static>) -> Resu
 /// are left out, as cloud-init does.
 fn apply_groups(ctx: &Context<'_>, groups: wisp_core::yaml::Value<'static>) -> Result<usize, Line> {
     let mut made = 0;
+    // Read once for every group: /etc/group is kept up to date as groups are added.
+    let passwd = SystemFile::read(ctx, "/etc", "passwd", "/etc/passwd", 0o644)?;
+    let mut group = SystemFile::read(ctx, "/etc", "group", "/etc/group", 0o644)?;
+    let mut new = [0u8; FILE_LIMIT];
     let mut ensure = |name: &str, members: Option<wisp_core::yaml::Value<'static>>| -> Result<(), Line> {
-        let passwd = SystemFile::read(ctx, "/etc", "passwd", "/etc/passwd", 0o644)?;
-        let mut group = SystemFile::read(ctx, "/etc", "group", "/etc/group", 0o644)?;
-        let mut new = [0u8; FILE_LIMIT];
         if accounts::find_group(group.text(), name.as_bytes()).is_none() {
             let id = accounts::free_id_in(passwd.text(), group.text(), accounts::SYSTEM_IDS).ok_or_else(|| msg!("{}", accounts::AccountsError::NoFreeId))?;
             let len = accounts::add_group(group.text(), name.as_bytes(), id, &mut new).map_err(|e| msg!("group {}: {e}", Shown(name.as_bytes())))?;
@@ -468,8 +469,7 @@ fn apply_groups(ctx: &Context<'_>, groups: wisp_core::yaml::Value<'static>) -> R
         }
         Ok(())
     };
-    let items = cloud_config::items("groups", groups).map_err(crate::output::line);
-    match items {
+    match cloud_config::items("groups", groups) {
         Ok(items) => {
             for item in items {
                 if item.kind() == wisp_core::yaml::Kind::Mapping {
