@@ -260,11 +260,16 @@ chpasswd:
     assert "correct horse" not in result.stderr + (root / "var/log/wisp.log").read_text()
 
 
-def test_packages_through_apk(run, imds, root):
+def fake_apk(root):
+    """An image's /sbin/apk that records its arguments in apk.log."""
     (root / "sbin").mkdir()
     apk = root / "sbin/apk"
     apk.write_text(f"#!/bin/sh\necho \"$@\" >> {root}/apk.log\n")
     apk.chmod(0o755)
+
+
+def test_packages_through_apk(run, imds, root):
+    fake_apk(root)
     config = "#cloud-config\npackage_update: true\npackages:\n  - nginx\n  - [curl, 8.5.0-r0]\n"
     imds(aws_metadata(user_data=config))
     result = run("bootstrap", root=root)
@@ -451,9 +456,7 @@ def test_bootcmd_and_boothooks_see_the_instance_id(run, imds, root):
 
 
 def test_many_packages_in_one_apk_add(run, imds, root):
-    (root / "sbin").mkdir()
-    (root / "sbin/apk").write_text(f"#!/bin/sh\necho \"$@\" >> {root}/apk.log\n")
-    (root / "sbin/apk").chmod(0o755)
+    fake_apk(root)
     names = [f"pkg{i}" for i in range(30)]
     imds(aws_metadata(user_data="#cloud-config\npackages: [" + ", ".join(names) + "]\n"))
     result = run("bootstrap", root=root)

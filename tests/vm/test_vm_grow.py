@@ -105,6 +105,23 @@ def block_count(image, offset):
     return int(re.search(r"Block count:\s+(\d+)", out)[1]), int(re.search(r"Block size:\s+(\d+)", out)[1])
 
 
+def seed_boot_script(*unmount_first):
+    """The guest's script for a first boot from a seed disk: root mounted on /mnt with the
+    kernel's filesystems, `wisp bootstrap` there, then everything unmounted (`unmount_first`
+    before the rest) so the host reads clean disks."""
+    unmounts = "".join(f"umount {path}\n" for path in unmount_first)
+    return ("mount /dev/vda1 /mnt\nfor d in proc sys dev; do mount --bind /$d /mnt/$d; done\n"
+            "/wisp --root /mnt bootstrap\necho \"wisp exit: $?\"\nhostname\n"
+            + unmounts + "umount /mnt/proc /mnt/sys /mnt/dev\numount /mnt\n")
+
+
+def local_seed(tmp_path, seed_dir):
+    """A NoCloud seed image of seed_dir's user-data and meta-data, by cloud-localds."""
+    seed = tmp_path / "seed.iso"
+    subprocess.run(["cloud-localds", seed, seed_dir / "user-data", seed_dir / "meta-data"], check=True, capture_output=True)
+    return seed
+
+
 @pytest.mark.parametrize("label", ["gpt", "mbr"])
 def test_first_boot_grows_root_and_bootstraps(vm_ready, tmp_path, label):
     image, offset = make_disk(tmp_path, label, ["-b", "4096"])
@@ -164,18 +181,8 @@ def test_first_boot_from_a_nocloud_seed_disk(vm_ready, tmp_path):
     seed_dir.mkdir()
     (seed_dir / "meta-data").write_text("instance-id: iid-vm01\nlocal-hostname: seeded-vm\n")
     (seed_dir / "user-data").write_text("#!/bin/sh\necho user-data ran from the seed\n")
-    seed = tmp_path / "seed.iso"
-    subprocess.run(["cloud-localds", seed, seed_dir / "user-data", seed_dir / "meta-data"], check=True, capture_output=True)
-    script = """
-mount /dev/vda1 /mnt
-for d in proc sys dev; do mount --bind /$d /mnt/$d; done
-/wisp --root /mnt bootstrap
-echo "wisp exit: $?"
-hostname
-umount /mnt/proc /mnt/sys /mnt/dev
-umount /mnt
-"""
-    result = vmlib.boot([("root", image), ("seed", seed)], script, payload=BINARY)
+    seed = local_seed(tmp_path, seed_dir)
+    result = vmlib.boot([("root", image), ("seed", seed)], seed_boot_script(), payload=BINARY)
     assert result.rc == 0, result
     assert "wisp exit: 0" in result.console, result
     assert "nocloud: seed /dev/vdb (label cidata)" in result.console, result
@@ -223,19 +230,8 @@ runcmd:
                                 f"{seed_dir / 'script'}:text/x-shellscript"], capture_output=True, check=True).stdout
     (seed_dir / "user-data").write_bytes(user_data)
     (seed_dir / "meta-data").write_text("instance-id: iid-vm02\n")
-    seed = tmp_path / "seed.iso"
-    subprocess.run(["cloud-localds", seed, seed_dir / "user-data", seed_dir / "meta-data"], check=True, capture_output=True)
-    script = """
-mount /dev/vda1 /mnt
-for d in proc sys dev; do mount --bind /$d /mnt/$d; done
-/wisp --root /mnt bootstrap
-echo "wisp exit: $?"
-hostname
-umount /mnt/data
-umount /mnt/proc /mnt/sys /mnt/dev
-umount /mnt
-"""
-    result = vmlib.boot([("root", image), ("seed", seed), ("data", volume)], script, payload=BINARY)
+    seed = local_seed(tmp_path, seed_dir)
+    result = vmlib.boot([("root", image), ("seed", seed), ("data", volume)], seed_boot_script("/mnt/data"), payload=BINARY)
     assert result.rc == 0, result
     assert "wisp exit: 0" in result.console, result
     assert "vm-config" in result.console
