@@ -32,3 +32,23 @@ install_test_tools() {
         python3 -m pip install -q pyyaml
     fi
 }
+
+# The aarch64 cross build: rustup's target, Debian's cross gcc (linker driver) and
+# qemu-user (runs the binary and core's tests on this x86_64 machine).
+AARCH64_PACKAGES="gcc-aarch64-linux-gnu qemu-user"
+
+install_aarch64_tools() {
+    local missing=()
+    for package in $AARCH64_PACKAGES; do
+        dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "ok installed" || missing+=("$package")
+    done
+    if [ ${#missing[@]} -gt 0 ]; then
+        step "installing ${missing[*]}"
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+    fi
+    if ! rustup target list --installed | grep -qx aarch64-unknown-linux-gnu; then
+        step "installing Rust's aarch64-unknown-linux-gnu target"
+        rustup target add aarch64-unknown-linux-gnu
+    fi
+}

@@ -4,6 +4,7 @@ namespaces where 169.254.169.254 is an address on `lo`, against the fake IMDS.""
 import json
 import os
 import secrets
+import shlex
 import shutil
 import signal
 import struct
@@ -45,11 +46,22 @@ def elf_is_static(path):
 
 
 @pytest.fixture(scope="session")
-def wisp():
-    """The release binary, built once per session."""
-    subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=REPO, check=True)
-    assert elf_is_static(BINARY), "the release binary must be a static, non-PIE ELF"
-    return BINARY
+def wisp(tmp_path_factory):
+    """The release binary, built once per session. ci/aarch64 instead names a binary built
+    for another architecture in WISP_BINARY and the emulator that runs it in WISP_RUNNER
+    (qemu-aarch64): the tests then run a two-line script that execs the emulator."""
+    binary = os.environ.get("WISP_BINARY")
+    if binary is None:
+        subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=REPO, check=True)
+        binary = BINARY
+    assert elf_is_static(binary), "the release binary must be a static, non-PIE ELF"
+    runner = os.environ.get("WISP_RUNNER")
+    if runner is None:
+        return Path(binary)
+    wrapper = tmp_path_factory.mktemp("runner") / "wisp"
+    wrapper.write_text(f'#!/bin/sh\nexec {shlex.quote(runner)} {shlex.quote(str(binary))} "$@"\n')
+    wrapper.chmod(0o755)
+    return wrapper
 
 
 class Namespace:
