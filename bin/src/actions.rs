@@ -13,7 +13,7 @@ use crate::output::Line;
 use crate::phases::Session;
 use crate::state;
 
-pub const USER_DATA: &[u8] = b"user-data";
+pub use wisp_core::state_files::USER_DATA;
 
 pub fn run(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: Action) -> Result<Line, Line> {
     match action {

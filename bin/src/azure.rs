@@ -13,7 +13,7 @@ use crate::fetch::{exchange_all, Exchange};
 use crate::output::{Line, Shown};
 
 /// Remembers the instance that was reported ready, under TINY_CLOUD_VAR.
-const REPORTED: &[u8] = b".azure-reported";
+use wisp_core::state_files::AZURE_REPORTED as REPORTED;
 
 /// "Ready", once per instance.
 pub fn report_ready(timeouts: &Timeouts, var: &Dir, instance_id: &[u8]) -> Line {

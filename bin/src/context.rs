@@ -17,7 +17,7 @@ pub const CONFIG_FILES: [&str; 3] = ["/etc/wisp.conf", "/etc/tiny-cloud.conf", "
 /// Largest configuration file.
 const CONFIG_LIMIT: usize = 16 * 1024;
 /// Where the detected cloud is kept, under TINY_CLOUD_VAR.
-const AUTODETECT_FILE: &[u8] = b".autodetect";
+use wisp_core::state_files::AUTODETECT as AUTODETECT_FILE;
 
 pub struct Context<'a> {
     pub start: &'a StartInfo,

@@ -19,6 +19,7 @@ macro_rules! msg {
 
 mod actions;
 mod azure;
+mod clean;
 mod cloud_init_status;
 mod commands;
 mod context;
@@ -98,6 +99,7 @@ fn main(start: &StartInfo) -> i32 {
         Command::Mark { complete } => commands::mark(&ctx, complete),
         Command::Grow { target } => grow::command(&mut ctx, target),
         Command::Userdata { file } => inspect::show(&ctx, file),
+        Command::Clean(options) => clean::command(&ctx, options),
         Command::Help | Command::Version => 0,
     }
 }

@@ -193,7 +193,7 @@ pub struct Log {
 }
 
 impl Log {
-    pub const FILE_NAME: &'static [u8] = b"wisp.log";
+    pub const FILE_NAME: &'static [u8] = wisp_core::state_files::LOG;
 
     pub const fn new() -> Log {
         Log { file: None }

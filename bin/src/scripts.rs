@@ -17,14 +17,9 @@ use crate::output::{Line, Os, Shown};
 use crate::phases::Session;
 use crate::userdata::{var_child, Part};
 
-const USER_DATA_LOG: &[u8] = b"user-data.log";
-const USER_DATA_EXIT: &[u8] = b"user-data.exit";
-/// Under TINY_CLOUD_VAR: MIME script parts, and cloud-init's script directories in it.
-const SCRIPTS_DIR: &[u8] = b"scripts";
-const BOOTHOOKS_DIR: &[u8] = b"boothooks";
-/// Marks that the per-once scripts ran; holds the instance-id the per-instance ones ran for.
-const PER_ONCE_DONE: &[u8] = b".per-once-done";
-const PER_INSTANCE_DONE: &[u8] = b".per-instance-done";
+// Under TINY_CLOUD_VAR: MIME script parts, and cloud-init's script directories in
+// `scripts`; the markers of the per-once and per-instance scripts.
+use wisp_core::state_files::{BOOTHOOKS_DIR, PER_INSTANCE_DONE, PER_ONCE_DONE, SCRIPTS_DIR, USER_DATA_EXIT, USER_DATA_LOG};
 /// Most scripts run from one directory.
 const DIRECTORY_LIMIT: usize = 64;
 

@@ -8,6 +8,7 @@ use wisp_core::retry::Timeouts;
 use wisp_core::provider::{azure, openstack, Item};
 use wisp_core::seed::{iso9660, udf, vfat};
 use wisp_core::seed::{nocloud, Device, SeedError};
+use wisp_core::state_files::{META_DATA, NETWORK_CONFIG, VENDOR_DATA};
 use wisp_os_linux::block;
 use wisp_os_linux::cpath::CPath;
 use wisp_os_linux::fs::{self, ReadError};
@@ -260,12 +261,12 @@ fn save_extras(cloud: Cloud, version: &str, source: &mut Source, buf: &mut [u8],
     let v = version.as_bytes();
     let files: [(&[&[u8]], &[u8]); 3] = if cloud == Cloud::Configdrive {
         [
-            (&[b"openstack", v, b"meta_data.json"], b"meta-data"),
-            (&[b"openstack", v, b"vendor_data.json"], b"vendor-data"),
-            (&[b"openstack", v, b"network_data.json"], b"network-config"),
+            (&[b"openstack", v, b"meta_data.json"], META_DATA),
+            (&[b"openstack", v, b"vendor_data.json"], VENDOR_DATA),
+            (&[b"openstack", v, b"network_data.json"], NETWORK_CONFIG),
         ]
     } else {
-        [(&[b"meta-data"], b"meta-data"), (&[b"vendor-data"], b"vendor-data"), (&[b"network-config"], b"network-config")]
+        [(&[b"meta-data"], META_DATA), (&[b"vendor-data"], VENDOR_DATA), (&[b"network-config"], NETWORK_CONFIG)]
     };
     for (path, name) in files {
         let Some(len) = source.read(path, buf)? else { continue };

@@ -5,8 +5,7 @@ use wisp_os_linux::fs::Dir;
 
 use crate::output::{Line, Os};
 
-pub const MARKER: &[u8] = b".bootstrap-complete";
-pub const INSTANCE_ID: &[u8] = b".instance-id";
+pub use wisp_core::state_files::{INSTANCE_ID, MARKER};
 /// Longest instance-id kept.
 pub const INSTANCE_ID_LIMIT: usize = 256;
 

@@ -19,7 +19,7 @@ use crate::output::{Line, Os, Shown};
 const DEPTH_LIMIT: usize = 4;
 /// Where fetched includes are kept, under TINY_CLOUD_VAR: the early phase fetches them, the
 /// later phases (which may run without the network) read them back.
-const INCLUDES_DIR: &[u8] = b"includes";
+use wisp_core::state_files::INCLUDES_DIR;
 
 /// The saved user-data, and what decoding it produced (base64, gunzipped parts,
 /// included documents): in .bss, untouched unless used.

@@ -2,6 +2,7 @@
 
 use core::fmt;
 
+use crate::clean;
 use crate::phase::Phase;
 
 pub const USAGE: &str = "\
@@ -18,6 +19,8 @@ usage: wisp [--root DIR] [--config FILE] [--cloud NAME] COMMAND
   grow [MOUNTPOINT]             grow the partition and filesystem under MOUNTPOINT (default /)
   grow --image FILE --partition N   grow partition N in a disk image file
   userdata show [FILE]          print how wisp reads user-data (default: the saved copy), as JSON
+  clean [--logs] [--ssh-host-keys] [--machine-id]
+                                forget this instance, so that the next boot is a first boot
   --help  --version
 ";
 
@@ -40,6 +43,7 @@ pub enum Command<'a> {
     Grow { target: GrowTarget<'a> },
     /// `userdata show [FILE]`: FILE taken as given, else the saved user-data.
     Userdata { file: Option<&'a [u8]> },
+    Clean(clean::Options),
     Help,
     Version,
 }
@@ -163,6 +167,7 @@ pub fn parse<'a>(args: &'a [&'a [u8]]) -> Result<Invocation<'a>, Error<'a>> {
             [b"show"] => Command::Userdata { file: None },
             [other, ..] => return Err(Error::BadUserdata(other)),
         },
+        b"clean" => Command::Clean(clean_options(rest)?),
         _ => match Phase::from_name(word) {
             Some(phase) => no_more(rest, Command::Phase(phase))?,
             None => return Err(Error::UnknownCommand(word)),
@@ -238,6 +243,21 @@ fn grow_target<'a>(rest: &'a [&'a [u8]]) -> Result<GrowTarget<'a>, Error<'a>> {
     }
 }
 
+/// `clean`'s flags, in any order; a flag given twice is given.
+fn clean_options<'a>(rest: &'a [&'a [u8]]) -> Result<clean::Options, Error<'a>> {
+    let mut options = clean::Options::default();
+    for &arg in rest {
+        match arg {
+            b"--logs" => options.logs = true,
+            b"--ssh-host-keys" => options.ssh_host_keys = true,
+            b"--machine-id" => options.machine_id = true,
+            _ if option_name(arg).is_some() => return Err(Error::UnknownOption(arg)),
+            _ => return Err(Error::UnexpectedArgument(arg)),
+        }
+    }
+    Ok(options)
+}
+
 /// GPT allows 128 entries in the usual array; MBR has 4 primaries.
 fn parse_partition(digits: &[u8]) -> Option<u32> {
     let n = crate::text::decimal(digits, 3)? as u32;
@@ -280,6 +300,12 @@ mod tests {
         );
         assert_eq!(command("userdata show"), Command::Userdata { file: None });
         assert_eq!(command("userdata show /tmp/ud"), Command::Userdata { file: Some(b"/tmp/ud") });
+        assert_eq!(command("clean"), Command::Clean(clean::Options::default()));
+        assert_eq!(
+            command("clean --machine-id --logs --ssh-host-keys"),
+            Command::Clean(clean::Options { logs: true, ssh_host_keys: true, machine_id: true })
+        );
+        assert_eq!(command("clean --logs --logs"), Command::Clean(clean::Options { logs: true, ..Default::default() }));
         assert_eq!(command("--help"), Command::Help);
         assert_eq!(command("-h"), Command::Help);
         assert_eq!(command("--version"), Command::Version);
@@ -297,7 +323,7 @@ mod tests {
 
     #[test]
     fn usage_errors() {
-        let cases: [(&str, Error<'static>); 21] = [
+        let cases: [(&str, Error<'static>); 23] = [
             ("", Error::NoCommand),
             ("--root /mnt", Error::NoCommand),
             ("launch", Error::UnknownCommand(b"launch")),
@@ -319,6 +345,8 @@ mod tests {
             ("userdata dump", Error::BadUserdata(b"dump")),
             ("userdata show a b", Error::UnexpectedArgument(b"b")),
             ("userdata show --raw", Error::UnknownOption(b"--raw")),
+            ("clean --seed", Error::UnknownOption(b"--seed")),
+            ("clean /var/lib/cloud", Error::UnexpectedArgument(b"/var/lib/cloud")),
         ];
         for (line, error) in cases {
             assert_eq!(run(line), Err(error), "{line:?}");

@@ -38,6 +38,10 @@ pub mod phase;
 pub mod provider;
 pub mod script;
 pub mod seed;
+pub mod state_files;
+
+// Preparing an image for capture.
+pub mod clean;
 
 // User-data: encodings, compression and multipart documents.
 pub mod base64;

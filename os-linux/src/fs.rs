@@ -199,6 +199,16 @@ impl Dir {
         }
     }
 
+    /// unlinkat(2) with AT_REMOVEDIR, of an empty directory; `Ok(false)` when it did not exist.
+    pub fn remove_dir(&self, name: &[u8]) -> Result<bool, Errno> {
+        let name = c_name(name)?;
+        match rustix::fs::unlinkat(&self.0, name.as_cstr(), AtFlags::REMOVEDIR) {
+            Ok(()) => Ok(true),
+            Err(Errno::NOENT) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
     /// symlinkat(2): creates `name` pointing at `target`; `Ok(false)` when `name` exists.
     pub fn create_symlink(&self, target: &[u8], name: &[u8]) -> Result<bool, Errno> {
         let name = c_name(name)?;
