@@ -9,9 +9,15 @@ need_root() {
     fi
 }
 
-# Debian packages the tests use, installed once; apt is asked only when one is missing.
-DEBIAN_PACKAGES="iproute2 util-linux e2fsprogs fdisk gdisk xfsprogs btrfs-progs cloud-guest-utils cloud-init \
-    cloud-image-utils genisoimage dosfstools mtools openssh-client"
+# Debian's own interpreter, whatever `python3` the PATH finds first: its modules come
+# from Debian packages (below), and Debian's python3 refuses `pip install` (PEP 668).
+PYTHON=/usr/bin/python3
+
+# Debian packages the demo and the tests use, installed once; apt is asked only when one
+# is missing. busybox-static is the scratch roots' /bin/sh: user-data's commands run
+# chrooted into the root they are given.
+DEBIAN_PACKAGES="python3 python3-pytest python3-yaml iproute2 util-linux e2fsprogs fdisk gdisk xfsprogs btrfs-progs \
+    cloud-guest-utils cloud-init cloud-image-utils genisoimage dosfstools mtools openssh-client busybox-static"
 
 install_test_tools() {
     local missing=()
@@ -22,14 +28,6 @@ install_test_tools() {
         step "installing ${missing[*]}"
         apt-get update -qq
         DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
-    fi
-    if ! python3 -c 'import pytest' 2>/dev/null; then
-        step "installing pytest"
-        python3 -m pip install -q pytest
-    fi
-    if ! python3 -c 'import yaml' 2>/dev/null; then
-        step "installing PyYAML"
-        python3 -m pip install -q pyyaml
     fi
 }
 

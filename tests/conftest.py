@@ -140,8 +140,24 @@ def netns():
     namespace.close()
 
 
+# Debian's busybox-static: the scratch roots' /bin/sh and tools, as an Alpine image's
+# busybox is. wisp runs user-data's commands chrooted into the root it is given.
+BUSYBOX = Path("/bin/busybox")
+
+
+def install_busybox(root):
+    """/bin/busybox and a link for each of its applets in root/bin."""
+    (root / "bin").mkdir(parents=True, exist_ok=True)
+    shutil.copy2(BUSYBOX, root / "bin/busybox")
+    applets = subprocess.run([str(BUSYBOX), "--list"], capture_output=True, text=True, check=True).stdout.split()
+    for applet in applets:
+        link = root / "bin" / applet
+        if applet != "busybox" and not link.exists():
+            link.symlink_to("busybox")
+
+
 def make_root(path):
-    """A scratch root laid out like a fresh Alpine cloud image."""
+    """A scratch root laid out like a fresh Alpine cloud image (busybox included)."""
     root = Path(path)
     for directory in ("etc/doas.d", "etc/init.d", "sys/class/dmi/id", "sys/class/net/eth0",
                       "sys/class/net/lo", "proc", "var/log", "home", "dev"):
@@ -164,6 +180,7 @@ def make_root(path):
         "21 1 0:30 / / rw,relatime - overlay overlay rw,lowerdir=/l,upperdir=/u,workdir=/w\n"
         "22 21 0:5 / /proc rw,nosuid - proc proc rw\n")
     (root / "proc/cmdline").write_text("BOOT_IMAGE=/boot/vmlinuz-virt root=/dev/vda1 console=ttyS0\n")
+    install_busybox(root)
     return root
 
 

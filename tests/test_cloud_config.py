@@ -67,9 +67,9 @@ runcmd:
 def document(tmp_path, root):
     """The issue's document: a script, the cloud-config and an include, MIME by
     write-mime-multipart, then gzip'd."""
-    config = (CONFIG.replace("/BOOTCMD_LOG", str(root / "bootcmd.log")).replace("/RUNCMD_LOG", str(root / "runcmd.log"))
-              .replace("ROOTDIR", str(root)))
-    parts = [("script", f"#!/bin/sh\necho script >> {root}/script.log\n", "text/x-shellscript"),
+    # Paths as the commands see them: chrooted into the root.
+    config = CONFIG.replace("/BOOTCMD_LOG", "/bootcmd.log").replace("/RUNCMD_LOG", "/runcmd.log").replace("ROOTDIR", "")
+    parts = [("script", "#!/bin/sh\necho script >> /script.log\n", "text/x-shellscript"),
              ("config", config, "text/cloud-config"),
              ("include", "http://169.254.169.254:8080/included.sh\n", "text/x-include-url")]
     args = ["write-mime-multipart"]
@@ -99,7 +99,7 @@ def stat(path):
 
 
 def test_issue_document_end_to_end(run, imds, root, tmp_path, web):
-    (web / "included.sh").write_text(f"#!/bin/sh\necho included >> {root}/script.log\n")
+    (web / "included.sh").write_text("#!/bin/sh\necho included >> /script.log\n")
     (root / "etc/app").mkdir(parents=True)
     (root / "etc/app/appended").write_text("first line\n")
     (root / "etc/sudoers.d").mkdir()
@@ -206,8 +206,8 @@ def test_bad_cloud_config_names_the_problem(run, imds, root, config, message):
 
 
 def test_unknown_keys_warn_and_documents_merge(run, imds, root):
-    first = "#cloud-config\nhostname: first\nruncmd: [echo first >> " + str(root / "merged") + "]\nfrobnicate: 1\n"
-    second = "#cloud-config\nruncmd: [echo second >> " + str(root / "merged") + "]\n"
+    first = "#cloud-config\nhostname: first\nruncmd: [echo first >> /merged]\nfrobnicate: 1\n"
+    second = "#cloud-config\nruncmd: [echo second >> /merged]\n"
     imds(aws_metadata(user_data_b64=b64(multipart(("text/cloud-config", first, ""), ("text/cloud-config", second, "")))))
     result = run("bootstrap", root=root)
     assert result.rc == 0, result
@@ -264,7 +264,7 @@ def fake_apk(root):
     """An image's /sbin/apk that records its arguments in apk.log."""
     (root / "sbin").mkdir()
     apk = root / "sbin/apk"
-    apk.write_text(f"#!/bin/sh\necho \"$@\" >> {root}/apk.log\n")
+    apk.write_text("#!/bin/sh\necho \"$@\" >> /apk.log\n")
     apk.chmod(0o755)
 
 
@@ -306,12 +306,12 @@ def test_timezone_missing_from_the_image(run, imds, root):
 def test_power_state_runs_the_images_tool_after_completion(run, imds, root):
     (root / "sbin").mkdir()
     tool = root / "sbin/reboot"
-    tool.write_text(f"#!/bin/sh\necho \"$0 $@\" >> {root}/power.log\ntest -e {root}/var/lib/cloud/.bootstrap-complete && echo complete >> {root}/power.log\n")
+    tool.write_text("#!/bin/sh\necho \"$0 $@\" >> /power.log\ntest -e /var/lib/cloud/.bootstrap-complete && echo complete >> /power.log\n")
     tool.chmod(0o755)
     server = imds(aws_metadata(user_data="#cloud-config\npower_state:\n  mode: reboot\n  delay: '+2'\n  message: bye\n  condition: true\n"))
     result = run("bootstrap", root=root)
     assert result.rc == 0, result
-    assert (root / "power.log").read_text() == f"{tool} -d 120\ncomplete\n"
+    assert (root / "power.log").read_text() == "/sbin/reboot -d 120\ncomplete\n"
     # A false condition (a command that fails) does nothing.
     (root / "power.log").unlink()
     server.update(instance_id="i-0000000000000000b",
@@ -341,15 +341,15 @@ mounts:
   - [/dev/vdz9, /never, auto, "defaults,nofail"]
   - [swap, none, swap, sw]
 runcmd:
-  - cat {root}/data/hello >> {root}/mounted
-  - stat -f -c %T {root}/mnt/scratch >> {root}/mounted
-  - stat -c %a {root}/mnt/scratch >> {root}/mounted
-  - grep -c " {root}/data " /proc/self/mountinfo >> {root}/mounted
+  - cat /data/hello >> /mounted
+  - stat -f -c %T /mnt/scratch >> /mounted
+  - stat -c %a /mnt/scratch >> /mounted
 """
         server = imds(aws_metadata(user_data=config))
         result = run("bootstrap", root=root)
         assert result.rc == 0, result
-        assert (root / "mounted").read_text() == "from the volume\ntmpfs\n700\n1\n"
+        # runcmd runs chrooted into the root: what it sees at /data is the volume under root.
+        assert (root / "mounted").read_text() == "from the volume\ntmpfs\n700\n"
         fstab = (root / "etc/fstab").read_text().splitlines()
         assert fstab[0] == "/dev/vda1\t/\text4\tdefaults\t0\t1"
         assert fstab[1:] == [f"{loop}\t/data\text4\tdefaults,noatime,comment=cloudconfig\t0\t2",
@@ -447,8 +447,8 @@ def test_power_state_without_the_tool_asks_the_kernel(wisp, netns, imds, root):
 
 
 def test_bootcmd_and_boothooks_see_the_instance_id(run, imds, root):
-    config = f"#cloud-config\nbootcmd:\n  - echo \"bootcmd $INSTANCE_ID\" >> {root}/iid\n"
-    hook = f"#cloud-boothook\n#!/bin/sh\necho \"boothook $INSTANCE_ID\" >> {root}/iid\n"
+    config = "#cloud-config\nbootcmd:\n  - echo \"bootcmd $INSTANCE_ID\" >> /iid\n"
+    hook = "#cloud-boothook\n#!/bin/sh\necho \"boothook $INSTANCE_ID\" >> /iid\n"
     imds(aws_metadata(user_data_b64=b64(multipart(("text/cloud-boothook", hook, ""), ("text/cloud-config", config, "")))))
     result = run("bootstrap", root=root)
     assert result.rc == 0, result

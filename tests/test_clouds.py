@@ -53,6 +53,9 @@ def test_detection(cloud, run, imds, root):
         imds({"mode": "wireserver"}, bind="168.63.129.16")
     result = run("imds", "@instance-id", root=root)
     assert (result.rc, result.stdout) == (0, "i-0123456789abcdef0\n"), result
+    # `imds` only reads; a phase remembers what it detected.
+    assert not (root / "var/lib/cloud").exists()
+    assert run("boot", root=root).rc == 0
     assert (root / "var/lib/cloud/.autodetect").read_text() == f"CLOUD={cloud}\n"
 
 

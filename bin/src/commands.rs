@@ -13,8 +13,9 @@ use crate::{EXIT_FAILED, EXIT_USAGE};
 /// value (keys one per line, user-data byte for byte); any other key is a path of the
 /// provider, printed as served.
 pub fn imds(ctx: &mut Context<'_>, keys: &[&[u8]]) -> i32 {
-    let cloud = match ctx.cloud() {
-        Ok(cloud) => cloud,
+    // Only reads: a detected cloud is not remembered, a seed's extras are not kept.
+    let cloud = match ctx.cloud_read_only() {
+        Ok((cloud, _)) => cloud,
         Err(e) => {
             output::error(format_args!("{e}"));
             return EXIT_USAGE;
@@ -24,7 +25,7 @@ pub fn imds(ctx: &mut Context<'_>, keys: &[&[u8]]) -> i32 {
     let mut imds = Imds::new(cloud, &timeouts, ctx.config.imds_token_ttl);
     let Some(metadata) = take_metadata() else { return EXIT_FAILED };
     if matches!(cloud, wisp_core::config::Cloud::Nocloud | wisp_core::config::Cloud::Configdrive) {
-        if let Err(e) = crate::seed::load(ctx, cloud, metadata) {
+        if let Err(e) = crate::seed::load(ctx, cloud, metadata, None) {
             output::error(format_args!("{}: {e}", cloud.name()));
             return EXIT_FAILED;
         }
@@ -85,12 +86,12 @@ fn print_line(value: &[u8]) {
 }
 
 /// `wisp status`: "complete" or "incomplete", then the saved instance-id. `--wait` first
-/// waits for this boot's `result.json`, as `cloud-init status --wait` does, and exits by
-/// its errors.
-pub fn status(ctx: &Context<'_>, wait: bool) -> i32 {
+/// waits for this boot's `result.json` (for at most `timeout_s`), as `cloud-init status
+/// --wait` does, and exits by its errors. Writes nothing.
+pub fn status(ctx: &Context<'_>, wait: bool, timeout_s: Option<u32>) -> i32 {
     let mut failed = false;
     if wait {
-        match wait_for_result(ctx) {
+        match wait_for_result(ctx, timeout_s) {
             Ok(clean) => failed = !clean,
             Err(e) => {
                 output::error(format_args!("{e}"));
@@ -98,14 +99,14 @@ pub fn status(ctx: &Context<'_>, wait: bool) -> i32 {
             }
         }
     }
-    let var = match ctx.var_dir() {
+    let var = match ctx.existing_var_dir() {
         Ok(var) => var,
         Err(e) => {
             output::error(format_args!("{e}"));
             return EXIT_FAILED;
         }
     };
-    let complete = match state::is_complete(&var) {
+    let complete = match var.as_ref().map(state::is_complete).unwrap_or(Ok(false)) {
         Ok(complete) => complete,
         Err(e) => {
             output::error(format_args!("{e}"));
@@ -114,7 +115,7 @@ pub fn status(ctx: &Context<'_>, wait: bool) -> i32 {
     };
     let mut buf = [0u8; state::INSTANCE_ID_LIMIT];
     let word = if complete { "complete" } else { "incomplete" };
-    match state::saved_instance_id(&var, &mut buf) {
+    match var.as_ref().and_then(|var| state::saved_instance_id(var, &mut buf)) {
         Some(id) => output::print(format_args!("{word} {}", Shown(id))),
         None => output::print(format_args!("{word}")),
     }
@@ -125,12 +126,18 @@ pub fn status(ctx: &Context<'_>, wait: bool) -> i32 {
 /// list of errors (which the log has too) is empty. Out of line: inlined into `main`, it
 /// costs 200 bytes more.
 #[inline(never)]
-fn wait_for_result(ctx: &Context<'_>) -> Result<bool, Line> {
+fn wait_for_result(ctx: &Context<'_>, timeout_s: Option<u32>) -> Result<bool, Line> {
     let mut buf = [0u8; cloud_init_status::DOCUMENT_LIMIT];
+    let started = wisp_os_linux::time::monotonic_ms();
     loop {
         if let Some(document) = ctx.read(cloud_init_status::RESULT_PATH, &mut buf)? {
             let errors = wisp_core::cloud_init_status::result_has_errors(document);
             return errors.map(|any| !any).map_err(|e| msg!("{}: {e}", Shown(cloud_init_status::RESULT_PATH)));
+        }
+        if let Some(limit) = timeout_s {
+            if wisp_os_linux::time::monotonic_ms() - started >= u64::from(limit) * 1000 {
+                return Err(msg!("status --wait: no {} after {limit} s (--timeout)", Shown(cloud_init_status::RESULT_PATH)));
+            }
         }
         wisp_os_linux::time::sleep_ms(250);
     }

@@ -23,10 +23,12 @@ pub struct Context<'a> {
     pub start: &'a StartInfo,
     /// `--root` without trailing slashes: empty for the real root.
     root: &'a [u8],
+    /// The same, for chroot(2): `None` for the real root.
+    program_root: Option<CPath>,
     pub config: Config,
     /// Which file the configuration came from, for messages.
     pub config_file: CPath,
-    cloud_override: Option<&'a [u8]>,
+    cloud_override: Option<Cloud>,
     pub timeouts: Timeouts,
     pub log: Log,
 }
@@ -37,9 +39,19 @@ impl<'a> Context<'a> {
         while let [rest @ .., b'/'] = root {
             root = rest;
         }
+        // A mistyped --root must not become a new tree of wisp's files.
+        let mut program_root = None;
+        if !root.is_empty() {
+            let path = CPath::from_parts(&[root]).map_err(|e| msg!("--root {}: {e}", Shown(root)))?;
+            if !matches!(fs::metadata(path.as_cstr()), Ok(Some(m)) if m.is_dir()) {
+                return Err(msg!("--root {}: no such directory", Shown(root)));
+            }
+            program_root = Some(path);
+        }
         let mut context = Context {
             start,
             root,
+            program_root,
             config: Config::default(),
             config_file: CPath::new(),
             cloud_override: invocation.cloud,
@@ -86,7 +98,13 @@ impl<'a> Context<'a> {
         let Some(len) = found else { return Ok(()) };
         let file = Shown(self.config_file.as_bytes());
         let mut on_warning = |warning: config::Warning| output::error(format_args!("{file}:{warning}"));
-        config::parse(&text[..len], &mut self.config, &mut on_warning).map_err(|e| msg!("{file}:{e}"))
+        config::parse(&text[..len], &mut self.config, &mut on_warning).map_err(|e| msg!("{file}:{e}"))?;
+        self.config.check_actions().map_err(|e| msg!("{file}:{e}"))
+    }
+
+    /// The directory programs are chrooted into: `--root`, `None` for the real root.
+    pub fn program_root(&self) -> Option<&core::ffi::CStr> {
+        self.program_root.as_ref().map(CPath::as_cstr)
     }
 
     /// `absolute` under the root.
@@ -125,6 +143,16 @@ impl<'a> Context<'a> {
         self.create_dir(self.config.var_dir.as_bytes())
     }
 
+    /// TINY_CLOUD_VAR for a command that only reads: `None` when it does not exist.
+    pub fn existing_var_dir(&self) -> Result<Option<Dir>, Line> {
+        let path = self.path(self.config.var_dir.as_bytes())?;
+        match Dir::open(path.as_cstr()) {
+            Ok(dir) => Ok(Some(dir)),
+            Err(wisp_os_linux::Errno::NOENT) => Ok(None),
+            Err(e) => Err(crate::output::path_error(path.as_bytes(), e)),
+        }
+    }
+
     pub fn logs_dir(&self) -> Result<Dir, Line> {
         self.create_dir(self.config.logs_dir.as_bytes())
     }
@@ -139,30 +167,40 @@ impl<'a> Context<'a> {
 
     /// `--cloud`, else `CLOUD`; `auto` is resolved from DMI once and remembered in
     /// `$TINY_CLOUD_VAR/.autodetect`.
+    #[inline(never)]
     pub fn cloud(&self) -> Result<Cloud, Line> {
-        let configured = match self.cloud_override {
-            Some(name) => Cloud::from_name(name).ok_or_else(|| msg!("--cloud {}: {}", Shown(name), config::CLOUD_NAMES_MESSAGE))?,
-            None => self.config.cloud,
-        };
-        if configured != Cloud::Auto {
-            return Ok(configured);
+        let (cloud, remembered) = self.cloud_read_only()?;
+        if remembered {
+            return Ok(cloud);
         }
         let var = self.var_dir()?;
-        let mut cached = [0u8; 64];
-        if let Ok(Some(len)) = var.read(AUTODETECT_FILE, &mut cached) {
-            let line = cached[..len].strip_suffix(b"\n").unwrap_or(&cached[..len]);
-            if let Some(cloud) = Cloud::from_name(line.strip_prefix(b"CLOUD=").unwrap_or(line)) {
-                if cloud != Cloud::Auto {
-                    return Ok(cloud);
-                }
-            }
-        }
-        let cloud = self.detect_cloud()?;
         let mut line = heapless::String::<64>::new();
         let _ = core::fmt::write(&mut line, format_args!("CLOUD={}\n", cloud.name()));
         var.write_atomic(AUTODETECT_FILE, line.as_bytes(), 0o644, None)
             .map_err(|e| msg!("cannot save {}: {}", Shown(AUTODETECT_FILE), Os(e)))?;
         Ok(cloud)
+    }
+
+    /// The cloud as `cloud` finds it, writing nothing (for the commands that only read),
+    /// and whether it was configured or remembered rather than detected now.
+    #[inline(never)]
+    pub fn cloud_read_only(&self) -> Result<(Cloud, bool), Line> {
+        let configured = self.cloud_override.unwrap_or(self.config.cloud);
+        if configured != Cloud::Auto {
+            return Ok((configured, true));
+        }
+        let mut cached = [0u8; 64];
+        if let Some(var) = self.existing_var_dir()? {
+            if let Ok(Some(len)) = var.read(AUTODETECT_FILE, &mut cached) {
+                let line = cached[..len].strip_suffix(b"\n").unwrap_or(&cached[..len]);
+                if let Some(cloud) = Cloud::from_name(line.strip_prefix(b"CLOUD=").unwrap_or(line)) {
+                    if cloud != Cloud::Auto {
+                        return Ok((cloud, true));
+                    }
+                }
+            }
+        }
+        Ok((self.detect_cloud()?, false))
     }
 
     fn detect_cloud(&self) -> Result<Cloud, Line> {

@@ -7,7 +7,7 @@ use core::fmt;
 use core::ops::Range;
 
 use wisp_core::http::{self, Status};
-use wisp_core::retry::{status_is_retryable, Backoff, Timeouts};
+use wisp_core::retry::{status_is_retryable, Backoff, GaveUp, Timeouts};
 use wisp_os_linux::net::{self, PollFd, PollFlags};
 use wisp_os_linux::time::monotonic_ms;
 use wisp_os_linux::{Errno, OwnedFd};
@@ -17,8 +17,32 @@ use crate::output::Os;
 /// Most requests in flight at once: a key listing and its keys.
 pub const PARALLEL_LIMIT: usize = 24;
 
+/// Why a request failed: its last attempt's cause, and when it was retried until the
+/// deadline, how often and within what.
 #[derive(Clone, Copy, Debug)]
-pub enum Failure {
+pub struct Failure {
+    pub cause: Cause,
+    pub gave_up: Option<GaveUp>,
+}
+
+impl From<Cause> for Failure {
+    fn from(cause: Cause) -> Failure {
+        Failure { cause, gave_up: None }
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.cause)?;
+        match self.gave_up {
+            Some(gave_up) => write!(f, "; gave up after {gave_up}"),
+            None => Ok(()),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+pub enum Cause {
     Connect(Errno),
     ConnectTimeout { ms: u32 },
     ReadTimeout { ms: u32 },
@@ -29,16 +53,16 @@ pub enum Failure {
     TooManyRequests { limit: usize },
 }
 
-impl fmt::Display for Failure {
+impl fmt::Display for Cause {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Failure::Connect(e) => write!(f, "cannot connect: {}", Os(*e)),
-            Failure::ConnectTimeout { ms } => write!(f, "no connection within {ms} ms"),
-            Failure::ReadTimeout { ms } => write!(f, "no complete answer within {ms} ms"),
-            Failure::Io(e) => write!(f, "connection failed: {}", Os(*e)),
-            Failure::Http(e) => write!(f, "bad HTTP response: {e}"),
-            Failure::Status(status) => write!(f, "HTTP status {status}"),
-            Failure::TooManyRequests { limit } => write!(f, "more than {limit} requests at once"),
+            Cause::Connect(e) => write!(f, "cannot connect: {}", Os(*e)),
+            Cause::ConnectTimeout { ms } => write!(f, "no connection within {ms} ms"),
+            Cause::ReadTimeout { ms } => write!(f, "no complete answer within {ms} ms"),
+            Cause::Io(e) => write!(f, "connection failed: {}", Os(*e)),
+            Cause::Http(e) => write!(f, "bad HTTP response: {e}"),
+            Cause::Status(status) => write!(f, "HTTP status {status}"),
+            Cause::TooManyRequests { limit } => write!(f, "more than {limit} requests at once"),
         }
     }
 }
@@ -77,7 +101,7 @@ impl<'b> Exchange<'b> {
         match self.outcome {
             Outcome::Reply { status, body_start, body_len } => Ok((status, body_start..body_start + body_len)),
             Outcome::Failed(failure) => Err(failure),
-            Outcome::Pending => Err(Failure::Io(Errno::INPROGRESS)),
+            Outcome::Pending => Err(Cause::Io(Errno::INPROGRESS).into()),
         }
     }
 
@@ -113,7 +137,7 @@ pub fn get(address: [u8; 4], port: u16, host: &str, path: &str, out: &mut [u8], 
 pub fn exchange_all(exchanges: &mut [Exchange<'_>], address: [u8; 4], port: u16, timeouts: &Timeouts) {
     if exchanges.len() > PARALLEL_LIMIT {
         for exchange in exchanges.iter_mut() {
-            exchange.outcome = Outcome::Failed(Failure::TooManyRequests { limit: PARALLEL_LIMIT });
+            exchange.outcome = Outcome::Failed(Cause::TooManyRequests { limit: PARALLEL_LIMIT }.into());
         }
         return;
     }
@@ -152,7 +176,7 @@ fn start(exchange: &mut Exchange<'_>, backoff: &mut Backoff, address: [u8; 4], p
             let deadline = now + u64::from(backoff.attempt_budget(now, timeouts.connect_ms));
             exchange.stage = Stage::Connecting { socket, deadline };
         }
-        Err(e) => retry_or_fail(exchange, backoff, Failure::Connect(e), now),
+        Err(e) => retry_or_fail(exchange, backoff, Cause::Connect(e), now),
     }
 }
 
@@ -189,7 +213,7 @@ fn advance(exchange: &mut Exchange<'_>, backoff: &mut Backoff, events: PollFlags
     exchange.stage = match stage {
         Stage::Connecting { socket, deadline } if events.is_empty() => {
             if now >= deadline {
-                return retry_or_fail(exchange, backoff, Failure::ConnectTimeout { ms: timeouts.connect_ms }, now);
+                return retry_or_fail(exchange, backoff, Cause::ConnectTimeout { ms: timeouts.connect_ms }, now);
             }
             Stage::Connecting { socket, deadline }
         }
@@ -198,12 +222,12 @@ fn advance(exchange: &mut Exchange<'_>, backoff: &mut Backoff, events: PollFlags
                 let deadline = now + u64::from(backoff.attempt_budget(now, timeouts.read_ms));
                 Stage::Sending { socket, sent: 0, deadline }
             }
-            Err(e) => return retry_or_fail(exchange, backoff, Failure::Connect(e), now),
+            Err(e) => return retry_or_fail(exchange, backoff, Cause::Connect(e), now),
         },
         Stage::Sending { socket, sent, deadline } => {
             if events.is_empty() {
                 if now >= deadline {
-                    return retry_or_fail(exchange, backoff, Failure::ReadTimeout { ms: timeouts.read_ms }, now);
+                    return retry_or_fail(exchange, backoff, Cause::ReadTimeout { ms: timeouts.read_ms }, now);
                 }
                 Stage::Sending { socket, sent, deadline }
             } else {
@@ -211,14 +235,14 @@ fn advance(exchange: &mut Exchange<'_>, backoff: &mut Backoff, events: PollFlags
                     Ok(n) if sent + n == exchange.request.len() => Stage::Receiving { socket, filled: 0, deadline },
                     Ok(n) => Stage::Sending { socket, sent: sent + n, deadline },
                     Err(Errno::AGAIN) | Err(Errno::INTR) => Stage::Sending { socket, sent, deadline },
-                    Err(e) => return retry_or_fail(exchange, backoff, Failure::Io(e), now),
+                    Err(e) => return retry_or_fail(exchange, backoff, Cause::Io(e), now),
                 }
             }
         }
         Stage::Receiving { socket, filled, deadline } => {
             if events.is_empty() {
                 if now >= deadline {
-                    return retry_or_fail(exchange, backoff, Failure::ReadTimeout { ms: timeouts.read_ms }, now);
+                    return retry_or_fail(exchange, backoff, Cause::ReadTimeout { ms: timeouts.read_ms }, now);
                 }
                 Stage::Receiving { socket, filled, deadline }
             } else {
@@ -241,37 +265,37 @@ fn receive(exchange: &mut Exchange<'_>, backoff: &mut Backoff, socket: OwnedFd, 
     let (filled, eof) = match received {
         Ok(0) => (filled, true),
         Ok(usize::MAX) => {
-            let failure = Failure::Http(http::Error::BodyTooLarge { limit: capacity });
-            return finish(exchange, Outcome::Failed(failure));
+            let failure = Cause::Http(http::Error::BodyTooLarge { limit: capacity });
+            return finish(exchange, Outcome::Failed(failure.into()));
         }
         Ok(n) => (filled + n, false),
         Err(Errno::AGAIN) | Err(Errno::INTR) => (filled, false),
-        Err(e) => return retry_or_fail(exchange, backoff, Failure::Io(e), now),
+        Err(e) => return retry_or_fail(exchange, backoff, Cause::Io(e), now),
     };
     match http::parse_response(&exchange.response[..filled], capacity, eof) {
         Ok(Status::Complete(response)) => {
             let status = response.status;
             if status_is_retryable(status) {
-                return retry_or_fail(exchange, backoff, Failure::Status(status), now);
+                return retry_or_fail(exchange, backoff, Cause::Status(status), now);
             }
             let body_start = response.body.as_ptr() as usize - exchange.response.as_ptr() as usize;
             let body_len = response.body.len();
             finish(exchange, Outcome::Reply { status, body_start, body_len });
         }
         Ok(Status::Partial) if !eof => exchange.stage = Stage::Receiving { socket, filled, deadline },
-        Ok(Status::Partial) => retry_or_fail(exchange, backoff, Failure::Io(Errno::CONNRESET), now),
+        Ok(Status::Partial) => retry_or_fail(exchange, backoff, Cause::Io(Errno::CONNRESET), now),
         // Limits are properties of the answer, not of the moment: retrying cannot help.
         Err(e @ (http::Error::HeadTooLarge { .. } | http::Error::BodyTooLarge { .. } | http::Error::TooManyHeaders { .. })) => {
-            finish(exchange, Outcome::Failed(Failure::Http(e)))
+            finish(exchange, Outcome::Failed(Cause::Http(e).into()))
         }
-        Err(e) => retry_or_fail(exchange, backoff, Failure::Http(e), now),
+        Err(e) => retry_or_fail(exchange, backoff, Cause::Http(e), now),
     }
 }
 
-fn retry_or_fail(exchange: &mut Exchange<'_>, backoff: &mut Backoff, failure: Failure, now: u64) {
+fn retry_or_fail(exchange: &mut Exchange<'_>, backoff: &mut Backoff, cause: Cause, now: u64) {
     match backoff.next_delay(now) {
-        Some(delay) => exchange.stage = Stage::Idle { start_at: now + u64::from(delay) },
-        None => finish(exchange, Outcome::Failed(failure)),
+        Ok(delay) => exchange.stage = Stage::Idle { start_at: now + u64::from(delay) },
+        Err(gave_up) => finish(exchange, Outcome::Failed(Failure { cause, gave_up: Some(gave_up) })),
     }
 }
 

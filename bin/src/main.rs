@@ -95,7 +95,7 @@ fn main(start: &StartInfo) -> i32 {
         Command::Phase(phase) => phases::run(&mut ctx, &[phase]),
         Command::Bootstrap => phases::run(&mut ctx, &Phase::ALL),
         Command::Imds { keys } => commands::imds(&mut ctx, keys),
-        Command::Status { wait } => commands::status(&ctx, wait),
+        Command::Status { wait, timeout_s } => commands::status(&ctx, wait, timeout_s),
         Command::Mark { complete } => commands::mark(&ctx, complete),
         Command::Grow { target } => grow::command(&mut ctx, target),
         Command::Userdata { file } => inspect::show(&ctx, file),

@@ -126,7 +126,7 @@ pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
     // A local seed is read whole at once, unless only the boot phase (which needs no
     // metadata) runs.
     if matches!(cloud, Cloud::Nocloud | Cloud::Configdrive) && phases.iter().any(|&p| p != Phase::Boot) {
-        match crate::seed::load(ctx, cloud, metadata) {
+        match crate::seed::load(ctx, cloud, metadata, Some(&var)) {
             Ok(source) => ctx.log.line(format_args!("{}: seed {source}", cloud.name())),
             // Seed disks are often detached after the first boot: a completed bootstrap
             // then goes on as with an unreachable metadata service.

@@ -222,10 +222,9 @@ fn part_name(part: &Part, index: usize) -> heapless::String<{ wisp_core::userdat
     name
 }
 
-/// `$TINY_CLOUD_VAR/<parts...>` under the root, as a program is given it.
+/// `$TINY_CLOUD_VAR/<parts...>` as a program sees it: inside the root it runs in.
 pub fn script_path(ctx: &Context<'_>, parts: &[&[u8]]) -> Result<CPath, Line> {
-    let mut path = ctx.path(ctx.config.var_dir.as_bytes())?;
-    path.push(b"/").map_err(crate::output::line)?;
+    let mut path = CPath::from_parts(&[ctx.config.var_dir.as_bytes(), b"/"]).map_err(crate::output::line)?;
     for part in parts {
         path.push(part).map_err(crate::output::line)?;
     }
@@ -269,10 +268,12 @@ pub fn run_shell(ctx: &Context<'_>, path: &CPath, env: Option<&CStr>, output: Bo
     execute(ctx, c"/bin/sh", &[c"sh", path.as_cstr()], env, output).map_err(|e| msg!("cannot start /bin/sh: {e}"))
 }
 
-/// Runs `program` with standard input from /dev/null, output to `output`.
+/// Runs `program` (a path inside the root) with standard input from /dev/null, output to
+/// `output`, chrooted into `--root` when one is given: an image builder's user-data must
+/// change the image, never the machine building it.
 pub fn execute(ctx: &Context<'_>, program: &CStr, args: &[&CStr], env: Option<&CStr>, output: BorrowedFd<'_>) -> Result<ExitStatus, Line> {
     let input = fs::open_read(c"/dev/null").map_err(|e| crate::output::os_error("/dev/null", e))?;
-    process::run(ctx.start, program, args, env, input.as_fd(), output).map_err(|e| msg!("{}", Os(e)))
+    process::run(ctx.start, ctx.program_root(), program, args, env, input.as_fd(), output).map_err(|e| msg!("{}", Os(e)))
 }
 
 /// A script's end: a failure is recorded in `user-data.exit` and fails the action.

@@ -220,8 +220,9 @@ pub fn detect(ctx: &crate::context::Context<'_>) -> Option<Cloud> {
     find_labelled(ctx, b"config-2").map(|_| Cloud::Configdrive)
 }
 
-/// Fills `metadata` from the seed of `cloud`; returns where the seed was found.
-pub fn load(ctx: &crate::context::Context<'_>, cloud: Cloud, metadata: &mut crate::imds::Metadata) -> Result<Line, Line> {
+/// Fills `metadata` from the seed of `cloud`, keeping its meta-data, vendor-data and
+/// network configuration in `keep` when given; returns where the seed was found.
+pub fn load(ctx: &crate::context::Context<'_>, cloud: Cloud, metadata: &mut crate::imds::Metadata, keep: Option<&wisp_os_linux::fs::Dir>) -> Result<Line, Line> {
     let mut token_text = [0u8; 4096];
     let token_len = if cloud == Cloud::Nocloud { tokens_into(ctx, &mut token_text) } else { None };
     let tokens = token_len.and_then(|len| nocloud::tokens(&token_text[..len])).unwrap_or_default();
@@ -249,7 +250,9 @@ pub fn load(ctx: &crate::context::Context<'_>, cloud: Cloud, metadata: &mut crat
         _ => source.read(&[b"user-data"], user_data)?,
     };
     metadata.set_len(Item::UserData, len);
-    save_extras(cloud, version, &mut source, &mut document, &ctx.var_dir()?)?;
+    if let Some(var) = keep {
+        save_extras(cloud, version, &mut source, &mut document, var)?;
+    }
     Ok(source.describe())
 }
 

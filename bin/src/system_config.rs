@@ -49,15 +49,14 @@ pub fn packages(ctx: &Context<'_>, config: &CloudConfig<'static>) -> Result<Line
     if !update && !upgrade && names.is_empty() {
         return Ok(msg!("no packages"));
     }
-    let apk = ctx.path(b"/sbin/apk")?;
-    if !matches!(wisp_os_linux::fs::metadata(apk.as_cstr()), Ok(Some(_))) {
+    if !matches!(wisp_os_linux::fs::metadata(ctx.path(b"/sbin/apk")?.as_cstr()), Ok(Some(_))) {
         return Err(msg!("packages: /sbin/apk not found (wisp installs packages with apk only)"));
     }
     if update {
-        run(ctx, &apk, &[c"apk", c"update"], "apk update")?;
+        run(ctx, c"/sbin/apk", &[c"apk", c"update"], "apk update")?;
     }
     if upgrade {
-        run(ctx, &apk, &[c"apk", c"upgrade"], "apk upgrade")?;
+        run(ctx, c"/sbin/apk", &[c"apk", c"upgrade"], "apk upgrade")?;
     }
     if !names.is_empty() {
         let mut args: heapless::Vec<&CStr, ARGS_LIMIT> = heapless::Vec::new();
@@ -65,15 +64,16 @@ pub fn packages(ctx: &Context<'_>, config: &CloudConfig<'static>) -> Result<Line
         for name in &names {
             let _ = args.push(name.as_cstr());
         }
-        run(ctx, &apk, &args, "apk add")?;
+        run(ctx, c"/sbin/apk", &args, "apk add")?;
     }
     Ok(msg!("{} packages{}{}", names.len(), if update { ", updated" } else { "" }, if upgrade { ", upgraded" } else { "" }))
 }
 
-/// Runs a program with its output in user-data.log; a failure fails the action.
-fn run(ctx: &Context<'_>, program: &CPath, args: &[&CStr], what: &str) -> Result<(), Line> {
+/// Runs a program of the image (a path inside the root) with its output in
+/// user-data.log; a failure fails the action.
+fn run(ctx: &Context<'_>, program: &CStr, args: &[&CStr], what: &str) -> Result<(), Line> {
     let output = scripts::open_log(ctx, true)?;
-    let status = scripts::execute(ctx, program.as_cstr(), args, None, output.as_fd()).map_err(|e| msg!("cannot run {what}: {e}"))?;
+    let status = scripts::execute(ctx, program, args, None, output.as_fd()).map_err(|e| msg!("cannot run {what}: {e}"))?;
     scripts::finish(ctx, status, what).map(|_| ())
 }
 
@@ -120,21 +120,21 @@ pub fn power_state(ctx: &Context<'_>, config: &CloudConfig<'static>) -> Result<L
             }
         }
     }
-    let (program, name, action): (&[u8], &CStr, PowerAction) = match state.mode {
-        PowerMode::Poweroff => (b"/sbin/poweroff", c"poweroff", PowerAction::PowerOff),
-        PowerMode::Reboot => (b"/sbin/reboot", c"reboot", PowerAction::Restart),
-        PowerMode::Halt => (b"/sbin/halt", c"halt", PowerAction::Halt),
+    let (program, name, action): (&CStr, &CStr, PowerAction) = match state.mode {
+        PowerMode::Poweroff => (c"/sbin/poweroff", c"poweroff", PowerAction::PowerOff),
+        PowerMode::Reboot => (c"/sbin/reboot", c"reboot", PowerAction::Restart),
+        PowerMode::Halt => (c"/sbin/halt", c"halt", PowerAction::Halt),
     };
     if let Some(message) = state.message {
         crate::output::error(format_args!("power_state: {}", Shown(message.as_bytes())));
     }
     let what = name.to_str().unwrap_or("power");
-    let path = ctx.path(program)?;
+    let path = ctx.path(program.to_bytes())?;
     wisp_os_linux::fs::sync_all();
     if !matches!(wisp_os_linux::fs::metadata(path.as_cstr()), Ok(Some(_))) {
         // An image with no shutdown tool (no busybox): after the delay, the kernel is asked
         // directly, everything synced first; no service is stopped.
-        crate::output::error(format_args!("power_state: no {}: {what} with reboot(2) in {} seconds", Shown(program), state.delay_seconds));
+        crate::output::error(format_args!("power_state: no {}: {what} with reboot(2) in {} seconds", Shown(program.to_bytes()), state.delay_seconds));
         wisp_os_linux::time::sleep_ms(state.delay_seconds.saturating_mul(1000).min(u64::from(u32::MAX)) as u32);
         let e = wisp_os_linux::system::reboot(action).err().unwrap_or(wisp_os_linux::Errno::INVAL);
         return Err(crate::output::os_error("reboot(2)", e));
@@ -142,7 +142,7 @@ pub fn power_state(ctx: &Context<'_>, config: &CloudConfig<'static>) -> Result<L
     let mut delay = heapless::String::<24>::new();
     let _ = core::fmt::write(&mut delay, format_args!("{}", state.delay_seconds));
     let delay = CPath::from_parts(&[delay.as_bytes()]).map_err(crate::output::line)?;
-    run(ctx, &path, &[name, c"-d", delay.as_cstr()], what)?;
+    run(ctx, program, &[name, c"-d", delay.as_cstr()], what)?;
     Ok(msg!("{what} in {} seconds", state.delay_seconds))
 }
 

@@ -3,6 +3,7 @@
 use core::fmt;
 
 use crate::clean;
+use crate::config::{Cloud, CLOUD_NAMES_MESSAGE};
 use crate::phase::Phase;
 
 pub const USAGE: &str = "\
@@ -11,10 +12,11 @@ usage: wisp [--root DIR] [--config FILE] [--cloud NAME] COMMAND
   bootstrap                     run the four phases in order
   imds KEY...                   print metadata: @instance-id @hostname @local-hostname
                                 @ssh-keys @userdata, or a raw path of the provider
-  status [--wait]               print \"complete\" or \"incomplete\" and the instance-id
+  status [--wait [--timeout SECONDS]]
+                                print \"complete\" or \"incomplete\" and the instance-id
                                 (exit 0 complete, 1 incomplete); --wait first waits for
                                 this boot's result as `cloud-init status --wait` does,
-                                then exits 0 done, 1 errors
+                                then exits 0 done, 1 errors or no result within SECONDS
   mark complete|incomplete      set or clear the completion marker
   grow [MOUNTPOINT]             grow the partition and filesystem under MOUNTPOINT (default /)
   grow --image FILE --partition N   grow partition N in a disk image file
@@ -28,7 +30,8 @@ usage: wisp [--root DIR] [--config FILE] [--cloud NAME] COMMAND
 pub struct Invocation<'a> {
     pub root: Option<&'a [u8]>,
     pub config: Option<&'a [u8]>,
-    pub cloud: Option<&'a [u8]>,
+    /// Checked here, so that every command refuses the same bad names.
+    pub cloud: Option<Cloud>,
     pub command: Command<'a>,
 }
 
@@ -37,8 +40,9 @@ pub enum Command<'a> {
     Phase(Phase),
     Bootstrap,
     Imds { keys: &'a [&'a [u8]] },
-    /// `wait`: until this boot's phases are over, then by their errors.
-    Status { wait: bool },
+    /// `wait`: until this boot's phases are over, then by their errors; for at most
+    /// `timeout_s` seconds when given.
+    Status { wait: bool, timeout_s: Option<u32> },
     Mark { complete: bool },
     Grow { target: GrowTarget<'a> },
     /// `userdata show [FILE]`: FILE taken as given, else the saved user-data.
@@ -71,6 +75,10 @@ pub enum Error<'a> {
     BadUserdata(&'a [u8]),
     /// `--image` without `--partition`, or the reverse.
     ImageNeedsPartition,
+    BadCloud(&'a [u8]),
+    BadTimeout(&'a [u8]),
+    /// `status --timeout` without `--wait`.
+    TimeoutNeedsWait,
 }
 
 impl fmt::Display for Error<'_> {
@@ -115,6 +123,16 @@ impl fmt::Display for Error<'_> {
                 shown(f, word)
             }
             Error::ImageNeedsPartition => f.write_str("grow --image FILE needs --partition N, and the reverse"),
+            Error::BadCloud(word) => {
+                f.write_str("--cloud ")?;
+                shown(f, word)?;
+                write!(f, ": {CLOUD_NAMES_MESSAGE}")
+            }
+            Error::BadTimeout(word) => {
+                write!(f, "--timeout takes whole seconds from 1 to {TIMEOUT_MAX_S}, not ")?;
+                shown(f, word)
+            }
+            Error::TimeoutNeedsWait => f.write_str("status --timeout needs --wait"),
         }
     }
 }
@@ -122,6 +140,7 @@ impl fmt::Display for Error<'_> {
 /// Parses the arguments after the program's name.
 pub fn parse<'a>(args: &'a [&'a [u8]]) -> Result<Invocation<'a>, Error<'a>> {
     let mut invocation = Invocation { root: None, config: None, cloud: None, command: Command::Help };
+    let mut cloud = None;
     let mut i = 0;
     loop {
         let Some(&arg) = args.get(i) else { return Err(Error::NoCommand) };
@@ -131,7 +150,7 @@ pub fn parse<'a>(args: &'a [&'a [u8]]) -> Result<Invocation<'a>, Error<'a>> {
             Some(b"--version") => return only(args, i, Command::Version, invocation),
             Some(b"--root") => (&mut invocation.root, "--root"),
             Some(b"--config") => (&mut invocation.config, "--config"),
-            Some(b"--cloud") => (&mut invocation.cloud, "--cloud"),
+            Some(b"--cloud") => (&mut cloud, "--cloud"),
             Some(_) => return Err(Error::UnknownOption(arg)),
             None => break,
         };
@@ -141,16 +160,16 @@ pub fn parse<'a>(args: &'a [&'a [u8]]) -> Result<Invocation<'a>, Error<'a>> {
             return Err(Error::Repeated(name));
         }
     }
+    if let Some(name) = cloud {
+        invocation.cloud = Some(Cloud::from_name(name).ok_or(Error::BadCloud(name))?);
+    }
     let word = args[i - 1];
     let rest = &args[i..];
     invocation.command = match word {
         b"bootstrap" => no_more(rest, Command::Bootstrap)?,
         b"imds" if rest.is_empty() => return Err(Error::NoKeys),
         b"imds" => Command::Imds { keys: rest },
-        b"status" => match rest {
-            [b"--wait", more @ ..] => no_more(more, Command::Status { wait: true })?,
-            _ => no_more(rest, Command::Status { wait: false })?,
-        },
+        b"status" => status(rest)?,
         b"mark" => match rest {
             [b"complete"] => Command::Mark { complete: true },
             [b"incomplete"] => Command::Mark { complete: false },
@@ -209,6 +228,28 @@ fn no_more<'a>(rest: &'a [&'a [u8]], command: Command<'a>) -> Result<Command<'a>
         Some(extra) => Err(Error::UnexpectedArgument(extra)),
         None => Ok(command),
     }
+}
+
+/// Longest `status --wait --timeout`: a day.
+pub const TIMEOUT_MAX_S: u32 = 86_400;
+
+/// `status`, `status --wait`, `status --wait --timeout SECONDS`.
+fn status<'a>(rest: &'a [&'a [u8]]) -> Result<Command<'a>, Error<'a>> {
+    let [b"--wait", more @ ..] = rest else {
+        return match rest.first() {
+            Some(arg) if option_name(arg) == Some(b"--timeout") => Err(Error::TimeoutNeedsWait),
+            _ => no_more(rest, Command::Status { wait: false, timeout_s: None }),
+        };
+    };
+    let mut timeout_s = None;
+    let mut i = 0;
+    if let Some(&arg) = more.first().filter(|arg| option_name(arg) == Some(b"--timeout")) {
+        i = 1;
+        let value = option_value(arg, more, &mut i, "--timeout")?;
+        let seconds = crate::text::decimal(value, 5).map(|n| n as u32).filter(|n| (1..=TIMEOUT_MAX_S).contains(n));
+        timeout_s = Some(seconds.ok_or(Error::BadTimeout(value))?);
+    }
+    no_more(&more[i..], Command::Status { wait: true, timeout_s })
 }
 
 fn grow_target<'a>(rest: &'a [&'a [u8]]) -> Result<GrowTarget<'a>, Error<'a>> {
@@ -284,8 +325,10 @@ mod tests {
         assert_eq!(command("bootstrap"), Command::Bootstrap);
         let Command::Imds { keys } = command("imds @hostname /latest/meta-data/ami-id") else { panic!() };
         assert_eq!(keys, [&b"@hostname"[..], b"/latest/meta-data/ami-id"]);
-        assert_eq!(command("status"), Command::Status { wait: false });
-        assert_eq!(command("status --wait"), Command::Status { wait: true });
+        assert_eq!(command("status"), Command::Status { wait: false, timeout_s: None });
+        assert_eq!(command("status --wait"), Command::Status { wait: true, timeout_s: None });
+        assert_eq!(command("status --wait --timeout 90"), Command::Status { wait: true, timeout_s: Some(90) });
+        assert_eq!(command("status --wait --timeout=86400"), Command::Status { wait: true, timeout_s: Some(86_400) });
         assert_eq!(command("mark complete"), Command::Mark { complete: true });
         assert_eq!(command("mark incomplete"), Command::Mark { complete: false });
         assert_eq!(command("grow"), Command::Grow { target: GrowTarget::Mount(b"/") });
@@ -316,14 +359,14 @@ mod tests {
         let invocation = run("--root /mnt --config=/etc/x.conf --cloud aws main").unwrap();
         assert_eq!(invocation.root, Some(&b"/mnt"[..]));
         assert_eq!(invocation.config, Some(&b"/etc/x.conf"[..]));
-        assert_eq!(invocation.cloud, Some(&b"aws"[..]));
+        assert_eq!(invocation.cloud, Some(Cloud::Aws));
         assert_eq!(invocation.command, Command::Phase(Phase::Main));
         assert_eq!(run("--root=/r --help").unwrap().root, Some(&b"/r"[..]));
     }
 
     #[test]
     fn usage_errors() {
-        let cases: [(&str, Error<'static>); 23] = [
+        let cases: [(&str, Error<'static>); 30] = [
             ("", Error::NoCommand),
             ("--root /mnt", Error::NoCommand),
             ("launch", Error::UnknownCommand(b"launch")),
@@ -338,6 +381,13 @@ mod tests {
             ("mark done", Error::BadMark(b"done")),
             ("mark complete again", Error::UnexpectedArgument(b"again")),
             ("status --wait now", Error::UnexpectedArgument(b"now")),
+            ("status --wait --wait", Error::UnexpectedArgument(b"--wait")),
+            ("status --timeout 5", Error::TimeoutNeedsWait),
+            ("status --wait --timeout 0", Error::BadTimeout(b"0")),
+            ("status --wait --timeout 86401", Error::BadTimeout(b"86401")),
+            ("status --wait --timeout 1.5", Error::BadTimeout(b"1.5")),
+            ("status --wait --timeout", Error::MissingValue("--timeout")),
+            ("--cloud mars status", Error::BadCloud(b"mars")),
             ("grow --image d", Error::ImageNeedsPartition),
             ("grow --image d --partition 0", Error::BadPartition(b"0")),
             ("grow / /srv", Error::UnexpectedArgument(b"/srv")),
@@ -355,5 +405,13 @@ mod tests {
         assert_eq!(run("grow --size 1"), Err(Error::UnknownOption(b"--size")));
         assert_eq!(Error::UnknownCommand(b"x\x1b").to_string(), "unknown command x\\x1b");
         assert_eq!(Error::BadUserdata(b"dump").to_string(), "userdata takes show, not dump");
+        assert_eq!(
+            Error::BadCloud(b"mars").to_string(),
+            "--cloud mars: expected auto, aws, azure, gcp, oci, nocloud, configdrive or openstack"
+        );
+        // Every command refuses a bad cloud name, the read-only ones too.
+        for line in ["--cloud mars status", "--cloud mars imds @hostname", "--cloud=mars boot", "--cloud mars userdata show"] {
+            assert_eq!(run(line), Err(Error::BadCloud(b"mars")), "{line}");
+        }
     }
 }

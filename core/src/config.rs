@@ -8,6 +8,8 @@ use core::fmt;
 
 use heapless::String;
 
+use crate::phase::{action_names, Action, Phase};
+
 /// Longest value of a path or list variable.
 pub const VALUE_LIMIT: usize = 256;
 /// Longest line.
@@ -69,6 +71,48 @@ pub struct Config {
     /// Most bytes one user-data document may decode to, gunzipped parts and includes
     /// together: the bound that stops a decompression bomb.
     pub userdata_limit: u32,
+    /// The lines that set `INIT_ACTIONS_<PHASE>` (by `Phase as usize`) and, last,
+    /// `SKIP_INIT_ACTIONS`: for `check_actions`'s message.
+    pub action_lines: [u32; 5],
+}
+
+/// A name in `INIT_ACTIONS_<PHASE>` or `SKIP_INIT_ACTIONS` that is no action.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UnknownAction<'c> {
+    pub line: u32,
+    pub variable: &'static str,
+    pub word: &'c str,
+}
+
+impl fmt::Display for UnknownAction<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {} names an unknown action '", self.line, self.variable)?;
+        for b in self.word.bytes() {
+            if b.is_ascii_graphic() {
+                write!(f, "{}", b as char)?;
+            } else {
+                write!(f, "\\x{b:02x}")?;
+            }
+        }
+        f.write_str("'")
+    }
+}
+
+impl Config {
+    /// Every name in the action lists. Checked once the file is read, so that every
+    /// command (`status` too, not only the phases) refuses a misspelt one, naming its
+    /// line and the word: a misspelt skip would otherwise run the very action meant to be
+    /// skipped.
+    pub fn check_actions(&self) -> Result<(), UnknownAction<'_>> {
+        let lists = self.init_actions.iter().map(|list| list.as_deref()).chain([Some(self.skip_actions.as_str())]);
+        let variables = Phase::ALL.map(Phase::init_actions_variable).into_iter().chain(["SKIP_INIT_ACTIONS"]);
+        for ((list, variable), &line) in lists.zip(variables).zip(&self.action_lines) {
+            if let Some(word) = action_names(list.unwrap_or("")).find(|word| Action::from_name(word.as_bytes()).is_none()) {
+                return Err(UnknownAction { line, variable, word });
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The largest `WISP_USERDATA_LIMIT`, and its default: the size of wisp's buffers.
@@ -91,6 +135,7 @@ impl Default for Config {
             http_backoff_ms: timeouts.backoff_initial_ms,
             http_backoff_max_ms: timeouts.backoff_max_ms,
             userdata_limit: USERDATA_LIMIT_MAX,
+            action_lines: [0; 5],
         }
     }
 }
@@ -178,7 +223,7 @@ pub fn parse<'t>(text: &'t [u8], config: &mut Config, on_warning: &mut dyn FnMut
         }
         let Some((name, raw_value)) = split_assignment(raw).map_err(fail)? else { continue };
         let value = unquote(raw_value, &seen).map_err(fail)?;
-        if !apply(config, name, &value).map_err(fail)? {
+        if !apply(config, name, &value, line).map_err(fail)? {
             on_warning(Warning { line, name });
         }
         match seen.iter_mut().find(|(known, _)| *known == name) {
@@ -301,8 +346,8 @@ fn expand(
     Ok(next)
 }
 
-/// Sets a known variable; `Ok(false)` for an unknown one.
-fn apply(config: &mut Config, name: &[u8], value: &str) -> Result<bool, ErrorKind> {
+/// Sets a known variable, set on `line`; `Ok(false)` for an unknown one.
+fn apply(config: &mut Config, name: &[u8], value: &str, line: u32) -> Result<bool, ErrorKind> {
     match name {
         b"CLOUD" => config.cloud = Cloud::from_name(value.as_bytes()).ok_or(ErrorKind::BadCloud)?,
         b"CLOUD_USER" => {
@@ -314,11 +359,15 @@ fn apply(config: &mut Config, name: &[u8], value: &str) -> Result<bool, ErrorKin
         b"IMDS_TOKEN_TTL" => config.imds_token_ttl = number("IMDS_TOKEN_TTL", value, 1, 21_600)?,
         b"TINY_CLOUD_VAR" => config.var_dir = absolute("TINY_CLOUD_VAR", value)?,
         b"TINY_CLOUD_LOGS" => config.logs_dir = absolute("TINY_CLOUD_LOGS", value)?,
-        b"SKIP_INIT_ACTIONS" => config.skip_actions = list("SKIP_INIT_ACTIONS", value)?,
-        b"INIT_ACTIONS_BOOT" => config.init_actions[0] = Some(list("INIT_ACTIONS_BOOT", value)?),
-        b"INIT_ACTIONS_EARLY" => config.init_actions[1] = Some(list("INIT_ACTIONS_EARLY", value)?),
-        b"INIT_ACTIONS_MAIN" => config.init_actions[2] = Some(list("INIT_ACTIONS_MAIN", value)?),
-        b"INIT_ACTIONS_FINAL" => config.init_actions[3] = Some(list("INIT_ACTIONS_FINAL", value)?),
+        b"SKIP_INIT_ACTIONS" => {
+            config.skip_actions = list("SKIP_INIT_ACTIONS", value)?;
+            config.action_lines[4] = line;
+        }
+        b"INIT_ACTIONS_BOOT" | b"INIT_ACTIONS_EARLY" | b"INIT_ACTIONS_MAIN" | b"INIT_ACTIONS_FINAL" => {
+            let phase = Phase::ALL.into_iter().find(|phase| phase.init_actions_variable().as_bytes() == name).unwrap_or(Phase::Boot);
+            config.init_actions[phase as usize] = Some(list(phase.init_actions_variable(), value)?);
+            config.action_lines[phase as usize] = line;
+        }
         b"WISP_HTTP_CONNECT_MS" => config.http_connect_ms = number("WISP_HTTP_CONNECT_MS", value, 1, 600_000)?,
         b"WISP_HTTP_READ_MS" => config.http_read_ms = number("WISP_HTTP_READ_MS", value, 1, 600_000)?,
         b"WISP_HTTP_TOTAL_MS" => config.http_total_ms = number("WISP_HTTP_TOTAL_MS", value, 1, 3_600_000)?,
@@ -418,12 +467,12 @@ mod tests {
 
     #[test]
     fn quoting_and_escapes() {
-        let (config, _) = parse_ok(br#"SKIP_INIT_ACTIONS="a \"b\" \\ \$x 'c'"'"d"'"#);
-        assert_eq!(config.skip_actions, r#"a "b" \ $x 'c'"d""#);
-        let (config, _) = parse_ok(b"SKIP_INIT_ACTIONS=a\\ b$ #comment");
-        assert_eq!(config.skip_actions, "a b$");
-        let (config, _) = parse_ok(b"SKIP_INIT_ACTIONS=x\nSKIP_INIT_ACTIONS=\"$SKIP_INIT_ACTIONS y\"");
-        assert_eq!(config.skip_actions, "x y");
+        let (config, _) = parse_ok(br#"TINY_CLOUD_VAR="/a \"b\" \\ \$x 'c'"'"d"'"#);
+        assert_eq!(config.var_dir, r#"/a "b" \ $x 'c'"d""#);
+        let (config, _) = parse_ok(b"TINY_CLOUD_VAR=/a\\ b$ #comment");
+        assert_eq!(config.var_dir, "/a b$");
+        let (config, _) = parse_ok(b"SKIP_INIT_ACTIONS=expand_root\nSKIP_INIT_ACTIONS=\"$SKIP_INIT_ACTIONS enable_sshd\"");
+        assert_eq!(config.skip_actions, "expand_root enable_sshd");
     }
 
     #[test]
@@ -464,10 +513,31 @@ mod tests {
     }
 
     #[test]
+    fn unknown_actions_name_line_and_word() {
+        let cases: [(&[u8], (u32, &str, &str)); 4] = [
+            (b"CLOUD=aws\n\nSKIP_INIT_ACTIONS=\"expand_root set_hostnme\"", (3, "SKIP_INIT_ACTIONS", "set_hostnme")),
+            (b"INIT_ACTIONS_EARLY=save_userdata,bogus", (1, "INIT_ACTIONS_EARLY", "bogus")),
+            (b"X=1\nINIT_ACTIONS_FINAL='run_userdata expand-root'", (2, "INIT_ACTIONS_FINAL", "expand-root")),
+            // The last assignment counts, as in the shell.
+            (b"SKIP_INIT_ACTIONS=nope\nSKIP_INIT_ACTIONS=enable_sshd\nINIT_ACTIONS_MAIN=x", (3, "INIT_ACTIONS_MAIN", "x")),
+        ];
+        for (text, (line, variable, word)) in cases {
+            let (config, _) = parse_ok(text);
+            assert_eq!(config.check_actions(), Err(UnknownAction { line, variable, word }));
+        }
+        let (config, _) = parse_ok(b"SKIP_INIT_ACTIONS=expand_root\nINIT_ACTIONS_BOOT=");
+        assert_eq!(config.check_actions(), Ok(()));
+        assert_eq!(Config::default().check_actions(), Ok(()));
+        let error = UnknownAction { line: 3, variable: "SKIP_INIT_ACTIONS", word: "set_hostnme" };
+        assert_eq!(error.to_string(), "3: SKIP_INIT_ACTIONS names an unknown action 'set_hostnme'");
+        assert_eq!(UnknownAction { word: "a\x1bb", ..error }.to_string(), "3: SKIP_INIT_ACTIONS names an unknown action 'a\\x1bb'");
+    }
+
+    #[test]
     fn limits_at_the_boundary() {
-        let fits = format!("SKIP_INIT_ACTIONS={}", "a".repeat(VALUE_LIMIT));
-        assert_eq!(parse_ok(fits.as_bytes()).0.skip_actions.len(), VALUE_LIMIT);
-        let over = format!("SKIP_INIT_ACTIONS={}", "a".repeat(VALUE_LIMIT + 1));
+        let fits = format!("TINY_CLOUD_VAR=/{}", "a".repeat(VALUE_LIMIT - 1));
+        assert_eq!(parse_ok(fits.as_bytes()).0.var_dir.len(), VALUE_LIMIT);
+        let over = format!("TINY_CLOUD_VAR=/{}", "a".repeat(VALUE_LIMIT));
         assert_eq!(parse_err(over.as_bytes()).kind, ErrorKind::ValueTooLong { name: "value", limit: VALUE_LIMIT });
         let long_line = format!("# {}", "x".repeat(LINE_LIMIT - 2));
         assert!(parse(long_line.as_bytes(), &mut Config::default(), &mut |_| {}).is_ok());

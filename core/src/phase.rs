@@ -203,10 +203,10 @@ impl Phase {
     /// misspelt skip would otherwise run the very action the user meant to skip.
     pub fn plan(self, init_actions: Option<&str>, skip_actions: &str) -> Result<Plan, PlanError> {
         const SKIP: &str = "SKIP_INIT_ACTIONS";
-        for name in names(skip_actions) {
+        for name in action_names(skip_actions) {
             Action::from_name(name.as_bytes()).ok_or(PlanError::UnknownAction { variable: SKIP })?;
         }
-        let skipped = |action: Action| names(skip_actions).any(|name| name == action.name());
+        let skipped = |action: Action| action_names(skip_actions).any(|name| name == action.name());
         let mut plan = Plan::new();
         let mut add = |action: Action, variable: &'static str| {
             if skipped(action) {
@@ -217,7 +217,7 @@ impl Phase {
         match init_actions {
             Some(list) => {
                 let variable = self.init_actions_variable();
-                for name in names(list) {
+                for name in action_names(list) {
                     let action = Action::from_name(name.as_bytes())
                         .ok_or(PlanError::UnknownAction { variable })?;
                     add(action, variable)?;
@@ -233,7 +233,8 @@ impl Phase {
     }
 }
 
-fn names(list: &str) -> impl Iterator<Item = &str> {
+/// The names in an action list: separated by white space or commas.
+pub fn action_names(list: &str) -> impl Iterator<Item = &str> {
     list.split(|c: char| c.is_ascii_whitespace() || c == ',').filter(|name| !name.is_empty())
 }
 

@@ -31,6 +31,23 @@ pub struct Backoff {
     next_pause_ms: u32,
     max_pause_ms: u32,
     total_ms: u32,
+    /// Attempts that failed so far.
+    failed: u32,
+}
+
+/// A request given up at its deadline. The last attempt's own failure ("no connection
+/// within 1000 ms") alone would hide the rest: the time spent and how often it was tried.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GaveUp {
+    pub attempts: u32,
+    pub total_ms: u32,
+}
+
+impl core::fmt::Display for GaveUp {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let plural = if self.attempts == 1 { "" } else { "s" };
+        write!(f, "{} attempt{plural} in the {} ms deadline (WISP_HTTP_TOTAL_MS)", self.attempts, self.total_ms)
+    }
 }
 
 impl Backoff {
@@ -39,18 +56,20 @@ impl Backoff {
             next_pause_ms: timeouts.backoff_initial_ms.max(1),
             max_pause_ms: timeouts.backoff_max_ms.max(1),
             total_ms: timeouts.total_ms,
+            failed: 0,
         }
     }
 
-    /// After an attempt failed at `now_ms`: the pause before the next one, or `None`
-    /// when the next attempt could not start before the deadline.
-    pub fn next_delay(&mut self, now_ms: u64) -> Option<u32> {
+    /// After an attempt failed at `now_ms`: the pause before the next one, or what to
+    /// say when the next attempt could not start before the deadline.
+    pub fn next_delay(&mut self, now_ms: u64) -> Result<u32, GaveUp> {
+        self.failed = self.failed.saturating_add(1);
         let pause = self.next_pause_ms.min(self.max_pause_ms);
         if now_ms + u64::from(pause) >= u64::from(self.total_ms) {
-            return None;
+            return Err(GaveUp { attempts: self.failed, total_ms: self.total_ms });
         }
         self.next_pause_ms = pause.saturating_mul(2);
-        Some(pause)
+        Ok(pause)
     }
 
     /// An attempt's own limit (`per_attempt_ms`), cut short by the deadline.
@@ -84,14 +103,17 @@ mod tests {
     #[test]
     fn deadline_stops_retries() {
         let mut backoff = Backoff::new(&timeouts(1000));
-        assert_eq!(backoff.next_delay(0), Some(100));
-        assert_eq!(backoff.next_delay(799), Some(200));
+        assert_eq!(backoff.next_delay(0), Ok(100));
+        assert_eq!(backoff.next_delay(799), Ok(200));
         // 400 more would start the next attempt at the deadline itself.
-        assert_eq!(backoff.next_delay(600), None);
+        let gave_up = backoff.next_delay(600).unwrap_err();
+        assert_eq!(gave_up, GaveUp { attempts: 3, total_ms: 1000 });
+        assert_eq!(gave_up.to_string(), "3 attempts in the 1000 ms deadline (WISP_HTTP_TOTAL_MS)");
         let mut backoff = Backoff::new(&timeouts(1000));
-        assert_eq!(backoff.next_delay(899), Some(100));
+        assert_eq!(backoff.next_delay(899), Ok(100));
         let mut backoff = Backoff::new(&timeouts(1000));
-        assert_eq!(backoff.next_delay(900), None);
+        assert_eq!(backoff.next_delay(900), Err(GaveUp { attempts: 1, total_ms: 1000 }));
+        assert_eq!(GaveUp { attempts: 1, total_ms: 30_000 }.to_string(), "1 attempt in the 30000 ms deadline (WISP_HTTP_TOTAL_MS)");
     }
 
     #[test]
@@ -107,7 +129,7 @@ mod tests {
     fn zero_pauses_still_advance() {
         let zero = Timeouts { backoff_initial_ms: 0, backoff_max_ms: 0, ..timeouts(10) };
         let mut backoff = Backoff::new(&zero);
-        assert_eq!(backoff.next_delay(0), Some(1));
+        assert_eq!(backoff.next_delay(0), Ok(1));
     }
 
     #[test]

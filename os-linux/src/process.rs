@@ -65,11 +65,13 @@ pub enum ExitStatus {
 
 /// Runs `program` with `args` (its own name first) and wisp's environment (plus `extra`,
 /// a `NAME=value`, when given), standard output and error going to `output`, standard
-/// input from `input`, and waits for it: fork(2), dup2(2), execve(2), waitpid(2). A
+/// input from `input`, and waits for it: fork(2), dup2(2), chroot(2) and chdir(2) into
+/// `root` when given (`program` is then a path inside it), execve(2), waitpid(2). A
 /// program that cannot be executed ends with status 127, as in the shell, after writing
 /// why to `output`.
 pub fn run(
     start: &StartInfo,
+    root: Option<&CStr>,
     program: &CStr,
     args: &[&CStr],
     extra: Option<&CStr>,
@@ -109,6 +111,16 @@ pub fn run(
             let _ = rustix::stdio::dup2_stdin(input);
             let _ = rustix::stdio::dup2_stdout(output.as_fd());
             let _ = rustix::stdio::dup2_stderr(output);
+            if let Some(root) = root {
+                if let Err(errno) = rustix::process::chroot(root).and_then(|()| rustix::process::chdir(c"/")) {
+                    let _ = crate::stdio::write_all(crate::stdio::stderr(), b"wisp: cannot chroot to ");
+                    let _ = crate::stdio::write_all(crate::stdio::stderr(), root.to_bytes());
+                    let _ = crate::stdio::write_all(crate::stdio::stderr(), b": ");
+                    let _ = crate::stdio::write_all(crate::stdio::stderr(), errno_name(errno).as_bytes());
+                    let _ = crate::stdio::write_all(crate::stdio::stderr(), b"\n");
+                    rustix::runtime::exit_group(127)
+                }
+            }
             // SAFETY: `argv` is NULL-terminated (ARGS_LIMIT > args.len()) and points at C
             // strings that outlive this call; `envp` is the kernel's, per `StartInfo::new`,
             // or `env`: its entries and `extra`, NULL-terminated (at most ENV_LIMIT - 1 set).
