@@ -44,9 +44,44 @@ def elf_is_static(path):
     return e_type == 2 and 3 not in types and 2 not in types
 
 
+# WISP_BINARY names another build to test (ci/test runs the AWS tests against the
+# AWS-only build so); it is used as it is, not rebuilt.
+TESTED_BINARY = Path(os.environ["WISP_BINARY"]).resolve() if os.environ.get("WISP_BINARY") else None
+
+
+def built_features(binary):
+    """The Cargo features a binary was built with, as its --version line names them."""
+    line = subprocess.run([str(binary), "--version"], capture_output=True, text=True, check=True).stdout
+    return set(line[line.index("(") + 1:line.rindex(")")].split())
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "needs(*features): the test needs these Cargo features in the binary under test")
+
+
+def pytest_runtest_setup(item):
+    """A test of a feature the binary under test was built without is skipped, and says so;
+    test_features.py checks what such a build does instead."""
+    marker = item.get_closest_marker("needs")
+    if marker is None or TESTED_BINARY is None:
+        return
+    missing = sorted(set(marker.args) - built_features(TESTED_BINARY))
+    if missing:
+        pytest.skip(f"{TESTED_BINARY.name} was built without {', '.join(missing)}")
+
+
+@pytest.fixture(scope="session")
+def features(wisp):
+    """The features of the binary under test."""
+    return built_features(wisp)
+
+
 @pytest.fixture(scope="session")
 def wisp():
-    """The release binary, built once per session."""
+    """The release binary, built once per session (or the one WISP_BINARY names)."""
+    if TESTED_BINARY is not None:
+        assert elf_is_static(TESTED_BINARY), f"{TESTED_BINARY} must be a static, non-PIE ELF"
+        return TESTED_BINARY
     subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=REPO, check=True)
     assert elf_is_static(BINARY), "the release binary must be a static, non-PIE ELF"
     return BINARY

@@ -33,6 +33,21 @@ pub fn stage_finished(ctx: &mut Context<'_>, phase: Phase, cloud: Option<Cloud>,
     update(ctx, phase, cloud, Some(reason.as_ref().map(|line| line.text())));
 }
 
+/// Polls for `result.json` every 250 ms, as cloud-init's command does; says whether its
+/// list of errors (which the log has too) is empty. Out of line: inlined into `main`, it
+/// costs 200 bytes more.
+#[inline(never)]
+pub fn wait_for_result(ctx: &Context<'_>) -> Result<bool, Line> {
+    let mut buf = [0u8; DOCUMENT_LIMIT];
+    loop {
+        if let Some(document) = ctx.read(RESULT_PATH, &mut buf)? {
+            let errors = documents::result_has_errors(document);
+            return errors.map(|any| !any).map_err(|e| msg!("{}: {e}", crate::output::Shown(RESULT_PATH)));
+        }
+        wisp_os_linux::time::sleep_ms(250);
+    }
+}
+
 fn update(ctx: &mut Context<'_>, phase: Phase, cloud: Option<Cloud>, end: Option<Option<&str>>) {
     if let Err(e) = write_documents(ctx, phase, cloud, end) {
         ctx.log.line(format_args!("cloud-init status: {e}"));

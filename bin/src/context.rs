@@ -9,6 +9,7 @@ use wisp_os_linux::cpath::CPath;
 use wisp_os_linux::fs::{self, Dir, ReadError};
 use wisp_os_linux::process::StartInfo;
 
+use crate::features;
 use crate::output::{self, Line, Log, Os, Shown};
 
 /// The configuration files wisp reads, first found wins: its own, then tiny-cloud 3.x's
@@ -138,8 +139,19 @@ impl<'a> Context<'a> {
     }
 
     /// `--cloud`, else `CLOUD`; `auto` is resolved from DMI once and remembered in
-    /// `$TINY_CLOUD_VAR/.autodetect`.
+    /// `$TINY_CLOUD_VAR/.autodetect`. A cloud this build lacks is refused by name.
     pub fn cloud(&self) -> Result<Cloud, Line> {
+        let cloud = self.configured_cloud()?;
+        match features::cloud_feature(cloud) {
+            Some(feature) if !features::has_cloud(cloud) => {
+                let what = msg!("CLOUD={}", cloud.name());
+                Err(features::missing(what.text(), feature))
+            }
+            _ => Ok(cloud),
+        }
+    }
+
+    fn configured_cloud(&self) -> Result<Cloud, Line> {
         let configured = match self.cloud_override {
             Some(name) => Cloud::from_name(name).ok_or_else(|| msg!("--cloud {}: {}", Shown(name), config::CLOUD_NAMES_MESSAGE))?,
             None => self.config.cloud,
@@ -178,7 +190,11 @@ impl<'a> Context<'a> {
         }
         let dmi = Dmi { sys_vendor: values[0], product_name: values[1], product_uuid: values[2], chassis_asset_tag: values[3] };
         let openstack = || detect::is_openstack(&dmi).then_some(Cloud::Openstack);
-        match detect::detect(&dmi).or_else(|| crate::seed::detect(self)).or_else(openstack) {
+        #[cfg(any(feature = "nocloud", feature = "configdrive"))]
+        let local = || crate::seed::detect(self);
+        #[cfg(not(any(feature = "nocloud", feature = "configdrive")))]
+        let local = || None;
+        match detect::detect(&dmi).or_else(local).or_else(openstack) {
             Some(cloud) => Ok(cloud),
             None => Err(msg!(
                 "CLOUD=auto found no known cloud in /sys/class/dmi/id: set CLOUD in {}",
