@@ -45,21 +45,55 @@ def elf_is_static(path):
     return e_type == 2 and 3 not in types and 2 not in types
 
 
+# WISP_BINARY names another build to test (ci/test runs the AWS tests against the
+# AWS-only build so); it is used as it is, not rebuilt.
+TESTED_BINARY = Path(os.environ["WISP_BINARY"]).resolve() if os.environ.get("WISP_BINARY") else None
+RUNNER = os.environ.get("WISP_RUNNER")
+
+
+def built_features(binary):
+    """The Cargo features a binary was built with, as its --version line names them."""
+    runner = [RUNNER] if RUNNER and binary == TESTED_BINARY else []
+    line = subprocess.run([*runner, str(binary), "--version"], capture_output=True, text=True, check=True).stdout
+    return set(line[line.index("(") + 1:line.rindex(")")].split())
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "needs(*features): the test needs these Cargo features in the binary under test")
+
+
+def pytest_runtest_setup(item):
+    """A test of a feature the binary under test was built without is skipped, and says so;
+    test_features.py checks what such a build does instead."""
+    marker = item.get_closest_marker("needs")
+    if marker is None or TESTED_BINARY is None:
+        return
+    missing = sorted(set(marker.args) - built_features(TESTED_BINARY))
+    if missing:
+        pytest.skip(f"{TESTED_BINARY.name} was built without {', '.join(missing)}")
+
+
+@pytest.fixture(scope="session")
+def features(wisp):
+    """The features of the binary under test."""
+    return built_features(wisp)
+
+
 @pytest.fixture(scope="session")
 def wisp(tmp_path_factory):
-    """The release binary, built once per session. ci/aarch64 instead names a binary built
-    for another architecture in WISP_BINARY and the emulator that runs it in WISP_RUNNER
-    (qemu-aarch64): the tests then run a two-line script that execs the emulator."""
-    binary = os.environ.get("WISP_BINARY")
+    """The release binary, built once per session, or the one WISP_BINARY names, used as it
+    is (ci/test runs the AWS tests against the AWS-only build so). ci/aarch64 also names
+    the emulator that runs it in WISP_RUNNER (qemu-aarch64): the tests then run a two-line
+    script that execs the emulator."""
+    binary = TESTED_BINARY
     if binary is None:
         subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=REPO, check=True)
         binary = BINARY
-    assert elf_is_static(binary), "the release binary must be a static, non-PIE ELF"
-    runner = os.environ.get("WISP_RUNNER")
-    if runner is None:
+    assert elf_is_static(binary), f"{binary} must be a static, non-PIE ELF"
+    if RUNNER is None:
         return Path(binary)
     wrapper = tmp_path_factory.mktemp("runner") / "wisp"
-    wrapper.write_text(f'#!/bin/sh\nexec {shlex.quote(runner)} {shlex.quote(str(binary))} "$@"\n')
+    wrapper.write_text(f'#!/bin/sh\nexec {shlex.quote(RUNNER)} {shlex.quote(str(binary))} "$@"\n')
     wrapper.chmod(0o755)
     return wrapper
 

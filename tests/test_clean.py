@@ -8,14 +8,14 @@ import stat
 from conftest import aws_metadata, snapshot
 from test_userdata import mime
 
-SCRIPT = "#!/bin/sh\necho script >> /tmp/wisp-clean-order\n"
-PER_INSTANCE = "#!/bin/sh\necho per-instance >> /tmp/wisp-clean-order\n"
+# User-data runs chrooted into --root: the scripts write into the scratch root.
+SCRIPT = "#!/bin/sh\necho script >> /wisp-clean-order\n"
+PER_INSTANCE = "#!/bin/sh\necho per-instance >> /wisp-clean-order\n"
 
 
 def bootstrapped(run, imds, root, tmp_path):
     """A root after one bootstrap, with a script and a per-instance script in its user-data."""
-    document = mime(tmp_path, (SCRIPT.replace("/tmp", str(root)), "text/x-shellscript"),
-                    (PER_INSTANCE.replace("/tmp", str(root)), "text/x-shellscript-per-instance"))
+    document = mime(tmp_path, (SCRIPT, "text/x-shellscript"), (PER_INSTANCE, "text/x-shellscript-per-instance"))
     imds(aws_metadata(user_data_b64=base64.b64encode(document).decode()))
     (root / "var/lib/cloud/seed/nocloud").mkdir(parents=True)
     (root / "var/lib/cloud/seed/nocloud/meta-data").write_text("instance-id: image-builder\n")

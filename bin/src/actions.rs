@@ -1,13 +1,16 @@
 //! The actions of the phases, by tiny-cloud's names. Each returns a short note for the
 //! log on success, or the reason it failed.
 
+#[cfg(feature = "userdata")]
 use miniz_oxide::inflate::core::DecompressorOxide;
+#[cfg(feature = "userdata")]
+use wisp_core::gzip;
 use wisp_core::phase::Action;
 use wisp_core::provider::Item;
-use wisp_core::gzip;
 use wisp_os_linux::fs::{self, Dir};
 
 use crate::context::Context;
+#[cfg(feature = "userdata")]
 use crate::once::Once;
 use crate::output::Line;
 use crate::phases::Session;
@@ -17,6 +20,7 @@ pub use wisp_core::state_files::USER_DATA;
 
 pub fn run(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: Action) -> Result<Line, Line> {
     match action {
+        #[cfg(feature = "grow")]
         Action::ExpandRoot => crate::grow::expand_root(ctx),
         Action::InstallHotplugs => Err(msg!("not supported: wisp installs no mdev hotplug handlers")),
         Action::SetEphemeralNetwork => {
@@ -25,6 +29,7 @@ pub fn run(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: 
         Action::SetDefaultInterfaces => set_default_interfaces(ctx),
         Action::EnableSshd => enable_sshd(ctx),
         Action::SaveUserdata => save_userdata(ctx, session, var),
+        #[cfg(feature = "userdata")]
         Action::UserdataBoothooks => crate::scripts::run_boothooks(ctx, session, var),
         Action::CreateDefaultUser => {
             let config = session.cloud_config_if_valid(ctx, var);
@@ -40,6 +45,7 @@ pub fn run(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: 
         }
         Action::RunUserdata => crate::scripts::run_userdata(ctx, session, var),
         Action::BootstrapComplete => state::set_complete(var, true).map(|()| msg!("marked complete")),
+        #[cfg(feature = "cloud-config")]
         Action::UserdataBootcmd
         | Action::UserdataUsers
         | Action::UserdataWriteFiles
@@ -49,6 +55,9 @@ pub fn run(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: 
         | Action::UserdataWriteFilesDeferred
         | Action::UserdataRuncmd
         | Action::UserdataPowerState => crate::cloud_config::run(ctx, session, var, action),
+        // Planning refuses these by name first (phases::plan); this is the same answer.
+        #[allow(unreachable_patterns)]
+        _ => Err(crate::features::missing(action.name(), crate::features::missing_for(action).unwrap_or("it"))),
     }
 }
 
@@ -111,7 +120,30 @@ fn enable_sshd(ctx: &Context<'_>) -> Result<Line, Line> {
 pub const USER_DATA_LIMIT: usize = wisp_core::config::USERDATA_LIMIT_MAX as usize;
 
 /// The gunzipped user-data, in .bss: untouched unless used.
+#[cfg(feature = "userdata")]
 static GUNZIP: Once<[u8; USER_DATA_LIMIT]> = Once::new([0; USER_DATA_LIMIT]);
+
+/// `raw` gunzipped, or as it is when it is not gzip or does not decompress.
+#[cfg(feature = "userdata")]
+fn gunzipped<'r>(ctx: &Context<'_>, raw: &'r [u8]) -> Result<&'r [u8], Line> {
+    if !gzip::is_gzip(raw) {
+        return Ok(raw);
+    }
+    let out = GUNZIP.take().ok_or_else(|| msg!("the gunzip buffer is in use"))?;
+    let out = &mut out[..ctx.config.userdata_limit as usize];
+    let mut state = DecompressorOxide::new();
+    Ok(match gzip::decompress(raw, out, &mut state) {
+        Ok(len) => &out[..len],
+        Err(_) => raw,
+    })
+}
+
+/// Without the `userdata` feature gzip'd user-data is saved as received; decoding it
+/// then names the missing feature.
+#[cfg(not(feature = "userdata"))]
+fn gunzipped<'r>(_: &Context<'_>, raw: &'r [u8]) -> Result<&'r [u8], Line> {
+    Ok(raw)
+}
 
 /// `$TINY_CLOUD_VAR/user-data`, mode 0600, replaced atomically; empty when the instance
 /// has none, as tiny-cloud leaves it. gzip'd user-data is saved decompressed, as
@@ -121,18 +153,7 @@ static GUNZIP: Once<[u8; USER_DATA_LIMIT]> = Once::new([0; USER_DATA_LIMIT]);
 #[inline(never)]
 fn save_userdata(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) -> Result<Line, Line> {
     let raw = session.metadata.get(Item::UserData).unwrap_or(b"");
-    let data = match gzip::is_gzip(raw) {
-        true => {
-            let out = GUNZIP.take().ok_or_else(|| msg!("the gunzip buffer is in use"))?;
-            let out = &mut out[..ctx.config.userdata_limit as usize];
-            let mut state = DecompressorOxide::new();
-            match gzip::decompress(raw, out, &mut state) {
-                Ok(len) => &out[..len],
-                Err(_) => raw,
-            }
-        }
-        false => raw,
-    };
+    let data = gunzipped(ctx, raw)?;
     let len = data.len();
     let mode_ok = matches!(var.metadata(USER_DATA), Ok(Some(m)) if m.is_file() && m.permissions() == 0o600);
     let note = if mode_ok && var.has_contents(USER_DATA, data).unwrap_or(false) {

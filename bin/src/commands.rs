@@ -5,7 +5,7 @@ use wisp_core::provider::Item;
 use crate::cloud_init_status;
 use crate::context::Context;
 use crate::imds::{take_metadata, Imds, USERDATA_RESPONSE};
-use crate::output::{self, Line, Shown};
+use crate::output::{self, Shown};
 use crate::state;
 use crate::{EXIT_FAILED, EXIT_USAGE};
 
@@ -24,12 +24,14 @@ pub fn imds(ctx: &mut Context<'_>, keys: &[&[u8]]) -> i32 {
     let timeouts = ctx.timeouts;
     let mut imds = Imds::new(cloud, &timeouts, ctx.config.imds_token_ttl);
     let Some(metadata) = take_metadata() else { return EXIT_FAILED };
+    #[cfg(any(feature = "nocloud", feature = "configdrive"))]
     if matches!(cloud, wisp_core::config::Cloud::Nocloud | wisp_core::config::Cloud::Configdrive) {
         if let Err(e) = crate::seed::load(ctx, cloud, metadata, None) {
             output::error(format_args!("{}: {e}", cloud.name()));
             return EXIT_FAILED;
         }
     }
+    #[cfg(feature = "azure")]
     if cloud == wisp_core::config::Cloud::Azure {
         if let Err(e) = crate::seed::load_azure_custom_data(ctx, metadata) {
             output::error(format_args!("azure: {e}"));
@@ -91,7 +93,7 @@ fn print_line(value: &[u8]) {
 pub fn status(ctx: &Context<'_>, wait: bool, timeout_s: Option<u32>) -> i32 {
     let mut failed = false;
     if wait {
-        match wait_for_result(ctx, timeout_s) {
+        match cloud_init_status::wait_for_result(ctx, timeout_s) {
             Ok(clean) => failed = !clean,
             Err(e) => {
                 output::error(format_args!("{e}"));
@@ -120,27 +122,6 @@ pub fn status(ctx: &Context<'_>, wait: bool, timeout_s: Option<u32>) -> i32 {
         None => output::print(format_args!("{word}")),
     }
     if failed || !(wait || complete) { EXIT_FAILED } else { 0 }
-}
-
-/// Polls for `result.json` every 250 ms, as cloud-init's command does; says whether its
-/// list of errors (which the log has too) is empty. Out of line: inlined into `main`, it
-/// costs 200 bytes more.
-#[inline(never)]
-fn wait_for_result(ctx: &Context<'_>, timeout_s: Option<u32>) -> Result<bool, Line> {
-    let mut buf = [0u8; cloud_init_status::DOCUMENT_LIMIT];
-    let started = wisp_os_linux::time::monotonic_ms();
-    loop {
-        if let Some(document) = ctx.read(cloud_init_status::RESULT_PATH, &mut buf)? {
-            let errors = wisp_core::cloud_init_status::result_has_errors(document);
-            return errors.map(|any| !any).map_err(|e| msg!("{}: {e}", Shown(cloud_init_status::RESULT_PATH)));
-        }
-        if let Some(limit) = timeout_s {
-            if wisp_os_linux::time::monotonic_ms() - started >= u64::from(limit) * 1000 {
-                return Err(msg!("status --wait: no {} after {limit} s (--timeout)", Shown(cloud_init_status::RESULT_PATH)));
-            }
-        }
-        wisp_os_linux::time::sleep_ms(250);
-    }
 }
 
 /// `wisp mark complete|incomplete`.

@@ -9,6 +9,7 @@ use wisp_os_linux::cpath::CPath;
 use wisp_os_linux::fs::{self, Dir, ReadError};
 use wisp_os_linux::process::StartInfo;
 
+use crate::features;
 use crate::output::{self, Line, Log, Os, Shown};
 
 /// The configuration files wisp reads, first found wins: its own, then tiny-cloud 3.x's
@@ -183,8 +184,18 @@ impl<'a> Context<'a> {
 
     /// The cloud as `cloud` finds it, writing nothing (for the commands that only read),
     /// and whether it was configured or remembered rather than detected now.
+    /// A cloud this build lacks is refused by name, by every command alike.
     #[inline(never)]
     pub fn cloud_read_only(&self) -> Result<(Cloud, bool), Line> {
+        let (cloud, remembered) = self.resolve_cloud()?;
+        if let Some(feature) = features::cloud_feature(cloud).filter(|_| !features::has_cloud(cloud)) {
+            let what = msg!("CLOUD={}", cloud.name());
+            return Err(features::missing(what.text(), feature));
+        }
+        Ok((cloud, remembered))
+    }
+
+    fn resolve_cloud(&self) -> Result<(Cloud, bool), Line> {
         let configured = self.cloud_override.unwrap_or(self.config.cloud);
         if configured != Cloud::Auto {
             return Ok((configured, true));
@@ -216,7 +227,11 @@ impl<'a> Context<'a> {
         }
         let dmi = Dmi { sys_vendor: values[0], product_name: values[1], product_uuid: values[2], chassis_asset_tag: values[3] };
         let openstack = || detect::is_openstack(&dmi).then_some(Cloud::Openstack);
-        match detect::detect(&dmi).or_else(|| crate::seed::detect(self)).or_else(openstack) {
+        #[cfg(any(feature = "nocloud", feature = "configdrive"))]
+        let local = || crate::seed::detect(self);
+        #[cfg(not(any(feature = "nocloud", feature = "configdrive")))]
+        let local = || None;
+        match detect::detect(&dmi).or_else(local).or_else(openstack) {
             Some(cloud) => Ok(cloud),
             None => Err(msg!(
                 "CLOUD=auto found no known cloud in /sys/class/dmi/id: set CLOUD in {}",

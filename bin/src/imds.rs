@@ -7,8 +7,15 @@ use core::fmt;
 
 use wisp_core::config::Cloud;
 use wisp_core::http::{self, Method, Request};
+#[cfg(feature = "gcp")]
 use wisp_core::out::Out;
-use wisp_core::provider::{self, aws, azure, gcp, oci, openstack, DocumentError, Item, IMDS_ADDRESS, IMDS_HOST};
+#[cfg(feature = "azure")]
+use wisp_core::provider::azure;
+#[cfg(feature = "gcp")]
+use wisp_core::provider::{self, gcp};
+#[cfg(feature = "configdrive")]
+use wisp_core::provider::openstack;
+use wisp_core::provider::{aws, oci, DocumentError, Item, IMDS_ADDRESS, IMDS_HOST};
 use wisp_core::retry::Timeouts;
 
 use crate::fetch::{exchange_all, Exchange, Failure, PARALLEL_LIMIT};
@@ -219,20 +226,30 @@ impl<'c> Imds<'c> {
             return Ok(());
         }
         match self.cloud {
+            #[cfg(feature = "aws")]
             Cloud::Aws => self.fetch_aws(metadata, &wanted),
+            #[cfg(feature = "gcp")]
             Cloud::Gcp => self.fetch_gcp(metadata, &wanted),
-            Cloud::Oci | Cloud::Azure | Cloud::Openstack => self.fetch_document(metadata, &wanted),
+            #[cfg(feature = "oci")]
+            Cloud::Oci => self.fetch_document(metadata, &wanted),
+            #[cfg(feature = "azure")]
+            Cloud::Azure => self.fetch_document(metadata, &wanted),
+            #[cfg(feature = "configdrive")]
+            Cloud::Openstack => self.fetch_document(metadata, &wanted),
             other => Err(ImdsError::NoService { cloud: other.name() }),
         }
     }
 
     /// The one document OCI and Azure answer with, then each value out of it. OCI's
     /// version 2 wants a header; where it is refused, version 1 does without.
+    #[cfg(any(feature = "oci", feature = "azure", feature = "configdrive"))]
     fn fetch_document(&mut self, metadata: &mut Metadata, wanted: &[Item]) -> Result<(), ImdsError> {
         let Metadata { instance_id, hostname, local_hostname, user_data, ssh_keys, document } = metadata;
         if !document.is_fetched() {
             let path = match self.cloud {
+                #[cfg(feature = "azure")]
                 Cloud::Azure => azure::INSTANCE_PATH,
+                #[cfg(feature = "configdrive")]
                 Cloud::Openstack => openstack::META_DATA_PATH,
                 _ => oci::V2_PATH,
             };
@@ -262,6 +279,7 @@ impl<'c> Imds<'c> {
             if !wanted.contains(&item) {
                 continue;
             }
+            #[cfg(feature = "configdrive")]
             if self.cloud == Cloud::Openstack && item == Item::UserData {
                 // OpenStack serves user-data as a file of its own (404: none).
                 let mut fetched = ValueState::NotFetched;
@@ -270,7 +288,9 @@ impl<'c> Imds<'c> {
                 continue;
             }
             let found = match self.cloud {
+                #[cfg(feature = "azure")]
                 Cloud::Azure => azure::extract(body, item, buf),
+                #[cfg(feature = "configdrive")]
                 Cloud::Openstack => openstack::extract(body, item, buf),
                 _ => oci::extract(body, item, buf),
             };
@@ -283,6 +303,7 @@ impl<'c> Imds<'c> {
     /// GCP: every value in one round; the keys from the instance, its legacy attribute
     /// and the project (unless blocked), expired ones dropped; user-data decoded when its
     /// encoding says base64.
+    #[cfg(feature = "gcp")]
     fn fetch_gcp(&mut self, metadata: &mut Metadata, wanted: &[Item]) -> Result<(), ImdsError> {
         let Metadata { instance_id, hostname, local_hostname, user_data, ssh_keys, document } = metadata;
         let mut encoding = [0u8; 256];
@@ -343,6 +364,7 @@ impl<'c> Imds<'c> {
         round
     }
 
+    #[cfg(feature = "aws")]
     fn fetch_aws(&mut self, metadata: &mut Metadata, wanted: &[Item]) -> Result<(), ImdsError> {
         // Round one: the values named by a path, and the key listing.
         let mut listing = [0u8; SMALL_RESPONSE];
@@ -375,6 +397,7 @@ impl<'c> Imds<'c> {
     }
 
     /// Round two: each key of the listing, at once, joined one per line.
+    #[cfg(feature = "aws")]
     fn fetch_keys(
         &mut self,
         listing: &[u8],
@@ -427,6 +450,7 @@ impl<'c> Imds<'c> {
     /// fetches a new token and repeats the round once.
     fn get_all(&mut self, targets: &mut [Target<'_, '_>]) -> Result<(), ImdsError> {
         for attempt in 0..2 {
+            #[cfg(feature = "aws")]
             if self.cloud == Cloud::Aws && (self.token.is_empty() || attempt == 1) {
                 self.fetch_token()?;
             }
@@ -434,9 +458,13 @@ impl<'c> Imds<'c> {
             let mut lengths = [0usize; PARALLEL_LIMIT];
             let token = core::str::from_utf8(&self.token).unwrap_or("");
             let headers: &[(&str, &str)] = match self.cloud {
+                #[cfg(feature = "aws")]
                 Cloud::Aws => &[(aws::TOKEN_HEADER, token)],
+                #[cfg(feature = "gcp")]
                 Cloud::Gcp => &[gcp::FLAVOR],
+                #[cfg(feature = "azure")]
                 Cloud::Azure => &[azure::METADATA],
+                #[cfg(feature = "oci")]
                 Cloud::Oci => &[oci::AUTHORIZATION],
                 _ => &[],
             };
@@ -486,6 +514,7 @@ impl<'c> Imds<'c> {
     }
 
     /// IMDSv2's session token: one PUT, reused for every later request of this run.
+    #[cfg(feature = "aws")]
     fn fetch_token(&mut self) -> Result<(), ImdsError> {
         let mut ttl = heapless::String::<10>::new();
         let _ = core::fmt::write(&mut ttl, format_args!("{}", self.token_ttl));

@@ -5,7 +5,6 @@
 
 use core::fmt::{self, Write};
 
-use wisp_core::userdata::Kind;
 use wisp_os_linux::cpath::CPath;
 use wisp_os_linux::fs::{self, ReadError};
 
@@ -35,7 +34,7 @@ fn show_document(ctx: &Context<'_>, file: Option<&[u8]>) -> Result<(), Line> {
     let _ = out.write_str("{\"parts\":[");
     for (index, part) in decoded.iter().flat_map(|d| d.parts.iter()).enumerate() {
         let comma = if index > 0 { "," } else { "" };
-        let _ = write!(out, "{comma}{{\"kind\":\"{}\",\"type\":\"{}\",\"bytes\":{}}}", kind_name(part.kind), part.media_type, part.bytes.len());
+        let _ = write!(out, "{comma}{{\"kind\":\"{}\",\"type\":\"{}\",\"bytes\":{}}}", userdata::kind_name(part.kind), part.media_type, part.bytes.len());
     }
     let _ = out.write_str("],\"cloud_config\":");
     let _ = config.write_json(&mut out);
@@ -59,25 +58,6 @@ fn read(ctx: &Context<'_>, file: Option<&[u8]>, buf: &mut [u8]) -> Result<usize,
         Ok(None) => Err(msg!("{}: no such file", Shown(file))),
         Err(ReadError::TooLarge { limit }) => Err(msg!("{}: larger than {limit} bytes", Shown(file))),
         Err(ReadError::Io(e)) => Err(crate::output::path_error(file, e)),
-    }
-}
-
-/// cloud-init's names for what a part holds.
-pub fn kind_name(kind: Kind) -> &'static str {
-    match kind {
-        Kind::Script => "script",
-        Kind::ScriptPerBoot => "script-per-boot",
-        Kind::ScriptPerInstance => "script-per-instance",
-        Kind::ScriptPerOnce => "script-per-once",
-        Kind::CloudConfig => "cloud-config",
-        Kind::CloudConfigArchive => "cloud-config-archive",
-        Kind::CloudConfigJsonp => "cloud-config-jsonp",
-        Kind::Include => "include",
-        Kind::IncludeOnce => "include-once",
-        Kind::Boothook => "cloud-boothook",
-        Kind::PartHandler => "part-handler",
-        Kind::Jinja => "jinja",
-        Kind::Unknown => "unknown",
     }
 }
 

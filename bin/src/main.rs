@@ -6,6 +6,15 @@
 // Failures carry their message in a fixed 1 KiB `Line`: there is no allocator to box it,
 // and a failure happens once per run, not in a loop.
 #![allow(clippy::result_large_err)]
+// A build without some features leaves helpers that only the others call: the full build
+// keeps every warning.
+#![cfg_attr(
+    not(all(
+        feature = "aws", feature = "azure", feature = "gcp", feature = "oci", feature = "nocloud",
+        feature = "configdrive", feature = "cloud-config", feature = "cloud-init-status", feature = "vfat"
+    )),
+    allow(dead_code, unused_imports, unused_variables)
+)]
 
 // Without this the binary has no entry point: origin provides `_start` and the panic handler.
 extern crate origin;
@@ -18,22 +27,32 @@ macro_rules! msg {
 }
 
 mod actions;
+#[cfg(feature = "azure")]
 mod azure;
 mod clean;
+// Without the feature, the phases' calls find a twin that writes nothing.
+#[cfg_attr(not(feature = "cloud-init-status"), path = "absent/cloud_init_status.rs")]
 mod cloud_init_status;
 mod commands;
 mod context;
+mod features;
 mod fetch;
+#[cfg(feature = "grow")]
 mod grow;
 mod imds;
+#[cfg(feature = "cloud-config")]
 mod inspect;
 mod once;
 mod output;
 mod phases;
+#[cfg(feature = "cloud-config")]
 mod cloud_config;
+#[cfg(feature = "cloud-config")]
 mod passwords;
 mod scripts;
+#[cfg(feature = "cloud-config")]
 mod system_config;
+#[cfg(any(feature = "nocloud", feature = "configdrive", feature = "azure"))]
 mod seed;
 mod state;
 mod userdata;
@@ -79,7 +98,7 @@ fn main(start: &StartInfo) -> i32 {
             return 0;
         }
         Command::Version => {
-            output::print(format_args!("wisp {}", env!("CARGO_PKG_VERSION")));
+            output::print(format_args!("wisp {} ({})", env!("CARGO_PKG_VERSION"), features::BUILT));
             return 0;
         }
         _ => {}
@@ -95,11 +114,24 @@ fn main(start: &StartInfo) -> i32 {
         Command::Phase(phase) => phases::run(&mut ctx, &[phase]),
         Command::Bootstrap => phases::run(&mut ctx, &Phase::ALL),
         Command::Imds { keys } => commands::imds(&mut ctx, keys),
+        #[cfg(not(feature = "cloud-init-status"))]
+        Command::Status { wait: true, .. } => {
+            output::error(format_args!("{}", features::missing("status --wait", "cloud-init-status")));
+            EXIT_USAGE
+        }
         Command::Status { wait, timeout_s } => commands::status(&ctx, wait, timeout_s),
         Command::Mark { complete } => commands::mark(&ctx, complete),
+        #[cfg(feature = "grow")]
         Command::Grow { target } => grow::command(&mut ctx, target),
+        #[cfg(feature = "cloud-config")]
         Command::Userdata { file } => inspect::show(&ctx, file),
         Command::Clean(options) => clean::command(&ctx, options),
         Command::Help | Command::Version => 0,
+        #[allow(unreachable_patterns)]
+        Command::Grow { .. } | Command::Userdata { .. } => {
+            let (what, feature) = if matches!(invocation.command, Command::Grow { .. }) { ("grow", "grow") } else { ("userdata", "cloud-config") };
+            output::error(format_args!("{}", features::missing(what, feature)));
+            EXIT_USAGE
+        }
     }
 }

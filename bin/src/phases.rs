@@ -11,6 +11,7 @@ use wisp_os_linux::time::monotonic_ms;
 use crate::actions;
 use crate::cloud_init_status;
 use crate::context::Context;
+use crate::features::missing_for;
 use crate::imds::{take_metadata, Imds, ImdsError, Metadata};
 use crate::output::{Line, Shown};
 use crate::state;
@@ -34,6 +35,7 @@ pub struct Session<'c> {
     /// The decoded user-data, once an action has needed it.
     decoded: Option<Result<Option<UserData>, Line>>,
     /// Its cloud-config documents, parsed and merged, once an action has needed them.
+    #[cfg(feature = "cloud-config")]
     config: Option<Result<CloudConfig<'static>, Line>>,
 }
 
@@ -53,6 +55,7 @@ impl Session<'_> {
 
     /// The merged cloud-config (`None` when the user-data has none); parsed once per run,
     /// with a warning for each key wisp does not know.
+    #[cfg(feature = "cloud-config")]
     pub fn cloud_config(&mut self, ctx: &Context<'_>, var: &Dir) -> Result<Option<CloudConfig<'static>>, Line> {
         if self.config.is_none() {
             let parsed = match self.userdata(ctx, var) {
@@ -80,8 +83,15 @@ impl Session<'_> {
 
     /// The cloud-config for the actions that run from metadata too: a document that
     /// does not parse counts as none here (the user-data actions report it and stop).
+    #[cfg(feature = "cloud-config")]
     pub fn cloud_config_if_valid(&mut self, ctx: &Context<'_>, var: &Dir) -> Option<CloudConfig<'static>> {
         self.cloud_config(ctx, var).ok().flatten()
+    }
+
+    /// A build without cloud-config has none: user-data that holds some does not decode.
+    #[cfg(not(feature = "cloud-config"))]
+    pub fn cloud_config_if_valid(&mut self, _: &Context<'_>, _: &Dir) -> Option<CloudConfig<'static>> {
+        None
     }
 
     /// Decodes the user-data just saved, fetching its includes.
@@ -107,10 +117,9 @@ pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
     }
     let mut plans = [const { Plan::new() }; 4];
     for &phase in phases {
-        let init = ctx.config.init_actions[phase as usize].as_deref();
-        match phase.plan(init, &ctx.config.skip_actions) {
+        match plan(ctx, phase) {
             Ok(plan) => plans[phase as usize] = plan,
-            Err(e) => return usage_error(ctx, phases, msg!("{}: {e}", Shown(ctx.config_file.as_bytes()))),
+            Err(e) => return usage_error(ctx, phases, e),
         }
     }
     let cloud = match ctx.cloud() {
@@ -125,6 +134,7 @@ pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
     let Some(metadata) = take_metadata() else { return failure(ctx, phases, msg!("metadata store already in use")) };
     // A local seed is read whole at once, unless only the boot phase (which needs no
     // metadata) runs.
+    #[cfg(any(feature = "nocloud", feature = "configdrive"))]
     if matches!(cloud, Cloud::Nocloud | Cloud::Configdrive) && phases.iter().any(|&p| p != Phase::Boot) {
         match crate::seed::load(ctx, cloud, metadata, Some(&var)) {
             Ok(source) => ctx.log.line(format_args!("{}: seed {source}", cloud.name())),
@@ -134,6 +144,7 @@ pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
             Err(e) => return failure(ctx, phases, msg!("{}: {e}", cloud.name())),
         }
     }
+    #[cfg(feature = "azure")]
     if cloud == Cloud::Azure && phases.iter().any(|&p| p != Phase::Boot) {
         match crate::seed::load_azure_custom_data(ctx, metadata) {
             Ok(Some(note)) => ctx.log.line(format_args!("azure: {note}")),
@@ -141,7 +152,7 @@ pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
             Err(e) => return failure(ctx, phases, msg!("azure: {e}")),
         }
     }
-    let mut session = Session { imds: Imds::new(cloud, &timeouts, ctx.config.imds_token_ttl), metadata, failed: None, later_boot: false, decoded: None, config: None };
+    let mut session = Session { imds: Imds::new(cloud, &timeouts, ctx.config.imds_token_ttl), metadata, failed: None, later_boot: false, decoded: None, #[cfg(feature = "cloud-config")] config: None };
     // What every phase of this run will read, so the first round asks for all of it.
     let mut all_items: heapless::Vec<Item, 6> = heapless::Vec::new();
     for &phase in phases {
@@ -155,13 +166,16 @@ pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
         cloud_init_status::stage_started(ctx, phase, Some(cloud));
         let result = run_phase(ctx, &mut session, &var, phase, &plans, &all_items);
         cloud_init_status::stage_finished(ctx, phase, Some(cloud), result.as_ref().err());
+        #[cfg_attr(not(feature = "azure"), allow(unused_variables))]
         if let Err(reason) = result {
+            #[cfg(feature = "azure")]
             if cloud == Cloud::Azure {
                 let note = crate::azure::report_failure(&timeouts, &reason);
                 ctx.log.line(format_args!("{note}"));
             }
             return EXIT_FAILED;
         }
+        #[cfg(feature = "azure")]
         if phase == Phase::Main && cloud == Cloud::Azure {
             if let Some(id) = session.metadata.get(Item::InstanceId) {
                 let note = crate::azure::report_ready(&timeouts, &var, id.trim_ascii_end());
@@ -237,8 +251,22 @@ fn run_phase(
 }
 
 fn boot_plan(ctx: &mut Context<'_>) -> Result<Plan, Line> {
-    let init = ctx.config.init_actions[Phase::Boot as usize].as_deref();
-    Phase::Boot.plan(init, &ctx.config.skip_actions).map_err(|e| logged(ctx, Phase::Boot, msg!("{e}")))
+    plan(ctx, Phase::Boot).map_err(|e| logged(ctx, Phase::Boot, e))
+}
+
+/// The actions `phase` runs by the configuration. An action that needs a feature this
+/// build lacks is left out of the defaults, and refused by name when INIT_ACTIONS_* asks
+/// for it.
+fn plan(ctx: &Context<'_>, phase: Phase) -> Result<Plan, Line> {
+    let file = Shown(ctx.config_file.as_bytes());
+    let init = ctx.config.init_actions[phase as usize].as_deref();
+    let mut plan = phase.plan(init, &ctx.config.skip_actions).map_err(|e| msg!("{file}: {e}"))?;
+    if let (Some(_), Some(&action)) = (init, plan.iter().find(|&&action| missing_for(action).is_some())) {
+        let what = msg!("{file}: {}: {}", phase.init_actions_variable(), action.name());
+        return Err(crate::features::missing(what.text(), missing_for(action).unwrap_or("it")));
+    }
+    plan.retain(|&action| missing_for(action).is_none());
+    Ok(plan)
 }
 
 /// Logs a phase's failure and returns it as the reason the run failed.

@@ -122,7 +122,7 @@ pub fn run_userdata(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) -> 
                     "user-data part {} ({}): {}: not supported, not run",
                     index + 1,
                     part.media_type,
-                    crate::inspect::kind_name(kind)
+                    crate::userdata::kind_name(kind)
                 ));
             }
         }
@@ -134,6 +134,7 @@ pub fn run_userdata(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) -> 
 /// `userdata_boothooks`: cloud-init's boothooks, every boot, before anything else of
 /// user-data: the part less its `#cloud-boothook` line, run as a script (`/bin/sh` when it
 /// has no `#!` line).
+#[cfg(feature = "userdata")]
 #[inline(never)]
 pub fn run_boothooks(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) -> Result<Line, Line> {
     let userdata = match session.userdata(ctx, var) {

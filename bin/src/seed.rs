@@ -2,21 +2,44 @@
 //! labelled ISO 9660 block device (read in user space: no mount, no blkid). Their values
 //! fill the same metadata store the metadata services do.
 
+//!
+//! Which clouds and which filesystem readers are here is the build's choice (features
+//! `nocloud`, `configdrive`, `azure`; `iso9660`, `vfat`, `udf`).
+
+#[cfg(any(feature = "nocloud", feature = "configdrive"))]
 use wisp_core::config::Cloud;
+#[cfg(feature = "nocloud")]
 use wisp_core::http;
+#[cfg(feature = "nocloud")]
 use wisp_core::retry::Timeouts;
-use wisp_core::provider::{azure, openstack, Item};
-use wisp_core::seed::{iso9660, udf, vfat};
-use wisp_core::seed::{nocloud, Device, SeedError};
+#[cfg(feature = "azure")]
+use wisp_core::provider::azure;
+#[cfg(feature = "configdrive")]
+use wisp_core::provider::openstack;
+#[cfg(any(feature = "nocloud", feature = "configdrive", feature = "azure"))]
+use wisp_core::provider::Item;
+#[cfg(feature = "iso9660")]
+use wisp_core::seed::iso9660;
+#[cfg(feature = "udf")]
+use wisp_core::seed::udf;
+#[cfg(feature = "vfat")]
+use wisp_core::seed::vfat;
+#[cfg(feature = "nocloud")]
+use wisp_core::seed::nocloud;
+use wisp_core::seed::{Device, SeedError};
 use wisp_core::state_files::{META_DATA, NETWORK_CONFIG, VENDOR_DATA};
 use wisp_os_linux::block;
+#[cfg(feature = "nocloud")]
 use wisp_os_linux::cpath::CPath;
-use wisp_os_linux::fs::{self, ReadError};
+use wisp_os_linux::fs;
+#[cfg(feature = "nocloud")]
+use wisp_os_linux::fs::ReadError;
 use wisp_os_linux::OwnedFd;
 
 use crate::output::{Line, Os, Shown};
 
 /// The seed directories NoCloud looks in, as cloud-init and tiny-cloud do.
+#[cfg(feature = "nocloud")]
 pub const SEED_DIRS: [&str; 2] = ["/var/lib/cloud/seed/nocloud", "/var/lib/cloud/seed/nocloud-net"];
 /// Largest meta-data or network document read.
 const DOCUMENT_LIMIT: usize = 64 * 1024;
@@ -32,36 +55,52 @@ impl Device for BlockDevice {
 
 /// A seed filesystem read in user space.
 enum Volume {
+    #[cfg(feature = "iso9660")]
     Iso(iso9660::Volume),
+    #[cfg(feature = "vfat")]
     Fat(vfat::Volume),
     /// UDF has no label wisp reads: only the Azure provisioning media's file matters.
+    #[cfg(feature = "udf")]
     Udf(udf::Volume),
 }
 
 impl Volume {
     fn open(device: &mut BlockDevice, size: u64) -> Option<Volume> {
+        #[cfg(feature = "iso9660")]
         if let Ok(volume) = iso9660::Volume::open(device, size) {
             return Some(Volume::Iso(volume));
         }
+        #[cfg(feature = "vfat")]
         if let Ok(volume) = vfat::Volume::open(device, size) {
             return Some(Volume::Fat(volume));
         }
-        udf::Volume::open(device, size).ok().map(Volume::Udf)
+        #[cfg(feature = "udf")]
+        if let Ok(volume) = udf::Volume::open(device, size) {
+            return Some(Volume::Udf(volume));
+        }
+        None
     }
 
     fn label(&self) -> &[u8] {
         match self {
+            #[cfg(feature = "iso9660")]
             Volume::Iso(volume) => volume.label(),
+            #[cfg(feature = "vfat")]
             Volume::Fat(volume) => volume.label(),
+            #[cfg(feature = "udf")]
             Volume::Udf(_) => b"",
         }
     }
 
     /// Whether a regular file is at `path` (an unreadable volume has none).
+    #[cfg(feature = "azure")]
     fn has_file(&self, device: &mut BlockDevice, path: &[&[u8]]) -> bool {
         match self {
+            #[cfg(feature = "iso9660")]
             Volume::Iso(volume) => matches!(volume.find(device, path), Ok(Some(file)) if !file.is_dir),
+            #[cfg(feature = "vfat")]
             Volume::Fat(volume) => matches!(volume.find(device, path), Ok(Some(file)) if !file.is_dir),
+            #[cfg(feature = "udf")]
             Volume::Udf(volume) => matches!(volume.find(device, path), Ok(Some(file)) if !file.is_dir),
         }
     }
@@ -69,14 +108,17 @@ impl Volume {
     /// Reads the regular file at `path` into `out`; `Ok(None)` when absent.
     fn read(&self, device: &mut BlockDevice, path: &[&[u8]], out: &mut [u8]) -> Result<Option<usize>, SeedError> {
         match self {
+            #[cfg(feature = "iso9660")]
             Volume::Iso(volume) => match volume.find(device, path)? {
                 Some(file) if !file.is_dir => volume.read(device, file, out).map(Some),
                 _ => Ok(None),
             },
+            #[cfg(feature = "vfat")]
             Volume::Fat(volume) => match volume.find(device, path)? {
                 Some(file) if !file.is_dir => volume.read(device, file, out).map(Some),
                 _ => Ok(None),
             },
+            #[cfg(feature = "udf")]
             Volume::Udf(volume) => match volume.find(device, path)? {
                 Some(file) if !file.is_dir => volume.read(device, file, out).map(Some),
                 _ => Ok(None),
@@ -89,9 +131,11 @@ impl Volume {
 /// between a path and an image's state does not matter.
 #[allow(clippy::large_enum_variant)]
 enum Source {
+    #[cfg(feature = "nocloud")]
     Directory(CPath),
     Image { name: heapless::String<32>, device: BlockDevice, volume: Volume },
     /// `s=http://...`: files fetched with wisp's own client.
+    #[cfg(feature = "nocloud")]
     Http { address: [u8; 4], port: u16, host: heapless::String<64>, base: heapless::String<256>, timeouts: Timeouts },
 }
 
@@ -101,6 +145,7 @@ impl Source {
     #[inline(never)]
     fn read(&mut self, file: &[&[u8]], out: &mut [u8]) -> Result<Option<usize>, Line> {
         match self {
+            #[cfg(feature = "nocloud")]
             Source::Directory(dir) => {
                 let mut path = CPath::from_parts(&[dir.as_bytes()]).map_err(crate::output::line)?;
                 for part in file {
@@ -113,6 +158,7 @@ impl Source {
                 }
             }
             Source::Image { name, device, volume } => volume.read(device, file, out).map_err(|e| msg!("/dev/{name}: {e}")),
+            #[cfg(feature = "nocloud")]
             Source::Http { address, port, host, base, timeouts } => {
                 let mut path = heapless::String::<512>::new();
                 let _ = path.push_str(base);
@@ -128,14 +174,17 @@ impl Source {
 
     fn describe(&self) -> Line {
         match self {
+            #[cfg(feature = "nocloud")]
             Source::Directory(dir) => msg!("{}", Shown(dir.as_bytes())),
             Source::Image { name, volume, .. } => msg!("/dev/{name} (label {})", Shown(volume.label())),
+            #[cfg(feature = "nocloud")]
             Source::Http { host, base, .. } => msg!("http://{host}{base}"),
         }
     }
 }
 
 /// The block device whose seed filesystem's label is `label` (compared without case).
+#[cfg(any(feature = "nocloud", feature = "configdrive"))]
 fn find_labelled(ctx: &crate::context::Context<'_>, label: &[u8]) -> Option<Source> {
     find_volume(ctx, |_, volume| volume.label().eq_ignore_ascii_case(label))
 }
@@ -170,6 +219,7 @@ fn find_volume(ctx: &crate::context::Context<'_>, mut accept: impl FnMut(&mut Bl
 /// Azure's provisioning CD: `ovf-env.xml`'s custom data (which only the CD carries, and
 /// which wins over IMDS `userData`, as in cloud-init), host name and SSH keys; IMDS gives
 /// the rest. Returns what was found where, if anything.
+#[cfg(feature = "azure")]
 pub fn load_azure_custom_data(ctx: &crate::context::Context<'_>, metadata: &mut crate::imds::Metadata) -> Result<Option<Line>, Line> {
     let has_ovf = |device: &mut BlockDevice, volume: &Volume| volume.has_file(device, &[b"ovf-env.xml"]);
     let Some(mut source) = find_volume(ctx, has_ovf) else { return Ok(None) };
@@ -191,6 +241,7 @@ pub fn load_azure_custom_data(ctx: &crate::context::Context<'_>, metadata: &mut 
 }
 
 /// The `ds=nocloud` tokens, from the kernel command line or the DMI serial.
+#[cfg(feature = "nocloud")]
 #[inline(never)]
 fn tokens_into(ctx: &crate::context::Context<'_>, buf: &mut [u8; 4096]) -> Option<usize> {
     for file in [&b"/proc/cmdline"[..], b"/sys/class/dmi/id/product_serial"] {
@@ -204,54 +255,88 @@ fn tokens_into(ctx: &crate::context::Context<'_>, buf: &mut [u8; 4096]) -> Optio
 }
 
 /// Whether a local cloud's seed is present, for `CLOUD=auto`.
+#[cfg(any(feature = "nocloud", feature = "configdrive"))]
 pub fn detect(ctx: &crate::context::Context<'_>) -> Option<Cloud> {
+    #[cfg(feature = "nocloud")]
+    if has_nocloud_seed(ctx) {
+        return Some(Cloud::Nocloud);
+    }
+    #[cfg(feature = "configdrive")]
+    if find_labelled(ctx, b"config-2").is_some() {
+        return Some(Cloud::Configdrive);
+    }
+    None
+}
+
+#[cfg(feature = "nocloud")]
+fn has_nocloud_seed(ctx: &crate::context::Context<'_>) -> bool {
     let mut buf = [0u8; 4096];
     if tokens_into(ctx, &mut buf).is_some() {
-        return Some(Cloud::Nocloud);
+        return true;
     }
     for dir in SEED_DIRS {
         if ctx.path(dir.as_bytes()).is_ok_and(|p| matches!(fs::metadata(p.as_cstr()), Ok(Some(m)) if m.is_dir())) {
-            return Some(Cloud::Nocloud);
+            return true;
         }
     }
-    if find_labelled(ctx, b"cidata").is_some() {
-        return Some(Cloud::Nocloud);
-    }
-    find_labelled(ctx, b"config-2").map(|_| Cloud::Configdrive)
+    find_labelled(ctx, b"cidata").is_some()
 }
 
 /// Fills `metadata` from the seed of `cloud`, keeping its meta-data, vendor-data and
 /// network configuration in `keep` when given; returns where the seed was found.
+#[cfg(any(feature = "nocloud", feature = "configdrive"))]
 pub fn load(ctx: &crate::context::Context<'_>, cloud: Cloud, metadata: &mut crate::imds::Metadata, keep: Option<&wisp_os_linux::fs::Dir>) -> Result<Line, Line> {
-    let mut token_text = [0u8; 4096];
-    let token_len = if cloud == Cloud::Nocloud { tokens_into(ctx, &mut token_text) } else { None };
-    let tokens = token_len.and_then(|len| nocloud::tokens(&token_text[..len])).unwrap_or_default();
-    let mut source = match cloud {
-        Cloud::Configdrive => find_labelled(ctx, b"config-2").ok_or_else(|| msg!("no filesystem labelled config-2"))?,
-        _ => nocloud_source(ctx, tokens.seed_from)?,
-    };
-    let mut document = [0u8; DOCUMENT_LIMIT];
-    if cloud != Cloud::Configdrive {
-        load_nocloud(&mut source, &mut document, metadata)?;
+    match cloud {
+        #[cfg(feature = "configdrive")]
+        Cloud::Configdrive => load_configdrive_seed(ctx, metadata, keep),
+        #[cfg(feature = "nocloud")]
+        Cloud::Nocloud => load_nocloud_seed(ctx, metadata, keep),
+        other => Err(msg!("{} has no local seed", other.name())),
     }
+}
+
+/// NoCloud: the `ds=nocloud` tokens' seed (their `h=` and `i=` override its meta-data),
+/// else a seed directory, else a filesystem labelled `cidata`.
+#[cfg(feature = "nocloud")]
+fn load_nocloud_seed(ctx: &crate::context::Context<'_>, metadata: &mut crate::imds::Metadata, keep: Option<&wisp_os_linux::fs::Dir>) -> Result<Line, Line> {
+    let mut token_text = [0u8; 4096];
+    let token_len = tokens_into(ctx, &mut token_text);
+    let tokens = token_len.and_then(|len| nocloud::tokens(&token_text[..len])).unwrap_or_default();
+    let mut source = nocloud_source(ctx, tokens.seed_from)?;
+    let mut document = [0u8; DOCUMENT_LIMIT];
+    load_nocloud(&mut source, &mut document, metadata)?;
     if let Some(hostname) = tokens.hostname {
         metadata.set(Item::Hostname, hostname).map_err(crate::output::line)?;
     }
     if let Some(id) = tokens.instance_id {
         metadata.set(Item::InstanceId, id).map_err(crate::output::line)?;
     }
-    let mut version = "latest";
-    if cloud == Cloud::Configdrive {
-        version = load_configdrive(&mut source, &mut document, metadata)?;
-    }
-    let user_data = metadata.buffer(Item::UserData);
-    let len = match cloud {
-        Cloud::Configdrive => source.read(&[b"openstack", version.as_bytes(), b"user_data"], user_data)?,
-        _ => source.read(&[b"user-data"], user_data)?,
-    };
+    let len = source.read(&[b"user-data"], metadata.buffer(Item::UserData))?;
     metadata.set_len(Item::UserData, len);
     if let Some(var) = keep {
-        save_extras(cloud, version, &mut source, &mut document, var)?;
+        let files: [(&[&[u8]], &[u8]); 3] =
+            [(&[b"meta-data"], META_DATA), (&[b"vendor-data"], VENDOR_DATA), (&[b"network-config"], NETWORK_CONFIG)];
+        save_extras(&files, &mut source, &mut document, var)?;
+    }
+    Ok(source.describe())
+}
+
+/// ConfigDrive: a filesystem labelled `config-2`.
+#[cfg(feature = "configdrive")]
+fn load_configdrive_seed(ctx: &crate::context::Context<'_>, metadata: &mut crate::imds::Metadata, keep: Option<&wisp_os_linux::fs::Dir>) -> Result<Line, Line> {
+    let mut source = find_labelled(ctx, b"config-2").ok_or_else(|| msg!("no filesystem labelled config-2"))?;
+    let mut document = [0u8; DOCUMENT_LIMIT];
+    let version = load_configdrive(&mut source, &mut document, metadata)?;
+    let v = version.as_bytes();
+    let len = source.read(&[b"openstack", v, b"user_data"], metadata.buffer(Item::UserData))?;
+    metadata.set_len(Item::UserData, len);
+    if let Some(var) = keep {
+        let files: [(&[&[u8]], &[u8]); 3] = [
+            (&[b"openstack", v, b"meta_data.json"], META_DATA),
+            (&[b"openstack", v, b"vendor_data.json"], VENDOR_DATA),
+            (&[b"openstack", v, b"network_data.json"], NETWORK_CONFIG),
+        ];
+        save_extras(&files, &mut source, &mut document, var)?;
     }
     Ok(source.describe())
 }
@@ -259,19 +344,10 @@ pub fn load(ctx: &crate::context::Context<'_>, cloud: Cloud, metadata: &mut crat
 /// The seed's meta-data, vendor-data and network configuration, kept beside user-data for
 /// later use (0600: vendor-data can hold secrets too); rewritten only when they change,
 /// so a new instance's seed replaces the old one's.
+#[cfg(any(feature = "nocloud", feature = "configdrive"))]
 #[inline(never)]
-fn save_extras(cloud: Cloud, version: &str, source: &mut Source, buf: &mut [u8], var: &wisp_os_linux::fs::Dir) -> Result<(), Line> {
-    let v = version.as_bytes();
-    let files: [(&[&[u8]], &[u8]); 3] = if cloud == Cloud::Configdrive {
-        [
-            (&[b"openstack", v, b"meta_data.json"], META_DATA),
-            (&[b"openstack", v, b"vendor_data.json"], VENDOR_DATA),
-            (&[b"openstack", v, b"network_data.json"], NETWORK_CONFIG),
-        ]
-    } else {
-        [(&[b"meta-data"], META_DATA), (&[b"vendor-data"], VENDOR_DATA), (&[b"network-config"], NETWORK_CONFIG)]
-    };
-    for (path, name) in files {
+fn save_extras(files: &[(&[&[u8]], &[u8]); 3], source: &mut Source, buf: &mut [u8], var: &wisp_os_linux::fs::Dir) -> Result<(), Line> {
+    for &(path, name) in files {
         let Some(len) = source.read(path, buf)? else { continue };
         if !var.has_contents(name, &buf[..len]).unwrap_or(false) {
             var.write_atomic(name, &buf[..len], 0o600, None).map_err(|e| msg!("cannot save {}: {}", Shown(name), Os(e)))?;
@@ -280,6 +356,7 @@ fn save_extras(cloud: Cloud, version: &str, source: &mut Source, buf: &mut [u8],
     Ok(())
 }
 
+#[cfg(feature = "nocloud")]
 #[inline(never)]
 fn nocloud_source(ctx: &crate::context::Context<'_>, seed_from: Option<&[u8]>) -> Result<Source, Line> {
     if let Some(seed) = seed_from {
@@ -311,6 +388,7 @@ fn nocloud_source(ctx: &crate::context::Context<'_>, seed_from: Option<&[u8]>) -
     find_labelled(ctx, b"cidata").ok_or_else(|| msg!("no NoCloud seed: no ds=nocloud token, no seed directory, no filesystem labelled cidata"))
 }
 
+#[cfg(feature = "nocloud")]
 #[inline(never)]
 fn load_nocloud(source: &mut Source, document: &mut [u8], metadata: &mut crate::imds::Metadata) -> Result<(), Line> {
     let len = source.read(&[b"meta-data"], document)?.ok_or_else(|| msg!("{}: no meta-data", source.describe()))?;
@@ -337,6 +415,7 @@ fn load_nocloud(source: &mut Source, document: &mut [u8], metadata: &mut crate::
 
 /// `openstack/<version>/meta_data.json`, `latest` or the newest dated version; returns
 /// the version found.
+#[cfg(feature = "configdrive")]
 #[inline(never)]
 fn load_configdrive(source: &mut Source, document: &mut [u8], metadata: &mut crate::imds::Metadata) -> Result<&'static str, Line> {
     let mut found = None;

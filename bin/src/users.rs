@@ -3,7 +3,9 @@
 //! step checking its own piece so that a rerun after a crash completes what is missing.
 
 use wisp_core::accounts::{self, User, DOAS_RULE, SUDOERS_RULE};
-use wisp_core::cloud_config::{self, CloudConfig, UserEntry};
+use wisp_core::cloud_config::{self, CloudConfig};
+#[cfg(feature = "cloud-config")]
+use wisp_core::cloud_config::UserEntry;
 use wisp_core::authorized_keys::{self, PublicKey};
 use wisp_core::hostname::Hostname;
 use wisp_core::hosts_file;
@@ -362,6 +364,7 @@ const GROUPS_LIMIT: usize = 16;
 /// `create_default_user`'s), each with its groups, password, sudo and doas rules and
 /// keys; then `password` and `chpasswd`.
 #[inline(never)]
+#[cfg(feature = "cloud-config")]
 pub fn apply_users(ctx: &Context<'_>, config: &CloudConfig<'static>) -> Result<Line, Line> {
     let mut groups_made = 0;
     if let Some(groups) = config.value("groups") {
@@ -406,6 +409,7 @@ pub fn apply_users(ctx: &Context<'_>, config: &CloudConfig<'static>) -> Result<L
 }
 
 /// One user of `users`.
+#[cfg(feature = "cloud-config")]
 fn apply_user(ctx: &Context<'_>, spec: &cloud_config::UserSpec<'static>) -> Result<(), Line> {
     let mut groups: heapless::Vec<&[u8], GROUPS_LIMIT> = heapless::Vec::new();
     if let Some(listed) = spec.groups {
@@ -442,6 +446,7 @@ fn apply_user(ctx: &Context<'_>, spec: &cloud_config::UserSpec<'static>) -> Resu
 
 /// cloud-config's `groups`: names, or `{group: [members]}`; members that are not users
 /// are left out, as cloud-init does.
+#[cfg(feature = "cloud-config")]
 fn apply_groups(ctx: &Context<'_>, groups: wisp_core::yaml::Value<'static>) -> Result<usize, Line> {
     let mut made = 0;
     // Read once for every group: /etc/group is kept up to date as groups are added.

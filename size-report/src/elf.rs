@@ -14,8 +14,16 @@ pub struct Section<'a> {
 impl Section<'_> {
     /// SHT_NOBITS (.bss) takes memory, not file bytes.
     pub fn occupies_file(&self) -> bool {
-        self.kind != 8
+        self.kind != SHT_NOBITS
     }
+}
+
+pub struct Symbol {
+    pub size: u64,
+    /// As the symbol table has it (mangled).
+    pub name: String,
+    /// The name of the section it is in (`.text`, `.rodata`, `.bss`...).
+    pub section: String,
 }
 
 struct RawSection {
@@ -31,6 +39,7 @@ const ET_EXEC: u16 = 2;
 const PT_DYNAMIC: u32 = 2;
 const PT_INTERP: u32 = 3;
 const SHT_SYMTAB: u32 = 2;
+const SHT_NOBITS: u32 = 8;
 const STT_OBJECT: u8 = 1;
 const STT_FUNC: u8 = 2;
 
@@ -111,7 +120,40 @@ impl<'a> Elf<'a> {
         sections.iter().map(|s| Ok(Section { name: self.string(names, s.name)?, size: s.size, kind: s.kind })).collect()
     }
 
+    /// The contents of the section named `name`, if it has file bytes.
+    pub fn section_contents(&self, name: &str) -> Result<Option<&'a [u8]>, String> {
+        let sections = self.raw_sections()?;
+        let names = sections.get(self.u16_at(62)? as usize).ok_or("no section name table")?;
+        for section in &sections {
+            if self.string(names, section.name)? == name && section.kind != SHT_NOBITS {
+                return self.bytes(section.offset, section.size).map(Some);
+            }
+        }
+        Ok(None)
+    }
+
+    /// Every function and object symbol with its size and the section it is in.
+    pub fn symbols(&self) -> Result<Vec<Symbol>, String> {
+        let sections = self.sections()?;
+        let raw = self.raw_sections()?;
+        let symtab = raw.iter().find(|s| s.kind == SHT_SYMTAB).ok_or("no symbol table: pass the build that keeps symbols")?;
+        let strtab = raw.get(symtab.link as usize).ok_or("symbol table names no string table")?;
+        let entry_size = symtab.entry_size.max(24);
+        let mut out = Vec::new();
+        for i in 0..symtab.size / entry_size {
+            let at = symtab.offset + i * entry_size;
+            let kind = self.bytes(at + 4, 1)?[0] & 0xf;
+            let size = self.u64_at(at + 16)?;
+            if size > 0 && (kind == STT_FUNC || kind == STT_OBJECT) {
+                let section = sections.get(self.u16_at(at + 6)? as usize).map_or("", |s| s.name).to_string();
+                out.push(Symbol { size, name: self.string(strtab, self.u32_at(at)?)?.to_string(), section });
+            }
+        }
+        Ok(out)
+    }
+
     /// (size, mangled name) of every function and object symbol.
+    #[cfg(test)]
     pub fn function_and_object_symbols(&self) -> Result<Vec<(u64, String)>, String> {
         let sections = self.raw_sections()?;
         let symtab = sections.iter().find(|s| s.kind == SHT_SYMTAB).ok_or("no symbol table: pass the build that keeps symbols")?;

@@ -1,0 +1,16 @@
+//! A build without the `cloud-init-status` feature keeps no cloud-init status files:
+//! the phases' calls do nothing, and `wisp status --wait` says why it cannot wait.
+
+use wisp_core::config::Cloud;
+use wisp_core::phase::Phase;
+
+use crate::context::Context;
+use crate::output::Line;
+
+pub fn stage_started(_: &mut Context<'_>, _: Phase, _: Option<Cloud>) {}
+
+pub fn stage_finished(_: &mut Context<'_>, _: Phase, _: Option<Cloud>, _: Option<&Line>) {}
+
+pub fn wait_for_result(_: &Context<'_>, _: Option<u32>) -> Result<bool, Line> {
+    Err(crate::features::missing("status --wait", "cloud-init-status"))
+}

@@ -1,0 +1,109 @@
+//! What this build of wisp has: the Cargo features an image builder picked (see the
+//! README's "Features"). A configuration that needs a part the build lacks is refused
+//! with its name, never skipped in silence.
+
+use wisp_core::config::Cloud;
+use wisp_core::phase::Action;
+
+use crate::output::Line;
+
+/// The features of this build, as `wisp --version` names them.
+pub const BUILT: &str = {
+    const NAMES: [(&str, bool); 13] = [
+        ("aws", cfg!(feature = "aws")),
+        ("azure", cfg!(feature = "azure")),
+        ("gcp", cfg!(feature = "gcp")),
+        ("oci", cfg!(feature = "oci")),
+        ("nocloud", cfg!(feature = "nocloud")),
+        ("configdrive", cfg!(feature = "configdrive")),
+        ("userdata", cfg!(feature = "userdata")),
+        ("cloud-config", cfg!(feature = "cloud-config")),
+        ("cloud-init-status", cfg!(feature = "cloud-init-status")),
+        ("grow", cfg!(feature = "grow")),
+        ("iso9660", cfg!(feature = "iso9660")),
+        ("vfat", cfg!(feature = "vfat")),
+        ("udf", cfg!(feature = "udf")),
+    ];
+    const LEN: usize = {
+        let mut len = 0;
+        let mut i = 0;
+        while i < NAMES.len() {
+            if NAMES[i].1 {
+                len += NAMES[i].0.len() + 1;
+            }
+            i += 1;
+        }
+        len
+    };
+    const BYTES: [u8; LEN] = {
+        let mut out = [b' '; LEN];
+        let (mut at, mut i) = (0, 0);
+        while i < NAMES.len() {
+            if NAMES[i].1 {
+                let name = NAMES[i].0.as_bytes();
+                let mut j = 0;
+                while j < name.len() {
+                    out[at + j] = name[j];
+                    j += 1;
+                }
+                at += name.len() + 1;
+            }
+            i += 1;
+        }
+        out
+    };
+    match core::str::from_utf8(&BYTES) {
+        Ok(text) => text.trim_ascii_end(),
+        Err(_) => "",
+    }
+};
+
+/// The feature a cloud needs; OpenStack's metadata service comes with `configdrive`.
+pub const fn cloud_feature(cloud: Cloud) -> Option<&'static str> {
+    match cloud {
+        Cloud::Auto => None,
+        Cloud::Aws => Some("aws"),
+        Cloud::Azure => Some("azure"),
+        Cloud::Gcp => Some("gcp"),
+        Cloud::Oci => Some("oci"),
+        Cloud::Nocloud => Some("nocloud"),
+        Cloud::Configdrive | Cloud::Openstack => Some("configdrive"),
+    }
+}
+
+pub const fn has_cloud(cloud: Cloud) -> bool {
+    match cloud {
+        Cloud::Auto => true,
+        Cloud::Aws => cfg!(feature = "aws"),
+        Cloud::Azure => cfg!(feature = "azure"),
+        Cloud::Gcp => cfg!(feature = "gcp"),
+        Cloud::Oci => cfg!(feature = "oci"),
+        Cloud::Nocloud => cfg!(feature = "nocloud"),
+        Cloud::Configdrive | Cloud::Openstack => cfg!(feature = "configdrive"),
+    }
+}
+
+/// The feature `action` needs that this build lacks, if any.
+pub const fn missing_for(action: Action) -> Option<&'static str> {
+    let (feature, built) = match action {
+        Action::ExpandRoot => ("grow", cfg!(feature = "grow")),
+        Action::UserdataBoothooks => ("userdata", cfg!(feature = "userdata")),
+        Action::UserdataBootcmd
+        | Action::UserdataUsers
+        | Action::UserdataWriteFiles
+        | Action::UserdataMounts
+        | Action::UserdataTimezone
+        | Action::UserdataPackages
+        | Action::UserdataWriteFilesDeferred
+        | Action::UserdataRuncmd
+        | Action::UserdataPowerState => ("cloud-config", cfg!(feature = "cloud-config")),
+        _ => return None,
+    };
+    if built { None } else { Some(feature) }
+}
+
+/// `WHAT: wisp was built without FEATURE`.
+#[inline(never)]
+pub fn missing(what: &str, feature: &str) -> Line {
+    msg!("{what}: wisp was built without {feature}")
+}

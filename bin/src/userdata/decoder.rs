@@ -1,0 +1,192 @@
+//! cloud-init's rules for user-data, whole: gzip, MIME multipart, base64 parts,
+//! includes fetched and kept, boothooks.
+
+use miniz_oxide::inflate::core::DecompressorOxide;
+use wisp_core::mime::{self, Entity};
+use wisp_core::userdata::{self, Kind};
+use wisp_core::{base64, gzip, http};
+use wisp_os_linux::fs::ReadError;
+
+use super::{check_built, var_child, Includes, Part, UserData};
+use crate::actions::USER_DATA_LIMIT;
+use crate::context::Context;
+use crate::once::Once;
+use crate::output::{Line, Os, Shown};
+
+/// Deepest nesting of multipart documents and includes, together.
+const DEPTH_LIMIT: usize = 4;
+/// Where fetched includes are kept, under TINY_CLOUD_VAR: the early phase fetches them, the
+/// later phases (which may run without the network) read them back.
+use wisp_core::state_files::INCLUDES_DIR;
+
+/// What decoding produced (base64, gunzipped parts, included documents): in .bss,
+/// untouched unless used.
+static DECODED: Once<[u8; USER_DATA_LIMIT]> = Once::new([0; USER_DATA_LIMIT]);
+
+/// Decodes `document` (any user-data: raw, gzip'd, MIME) into its parts.
+pub fn decode(ctx: &Context<'_>, document: &'static [u8], includes: Includes<'_>) -> Result<UserData, Line> {
+    let space = DECODED.take().ok_or_else(|| msg!("the user-data decoding buffer is in use"))?;
+    let limit = ctx.config.userdata_limit as usize;
+    let mut decoder = Decoder { ctx, includes, space: &mut space[..limit], parts: heapless::Vec::new() };
+    decoder.document(document, 0)?;
+    Ok(UserData { parts: decoder.parts })
+}
+
+struct Decoder<'c, 't> {
+    ctx: &'c Context<'c>,
+    includes: Includes<'t>,
+    /// What is left of the decoding buffer: each output takes its front.
+    space: &'static mut [u8],
+    parts: heapless::Vec<Part, { mime::PARTS_LIMIT }>,
+}
+
+impl Decoder<'_, '_> {
+    /// A whole document, as the top of user-data or an included one is.
+    fn document(&mut self, data: &'static [u8], depth: usize) -> Result<(), Line> {
+        // Includes nest documents as multipart nests entities: both count against the limit,
+        // so a URL that includes itself ends here.
+        nesting(depth)?;
+        let data = self.gunzip(data)?;
+        if mime::is_mime(data) {
+            return self.entity(Entity::parse(data), depth);
+        }
+        self.leaf(data, b"text/plain", None, depth)?;
+        if let (0, [part]) = (depth, &mut self.parts[..]) {
+            part.whole = true;
+        }
+        Ok(())
+    }
+
+    fn entity(&mut self, entity: Entity<'static>, depth: usize) -> Result<(), Line> {
+        nesting(depth)?;
+        if entity.is_multipart() {
+            for part in entity.parts().map_err(|e| msg!("user-data: {e}"))? {
+                self.entity(part, depth + 1)?;
+            }
+            return Ok(());
+        }
+        let number = self.parts.len() + 1;
+        let body = match entity.header("Content-Transfer-Encoding").map(<[u8]>::trim_ascii) {
+            None => entity.body,
+            Some(e) if [&b"7bit"[..], b"8bit", b"binary"].iter().any(|known| e.eq_ignore_ascii_case(known)) => entity.body,
+            Some(e) if e.eq_ignore_ascii_case(b"base64") => {
+                self.take(|out| base64::decode(entity.body, out)).map_err(|e| msg!("user-data part {number}: {e}"))?
+            }
+            Some(e) => return Err(msg!("user-data part {number}: unsupported transfer encoding {}", Shown(e))),
+        };
+        let filename = entity.parameter("Content-Disposition", "filename");
+        self.leaf(body, entity.media_type(), filename, depth)
+    }
+
+    /// A part that is not multipart: its kind by cloud-init's rules, includes followed.
+    fn leaf(&mut self, body: &'static [u8], media_type: &[u8], filename: Option<&[u8]>, depth: usize) -> Result<(), Line> {
+        let number = self.parts.len() + 1;
+        if let Some(name) = gzip::other_compression(body) {
+            return Err(msg!("user-data part {number} is {name}-compressed: unsupported compression (wisp decodes gzip only)"));
+        }
+        if userdata::is_gzip_type(media_type) && !gzip::is_gzip(body) {
+            return Err(msg!("user-data part {number} is labelled {} but is not gzip data", Shown(media_type)));
+        }
+        // A gzip'd part's own type no longer says what it is: its text does.
+        let (body, media_type) = if gzip::is_gzip(body) { (self.gunzip(body)?, &b"text/plain"[..]) } else { (body, media_type) };
+        let kind = match userdata::from_content_type(media_type) {
+            // cloud-init sniffs x-shellscript parts too, since some tools label every part so.
+            Some(Kind::Script) | None => match userdata::sniff(body) {
+                Kind::Unknown => userdata::from_content_type(media_type).unwrap_or(Kind::Unknown),
+                sniffed => sniffed,
+            },
+            Some(kind) => kind,
+        };
+        if matches!(kind, Kind::Include | Kind::IncludeOnce) && !matches!(self.includes, Includes::Listed) {
+            return self.include(body, kind == Kind::IncludeOnce, depth);
+        }
+        let mut label = heapless::String::new();
+        let _ = core::fmt::write(&mut label, format_args!("{}", Shown(&media_type[..media_type.len().min(60)])));
+        let filename = filename
+            .filter(|name| userdata::is_safe_script_name(name))
+            .and_then(|name| core::str::from_utf8(name).ok())
+            .and_then(|name| heapless::String::try_from(name).ok());
+        check_built(kind, number)?;
+        let part = Part { kind, media_type: label, filename, bytes: body, whole: false };
+        self.parts.push(part).map_err(|_| msg!("user-data: more than {} parts", mime::PARTS_LIMIT))
+    }
+
+    /// Each URL of an include document, decoded as a document of its own.
+    fn include(&mut self, list: &'static [u8], once_by_default: bool, depth: usize) -> Result<(), Line> {
+        for (url, once) in userdata::include_urls(list) {
+            let once = once || once_by_default;
+            let text = core::str::from_utf8(url).map_err(|_| msg!("#include: a URL is not UTF-8"))?;
+            let content = self.fetch_include(text, once)?;
+            self.document(content, depth + 1)?;
+        }
+        Ok(())
+    }
+
+    /// The document at `url`: fetched and kept, or read back from what was kept.
+    #[inline(never)]
+    fn fetch_include(&mut self, url: &str, once: bool) -> Result<&'static [u8], Line> {
+        let parsed = http::parse_url(url).map_err(|e| msg!("#include {}: {e}", Shown(url.as_bytes())))?;
+        let mut name = heapless::String::<24>::new();
+        let _ = core::fmt::write(&mut name, format_args!("{:016x}", fnv1a(url.as_bytes())));
+        let kept = self.ctx.create_dir(var_child(self.ctx, INCLUDES_DIR)?.as_bytes())?;
+        let shown = Shown(url.as_bytes());
+        let timeouts = match self.includes {
+            Includes::Fetch(timeouts) if !(once && matches!(kept.metadata(name.as_bytes()), Ok(Some(_)))) => timeouts,
+            Includes::Fetch(_) | Includes::Kept | Includes::Listed => {
+                let read = |out: &mut [u8]| match kept.read(name.as_bytes(), out) {
+                    Ok(Some(len)) => Ok(len),
+                    Ok(None) => Err(msg!("#include {shown}: not fetched yet (the early phase fetches includes)")),
+                    Err(e) => Err(msg!("#include {shown}: {}", read_error(e))),
+                };
+                return self.take(read);
+            }
+        };
+        let content = self.take(|out| match crate::fetch::get(parsed.address, parsed.port, parsed.host, parsed.path, out, timeouts) {
+            Ok(Some(len)) => Ok(len),
+            Ok(None) => Err(msg!("#include {shown}: HTTP status 404")),
+            Err(e) => Err(msg!("#include: {e}")),
+        })?;
+        kept.write_atomic(name.as_bytes(), content, 0o600, None).map_err(|e| msg!("#include {shown}: cannot keep it: {}", Os(e)))?;
+        Ok(content)
+    }
+
+    fn gunzip(&mut self, data: &'static [u8]) -> Result<&'static [u8], Line> {
+        if !gzip::is_gzip(data) {
+            if let Some(name) = gzip::other_compression(data) {
+                return Err(msg!("user-data is {name}-compressed: unsupported compression (wisp decodes gzip only)"));
+            }
+            return Ok(data);
+        }
+        let mut state = DecompressorOxide::new();
+        self.take(|out| gzip::decompress(data, out, &mut state)).map_err(|e| msg!("user-data: {e}"))
+    }
+
+    /// Lets `fill` write into the front of the free space, and keeps what it wrote.
+    fn take<E>(&mut self, fill: impl FnOnce(&mut [u8]) -> Result<usize, E>) -> Result<&'static [u8], E> {
+        let space = core::mem::take(&mut self.space);
+        let len = fill(space)?.min(space.len());
+        let (used, rest) = space.split_at_mut(len);
+        self.space = rest;
+        Ok(used)
+    }
+}
+
+fn nesting(depth: usize) -> Result<(), Line> {
+    match depth > DEPTH_LIMIT {
+        true => Err(msg!("user-data: multipart or includes nested deeper than {DEPTH_LIMIT} levels")),
+        false => Ok(()),
+    }
+}
+
+fn read_error(e: ReadError) -> Line {
+    match e {
+        ReadError::TooLarge { limit } => msg!("larger than {limit} bytes"),
+        ReadError::Io(e) => msg!("{}", Os(e)),
+    }
+}
+
+/// FNV-1a: names a kept include after its URL, with no URL byte in a file name.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| (hash ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3))
+}
+
