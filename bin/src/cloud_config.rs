@@ -49,7 +49,11 @@ pub fn parse(userdata: &crate::userdata::UserData) -> Result<CloudConfig<'static
 }
 
 pub fn run(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir, action: Action) -> Result<Line, Line> {
-    let Some(config) = session.cloud_config(ctx, var)? else { return Ok(msg!("no cloud-config")) };
+    let config = match session.cloud_config(ctx, var) {
+        Ok(Some(config)) => config,
+        Ok(None) => return Ok(msg!("no cloud-config")),
+        Err(e) => return Err(session.report(e)),
+    };
     let config = &config;
     match action {
         Action::UserdataBootcmd => run_commands(ctx, config, "bootcmd", Some(&scripts::instance_env(var)?)),

@@ -65,7 +65,15 @@ pub fn run_userdata(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) -> 
     let mut id_buf = [0u8; crate::state::INSTANCE_ID_LIMIT];
     let id = crate::state::saved_instance_id(var, &mut id_buf).unwrap_or(b"");
     let output = open_log(ctx, later_boot)?;
-    let userdata = if later_boot { None } else { session.userdata(ctx, var)? };
+    let userdata = match later_boot {
+        true => None,
+        false => {
+            if let Some(e) = session.userdata(ctx, var).err() {
+                return Err(session.report(e));
+            }
+            session.userdata(ctx, var)?
+        }
+    };
     let scripts = ctx.create_dir(var_child(ctx, SCRIPTS_DIR)?.as_bytes())?;
     let mut ran = 0;
     for frequency in Frequency::ALL {
