@@ -82,21 +82,21 @@ def test_failure_in_an_earlier_phase_ends_the_wait(run, imds, root):
     # by it (logged, not recorded again); the user and keys are in place.
     [message] = status["v1"]["modules-config"]["errors"]
     assert message.startswith("main/userdata_bootcmd: user-data is xz-compressed"), message
-    assert "main/userdata_users: not run: the user-data cannot be applied" in result.stderr
+    assert "main/userdata_users: not run: the user-data's error is above" in result.stderr
     assert "main/set_ssh_keys: ok: 2 keys for alpine" in result.stderr
     assert status["v1"]["modules-final"]["start"] is None
     assert outcome["v1"]["errors"] == [message]
 
     result = run("final", root=root)
     assert result.rc == 1, result
-    assert "final/bootstrap_complete: not run: something failed earlier this boot" in result.stderr
-    assert "final/userdata_power_state: not run: it needs bootstrap_complete" in result.stderr
+    assert "final/bootstrap_complete: not run: an earlier action failed" in result.stderr
+    assert "final/userdata_power_state: not run: needs bootstrap_complete" in result.stderr
     assert not (root / "var/lib/cloud/.bootstrap-complete").exists()
     status, outcome = documents(root)
     # This process reports the user-data's error once too, at its first user-data action.
     [final_message] = status["v1"]["modules-final"]["errors"]
     assert final_message.startswith("final/userdata_write_files_deferred: user-data is xz-compressed"), final_message
-    assert "final/run_userdata: not run: the user-data cannot be applied" in result.stderr
+    assert "final/run_userdata: not run: the user-data's error is above" in result.stderr
     assert outcome["v1"]["errors"] == [message, final_message]
     assert run("status", "--wait", root=root).rc == 1
 

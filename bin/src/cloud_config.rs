@@ -56,8 +56,16 @@ pub fn run(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir, action: Acti
     };
     let config = &config;
     match action {
-        Action::UserdataBootcmd => run_commands(ctx, config, "bootcmd", Some(&scripts::instance_env(var)?)),
-        Action::UserdataRuncmd => run_commands(ctx, config, "runcmd", None),
+        Action::UserdataBootcmd => run_commands(ctx, config, "bootcmd", Some(&scripts::instance_env(var)?), None),
+        Action::UserdataRuncmd => {
+            // runcmd as a whole, once per instance: a crash inside it runs it again, one
+            // after it does not.
+            let markers = crate::markers::Markers::open(var)?;
+            if markers.is_done("runcmd", None) {
+                return Ok(msg!("ran already for this instance"));
+            }
+            run_commands(ctx, config, "runcmd", None, Some(&markers))
+        }
         Action::UserdataWriteFiles => write_files(ctx, config, false),
         Action::UserdataWriteFilesDeferred => write_files(ctx, config, true),
         Action::UserdataUsers => crate::users::apply_users(ctx, config),
@@ -71,11 +79,15 @@ pub fn run(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir, action: Acti
 
 /// `bootcmd` or `runcmd`: written as the shell script cloud-init makes of the list, and
 /// run with `/bin/sh`, its output in user-data.log.
-fn run_commands(ctx: &Context<'_>, config: &CloudConfig<'static>, key: &'static str, env: Option<&CPath>) -> Result<Line, Line> {
+/// `markers`: where the run is marked done, once it ran to its end.
+fn run_commands(ctx: &Context<'_>, config: &CloudConfig<'static>, key: &'static str, env: Option<&CPath>, markers: Option<&crate::markers::Markers>) -> Result<Line, Line> {
     let Some(commands) = config.value(key) else { return Ok(msg!("no {key}")) };
     let mut script = [0u8; 64 * 1024];
     let len = cloud_config::shell_script(key, commands, &mut script).map_err(crate::output::line)?;
     let status = scripts::run_saved_shell(ctx, key.as_bytes(), &script[..len], env.map(CPath::as_cstr))?;
+    if let Some(markers) = markers {
+        markers.mark_done(ctx, key, None)?;
+    }
     scripts::finish(ctx, status, key)?;
     Ok(msg!("{} commands ran", commands.len()))
 }

@@ -25,6 +25,7 @@ mod context;
 mod fetch;
 mod grow;
 mod imds;
+mod markers;
 mod inspect;
 mod once;
 mod output;

@@ -333,11 +333,12 @@ fn items(plan: &Plan) -> heapless::Vec<Item, 6> {
 fn run_actions(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, phase: Phase, plan: &Plan, started: u64) -> Option<Line> {
     let mut errors: Option<Line> = None;
     for &action in plan {
+        crate::markers::crash_point(ctx);
         let action_started = monotonic_ms();
         let reason = match action.held_back(session.failed) {
             Some(reason) => Some(msg!("{reason}")),
             None if session.reported && action.needs() == Needs::Actions(&[Action::SaveUserdata]) => {
-                Some(msg!("not run: the user-data cannot be applied (see above)"))
+                Some(msg!("not run: the user-data's error is above"))
             }
             None => None,
         };

@@ -230,7 +230,9 @@ fn create_home(ctx: &Context<'_>, home: &[u8], uid: u32, gid: u32) -> Result<boo
     let (parent, name) = split_home(home)?;
     let parent = ctx.create_dir(parent)?;
     let created = parent.create_dir(name, 0o755).map_err(|e| crate::output::path_error(home, e))?;
-    if created {
+    // A home still root's is one a crash left between mkdir and chown: it gets its owner.
+    let left_by_crash = matches!(parent.metadata(name), Ok(Some(m)) if m.is_dir() && m.uid == 0 && uid != 0);
+    if created || left_by_crash {
         let dir = parent.open_child(name).map_err(|e| crate::output::path_error(home, e))?;
         dir.set_owner_and_mode(uid, gid, 0o755).map_err(|e| crate::output::path_error(home, e))?;
     }
@@ -271,13 +273,13 @@ pub fn set_hostname(ctx: &Context<'_>, value: Option<&[u8]>, config: Option<&Clo
         (Ok(short), Ok(full)) => (short.fqdn(), full.fqdn()),
         (Err(e), _) | (_, Err(e)) => {
             ctx.warn(format_args!("set_hostname: {} ({}): {e}: left out", Shown(short.trim_ascii_end()), Shown(full.trim_ascii_end())));
-            return Ok(msg!("not a valid host name: left as it is"));
+            return Ok(msg!("left as it is"));
         }
     };
     let name = if prefer_full { full } else { short };
     if name.len() > wisp_core::hostname::KERNEL_LIMIT {
-        ctx.warn(format_args!("set_hostname: {name}: longer than the kernel's 64 bytes: left out"));
-        return Ok(msg!("too long: left as it is"));
+        ctx.warn(format_args!("set_hostname: {name}: over 64 bytes: left out"));
+        return Ok(msg!("left as it is"));
     }
     let etc = ctx.create_dir(b"/etc")?;
     let mut hostname_line = heapless::Vec::<u8, 80>::new();

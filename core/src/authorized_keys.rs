@@ -55,32 +55,11 @@ impl fmt::Display for KeyError {
     }
 }
 
-/// The options sshd(8) knows, in "AUTHORIZED_KEYS FILE FORMAT"; it compares names
-/// without case.
-const OPTIONS: [&str; 22] = [
-    "agent-forwarding",
-    "cert-authority",
-    "command",
-    "environment",
-    "expiry-time",
-    "from",
-    "no-agent-forwarding",
-    "no-port-forwarding",
-    "no-pty",
-    "no-user-rc",
-    "no-x11-forwarding",
-    "permitlisten",
-    "permitopen",
-    "port-forwarding",
-    "principals",
-    "pty",
-    "no-touch-required",
-    "verify-required",
-    "restrict",
-    "tunnel",
-    "user-rc",
-    "x11-forwarding",
-];
+/// The options sshd(8) knows, in "AUTHORIZED_KEYS FILE FORMAT" (one string, not a
+/// table of 22, to keep the binary small); it compares names without case.
+const OPTIONS: &str = "agent-forwarding cert-authority command environment expiry-time from no-agent-forwarding \
+    no-port-forwarding no-pty no-user-rc no-x11-forwarding permitlisten permitopen port-forwarding principals pty \
+    no-touch-required verify-required restrict tunnel user-rc x11-forwarding";
 
 /// The length of the options field that starts `line`, as sshd(8) reads it: `name` or
 /// `name="value"`, separated by commas, ending at the first blank outside quotes; in a
@@ -97,7 +76,7 @@ fn options_len(line: &[u8]) -> Result<usize, KeyError> {
             i += 1;
         }
         let name = &line[name_start..i];
-        if !OPTIONS.iter().any(|known| known.as_bytes().eq_ignore_ascii_case(name)) {
+        if !OPTIONS.split(' ').any(|known| known.as_bytes().eq_ignore_ascii_case(name)) {
             return Err(KeyError::BadOptions { position: name_start });
         }
         if line.get(i) == Some(&b'=') {
@@ -159,21 +138,40 @@ impl<'a> PublicKey<'a> {
     }
 }
 
-/// A key blob is base64 of SSH wire data starting with its type as a length-prefixed
-/// string; checking that catches truncated and pasted-wrong keys.
+/// A key blob is base64 of SSH wire data: length-prefixed fields, its type first, then
+/// the key's numbers or strings, with nothing after the last. Walking the fields as the
+/// blob decodes (in pieces of 4 KiB) catches truncated and pasted-wrong keys.
 fn blob_names_type(blob: &[u8], key_type: &[u8]) -> bool {
-    // Enough of the blob to hold a 4-byte length and the longest type name.
-    let mut head = [0u8; 48];
-    let prefix_len = blob.len().min(64) / 4 * 4;
-    let Ok(decoded) = crate::base64::decode(&blob[..prefix_len], &mut head) else { return false };
-    let full_ok = {
-        // The whole blob must be valid base64 too; decode it in pieces of 4 KiB.
-        let mut scratch = [0u8; 3 * 1024];
-        blob.chunks(4 * 1024).all(|chunk| crate::base64::decode(chunk, &mut scratch).is_ok())
-    };
-    let head = &head[..decoded];
-    let Some(length) = head.get(..4).map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]) as usize) else { return false };
-    full_ok && head.get(4..4 + length) == Some(key_type)
+    let mut scratch = [0u8; 3 * 1024];
+    // Bytes of the current field's length read, the bytes of its data still to come, how
+    // many fields have started, and the position in the current one.
+    let (mut length_bytes, mut left, mut fields, mut offset) = (0, 0usize, 0, 0);
+    for chunk in blob.chunks(4 * 1024) {
+        let Ok(len) = crate::base64::decode(chunk, &mut scratch) else { return false };
+        for &byte in &scratch[..len] {
+            if length_bytes < 4 {
+                left = left << 8 | usize::from(byte);
+                length_bytes += 1;
+                if length_bytes == 4 {
+                    fields += 1;
+                    offset = 0;
+                }
+            } else {
+                if fields == 1 && key_type.get(offset) != Some(&byte) {
+                    return false;
+                }
+                offset += 1;
+                left -= 1;
+            }
+            if length_bytes == 4 && left == 0 {
+                if fields == 1 && offset != key_type.len() {
+                    return false;
+                }
+                length_bytes = 0;
+            }
+        }
+    }
+    length_bytes == 0 && fields >= 2
 }
 
 /// The fields that make two lines the same key: type and blob, not the comment.
@@ -227,7 +225,7 @@ mod tests {
 
     #[test]
     fn refusals() {
-        let cases: [(&[u8], KeyError); 8] = [
+        let cases: [(&[u8], KeyError); 10] = [
             (b"", KeyError::Empty),
             (b"  \r\n", KeyError::Empty),
             (b"ssh-ed25519 AAAA\x1b[2J", KeyError::ControlCharacter { position: 16 }),
@@ -237,6 +235,9 @@ mod tests {
             (b"ssh-ed25519 not!base64", KeyError::BadKeyData),
             // An RSA blob under the ed25519 name.
             (b"ssh-ed25519 AAAAB3NzaC1yc2EAAAADAQABAAAAgQC7", KeyError::BadKeyData),
+            // Truncated: the key's 32 bytes end early, or the blob ends inside a length.
+            (b"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIP6zWIGFsiIt1uW2eXmASHnCRo/IiaNJBUNBBBA8", KeyError::BadKeyData),
+            (b"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAA", KeyError::BadKeyData),
         ];
         for (line, error) in cases {
             assert_eq!(PublicKey::parse(line), Err(error), "{:?}", String::from_utf8_lossy(line));

@@ -187,8 +187,8 @@ pub enum HeldBack {
 impl core::fmt::Display for HeldBack {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
-            HeldBack::By(action) => write!(f, "not run: it needs {}, which did not succeed", action.name()),
-            HeldBack::EarlierFailure => f.write_str("not run: something failed earlier this boot (the next boot retries)"),
+            HeldBack::By(action) => write!(f, "not run: needs {}", action.name()),
+            HeldBack::EarlierFailure => f.write_str("not run: an earlier action failed"),
         }
     }
 }
