@@ -236,3 +236,43 @@ def test_a_crash_at_any_point_then_a_rerun_ends_as_a_clean_run(run, imds, root, 
         assert sorted(runs) == sorted(["per-instance", "part-one", "part-two", "runcmd"]), (n, runs)
     # The 19 actions of the four phases and the 4 pieces of work marked done.
     assert points == 23, points
+
+
+def test_cloud_init_forms_wisp_does_not_apply_are_named_and_left_out(run, imds, root):
+    """`users: [default, {snapuser: ...}]`, `packages: [{apt: [mg]}]` and per-user keys
+    wisp does not apply: valid cloud-init, each a warning with its line, at boot and in
+    `wisp userdata show`; everything else applies."""
+    config = """#cloud-config
+users:
+  - default
+  - {snapuser: joe@example.com}
+  - name: carol
+    ssh_import_id: [gh:carol]
+    selinux_user: staff_u
+packages:
+  - {apt: [mg]}
+frobnicate: 1
+"""
+    imds(aws_metadata(user_data=config))
+    result = run("bootstrap", root=root)
+    assert result.rc == 0, result
+    expected = [
+        "cloud-config line 10: frobnicate: not a key wisp knows: ignored",
+        "cloud-config line 4: users: an entry of a form wisp does not apply: not applied",
+        "cloud-config line 6: users: ssh_import_id: not applied",
+        "cloud-config line 7: users: selinux_user: not applied",
+        "cloud-config line 9: packages: an entry of a form wisp does not apply: not applied",
+    ]
+    for text in expected:
+        warning(result, root, text)
+    assert "main/userdata_packages: ok: no packages" in result.stderr
+    assert "main/userdata_users: ok: 1 users" in result.stderr
+    carol = [line for line in (root / "etc/passwd").read_text().splitlines() if line.startswith("carol:")]
+    assert carol == ["carol:x:1001:1001::/home/carol:/bin/sh"]
+    assert stat(root / "home/carol") == (0o755, 1001, 1001)
+    assert_keys_installed(root, ED25519, ECDSA)
+    assert complete(root)
+    shown = run("userdata", "show", root=root)
+    assert shown.rc == 0, shown
+    for text in expected:
+        assert "wisp: warning: " + text in shown.stderr, shown.stderr

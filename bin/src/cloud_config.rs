@@ -48,6 +48,29 @@ pub fn parse(userdata: &crate::userdata::UserData) -> Result<CloudConfig<'static
     Ok(config)
 }
 
+/// Says what the documents hold that wisp does not apply, each with its line: keys wisp
+/// does not know, per-user keys and entry forms it leaves out, and (with `keys`, for
+/// `wisp userdata show`; at boot the key actions say it) keys that are left out.
+#[inline(never)]
+pub fn warn_unapplied(config: &CloudConfig<'static>, keys: bool, warn: &dyn Fn(core::fmt::Arguments<'_>)) {
+    for key in config.unknown_keys() {
+        warn(format_args!("cloud-config line {}: {}: not a key wisp knows: ignored", key.line(), Shown(key.as_str().unwrap_or("?").as_bytes())));
+    }
+    config.for_each_unapplied(&mut |key, at| {
+        let what = at.as_str().unwrap_or("an entry of a form wisp does not apply");
+        warn(format_args!("cloud-config line {}: {key}: {}: not applied", at.line(), Shown(what.as_bytes())))
+    });
+    let Some(list) = config.value("ssh_authorized_keys") else { return };
+    if !keys {
+        return;
+    }
+    for item in list.items() {
+        if let Err(e) = wisp_core::authorized_keys::PublicKey::parse(item.as_str().unwrap_or("").as_bytes()) {
+            warn(format_args!("cloud-config line {}: ssh_authorized_keys: {e}: left out", item.line()));
+        }
+    }
+}
+
 pub fn run(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir, action: Action) -> Result<Line, Line> {
     let config = match session.cloud_config(ctx, var) {
         Ok(Some(config)) => config,

@@ -19,6 +19,7 @@ pub struct Markers {
 
 impl Markers {
     /// The markers of the instance whose id is saved in `var`.
+    #[inline(never)]
     pub fn open(var: &Dir) -> Result<Markers, Line> {
         let mut buf = [0u8; INSTANCE_ID_LIMIT];
         let id = crate::state::saved_instance_id(var, &mut buf).ok_or_else(|| msg!("no saved instance-id"))?;
@@ -28,11 +29,13 @@ impl Markers {
     }
 
     /// Whether `work` (`item` of it) finished for this instance.
+    #[inline(never)]
     pub fn is_done(&self, work: &str, item: Option<&str>) -> bool {
         markers::name(work, item, &self.id).is_ok_and(|name| matches!(self.dir.metadata(name.as_bytes()), Ok(Some(_))))
     }
 
     /// Records that `work` finished, durably, before anything else starts.
+    #[inline(never)]
     pub fn mark_done(&self, ctx: &Context<'_>, work: &str, item: Option<&str>) -> Result<(), Line> {
         let name = markers::name(work, item, &self.id).map_err(crate::output::line)?;
         self.dir
@@ -50,6 +53,7 @@ const CRASH_AT: &[u8] = b"WISP_TEST_CRASH_AT";
 
 static CRASH_POINTS: AtomicU32 = AtomicU32::new(0);
 
+#[inline(never)]
 pub fn crash_point(ctx: &Context<'_>) {
     let Some(at) = ctx.start.env(CRASH_AT).and_then(|n| wisp_core::text::decimal(n, 10)) else { return };
     let reached = CRASH_POINTS.fetch_add(1, Ordering::Relaxed) + 1;

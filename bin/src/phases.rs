@@ -70,13 +70,7 @@ impl Session<'_> {
                 Err(e) => Err(e),
             };
             if let Ok(config) = &parsed {
-                for key in config.unknown_keys() {
-                    crate::output::error(format_args!(
-                        "cloud-config line {}: {}: not a key wisp knows: ignored",
-                        key.line(),
-                        Shown(key.as_str().unwrap_or("?").as_bytes())
-                    ));
-                }
+                crate::cloud_config::warn_unapplied(config, false, &|args| ctx.warn(args));
             }
             self.config = Some(parsed);
         }
@@ -332,6 +326,7 @@ fn items(plan: &Plan) -> heapless::Vec<Item, 6> {
 /// line, as `phase/action: reason`.
 fn run_actions(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, phase: Phase, plan: &Plan, started: u64) -> Option<Line> {
     let mut errors: Option<Line> = None;
+    let mut failures = 0;
     for &action in plan {
         crate::markers::crash_point(ctx);
         let action_started = monotonic_ms();
@@ -356,6 +351,7 @@ fn run_actions(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, phas
             Ok(note) => ctx.log.line(format_args!("{}/{name}: ok: {} ({ms} ms)", phase.name(), note)),
             Err(e) => {
                 session.failed.add(action);
+                failures += 1;
                 ctx.log.line(format_args!("{}/{name}: failed: {} ({ms} ms)", phase.name(), e));
                 let line = errors.get_or_insert_with(Line::new);
                 let separator = if line.text().is_empty() { "" } else { "\n" };
@@ -365,7 +361,6 @@ fn run_actions(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, phas
     }
     let ms = monotonic_ms() - started;
     let requests = session.imds.requests;
-    let failures = errors.as_ref().map_or(0, |e| e.text().lines().count());
     ctx.log.line(format_args!("{}: done, {failures} failed ({ms} ms, {requests} metadata requests so far)", phase.name()));
     errors
 }

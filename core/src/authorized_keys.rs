@@ -113,6 +113,7 @@ pub struct PublicKey<'a> {
 
 impl<'a> PublicKey<'a> {
     /// Validates one line; a trailing CR (Azure sends `\r\n`) and surrounding spaces go.
+    #[inline(never)]
     pub fn parse(raw: &'a [u8]) -> Result<PublicKey<'a>, KeyError> {
         let line = raw.trim_ascii();
         if line.is_empty() {

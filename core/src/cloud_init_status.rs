@@ -86,7 +86,7 @@ impl<'a> Status<'a> {
         for stage in &self.stages[..phase as usize] {
             match stage.errors {
                 Errors::None => {}
-                Errors::Lines(messages) => messages.lines().for_each(|line| failed.add_message(line.as_bytes())),
+                Errors::Lines(messages) => messages.split('\n').for_each(|line| failed.add_message(line.as_bytes())),
                 Errors::Earlier(list) => {
                     if let Ok(mut elements) = list.elements() {
                         while let Ok(Some(element)) = elements.next_element() {

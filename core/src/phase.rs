@@ -219,6 +219,9 @@ impl Failed {
     /// Adds what an error message of the status file names; a message that names no
     /// action (`main: failed: ...`) counts as a failure of no action in particular.
     pub fn add_message(&mut self, message: &[u8]) {
+        if message.is_empty() {
+            return;
+        }
         let named = message
             .iter()
             .position(|&b| b == b'/')
@@ -445,8 +448,9 @@ mod tests {
         assert!(other.any() && !other.contains(Action::SetHostname));
         assert_eq!(Action::BootstrapComplete.held_back(other), Some(HeldBack::EarlierFailure));
         let mut odd = Failed::default();
-        odd.add_message(b"main/no_such_action: x");
         odd.add_message(b"");
+        assert!(!odd.any());
+        odd.add_message(b"main/no_such_action: x");
         assert!(odd.any());
     }
 }
