@@ -276,3 +276,22 @@ frobnicate: 1
     assert shown.rc == 0, shown
     for text in expected:
         assert "wisp: warning: " + text in shown.stderr, shown.stderr
+
+
+def test_the_user_data_limit_binds_a_plain_script(run, imds, root):
+    (root / "etc/wisp.conf").write_text((root / "etc/wisp.conf").read_text() + "WISP_USERDATA_LIMIT=1024\n")
+    script = "#!/bin/sh\necho ran > \"$(dirname \"$0\")/script-ran\"\n" + "# padding\n" * 300
+    assert len(script) > 3000
+    imds(aws_metadata(user_data=script))
+    result = run("bootstrap", root=root)
+    assert result.rc == 1, result
+    reason = "user-data: larger than WISP_USERDATA_LIMIT (1024 bytes)"
+    # Refused by its first user-data action; the others are held back by it.
+    assert f"main/userdata_bootcmd: failed: {reason}" in result.stderr, result.stderr
+    assert "final/run_userdata: not run: the user-data's error is above" in result.stderr
+    assert not (root / "var/lib/cloud/script-ran").exists()
+    # Saved as received (0600), the owner still gets in, the bootstrap stays incomplete.
+    assert (root / "var/lib/cloud/user-data").read_text() == script
+    assert stat(root / "var/lib/cloud/user-data") == (0o600, 0, 0)
+    assert_keys_installed(root, ED25519, ECDSA)
+    assert not complete(root)
