@@ -69,16 +69,36 @@ def test_failing_script_is_an_error_in_both(run, imds, root):
 
 
 def test_failure_in_an_earlier_phase_ends_the_wait(run, imds, root):
-    """A failed phase writes result.json at once: nothing after it runs to write it."""
+    """A failed phase writes result.json at once, before the phases after it run; a later
+    phase, run alone as its service runs it, reads the failure back from status.json and
+    leaves the bootstrap incomplete."""
     imds(aws_metadata(user_data_b64=base64.b64encode(b"\xfd7zXZ\x00\x00rest").decode()))
-    result = run("bootstrap", root=root)
+    for phase in ("boot", "early", "main"):
+        result = run(phase, root=root)
     assert result.rc == 1, result
     status, outcome = documents(root)
-    # Undecodable user-data stops the main phase, after the user and keys.
     assert not status["v1"]["init"]["errors"]
-    assert status["v1"]["modules-config"]["errors"] and status["v1"]["modules-final"]["start"] is None
-    assert outcome["v1"]["errors"] == status["v1"]["modules-config"]["errors"]
-    assert "xz-compressed" in outcome["v1"]["errors"][0]
+    # Undecodable user-data fails the first user-data action; the others are held back
+    # by it (logged, not recorded again); the user and keys are in place.
+    [message] = status["v1"]["modules-config"]["errors"]
+    assert message.startswith("main/userdata_bootcmd: user-data is xz-compressed"), message
+    assert "main/userdata_users: not run: the user-data's error is above" in result.stderr
+    assert "main/set_ssh_keys: ok: 2 keys for alpine" in result.stderr
+    assert status["v1"]["modules-final"]["start"] is None
+    assert outcome["v1"]["errors"] == [message]
+
+    result = run("final", root=root)
+    assert result.rc == 1, result
+    assert "final/bootstrap_complete: not run: an earlier action failed" in result.stderr
+    assert "final/userdata_power_state: not run: needs bootstrap_complete" in result.stderr
+    assert not (root / "var/lib/cloud/.bootstrap-complete").exists()
+    status, outcome = documents(root)
+    # This process reports the user-data's error once too, at its first user-data action.
+    [final_message] = status["v1"]["modules-final"]["errors"]
+    assert final_message.startswith("final/userdata_write_files_deferred: user-data is xz-compressed"), final_message
+    assert "final/run_userdata: not run: the user-data's error is above" in result.stderr
+    assert outcome["v1"]["errors"] == [message, final_message]
+    assert run("status", "--wait", root=root).rc == 1
 
 
 def test_setup_failure_before_any_phase_ends_the_wait(run, root):

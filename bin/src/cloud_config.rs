@@ -48,12 +48,47 @@ pub fn parse(userdata: &crate::userdata::UserData) -> Result<CloudConfig<'static
     Ok(config)
 }
 
+/// Says what the documents hold that wisp does not apply, each with its line: keys wisp
+/// does not know, per-user keys and entry forms it leaves out, and (with `keys`, for
+/// `wisp userdata show`; at boot the key actions say it) keys that are left out.
+#[inline(never)]
+pub fn warn_unapplied(config: &CloudConfig<'static>, keys: bool, warn: &dyn Fn(core::fmt::Arguments<'_>)) {
+    for key in config.unknown_keys() {
+        warn(format_args!("cloud-config line {}: {}: not a key wisp knows: ignored", key.line(), Shown(key.as_str().unwrap_or("?").as_bytes())));
+    }
+    config.for_each_unapplied(&mut |key, at| {
+        let what = at.as_str().unwrap_or("an entry of a form wisp does not apply");
+        warn(format_args!("cloud-config line {}: {key}: {}: not applied", at.line(), Shown(what.as_bytes())))
+    });
+    let Some(list) = config.value("ssh_authorized_keys") else { return };
+    if !keys {
+        return;
+    }
+    for item in list.items() {
+        if let Err(e) = wisp_core::authorized_keys::PublicKey::parse(item.as_str().unwrap_or("").as_bytes()) {
+            warn(format_args!("cloud-config line {}: ssh_authorized_keys: {e}: left out", item.line()));
+        }
+    }
+}
+
 pub fn run(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir, action: Action) -> Result<Line, Line> {
-    let Some(config) = session.cloud_config(ctx, var)? else { return Ok(msg!("no cloud-config")) };
+    let config = match session.cloud_config(ctx, var) {
+        Ok(Some(config)) => config,
+        Ok(None) => return Ok(msg!("no cloud-config")),
+        Err(e) => return Err(session.report(e)),
+    };
     let config = &config;
     match action {
-        Action::UserdataBootcmd => run_commands(ctx, config, "bootcmd", Some(&scripts::instance_env(var)?)),
-        Action::UserdataRuncmd => run_commands(ctx, config, "runcmd", None),
+        Action::UserdataBootcmd => run_commands(ctx, config, "bootcmd", Some(&scripts::instance_env(var)?), None),
+        Action::UserdataRuncmd => {
+            // runcmd as a whole, once per instance: a crash inside it runs it again, one
+            // after it does not.
+            let markers = crate::markers::Markers::open(var)?;
+            if markers.is_done("runcmd", None) {
+                return Ok(msg!("ran already for this instance"));
+            }
+            run_commands(ctx, config, "runcmd", None, Some(&markers))
+        }
         Action::UserdataWriteFiles => write_files(ctx, config, false),
         Action::UserdataWriteFilesDeferred => write_files(ctx, config, true),
         Action::UserdataUsers => crate::users::apply_users(ctx, config),
@@ -67,11 +102,15 @@ pub fn run(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir, action: Acti
 
 /// `bootcmd` or `runcmd`: written as the shell script cloud-init makes of the list, and
 /// run with `/bin/sh`, its output in user-data.log.
-fn run_commands(ctx: &Context<'_>, config: &CloudConfig<'static>, key: &'static str, env: Option<&CPath>) -> Result<Line, Line> {
+/// `markers`: where the run is marked done, once it ran to its end.
+fn run_commands(ctx: &Context<'_>, config: &CloudConfig<'static>, key: &'static str, env: Option<&CPath>, markers: Option<&crate::markers::Markers>) -> Result<Line, Line> {
     let Some(commands) = config.value(key) else { return Ok(msg!("no {key}")) };
     let mut script = [0u8; 64 * 1024];
     let len = cloud_config::shell_script(key, commands, &mut script).map_err(crate::output::line)?;
     let status = scripts::run_saved_shell(ctx, key.as_bytes(), &script[..len], env.map(CPath::as_cstr))?;
+    if let Some(markers) = markers {
+        markers.mark_done(ctx, key, None)?;
+    }
     scripts::finish(ctx, status, key)?;
     Ok(msg!("{} commands ran", commands.len()))
 }

@@ -5,7 +5,7 @@
 use wisp_core::cloud_init_status::{self as documents, Errors, Stage, Status};
 use wisp_core::config::Cloud;
 use wisp_core::out::Out;
-use wisp_core::phase::Phase;
+use wisp_core::phase::{Failed, Phase};
 use wisp_os_linux::fs::Dir;
 use wisp_os_linux::time::realtime_ms;
 
@@ -54,6 +54,18 @@ pub fn wait_for_result(ctx: &Context<'_>, timeout_s: Option<u32>) -> Result<bool
     }
 }
 
+/// What failed in this boot's phases before `phase`, as `status.json` recorded them: a
+/// phase run alone (as the service scripts run them) knows what the earlier ones left
+/// undone. The boot phase starts the record, so it has nothing before it.
+pub fn failed_before(ctx: &Context<'_>, phase: Phase) -> Failed {
+    let mut document = [0u8; DOCUMENT_LIMIT];
+    let mut status = Status::default();
+    let Ok(Some(text)) = ctx.read(b"/run/cloud-init/status.json", &mut document) else { return Failed::default() };
+    // A damaged document keeps what was read before the damage.
+    let _ = status.read(text);
+    status.failed_before(phase)
+}
+
 fn update(ctx: &mut Context<'_>, phase: Phase, cloud: Option<Cloud>, end: Option<Option<&str>>) {
     if let Err(e) = write_documents(ctx, phase, cloud, end) {
         ctx.log.line(format_args!("cloud-init status: {e}"));
@@ -86,7 +98,7 @@ fn write_documents(ctx: &Context<'_>, phase: Phase, cloud: Option<Cloud>, end: O
         Some(failure) => {
             stage.start_ms = stage.start_ms.or(now);
             stage.finished_ms = now;
-            stage.errors = failure.map_or(Errors::None, Errors::One);
+            stage.errors = failure.map_or(Errors::None, Errors::Lines);
         }
     }
     write(&dir, STATUS_FILE, &status, false)?;

@@ -35,6 +35,12 @@ pub struct Context<'a> {
 }
 
 impl<'a> Context<'a> {
+    /// An item left out, or a form not applied: said in the log, never fatal.
+    #[inline(never)]
+    pub fn warn(&self, args: core::fmt::Arguments<'_>) {
+        self.log.line(format_args!("warning: {args}"));
+    }
+
     pub fn load(start: &'a StartInfo, invocation: &Invocation<'a>) -> Result<Context<'a>, Line> {
         let mut root = invocation.root.unwrap_or(b"");
         while let [rest @ .., b'/'] = root {

@@ -412,12 +412,15 @@ impl<'c> Imds<'c> {
         let paths: heapless::Vec<heapless::String<64>, { aws::KEYS_LIMIT }> =
             indices.iter().map(|&index| aws::key_path(index)).collect();
         let mut states = [ValueState::NotFetched; aws::KEYS_LIMIT];
+        let round;
         {
             let mut targets: heapless::Vec<Target<'_, '_>, { aws::KEYS_LIMIT }> = heapless::Vec::new();
             for ((path, buf), state) in paths.iter().zip(keys.buf.chunks_mut(KEY_RESPONSE)).zip(states.iter_mut()) {
                 let _ = targets.push(Target { what: "openssh-key", path, buf, state });
             }
-            self.get_all(&mut targets)?;
+            // The keys that arrived are kept when one did not: the owner gets in with
+            // those, and the failure still fails set_ssh_keys so the next boot retries.
+            round = self.get_all(&mut targets);
         }
         // Join the bodies in place, in listing order, one key per line. Each body starts
         // after its response head, so the joined text never overtakes a body not yet moved.
@@ -433,7 +436,7 @@ impl<'c> Imds<'c> {
             }
         }
         keys.state = ValueState::Present { start: 0, len: joined };
-        Ok(())
+        round
     }
 
     /// GETs `path` into `buf`: the body, or `None` for 404.

@@ -40,6 +40,7 @@ mod fetch;
 #[cfg(feature = "grow")]
 mod grow;
 mod imds;
+mod markers;
 #[cfg(feature = "cloud-config")]
 mod inspect;
 mod once;

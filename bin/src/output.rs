@@ -208,7 +208,7 @@ impl Log {
         }
     }
 
-    pub fn line(&mut self, args: fmt::Arguments<'_>) {
+    pub fn line(&self, args: fmt::Arguments<'_>) {
         let line = write_line(stderr(), b"wisp: ", args);
         if let Some(file) = &self.file {
             let stamp = wisp_core::clock::iso8601(wisp_os_linux::time::realtime_secs());

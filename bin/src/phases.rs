@@ -1,9 +1,10 @@
 //! Runs phases: decides whether this instance still needs them, fetches what their
-//! actions read from the metadata service in one go, runs the actions in order, and stops
-//! at the first that fails.
+//! actions read from the metadata service in one go, and runs the actions in order. A
+//! failed action is logged and recorded; every later action that does not need it still
+//! runs (core's `Action::needs`), and the phase ends with status 1.
 
 use wisp_core::config::Cloud;
-use wisp_core::phase::{Phase, Plan};
+use wisp_core::phase::{Action, Failed, Needs, Phase, Plan};
 use wisp_core::provider::Item;
 use wisp_os_linux::fs::Dir;
 use wisp_os_linux::time::monotonic_ms;
@@ -28,8 +29,14 @@ pub struct Session<'c> {
     pub imds: Imds<'c>,
     pub metadata: &'c mut Metadata,
     /// A failure of the first round that belongs to one action's item, reported when
-    /// that action runs, so the phase stops at the action that needed it.
-    pub failed: Option<ImdsError>,
+    /// that action runs (and never fetched again this run).
+    pub fetch_failed: Option<ImdsError>,
+    /// The actions that failed, or were held back, this boot.
+    pub failed: Failed,
+    /// Whether an action was held back by a failure this run: the run then fails too.
+    held_back: bool,
+    /// Whether the first round, which fetches what every phase of the run reads, is done.
+    fetched_once: bool,
     /// A later boot of a bootstrapped instance: only every-boot actions run.
     pub later_boot: bool,
     /// The decoded user-data, once an action has needed it.
@@ -37,6 +44,8 @@ pub struct Session<'c> {
     /// Its cloud-config documents, parsed and merged, once an action has needed them.
     #[cfg(feature = "cloud-config")]
     config: Option<Result<CloudConfig<'static>, Line>>,
+    /// Whether an action has reported why the user-data cannot be applied.
+    reported: bool,
 }
 
 impl Session<'_> {
@@ -64,13 +73,7 @@ impl Session<'_> {
                 Err(e) => Err(e),
             };
             if let Ok(config) = &parsed {
-                for key in config.unknown_keys() {
-                    crate::output::error(format_args!(
-                        "cloud-config line {}: {}: not a key wisp knows: ignored",
-                        key.line(),
-                        Shown(key.as_str().unwrap_or("?").as_bytes())
-                    ));
-                }
+                crate::cloud_config::warn_unapplied(config, false, &|args| ctx.warn(args));
             }
             self.config = Some(parsed);
         }
@@ -82,7 +85,7 @@ impl Session<'_> {
     }
 
     /// The cloud-config for the actions that run from metadata too: a document that
-    /// does not parse counts as none here (the user-data actions report it and stop).
+    /// does not parse counts as none here (the user-data actions report it).
     #[cfg(feature = "cloud-config")]
     pub fn cloud_config_if_valid(&mut self, ctx: &Context<'_>, var: &Dir) -> Option<CloudConfig<'static>> {
         self.cloud_config(ctx, var).ok().flatten()
@@ -92,6 +95,13 @@ impl Session<'_> {
     #[cfg(not(feature = "cloud-config"))]
     pub fn cloud_config_if_valid(&mut self, _: &Context<'_>, _: &Dir) -> Option<CloudConfig<'static>> {
         None
+    }
+
+    /// Why the user-data cannot be applied, reported by the first action that needs it;
+    /// the later user-data actions of the run are then held back by it.
+    pub fn report(&mut self, e: Line) -> Line {
+        self.reported = true;
+        e
     }
 
     /// Decodes the user-data just saved, fetching its includes.
@@ -152,7 +162,20 @@ pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
             Err(e) => return failure(ctx, phases, msg!("azure: {e}")),
         }
     }
-    let mut session = Session { imds: Imds::new(cloud, &timeouts, ctx.config.imds_token_ttl), metadata, failed: None, later_boot: false, decoded: None, #[cfg(feature = "cloud-config")] config: None };
+    let mut session = Session {
+        imds: Imds::new(cloud, &timeouts, ctx.config.imds_token_ttl),
+        metadata,
+        fetch_failed: None,
+        // A phase run alone goes on from what the earlier phases of this boot recorded.
+        failed: cloud_init_status::failed_before(ctx, phases[0]),
+        fetched_once: false,
+        held_back: false,
+        later_boot: false,
+        decoded: None,
+        #[cfg(feature = "cloud-config")]
+        config: None,
+        reported: false,
+    };
     // What every phase of this run will read, so the first round asks for all of it.
     let mut all_items: heapless::Vec<Item, 6> = heapless::Vec::new();
     for &phase in phases {
@@ -162,18 +185,28 @@ pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
             }
         }
     }
+    let mut status = EXIT_OK;
     for &phase in phases {
         cloud_init_status::stage_started(ctx, phase, Some(cloud));
-        let result = run_phase(ctx, &mut session, &var, phase, &plans, &all_items);
-        cloud_init_status::stage_finished(ctx, phase, Some(cloud), result.as_ref().err());
+        // A phase whose actions failed lets the next phase run (each runs what does not
+        // need the failures); one that could not start its actions ends the run.
+        let (errors, go_on) = match run_phase(ctx, &mut session, &var, phase, &plans, &all_items) {
+            Ok(errors) => (errors, true),
+            Err(reason) => (Some(reason), false),
+        };
+        cloud_init_status::stage_finished(ctx, phase, Some(cloud), errors.as_ref());
         #[cfg_attr(not(feature = "azure"), allow(unused_variables))]
-        if let Err(reason) = result {
+        if let Some(reason) = errors {
             #[cfg(feature = "azure")]
             if cloud == Cloud::Azure {
                 let note = crate::azure::report_failure(&timeouts, &reason);
                 ctx.log.line(format_args!("{note}"));
             }
-            return EXIT_FAILED;
+            status = EXIT_FAILED;
+            if !go_on {
+                return status;
+            }
+            continue;
         }
         #[cfg(feature = "azure")]
         if phase == Phase::Main && cloud == Cloud::Azure {
@@ -183,7 +216,11 @@ pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
             }
         }
     }
-    EXIT_OK
+    if session.held_back {
+        EXIT_FAILED
+    } else {
+        status
+    }
 }
 
 const EXIT_OK: i32 = 0;
@@ -195,7 +232,7 @@ fn run_phase(
     phase: Phase,
     plans: &[Plan; 4],
     run_items: &[Item],
-) -> Result<(), Line> {
+) -> Result<Option<Line>, Line> {
     let started = monotonic_ms();
     let complete = state::is_complete(var).map_err(|e| logged(ctx, phase, e))?;
     let plan = &plans[phase as usize];
@@ -204,17 +241,19 @@ fn run_phase(
         // new instance is found by the early phase, which then runs boot's actions too.
         if complete {
             ctx.log.line(format_args!("boot: bootstrap complete: nothing to do"));
-            return Ok(());
+            return Ok(None);
         }
-        return run_actions(ctx, session, var, phase, plan, started);
+        return Ok(run_actions(ctx, session, var, phase, plan, started));
     }
-    let wanted: &[Item] = if complete { &[] } else { run_items };
+    // Later phases of the run ask only for the instance-id (fetched already): an item
+    // the first round could not fetch is not waited for again.
+    let wanted: &[Item] = if complete || session.fetched_once { &[] } else { run_items };
     let fetched = fetch_instance_id(session, wanted);
     let instance_id = match fetched {
         Ok(id) => id,
         Err(e) if complete => {
             ctx.log.line(format_args!("{}: cannot check the instance-id ({e}): assuming the same instance", phase.name()));
-            return Ok(());
+            return Ok(None);
         }
         Err(e) => return Err(logged(ctx, phase, msg!("failed: {e}"))),
     };
@@ -225,11 +264,11 @@ fn run_phase(
         let every_boot: Plan = plan.iter().copied().filter(|action| action.every_boot()).collect();
         if every_boot.is_empty() {
             ctx.log.line(format_args!("{}: bootstrap complete for {}: nothing to do", phase.name(), Shown(&instance_id)));
-            return Ok(());
+            return Ok(None);
         }
         ctx.log.line(format_args!("{}: bootstrap complete for {}: per-boot work only", phase.name(), Shown(&instance_id)));
         session.later_boot = true;
-        return run_actions(ctx, session, var, phase, &every_boot, started);
+        return Ok(run_actions(ctx, session, var, phase, &every_boot, started));
     }
     if complete {
         ctx.log.line(format_args!(
@@ -243,11 +282,18 @@ fn run_phase(
     if !same_instance {
         state::save_instance_id(var, &instance_id).map_err(|e| logged(ctx, phase, e))?;
     }
+    let mut boot_errors = None;
     if complete && phase == Phase::Early {
         let boot = boot_plan(ctx)?;
-        run_actions(ctx, session, var, Phase::Boot, &boot, monotonic_ms())?;
+        boot_errors = run_actions(ctx, session, var, Phase::Boot, &boot, monotonic_ms());
     }
-    run_actions(ctx, session, var, phase, plan, started)
+    Ok(match (boot_errors, run_actions(ctx, session, var, phase, plan, started)) {
+        (Some(mut boot), Some(errors)) => {
+            let _ = core::fmt::Write::write_fmt(&mut boot, format_args!("\n{errors}"));
+            Some(boot)
+        }
+        (boot, errors) => boot.or(errors),
+    })
 }
 
 fn boot_plan(ctx: &mut Context<'_>) -> Result<Plan, Line> {
@@ -281,9 +327,11 @@ fn fetch_instance_id(session: &mut Session<'_>, also: &[Item]) -> Result<heaples
     let mut wanted: heapless::Vec<Item, 6> = heapless::Vec::new();
     let _ = wanted.push(Item::InstanceId);
     let _ = wanted.extend_from_slice(also);
+    let first_round = !session.fetched_once;
+    session.fetched_once = true;
     if let Err(e) = session.imds.fetch(session.metadata, &wanted) {
         match e.item() {
-            Some(item) if item != Item::InstanceId => session.failed = Some(e),
+            Some(item) if item != Item::InstanceId && first_round => session.fetch_failed = Some(e),
             _ => return Err(msg!("{e}")),
         }
     }
@@ -305,36 +353,67 @@ fn items(plan: &Plan) -> heapless::Vec<Item, 6> {
     items
 }
 
-fn run_actions(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, phase: Phase, plan: &Plan, started: u64) -> Result<(), Line> {
+/// Runs the plan's actions, each that nothing it needs failed; the failures, one per
+/// line, as `phase/action: reason`.
+fn run_actions(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, phase: Phase, plan: &Plan, started: u64) -> Option<Line> {
+    let mut errors: Option<Line> = None;
+    let mut failures = 0;
     for &action in plan {
+        crate::markers::crash_point(ctx);
         let action_started = monotonic_ms();
-        let result = match action.metadata() {
-            Some(item) => match session.failed.filter(|e| e.item() == Some(item)) {
-                Some(e) => Err(msg!("{e}")),
-                // Only this action's item: another item's failure is not this action's.
-                None => session
-                    .imds
-                    .fetch(session.metadata, &[item])
-                    .map_err(crate::output::line)
-                    .and_then(|()| actions::run(ctx, session, var, action)),
-            },
-            None => actions::run(ctx, session, var, action),
+        let reason = match action.held_back(session.failed) {
+            Some(reason) => Some(msg!("{reason}")),
+            None if session.reported && action.needs() == Needs::Actions(&[Action::SaveUserdata]) => {
+                Some(msg!("not run: the user-data's error is above"))
+            }
+            None => None,
         };
+        if let Some(reason) = reason {
+            // Recorded as held back, not as an error of its own: the error is the cause's.
+            session.failed.add(action);
+            session.held_back = true;
+            ctx.log.line(format_args!("{}/{}: {reason}", phase.name(), action.name()));
+            continue;
+        }
+        let result = run_action(ctx, session, var, action);
         let ms = monotonic_ms() - action_started;
         let name = action.name();
         match result {
             Ok(note) => ctx.log.line(format_args!("{}/{name}: ok: {} ({ms} ms)", phase.name(), note)),
             Err(e) => {
+                session.failed.add(action);
+                failures += 1;
                 ctx.log.line(format_args!("{}/{name}: failed: {} ({ms} ms)", phase.name(), e));
-                ctx.log.line(format_args!("{}: stopped at {name}", phase.name()));
-                return Err(msg!("{}/{name}: {e}", phase.name()));
+                let line = errors.get_or_insert_with(Line::new);
+                let separator = if line.text().is_empty() { "" } else { "\n" };
+                let _ = core::fmt::Write::write_fmt(line, format_args!("{separator}{}/{name}: {e}", phase.name()));
             }
         }
     }
     let ms = monotonic_ms() - started;
     let requests = session.imds.requests;
-    ctx.log.line(format_args!("{}: done ({ms} ms, {requests} metadata requests so far)", phase.name()));
-    Ok(())
+    ctx.log.line(format_args!("{}: done, {failures} failed ({ms} ms, {requests} metadata requests so far)", phase.name()));
+    errors
+}
+
+/// One action, with the metadata item it reads. An item the first round could not fetch
+/// fails its action, after the action has applied what did arrive (the keys that were
+/// fetched when one was not), so the next boot retries it.
+fn run_action(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: Action) -> Result<Line, Line> {
+    let Some(item) = action.metadata() else { return actions::run(ctx, session, var, action) };
+    let fetch_failed = match session.fetch_failed.filter(|e| e.item() == Some(item)) {
+        Some(e) => Some(msg!("{e}")),
+        // Only this action's item: another item's failure is not this action's.
+        None => session.imds.fetch(session.metadata, &[item]).err().map(crate::output::line),
+    };
+    match fetch_failed {
+        None => actions::run(ctx, session, var, action),
+        Some(e) if item == Item::SshKeys && session.metadata.get(item).is_some() => {
+            let applied = actions::run(ctx, session, var, action)?;
+            Err(msg!("{e} (applied what arrived: {applied})"))
+        }
+        Some(e) => Err(e),
+    }
 }
 
 fn usage_error(ctx: &mut Context<'_>, phases: &[Phase], message: Line) -> i32 {

@@ -13,6 +13,7 @@ use wisp_os_linux::process::{self, ExitStatus};
 use wisp_os_linux::{AsFd, BorrowedFd, OwnedFd};
 
 use crate::context::Context;
+use crate::markers::Markers;
 use crate::output::{Line, Os, Shown};
 use crate::phases::Session;
 use crate::userdata::{var_child, Part};
@@ -60,7 +61,15 @@ pub fn run_userdata(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) -> 
     let mut id_buf = [0u8; crate::state::INSTANCE_ID_LIMIT];
     let id = crate::state::saved_instance_id(var, &mut id_buf).unwrap_or(b"");
     let output = open_log(ctx, later_boot)?;
-    let userdata = if later_boot { None } else { session.userdata(ctx, var)? };
+    let userdata = match later_boot {
+        true => None,
+        false => {
+            if let Some(e) = session.userdata(ctx, var).err() {
+                return Err(session.report(e));
+            }
+            session.userdata(ctx, var)?
+        }
+    };
     let scripts = ctx.create_dir(var_child(ctx, SCRIPTS_DIR)?.as_bytes())?;
     let mut ran = 0;
     for frequency in Frequency::ALL {
@@ -83,7 +92,11 @@ pub fn run_userdata(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) -> 
         if !due {
             continue;
         }
-        ran += run_directory(ctx, directory, &dir, output.as_fd())?;
+        let markers = match frequency {
+            Frequency::Instance => Some(Markers::open(var)?),
+            _ => None,
+        };
+        ran += run_directory(ctx, directory, &dir, output.as_fd(), markers.as_ref())?;
         let done = match frequency {
             Frequency::Boot => Ok(()),
             // Made durable with the rest by the sync before the completion marker.
@@ -97,21 +110,27 @@ pub fn run_userdata(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) -> 
         let what = if later_boot { "per-boot" } else { "user-data is empty or absent; image" };
         return Ok(msg!("{what} scripts: {ran} ran"));
     };
-    let mut skipped = 0;
+    let markers = Markers::open(var)?;
+    let (mut skipped, mut done) = (0, 0);
     for (index, part) in userdata.parts.iter().enumerate() {
         match part.kind {
-            Kind::Script if part.whole => {
-                // A lone script runs as tiny-cloud runs it: the saved file itself.
-                let path = script_path(ctx, &[crate::actions::USER_DATA])?;
-                finish(ctx, run_script(ctx, part.bytes, &path, None, output.as_fd())?, "user-data script")?;
-                ran += 1;
-            }
             Kind::Script => {
-                let name = part_name(part, index);
-                scripts.write_volatile(name.as_bytes(), part.bytes, 0o700).map_err(|e| msg!("cannot save {name}: {}", Os(e)))?;
-                let path = script_path(ctx, &[SCRIPTS_DIR, b"/", name.as_bytes()])?;
+                // A lone script runs as tiny-cloud runs it: the saved file itself.
+                let own_name = part_name(part, index);
+                let name = if part.whole { "user-data" } else { own_name.as_str() };
+                if markers.is_done("script", Some(name)) {
+                    done += 1;
+                    continue;
+                }
+                let path = if part.whole {
+                    script_path(ctx, &[crate::actions::USER_DATA])?
+                } else {
+                    scripts.write_volatile(name.as_bytes(), part.bytes, 0o700).map_err(|e| msg!("cannot save {name}: {}", Os(e)))?;
+                    script_path(ctx, &[SCRIPTS_DIR, b"/", name.as_bytes()])?
+                };
                 let status = run_script(ctx, part.bytes, &path, None, output.as_fd())?;
-                finish(ctx, status, &name)?;
+                markers.mark_done(ctx, "script", Some(name))?;
+                finish(ctx, status, if part.whole { "user-data script" } else { name })?;
                 ran += 1;
             }
             // Handled by other actions, or above.
@@ -128,7 +147,7 @@ pub fn run_userdata(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) -> 
         }
     }
     record_exit(ctx, ExitStatus::Exited(0))?;
-    Ok(msg!("{ran} scripts ran, {skipped} parts not supported"))
+    Ok(msg!("{ran} scripts ran, {done} had run already, {skipped} parts not supported"))
 }
 
 /// `userdata_boothooks`: cloud-init's boothooks, every boot, before anything else of
@@ -169,7 +188,8 @@ pub fn instance_env(var: &Dir) -> Result<CPath, Line> {
 }
 
 /// Runs the executable files of a script directory in name order, as run-parts does.
-fn run_directory(ctx: &Context<'_>, directory: &[u8], dir: &Dir, output: BorrowedFd<'_>) -> Result<usize, Line> {
+/// Scripts `markers` has marked done are not run again.
+fn run_directory(ctx: &Context<'_>, directory: &[u8], dir: &Dir, output: BorrowedFd<'_>, markers: Option<&Markers>) -> Result<usize, Line> {
     let mut names: heapless::Vec<heapless::String<{ wisp_core::userdata::SCRIPT_NAME_LIMIT }>, DIRECTORY_LIMIT> = heapless::Vec::new();
     let mut refused: Option<Line> = None;
     dir.for_each_entry(|name| {
@@ -197,12 +217,15 @@ fn run_directory(ctx: &Context<'_>, directory: &[u8], dir: &Dir, output: Borrowe
     let mut ran = 0;
     for name in &names {
         let executable = matches!(dir.metadata(name.as_bytes()), Ok(Some(m)) if m.is_file() && m.permissions() & 0o111 != 0);
-        if !executable {
+        if !executable || markers.is_some_and(|m| m.is_done("per-instance", Some(name))) {
             continue;
         }
         let path = script_path(ctx, &[SCRIPTS_DIR, b"/", directory, b"/", name.as_bytes()])?;
         let status = execute(ctx, path.as_cstr(), &[path.as_cstr()], None, output)
             .map_err(|e| msg!("cannot run scripts/{}/{name}: {e}", Shown(directory)))?;
+        if let Some(markers) = markers {
+            markers.mark_done(ctx, "per-instance", Some(name))?;
+        }
         let mut label = heapless::String::<160>::new();
         let _ = core::fmt::write(&mut label, format_args!("scripts/{}/{name}", Shown(directory)));
         finish(ctx, status, &label)?;

@@ -27,7 +27,8 @@ pub fn packages(ctx: &Context<'_>, config: &CloudConfig<'static>) -> Result<Line
     let upgrade = config.flag("package_upgrade", false)?;
     let mut names: heapless::Vec<CPath, { ARGS_LIMIT - 2 }> = heapless::Vec::new();
     if let Some(list) = config.value("packages") {
-        for item in cloud_config::items("packages", list)? {
+        // Another package manager's form (`{apt: [...]}`) is left out, with a warning.
+        for item in cloud_config::items("packages", list)?.filter(|item| item.kind() != Kind::Mapping) {
             let mut name = CPath::new();
             let words: heapless::Vec<_, 2> = match item.kind() {
                 Kind::Sequence => item.items().map(|w| cloud_config::text("packages", w)).collect::<Result<_, _>>()?,

@@ -232,7 +232,9 @@ fn create_home(ctx: &Context<'_>, home: &[u8], uid: u32, gid: u32) -> Result<boo
     let (parent, name) = split_home(home)?;
     let parent = ctx.create_dir(parent)?;
     let created = parent.create_dir(name, 0o755).map_err(|e| crate::output::path_error(home, e))?;
-    if created {
+    // A home still root's is one a crash left between mkdir and chown: it gets its owner.
+    let left_by_crash = matches!(parent.metadata(name), Ok(Some(m)) if m.is_dir() && m.uid == 0 && uid != 0);
+    if created || left_by_crash {
         let dir = parent.open_child(name).map_err(|e| crate::output::path_error(home, e))?;
         dir.set_owner_and_mode(uid, gid, 0o755).map_err(|e| crate::output::path_error(home, e))?;
     }
@@ -246,29 +248,44 @@ fn split_home(home: &[u8]) -> Result<(&[u8], &[u8]), Line> {
     }
 }
 
-/// The metadata's host name, unless cloud-config sets `preserve_hostname`, or names one
-/// with `fqdn` or `hostname` (which win, as in cloud-init); `manage_etc_hosts: false`
-/// leaves /etc/hosts alone.
+/// The host name, from the metadata and cloud-config's `hostname`, `fqdn` and
+/// `prefer_fqdn_over_hostname` as cloud-init chooses it (core's `short_and_full`), unless
+/// cloud-config sets `preserve_hostname`; `manage_etc_hosts: false` leaves /etc/hosts
+/// alone. A name that is not a valid host name is left out with a warning: wrong for good,
+/// it must not fail the boot.
 #[inline(never)]
 pub fn set_hostname(ctx: &Context<'_>, value: Option<&[u8]>, config: Option<&CloudConfig<'static>>) -> Result<Line, Line> {
     let mut manage_hosts = true;
-    let mut raw = value.unwrap_or(b"");
+    let (mut short, mut full, mut prefer_full) = (None, None, false);
     if let Some(config) = config {
         if config.flag("preserve_hostname", false).map_err(crate::output::line)? {
             return Ok(msg!("preserve_hostname: left as it is"));
         }
-        if let Some(name) = config.text("fqdn").map_err(crate::output::line)?.or(config.text("hostname").map_err(crate::output::line)?) {
-            raw = name.as_bytes();
-        }
+        full = config.text("fqdn").map_err(crate::output::line)?.map(str::as_bytes);
+        short = config.text("hostname").map_err(crate::output::line)?.map(str::as_bytes);
+        prefer_full = config.flag("prefer_fqdn_over_hostname", false).map_err(crate::output::line)?;
         manage_hosts = config.value("manage_etc_hosts").is_none_or(|v| v.as_bool() != Some(false));
     }
-    if raw.is_empty() {
+    let (short, full) = wisp_core::hostname::short_and_full(short, full, value.unwrap_or(b""));
+    if short.is_empty() {
         return Ok(msg!("no hostname in the metadata: left as it is"));
     }
-    let name = Hostname::parse(raw).map_err(crate::output::line)?;
+    let full = if full.trim_ascii().is_empty() { short } else { full };
+    let (short, full) = match (Hostname::parse(short), Hostname::parse(full)) {
+        (Ok(short), Ok(full)) => (short.fqdn(), full.fqdn()),
+        (Err(e), _) | (_, Err(e)) => {
+            ctx.warn(format_args!("set_hostname: {} ({}): {e}: left out", Shown(short.trim_ascii_end()), Shown(full.trim_ascii_end())));
+            return Ok(msg!("left as it is"));
+        }
+    };
+    let name = if prefer_full { full } else { short };
+    if name.len() > wisp_core::hostname::KERNEL_LIMIT {
+        ctx.warn(format_args!("set_hostname: {name}: over 64 bytes: left out"));
+        return Ok(msg!("left as it is"));
+    }
     let etc = ctx.create_dir(b"/etc")?;
     let mut hostname_line = heapless::Vec::<u8, 80>::new();
-    let _ = hostname_line.extend_from_slice(name.short().as_bytes());
+    let _ = hostname_line.extend_from_slice(name.as_bytes());
     let _ = hostname_line.push(b'\n');
     if !etc.has_contents(b"hostname", &hostname_line).unwrap_or(false) {
         etc.write_atomic(b"hostname", &hostname_line, 0o644, None).map_err(|e| crate::output::os_error("/etc/hostname", e))?;
@@ -276,12 +293,12 @@ pub fn set_hostname(ctx: &Context<'_>, value: Option<&[u8]>, config: Option<&Clo
     if manage_hosts {
         let mut hosts = SystemFile::read(ctx, "/etc", "hosts", "/etc/hosts", 0o644)?;
         let mut new = [0u8; FILE_LIMIT];
-        if let Some(len) = hosts_file::update(hosts.text(), name.fqdn(), name.short(), &mut new).map_err(crate::output::line)? {
+        if let Some(len) = hosts_file::update(hosts.text(), full, short, &mut new).map_err(crate::output::line)? {
             hosts.replace(&new[..len])?;
         }
     }
-    wisp_os_linux::system::set_hostname(name.short().as_bytes()).map_err(|e| crate::output::os_error("sethostname", e))?;
-    Ok(msg!("{} ({})", name.short(), name.fqdn()))
+    wisp_os_linux::system::set_hostname(name.as_bytes()).map_err(|e| crate::output::os_error("sethostname", e))?;
+    Ok(msg!("{name} ({full})"))
 }
 
 /// The metadata's keys and cloud-config's `ssh_authorized_keys`, for the default user.
@@ -292,11 +309,14 @@ pub fn set_ssh_keys(ctx: &Context<'_>, value: Option<&[u8]>, config: Option<&Clo
         if line.iter().all(|b| b.is_ascii_whitespace()) {
             continue;
         }
-        let key = PublicKey::parse(line).map_err(|e| msg!("key {}: {e}", index + 1))?;
-        keys.push(key).map_err(|_| msg!("more than {KEYS_LIMIT} keys"))?;
+        // A key that is wrong is wrong for good: left out, so the others still get in.
+        match PublicKey::parse(line) {
+            Ok(key) => keys.push(key).map_err(|_| msg!("more than {KEYS_LIMIT} keys"))?,
+            Err(e) => ctx.warn(format_args!("set_ssh_keys: metadata key {}: {e}: left out", index + 1)),
+        }
     }
     if let Some(listed) = config.and_then(|c| c.value("ssh_authorized_keys")) {
-        add_config_keys(listed, &mut keys)?;
+        add_config_keys(ctx, listed, &mut keys)?;
     }
     if keys.is_empty() {
         return Ok(msg!("no keys in the metadata"));
@@ -307,12 +327,15 @@ pub fn set_ssh_keys(ctx: &Context<'_>, value: Option<&[u8]>, config: Option<&Clo
     install_keys(ctx, ctx.config.cloud_user.as_bytes(), &keys)
 }
 
-/// The keys of a cloud-config list, validated as the metadata's are.
-fn add_config_keys<'a>(listed: wisp_core::yaml::Value<'a>, keys: &mut heapless::Vec<PublicKey<'a>, KEYS_LIMIT>) -> Result<(), Line> {
+/// The keys of a cloud-config list, validated as the metadata's are; a wrong one is
+/// left out with a warning.
+fn add_config_keys<'a>(ctx: &Context<'_>, listed: wisp_core::yaml::Value<'a>, keys: &mut heapless::Vec<PublicKey<'a>, KEYS_LIMIT>) -> Result<(), Line> {
     for item in cloud_config::items("ssh_authorized_keys", listed).map_err(crate::output::line)? {
         let text = cloud_config::text("ssh_authorized_keys", item).map_err(crate::output::line)?;
-        let key = PublicKey::parse(text.as_bytes()).map_err(|e| msg!("cloud-config line {}: ssh_authorized_keys: {e}", item.line()))?;
-        keys.push(key).map_err(|_| msg!("more than {KEYS_LIMIT} keys"))?;
+        match PublicKey::parse(text.as_bytes()) {
+            Ok(key) => keys.push(key).map_err(|_| msg!("more than {KEYS_LIMIT} keys"))?,
+            Err(e) => ctx.warn(format_args!("cloud-config line {}: ssh_authorized_keys: {e}: left out", item.line())),
+        }
     }
     Ok(())
 }
@@ -438,7 +461,7 @@ fn apply_user(ctx: &Context<'_>, spec: &cloud_config::UserSpec<'static>) -> Resu
     ensure_account(ctx, &account, &mut done).map_err(|e| msg!("user {}: {e}", Shown(spec.name.as_bytes())))?;
     if let Some(listed) = spec.ssh_authorized_keys {
         let mut keys: heapless::Vec<PublicKey<'_>, KEYS_LIMIT> = heapless::Vec::new();
-        add_config_keys(listed, &mut keys)?;
+        add_config_keys(ctx, listed, &mut keys)?;
         install_keys(ctx, spec.name.as_bytes(), &keys).map_err(|e| msg!("user {}: {e}", Shown(spec.name.as_bytes())))?;
     }
     Ok(())

@@ -28,10 +28,11 @@ pub enum KeyError {
     LineTooLong { limit: usize },
     /// A control byte (other than a tab) at this position.
     ControlCharacter { position: usize },
-    /// The first field is no key type wisp knows. Lines with options
-    /// (`command="..." ssh-ed25519 ...`) land here too: wisp installs keys as the cloud
-    /// names them, and a metadata service has no business setting options.
+    /// The first field after any options is no key type wisp knows.
     UnknownType,
+    /// The options before the key type, as sshd(8) reads them: an option sshd does not
+    /// know (sshd would ignore the whole line), or a quote left open.
+    BadOptions { position: usize },
     MissingKey,
     /// The key is not base64, or does not decode to a key of the named type.
     BadKeyData,
@@ -45,7 +46,8 @@ impl fmt::Display for KeyError {
             KeyError::Empty => f.write_str("empty key line"),
             KeyError::LineTooLong { limit } => write!(f, "key line longer than {limit} bytes"),
             KeyError::ControlCharacter { position } => write!(f, "key line has a control character at position {position}"),
-            KeyError::UnknownType => f.write_str("key line does not start with a known key type"),
+            KeyError::UnknownType => f.write_str("key line does not start with a known key type (after its options)"),
+            KeyError::BadOptions { position } => write!(f, "key line options are not as sshd(8) reads them at position {position}"),
             KeyError::MissingKey => f.write_str("key line has a type but no key"),
             KeyError::BadKeyData => f.write_str("key data is not a valid key of the named type"),
             KeyError::FileTooLarge { limit } => write!(f, "authorized_keys would be larger than {limit} bytes"),
@@ -53,7 +55,55 @@ impl fmt::Display for KeyError {
     }
 }
 
-/// A validated key: its type, its base64 blob, and the whole line as it will be written.
+/// The options sshd(8) knows, in "AUTHORIZED_KEYS FILE FORMAT" (one string, not a
+/// table of 22, to keep the binary small); it compares names without case.
+const OPTIONS: &str = "agent-forwarding cert-authority command environment expiry-time from no-agent-forwarding \
+    no-port-forwarding no-pty no-user-rc no-x11-forwarding permitlisten permitopen port-forwarding principals pty \
+    no-touch-required verify-required restrict tunnel user-rc x11-forwarding";
+
+/// The length of the options field that starts `line`, as sshd(8) reads it: `name` or
+/// `name="value"`, separated by commas, ending at the first blank outside quotes; in a
+/// value, `\"` is a quote. A line that starts with a key type has none (0).
+fn options_len(line: &[u8]) -> Result<usize, KeyError> {
+    let first = line.split(|&b| b == b' ' || b == b'\t').next().unwrap_or(b"");
+    if KEY_TYPES.iter().any(|known| known.as_bytes() == first) {
+        return Ok(0);
+    }
+    let mut i = 0;
+    loop {
+        let name_start = i;
+        while i < line.len() && (line[i].is_ascii_alphanumeric() || line[i] == b'-') {
+            i += 1;
+        }
+        let name = &line[name_start..i];
+        if !OPTIONS.split(' ').any(|known| known.as_bytes().eq_ignore_ascii_case(name)) {
+            return Err(KeyError::BadOptions { position: name_start });
+        }
+        if line.get(i) == Some(&b'=') {
+            if line.get(i + 1) != Some(&b'"') {
+                return Err(KeyError::BadOptions { position: i + 1 });
+            }
+            i += 2;
+            loop {
+                match line.get(i) {
+                    None => return Err(KeyError::BadOptions { position: i }),
+                    Some(b'\\') if line.get(i + 1) == Some(&b'"') => i += 2,
+                    Some(b'"') => break,
+                    Some(_) => i += 1,
+                }
+            }
+            i += 1;
+        }
+        match line.get(i) {
+            Some(b',') => i += 1,
+            Some(b' ' | b'\t') => return Ok(i),
+            _ => return Err(KeyError::BadOptions { position: i }),
+        }
+    }
+}
+
+/// A validated key: its type, its base64 blob, and the whole line as it will be written
+/// (options, as sshd(8) reads them, kept verbatim).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PublicKey<'a> {
     pub key_type: &'a [u8],
@@ -63,6 +113,7 @@ pub struct PublicKey<'a> {
 
 impl<'a> PublicKey<'a> {
     /// Validates one line; a trailing CR (Azure sends `\r\n`) and surrounding spaces go.
+    #[inline(never)]
     pub fn parse(raw: &'a [u8]) -> Result<PublicKey<'a>, KeyError> {
         let line = raw.trim_ascii();
         if line.is_empty() {
@@ -74,7 +125,8 @@ impl<'a> PublicKey<'a> {
         if let Some(position) = line.iter().position(|&b| (b < 0x20 && b != b'\t') || b == 0x7f) {
             return Err(KeyError::ControlCharacter { position });
         }
-        let mut fields = line.split(|&b| b == b' ' || b == b'\t').filter(|f| !f.is_empty());
+        let options = options_len(line)?;
+        let mut fields = line[options..].split(|&b| b == b' ' || b == b'\t').filter(|f| !f.is_empty());
         let key_type = fields.next().ok_or(KeyError::Empty)?;
         if !KEY_TYPES.iter().any(|known| known.as_bytes() == key_type) {
             return Err(KeyError::UnknownType);
@@ -87,21 +139,40 @@ impl<'a> PublicKey<'a> {
     }
 }
 
-/// A key blob is base64 of SSH wire data starting with its type as a length-prefixed
-/// string; checking that catches truncated and pasted-wrong keys.
+/// A key blob is base64 of SSH wire data: length-prefixed fields, its type first, then
+/// the key's numbers or strings, with nothing after the last. Walking the fields as the
+/// blob decodes (in pieces of 4 KiB) catches truncated and pasted-wrong keys.
 fn blob_names_type(blob: &[u8], key_type: &[u8]) -> bool {
-    // Enough of the blob to hold a 4-byte length and the longest type name.
-    let mut head = [0u8; 48];
-    let prefix_len = blob.len().min(64) / 4 * 4;
-    let Ok(decoded) = crate::base64::decode(&blob[..prefix_len], &mut head) else { return false };
-    let full_ok = {
-        // The whole blob must be valid base64 too; decode it in pieces of 4 KiB.
-        let mut scratch = [0u8; 3 * 1024];
-        blob.chunks(4 * 1024).all(|chunk| crate::base64::decode(chunk, &mut scratch).is_ok())
-    };
-    let head = &head[..decoded];
-    let Some(length) = head.get(..4).map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]) as usize) else { return false };
-    full_ok && head.get(4..4 + length) == Some(key_type)
+    let mut scratch = [0u8; 3 * 1024];
+    // Bytes of the current field's length read, the bytes of its data still to come, how
+    // many fields have started, and the position in the current one.
+    let (mut length_bytes, mut left, mut fields, mut offset) = (0, 0usize, 0, 0);
+    for chunk in blob.chunks(4 * 1024) {
+        let Ok(len) = crate::base64::decode(chunk, &mut scratch) else { return false };
+        for &byte in &scratch[..len] {
+            if length_bytes < 4 {
+                left = left << 8 | usize::from(byte);
+                length_bytes += 1;
+                if length_bytes == 4 {
+                    fields += 1;
+                    offset = 0;
+                }
+            } else {
+                if fields == 1 && key_type.get(offset) != Some(&byte) {
+                    return false;
+                }
+                offset += 1;
+                left -= 1;
+            }
+            if length_bytes == 4 && left == 0 {
+                if fields == 1 && offset != key_type.len() {
+                    return false;
+                }
+                length_bytes = 0;
+            }
+        }
+    }
+    length_bytes == 0 && fields >= 2
 }
 
 /// The fields that make two lines the same key: type and blob, not the comment.
@@ -155,16 +226,19 @@ mod tests {
 
     #[test]
     fn refusals() {
-        let cases: [(&[u8], KeyError); 8] = [
+        let cases: [(&[u8], KeyError); 10] = [
             (b"", KeyError::Empty),
             (b"  \r\n", KeyError::Empty),
             (b"ssh-ed25519 AAAA\x1b[2J", KeyError::ControlCharacter { position: 16 }),
             (b"ssh-ed25519 AAAA\rroot", KeyError::ControlCharacter { position: 16 }),
-            (b"command=\"rm -rf /\" ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIP6zWIGFsiIt1uW2eXmASHnCRo/IiaNJBUNBBBA8SwbT", KeyError::UnknownType),
+            (b"commands=\"rm -rf /\" ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIP6zWIGFsiIt1uW2eXmASHnCRo/IiaNJBUNBBBA8SwbT", KeyError::BadOptions { position: 0 }),
             (b"ssh-ed25519", KeyError::MissingKey),
             (b"ssh-ed25519 not!base64", KeyError::BadKeyData),
             // An RSA blob under the ed25519 name.
             (b"ssh-ed25519 AAAAB3NzaC1yc2EAAAADAQABAAAAgQC7", KeyError::BadKeyData),
+            // Truncated: the key's 32 bytes end early, or the blob ends inside a length.
+            (b"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIP6zWIGFsiIt1uW2eXmASHnCRo/IiaNJBUNBBBA8", KeyError::BadKeyData),
+            (b"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAA", KeyError::BadKeyData),
         ];
         for (line, error) in cases {
             assert_eq!(PublicKey::parse(line), Err(error), "{:?}", String::from_utf8_lossy(line));
@@ -174,6 +248,45 @@ mod tests {
         assert!(PublicKey::parse(&long).is_ok());
         long.push(b'x');
         assert_eq!(PublicKey::parse(&long), Err(KeyError::LineTooLong { limit: LINE_LIMIT }));
+    }
+
+    #[test]
+    fn options_as_sshd_reads_them() {
+        const BLOB: &str = "AAAAC3NzaC1lZDI1NTE5AAAAIP6zWIGFsiIt1uW2eXmASHnCRo/IiaNJBUNBBBA8SwbT";
+        for options in [
+            "command=\"/usr/bin/true\",no-pty",
+            "restrict",
+            "cert-authority,principals=\"a,b c\"",
+            "from=\"10.0.0.0/8,!10.1.2.3\",environment=\"A=b \\\"c\\\"\",No-Port-Forwarding",
+            "command=\"\"",
+        ] {
+            let line = format!("{options} ssh-ed25519 {BLOB} x@y");
+            let key = PublicKey::parse(line.as_bytes()).unwrap_or_else(|e| panic!("{line}: {e}"));
+            assert_eq!((key.key_type, key.blob, key.line), (&b"ssh-ed25519"[..], BLOB.as_bytes(), line.as_bytes()));
+        }
+        let cases: [(&str, KeyError); 7] = [
+            ("command=\"x ssh-ed25519 ", KeyError::BadOptions { position: 91 }), // open to the end
+            ("command=x ssh-ed25519 ", KeyError::BadOptions { position: 8 }),
+            ("no-pty,,restrict ssh-ed25519 ", KeyError::BadOptions { position: 7 }),
+            ("no-pty, ssh-ed25519 ", KeyError::BadOptions { position: 7 }),
+            ("no-ptyx ssh-ed25519 ", KeyError::BadOptions { position: 0 }),
+            ("command=\"a\"b ssh-ed25519 ", KeyError::BadOptions { position: 11 }),
+            ("restrict rsa-sha1 ", KeyError::UnknownType),
+        ];
+        for (start, error) in cases {
+            let line = format!("{start}{BLOB}");
+            assert_eq!(PublicKey::parse(line.as_bytes()), Err(error), "{line}");
+        }
+        // A line break inside quotes is a control character: no second line gets in.
+        let smuggled = format!("command=\"a\nssh-ed25519 {BLOB}\" ssh-ed25519 {BLOB}");
+        assert_eq!(PublicKey::parse(smuggled.as_bytes()), Err(KeyError::ControlCharacter { position: 10 }));
+        // The same key with options is the same key: not added twice.
+        let plain = PublicKey::parse(ED25519).unwrap();
+        let with = format!("restrict {}", core::str::from_utf8(ED25519).unwrap());
+        let with = PublicKey::parse(with.as_bytes()).unwrap();
+        let mut out = [0u8; 512];
+        assert_eq!(merge(&[ED25519, b"\n"].concat(), &[with], &mut out), Ok(None));
+        assert_eq!(merge(b"", &[plain, with], &mut out).unwrap(), Some(ED25519.len() + 1));
     }
 
     #[test]

@@ -40,7 +40,7 @@ pub const MACHINE_ID: (&[u8], &[u8]) = (b"/etc", b"machine-id");
 /// per-instance and per-once work from running again; then user-data's scripts (with the
 /// per-X directories: one instance's per-instance scripts must not run for the next, as
 /// cloud-init's clean also decides), boothooks and includes.
-const VAR_ENTRIES: [&[u8]; 12] = [
+const VAR_ENTRIES: [&[u8]; 13] = [
     INSTANCE_ID,
     PER_INSTANCE_DONE,
     PER_ONCE_DONE,
@@ -53,6 +53,7 @@ const VAR_ENTRIES: [&[u8]; 12] = [
     SCRIPTS_DIR,
     BOOTHOOKS_DIR,
     INCLUDES_DIR,
+    SEM_DIR,
 ];
 const LOG_FILES: [&[u8]; 3] = [LOG, USER_DATA_LOG, USER_DATA_EXIT];
 
@@ -102,7 +103,7 @@ mod tests {
         let removals = all(Options::default());
         assert_eq!(removals[0], Removal::CompletionMarker);
         let wrote = [INSTANCE_ID, USER_DATA, META_DATA, VENDOR_DATA, NETWORK_CONFIG, PER_INSTANCE_DONE, PER_ONCE_DONE, AUTODETECT];
-        for name in wrote.into_iter().chain([AZURE_REPORTED, SCRIPTS_DIR, BOOTHOOKS_DIR, INCLUDES_DIR]) {
+        for name in wrote.into_iter().chain([AZURE_REPORTED, SCRIPTS_DIR, BOOTHOOKS_DIR, INCLUDES_DIR, SEM_DIR]) {
             assert!(removals.contains(&Removal::Var(name)), "{}", String::from_utf8_lossy(name));
         }
         assert!(!removals.contains(&Removal::Var(b"seed")));

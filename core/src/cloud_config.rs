@@ -117,6 +117,8 @@ impl<'a> CloudConfig<'a> {
                 items(key, list)?.try_for_each(|item| match item.kind() {
                     Kind::Sequence => item.items().try_for_each(|word| text(key, word).map(drop)),
                     _ if key == "mounts" => Err(error(key, item, "an entry is not a list")),
+                    // Another package manager's form (`{apt: [...]}`): left out.
+                    Kind::Mapping if key == "packages" => Ok(()),
                     _ => text(key, item).map(drop),
                 })?;
             }
@@ -180,6 +182,33 @@ impl<'a> CloudConfig<'a> {
             }
         }
         out.write_char('}')
+    }
+
+    /// What wisp reads but does not apply, each with where it is: per-user keys it does not
+    /// apply (`ssh_import_id`, `selinux_user`...), and `users` and `packages` entries of
+    /// valid cloud-init forms it leaves out (`{snapuser: ...}`, `{apt: [...]}`).
+    #[inline(never)]
+    pub fn for_each_unapplied(&self, note: &mut dyn FnMut(&'static str, Value<'a>)) {
+        for key in [USERS, "packages"] {
+            let Some(list) = self.value(key) else { continue };
+            if list.kind() != Kind::Sequence {
+                continue;
+            }
+            for entry in list.items() {
+                if entry.kind() != Kind::Mapping {
+                    continue;
+                }
+                if key == "packages" || user_field(entry, "name").is_none() {
+                    note(key, entry);
+                    continue;
+                }
+                for (name, _) in entry.entries() {
+                    if !user_key_applied(name.as_str().unwrap_or("")) {
+                        note(key, name);
+                    }
+                }
+            }
+        }
     }
 
     /// Every top-level key wisp does not know, once each (the last document's place).
@@ -431,6 +460,8 @@ pub fn for_each_user<'a, E: From<ConfigError>>(users: Value<'a>, mut visit: impl
     }
     for item in users.items() {
         let entry = match item.kind() {
+            // Another module's form (`{snapuser: ...}`): left out (`for_each_unapplied`).
+            Kind::Mapping if user_field(item, "name").is_none() => continue,
             Kind::Mapping => user_spec(item)?,
             _ => named(text(USERS, item)?.trim()),
         };
@@ -462,10 +493,22 @@ fn named(name: &str) -> UserEntry<'_> {
     }
 }
 
+/// The per-user keys wisp applies (one string, not a table, to keep the binary small).
+const USER_KEYS: &str = "name gecos primary_group groups shell homedir system no_create_home lock_passwd \
+    hashed_passwd passwd plain_text_passwd uid sudo doas ssh_authorized_keys";
+
+fn user_key_applied(key: &str) -> bool {
+    USER_KEYS.split(' ').any(|known| same_key(key, known))
+}
+
+/// `key` is `name` written with `_` or `-` (cloud-init reads `lock-passwd` as `lock_passwd`).
+fn same_key(key: &str, name: &str) -> bool {
+    key.len() == name.len() && key.bytes().zip(name.bytes()).all(|(k, n)| k == n || (k == b'-' && n == b'_'))
+}
+
 /// A user's key, written with `_` or `-` (cloud-init reads `lock-passwd` as `lock_passwd`).
 fn user_field<'a>(item: Value<'a>, name: &str) -> Option<Value<'a>> {
-    let same = |key: &str| key.len() == name.len() && key.bytes().zip(name.bytes()).all(|(k, n)| k == n || (k == b'-' && n == b'_'));
-    item.entries().filter(|(key, _)| key.as_str().is_some_and(same)).map(|(_, value)| value).last().filter(|v| !v.is_null())
+    item.entries().filter(|(key, _)| key.as_str().is_some_and(|key| same_key(key, name))).map(|(_, value)| value).last().filter(|v| !v.is_null())
 }
 
 fn user_spec(item: Value<'_>) -> Result<UserEntry<'_>, ConfigError> {
@@ -661,6 +704,35 @@ mod tests {
             })
             .unwrap();
             assert_eq!(names, [true, false]);
+        });
+    }
+
+    #[test]
+    fn forms_and_keys_wisp_does_not_apply_are_named_and_left_out() {
+        let doc = "users:\n  - default\n  - {snapuser: joe@example.com}\n  - name: carol\n    expiredate: '2030-01-01'\n    ssh-import-id: [gh:carol]\n    lock-passwd: false\npackages:\n  - mg\n  - {apt: [mg]}\n  - [curl, '8.0']\n";
+        with_config(&[doc], |config| {
+            assert_eq!(config.validate(), Ok(()));
+            let mut noted = Vec::new();
+            config.for_each_unapplied(&mut |key, at| noted.push((key, at.line(), at.as_str().map(str::to_string))));
+            assert_eq!(
+                noted,
+                [
+                    ("users", 3, None),
+                    ("users", 5, Some("expiredate".to_string())),
+                    ("users", 6, Some("ssh-import-id".to_string())),
+                    ("packages", 10, None),
+                ]
+            );
+            let mut names = Vec::new();
+            for_each_user(config.get("users").unwrap(), |entry, _| {
+                names.push(match entry {
+                    UserEntry::Default => "default",
+                    UserEntry::User(spec) => spec.name,
+                });
+                Ok::<(), ConfigError>(())
+            })
+            .unwrap();
+            assert_eq!(names, ["default", "carol"]);
         });
     }
 

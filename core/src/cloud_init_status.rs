@@ -6,7 +6,7 @@
 use crate::config::Cloud;
 use crate::json::{self, JsonError, Value};
 use crate::out::{Full, Out};
-use crate::phase::Phase;
+use crate::phase::{Failed, Phase};
 
 /// cloud-init's stage for each phase.
 pub const fn stage_name(phase: Phase) -> &'static str {
@@ -33,14 +33,15 @@ pub const fn datasource(cloud: Cloud) -> Option<&'static str> {
     })
 }
 
-/// A stage's errors: wisp stops a phase at its first failure, so a run adds at most one.
+/// A stage's errors.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Errors<'a> {
     #[default]
     None,
     /// The `errors` array of an earlier document, an array of strings copied as it is.
     Earlier(Value<'a>),
-    One(&'a str),
+    /// One error per line (a phase goes on past a failed action, so it may have several).
+    Lines(&'a str),
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -77,6 +78,26 @@ impl<'a> Status<'a> {
             }
         }
         Ok(())
+    }
+
+    /// What failed in the stages before `phase`, from their errors' `phase/action:`.
+    pub fn failed_before(&self, phase: Phase) -> Failed {
+        let mut failed = Failed::default();
+        for stage in &self.stages[..phase as usize] {
+            match stage.errors {
+                Errors::None => {}
+                Errors::Lines(messages) => messages.split('\n').for_each(|line| failed.add_message(line.as_bytes())),
+                Errors::Earlier(list) => {
+                    if let Ok(mut elements) = list.elements() {
+                        while let Ok(Some(element)) = elements.next_element() {
+                            // The names come first and need no escapes; the quote goes.
+                            failed.add_message(element.text.get(1..).unwrap_or(b""));
+                        }
+                    }
+                }
+            }
+        }
+        failed
     }
 
     pub fn has_errors(&self) -> bool {
@@ -153,9 +174,14 @@ fn put_errors(out: &mut Out<'_>, errors: &Errors<'_>, first: bool) -> Result<(),
     let comma = if first { &b""[..] } else { b", " };
     match *errors {
         Errors::None => Ok(()),
-        Errors::One(message) => {
-            out.put(comma)?;
-            json::put_string(out, message)
+        Errors::Lines(messages) => {
+            let mut separator = comma;
+            for message in messages.split('\n').filter(|line| !line.is_empty()) {
+                out.put(separator)?;
+                json::put_string(out, message)?;
+                separator = b", ";
+            }
+            Ok(())
         }
         // Checked to be an array of strings when read.
         Errors::Earlier(list) => {
@@ -223,19 +249,22 @@ mod tests {
 
         status.running = None;
         status.stages[1].finished_ms = Some(1_700_000_002_000);
-        status.stages[1].errors = Errors::One("early/save_userdata: \"x\\y\"\n");
+        status.stages[1].errors = Errors::Lines("early/save_userdata: \"x\\y\"\t\nearly/userdata_boothooks: z\n");
         assert!(status.has_errors());
         assert_eq!(
             written(|out| status.write_result(out)),
-            "{\"v1\": {\"datasource\": \"DataSourceEc2\", \"errors\": [\"early/save_userdata: \\\"x\\\\y\\\"\\u000a\"]}}\n"
+            "{\"v1\": {\"datasource\": \"DataSourceEc2\", \"errors\": [\"early/save_userdata: \\\"x\\\\y\\\"\\u0009\", \"early/userdata_boothooks: z\"]}}\n"
         );
+        let failed = status.failed_before(Phase::Main);
+        assert!(failed.contains(crate::phase::Action::SaveUserdata) && failed.contains(crate::phase::Action::UserdataBoothooks));
+        assert!(!status.failed_before(Phase::Early).any());
     }
 
     #[test]
     fn read_back_and_rewritten() {
         let mut status = Status { datasource: None, ..Status::default() };
-        status.stages[0] = Stage { start_ms: Some(1_000), finished_ms: Some(2_500), errors: Errors::One("boot: a") };
-        status.stages[2] = Stage { start_ms: Some(3_000), finished_ms: None, errors: Errors::One("main: b") };
+        status.stages[0] = Stage { start_ms: Some(1_000), finished_ms: Some(2_500), errors: Errors::Lines("boot: a") };
+        status.stages[2] = Stage { start_ms: Some(3_000), finished_ms: None, errors: Errors::Lines("main/set_hostname: b") };
         let document = written(|out| status.write(out));
         assert!(document.starts_with("{\"v1\": {\"datasource\": null, \"stage\": null, "));
         let mut read = Status::default();
@@ -247,7 +276,11 @@ mod tests {
         assert_eq!(read.stages[2].finished_ms, None);
         assert_eq!(written(|out| read.write(out)), document);
         let result = written(|out| read.write_result(out));
-        assert_eq!(result, "{\"v1\": {\"datasource\": null, \"errors\": [\"boot: a\", \"main: b\"]}}\n");
+        assert_eq!(result, "{\"v1\": {\"datasource\": null, \"errors\": [\"boot: a\", \"main/set_hostname: b\"]}}\n");
+        // Read back from the document, the errors still name what failed.
+        let failed = read.failed_before(Phase::Final);
+        assert!(failed.contains(crate::phase::Action::SetHostname) && failed.any());
+        assert!(!read.failed_before(Phase::Early).contains(crate::phase::Action::SetHostname));
         assert_eq!(result_has_errors(result.as_bytes()), Ok(true));
         assert_eq!(result_has_errors(b"{\"v1\": {\"datasource\": null, \"errors\": []}}"), Ok(false));
     }

@@ -89,6 +89,19 @@ impl<'a> Hostname<'a> {
     }
 }
 
+/// The short and the full host name from cloud-config's `hostname` and `fqdn` and the
+/// metadata's name, by cloud-init's rules (`util.get_hostname_fqdn`): `fqdn` names the
+/// full name and, less its domain, the short one unless `hostname` names that; a
+/// `hostname` with a dot stands for both; the metadata's name fills in what is not given.
+pub fn short_and_full<'a>(hostname: Option<&'a [u8]>, fqdn: Option<&'a [u8]>, metadata: &'a [u8]) -> (&'a [u8], &'a [u8]) {
+    let first_label = |name: &'a [u8]| name.split(|&b| b == b'.').next().unwrap_or(name);
+    match (hostname, fqdn) {
+        (short, Some(full)) => (short.unwrap_or(first_label(full)), full),
+        (Some(name), None) if name.iter().position(|&b| b == b'.').is_some_and(|dot| dot > 0) => (first_label(name), name),
+        (short, None) => (short.unwrap_or(first_label(metadata)), metadata),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -130,5 +143,22 @@ mod tests {
         let long = format!("{}.{}", "a".repeat(60), "b.".repeat(97));
         assert_eq!(Hostname::parse(long.as_bytes()), Err(HostnameError::TooLong { limit: NAME_LIMIT }));
         assert_eq!(Hostname::parse("héllo".as_bytes()), Err(HostnameError::BadCharacter { byte: 0xc3, position: 1 }));
+    }
+
+    #[test]
+    fn names_from_cloud_config_as_cloud_init_chooses() {
+        let meta = &b"ip-10-0-1-23.ec2.internal\n"[..];
+        let pick = |h: Option<&'static str>, f: Option<&'static str>| {
+            let (short, full) = short_and_full(h.map(str::as_bytes), f.map(str::as_bytes), meta);
+            (String::from_utf8(short.to_vec()).unwrap(), String::from_utf8(full.to_vec()).unwrap())
+        };
+        let pair = |a: &str, b: &str| (a.to_string(), b.to_string());
+        // cloud-init's test_hostname_and_fqdn: hostname alpha with fqdn beta.example.com.
+        assert_eq!(pick(Some("alpha"), Some("beta.example.com")), pair("alpha", "beta.example.com"));
+        assert_eq!(pick(None, Some("beta.example.com")), pair("beta", "beta.example.com"));
+        assert_eq!(pick(Some("web.example.org"), None), pair("web", "web.example.org"));
+        assert_eq!(pick(Some("alpha"), None), pair("alpha", "ip-10-0-1-23.ec2.internal\n"));
+        assert_eq!(pick(Some(".alpha"), None), pair(".alpha", "ip-10-0-1-23.ec2.internal\n"));
+        assert_eq!(pick(None, None), pair("ip-10-0-1-23", "ip-10-0-1-23.ec2.internal\n"));
     }
 }

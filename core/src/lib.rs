@@ -34,6 +34,7 @@ pub mod timezone;
 // Where metadata comes from (services, seed filesystems), the phases that use it, the
 // scripts they run, and the record of them that cloud-init's tools read.
 pub mod cloud_init_status;
+pub mod markers;
 pub mod phase;
 pub mod provider;
 pub mod script;

@@ -130,6 +130,114 @@ impl Action {
     }
 }
 
+/// What an action needs to have gone well, in this boot, before it may run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Needs {
+    Nothing,
+    /// Each of these actions, where it ran: one that failed (or was itself held back)
+    /// holds this one back. An action not planned this boot holds nothing back.
+    Actions(&'static [Action]),
+    /// No failure at all this boot, of any action or phase: `bootstrap_complete`, which
+    /// vouches for everything before it.
+    Everything,
+}
+
+impl Action {
+    /// The dependencies, as data: the keys go to the default user, so they need it; every
+    /// user-data action reads the copy `save_userdata` keeps, so a failed save (which may
+    /// leave a previous instance's copy) applies none of it; power goes off only once the
+    /// bootstrap is marked complete, so a failed boot stays up for its owner to look at.
+    /// Everything else is independent: one failure never stops the others.
+    pub const fn needs(self) -> Needs {
+        match self {
+            Action::SetSshKeys => Needs::Actions(&[Action::CreateDefaultUser]),
+            Action::UserdataBoothooks
+            | Action::UserdataBootcmd
+            | Action::UserdataUsers
+            | Action::UserdataWriteFiles
+            | Action::UserdataMounts
+            | Action::UserdataTimezone
+            | Action::UserdataPackages
+            | Action::UserdataWriteFilesDeferred
+            | Action::RunUserdata
+            | Action::UserdataRuncmd => Needs::Actions(&[Action::SaveUserdata]),
+            Action::BootstrapComplete => Needs::Everything,
+            Action::UserdataPowerState => Needs::Actions(&[Action::BootstrapComplete]),
+            _ => Needs::Nothing,
+        }
+    }
+
+    /// Why this action must not run, given what failed so far this boot; `None`: it may.
+    pub fn held_back(self, failed: Failed) -> Option<HeldBack> {
+        match self.needs() {
+            Needs::Nothing => None,
+            Needs::Actions(needed) => needed.iter().find(|&&need| failed.contains(need)).map(|&need| HeldBack::By(need)),
+            Needs::Everything => failed.any().then_some(HeldBack::EarlierFailure),
+        }
+    }
+}
+
+/// Why an action was not run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HeldBack {
+    By(Action),
+    EarlierFailure,
+}
+
+impl core::fmt::Display for HeldBack {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            HeldBack::By(action) => write!(f, "not run: needs {}", action.name()),
+            HeldBack::EarlierFailure => f.write_str("not run: an earlier action failed"),
+        }
+    }
+}
+
+/// The actions that failed or were held back this boot, and whether anything else (a
+/// phase that could not start its actions) failed. Rebuilt in a later phase, run as its
+/// own process, from the errors cloud-init's `status.json` recorded for this boot, which
+/// name their action as `phase/action: reason`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Failed {
+    actions: u32,
+    other: bool,
+}
+
+impl Failed {
+    pub fn add(&mut self, action: Action) {
+        self.actions |= 1 << action as u32;
+    }
+
+    pub fn contains(self, action: Action) -> bool {
+        self.actions & (1 << action as u32) != 0
+    }
+
+    pub fn any(self) -> bool {
+        self.actions != 0 || self.other
+    }
+
+    /// Adds what an error message of the status file names; a message that names no
+    /// action (`main: failed: ...`) counts as a failure of no action in particular.
+    pub fn add_message(&mut self, message: &[u8]) {
+        if message.is_empty() {
+            return;
+        }
+        let named = message
+            .iter()
+            .position(|&b| b == b'/')
+            .filter(|&slash| Phase::from_name(&message[..slash]).is_some())
+            .and_then(|slash| {
+                let rest = &message[slash + 1..];
+                let end = rest.iter().position(|&b| b == b':').unwrap_or(rest.len());
+                Action::from_name(&rest[..end])
+            });
+        match named {
+            Some(action) => self.add(action),
+            None => self.other = true,
+        }
+    }
+}
+
 impl Phase {
     /// The default actions of each phase, in order: tiny-cloud 3.x's, with the user-data
     /// actions where cloud-init runs the same work (boothooks first, `bootcmd` before the
@@ -140,8 +248,7 @@ impl Phase {
             // mdev scripts and a DHCP client, which wisp does not ship (see the README).
             Phase::Boot => &[Action::ExpandRoot, Action::SetDefaultInterfaces, Action::EnableSshd],
             Phase::Early => &[Action::SaveUserdata, Action::UserdataBoothooks],
-            // The user and keys come first, so that bad user-data (which stops the phase
-            // at the first user-data action) never locks the owner out.
+            // The user and keys come first, as in tiny-cloud.
             Phase::Main => &[
                 Action::CreateDefaultUser,
                 Action::SetHostname,
@@ -292,5 +399,59 @@ mod tests {
             Phase::Boot.plan(Some(&list), ""),
             Err(PlanError::TooManyActions { variable: "INIT_ACTIONS_BOOT", limit: PLAN_LIMIT })
         );
+    }
+
+    #[test]
+    fn dependencies_hold_back_only_what_needs_the_failure() {
+        let mut failed = Failed::default();
+        assert!(!failed.any());
+        for action in Action::ALL {
+            assert_eq!(action.held_back(failed), None, "{}", action.name());
+        }
+        failed.add(Action::SetHostname);
+        // A host name that fails stops nothing but the completion marker.
+        assert_eq!(Action::SetSshKeys.held_back(failed), None);
+        assert_eq!(Action::UserdataRuncmd.held_back(failed), None);
+        assert_eq!(Action::BootstrapComplete.held_back(failed), Some(HeldBack::EarlierFailure));
+        failed.add(Action::BootstrapComplete);
+        assert_eq!(Action::UserdataPowerState.held_back(failed), Some(HeldBack::By(Action::BootstrapComplete)));
+
+        let mut failed = Failed::default();
+        failed.add(Action::CreateDefaultUser);
+        assert_eq!(Action::SetSshKeys.held_back(failed), Some(HeldBack::By(Action::CreateDefaultUser)));
+        assert_eq!(Action::UserdataUsers.held_back(failed), None);
+
+        let mut failed = Failed::default();
+        failed.add(Action::SaveUserdata);
+        for action in [Action::UserdataBoothooks, Action::UserdataBootcmd, Action::UserdataWriteFiles, Action::RunUserdata, Action::UserdataRuncmd] {
+            assert_eq!(action.held_back(failed), Some(HeldBack::By(Action::SaveUserdata)), "{}", action.name());
+        }
+        for action in [Action::CreateDefaultUser, Action::SetHostname, Action::SetSshKeys, Action::ExpandRoot] {
+            assert_eq!(action.held_back(failed), None, "{}", action.name());
+        }
+    }
+
+    #[test]
+    fn failures_read_back_from_status_messages() {
+        let mut failed = Failed::default();
+        failed.add_message(b"main/set_hostname: hostname has byte 0x5f at position 3");
+        failed.add_message(b"early/save_userdata: metadata user-data: timed out");
+        assert!(failed.contains(Action::SetHostname) && failed.contains(Action::SaveUserdata));
+        assert!(!failed.contains(Action::SetSshKeys));
+        assert_eq!(failed, {
+            let mut expected = Failed::default();
+            expected.add(Action::SetHostname);
+            expected.add(Action::SaveUserdata);
+            expected
+        });
+        let mut other = Failed::default();
+        other.add_message(b"main: failed: metadata instance-id: connection refused");
+        assert!(other.any() && !other.contains(Action::SetHostname));
+        assert_eq!(Action::BootstrapComplete.held_back(other), Some(HeldBack::EarlierFailure));
+        let mut odd = Failed::default();
+        odd.add_message(b"");
+        assert!(!odd.any());
+        odd.add_message(b"main/no_such_action: x");
+        assert!(odd.any());
     }
 }

@@ -22,6 +22,8 @@ pub const NETWORK_CONFIG: &[u8] = b"network-config";
 pub const INCLUDES_DIR: &[u8] = b"includes";
 pub const BOOTHOOKS_DIR: &[u8] = b"boothooks";
 pub const SCRIPTS_DIR: &[u8] = b"scripts";
+/// The markers of finished per-instance work, as cloud-init's `sem/`.
+pub const SEM_DIR: &[u8] = b"sem";
 
 /// In TINY_CLOUD_LOGS.
 pub const LOG: &[u8] = b"wisp.log";

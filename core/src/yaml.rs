@@ -270,20 +270,15 @@ impl<'a> Value<'a> {
 
     /// A mapping's entries as Python's dict holds them: each key once, where it first
     /// appears, with the value it was given last.
-    pub fn entries(&self) -> impl Iterator<Item = (Value<'a>, Value<'a>)> + 'a {
-        let this = *self;
-        this.pairs().enumerate().filter_map(move |(i, (key, _))| {
-            if this.pairs().take(i).any(|(earlier, _)| same_key(earlier, key)) {
-                return None;
-            }
-            this.pairs().filter(|(k, _)| same_key(*k, key)).last().map(|(_, value)| (key, value))
-        })
+    pub fn entries(&self) -> Entries<'a> {
+        let first = if self.kind() == Kind::Mapping { self.node().first_child } else { 0 };
+        Entries { map: *self, next: first }
     }
 
     /// A sequence's items.
-    pub fn items(&self) -> impl Iterator<Item = Value<'a>> + 'a {
-        let sequence = self.kind() == Kind::Sequence;
-        self.children().filter(move |_| sequence)
+    pub fn items(&self) -> Items<'a> {
+        let first = if self.kind() == Kind::Sequence { self.node().first_child } else { 0 };
+        Items { of: *self, next: first }
     }
 
     /// Items of a sequence, entries of a mapping (duplicates counted once), 0 for a scalar.
@@ -313,6 +308,49 @@ impl<'a> Value<'a> {
         let mapping = self.kind() == Kind::Mapping;
         let mut children = self.children();
         core::iter::from_fn(move || if mapping { Some((children.next()?, children.next()?)) } else { None })
+    }
+}
+
+/// A mapping's entries (`Value::entries`): a type of its own with one out-of-line `next`,
+/// so that the many loops over entries do not each carry a copy of it.
+pub struct Entries<'a> {
+    map: Value<'a>,
+    /// The next key's node index plus one; 0 at the end.
+    next: u32,
+}
+
+impl<'a> Iterator for Entries<'a> {
+    type Item = (Value<'a>, Value<'a>);
+
+    #[inline(never)]
+    fn next(&mut self) -> Option<(Value<'a>, Value<'a>)> {
+        while let Some(index) = self.next.checked_sub(1) {
+            let key = Value { index, ..self.map };
+            let value = self.map.nodes.get(index as usize)?.next_sibling.checked_sub(1)?;
+            self.next = self.map.nodes.get(value as usize)?.next_sibling;
+            if self.map.pairs().take_while(|(k, _)| k.index != index).any(|(earlier, _)| same_key(earlier, key)) {
+                continue;
+            }
+            return self.map.pairs().filter(|(k, _)| same_key(*k, key)).last().map(|(_, value)| (key, value));
+        }
+        None
+    }
+}
+
+/// A sequence's items (`Value::items`), with one out-of-line `next`.
+pub struct Items<'a> {
+    of: Value<'a>,
+    next: u32,
+}
+
+impl<'a> Iterator for Items<'a> {
+    type Item = Value<'a>;
+
+    #[inline(never)]
+    fn next(&mut self) -> Option<Value<'a>> {
+        let index = self.next.checked_sub(1)?;
+        self.next = self.of.nodes.get(index as usize)?.next_sibling;
+        Some(Value { index, ..self.of })
     }
 }
 

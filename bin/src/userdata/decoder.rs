@@ -46,6 +46,10 @@ impl Decoder<'_, '_> {
         // Includes nest documents as multipart nests entities: both count against the limit,
         // so a URL that includes itself ends here.
         nesting(depth)?;
+        // Whatever its form: a plain document counts as a decoded one does.
+        if data.len() > self.space.len() {
+            return Err(msg!("user-data: larger than WISP_USERDATA_LIMIT ({} bytes)", self.ctx.config.userdata_limit));
+        }
         let data = self.gunzip(data)?;
         if mime::is_mime(data) {
             return self.entity(Entity::parse(data), depth);

@@ -1,0 +1,62 @@
+//! `$TINY_CLOUD_VAR/sem/`: the markers of finished per-instance work (core's `markers`),
+//! each made durable (one fsync of the directory) before the next piece of work starts.
+
+use core::sync::atomic::{AtomicU32, Ordering};
+
+use wisp_core::markers;
+use wisp_core::state_files::SEM_DIR;
+use wisp_os_linux::fs::Dir;
+
+use crate::context::Context;
+use crate::output::{Line, Os};
+use crate::state::INSTANCE_ID_LIMIT;
+
+pub struct Markers {
+    dir: Dir,
+    id: heapless::Vec<u8, INSTANCE_ID_LIMIT>,
+}
+
+impl Markers {
+    /// The markers of the instance whose id is saved in `var`.
+    #[inline(never)]
+    pub fn open(var: &Dir) -> Result<Markers, Line> {
+        let mut buf = [0u8; INSTANCE_ID_LIMIT];
+        let id = crate::state::saved_instance_id(var, &mut buf).ok_or_else(|| msg!("no saved instance-id"))?;
+        var.create_dir(SEM_DIR, 0o700).map_err(|e| crate::output::os_error("sem", e))?;
+        let dir = var.open_child(SEM_DIR).map_err(|e| crate::output::os_error("sem", e))?;
+        Ok(Markers { dir, id: heapless::Vec::from_slice(id).unwrap_or_default() })
+    }
+
+    /// Whether `work` (`item` of it) finished for this instance.
+    #[inline(never)]
+    pub fn is_done(&self, work: &str, item: Option<&str>) -> bool {
+        markers::name(work, item, &self.id).is_ok_and(|name| matches!(self.dir.metadata(name.as_bytes()), Ok(Some(_))))
+    }
+
+    /// Records that `work` finished, durably, before anything else starts.
+    #[inline(never)]
+    pub fn mark_done(&self, ctx: &Context<'_>, work: &str, item: Option<&str>) -> Result<(), Line> {
+        let name = markers::name(work, item, &self.id).map_err(crate::output::line)?;
+        self.dir
+            .write_volatile(name.as_bytes(), b"", 0o600)
+            .and_then(|()| self.dir.sync())
+            .map_err(|e| msg!("sem/{name}: {}", Os(e)))?;
+        crash_point(ctx);
+        Ok(())
+    }
+}
+
+/// A test hook: `WISP_TEST_CRASH_AT=N` stops the process, as a crash would, at its N-th
+/// crash point (the start of each action, and each piece of work just marked done).
+const CRASH_AT: &[u8] = b"WISP_TEST_CRASH_AT";
+
+static CRASH_POINTS: AtomicU32 = AtomicU32::new(0);
+
+#[inline(never)]
+pub fn crash_point(ctx: &Context<'_>) {
+    let Some(at) = ctx.start.env(CRASH_AT).and_then(|n| wisp_core::text::decimal(n, 10)) else { return };
+    let reached = CRASH_POINTS.fetch_add(1, Ordering::Relaxed) + 1;
+    if u64::from(reached) == at {
+        wisp_os_linux::process::exit(99);
+    }
+}

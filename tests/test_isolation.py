@@ -1,0 +1,297 @@
+"""Issue 14: one bad datum or one failed action never locks the owner out. Each case of
+the issue, against the fake IMDS, with the end state of every file it touches and the log.
+"""
+
+import os
+import time
+
+from conftest import ECDSA, ED25519, aws_metadata, leftover_temporaries
+
+# A third key, made with ssh-keygen -t ed25519 for these tests.
+ED25519_B = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIPlpbJ6qPHdU8G9BuD3H5pE6x3dFZDBbvybrXnxTjHEV carol@desk"
+TRUNCATED = ED25519[:40]
+KEYS = "home/alpine/.ssh/authorized_keys"
+
+
+def stat(path):
+    s = path.lstat()
+    return (s.st_mode & 0o7777, s.st_uid, s.st_gid)
+
+
+def log(root):
+    return (root / "var/log/wisp.log").read_text()
+
+
+def complete(root):
+    return (root / "var/lib/cloud/.bootstrap-complete").exists()
+
+
+def warning(result, root, text):
+    """The one warning naming `text`, on standard error and in wisp.log."""
+    lines = [line for line in result.stderr.splitlines() if text in line]
+    assert len(lines) == 1, result.stderr
+    [line] = lines
+    assert line.startswith("wisp: warning: "), line
+    assert line.removeprefix("wisp: ") in log(root)
+    return line
+
+
+def assert_keys_installed(root, *keys):
+    path = root / KEYS
+    assert path.read_text() == "".join(key + "\n" for key in keys)
+    assert stat(path) == (0o600, 1000, 1000)
+    assert stat(path.parent) == (0o700, 1000, 1000)
+    assert stat(root / "home/alpine") == (0o755, 1000, 1000)
+
+
+def test_a_malformed_key_between_two_good_ones_is_left_out(run, imds, root):
+    imds(aws_metadata(keys=[["alice", ED25519], ["bad", "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIP6z"], ["bob", ECDSA]]))
+    result = run("bootstrap", root=root)
+    assert result.rc == 0, result
+    warning(result, root, "set_ssh_keys: metadata key 2: key data is not a valid key of the named type: left out")
+    assert "main/set_ssh_keys: ok: 2 keys for alpine" in result.stderr
+    assert_keys_installed(root, ED25519, ECDSA)
+    assert complete(root) and not leftover_temporaries(root)
+
+
+def test_a_host_name_with_an_underscore_is_left_out_and_the_keys_go_in(run, imds, root):
+    imds(aws_metadata(hostname="web_1.example", local_hostname="web_1.example"))
+    result = run("bootstrap", root=root)
+    assert result.rc == 0, result
+    line = warning(result, root, "set_hostname: web_1 (web_1.example): hostname has byte 0x5f at position 3")
+    assert line.endswith(": left out"), line
+    assert (root / "etc/hostname").read_text() == "localhost\n"
+    assert (root / "etc/hosts").read_text().count("127.0.1.1") == 0
+    assert result.hostname != "web_1"
+    assert_keys_installed(root, ED25519, ECDSA)
+    assert complete(root)
+
+
+def test_one_key_path_answering_garbage_keeps_the_others_and_retries(run, imds, root):
+    server = imds(aws_metadata(keys=[["alice", ED25519], ["bob", ECDSA], ["carol", ED25519_B]],
+                               faults={"garbage_paths": ["/latest/meta-data/public-keys/1/openssh-key"]}))
+    result = run("bootstrap", root=root)
+    assert result.rc == 1, result
+    # The keys that arrived are in; the action fails, so the bootstrap stays incomplete.
+    assert_keys_installed(root, ED25519, ED25519_B)
+    assert "main/set_ssh_keys: failed: metadata openssh-key" in result.stderr
+    assert "(applied what arrived: 2 keys for alpine)" in result.stderr
+    # Every other action ran; only the completion marker and power were held back.
+    for action in ("main/set_hostname: ok", "final/run_userdata: ok", "final/userdata_runcmd: ok"):
+        assert action in result.stderr
+    assert "final/bootstrap_complete: not run: an earlier action failed" in result.stderr
+    assert not complete(root)
+    assert (root / "etc/hostname").read_text() == "ip-10-0-1-23\n"
+    # The next boot retries and completes.
+    server.update(faults={})
+    result = run("bootstrap", root=root)
+    assert result.rc == 0, result
+    assert_keys_installed(root, ED25519, ED25519_B, ECDSA)
+    assert complete(root)
+
+
+def test_a_key_path_that_hangs_holds_the_boot_once(run, imds, root):
+    imds(aws_metadata(faults={"hang_paths": ["/latest/meta-data/public-keys/1/openssh-key"], "hang_s": 30}))
+    result = run("bootstrap", root=root)
+    assert result.rc == 1, result
+    # WISP_HTTP_TOTAL_MS is 3 s in the tests: once, not once per phase.
+    assert result.seconds < 3.0 + 2.5, result.seconds
+    assert_keys_installed(root, ED25519)
+    assert not complete(root)
+
+
+def test_a_failed_action_holds_back_only_what_needs_it(run, imds, root):
+    """create_default_user fails (an /etc/shadow over wisp's limit): set_ssh_keys needs it
+    and is held back; the host name and the user-data still apply; exit 1, incomplete,
+    and the next boot, once the cause is gone, completes."""
+    original = (root / "etc/shadow").read_text()
+    oversized = original + "#" * (33 * 1024) + "\n"
+    (root / "etc/shadow").write_text(oversized)
+    config = "#cloud-config\nwrite_files:\n  - path: /etc/app.conf\n    content: hello\nruncmd:\n  - echo ran >> " + str(root / "runcmd.log") + "\n"
+    imds(aws_metadata(user_data=config))
+    result = run("bootstrap", root=root)
+    assert result.rc == 1, result
+    assert "main/create_default_user: failed: /etc/shadow is larger than 32768 bytes" in result.stderr
+    assert "main/set_ssh_keys: not run: needs create_default_user" in result.stderr
+    assert "main/set_hostname: ok" in result.stderr
+    assert (root / "etc/hostname").read_text() == "ip-10-0-1-23\n"
+    assert (root / "etc/app.conf").exists(), result.stderr
+    assert (root / "etc/app.conf").read_text() == "hello"
+    assert stat(root / "etc/app.conf") == (0o644, 0, 0)
+    assert (root / "runcmd.log").read_text() == "ran\n"
+    assert not (root / "home/alpine").exists()
+    assert (root / "etc/shadow").read_text() == oversized
+    assert "alpine" not in (root / "etc/passwd").read_text()
+    assert not complete(root)
+    assert "main: done, 1 failed" in log(root)
+    # Recorded as cloud-init records errors: the cause only, not what it held back.
+    import json
+    result_json = json.loads((root / "run/cloud-init/result.json").read_text())
+    assert result_json["v1"]["errors"] == ["main/create_default_user: /etc/shadow is larger than 32768 bytes"]
+
+    (root / "etc/shadow").write_text(original)
+    result = run("bootstrap", root=root)
+    assert result.rc == 0, result
+    assert_keys_installed(root, ED25519, ECDSA)
+    # runcmd ran once: the first boot's run counts (work done is done).
+    assert (root / "runcmd.log").read_text() == "ran\n"
+    assert complete(root)
+
+
+def test_hostname_and_fqdn_as_cloud_init_chooses(run, imds, root):
+    imds(aws_metadata(user_data="#cloud-config\nhostname: alpha\nfqdn: beta.example.com\n"))
+    result = run("bootstrap", root=root)
+    assert result.rc == 0, result
+    assert result.hostname == "alpha"
+    assert (root / "etc/hostname").read_text() == "alpha\n"
+    assert "127.0.1.1\tbeta.example.com alpha\n" in (root / "etc/hosts").read_text()
+
+
+def test_prefer_fqdn_over_hostname(run, imds, root):
+    imds(aws_metadata(user_data="#cloud-config\nhostname: alpha\nfqdn: beta.example.com\nprefer_fqdn_over_hostname: true\n"))
+    result = run("bootstrap", root=root)
+    assert result.rc == 0, result
+    assert result.hostname == "beta.example.com"
+    assert (root / "etc/hostname").read_text() == "beta.example.com\n"
+    assert "127.0.1.1\tbeta.example.com alpha\n" in (root / "etc/hosts").read_text()
+
+
+def test_user_data_keys_with_options_and_a_truncated_one(run, imds, root):
+    with_options = 'command="/usr/bin/true",no-pty,from="10.0.0.0/8" ' + ED25519_B
+    config = f"#cloud-config\nssh_authorized_keys:\n  - {TRUNCATED}\n  - '{with_options}'\n"
+    imds(aws_metadata(user_data=config))
+    result = run("bootstrap", root=root)
+    assert result.rc == 0, result
+    warning(result, root, "cloud-config line 3: ssh_authorized_keys: key data is not a valid key of the named type: left out")
+    # The metadata's keys, then the valid user-data key with its options kept verbatim.
+    assert_keys_installed(root, ED25519, ECDSA, with_options)
+    shown = run("userdata", "show", root / "var/lib/cloud/user-data", root=root)
+    assert shown.rc == 0, shown
+    assert "line 3: ssh_authorized_keys: key data is not a valid key" in shown.stderr, shown
+
+
+def crash_userdata(counter):
+    """Two MIME script parts, a per-instance part, and cloud-config with users, write_files
+    (one appended) and runcmd: every per-instance piece appends its name to `counter`."""
+    from test_userdata_parts import multipart
+    config = f"""#cloud-config
+users:
+  - default
+  - name: carol
+    groups: [admins]
+write_files:
+  - path: /etc/app/a.conf
+    content: a
+    owner: carol:admins
+    permissions: '0640'
+  - path: /etc/app/log
+    content: "appended\\n"
+    append: true
+runcmd:
+  - echo runcmd >> {counter}
+  - sleep 0.05
+"""
+    return multipart(
+        ("text/x-shellscript", f"#!/bin/sh\necho part-one >> {counter}\n", ""),
+        ("text/cloud-config", config, ""),
+        ("text/x-shellscript-per-instance", f"#!/bin/sh\necho per-instance >> {counter}\n", ""),
+        ("text/x-shellscript", f"#!/bin/sh\nsleep 0.05\necho part-two >> {counter}\n", ""),
+    )
+
+
+def without_volatile(state):
+    """Less the logs and cloud-init's status (rewritten with new times by every run)."""
+    return {path: value for path, value in state.items() if not path.startswith(("var/log/", "run/cloud-init/"))}
+
+
+def test_a_crash_at_any_point_then_a_rerun_ends_as_a_clean_run(run, imds, root, tmp_path):
+    """WISP_TEST_CRASH_AT=N stops wisp (exit 99, nothing cleaned up) at its N-th crash point:
+    the start of each action and each piece of work just marked done. For every N, a rerun
+    ends in the clean run's tree, and nothing that finished ran twice."""
+    import shutil
+    from conftest import make_root, snapshot
+    from test_userdata_parts import b64
+    counter = tmp_path / "counter"
+    imds(aws_metadata(user_data_b64=b64(crash_userdata(counter))))
+    env = {"PATH": os.environ["PATH"]}
+    clean = run("bootstrap", root=root, env=env)
+    assert clean.rc == 0, clean
+    expected = without_volatile(snapshot(root))
+    assert counter.read_text() == "per-instance\npart-one\npart-two\nruncmd\n"
+    assert (root / "etc/app/log").read_text() == "appended\n"
+    points = 0
+    for n in range(1, 200):
+        shutil.rmtree(root)
+        make_root(root)
+        counter.unlink()
+        crashed = run("bootstrap", root=root, env={**env, "WISP_TEST_CRASH_AT": str(n)})
+        if crashed.rc != 99:
+            assert crashed.rc == 0, crashed
+            break
+        points += 1
+        rerun = run("bootstrap", root=root, env=env)
+        assert rerun.rc == 0, (n, rerun)
+        assert without_volatile(snapshot(root)) == expected, n
+        runs = counter.read_text().splitlines() if counter.exists() else []
+        assert sorted(runs) == sorted(["per-instance", "part-one", "part-two", "runcmd"]), (n, runs)
+    # The 19 actions of the four phases and the 4 pieces of work marked done.
+    assert points == 23, points
+
+
+def test_cloud_init_forms_wisp_does_not_apply_are_named_and_left_out(run, imds, root):
+    """`users: [default, {snapuser: ...}]`, `packages: [{apt: [mg]}]` and per-user keys
+    wisp does not apply: valid cloud-init, each a warning with its line, at boot and in
+    `wisp userdata show`; everything else applies."""
+    config = """#cloud-config
+users:
+  - default
+  - {snapuser: joe@example.com}
+  - name: carol
+    ssh_import_id: [gh:carol]
+    selinux_user: staff_u
+packages:
+  - {apt: [mg]}
+frobnicate: 1
+"""
+    imds(aws_metadata(user_data=config))
+    result = run("bootstrap", root=root)
+    assert result.rc == 0, result
+    expected = [
+        "cloud-config line 10: frobnicate: not a key wisp knows: ignored",
+        "cloud-config line 4: users: an entry of a form wisp does not apply: not applied",
+        "cloud-config line 6: users: ssh_import_id: not applied",
+        "cloud-config line 7: users: selinux_user: not applied",
+        "cloud-config line 9: packages: an entry of a form wisp does not apply: not applied",
+    ]
+    for text in expected:
+        warning(result, root, text)
+    assert "main/userdata_packages: ok: no packages" in result.stderr
+    assert "main/userdata_users: ok: 1 users" in result.stderr
+    carol = [line for line in (root / "etc/passwd").read_text().splitlines() if line.startswith("carol:")]
+    assert carol == ["carol:x:1001:1001::/home/carol:/bin/sh"]
+    assert stat(root / "home/carol") == (0o755, 1001, 1001)
+    assert_keys_installed(root, ED25519, ECDSA)
+    assert complete(root)
+    shown = run("userdata", "show", root=root)
+    assert shown.rc == 0, shown
+    for text in expected:
+        assert "wisp: warning: " + text in shown.stderr, shown.stderr
+
+
+def test_the_user_data_limit_binds_a_plain_script(run, imds, root):
+    (root / "etc/wisp.conf").write_text((root / "etc/wisp.conf").read_text() + "WISP_USERDATA_LIMIT=1024\n")
+    script = "#!/bin/sh\necho ran > \"$(dirname \"$0\")/script-ran\"\n" + "# padding\n" * 300
+    assert len(script) > 3000
+    imds(aws_metadata(user_data=script))
+    result = run("bootstrap", root=root)
+    assert result.rc == 1, result
+    reason = "user-data: larger than WISP_USERDATA_LIMIT (1024 bytes)"
+    # Refused by its first user-data action; the others are held back by it.
+    assert f"main/userdata_bootcmd: failed: {reason}" in result.stderr, result.stderr
+    assert "final/run_userdata: not run: the user-data's error is above" in result.stderr
+    assert not (root / "var/lib/cloud/script-ran").exists()
+    # Saved as received (0600), the owner still gets in, the bootstrap stays incomplete.
+    assert (root / "var/lib/cloud/user-data").read_text() == script
+    assert stat(root / "var/lib/cloud/user-data") == (0o600, 0, 0)
+    assert_keys_installed(root, ED25519, ECDSA)
+    assert not complete(root)
