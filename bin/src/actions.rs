@@ -8,7 +8,6 @@ use wisp_core::gzip;
 use wisp_os_linux::fs::{self, Dir};
 
 use crate::context::Context;
-use crate::once::Once;
 use crate::output::Line;
 use crate::phases::Session;
 use crate::state;
@@ -110,9 +109,6 @@ fn enable_sshd(ctx: &Context<'_>) -> Result<Line, Line> {
 /// The size of wisp's user-data buffers; `WISP_USERDATA_LIMIT` may set a lower bound.
 pub const USER_DATA_LIMIT: usize = wisp_core::config::USERDATA_LIMIT_MAX as usize;
 
-/// The gunzipped user-data, in .bss: untouched unless used.
-static GUNZIP: Once<[u8; USER_DATA_LIMIT]> = Once::new([0; USER_DATA_LIMIT]);
-
 /// `$TINY_CLOUD_VAR/user-data`, mode 0600, replaced atomically; empty when the instance
 /// has none, as tiny-cloud leaves it. gzip'd user-data is saved decompressed, as
 /// tiny-cloud does. User-data that does not decompress (or uses another compression) is
@@ -123,8 +119,8 @@ fn save_userdata(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) -> Res
     let raw = session.metadata.get(Item::UserData).unwrap_or(b"");
     let data = match gzip::is_gzip(raw) {
         true => {
-            let out = GUNZIP.take().ok_or_else(|| msg!("the gunzip buffer is in use"))?;
-            let out = &mut out[..ctx.config.userdata_limit as usize];
+            let most = raw.len().saturating_mul(crate::userdata::DEFLATE_RATIO_LIMIT);
+            let out = crate::memory::reserve(most.min(ctx.config.userdata_limit as usize), "gunzipped user-data")?;
             let mut state = DecompressorOxide::new();
             match gzip::decompress(raw, out, &mut state) {
                 Ok(len) => &out[..len],

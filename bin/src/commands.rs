@@ -22,7 +22,13 @@ pub fn imds(ctx: &mut Context<'_>, keys: &[&[u8]]) -> i32 {
     };
     let timeouts = ctx.timeouts;
     let mut imds = Imds::new(cloud, &timeouts, ctx.config.imds_token_ttl);
-    let Some(metadata) = take_metadata() else { return EXIT_FAILED };
+    let metadata = match take_metadata() {
+        Ok(metadata) => metadata,
+        Err(e) => {
+            crate::output::error(format_args!("{e}"));
+            return EXIT_FAILED;
+        }
+    };
     if matches!(cloud, wisp_core::config::Cloud::Nocloud | wisp_core::config::Cloud::Configdrive) {
         if let Err(e) = crate::seed::load(ctx, cloud, metadata) {
             output::error(format_args!("{}: {e}", cloud.name()));

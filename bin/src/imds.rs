@@ -13,6 +13,7 @@ use wisp_core::retry::Timeouts;
 
 use crate::fetch::{exchange_all, Exchange, Failure, PARALLEL_LIMIT};
 use crate::once::Once;
+use crate::output::Line;
 
 /// One GET of a round: what it is (for messages), where, and where its answer goes.
 struct Target<'b, 's> {
@@ -78,8 +79,8 @@ impl fmt::Display for ImdsError {
 }
 
 /// One metadata value, stored in the buffer its response was received into.
-pub struct Value<const N: usize> {
-    buf: [u8; N],
+pub struct Value {
+    buf: &'static mut [u8],
     state: ValueState,
 }
 
@@ -90,9 +91,12 @@ enum ValueState {
     Present { start: usize, len: usize },
 }
 
-impl<const N: usize> Value<N> {
-    pub const fn new() -> Self {
-        Value { buf: [0; N], state: ValueState::NotFetched }
+impl Value {
+    /// The first `len` bytes of `space` as a value's buffer; the rest is left in `space`.
+    fn new(space: &mut &'static mut [u8], len: usize) -> Self {
+        let (buf, rest) = core::mem::take(space).split_at_mut(len);
+        *space = rest;
+        Value { buf, state: ValueState::NotFetched }
     }
 
     /// `None` when the service has no such value (404) or it was not fetched.
@@ -115,25 +119,31 @@ impl<const N: usize> Value<N> {
 
 /// Everything a bootstrap reads from the metadata service, fetched on demand.
 pub struct Metadata {
-    pub instance_id: Value<SMALL_RESPONSE>,
-    pub hostname: Value<SMALL_RESPONSE>,
-    pub local_hostname: Value<SMALL_RESPONSE>,
-    pub user_data: Value<USERDATA_RESPONSE>,
+    pub instance_id: Value,
+    pub hostname: Value,
+    pub local_hostname: Value,
+    pub user_data: Value,
     /// The keys, one per line.
-    pub ssh_keys: Value<{ aws::KEYS_LIMIT * KEY_RESPONSE }>,
+    pub ssh_keys: Value,
     /// OCI's and Azure's whole document, and GCP's keys while they are combined.
-    document: Value<USERDATA_RESPONSE>,
+    document: Value,
 }
 
+/// The room of every value together.
+const METADATA_SIZE: usize = 3 * SMALL_RESPONSE + 2 * USERDATA_RESPONSE + KEYS_RESPONSE;
+const KEYS_RESPONSE: usize = aws::KEYS_LIMIT * KEY_RESPONSE;
+
 impl Metadata {
-    pub const fn new() -> Self {
+    /// Carves the values' buffers out of `space`, which holds `METADATA_SIZE` bytes.
+    fn new(mut space: &'static mut [u8]) -> Self {
+        let space = &mut space;
         Metadata {
-            instance_id: Value::new(),
-            hostname: Value::new(),
-            local_hostname: Value::new(),
-            user_data: Value::new(),
-            ssh_keys: Value::new(),
-            document: Value::new(),
+            instance_id: Value::new(space, SMALL_RESPONSE),
+            hostname: Value::new(space, SMALL_RESPONSE),
+            local_hostname: Value::new(space, SMALL_RESPONSE),
+            user_data: Value::new(space, USERDATA_RESPONSE),
+            ssh_keys: Value::new(space, KEYS_RESPONSE),
+            document: Value::new(space, USERDATA_RESPONSE),
         }
     }
 
@@ -150,11 +160,11 @@ impl Metadata {
     /// The buffer an item's value is kept in, for filling from a local seed.
     pub fn buffer(&mut self, item: Item) -> &mut [u8] {
         match item {
-            Item::InstanceId => &mut self.instance_id.buf,
-            Item::Hostname => &mut self.hostname.buf,
-            Item::LocalHostname => &mut self.local_hostname.buf,
-            Item::UserData => &mut self.user_data.buf,
-            Item::SshKeys => &mut self.ssh_keys.buf,
+            Item::InstanceId => self.instance_id.buf,
+            Item::Hostname => self.hostname.buf,
+            Item::LocalHostname => self.local_hostname.buf,
+            Item::UserData => self.user_data.buf,
+            Item::SshKeys => self.ssh_keys.buf,
         }
     }
 
@@ -189,11 +199,12 @@ impl Metadata {
     }
 }
 
-static METADATA: Once<Metadata> = Once::new(Metadata::new());
+static METADATA: Once<Option<Metadata>> = Once::new(None);
 
-/// The process's metadata store, in .bss; `None` if it was taken before.
-pub fn take_metadata() -> Option<&'static mut Metadata> {
-    METADATA.take()
+/// The process's metadata store, mapped when first needed; an error if it was taken before.
+pub fn take_metadata() -> Result<&'static mut Metadata, Line> {
+    let slot = METADATA.take().ok_or_else(|| msg!("metadata store already in use"))?;
+    Ok(slot.insert(Metadata::new(crate::memory::reserve(METADATA_SIZE, "metadata")?)))
 }
 
 /// A conversation with the metadata service: its settings and its session token.
@@ -237,10 +248,10 @@ impl<'c> Imds<'c> {
                 _ => oci::V2_PATH,
             };
             let mut state = ValueState::NotFetched;
-            let first = self.get_all(&mut [Target { what: "instance document", path, buf: &mut document.buf, state: &mut state }]);
+            let first = self.get_all(&mut [Target { what: "instance document", path, buf: document.buf, state: &mut state }]);
             let refused = matches!(first, Err(ImdsError::Refused { status: 401 | 403, .. })) || state == ValueState::Absent;
             if self.cloud == Cloud::Oci && refused {
-                let v1 = Target { what: "instance document", path: oci::V1_PATH, buf: &mut document.buf, state: &mut state };
+                let v1 = Target { what: "instance document", path: oci::V1_PATH, buf: document.buf, state: &mut state };
                 self.get_all(&mut [v1])?;
             } else {
                 first?;
@@ -252,11 +263,11 @@ impl<'c> Imds<'c> {
         }
         let body = document.get().unwrap_or(b"");
         let values: [(Item, &mut [u8], &mut ValueState); 5] = [
-            (Item::InstanceId, &mut instance_id.buf, &mut instance_id.state),
-            (Item::Hostname, &mut hostname.buf, &mut hostname.state),
-            (Item::LocalHostname, &mut local_hostname.buf, &mut local_hostname.state),
-            (Item::UserData, &mut user_data.buf, &mut user_data.state),
-            (Item::SshKeys, &mut ssh_keys.buf, &mut ssh_keys.state),
+            (Item::InstanceId, instance_id.buf, &mut instance_id.state),
+            (Item::Hostname, hostname.buf, &mut hostname.state),
+            (Item::LocalHostname, local_hostname.buf, &mut local_hostname.state),
+            (Item::UserData, user_data.buf, &mut user_data.state),
+            (Item::SshKeys, ssh_keys.buf, &mut ssh_keys.state),
         ];
         for (item, buf, state) in values {
             if !wanted.contains(&item) {
@@ -292,10 +303,10 @@ impl<'c> Imds<'c> {
         let mut key_states = [ValueState::NotFetched; 3];
         let mut targets: heapless::Vec<Target<'_, '_>, 10> = heapless::Vec::new();
         let values: [(Item, &mut [u8], &mut ValueState); 4] = [
-            (Item::InstanceId, &mut instance_id.buf, &mut instance_id.state),
-            (Item::Hostname, &mut hostname.buf, &mut hostname.state),
-            (Item::LocalHostname, &mut local_hostname.buf, &mut local_hostname.state),
-            (Item::UserData, &mut user_data.buf, &mut user_data.state),
+            (Item::InstanceId, instance_id.buf, &mut instance_id.state),
+            (Item::Hostname, hostname.buf, &mut hostname.state),
+            (Item::LocalHostname, local_hostname.buf, &mut local_hostname.state),
+            (Item::UserData, user_data.buf, &mut user_data.state),
         ];
         for (item, buf, state) in values {
             if let (true, Some(path)) = (wanted.contains(&item), gcp::path(item)) {
@@ -327,7 +338,7 @@ impl<'c> Imds<'c> {
             let blocked = matches!(block_state, ValueState::Present { start, len } if gcp::blocks_project_keys(&block[start..start + len]));
             let now = wisp_os_linux::time::realtime_secs();
             let third = ssh_keys.buf.len() / 3;
-            let mut out = Out::new(&mut document.buf);
+            let mut out = Out::new(document.buf);
             for (i, state) in key_states.iter().enumerate() {
                 if let (ValueState::Present { start, len }, false) = (*state, blocked && i == 2) {
                     let value = &ssh_keys.buf[i * third + start..i * third + start + len];
@@ -349,10 +360,10 @@ impl<'c> Imds<'c> {
         let mut listing_state = ValueState::NotFetched;
         let Metadata { instance_id, hostname, local_hostname, user_data, ssh_keys, .. } = metadata;
         let values: [(Item, &mut [u8], &mut ValueState); 4] = [
-            (Item::InstanceId, &mut instance_id.buf, &mut instance_id.state),
-            (Item::Hostname, &mut hostname.buf, &mut hostname.state),
-            (Item::LocalHostname, &mut local_hostname.buf, &mut local_hostname.state),
-            (Item::UserData, &mut user_data.buf, &mut user_data.state),
+            (Item::InstanceId, instance_id.buf, &mut instance_id.state),
+            (Item::Hostname, hostname.buf, &mut hostname.state),
+            (Item::LocalHostname, local_hostname.buf, &mut local_hostname.state),
+            (Item::UserData, user_data.buf, &mut user_data.state),
         ];
         let mut targets: heapless::Vec<Target<'_, '_>, 5> = heapless::Vec::new();
         for (item, buf, state) in values {
@@ -379,7 +390,7 @@ impl<'c> Imds<'c> {
         &mut self,
         listing: &[u8],
         listing_state: ValueState,
-        keys: &mut Value<{ aws::KEYS_LIMIT * KEY_RESPONSE }>,
+        keys: &mut Value,
     ) -> Result<(), ImdsError> {
         let ValueState::Present { start, len } = listing_state else {
             keys.state = ValueState::Absent;

@@ -26,6 +26,7 @@ mod fetch;
 mod grow;
 mod imds;
 mod inspect;
+mod memory;
 mod once;
 mod output;
 mod phases;

@@ -122,7 +122,10 @@ pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
         Err(e) => return failure(ctx, phases, e),
     };
     let timeouts = ctx.timeouts;
-    let Some(metadata) = take_metadata() else { return failure(ctx, phases, msg!("metadata store already in use")) };
+    let metadata = match take_metadata() {
+        Ok(metadata) => metadata,
+        Err(e) => return failure(ctx, phases, e),
+    };
     // A local seed is read whole at once, unless only the boot phase (which needs no
     // metadata) runs.
     if matches!(cloud, Cloud::Nocloud | Cloud::Configdrive) && phases.iter().any(|&p| p != Phase::Boot) {

@@ -12,7 +12,6 @@ use wisp_os_linux::fs::{Dir, ReadError};
 
 use crate::actions::{USER_DATA, USER_DATA_LIMIT};
 use crate::context::Context;
-use crate::once::Once;
 use crate::output::{Line, Os, Shown};
 
 /// Deepest nesting of multipart documents and includes, together.
@@ -21,10 +20,9 @@ const DEPTH_LIMIT: usize = 4;
 /// later phases (which may run without the network) read them back.
 const INCLUDES_DIR: &[u8] = b"includes";
 
-/// The saved user-data, and what decoding it produced (base64, gunzipped parts,
-/// included documents): in .bss, untouched unless used.
-static SAVED: Once<[u8; USER_DATA_LIMIT]> = Once::new([0; USER_DATA_LIMIT]);
-static DECODED: Once<[u8; USER_DATA_LIMIT]> = Once::new([0; USER_DATA_LIMIT]);
+/// The most a deflate stream expands (258 bytes from each 2 bits, RFC 1951): room for a
+/// gunzipped document is sized to its compressed length with this.
+pub const DEFLATE_RATIO_LIMIT: usize = 1032;
 
 /// One leaf of the document: what it is, and its decoded bytes.
 pub struct Part {
@@ -61,20 +59,28 @@ pub enum Includes<'t> {
 
 /// The saved user-data, decoded; `None` when there is none (or it is empty).
 pub fn load(ctx: &Context<'_>, var: &Dir, includes: Includes<'_>) -> Result<Option<UserData>, Line> {
-    load_with(ctx, includes, |saved| match var.read(USER_DATA, saved) {
+    let size = match var.metadata(USER_DATA) {
+        Ok(Some(found)) => found.size,
+        Ok(None) => return Ok(None),
+        Err(e) => return Err(crate::output::os_error("cannot read user-data", e)),
+    };
+    load_with(ctx, includes, size, |saved| match var.read(USER_DATA, saved) {
         Ok(len) => Ok(len),
         Err(ReadError::TooLarge { limit }) => Err(msg!("saved user-data is larger than {limit} bytes")),
         Err(ReadError::Io(e)) => Err(crate::output::os_error("cannot read user-data", e)),
     })
 }
 
-/// User-data that `read` puts in the buffer, decoded; `None` when it reads none or nothing.
+/// User-data that `read` puts in a buffer of `size` bytes (at most the largest user-data
+/// wisp reads), decoded; `None` when it reads none or nothing.
 pub fn load_with(
     ctx: &Context<'_>,
     includes: Includes<'_>,
+    size: u64,
     read: impl FnOnce(&mut [u8]) -> Result<Option<usize>, Line>,
 ) -> Result<Option<UserData>, Line> {
-    let saved = SAVED.take().ok_or_else(|| msg!("the user-data buffer is in use"))?;
+    let size = size.min(USER_DATA_LIMIT as u64) as usize;
+    let saved = crate::memory::reserve(size, "user-data")?;
     match read(saved)? {
         None | Some(0) => Ok(None),
         Some(len) => decode(ctx, &saved[..len], includes).map(Some),
@@ -83,9 +89,8 @@ pub fn load_with(
 
 /// Decodes `document` (any user-data: raw, gzip'd, MIME) into its parts.
 pub fn decode(ctx: &Context<'_>, document: &'static [u8], includes: Includes<'_>) -> Result<UserData, Line> {
-    let space = DECODED.take().ok_or_else(|| msg!("the user-data decoding buffer is in use"))?;
-    let limit = ctx.config.userdata_limit as usize;
-    let mut decoder = Decoder { ctx, includes, space: &mut space[..limit], parts: heapless::Vec::new() };
+    let budget = ctx.config.userdata_limit as usize;
+    let mut decoder = Decoder { ctx, includes, budget, parts: heapless::Vec::new() };
     decoder.document(document, 0)?;
     Ok(UserData { parts: decoder.parts })
 }
@@ -93,8 +98,8 @@ pub fn decode(ctx: &Context<'_>, document: &'static [u8], includes: Includes<'_>
 struct Decoder<'c, 't> {
     ctx: &'c Context<'c>,
     includes: Includes<'t>,
-    /// What is left of the decoding buffer: each output takes its front.
-    space: &'static mut [u8],
+    /// Bytes decoding may still produce: each output is mapped from it, sized to its input.
+    budget: usize,
     parts: heapless::Vec<Part, { mime::PARTS_LIMIT }>,
 }
 
@@ -128,7 +133,8 @@ impl Decoder<'_, '_> {
             None => entity.body,
             Some(e) if [&b"7bit"[..], b"8bit", b"binary"].iter().any(|known| e.eq_ignore_ascii_case(known)) => entity.body,
             Some(e) if e.eq_ignore_ascii_case(b"base64") => {
-                self.take(|out| base64::decode(entity.body, out)).map_err(|e| msg!("user-data part {number}: {e}"))?
+                let most = entity.body.len() / 4 * 3 + 3;
+                self.take(most, |out| base64::decode(entity.body, out).map_err(|e| msg!("user-data part {number}: {e}")))?
             }
             Some(e) => return Err(msg!("user-data part {number}: unsupported transfer encoding {}", Shown(e))),
         };
@@ -190,15 +196,19 @@ impl Decoder<'_, '_> {
         let timeouts = match self.includes {
             Includes::Fetch(timeouts) if !(once && matches!(kept.metadata(name.as_bytes()), Ok(Some(_)))) => timeouts,
             Includes::Fetch(_) | Includes::Kept | Includes::Listed => {
+                let size = match kept.metadata(name.as_bytes()) {
+                    Ok(Some(found)) => usize::try_from(found.size).unwrap_or(usize::MAX),
+                    _ => 0,
+                };
                 let read = |out: &mut [u8]| match kept.read(name.as_bytes(), out) {
                     Ok(Some(len)) => Ok(len),
                     Ok(None) => Err(msg!("#include {shown}: not fetched yet (the early phase fetches includes)")),
                     Err(e) => Err(msg!("#include {shown}: {}", read_error(e))),
                 };
-                return self.take(read);
+                return self.take(size, read);
             }
         };
-        let content = self.take(|out| match crate::fetch::get(parsed.address, parsed.port, parsed.host, parsed.path, out, timeouts) {
+        let content = self.take(usize::MAX, |out| match crate::fetch::get(parsed.address, parsed.port, parsed.host, parsed.path, out, timeouts) {
             Ok(Some(len)) => Ok(len),
             Ok(None) => Err(msg!("#include {shown}: HTTP status 404")),
             Err(e) => Err(msg!("#include: {e}")),
@@ -215,16 +225,17 @@ impl Decoder<'_, '_> {
             return Ok(data);
         }
         let mut state = DecompressorOxide::new();
-        self.take(|out| gzip::decompress(data, out, &mut state)).map_err(|e| msg!("user-data: {e}"))
+        let most = data.len().saturating_mul(DEFLATE_RATIO_LIMIT);
+        self.take(most, |out| gzip::decompress(data, out, &mut state).map_err(|e| msg!("user-data: {e}")))
     }
 
-    /// Lets `fill` write into the front of the free space, and keeps what it wrote.
-    fn take<E>(&mut self, fill: impl FnOnce(&mut [u8]) -> Result<usize, E>) -> Result<&'static [u8], E> {
-        let space = core::mem::take(&mut self.space);
+    /// Lets `fill` write into room for `most` bytes (less when the budget has less left),
+    /// and keeps what it wrote. A fill that finds the room too small fails naming its size.
+    fn take(&mut self, most: usize, fill: impl FnOnce(&mut [u8]) -> Result<usize, Line>) -> Result<&'static [u8], Line> {
+        let space = crate::memory::reserve(most.min(self.budget), "decoded user-data")?;
         let len = fill(space)?.min(space.len());
-        let (used, rest) = space.split_at_mut(len);
-        self.space = rest;
-        Ok(used)
+        self.budget -= len;
+        Ok(&space[..len])
     }
 }
 

@@ -1,0 +1,63 @@
+"""What a run costs the machine: address space, sync calls and metadata requests, counted
+(never timed) on the real binary."""
+
+import gzip
+import resource
+import struct
+import subprocess
+from pathlib import Path
+
+# The binary's own footprint, file and zero-filled memory together, stays under this.
+FOOTPRINT_LIMIT = 1024 * 1024
+# `wisp --version` runs under this address-space limit (`ulimit -v 4096`).
+ADDRESS_SPACE_LIMIT = 4096 * 1024
+
+
+def loaded_memory(path):
+    """Bytes the kernel maps for the binary's PT_LOAD segments (their p_memsz: file-backed
+    and .bss together)."""
+    data = Path(path).read_bytes()
+    e_phoff = struct.unpack_from("<Q", data, 32)[0]
+    e_phentsize, e_phnum = struct.unpack_from("<HH", data, 54)
+    total = 0
+    for i in range(e_phnum):
+        p_type, = struct.unpack_from("<I", data, e_phoff + i * e_phentsize)
+        p_memsz, = struct.unpack_from("<Q", data, e_phoff + i * e_phentsize + 40)
+        if p_type == 1:
+            total += p_memsz
+    return total
+
+
+def test_binary_footprint_is_under_a_mebibyte(wisp):
+    footprint = max(loaded_memory(wisp), wisp.stat().st_size)
+    assert footprint < FOOTPRINT_LIMIT, f"{footprint} bytes mapped"
+
+
+def run_limited(wisp, *args, limit):
+    def limit_address_space():
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    return subprocess.run([str(wisp), *args], capture_output=True, text=True, timeout=10,
+                          preexec_fn=limit_address_space)
+
+
+def test_version_and_help_run_under_a_small_address_space_limit(wisp):
+    result = run_limited(wisp, "--version", limit=ADDRESS_SPACE_LIMIT)
+    assert result.returncode == 0 and result.stdout.startswith("wisp "), result
+    result = run_limited(wisp, "--help", limit=ADDRESS_SPACE_LIMIT)
+    assert result.returncode == 0 and "bootstrap" in result.stdout, result
+
+
+def test_large_user_data_is_mapped_when_needed_and_refused_by_name(wisp, tmp_path):
+    """User-data is read into room sized to it: `userdata show` of a small document runs
+    under a limit far below the 16 MiB user-data bound, and a gzip bomb past the bound is
+    still refused with the bound named."""
+    root = tmp_path / "root"
+    root.mkdir()
+    document = tmp_path / "small"
+    document.write_text("#cloud-config\nhostname: small\n")
+    result = run_limited(wisp, "--root", root, "userdata", "show", document, limit=8 * 1024 * 1024)
+    assert result.returncode == 0 and '"hostname":"small"' in result.stdout, result
+    bomb = tmp_path / "bomb.gz"
+    bomb.write_bytes(gzip.compress(b"#!/bin/sh\n" + b"\0" * (17 * 1024 * 1024)))
+    result = subprocess.run([str(wisp), "--root", root, "userdata", "show", bomb], capture_output=True, text=True, timeout=30)
+    assert result.returncode == 1 and "gzip data expands past 16777216 bytes" in result.stderr, result
