@@ -7,6 +7,8 @@ import struct
 import subprocess
 from pathlib import Path
 
+from conftest import aws_metadata
+
 # The binary's own footprint, file and zero-filled memory together, stays under this.
 FOOTPRINT_LIMIT = 1024 * 1024
 # `wisp --version` runs under this address-space limit (`ulimit -v 4096`).
@@ -61,3 +63,54 @@ def test_large_user_data_is_mapped_when_needed_and_refused_by_name(wisp, tmp_pat
     bomb.write_bytes(gzip.compress(b"#!/bin/sh\n" + b"\0" * (17 * 1024 * 1024)))
     result = subprocess.run([str(wisp), "--root", root, "userdata", "show", bomb], capture_output=True, text=True, timeout=30)
     assert result.returncode == 1 and "gzip data expands past 16777216 bytes" in result.stderr, result
+
+
+SCRIPT = "#!/bin/sh\necho hello from user-data\n"
+SYNC_CALLS = ("fsync", "fdatasync", "sync", "syncfs")
+# A whole first boot, four phases: the boot phase's interfaces file, the default user's
+# files (one step), the host name's (one step), the keys, then one syncfs before the
+# completion marker and the fsync of its directory.
+FIRST_BOOT_SYNC_LIMIT = 6
+
+
+def four_phases(run, root, tmp_path):
+    """The four phases as OpenRC runs them, one process each, under strace: the sync calls
+    (and renames) each phase made, as (phase, call, argument) in order."""
+    calls = []
+    for phase in ("boot", "early", "main", "final"):
+        trace = tmp_path / f"strace-{phase}"
+        traced = ",".join(SYNC_CALLS + ("renameat", "renameat2", "rename"))
+        result = run("--root", root, phase, wrap=["strace", "-f", "-qq", "-y", "-o", str(trace), "-e", "trace=" + traced])
+        assert result.rc == 0, (phase, result)
+        for line in trace.read_text().splitlines():
+            fields = line.split(None, 1)
+            if len(fields) == 2 and "(" in fields[1]:
+                call, argument = fields[1].split("(", 1)
+                calls.append((phase, call, argument))
+    return calls
+
+
+def syncs(calls):
+    return [(phase, call, argument) for phase, call, argument in calls if call in SYNC_CALLS]
+
+
+def test_first_boot_syncs_little_and_marks_complete_last(run, imds, root, tmp_path):
+    imds(aws_metadata(user_data=SCRIPT))
+    calls = four_phases(run, root, tmp_path)
+    made = syncs(calls)
+    assert len(made) <= FIRST_BOOT_SYNC_LIMIT, made
+    assert not [c for c in made if c[1] == "sync"], "sync(2) flushes every filesystem of the machine"
+    assert (root / "var/lib/cloud/.bootstrap-complete").exists()
+    # The marker takes its name after the last syncfs of the run, and its directory is
+    # fsynced after that: it never outlives the work before it.
+    marker = max(i for i, c in enumerate(calls) if c[1].startswith("rename") and ".bootstrap-complete" in c[2])
+    last_syncfs = max(i for i, c in enumerate(calls) if c[1] == "syncfs")
+    assert last_syncfs < marker, calls
+    assert [c for c in calls[marker:] if c[1] == "fsync" and c[2].split(">", 1)[0].endswith("/var/lib/cloud")], calls[marker:]
+    # Every replaced system file had its contents made durable before its rename.
+    for i, (phase, call, argument) in enumerate(calls):
+        if call.startswith("rename") and "/etc/" in argument and ".wisp-new" in argument:
+            assert any(c[1] in ("fsync", "syncfs") for c in calls[:i] if c[0] == phase), (argument, calls[:i])
+    # A later boot of the same instance writes nothing that needs a sync.
+    again = four_phases(run, root, tmp_path)
+    assert syncs(again) == [], syncs(again)

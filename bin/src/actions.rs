@@ -38,7 +38,13 @@ pub fn run(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: 
             crate::users::set_ssh_keys(ctx, session.metadata.get(Item::SshKeys), config.as_ref())
         }
         Action::RunUserdata => crate::scripts::run_userdata(ctx, session, var),
-        Action::BootstrapComplete => state::set_complete(var, true).map(|()| msg!("marked complete")),
+        Action::BootstrapComplete => {
+            let mut synced = state::Synced::new();
+            if let Some(config) = session.cloud_config_if_valid(ctx, var) {
+                crate::cloud_config::sync_written(ctx, &config, &mut synced)?;
+            }
+            state::set_complete(ctx, var, true, synced).map(|()| msg!("marked complete"))
+        }
         Action::UserdataBootcmd
         | Action::UserdataUsers
         | Action::UserdataWriteFiles
@@ -134,7 +140,9 @@ fn save_userdata(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) -> Res
     let note = if mode_ok && var.has_contents(USER_DATA, data).unwrap_or(false) {
         "unchanged"
     } else {
-        var.write_atomic(USER_DATA, data, 0o600, None).map_err(|e| crate::output::os_error("cannot save user-data", e))?;
+        // Made durable by the sync before the completion marker: until then each run saves
+        // it again.
+        var.write_volatile(USER_DATA, data, 0o600).map_err(|e| crate::output::os_error("cannot save user-data", e))?;
         "saved"
     };
     // Decoded now, while the network is up, to fetch its includes.

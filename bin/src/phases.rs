@@ -227,7 +227,7 @@ fn run_phase(
             Shown(&instance_id),
             Shown(saved.unwrap_or(b"unknown"))
         ));
-        state::set_complete(var, false).map_err(|e| logged(ctx, phase, e))?;
+        state::set_complete(ctx, var, false, state::Synced::new()).map_err(|e| logged(ctx, phase, e))?;
     }
     if !same_instance {
         state::save_instance_id(var, &instance_id).map_err(|e| logged(ctx, phase, e))?;

@@ -3,6 +3,7 @@
 
 use wisp_os_linux::fs::Dir;
 
+use crate::context::Context;
 use crate::output::{Line, Os};
 
 pub const MARKER: &[u8] = b".bootstrap-complete";
@@ -17,15 +18,48 @@ pub fn is_complete(var: &Dir) -> Result<bool, Line> {
     }
 }
 
-/// Sets or clears the marker, durably. Everything the bootstrap wrote, on whichever
-/// filesystem, is flushed first, so that after a crash the marker never vouches for
-/// work that was lost.
-pub fn set_complete(var: &Dir, complete: bool) -> Result<(), Line> {
+/// Where a bootstrap writes, besides `write_files`: the root's filesystem (/etc), /home
+/// (keys), TINY_CLOUD_VAR and the logs.
+const WRITTEN: [&[u8]; 2] = [b"/etc", b"/home"];
+
+/// Filesystems made durable with syncfs(2), each once.
+pub struct Synced(heapless::Vec<u64, 8>);
+
+impl Synced {
+    pub const fn new() -> Synced {
+        Synced(heapless::Vec::new())
+    }
+
+    /// syncfs(2) of `dir`'s filesystem, unless done already.
+    pub fn sync(&mut self, dir: &Dir) -> Result<(), Line> {
+        let fail = |e| msg!("cannot sync before the completion marker: {}", Os(e));
+        let filesystem = dir.filesystem().map_err(fail)?;
+        if !self.0.contains(&filesystem) {
+            dir.sync_filesystem().map_err(fail)?;
+            let _ = self.0.push(filesystem);
+        }
+        Ok(())
+    }
+}
+
+/// Sets or clears the marker, durably. Setting it first makes durable every filesystem
+/// the bootstrap wrote (those `synced` has, and those it writes on every run), one
+/// syncfs(2) each, so that after a crash the marker never vouches for work that was
+/// lost; files replaced earlier had their contents synced before they took their names,
+/// and this makes the names durable.
+pub fn set_complete(ctx: &Context<'_>, var: &Dir, complete: bool, mut synced: Synced) -> Result<(), Line> {
     let verb = if complete { "set" } else { "clear" };
     let fail = |e| msg!("cannot {verb} the completion marker: {}", Os(e));
     if complete {
-        wisp_os_linux::fs::sync_all();
-        var.write_atomic(MARKER, b"", 0o644, None).map_err(fail)?;
+        for path in WRITTEN {
+            if let Ok(dir) = ctx.open_dir(path) {
+                synced.sync(&dir)?;
+            }
+        }
+        synced.sync(&ctx.logs_dir()?)?;
+        synced.sync(var)?;
+        // Empty: only its name needs to be durable, which the directory's fsync makes it.
+        var.write_volatile(MARKER, b"", 0o644).map_err(fail)?;
     } else {
         var.remove(MARKER).map_err(fail)?;
     }
@@ -48,5 +82,7 @@ pub fn save_instance_id(var: &Dir, id: &[u8]) -> Result<(), Line> {
     if var.has_contents(INSTANCE_ID, &line).unwrap_or(false) {
         return Ok(());
     }
-    var.write_atomic(INSTANCE_ID, &line, 0o644, None).map_err(|e| crate::output::os_error("cannot save the instance-id", e))
+    // Without its own fsync: the sync before the completion marker makes it durable, and
+    // until then a lost or cut copy only means "a new instance", as it is.
+    var.write_volatile(INSTANCE_ID, &line, 0o644).map_err(|e| crate::output::os_error("cannot save the instance-id", e))
 }
