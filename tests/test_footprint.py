@@ -3,8 +3,10 @@
 
 import gzip
 import resource
+import shutil
 import struct
 import subprocess
+import uuid
 from pathlib import Path
 
 from conftest import aws_metadata
@@ -49,20 +51,28 @@ def test_version_and_help_run_under_a_small_address_space_limit(wisp):
     assert result.returncode == 0 and "bootstrap" in result.stdout, result
 
 
-def test_large_user_data_is_mapped_when_needed_and_refused_by_name(wisp, tmp_path):
-    """User-data is read into room sized to it: `userdata show` of a small document runs
-    under a limit far below the 16 MiB user-data bound, and a gzip bomb past the bound is
-    still refused with the bound named."""
+# A whole first boot with cloud-config user-data fits in this: the buffers it needs are
+# mapped when needed, sized to their input.
+BOOTSTRAP_ADDRESS_SPACE_LIMIT = 8 * 1024 * 1024
+
+
+def test_a_first_boot_runs_under_a_small_address_space_limit(run, imds, root):
+    imds(aws_metadata(user_data="#cloud-config\nhostname: small\nwrite_files:\n  - path: /etc/small\n    content: fits\n"))
+    result = run("--root", root, "bootstrap", wrap=["prlimit", f"--as={BOOTSTRAP_ADDRESS_SPACE_LIMIT}"])
+    assert result.rc == 0, result
+    assert (root / "etc/small").read_text() == "fits" and (root / "etc/hostname").read_text() == "small\n"
+
+
+def test_user_data_past_its_bound_is_refused_by_name(wisp, tmp_path):
     root = tmp_path / "root"
     root.mkdir()
-    document = tmp_path / "small"
-    document.write_text("#cloud-config\nhostname: small\n")
-    result = run_limited(wisp, "--root", root, "userdata", "show", document, limit=8 * 1024 * 1024)
-    assert result.returncode == 0 and '"hostname":"small"' in result.stdout, result
     bomb = tmp_path / "bomb.gz"
     bomb.write_bytes(gzip.compress(b"#!/bin/sh\n" + b"\0" * (17 * 1024 * 1024)))
     result = subprocess.run([str(wisp), "--root", root, "userdata", "show", bomb], capture_output=True, text=True, timeout=30)
     assert result.returncode == 1 and "gzip data expands past 16777216 bytes" in result.stderr, result
+    # Under an address-space limit too small for the bound, the refusal says so.
+    result = run_limited(wisp, "--root", root, "userdata", "show", bomb, limit=ADDRESS_SPACE_LIMIT)
+    assert result.returncode == 1 and "cannot reserve 16777216 bytes for user-data" in result.stderr, result
 
 
 SCRIPT = "#!/bin/sh\necho hello from user-data\n"
@@ -73,9 +83,18 @@ SYNC_CALLS = ("fsync", "fdatasync", "sync", "syncfs")
 FIRST_BOOT_SYNC_LIMIT = 6
 
 
+def new_boot(root):
+    """A boot of the scratch root: a boot id of its own, and an empty /run."""
+    shutil.rmtree(root / "run", ignore_errors=True)
+    boot_id = root / "proc/sys/kernel/random/boot_id"
+    boot_id.parent.mkdir(parents=True, exist_ok=True)
+    boot_id.write_text(str(uuid.uuid4()) + "\n")
+
+
 def four_phases(run, root, tmp_path):
-    """The four phases as OpenRC runs them, one process each, under strace: the sync calls
-    (and renames) each phase made, as (phase, call, argument) in order."""
+    """A boot: the four phases as OpenRC runs them, one process each, under strace; the
+    sync calls (and renames) each phase made, as (phase, call, argument) in order."""
+    new_boot(root)
     calls = []
     for phase in ("boot", "early", "main", "final"):
         trace = tmp_path / f"strace-{phase}"
@@ -114,3 +133,52 @@ def test_first_boot_syncs_little_and_marks_complete_last(run, imds, root, tmp_pa
     # A later boot of the same instance writes nothing that needs a sync.
     again = four_phases(run, root, tmp_path)
     assert syncs(again) == [], syncs(again)
+
+
+# The dependent chain of a first boot on AWS is three rounds (token; every value and the
+# key listing; the keys): seven requests for two keys, made once for the four phases.
+AWS_FIRST_BOOT_REQUESTS = 7
+
+
+def test_one_boot_fetches_once_for_its_four_phases(run, imds, root, tmp_path):
+    server = imds(aws_metadata(user_data=SCRIPT))
+    four_phases(run, root, tmp_path)
+    requests = server.requests()
+    assert len(requests) == AWS_FIRST_BOOT_REQUESTS, [r["path"] for r in requests]
+    assert len((root / "home/alpine/.ssh/authorized_keys").read_text().splitlines()) == 2
+    assert "hello from user-data" in (root / "var/log/user-data.log").read_text()
+    kept = root / "run/wisp/metadata"
+    assert kept.stat().st_mode & 0o777 == 0o600
+    # A later boot of a Xen instance (no instance-id in DMI) checks the instance-id once
+    # for its four phases: IMDSv2's token, then the id.
+    server.clear_log()
+    four_phases(run, root, tmp_path)
+    assert [r["path"] for r in server.requests()] == ["/latest/api/token", "/latest/meta-data/instance-id"]
+    # On Nitro the DMI's board_asset_tag is the instance-id: nothing is asked.
+    (root / "sys/class/dmi/id/board_asset_tag").write_text("i-0123456789abcdef0\n")
+    server.clear_log()
+    four_phases(run, root, tmp_path)
+    assert server.requests() == []
+    # A new instance-id in DMI (an image captured without clearing the marker) bootstraps
+    # again, fetching once.
+    (root / "sys/class/dmi/id/board_asset_tag").write_text("i-0fedcba9876543210\n")
+    server.update(instance_id="i-0fedcba9876543210")
+    server.clear_log()
+    four_phases(run, root, tmp_path)
+    assert len(server.requests()) == AWS_FIRST_BOOT_REQUESTS, [r["path"] for r in server.requests()]
+    assert (root / "var/lib/cloud/.instance-id").read_text() == "i-0fedcba9876543210\n"
+    assert (root / "var/lib/cloud/.bootstrap-complete").exists()
+
+
+def test_a_phase_run_again_in_the_same_boot_reads_what_was_kept(run, imds, root):
+    server = imds(aws_metadata(user_data=SCRIPT))
+    new_boot(root)
+    assert run("--root", root, "early").rc == 0
+    server.clear_log()
+    result = run("--root", root, "early")
+    assert result.rc == 0, result
+    assert server.requests() == []
+    # Another boot asks again.
+    new_boot(root)
+    assert run("--root", root, "early").rc == 0
+    assert len(server.requests()) == AWS_FIRST_BOOT_REQUESTS

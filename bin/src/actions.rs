@@ -38,13 +38,7 @@ pub fn run(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: 
             crate::users::set_ssh_keys(ctx, session.metadata.get(Item::SshKeys), config.as_ref())
         }
         Action::RunUserdata => crate::scripts::run_userdata(ctx, session, var),
-        Action::BootstrapComplete => {
-            let mut synced = state::Synced::new();
-            if let Some(config) = session.cloud_config_if_valid(ctx, var) {
-                crate::cloud_config::sync_written(ctx, &config, &mut synced)?;
-            }
-            state::set_complete(ctx, var, true, synced).map(|()| msg!("marked complete"))
-        }
+        Action::BootstrapComplete => state::set_complete(ctx, var, true).map(|()| msg!("marked complete")),
         Action::UserdataBootcmd
         | Action::UserdataUsers
         | Action::UserdataWriteFiles

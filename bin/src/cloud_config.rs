@@ -67,18 +67,6 @@ pub fn run(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir, action: Acti
     }
 }
 
-/// syncfs(2) of each filesystem `write_files` wrote on, before the completion marker.
-pub fn sync_written(ctx: &Context<'_>, config: &CloudConfig<'static>, synced: &mut crate::state::Synced) -> Result<(), Line> {
-    let Some(files) = config.value("write_files") else { return Ok(()) };
-    for file in cloud_config::items("write_files", files).into_iter().flatten().filter_map(|entry| cloud_config::write_file(entry).ok()) {
-        let split = file.path.rfind('/').unwrap_or(0);
-        if let Ok(dir) = ctx.open_dir(file.path[..split.max(1)].as_bytes()) {
-            synced.sync(&dir)?;
-        }
-    }
-    Ok(())
-}
-
 /// `bootcmd` or `runcmd`: written as the shell script cloud-init makes of the list, and
 /// run with `/bin/sh`, its output in user-data.log.
 fn run_commands(ctx: &Context<'_>, config: &CloudConfig<'static>, key: &'static str, env: Option<&CPath>) -> Result<Line, Line> {
@@ -142,7 +130,9 @@ fn write_file(ctx: &Context<'_>, file: &WriteFile<'_>) -> Result<(), Line> {
     if file.append && (added == 0 || (old >= added && buffer[old - added..old] == buffer[old..old + added])) {
         return Ok(());
     }
-    dir.write_atomic(name, &buffer[..old + added], file.permissions, Some((uid, gid))).map_err(|e| msg!("{}", Os(e)))
+    // The directory too: it may be on a filesystem the completion marker's sync does not
+    // cover (see `state::set_complete`).
+    dir.write_atomic(name, &buffer[..old + added], file.permissions, Some((uid, gid))).and_then(|()| dir.sync()).map_err(|e| msg!("{}", Os(e)))
 }
 
 /// The entry's content, decoded into `out`; its length.

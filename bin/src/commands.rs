@@ -144,7 +144,7 @@ fn wait_for_result(ctx: &Context<'_>) -> Result<bool, Line> {
 
 /// `wisp mark complete|incomplete`.
 pub fn mark(ctx: &Context<'_>, complete: bool) -> i32 {
-    match ctx.var_dir().and_then(|var| state::set_complete(ctx, &var, complete, state::Synced::new())) {
+    match ctx.var_dir().and_then(|var| state::set_complete(ctx, &var, complete)) {
         Ok(()) => 0,
         Err(e) => {
             output::error(format_args!("{e}"));

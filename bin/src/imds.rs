@@ -119,18 +119,14 @@ impl Value {
 
 /// Everything a bootstrap reads from the metadata service, fetched on demand.
 pub struct Metadata {
-    pub instance_id: Value,
-    pub hostname: Value,
-    pub local_hostname: Value,
-    pub user_data: Value,
-    /// The keys, one per line.
-    pub ssh_keys: Value,
+    /// One per item, in `Item::ALL`'s order; the keys one per line.
+    values: [Value; 5],
     /// OCI's and Azure's whole document, and GCP's keys while they are combined.
     document: Value,
 }
 
 /// The room of every value together.
-const METADATA_SIZE: usize = 3 * SMALL_RESPONSE + 2 * USERDATA_RESPONSE + KEYS_RESPONSE;
+pub const METADATA_SIZE: usize = 3 * SMALL_RESPONSE + 2 * USERDATA_RESPONSE + KEYS_RESPONSE;
 const KEYS_RESPONSE: usize = aws::KEYS_LIMIT * KEY_RESPONSE;
 
 impl Metadata {
@@ -138,45 +134,35 @@ impl Metadata {
     fn new(mut space: &'static mut [u8]) -> Self {
         let space = &mut space;
         Metadata {
-            instance_id: Value::new(space, SMALL_RESPONSE),
-            hostname: Value::new(space, SMALL_RESPONSE),
-            local_hostname: Value::new(space, SMALL_RESPONSE),
-            user_data: Value::new(space, USERDATA_RESPONSE),
-            ssh_keys: Value::new(space, KEYS_RESPONSE),
+            values: Item::ALL.map(|item| {
+                let len = match item {
+                    Item::UserData => USERDATA_RESPONSE,
+                    Item::SshKeys => KEYS_RESPONSE,
+                    _ => SMALL_RESPONSE,
+                };
+                Value::new(space, len)
+            }),
             document: Value::new(space, USERDATA_RESPONSE),
         }
     }
 
+    /// The values by name, for a round that fills several.
+    fn parts(&mut self) -> (&mut [Value; 5], &mut Value) {
+        (&mut self.values, &mut self.document)
+    }
+
     pub fn get(&self, item: Item) -> Option<&[u8]> {
-        match item {
-            Item::InstanceId => self.instance_id.get(),
-            Item::Hostname => self.hostname.get(),
-            Item::LocalHostname => self.local_hostname.get(),
-            Item::UserData => self.user_data.get(),
-            Item::SshKeys => self.ssh_keys.get(),
-        }
+        self.values[item as usize].get()
     }
 
     /// The buffer an item's value is kept in, for filling from a local seed.
     pub fn buffer(&mut self, item: Item) -> &mut [u8] {
-        match item {
-            Item::InstanceId => self.instance_id.buf,
-            Item::Hostname => self.hostname.buf,
-            Item::LocalHostname => self.local_hostname.buf,
-            Item::UserData => self.user_data.buf,
-            Item::SshKeys => self.ssh_keys.buf,
-        }
+        self.values[item as usize].buf
     }
 
     /// The value is the first `len` bytes of its buffer (`None`: absent).
     pub fn set_len(&mut self, item: Item, len: Option<usize>) {
-        match item {
-            Item::InstanceId => self.instance_id.set(len),
-            Item::Hostname => self.hostname.set(len),
-            Item::LocalHostname => self.local_hostname.set(len),
-            Item::UserData => self.user_data.set(len),
-            Item::SshKeys => self.ssh_keys.set(len),
-        }
+        self.values[item as usize].set(len)
     }
 
     /// Sets a value from bytes (a seed's `h=`/`i=` override).
@@ -188,14 +174,8 @@ impl Metadata {
         Ok(())
     }
 
-    fn is_fetched(&self, item: Item) -> bool {
-        match item {
-            Item::InstanceId => self.instance_id.is_fetched(),
-            Item::Hostname => self.hostname.is_fetched(),
-            Item::LocalHostname => self.local_hostname.is_fetched(),
-            Item::UserData => self.user_data.is_fetched(),
-            Item::SshKeys => self.ssh_keys.is_fetched(),
-        }
+    pub fn is_fetched(&self, item: Item) -> bool {
+        self.values[item as usize].is_fetched()
     }
 }
 
@@ -240,7 +220,7 @@ impl<'c> Imds<'c> {
     /// The one document OCI and Azure answer with, then each value out of it. OCI's
     /// version 2 wants a header; where it is refused, version 1 does without.
     fn fetch_document(&mut self, metadata: &mut Metadata, wanted: &[Item]) -> Result<(), ImdsError> {
-        let Metadata { instance_id, hostname, local_hostname, user_data, ssh_keys, document } = metadata;
+        let ([instance_id, hostname, local_hostname, ssh_keys, user_data], document) = metadata.parts();
         if !document.is_fetched() {
             let path = match self.cloud {
                 Cloud::Azure => azure::INSTANCE_PATH,
@@ -295,7 +275,7 @@ impl<'c> Imds<'c> {
     /// and the project (unless blocked), expired ones dropped; user-data decoded when its
     /// encoding says base64.
     fn fetch_gcp(&mut self, metadata: &mut Metadata, wanted: &[Item]) -> Result<(), ImdsError> {
-        let Metadata { instance_id, hostname, local_hostname, user_data, ssh_keys, document } = metadata;
+        let ([instance_id, hostname, local_hostname, ssh_keys, user_data], document) = metadata.parts();
         let mut encoding = [0u8; 256];
         let mut encoding_state = ValueState::NotFetched;
         let mut block = [0u8; 256];
@@ -358,7 +338,7 @@ impl<'c> Imds<'c> {
         // Round one: the values named by a path, and the key listing.
         let mut listing = [0u8; SMALL_RESPONSE];
         let mut listing_state = ValueState::NotFetched;
-        let Metadata { instance_id, hostname, local_hostname, user_data, ssh_keys, .. } = metadata;
+        let ([instance_id, hostname, local_hostname, ssh_keys, user_data], _) = metadata.parts();
         let values: [(Item, &mut [u8], &mut ValueState); 4] = [
             (Item::InstanceId, instance_id.buf, &mut instance_id.state),
             (Item::Hostname, hostname.buf, &mut hostname.state),

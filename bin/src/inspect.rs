@@ -26,7 +26,7 @@ pub fn show(ctx: &Context<'_>, file: Option<&[u8]>) -> i32 {
 }
 
 fn show_document(ctx: &Context<'_>, file: Option<&[u8]>) -> Result<(), Line> {
-    let decoded = userdata::load_with(ctx, Includes::Listed, size(ctx, file), |buf| read(ctx, file, buf).map(Some))?;
+    let decoded = userdata::load_with(ctx, Includes::Listed, u64::MAX, |buf| read(ctx, file, buf).map(Some))?;
     let config = match &decoded {
         Some(decoded) => crate::cloud_config::parse(decoded)?,
         None => Default::default(),
@@ -45,19 +45,6 @@ fn show_document(ctx: &Context<'_>, file: Option<&[u8]>) -> Result<(), Line> {
         output::error(format_args!("warning: {e} (the main phase refuses this)"));
     }
     Ok(())
-}
-
-/// The size of a regular FILE (or the saved user-data); for anything else (a pipe, a
-/// device), the most wisp reads.
-fn size(ctx: &Context<'_>, file: Option<&[u8]>) -> u64 {
-    let path = match file {
-        Some(file) => CPath::from_parts(&[file]).ok(),
-        None => userdata::var_child(ctx, USER_DATA).ok().and_then(|p| ctx.path(p.as_bytes()).ok()),
-    };
-    match path.map(|path| fs::metadata(path.as_cstr())) {
-        Some(Ok(Some(found))) if found.is_file() => found.size,
-        _ => u64::MAX,
-    }
 }
 
 /// FILE as given, else `$TINY_CLOUD_VAR/user-data` under the root.

@@ -19,6 +19,7 @@ macro_rules! msg {
 
 mod actions;
 mod azure;
+mod boot_cache;
 mod cloud_init_status;
 mod commands;
 mod context;

@@ -35,6 +35,9 @@ pub struct Session<'c> {
     decoded: Option<Result<Option<UserData>, Line>>,
     /// Its cloud-config documents, parsed and merged, once an action has needed them.
     config: Option<Result<CloudConfig<'static>, Line>>,
+    cloud: Cloud,
+    /// What this run fetches is kept for the later phases of this boot (other processes).
+    keep_for_later: bool,
 }
 
 impl Session<'_> {
@@ -105,12 +108,15 @@ pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
             return 0;
         }
     }
+    // The plans of this run's phases and of the later ones, whose metadata the first
+    // fetch of this boot gets for them.
     let mut plans = [const { Plan::new() }; 4];
-    for &phase in phases {
+    for &phase in &Phase::ALL[phases[0] as usize..] {
         let init = ctx.config.init_actions[phase as usize].as_deref();
         match phase.plan(init, &ctx.config.skip_actions) {
             Ok(plan) => plans[phase as usize] = plan,
-            Err(e) => return usage_error(ctx, phases, msg!("{}: {e}", Shown(ctx.config_file.as_bytes()))),
+            Err(e) if phases.contains(&phase) => return usage_error(ctx, phases, msg!("{}: {e}", Shown(ctx.config_file.as_bytes()))),
+            Err(_) => {}
         }
     }
     let cloud = match ctx.cloud() {
@@ -144,10 +150,22 @@ pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
             Err(e) => return failure(ctx, phases, msg!("azure: {e}")),
         }
     }
-    let mut session = Session { imds: Imds::new(cloud, &timeouts, ctx.config.imds_token_ttl), metadata, failed: None, later_boot: false, decoded: None, config: None };
-    // What every phase of this run will read, so the first round asks for all of it.
+    // What an earlier phase of this boot fetched, unless this run starts the boot.
+    let kept = phases[0] != Phase::Boot && crate::boot_cache::load(ctx, metadata);
+    let mut session = Session {
+        imds: Imds::new(cloud, &timeouts, ctx.config.imds_token_ttl),
+        metadata,
+        failed: None,
+        later_boot: false,
+        decoded: None,
+        config: None,
+        cloud,
+        keep_for_later: !kept && !phases.contains(&Phase::Final),
+    };
+    // What every phase from this one to the last will read, so the first round asks for
+    // all of it.
     let mut all_items: heapless::Vec<Item, 6> = heapless::Vec::new();
-    for &phase in phases {
+    for &phase in &Phase::ALL[phases[0] as usize..] {
         for item in items(&plans[phase as usize]) {
             if !all_items.contains(&item) {
                 let _ = all_items.push(item);
@@ -197,8 +215,22 @@ fn run_phase(
         }
         return run_actions(ctx, session, var, phase, plan, started);
     }
-    let wanted: &[Item] = if complete { &[] } else { run_items };
-    let fetched = fetch_instance_id(session, wanted);
+    let mut saved_buf = [0u8; state::INSTANCE_ID_LIMIT];
+    let saved = state::saved_instance_id(var, &mut saved_buf);
+    // A later boot asks the service nothing where the DMI names the instance.
+    let dmi_says = match (complete, saved) {
+        (true, Some(id)) => crate::boot_cache::dmi_same_instance(ctx, session.cloud, id),
+        _ => None,
+    };
+    let wanted: &[Item] = if complete && dmi_says.is_none() { &[] } else { run_items };
+    let fetched = match (dmi_says, saved) {
+        (Some(true), Some(id)) => Ok(heapless::Vec::from_slice(id).unwrap_or_default()),
+        _ => fetch_instance_id(session, wanted),
+    };
+    if session.keep_for_later && session.imds.requests > 0 {
+        crate::boot_cache::save(ctx, session.metadata);
+        session.keep_for_later = false;
+    }
     let instance_id = match fetched {
         Ok(id) => id,
         Err(e) if complete => {
@@ -207,8 +239,6 @@ fn run_phase(
         }
         Err(e) => return Err(logged(ctx, phase, msg!("failed: {e}"))),
     };
-    let mut saved_buf = [0u8; state::INSTANCE_ID_LIMIT];
-    let saved = state::saved_instance_id(var, &mut saved_buf);
     let same_instance = saved == Some(instance_id.as_slice());
     if complete && same_instance {
         let every_boot: Plan = plan.iter().copied().filter(|action| action.every_boot()).collect();
@@ -227,7 +257,7 @@ fn run_phase(
             Shown(&instance_id),
             Shown(saved.unwrap_or(b"unknown"))
         ));
-        state::set_complete(ctx, var, false, state::Synced::new()).map_err(|e| logged(ctx, phase, e))?;
+        state::set_complete(ctx, var, false).map_err(|e| logged(ctx, phase, e))?;
     }
     if !same_instance {
         state::save_instance_id(var, &instance_id).map_err(|e| logged(ctx, phase, e))?;

@@ -18,46 +18,32 @@ pub fn is_complete(var: &Dir) -> Result<bool, Line> {
     }
 }
 
-/// Where a bootstrap writes, besides `write_files`: the root's filesystem (/etc), /home
-/// (keys), TINY_CLOUD_VAR and the logs.
+/// Where a bootstrap writes files it does not make durable itself: the root's filesystem
+/// (/etc), /home (keys), and TINY_CLOUD_VAR and the logs, below. (`write_files` syncs
+/// its files' directories as it writes them: they may be anywhere.)
 const WRITTEN: [&[u8]; 2] = [b"/etc", b"/home"];
 
-/// Filesystems made durable with syncfs(2), each once.
-pub struct Synced(heapless::Vec<u64, 8>);
-
-impl Synced {
-    pub const fn new() -> Synced {
-        Synced(heapless::Vec::new())
-    }
-
-    /// syncfs(2) of `dir`'s filesystem, unless done already.
-    pub fn sync(&mut self, dir: &Dir) -> Result<(), Line> {
-        let fail = |e| msg!("cannot sync before the completion marker: {}", Os(e));
-        let filesystem = dir.filesystem().map_err(fail)?;
-        if !self.0.contains(&filesystem) {
-            dir.sync_filesystem().map_err(fail)?;
-            let _ = self.0.push(filesystem);
-        }
-        Ok(())
-    }
-}
-
-/// Sets or clears the marker, durably. Setting it first makes durable every filesystem
-/// the bootstrap wrote (those `synced` has, and those it writes on every run), one
-/// syncfs(2) each, so that after a crash the marker never vouches for work that was
-/// lost; files replaced earlier had their contents synced before they took their names,
-/// and this makes the names durable.
-pub fn set_complete(ctx: &Context<'_>, var: &Dir, complete: bool, mut synced: Synced) -> Result<(), Line> {
+/// Sets or clears the marker, durably. Setting it first makes durable each filesystem a
+/// bootstrap writes, one syncfs(2) each, so that after a crash the marker never vouches
+/// for work that was lost: files replaced earlier had their contents synced before they
+/// took their names, and this makes the names durable, and the files each run rewrites.
+pub fn set_complete(ctx: &Context<'_>, var: &Dir, complete: bool) -> Result<(), Line> {
     let verb = if complete { "set" } else { "clear" };
     let fail = |e| msg!("cannot {verb} the completion marker: {}", Os(e));
     if complete {
-        for path in WRITTEN {
-            if let Ok(dir) = ctx.open_dir(path) {
-                synced.sync(&dir)?;
+        let mut synced: heapless::Vec<u64, 4> = heapless::Vec::new();
+        let mut sync_once = |dir: &Dir| -> Result<(), Line> {
+            let filesystem = dir.filesystem().map_err(fail)?;
+            if !synced.contains(&filesystem) {
+                dir.sync_filesystem().map_err(fail)?;
+                let _ = synced.push(filesystem);
             }
+            Ok(())
+        };
+        for dir in WRITTEN.into_iter().filter_map(|path| ctx.open_dir(path).ok()).chain(ctx.logs_dir().ok()) {
+            sync_once(&dir)?;
         }
-        synced.sync(&ctx.logs_dir()?)?;
-        synced.sync(var)?;
+        sync_once(var)?;
         // Empty: only its name needs to be durable, which the directory's fsync makes it.
         var.write_volatile(MARKER, b"", 0o644).map_err(fail)?;
     } else {

@@ -295,19 +295,16 @@ impl Dir {
     }
 
     /// Writes `contents` to `name`'s temporary file for `batch`, which gives it the name
-    /// when committed; staging `name` again rewrites that file. A full batch writes the
-    /// file at once, as `write_atomic` does.
+    /// when committed; staging `name` again rewrites that file. ENOBUFS past `BATCH_LIMIT`
+    /// files.
     pub fn stage(&self, name: &[u8], contents: &[u8], mode: u32, owner: Option<(u32, u32)>, batch: &mut Batch) -> Result<(), Errno> {
         c_name(name)?;
         let st = rustix::fs::fstat(&self.0)?;
         let key = (st.st_dev, st.st_ino);
         if !batch.staged.iter().any(|staged| staged.directory == key && staged.name == name) {
-            if batch.staged.is_full() {
-                return self.write_atomic(name, contents, mode, owner);
-            }
             let staged_name = heapless::Vec::from_slice(name).map_err(|_| Errno::NAMETOOLONG)?;
             let dir = rustix::io::fcntl_dupfd_cloexec(&self.0, 0)?;
-            let _ = batch.staged.push(Staged { dir, directory: key, name: staged_name });
+            batch.staged.push(Staged { dir, directory: key, name: staged_name }).map_err(|_| Errno::NOBUFS)?;
         }
         let temp_name = CPath::from_parts(&[b".", name, b".wisp-new"]).map_err(|_| Errno::NAMETOOLONG)?;
         self.write_temp(temp_name.as_cstr(), contents, mode, owner, false)
@@ -353,12 +350,13 @@ impl Batch {
                 rustix::fs::syncfs(&staged.dir)?;
             }
         }
-        while !self.staged.is_empty() {
-            let staged = &self.staged[0];
+        for staged in &self.staged {
             let name = CPath::from_parts(&[&staged.name]).map_err(|_| Errno::NAMETOOLONG)?;
             rustix::fs::renameat(&staged.dir, staged.temp_name()?.as_cstr(), &staged.dir, name.as_cstr())?;
-            self.staged.remove(0);
         }
+        // Renamed: nothing is left for `drop` to remove (after a failure, what was renamed
+        // is gone from its temporary name, and removing it there finds nothing).
+        self.staged.clear();
         Ok(())
     }
 }
