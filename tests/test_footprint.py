@@ -9,6 +9,8 @@ import subprocess
 import uuid
 from pathlib import Path
 
+import pytest
+
 from conftest import aws_metadata
 
 # The binary's own footprint, file and zero-filled memory together, stays under this.
@@ -182,3 +184,32 @@ def test_a_phase_run_again_in_the_same_boot_reads_what_was_kept(run, imds, root)
     new_boot(root)
     assert run("--root", root, "early").rc == 0
     assert len(server.requests()) == AWS_FIRST_BOOT_REQUESTS
+
+
+VM_ID = "d0df4c54-4ecb-4a4b-9954-5bdf3ed5c3b8"
+# (first boot, later boot) requests of the four phases; Azure's report goes to the
+# wireserver, another server. GCP's one round asks every value and the three key sources.
+CLOUD_REQUESTS = {"gcp": (8, 1), "oci": (1, 1), "azure": (1, 1)}
+
+
+@pytest.mark.parametrize("cloud", sorted(CLOUD_REQUESTS))
+def test_other_clouds_fetch_once_per_boot(cloud, run, imds, root, tmp_path):
+    first, later = CLOUD_REQUESTS[cloud]
+    (root / "etc/wisp.conf").write_text(f"CLOUD={cloud}\n")
+    config = aws_metadata(user_data=SCRIPT, instance_id=VM_ID if cloud == "azure" else "i-0123456789abcdef0")
+    config["mode"] = cloud
+    server = imds(config)
+    if cloud == "azure":
+        imds({"mode": "wireserver"}, bind="168.63.129.16")
+    four_phases(run, root, tmp_path)
+    assert len(server.requests()) == first, [r["path"] for r in server.requests()]
+    assert (root / "var/lib/cloud/.bootstrap-complete").exists()
+    server.clear_log()
+    four_phases(run, root, tmp_path)
+    assert len(server.requests()) == later, [r["path"] for r in server.requests()]
+    if cloud == "azure":
+        # Azure's product_uuid is the vmId, here with its first fields byte-swapped.
+        (root / "sys/class/dmi/id/product_uuid").write_text("544CDFD0-CB4E-4B4A-9954-5BDF3ED5C3B8\n")
+        server.clear_log()
+        four_phases(run, root, tmp_path)
+        assert server.requests() == []
