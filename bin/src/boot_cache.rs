@@ -31,8 +31,8 @@ pub fn load(ctx: &Context<'_>, metadata: &mut Metadata) -> bool {
     let Some(values) = boot_cache::decode(&buf[..len], boot_id) else { return false };
     for (item, value) in values {
         match value {
-            Some(value) if metadata.set(item, value).is_ok() => {}
-            Some(_) => {}
+            // A kept value is one that fitted its buffer when fetched.
+            Some(value) => drop(metadata.set(item, value)),
             None => metadata.set_len(item, None),
         }
     }

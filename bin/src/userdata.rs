@@ -196,16 +196,12 @@ impl Decoder<'_, '_> {
         let timeouts = match self.includes {
             Includes::Fetch(timeouts) if !(once && matches!(kept.metadata(name.as_bytes()), Ok(Some(_)))) => timeouts,
             Includes::Fetch(_) | Includes::Kept | Includes::Listed => {
-                let size = match kept.metadata(name.as_bytes()) {
-                    Ok(Some(found)) => usize::try_from(found.size).unwrap_or(usize::MAX),
-                    _ => 0,
-                };
                 let read = |out: &mut [u8]| match kept.read(name.as_bytes(), out) {
                     Ok(Some(len)) => Ok(len),
                     Ok(None) => Err(msg!("#include {shown}: not fetched yet (the early phase fetches includes)")),
                     Err(e) => Err(msg!("#include {shown}: {}", read_error(e))),
                 };
-                return self.take(size, read);
+                return self.take(usize::MAX, read);
             }
         };
         let content = self.take(usize::MAX, |out| match crate::fetch::get(parsed.address, parsed.port, parsed.host, parsed.path, out, timeouts) {

@@ -8,6 +8,7 @@ use wisp_core::authorized_keys::{self, PublicKey};
 use wisp_core::hostname::Hostname;
 use wisp_core::hosts_file;
 use wisp_os_linux::fs::{Batch, Dir};
+use wisp_os_linux::memory::Mapping;
 
 use crate::context::Context;
 use crate::output::{Line, Os, Shown};
@@ -23,7 +24,8 @@ pub struct SystemFile {
     dir: Dir,
     name: &'static [u8],
     path: &'static str,
-    text: [u8; FILE_LIMIT],
+    /// Mapped, so that only the pages the file fills are touched.
+    text: Mapping,
     len: usize,
     mode: u32,
     owner: Option<(u32, u32)>,
@@ -32,12 +34,12 @@ pub struct SystemFile {
 impl SystemFile {
     pub fn read(ctx: &Context<'_>, directory: &'static str, name: &'static str, path: &'static str, default_mode: u32) -> Result<SystemFile, Line> {
         let dir = ctx.create_dir(directory.as_bytes())?;
-        let mut file = SystemFile { dir, name: name.as_bytes(), path, text: [0; FILE_LIMIT], len: 0, mode: default_mode, owner: None };
+        let mut file = SystemFile { dir, name: name.as_bytes(), path, text: crate::memory::map(FILE_LIMIT, path)?, len: 0, mode: default_mode, owner: None };
         if let Some(meta) = file.dir.metadata(file.name).map_err(|e| msg!("{path}: {}", Os(e)))? {
             file.mode = meta.permissions();
             file.owner = Some((meta.uid, meta.gid));
         }
-        file.len = match file.dir.read(file.name, &mut file.text) {
+        file.len = match file.dir.read(file.name, file.text.as_mut_slice()) {
             Ok(len) => len.unwrap_or(0),
             Err(wisp_os_linux::fs::ReadError::TooLarge { limit }) => return Err(msg!("{path} is larger than {limit} bytes")),
             Err(wisp_os_linux::fs::ReadError::Io(e)) => return Err(msg!("{path}: {}", Os(e))),
@@ -46,7 +48,7 @@ impl SystemFile {
     }
 
     pub fn text(&self) -> &[u8] {
-        &self.text[..self.len]
+        &self.text.as_slice()[..self.len]
     }
 
     /// Replaces the file with `new` (keeping mode and owner) when `batch` is committed,
@@ -54,7 +56,7 @@ impl SystemFile {
     pub fn replace(&mut self, new: &[u8], batch: &mut Batch) -> Result<(), Line> {
         let path = self.path;
         self.dir.stage(self.name, new, self.mode, self.owner, batch).map_err(|e| msg!("{path}: {}", Os(e)))?;
-        self.text[..new.len()].copy_from_slice(new);
+        self.text.as_mut_slice()[..new.len()].copy_from_slice(new);
         self.len = new.len();
         Ok(())
     }

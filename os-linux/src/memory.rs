@@ -29,6 +29,11 @@ impl Mapping {
         NonNull::new(start.cast::<u8>()).map(|start| Mapping { start, len }).ok_or(Errno::NOMEM)
     }
 
+    pub fn as_slice(&self) -> &[u8] {
+        // SAFETY: as in `as_mut_slice`, for a shared borrow of `self`.
+        unsafe { core::slice::from_raw_parts(self.start.as_ptr(), self.len) }
+    }
+
     pub fn as_mut_slice(&mut self) -> &mut [u8] {
         // SAFETY: `start..start + len` is this mapping's (or empty and dangling, which a
         // zero-length slice allows), readable, writable, zeroed or written since, and only
