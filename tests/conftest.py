@@ -266,9 +266,10 @@ class Result:
 def run(wisp, netns, tmp_path):
     """Runs wisp in the namespace and a fresh UTS and mount namespace; afterwards reads
     the hostname back in that same UTS namespace."""
-    def run_wisp(*args, root=None, timeout=60, env=None):
+    def run_wisp(*args, root=None, timeout=60, env=None, wrap=()):
+        """`wrap`: a command that runs wisp (strace ...)."""
         hostname_file = tmp_path / ("hostname-" + secrets.token_hex(3))
-        command = [str(wisp)]
+        command = [*wrap, str(wisp)]
         if root is not None:
             command += ["--root", str(root)]
         command += [str(arg) for arg in args]

@@ -159,14 +159,16 @@ def test_azure_goal_state_fallback(run, imds, root):
 
 def test_azure_failure_is_reported_not_ready(run, imds, root):
     set_dmi(root, "azure")
-    imds(metadata("azure", hostname="bad_name"))
+    # A bad host name is left out with a warning now; an image without apk cannot install
+    # the packages user-data asks for: that action fails, and Azure hears of it.
+    imds(metadata("azure", user_data="#cloud-config\npackages: [mg]\n"))
     wire = imds({"mode": "wireserver"}, bind="168.63.129.16")
     result = run("bootstrap", root=root)
     assert result.rc == 1
     reports = [json.loads(r["body"]) for r in wire.requests() if r["path"] == "/provisioning/health"]
     assert len(reports) == 1 and reports[0]["state"] == "NotReady"
     assert reports[0]["details"]["subStatus"] == "ProvisioningFailed"
-    assert "main/set_hostname" in reports[0]["details"]["description"]
+    assert "main/userdata_packages" in reports[0]["details"]["description"]
 
 
 @pytest.mark.parametrize("wire_fault", ["refuse", "hang"])

@@ -10,8 +10,6 @@ use wisp_core::provider::Item;
 use wisp_os_linux::fs::{self, Dir};
 
 use crate::context::Context;
-#[cfg(feature = "userdata")]
-use crate::once::Once;
 use crate::output::Line;
 use crate::phases::Session;
 use crate::state;
@@ -44,7 +42,7 @@ pub fn run(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: 
             crate::users::set_ssh_keys(ctx, session.metadata.get(Item::SshKeys), config.as_ref())
         }
         Action::RunUserdata => crate::scripts::run_userdata(ctx, session, var),
-        Action::BootstrapComplete => state::set_complete(var, true).map(|()| msg!("marked complete")),
+        Action::BootstrapComplete => state::set_complete(ctx, var, true).map(|()| msg!("marked complete")),
         #[cfg(feature = "cloud-config")]
         Action::UserdataBootcmd
         | Action::UserdataUsers
@@ -119,18 +117,15 @@ fn enable_sshd(ctx: &Context<'_>) -> Result<Line, Line> {
 /// The size of wisp's user-data buffers; `WISP_USERDATA_LIMIT` may set a lower bound.
 pub const USER_DATA_LIMIT: usize = wisp_core::config::USERDATA_LIMIT_MAX as usize;
 
-/// The gunzipped user-data, in .bss: untouched unless used.
-#[cfg(feature = "userdata")]
-static GUNZIP: Once<[u8; USER_DATA_LIMIT]> = Once::new([0; USER_DATA_LIMIT]);
-
-/// `raw` gunzipped, or as it is when it is not gzip or does not decompress.
+/// `raw` gunzipped into a buffer reserved for it, or as it is when it is not gzip or does
+/// not decompress.
 #[cfg(feature = "userdata")]
 fn gunzipped<'r>(ctx: &Context<'_>, raw: &'r [u8]) -> Result<&'r [u8], Line> {
     if !gzip::is_gzip(raw) {
         return Ok(raw);
     }
-    let out = GUNZIP.take().ok_or_else(|| msg!("the gunzip buffer is in use"))?;
-    let out = &mut out[..ctx.config.userdata_limit as usize];
+    let most = raw.len().saturating_mul(crate::userdata::DEFLATE_RATIO_LIMIT);
+    let out = crate::memory::reserve(most.min(ctx.config.userdata_limit as usize), "gunzipped user-data")?;
     let mut state = DecompressorOxide::new();
     Ok(match gzip::decompress(raw, out, &mut state) {
         Ok(len) => &out[..len],
@@ -159,7 +154,9 @@ fn save_userdata(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) -> Res
     let note = if mode_ok && var.has_contents(USER_DATA, data).unwrap_or(false) {
         "unchanged"
     } else {
-        var.write_atomic(USER_DATA, data, 0o600, None).map_err(|e| crate::output::os_error("cannot save user-data", e))?;
+        // Made durable by the sync before the completion marker: until then each run saves
+        // it again.
+        var.write_volatile(USER_DATA, data, 0o600).map_err(|e| crate::output::os_error("cannot save user-data", e))?;
         "saved"
     };
     // Decoded now, while the network is up, to fetch its includes.

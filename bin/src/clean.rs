@@ -38,7 +38,7 @@ fn clean(ctx: &Context<'_>, options: Options) -> Result<(), Line> {
         let Ok(dir) = ctx.open_dir(path) else { continue };
         let (name, result) = match removal {
             Removal::CompletionMarker => {
-                state::set_complete(&dir, false)?;
+                state::set_complete(ctx, &dir, false)?;
                 continue;
             }
             Removal::Var(name) => (name, remove(&dir, name, TREE_DEPTH_LIMIT)),

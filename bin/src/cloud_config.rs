@@ -19,12 +19,8 @@ use crate::scripts;
 /// Most YAML nodes in all cloud-config documents together.
 pub const NODES_LIMIT: usize = 64 * 1024;
 
-/// The parsed documents live in .bss for the whole run, so their values are `'static`.
-static NODES: Once<[Node; NODES_LIMIT]> = Once::new([Node::EMPTY; NODES_LIMIT]);
-static TEXT: Once<[u8; USER_DATA_LIMIT]> = Once::new([0; USER_DATA_LIMIT]);
+/// The parsed documents live for the whole run, so their values are `'static`.
 static ARENA: Once<Option<Arena<'static>>> = Once::new(None);
-/// Where `write_files` content is decoded, and files are read to be appended to.
-static CONTENT: Once<[u8; USER_DATA_LIMIT]> = Once::new([0; USER_DATA_LIMIT]);
 
 /// Parses every cloud-config part of the user-data, in order, and merges them (their
 /// keys' shapes are for `CloudConfig::validate`).
@@ -33,9 +29,15 @@ pub fn parse(userdata: &crate::userdata::UserData) -> Result<CloudConfig<'static
     if userdata.of_kind(Kind::CloudConfig).next().is_none() {
         return Ok(config);
     }
-    let busy = || msg!("the cloud-config buffers are in use");
-    let slot = ARENA.take().ok_or_else(busy)?;
-    let arena = slot.insert(Arena::new(NODES.take().ok_or_else(busy)?, TEXT.take().ok_or_else(busy)?));
+    let slot = ARENA.take().ok_or_else(|| msg!("the cloud-config buffers are in use"))?;
+    // Sized to the documents: twice their length is more than the YAML subset makes of
+    // them (a node takes a byte of source or more; `\L`, 3 bytes of text from 2, is the
+    // most an escape grows), so no document the named limits allow is refused.
+    let input: usize = userdata.of_kind(Kind::CloudConfig).map(|(_, part)| part.bytes.len()).sum();
+    let room = input.saturating_mul(2).saturating_add(64);
+    let nodes = crate::memory::reserve_filled(room.min(NODES_LIMIT), Node::EMPTY, "YAML nodes")?;
+    let text = crate::memory::reserve(room.min(USER_DATA_LIMIT), "YAML text")?;
+    let arena = slot.insert(Arena::new(nodes, text));
     let mut roots: heapless::Vec<_, { cloud_config::DOCUMENTS_LIMIT }> = heapless::Vec::new();
     for (index, part) in userdata.of_kind(Kind::CloudConfig) {
         let root = arena.parse(part.bytes).map_err(|e| msg!("user-data part {}: YAML {e}", index + 1))?;
@@ -120,27 +122,40 @@ fn run_commands(ctx: &Context<'_>, config: &CloudConfig<'static>, key: &'static 
 /// rerun never appends twice.
 fn write_files(ctx: &Context<'_>, config: &CloudConfig<'static>, deferred: bool) -> Result<Line, Line> {
     let Some(files) = config.value("write_files") else { return Ok(msg!("no write_files")) };
-    CONTENT.lend(|buffer| write_entries(ctx, files, deferred, buffer)).ok_or_else(|| msg!("the write_files buffer is in use"))?
+    write_entries(ctx, files, deferred)
 }
 
-fn write_entries(ctx: &Context<'_>, files: wisp_core::yaml::Value<'static>, deferred: bool, buffer: &mut [u8]) -> Result<Line, Line> {
+fn write_entries(ctx: &Context<'_>, files: wisp_core::yaml::Value<'static>, deferred: bool) -> Result<Line, Line> {
     let mut written = 0;
     for entry in cloud_config::items("write_files", files).map_err(crate::output::line)? {
         let file = cloud_config::write_file(entry).map_err(crate::output::line)?;
         if file.defer != deferred {
             continue;
         }
-        write_file(ctx, &file, buffer).map_err(|e| msg!("write_files {}: {e}", Shown(file.path.as_bytes())))?;
+        write_file(ctx, &file).map_err(|e| msg!("write_files {}: {e}", Shown(file.path.as_bytes())))?;
         written += 1;
     }
     Ok(msg!("{written} files written"))
 }
 
-fn write_file(ctx: &Context<'_>, file: &WriteFile<'_>, buffer: &mut [u8]) -> Result<(), Line> {
+fn write_file(ctx: &Context<'_>, file: &WriteFile<'_>) -> Result<(), Line> {
     let (uid, gid) = owner_ids(ctx, file.owner)?;
     let split = file.path.rfind('/').unwrap_or(0);
     let (parent, name) = (&file.path[..split.max(1)], &file.path.as_bytes()[split + 1..]);
     let dir = ctx.create_dir(parent.as_bytes())?;
+    // Room for the old content (when appending) and the new, decoded.
+    let old_size = match (file.append, dir.metadata(name)) {
+        (true, Ok(Some(found))) => usize::try_from(found.size).unwrap_or(usize::MAX),
+        _ => 0,
+    };
+    let encoded = file.content.len();
+    let decoded = match file.encoding {
+        Encoding::Text => encoded,
+        Encoding::Base64 => encoded / 4 * 3 + 3,
+        Encoding::GzipBase64 => (encoded / 4 * 3 + 3).saturating_mul(2 * crate::userdata::DEFLATE_RATIO_LIMIT),
+    };
+    let mut room = crate::memory::map(old_size.saturating_add(decoded).min(USER_DATA_LIMIT), "write_files content")?;
+    let buffer = room.as_mut_slice();
     // Appending: the old content first, the new after it, written together atomically.
     let old = match file.append {
         false => 0,
@@ -154,7 +169,9 @@ fn write_file(ctx: &Context<'_>, file: &WriteFile<'_>, buffer: &mut [u8]) -> Res
     if file.append && (added == 0 || (old >= added && buffer[old - added..old] == buffer[old..old + added])) {
         return Ok(());
     }
-    dir.write_atomic(name, &buffer[..old + added], file.permissions, Some((uid, gid))).map_err(|e| msg!("{}", Os(e)))
+    // The directory too: it may be on a filesystem the completion marker's sync does not
+    // cover (see `state::set_complete`).
+    dir.write_atomic(name, &buffer[..old + added], file.permissions, Some((uid, gid))).and_then(|()| dir.sync()).map_err(|e| msg!("{}", Os(e)))
 }
 
 /// The entry's content, decoded into `out`; its length.

@@ -23,7 +23,13 @@ pub fn imds(ctx: &mut Context<'_>, keys: &[&[u8]]) -> i32 {
     };
     let timeouts = ctx.timeouts;
     let mut imds = Imds::new(cloud, &timeouts, ctx.config.imds_token_ttl);
-    let Some(metadata) = take_metadata() else { return EXIT_FAILED };
+    let metadata = match take_metadata() {
+        Ok(metadata) => metadata,
+        Err(e) => {
+            crate::output::error(format_args!("{e}"));
+            return EXIT_FAILED;
+        }
+    };
     #[cfg(any(feature = "nocloud", feature = "configdrive"))]
     if matches!(cloud, wisp_core::config::Cloud::Nocloud | wisp_core::config::Cloud::Configdrive) {
         if let Err(e) = crate::seed::load(ctx, cloud, metadata, None) {
@@ -126,7 +132,7 @@ pub fn status(ctx: &Context<'_>, wait: bool, timeout_s: Option<u32>) -> i32 {
 
 /// `wisp mark complete|incomplete`.
 pub fn mark(ctx: &Context<'_>, complete: bool) -> i32 {
-    match ctx.var_dir().and_then(|var| state::set_complete(&var, complete)) {
+    match ctx.var_dir().and_then(|var| state::set_complete(ctx, &var, complete)) {
         Ok(()) => 0,
         Err(e) => {
             output::error(format_args!("{e}"));

@@ -183,7 +183,8 @@ impl<'a> Context<'a> {
         let var = self.var_dir()?;
         let mut line = heapless::String::<64>::new();
         let _ = core::fmt::write(&mut line, format_args!("CLOUD={}\n", cloud.name()));
-        var.write_atomic(AUTODETECT_FILE, line.as_bytes(), 0o644, None)
+        // A lost or cut copy is detected again.
+        var.write_volatile(AUTODETECT_FILE, line.as_bytes(), 0o644)
             .map_err(|e| msg!("cannot save {}: {}", Shown(AUTODETECT_FILE), Os(e)))?;
         Ok(cloud)
     }

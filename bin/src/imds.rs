@@ -20,6 +20,7 @@ use wisp_core::retry::Timeouts;
 
 use crate::fetch::{exchange_all, Exchange, Failure, PARALLEL_LIMIT};
 use crate::once::Once;
+use crate::output::Line;
 
 /// One GET of a round: what it is (for messages), where, and where its answer goes.
 struct Target<'b, 's> {
@@ -85,8 +86,8 @@ impl fmt::Display for ImdsError {
 }
 
 /// One metadata value, stored in the buffer its response was received into.
-pub struct Value<const N: usize> {
-    buf: [u8; N],
+pub struct Value {
+    buf: &'static mut [u8],
     state: ValueState,
 }
 
@@ -97,9 +98,12 @@ enum ValueState {
     Present { start: usize, len: usize },
 }
 
-impl<const N: usize> Value<N> {
-    pub const fn new() -> Self {
-        Value { buf: [0; N], state: ValueState::NotFetched }
+impl Value {
+    /// The first `len` bytes of `space` as a value's buffer; the rest is left in `space`.
+    fn new(space: &mut &'static mut [u8], len: usize) -> Self {
+        let (buf, rest) = core::mem::take(space).split_at_mut(len);
+        *space = rest;
+        Value { buf, state: ValueState::NotFetched }
     }
 
     /// `None` when the service has no such value (404) or it was not fetched.
@@ -122,58 +126,50 @@ impl<const N: usize> Value<N> {
 
 /// Everything a bootstrap reads from the metadata service, fetched on demand.
 pub struct Metadata {
-    pub instance_id: Value<SMALL_RESPONSE>,
-    pub hostname: Value<SMALL_RESPONSE>,
-    pub local_hostname: Value<SMALL_RESPONSE>,
-    pub user_data: Value<USERDATA_RESPONSE>,
-    /// The keys, one per line.
-    pub ssh_keys: Value<{ aws::KEYS_LIMIT * KEY_RESPONSE }>,
+    /// One per item, in `Item::ALL`'s order; the keys one per line.
+    values: [Value; 5],
     /// OCI's and Azure's whole document, and GCP's keys while they are combined.
-    document: Value<USERDATA_RESPONSE>,
+    document: Value,
 }
 
+/// The room of every value together.
+pub const METADATA_SIZE: usize = 3 * SMALL_RESPONSE + 2 * USERDATA_RESPONSE + KEYS_RESPONSE;
+const KEYS_RESPONSE: usize = aws::KEYS_LIMIT * KEY_RESPONSE;
+
 impl Metadata {
-    pub const fn new() -> Self {
+    /// Carves the values' buffers out of `space`, which holds `METADATA_SIZE` bytes.
+    fn new(mut space: &'static mut [u8]) -> Self {
+        let space = &mut space;
         Metadata {
-            instance_id: Value::new(),
-            hostname: Value::new(),
-            local_hostname: Value::new(),
-            user_data: Value::new(),
-            ssh_keys: Value::new(),
-            document: Value::new(),
+            values: Item::ALL.map(|item| {
+                let len = match item {
+                    Item::UserData => USERDATA_RESPONSE,
+                    Item::SshKeys => KEYS_RESPONSE,
+                    _ => SMALL_RESPONSE,
+                };
+                Value::new(space, len)
+            }),
+            document: Value::new(space, USERDATA_RESPONSE),
         }
     }
 
+    /// The values by name, for a round that fills several.
+    fn parts(&mut self) -> (&mut [Value; 5], &mut Value) {
+        (&mut self.values, &mut self.document)
+    }
+
     pub fn get(&self, item: Item) -> Option<&[u8]> {
-        match item {
-            Item::InstanceId => self.instance_id.get(),
-            Item::Hostname => self.hostname.get(),
-            Item::LocalHostname => self.local_hostname.get(),
-            Item::UserData => self.user_data.get(),
-            Item::SshKeys => self.ssh_keys.get(),
-        }
+        self.values[item as usize].get()
     }
 
     /// The buffer an item's value is kept in, for filling from a local seed.
     pub fn buffer(&mut self, item: Item) -> &mut [u8] {
-        match item {
-            Item::InstanceId => &mut self.instance_id.buf,
-            Item::Hostname => &mut self.hostname.buf,
-            Item::LocalHostname => &mut self.local_hostname.buf,
-            Item::UserData => &mut self.user_data.buf,
-            Item::SshKeys => &mut self.ssh_keys.buf,
-        }
+        self.values[item as usize].buf
     }
 
     /// The value is the first `len` bytes of its buffer (`None`: absent).
     pub fn set_len(&mut self, item: Item, len: Option<usize>) {
-        match item {
-            Item::InstanceId => self.instance_id.set(len),
-            Item::Hostname => self.hostname.set(len),
-            Item::LocalHostname => self.local_hostname.set(len),
-            Item::UserData => self.user_data.set(len),
-            Item::SshKeys => self.ssh_keys.set(len),
-        }
+        self.values[item as usize].set(len)
     }
 
     /// Sets a value from bytes (a seed's `h=`/`i=` override).
@@ -185,22 +181,17 @@ impl Metadata {
         Ok(())
     }
 
-    fn is_fetched(&self, item: Item) -> bool {
-        match item {
-            Item::InstanceId => self.instance_id.is_fetched(),
-            Item::Hostname => self.hostname.is_fetched(),
-            Item::LocalHostname => self.local_hostname.is_fetched(),
-            Item::UserData => self.user_data.is_fetched(),
-            Item::SshKeys => self.ssh_keys.is_fetched(),
-        }
+    pub fn is_fetched(&self, item: Item) -> bool {
+        self.values[item as usize].is_fetched()
     }
 }
 
-static METADATA: Once<Metadata> = Once::new(Metadata::new());
+static METADATA: Once<Option<Metadata>> = Once::new(None);
 
-/// The process's metadata store, in .bss; `None` if it was taken before.
-pub fn take_metadata() -> Option<&'static mut Metadata> {
-    METADATA.take()
+/// The process's metadata store, mapped when first needed; an error if it was taken before.
+pub fn take_metadata() -> Result<&'static mut Metadata, Line> {
+    let slot = METADATA.take().ok_or_else(|| msg!("metadata store already in use"))?;
+    Ok(slot.insert(Metadata::new(crate::memory::reserve(METADATA_SIZE, "metadata")?)))
 }
 
 /// A conversation with the metadata service: its settings and its session token.
@@ -244,7 +235,7 @@ impl<'c> Imds<'c> {
     /// version 2 wants a header; where it is refused, version 1 does without.
     #[cfg(any(feature = "oci", feature = "azure", feature = "configdrive"))]
     fn fetch_document(&mut self, metadata: &mut Metadata, wanted: &[Item]) -> Result<(), ImdsError> {
-        let Metadata { instance_id, hostname, local_hostname, user_data, ssh_keys, document } = metadata;
+        let ([instance_id, hostname, local_hostname, ssh_keys, user_data], document) = metadata.parts();
         if !document.is_fetched() {
             let path = match self.cloud {
                 #[cfg(feature = "azure")]
@@ -254,10 +245,10 @@ impl<'c> Imds<'c> {
                 _ => oci::V2_PATH,
             };
             let mut state = ValueState::NotFetched;
-            let first = self.get_all(&mut [Target { what: "instance document", path, buf: &mut document.buf, state: &mut state }]);
+            let first = self.get_all(&mut [Target { what: "instance document", path, buf: document.buf, state: &mut state }]);
             let refused = matches!(first, Err(ImdsError::Refused { status: 401 | 403, .. })) || state == ValueState::Absent;
             if self.cloud == Cloud::Oci && refused {
-                let v1 = Target { what: "instance document", path: oci::V1_PATH, buf: &mut document.buf, state: &mut state };
+                let v1 = Target { what: "instance document", path: oci::V1_PATH, buf: document.buf, state: &mut state };
                 self.get_all(&mut [v1])?;
             } else {
                 first?;
@@ -269,11 +260,11 @@ impl<'c> Imds<'c> {
         }
         let body = document.get().unwrap_or(b"");
         let values: [(Item, &mut [u8], &mut ValueState); 5] = [
-            (Item::InstanceId, &mut instance_id.buf, &mut instance_id.state),
-            (Item::Hostname, &mut hostname.buf, &mut hostname.state),
-            (Item::LocalHostname, &mut local_hostname.buf, &mut local_hostname.state),
-            (Item::UserData, &mut user_data.buf, &mut user_data.state),
-            (Item::SshKeys, &mut ssh_keys.buf, &mut ssh_keys.state),
+            (Item::InstanceId, instance_id.buf, &mut instance_id.state),
+            (Item::Hostname, hostname.buf, &mut hostname.state),
+            (Item::LocalHostname, local_hostname.buf, &mut local_hostname.state),
+            (Item::UserData, user_data.buf, &mut user_data.state),
+            (Item::SshKeys, ssh_keys.buf, &mut ssh_keys.state),
         ];
         for (item, buf, state) in values {
             if !wanted.contains(&item) {
@@ -305,7 +296,7 @@ impl<'c> Imds<'c> {
     /// encoding says base64.
     #[cfg(feature = "gcp")]
     fn fetch_gcp(&mut self, metadata: &mut Metadata, wanted: &[Item]) -> Result<(), ImdsError> {
-        let Metadata { instance_id, hostname, local_hostname, user_data, ssh_keys, document } = metadata;
+        let ([instance_id, hostname, local_hostname, ssh_keys, user_data], document) = metadata.parts();
         let mut encoding = [0u8; 256];
         let mut encoding_state = ValueState::NotFetched;
         let mut block = [0u8; 256];
@@ -313,10 +304,10 @@ impl<'c> Imds<'c> {
         let mut key_states = [ValueState::NotFetched; 3];
         let mut targets: heapless::Vec<Target<'_, '_>, 10> = heapless::Vec::new();
         let values: [(Item, &mut [u8], &mut ValueState); 4] = [
-            (Item::InstanceId, &mut instance_id.buf, &mut instance_id.state),
-            (Item::Hostname, &mut hostname.buf, &mut hostname.state),
-            (Item::LocalHostname, &mut local_hostname.buf, &mut local_hostname.state),
-            (Item::UserData, &mut user_data.buf, &mut user_data.state),
+            (Item::InstanceId, instance_id.buf, &mut instance_id.state),
+            (Item::Hostname, hostname.buf, &mut hostname.state),
+            (Item::LocalHostname, local_hostname.buf, &mut local_hostname.state),
+            (Item::UserData, user_data.buf, &mut user_data.state),
         ];
         for (item, buf, state) in values {
             if let (true, Some(path)) = (wanted.contains(&item), gcp::path(item)) {
@@ -348,7 +339,7 @@ impl<'c> Imds<'c> {
             let blocked = matches!(block_state, ValueState::Present { start, len } if gcp::blocks_project_keys(&block[start..start + len]));
             let now = wisp_os_linux::time::realtime_secs();
             let third = ssh_keys.buf.len() / 3;
-            let mut out = Out::new(&mut document.buf);
+            let mut out = Out::new(document.buf);
             for (i, state) in key_states.iter().enumerate() {
                 if let (ValueState::Present { start, len }, false) = (*state, blocked && i == 2) {
                     let value = &ssh_keys.buf[i * third + start..i * third + start + len];
@@ -369,12 +360,12 @@ impl<'c> Imds<'c> {
         // Round one: the values named by a path, and the key listing.
         let mut listing = [0u8; SMALL_RESPONSE];
         let mut listing_state = ValueState::NotFetched;
-        let Metadata { instance_id, hostname, local_hostname, user_data, ssh_keys, .. } = metadata;
+        let ([instance_id, hostname, local_hostname, ssh_keys, user_data], _) = metadata.parts();
         let values: [(Item, &mut [u8], &mut ValueState); 4] = [
-            (Item::InstanceId, &mut instance_id.buf, &mut instance_id.state),
-            (Item::Hostname, &mut hostname.buf, &mut hostname.state),
-            (Item::LocalHostname, &mut local_hostname.buf, &mut local_hostname.state),
-            (Item::UserData, &mut user_data.buf, &mut user_data.state),
+            (Item::InstanceId, instance_id.buf, &mut instance_id.state),
+            (Item::Hostname, hostname.buf, &mut hostname.state),
+            (Item::LocalHostname, local_hostname.buf, &mut local_hostname.state),
+            (Item::UserData, user_data.buf, &mut user_data.state),
         ];
         let mut targets: heapless::Vec<Target<'_, '_>, 5> = heapless::Vec::new();
         for (item, buf, state) in values {
@@ -402,7 +393,7 @@ impl<'c> Imds<'c> {
         &mut self,
         listing: &[u8],
         listing_state: ValueState,
-        keys: &mut Value<{ aws::KEYS_LIMIT * KEY_RESPONSE }>,
+        keys: &mut Value,
     ) -> Result<(), ImdsError> {
         let ValueState::Present { start, len } = listing_state else {
             keys.state = ValueState::Absent;

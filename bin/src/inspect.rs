@@ -25,7 +25,7 @@ pub fn show(ctx: &Context<'_>, file: Option<&[u8]>) -> i32 {
 }
 
 fn show_document(ctx: &Context<'_>, file: Option<&[u8]>) -> Result<(), Line> {
-    let decoded = userdata::load_with(ctx, Includes::Listed, |buf| read(ctx, file, buf).map(Some))?;
+    let decoded = userdata::load_with(ctx, Includes::Listed, u64::MAX, |buf| read(ctx, file, buf).map(Some))?;
     let config = match &decoded {
         Some(decoded) => crate::cloud_config::parse(decoded)?,
         None => Default::default(),

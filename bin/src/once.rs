@@ -1,5 +1,4 @@
-//! Large buffers in .bss, handed out once: their pages cost memory only when written, and
-//! they are never copied or zeroed at run time.
+//! Values in .bss handed out once, so that a `&'static mut` to them is never shared.
 
 use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicBool, Ordering};
@@ -27,18 +26,5 @@ impl<T> Once<T> {
         }
         // SAFETY: the flag above lets this line run once, so this is the only reference.
         Some(unsafe { &mut *self.value.get() })
-    }
-
-    /// Lends the value to `use_it`, unless it is taken or lent already, and gets it back
-    /// afterwards: for a buffer that several actions of one run use in turn.
-    pub fn lend<R>(&'static self, use_it: impl FnOnce(&mut T) -> R) -> Option<R> {
-        if self.taken.swap(true, Ordering::Relaxed) {
-            return None;
-        }
-        // SAFETY: the flag is held for the length of `use_it`, so this is the only reference
-        // until it is cleared below, after the reference is gone.
-        let result = use_it(unsafe { &mut *self.value.get() });
-        self.taken.store(false, Ordering::Relaxed);
-        Some(result)
     }
 }

@@ -131,5 +131,7 @@ fn set_shadow(ctx: &Context<'_>, name: &[u8], field: &[u8], expire: bool) -> Res
     let mut new = [0u8; FILE_LIMIT];
     let len = wisp_core::shadow::set_shadow_password(shadow.text(), name, field, days, &mut new)
         .map_err(|e| msg!("chpasswd {}: {e}", Shown(name)))?;
-    shadow.replace(&new[..len])
+    let mut batch = wisp_os_linux::fs::Batch::new();
+    shadow.replace(&new[..len], &mut batch)?;
+    crate::users::commit(batch)
 }

@@ -46,6 +46,9 @@ pub struct Session<'c> {
     config: Option<Result<CloudConfig<'static>, Line>>,
     /// Whether an action has reported why the user-data cannot be applied.
     reported: bool,
+    cloud: Cloud,
+    /// What this run fetches is kept for the later phases of this boot (other processes).
+    keep_for_later: bool,
 }
 
 impl Session<'_> {
@@ -125,11 +128,14 @@ pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
             return 0;
         }
     }
+    // The plans of this run's phases and of the later ones, whose metadata the first
+    // fetch of this boot gets for them.
     let mut plans = [const { Plan::new() }; 4];
-    for &phase in phases {
+    for &phase in &Phase::ALL[phases[0] as usize..] {
         match plan(ctx, phase) {
             Ok(plan) => plans[phase as usize] = plan,
-            Err(e) => return usage_error(ctx, phases, e),
+            Err(e) if phases.contains(&phase) => return usage_error(ctx, phases, e),
+            Err(_) => {}
         }
     }
     let cloud = match ctx.cloud() {
@@ -141,7 +147,10 @@ pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
         Err(e) => return failure(ctx, phases, e),
     };
     let timeouts = ctx.timeouts;
-    let Some(metadata) = take_metadata() else { return failure(ctx, phases, msg!("metadata store already in use")) };
+    let metadata = match take_metadata() {
+        Ok(metadata) => metadata,
+        Err(e) => return failure(ctx, phases, e),
+    };
     // A local seed is read whole at once, unless only the boot phase (which needs no
     // metadata) runs.
     #[cfg(any(feature = "nocloud", feature = "configdrive"))]
@@ -162,6 +171,8 @@ pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
             Err(e) => return failure(ctx, phases, msg!("azure: {e}")),
         }
     }
+    // What an earlier phase of this boot fetched, unless this run starts the boot.
+    let kept = phases[0] != Phase::Boot && crate::boot_cache::load(ctx, metadata);
     let mut session = Session {
         imds: Imds::new(cloud, &timeouts, ctx.config.imds_token_ttl),
         metadata,
@@ -175,10 +186,13 @@ pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
         #[cfg(feature = "cloud-config")]
         config: None,
         reported: false,
+        cloud,
+        keep_for_later: !kept && !phases.contains(&Phase::Final),
     };
-    // What every phase of this run will read, so the first round asks for all of it.
+    // What every phase from this one to the last will read, so the first round asks for
+    // all of it.
     let mut all_items: heapless::Vec<Item, 6> = heapless::Vec::new();
-    for &phase in phases {
+    for &phase in &Phase::ALL[phases[0] as usize..] {
         for item in items(&plans[phase as usize]) {
             if !all_items.contains(&item) {
                 let _ = all_items.push(item);
@@ -245,10 +259,24 @@ fn run_phase(
         }
         return Ok(run_actions(ctx, session, var, phase, plan, started));
     }
+    let mut saved_buf = [0u8; state::INSTANCE_ID_LIMIT];
+    let saved = state::saved_instance_id(var, &mut saved_buf);
+    // A later boot asks the service nothing where the DMI names the instance.
+    let dmi_says = match (complete, saved) {
+        (true, Some(id)) => crate::boot_cache::dmi_same_instance(ctx, session.cloud, id),
+        _ => None,
+    };
     // Later phases of the run ask only for the instance-id (fetched already): an item
     // the first round could not fetch is not waited for again.
-    let wanted: &[Item] = if complete || session.fetched_once { &[] } else { run_items };
-    let fetched = fetch_instance_id(session, wanted);
+    let wanted: &[Item] = if session.fetched_once || (complete && dmi_says.is_none()) { &[] } else { run_items };
+    let fetched = match (dmi_says, saved) {
+        (Some(true), Some(id)) => Ok(heapless::Vec::from_slice(id).unwrap_or_default()),
+        _ => fetch_instance_id(session, wanted),
+    };
+    if session.keep_for_later && session.imds.requests > 0 {
+        crate::boot_cache::save(ctx, session.metadata);
+        session.keep_for_later = false;
+    }
     let instance_id = match fetched {
         Ok(id) => id,
         Err(e) if complete => {
@@ -257,8 +285,6 @@ fn run_phase(
         }
         Err(e) => return Err(logged(ctx, phase, msg!("failed: {e}"))),
     };
-    let mut saved_buf = [0u8; state::INSTANCE_ID_LIMIT];
-    let saved = state::saved_instance_id(var, &mut saved_buf);
     let same_instance = saved == Some(instance_id.as_slice());
     if complete && same_instance {
         let every_boot: Plan = plan.iter().copied().filter(|action| action.every_boot()).collect();
@@ -277,7 +303,7 @@ fn run_phase(
             Shown(&instance_id),
             Shown(saved.unwrap_or(b"unknown"))
         ));
-        state::set_complete(var, false).map_err(|e| logged(ctx, phase, e))?;
+        state::set_complete(ctx, var, false).map_err(|e| logged(ctx, phase, e))?;
     }
     if !same_instance {
         state::save_instance_id(var, &instance_id).map_err(|e| logged(ctx, phase, e))?;

@@ -324,5 +324,5 @@ fn record_exit(ctx: &Context<'_>, status: ExitStatus) -> Result<(), Line> {
     if logs.has_contents(USER_DATA_EXIT, exit_line.as_bytes()).unwrap_or(false) {
         return Ok(());
     }
-    logs.write_atomic(USER_DATA_EXIT, exit_line.as_bytes(), 0o644, None).map_err(|e| crate::output::os_error("cannot write user-data.exit", e))
+    logs.write_volatile(USER_DATA_EXIT, exit_line.as_bytes(), 0o644).map_err(|e| crate::output::os_error("cannot write user-data.exit", e))
 }

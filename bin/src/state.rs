@@ -3,6 +3,7 @@
 
 use wisp_os_linux::fs::Dir;
 
+use crate::context::Context;
 use crate::output::{Line, Os};
 
 pub use wisp_core::state_files::{INSTANCE_ID, MARKER};
@@ -16,15 +17,34 @@ pub fn is_complete(var: &Dir) -> Result<bool, Line> {
     }
 }
 
-/// Sets or clears the marker, durably. Everything the bootstrap wrote, on whichever
-/// filesystem, is flushed first, so that after a crash the marker never vouches for
-/// work that was lost.
-pub fn set_complete(var: &Dir, complete: bool) -> Result<(), Line> {
+/// Where a bootstrap writes files it does not make durable itself: the root's filesystem
+/// (/etc), /home (keys), and TINY_CLOUD_VAR and the logs, below. (`write_files` syncs
+/// its files' directories as it writes them: they may be anywhere.)
+const WRITTEN: [&[u8]; 2] = [b"/etc", b"/home"];
+
+/// Sets or clears the marker, durably. Setting it first makes durable each filesystem a
+/// bootstrap writes, one syncfs(2) each, so that after a crash the marker never vouches
+/// for work that was lost: files replaced earlier had their contents synced before they
+/// took their names, and this makes the names durable, and the files each run rewrites.
+pub fn set_complete(ctx: &Context<'_>, var: &Dir, complete: bool) -> Result<(), Line> {
     let verb = if complete { "set" } else { "clear" };
     let fail = |e| msg!("cannot {verb} the completion marker: {}", Os(e));
     if complete {
-        wisp_os_linux::fs::sync_all();
-        var.write_atomic(MARKER, b"", 0o644, None).map_err(fail)?;
+        let mut synced: heapless::Vec<u64, 4> = heapless::Vec::new();
+        let mut sync_once = |dir: &Dir| -> Result<(), Line> {
+            let filesystem = dir.filesystem().map_err(fail)?;
+            if !synced.contains(&filesystem) {
+                dir.sync_filesystem().map_err(fail)?;
+                let _ = synced.push(filesystem);
+            }
+            Ok(())
+        };
+        for dir in WRITTEN.into_iter().filter_map(|path| ctx.open_dir(path).ok()).chain(ctx.logs_dir().ok()) {
+            sync_once(&dir)?;
+        }
+        sync_once(var)?;
+        // Empty: only its name needs to be durable, which the directory's fsync makes it.
+        var.write_volatile(MARKER, b"", 0o644).map_err(fail)?;
     } else {
         var.remove(MARKER).map_err(fail)?;
     }
@@ -47,5 +67,7 @@ pub fn save_instance_id(var: &Dir, id: &[u8]) -> Result<(), Line> {
     if var.has_contents(INSTANCE_ID, &line).unwrap_or(false) {
         return Ok(());
     }
-    var.write_atomic(INSTANCE_ID, &line, 0o644, None).map_err(|e| crate::output::os_error("cannot save the instance-id", e))
+    // Without its own fsync: the sync before the completion marker makes it durable, and
+    // until then a lost or cut copy only means "a new instance", as it is.
+    var.write_volatile(INSTANCE_ID, &line, 0o644).map_err(|e| crate::output::os_error("cannot save the instance-id", e))
 }

@@ -9,6 +9,8 @@
 mod decoder;
 
 pub use decoder::decode;
+#[cfg(feature = "userdata")]
+pub use decoder::DEFLATE_RATIO_LIMIT;
 
 use wisp_core::mime;
 use wisp_core::retry::Timeouts;
@@ -17,11 +19,7 @@ use wisp_os_linux::fs::{Dir, ReadError};
 
 use crate::actions::{USER_DATA, USER_DATA_LIMIT};
 use crate::context::Context;
-use crate::once::Once;
 use crate::output::Line;
-
-/// The saved user-data: in .bss, untouched unless used.
-static SAVED: Once<[u8; USER_DATA_LIMIT]> = Once::new([0; USER_DATA_LIMIT]);
 
 /// One leaf of the document: what it is, and its decoded bytes.
 pub struct Part {
@@ -58,20 +56,28 @@ pub enum Includes<'t> {
 
 /// The saved user-data, decoded; `None` when there is none (or it is empty).
 pub fn load(ctx: &Context<'_>, var: &Dir, includes: Includes<'_>) -> Result<Option<UserData>, Line> {
-    load_with(ctx, includes, |saved| match var.read(USER_DATA, saved) {
+    let size = match var.metadata(USER_DATA) {
+        Ok(Some(found)) => found.size,
+        Ok(None) => return Ok(None),
+        Err(e) => return Err(crate::output::os_error("cannot read user-data", e)),
+    };
+    load_with(ctx, includes, size, |saved| match var.read(USER_DATA, saved) {
         Ok(len) => Ok(len),
         Err(ReadError::TooLarge { limit }) => Err(msg!("saved user-data is larger than {limit} bytes")),
         Err(ReadError::Io(e)) => Err(crate::output::os_error("cannot read user-data", e)),
     })
 }
 
-/// User-data that `read` puts in the buffer, decoded; `None` when it reads none or nothing.
+/// User-data that `read` puts in a buffer of `size` bytes (at most the largest user-data
+/// wisp reads), decoded; `None` when it reads none or nothing.
 pub fn load_with(
     ctx: &Context<'_>,
     includes: Includes<'_>,
+    size: u64,
     read: impl FnOnce(&mut [u8]) -> Result<Option<usize>, Line>,
 ) -> Result<Option<UserData>, Line> {
-    let saved = SAVED.take().ok_or_else(|| msg!("the user-data buffer is in use"))?;
+    let size = size.min(USER_DATA_LIMIT as u64) as usize;
+    let saved = crate::memory::reserve(size, "user-data")?;
     match read(saved)? {
         None | Some(0) => Ok(None),
         Some(len) => decode(ctx, &saved[..len], includes).map(Some),

@@ -9,7 +9,8 @@ use wisp_core::cloud_config::UserEntry;
 use wisp_core::authorized_keys::{self, PublicKey};
 use wisp_core::hostname::Hostname;
 use wisp_core::hosts_file;
-use wisp_os_linux::fs::Dir;
+use wisp_os_linux::fs::{Batch, Dir};
+use wisp_os_linux::memory::Mapping;
 
 use crate::context::Context;
 use crate::output::{Line, Os, Shown};
@@ -25,7 +26,8 @@ pub struct SystemFile {
     dir: Dir,
     name: &'static [u8],
     path: &'static str,
-    text: [u8; FILE_LIMIT],
+    /// Mapped, so that only the pages the file fills are touched.
+    text: Mapping,
     len: usize,
     mode: u32,
     owner: Option<(u32, u32)>,
@@ -34,12 +36,12 @@ pub struct SystemFile {
 impl SystemFile {
     pub fn read(ctx: &Context<'_>, directory: &'static str, name: &'static str, path: &'static str, default_mode: u32) -> Result<SystemFile, Line> {
         let dir = ctx.create_dir(directory.as_bytes())?;
-        let mut file = SystemFile { dir, name: name.as_bytes(), path, text: [0; FILE_LIMIT], len: 0, mode: default_mode, owner: None };
+        let mut file = SystemFile { dir, name: name.as_bytes(), path, text: crate::memory::map(FILE_LIMIT, path)?, len: 0, mode: default_mode, owner: None };
         if let Some(meta) = file.dir.metadata(file.name).map_err(|e| msg!("{path}: {}", Os(e)))? {
             file.mode = meta.permissions();
             file.owner = Some((meta.uid, meta.gid));
         }
-        file.len = match file.dir.read(file.name, &mut file.text) {
+        file.len = match file.dir.read(file.name, file.text.as_mut_slice()) {
             Ok(len) => len.unwrap_or(0),
             Err(wisp_os_linux::fs::ReadError::TooLarge { limit }) => return Err(msg!("{path} is larger than {limit} bytes")),
             Err(wisp_os_linux::fs::ReadError::Io(e)) => return Err(msg!("{path}: {}", Os(e))),
@@ -48,14 +50,15 @@ impl SystemFile {
     }
 
     pub fn text(&self) -> &[u8] {
-        &self.text[..self.len]
+        &self.text.as_slice()[..self.len]
     }
 
-    /// Replaces the file with `new` (keeping mode and owner) and remembers it.
-    pub fn replace(&mut self, new: &[u8]) -> Result<(), Line> {
+    /// Replaces the file with `new` (keeping mode and owner) when `batch` is committed,
+    /// and remembers it.
+    pub fn replace(&mut self, new: &[u8], batch: &mut Batch) -> Result<(), Line> {
         let path = self.path;
-        self.dir.write_atomic(self.name, new, self.mode, self.owner).map_err(|e| msg!("{path}: {}", Os(e)))?;
-        self.text[..new.len()].copy_from_slice(new);
+        self.dir.stage(self.name, new, self.mode, self.owner, batch).map_err(|e| msg!("{path}: {}", Os(e)))?;
+        self.text.as_mut_slice()[..new.len()].copy_from_slice(new);
         self.len = new.len();
         Ok(())
     }
@@ -94,7 +97,8 @@ pub struct Ensured {
 
 /// Creates or completes an account, each step checking its own piece so that a rerun
 /// after a crash completes what is missing; `done` names the steps taken.
-pub fn ensure_account(ctx: &Context<'_>, account: &Account<'_>, done: &mut heapless::Vec<&'static str, 8>) -> Result<Ensured, Line> {
+/// The files it changes are staged in `batch`, for the caller to commit.
+pub fn ensure_account(ctx: &Context<'_>, account: &Account<'_>, done: &mut heapless::Vec<&'static str, 8>, batch: &mut Batch) -> Result<Ensured, Line> {
     let name = account.name;
     let mut passwd = SystemFile::read(ctx, "/etc", "passwd", "/etc/passwd", 0o644)?;
     let mut group = SystemFile::read(ctx, "/etc", "group", "/etc/group", 0o644)?;
@@ -115,7 +119,7 @@ pub fn ensure_account(ctx: &Context<'_>, account: &Account<'_>, done: &mut heapl
                         _ => accounts::free_id_in(passwd.text(), group.text(), ids.clone()).ok_or_else(no_free_id)?,
                     };
                     let len = accounts::add_group(group.text(), group_name, id, &mut new).map_err(crate::output::line)?;
-                    group.replace(&new[..len])?;
+                    group.replace(&new[..len], batch)?;
                     let _ = done.push("group");
                     id
                 }
@@ -138,7 +142,7 @@ pub fn ensure_account(ctx: &Context<'_>, account: &Account<'_>, done: &mut heapl
             };
             let user = User { name, uid, gid, home: &home, shell: account.shell };
             let len = accounts::add_user(passwd.text(), &user, account.gecos, &mut new).map_err(crate::output::line)?;
-            passwd.replace(&new[..len])?;
+            passwd.replace(&new[..len], batch)?;
             let _ = done.push("user");
             (uid, gid, home)
         }
@@ -146,12 +150,12 @@ pub fn ensure_account(ctx: &Context<'_>, account: &Account<'_>, done: &mut heapl
     let days = wisp_os_linux::time::realtime_secs() / wisp_core::clock::SECONDS_PER_DAY;
     if !accounts::has_shadow_entry(shadow.text(), name) {
         let len = accounts::add_shadow(shadow.text(), name, account.password, days, &mut new).map_err(crate::output::line)?;
-        shadow.replace(&new[..len])?;
+        shadow.replace(&new[..len], batch)?;
         let _ = done.push("shadow");
     } else if account.set_password {
         let len = wisp_core::shadow::set_shadow_password(shadow.text(), name, account.password, days, &mut new).map_err(crate::output::line)?;
         if new[..len] != *shadow.text() {
-            shadow.replace(&new[..len])?;
+            shadow.replace(&new[..len], batch)?;
             let _ = done.push("password");
         }
     }
@@ -160,11 +164,11 @@ pub fn ensure_account(ctx: &Context<'_>, account: &Account<'_>, done: &mut heapl
         if !optional && accounts::find_group(group.text(), member_of).is_none() {
             let id = accounts::free_id_in(passwd.text(), group.text(), accounts::SYSTEM_IDS).ok_or_else(no_free_id)?;
             let len = accounts::add_group(group.text(), member_of, id, &mut new).map_err(crate::output::line)?;
-            group.replace(&new[..len])?;
+            group.replace(&new[..len], batch)?;
         }
         match accounts::add_member(group.text(), member_of, name, &mut new) {
             Ok(Some(len)) => {
-                group.replace(&new[..len])?;
+                group.replace(&new[..len], batch)?;
                 let _ = done.push(if optional { "wheel" } else { "groups" });
             }
             Ok(None) => {}
@@ -199,15 +203,18 @@ pub fn create_default_user(ctx: &Context<'_>, config: Option<&CloudConfig<'stati
         set_password: false,
     };
     let mut done: heapless::Vec<&str, 8> = heapless::Vec::new();
-    let ensured = ensure_account(ctx, &account, &mut done)?;
+    // The account's files and its rules take their new contents together.
+    let mut batch = Batch::new();
+    let ensured = ensure_account(ctx, &account, &mut done, &mut batch)?;
     for (directory, file, rule) in [SUDOERS_RULE, DOAS_RULE] {
         // Like tiny-cloud: a rule only where the tool's drop-in directory exists.
         let Ok(dir) = ctx.open_dir(directory.as_bytes()) else { continue };
         if !dir.has_contents(file.as_bytes(), rule.as_bytes()).unwrap_or(false) {
-            dir.write_atomic(file.as_bytes(), rule.as_bytes(), 0o440, None).map_err(|e| msg!("{directory}/{file}: {}", Os(e)))?;
+            dir.stage(file.as_bytes(), rule.as_bytes(), 0o440, None, &mut batch).map_err(|e| msg!("{directory}/{file}: {}", Os(e)))?;
             let _ = done.push(if directory == DOAS_RULE.0 { "doas" } else { "sudo" });
         }
     }
+    commit(batch)?;
     let user = Shown(name);
     let note = if ensured.missing_optional { " (no wheel group: no admin rights)" } else { "" };
     Ok(match done.is_empty() {
@@ -221,6 +228,11 @@ pub fn create_default_user(ctx: &Context<'_>, config: Option<&CloudConfig<'stati
             line
         }
     })
+}
+
+/// Gives the staged files their names, durably (see `Batch`).
+pub fn commit(batch: Batch) -> Result<(), Line> {
+    batch.commit().map_err(|e| crate::output::os_error("cannot replace the files", e))
 }
 
 fn home_path(home: &[u8]) -> Result<heapless::Vec<u8, 64>, Line> {
@@ -287,16 +299,19 @@ pub fn set_hostname(ctx: &Context<'_>, value: Option<&[u8]>, config: Option<&Clo
     let mut hostname_line = heapless::Vec::<u8, 80>::new();
     let _ = hostname_line.extend_from_slice(name.as_bytes());
     let _ = hostname_line.push(b'\n');
+    let mut batch = Batch::new();
     if !etc.has_contents(b"hostname", &hostname_line).unwrap_or(false) {
-        etc.write_atomic(b"hostname", &hostname_line, 0o644, None).map_err(|e| crate::output::os_error("/etc/hostname", e))?;
+        etc.stage(b"hostname", &hostname_line, 0o644, None, &mut batch).map_err(|e| crate::output::os_error("/etc/hostname", e))?;
     }
     if manage_hosts {
+        let batch = &mut batch;
         let mut hosts = SystemFile::read(ctx, "/etc", "hosts", "/etc/hosts", 0o644)?;
         let mut new = [0u8; FILE_LIMIT];
         if let Some(len) = hosts_file::update(hosts.text(), full, short, &mut new).map_err(crate::output::line)? {
-            hosts.replace(&new[..len])?;
+            hosts.replace(&new[..len], batch)?;
         }
     }
+    commit(batch)?;
     wisp_os_linux::system::set_hostname(name.as_bytes()).map_err(|e| crate::output::os_error("sethostname", e))?;
     Ok(msg!("{name} ({full})"))
 }
@@ -458,7 +473,8 @@ fn apply_user(ctx: &Context<'_>, spec: &cloud_config::UserSpec<'static>) -> Resu
         set_password: password.is_some(),
     };
     let mut done: heapless::Vec<&str, 8> = heapless::Vec::new();
-    ensure_account(ctx, &account, &mut done).map_err(|e| msg!("user {}: {e}", Shown(spec.name.as_bytes())))?;
+    let mut batch = Batch::new();
+    ensure_account(ctx, &account, &mut done, &mut batch).and_then(|_| commit(batch)).map_err(|e| msg!("user {}: {e}", Shown(spec.name.as_bytes())))?;
     if let Some(listed) = spec.ssh_authorized_keys {
         let mut keys: heapless::Vec<PublicKey<'_>, KEYS_LIMIT> = heapless::Vec::new();
         add_config_keys(ctx, listed, &mut keys)?;
@@ -476,11 +492,14 @@ fn apply_groups(ctx: &Context<'_>, groups: wisp_core::yaml::Value<'static>) -> R
     let passwd = SystemFile::read(ctx, "/etc", "passwd", "/etc/passwd", 0o644)?;
     let mut group = SystemFile::read(ctx, "/etc", "group", "/etc/group", 0o644)?;
     let mut new = [0u8; FILE_LIMIT];
+    // Every group's change is one rewrite of /etc/group, made when all are known.
+    let mut staged = Batch::new();
+    let batch = &mut staged;
     let mut ensure = |name: &str, members: Option<wisp_core::yaml::Value<'static>>| -> Result<(), Line> {
         if accounts::find_group(group.text(), name.as_bytes()).is_none() {
             let id = accounts::free_id_in(passwd.text(), group.text(), accounts::SYSTEM_IDS).ok_or_else(|| msg!("{}", accounts::AccountsError::NoFreeId))?;
             let len = accounts::add_group(group.text(), name.as_bytes(), id, &mut new).map_err(|e| msg!("group {}: {e}", Shown(name.as_bytes())))?;
-            group.replace(&new[..len])?;
+            group.replace(&new[..len], batch)?;
             made += 1;
         }
         if let Some(members) = members {
@@ -490,7 +509,7 @@ fn apply_groups(ctx: &Context<'_>, groups: wisp_core::yaml::Value<'static>) -> R
                     return Ok(());
                 }
                 if let Some(len) = accounts::add_member(group.text(), name.as_bytes(), member.as_bytes(), &mut new).map_err(crate::output::line)? {
-                    group.replace(&new[..len])?;
+                    group.replace(&new[..len], batch)?;
                 }
                 Ok(())
             })?;
@@ -512,5 +531,6 @@ fn apply_groups(ctx: &Context<'_>, groups: wisp_core::yaml::Value<'static>) -> R
         // One string of comma-separated names, as cloud-init also takes.
         Err(_) => cloud_config::for_each_name("groups", groups, |name, _| ensure(name, None))?,
     }
+    commit(staged)?;
     Ok(made)
 }

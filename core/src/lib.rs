@@ -21,6 +21,7 @@ pub mod retry;
 pub mod cli;
 pub mod config;
 pub mod detect;
+pub mod boot_cache;
 
 // What the `main` phase writes: names, accounts, passwords, keys, the time zone.
 pub mod accounts;

@@ -293,6 +293,98 @@ impl Dir {
         rustix::fs::fsync(&self.0)
     }
 
+    /// syncfs(2): everything written to the filesystem holding this directory, and only
+    /// that filesystem, reaches the disk.
+    pub fn sync_filesystem(&self) -> Result<(), Errno> {
+        rustix::fs::syncfs(&self.0)
+    }
+
+    /// fstat(2) of the directory: the filesystem it is on.
+    pub fn filesystem(&self) -> Result<u64, Errno> {
+        rustix::fs::fstat(&self.0).map(|st| st.st_dev)
+    }
+
+    /// Writes `contents` to `name`'s temporary file for `batch`, which gives it the name
+    /// when committed; staging `name` again rewrites that file. ENOBUFS past `BATCH_LIMIT`
+    /// files.
+    pub fn stage(&self, name: &[u8], contents: &[u8], mode: u32, owner: Option<(u32, u32)>, batch: &mut Batch) -> Result<(), Errno> {
+        c_name(name)?;
+        let st = rustix::fs::fstat(&self.0)?;
+        let key = (st.st_dev, st.st_ino);
+        if !batch.staged.iter().any(|staged| staged.directory == key && staged.name == name) {
+            let staged_name = heapless::Vec::from_slice(name).map_err(|_| Errno::NAMETOOLONG)?;
+            let dir = rustix::io::fcntl_dupfd_cloexec(&self.0, 0)?;
+            batch.staged.push(Staged { dir, directory: key, name: staged_name }).map_err(|_| Errno::NOBUFS)?;
+        }
+        let temp_name = CPath::from_parts(&[b".", name, b".wisp-new"]).map_err(|_| Errno::NAMETOOLONG)?;
+        self.write_temp(temp_name.as_cstr(), contents, mode, owner, false)
+    }
+
+}
+
+/// Most files one batch replaces together.
+pub const BATCH_LIMIT: usize = 8;
+
+/// Files replaced together, as one step: each is written to its temporary name when
+/// staged (`Dir::stage`), and `commit` makes them all durable with one syncfs(2) per
+/// filesystem, then renames each over its old name. A crash before the renames leaves
+/// every old file; after, complete new ones. Dropped uncommitted, it removes its
+/// temporary files.
+pub struct Batch {
+    staged: heapless::Vec<Staged, BATCH_LIMIT>,
+}
+
+struct Staged {
+    dir: OwnedFd,
+    /// The directory's (device, inode).
+    directory: (u64, u64),
+    name: heapless::Vec<u8, 255>,
+}
+
+impl Staged {
+    fn temp_name(&self) -> Result<CPath, Errno> {
+        CPath::from_parts(&[b".", &self.name, b".wisp-new"]).map_err(|_| Errno::NAMETOOLONG)
+    }
+}
+
+impl Batch {
+    pub const fn new() -> Batch {
+        Batch { staged: heapless::Vec::new() }
+    }
+
+    /// One syncfs(2) per filesystem staged on, then renameat(2) of each file, in the
+    /// order staged.
+    pub fn commit(mut self) -> Result<(), Errno> {
+        for (i, staged) in self.staged.iter().enumerate() {
+            if !self.staged[..i].iter().any(|earlier| earlier.directory.0 == staged.directory.0) {
+                rustix::fs::syncfs(&staged.dir)?;
+            }
+        }
+        for staged in &self.staged {
+            let name = CPath::from_parts(&[&staged.name]).map_err(|_| Errno::NAMETOOLONG)?;
+            rustix::fs::renameat(&staged.dir, staged.temp_name()?.as_cstr(), &staged.dir, name.as_cstr())?;
+        }
+        // Renamed: nothing is left for `drop` to remove (after a failure, what was renamed
+        // is gone from its temporary name, and removing it there finds nothing).
+        self.staged.clear();
+        Ok(())
+    }
+}
+
+impl Default for Batch {
+    fn default() -> Batch {
+        Batch::new()
+    }
+}
+
+impl Drop for Batch {
+    fn drop(&mut self) {
+        for staged in &self.staged {
+            if let Ok(temp) = staged.temp_name() {
+                let _ = rustix::fs::unlinkat(&staged.dir, temp.as_cstr(), AtFlags::empty());
+            }
+        }
+    }
 }
 
 /// Reads the whole file at `path`, following symlinks; `Ok(None)` when it does not exist.

@@ -6,6 +6,7 @@
 pub mod block;
 pub mod cpath;
 pub mod fs;
+pub mod memory;
 pub mod mount;
 pub mod net;
 pub mod process;

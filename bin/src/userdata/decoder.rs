@@ -8,9 +8,7 @@ use wisp_core::{base64, gzip, http};
 use wisp_os_linux::fs::ReadError;
 
 use super::{check_built, var_child, Includes, Part, UserData};
-use crate::actions::USER_DATA_LIMIT;
 use crate::context::Context;
-use crate::once::Once;
 use crate::output::{Line, Os, Shown};
 
 /// Deepest nesting of multipart documents and includes, together.
@@ -19,15 +17,14 @@ const DEPTH_LIMIT: usize = 4;
 /// later phases (which may run without the network) read them back.
 use wisp_core::state_files::INCLUDES_DIR;
 
-/// What decoding produced (base64, gunzipped parts, included documents): in .bss,
-/// untouched unless used.
-static DECODED: Once<[u8; USER_DATA_LIMIT]> = Once::new([0; USER_DATA_LIMIT]);
+/// The most a deflate stream expands (258 bytes from each 2 bits, RFC 1951): room for a
+/// gunzipped document is sized to its compressed length with this.
+pub const DEFLATE_RATIO_LIMIT: usize = 1032;
 
 /// Decodes `document` (any user-data: raw, gzip'd, MIME) into its parts.
 pub fn decode(ctx: &Context<'_>, document: &'static [u8], includes: Includes<'_>) -> Result<UserData, Line> {
-    let space = DECODED.take().ok_or_else(|| msg!("the user-data decoding buffer is in use"))?;
     let limit = ctx.config.userdata_limit as usize;
-    let mut decoder = Decoder { ctx, includes, space: &mut space[..limit], parts: heapless::Vec::new() };
+    let mut decoder = Decoder { ctx, includes, budget: limit, parts: heapless::Vec::new() };
     decoder.document(document, 0)?;
     Ok(UserData { parts: decoder.parts })
 }
@@ -35,8 +32,8 @@ pub fn decode(ctx: &Context<'_>, document: &'static [u8], includes: Includes<'_>
 struct Decoder<'c, 't> {
     ctx: &'c Context<'c>,
     includes: Includes<'t>,
-    /// What is left of the decoding buffer: each output takes its front.
-    space: &'static mut [u8],
+    /// Bytes decoding may still produce: each output is mapped from it, sized to its input.
+    budget: usize,
     parts: heapless::Vec<Part, { mime::PARTS_LIMIT }>,
 }
 
@@ -47,7 +44,7 @@ impl Decoder<'_, '_> {
         // so a URL that includes itself ends here.
         nesting(depth)?;
         // Whatever its form: a plain document counts as a decoded one does.
-        if data.len() > self.space.len() {
+        if data.len() > self.budget {
             return Err(msg!("user-data: larger than WISP_USERDATA_LIMIT ({} bytes)", self.ctx.config.userdata_limit));
         }
         let data = self.gunzip(data)?;
@@ -74,7 +71,8 @@ impl Decoder<'_, '_> {
             None => entity.body,
             Some(e) if [&b"7bit"[..], b"8bit", b"binary"].iter().any(|known| e.eq_ignore_ascii_case(known)) => entity.body,
             Some(e) if e.eq_ignore_ascii_case(b"base64") => {
-                self.take(|out| base64::decode(entity.body, out)).map_err(|e| msg!("user-data part {number}: {e}"))?
+                let most = entity.body.len() / 4 * 3 + 3;
+                self.take(most, |out| base64::decode(entity.body, out).map_err(|e| msg!("user-data part {number}: {e}")))?
             }
             Some(e) => return Err(msg!("user-data part {number}: unsupported transfer encoding {}", Shown(e))),
         };
@@ -142,10 +140,10 @@ impl Decoder<'_, '_> {
                     Ok(None) => Err(msg!("#include {shown}: not fetched yet (the early phase fetches includes)")),
                     Err(e) => Err(msg!("#include {shown}: {}", read_error(e))),
                 };
-                return self.take(read);
+                return self.take(usize::MAX, read);
             }
         };
-        let content = self.take(|out| match crate::fetch::get(parsed.address, parsed.port, parsed.host, parsed.path, out, timeouts) {
+        let content = self.take(usize::MAX, |out| match crate::fetch::get(parsed.address, parsed.port, parsed.host, parsed.path, out, timeouts) {
             Ok(Some(len)) => Ok(len),
             Ok(None) => Err(msg!("#include {shown}: HTTP status 404")),
             Err(e) => Err(msg!("#include: {e}")),
@@ -162,16 +160,17 @@ impl Decoder<'_, '_> {
             return Ok(data);
         }
         let mut state = DecompressorOxide::new();
-        self.take(|out| gzip::decompress(data, out, &mut state)).map_err(|e| msg!("user-data: {e}"))
+        let most = data.len().saturating_mul(DEFLATE_RATIO_LIMIT);
+        self.take(most, |out| gzip::decompress(data, out, &mut state).map_err(|e| msg!("user-data: {e}")))
     }
 
-    /// Lets `fill` write into the front of the free space, and keeps what it wrote.
-    fn take<E>(&mut self, fill: impl FnOnce(&mut [u8]) -> Result<usize, E>) -> Result<&'static [u8], E> {
-        let space = core::mem::take(&mut self.space);
+    /// Lets `fill` write into room for `most` bytes (less when the budget has less left),
+    /// and keeps what it wrote. A fill that finds the room too small fails naming its size.
+    fn take(&mut self, most: usize, fill: impl FnOnce(&mut [u8]) -> Result<usize, Line>) -> Result<&'static [u8], Line> {
+        let space = crate::memory::reserve(most.min(self.budget), "decoded user-data")?;
         let len = fill(space)?.min(space.len());
-        let (used, rest) = space.split_at_mut(len);
-        self.space = rest;
-        Ok(used)
+        self.budget -= len;
+        Ok(&space[..len])
     }
 }
 

@@ -1,0 +1,26 @@
+//! Room for what a run reads (user-data, what decoding it makes, cloud-config's tables),
+//! mapped when an action needs it and sized to its input, within the named limits.
+
+use wisp_os_linux::memory::{self, Mapping};
+
+use crate::output::{Line, Os};
+
+/// `len` zeroed bytes for the rest of the run.
+pub fn reserve(len: usize, what: &str) -> Result<&'static mut [u8], Line> {
+    Ok(map(len, what)?.leak())
+}
+
+/// `len` zeroed bytes, given back when dropped.
+pub fn map(len: usize, what: &str) -> Result<Mapping, Line> {
+    Mapping::new(len).map_err(|e| refused(len, what, e))
+}
+
+/// `len` copies of `fill` for the rest of the run.
+pub fn reserve_filled<T: Copy>(len: usize, fill: T, what: &str) -> Result<&'static mut [T], Line> {
+    memory::leak_filled(len, fill).map_err(|e| refused(len * core::mem::size_of::<T>(), what, e))
+}
+
+#[inline(never)]
+fn refused(len: usize, what: &str, e: wisp_os_linux::Errno) -> Line {
+    msg!("cannot reserve {len} bytes for {what}: {}", Os(e))
+}

@@ -1,0 +1,215 @@
+"""What a run costs the machine: address space, sync calls and metadata requests, counted
+(never timed) on the real binary."""
+
+import gzip
+import resource
+import shutil
+import struct
+import subprocess
+import uuid
+from pathlib import Path
+
+import pytest
+
+from conftest import aws_metadata
+
+# The binary's own footprint, file and zero-filled memory together, stays under this.
+FOOTPRINT_LIMIT = 1024 * 1024
+# `wisp --version` runs under this address-space limit (`ulimit -v 4096`).
+ADDRESS_SPACE_LIMIT = 4096 * 1024
+
+
+def loaded_memory(path):
+    """Bytes the kernel maps for the binary's PT_LOAD segments (their p_memsz: file-backed
+    and .bss together)."""
+    data = Path(path).read_bytes()
+    e_phoff = struct.unpack_from("<Q", data, 32)[0]
+    e_phentsize, e_phnum = struct.unpack_from("<HH", data, 54)
+    total = 0
+    for i in range(e_phnum):
+        p_type, = struct.unpack_from("<I", data, e_phoff + i * e_phentsize)
+        p_memsz, = struct.unpack_from("<Q", data, e_phoff + i * e_phentsize + 40)
+        if p_type == 1:
+            total += p_memsz
+    return total
+
+
+def test_binary_footprint_is_under_a_mebibyte(wisp):
+    footprint = max(loaded_memory(wisp), wisp.stat().st_size)
+    assert footprint < FOOTPRINT_LIMIT, f"{footprint} bytes mapped"
+
+
+def run_limited(wisp, *args, limit):
+    def limit_address_space():
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    return subprocess.run([str(wisp), *args], capture_output=True, text=True, timeout=10,
+                          preexec_fn=limit_address_space)
+
+
+def test_version_and_help_run_under_a_small_address_space_limit(wisp):
+    result = run_limited(wisp, "--version", limit=ADDRESS_SPACE_LIMIT)
+    assert result.returncode == 0 and result.stdout.startswith("wisp "), result
+    result = run_limited(wisp, "--help", limit=ADDRESS_SPACE_LIMIT)
+    assert result.returncode == 0 and "bootstrap" in result.stdout, result
+
+
+# A whole first boot with cloud-config user-data fits in this: the buffers it needs are
+# mapped when needed, sized to their input.
+BOOTSTRAP_ADDRESS_SPACE_LIMIT = 8 * 1024 * 1024
+
+
+def test_a_first_boot_runs_under_a_small_address_space_limit(run, imds, root):
+    imds(aws_metadata(user_data="#cloud-config\nhostname: small\nwrite_files:\n  - path: /etc/small\n    content: fits\n"))
+    result = run("--root", root, "bootstrap", wrap=["prlimit", f"--as={BOOTSTRAP_ADDRESS_SPACE_LIMIT}"])
+    assert result.rc == 0, result
+    assert (root / "etc/small").read_text() == "fits" and (root / "etc/hostname").read_text() == "small\n"
+
+
+def test_user_data_past_its_bound_is_refused_by_name(wisp, tmp_path):
+    root = tmp_path / "root"
+    root.mkdir()
+    bomb = tmp_path / "bomb.gz"
+    bomb.write_bytes(gzip.compress(b"#!/bin/sh\n" + b"\0" * (17 * 1024 * 1024)))
+    result = subprocess.run([str(wisp), "--root", root, "userdata", "show", bomb], capture_output=True, text=True, timeout=30)
+    assert result.returncode == 1 and "gzip data expands past 16777216 bytes" in result.stderr, result
+    # Under an address-space limit too small for the bound, the refusal says so.
+    result = run_limited(wisp, "--root", root, "userdata", "show", bomb, limit=ADDRESS_SPACE_LIMIT)
+    assert result.returncode == 1 and "cannot reserve 16777216 bytes for user-data" in result.stderr, result
+
+
+SCRIPT = "#!/bin/sh\necho hello from user-data\n"
+SYNC_CALLS = ("fsync", "fdatasync", "sync", "syncfs")
+# A whole first boot, four phases: the boot phase's interfaces file, the default user's
+# files (one step), the host name's (one step), the keys, then one syncfs before the
+# completion marker and the fsync of its directory.
+FIRST_BOOT_SYNC_LIMIT = 6
+
+
+def new_boot(root):
+    """A boot of the scratch root: a boot id of its own, and an empty /run."""
+    shutil.rmtree(root / "run", ignore_errors=True)
+    boot_id = root / "proc/sys/kernel/random/boot_id"
+    boot_id.parent.mkdir(parents=True, exist_ok=True)
+    boot_id.write_text(str(uuid.uuid4()) + "\n")
+
+
+def four_phases(run, root, tmp_path):
+    """A boot: the four phases as OpenRC runs them, one process each, under strace; the
+    sync calls (and renames) each phase made, as (phase, call, argument) in order."""
+    new_boot(root)
+    calls = []
+    for phase in ("boot", "early", "main", "final"):
+        trace = tmp_path / f"strace-{phase}"
+        traced = ",".join(SYNC_CALLS + ("renameat", "renameat2", "rename"))
+        result = run("--root", root, phase, wrap=["strace", "-f", "-qq", "-y", "-o", str(trace), "-e", "trace=" + traced])
+        assert result.rc == 0, (phase, result)
+        for line in trace.read_text().splitlines():
+            fields = line.split(None, 1)
+            if len(fields) == 2 and "(" in fields[1]:
+                call, argument = fields[1].split("(", 1)
+                calls.append((phase, call, argument))
+    return calls
+
+
+def syncs(calls):
+    return [(phase, call, argument) for phase, call, argument in calls if call in SYNC_CALLS]
+
+
+def test_first_boot_syncs_little_and_marks_complete_last(run, imds, root, tmp_path):
+    imds(aws_metadata(user_data=SCRIPT))
+    calls = four_phases(run, root, tmp_path)
+    made = syncs(calls)
+    assert len(made) <= FIRST_BOOT_SYNC_LIMIT, made
+    assert not [c for c in made if c[1] == "sync"], "sync(2) flushes every filesystem of the machine"
+    assert (root / "var/lib/cloud/.bootstrap-complete").exists()
+    # The marker takes its name after the last syncfs of the run, and its directory is
+    # fsynced after that: it never outlives the work before it.
+    marker = max(i for i, c in enumerate(calls) if c[1].startswith("rename") and ".bootstrap-complete" in c[2])
+    last_syncfs = max(i for i, c in enumerate(calls) if c[1] == "syncfs")
+    assert last_syncfs < marker, calls
+    assert [c for c in calls[marker:] if c[1] == "fsync" and c[2].split(">", 1)[0].endswith("/var/lib/cloud")], calls[marker:]
+    # Every replaced system file had its contents made durable before its rename.
+    for i, (phase, call, argument) in enumerate(calls):
+        if call.startswith("rename") and "/etc/" in argument and ".wisp-new" in argument:
+            assert any(c[1] in ("fsync", "syncfs") for c in calls[:i] if c[0] == phase), (argument, calls[:i])
+    # A later boot of the same instance writes nothing that needs a sync.
+    again = four_phases(run, root, tmp_path)
+    assert syncs(again) == [], syncs(again)
+
+
+# The dependent chain of a first boot on AWS is three rounds (token; every value and the
+# key listing; the keys): seven requests for two keys, made once for the four phases.
+AWS_FIRST_BOOT_REQUESTS = 7
+
+
+def test_one_boot_fetches_once_for_its_four_phases(run, imds, root, tmp_path):
+    server = imds(aws_metadata(user_data=SCRIPT))
+    four_phases(run, root, tmp_path)
+    requests = server.requests()
+    assert len(requests) == AWS_FIRST_BOOT_REQUESTS, [r["path"] for r in requests]
+    assert len((root / "home/alpine/.ssh/authorized_keys").read_text().splitlines()) == 2
+    assert "hello from user-data" in (root / "var/log/user-data.log").read_text()
+    kept = root / "run/wisp/metadata"
+    assert kept.stat().st_mode & 0o777 == 0o600
+    # A later boot of a Xen instance (no instance-id in DMI) checks the instance-id once
+    # for its four phases: IMDSv2's token, then the id.
+    server.clear_log()
+    four_phases(run, root, tmp_path)
+    assert [r["path"] for r in server.requests()] == ["/latest/api/token", "/latest/meta-data/instance-id"]
+    # On Nitro the DMI's board_asset_tag is the instance-id: nothing is asked.
+    (root / "sys/class/dmi/id/board_asset_tag").write_text("i-0123456789abcdef0\n")
+    server.clear_log()
+    four_phases(run, root, tmp_path)
+    assert server.requests() == []
+    # A new instance-id in DMI (an image captured without clearing the marker) bootstraps
+    # again, fetching once.
+    (root / "sys/class/dmi/id/board_asset_tag").write_text("i-0fedcba9876543210\n")
+    server.update(instance_id="i-0fedcba9876543210")
+    server.clear_log()
+    four_phases(run, root, tmp_path)
+    assert len(server.requests()) == AWS_FIRST_BOOT_REQUESTS, [r["path"] for r in server.requests()]
+    assert (root / "var/lib/cloud/.instance-id").read_text() == "i-0fedcba9876543210\n"
+    assert (root / "var/lib/cloud/.bootstrap-complete").exists()
+
+
+def test_a_phase_run_again_in_the_same_boot_reads_what_was_kept(run, imds, root):
+    server = imds(aws_metadata(user_data=SCRIPT))
+    new_boot(root)
+    assert run("--root", root, "early").rc == 0
+    server.clear_log()
+    result = run("--root", root, "early")
+    assert result.rc == 0, result
+    assert server.requests() == []
+    # Another boot asks again.
+    new_boot(root)
+    assert run("--root", root, "early").rc == 0
+    assert len(server.requests()) == AWS_FIRST_BOOT_REQUESTS
+
+
+VM_ID = "d0df4c54-4ecb-4a4b-9954-5bdf3ed5c3b8"
+# (first boot, later boot) requests of the four phases; Azure's report goes to the
+# wireserver, another server. GCP's one round asks every value and the three key sources.
+CLOUD_REQUESTS = {"gcp": (8, 1), "oci": (1, 1), "azure": (1, 1)}
+
+
+@pytest.mark.parametrize("cloud", sorted(CLOUD_REQUESTS))
+def test_other_clouds_fetch_once_per_boot(cloud, run, imds, root, tmp_path):
+    first, later = CLOUD_REQUESTS[cloud]
+    (root / "etc/wisp.conf").write_text(f"CLOUD={cloud}\n")
+    config = aws_metadata(user_data=SCRIPT, instance_id=VM_ID if cloud == "azure" else "i-0123456789abcdef0")
+    config["mode"] = cloud
+    server = imds(config)
+    if cloud == "azure":
+        imds({"mode": "wireserver"}, bind="168.63.129.16")
+    four_phases(run, root, tmp_path)
+    assert len(server.requests()) == first, [r["path"] for r in server.requests()]
+    assert (root / "var/lib/cloud/.bootstrap-complete").exists()
+    server.clear_log()
+    four_phases(run, root, tmp_path)
+    assert len(server.requests()) == later, [r["path"] for r in server.requests()]
+    if cloud == "azure":
+        # Azure's product_uuid is the vmId, here with its first fields byte-swapped.
+        (root / "sys/class/dmi/id/product_uuid").write_text("544CDFD0-CB4E-4B4A-9954-5BDF3ED5C3B8\n")
+        server.clear_log()
+        four_phases(run, root, tmp_path)
+        assert server.requests() == []
