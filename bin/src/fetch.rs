@@ -37,7 +37,8 @@ impl fmt::Display for Failure {
             Failure::ReadTimeout { ms } => write!(f, "no complete answer within {ms} ms"),
             Failure::Io(e) => write!(f, "connection failed: {}", Os(*e)),
             Failure::Http(e) => write!(f, "bad HTTP response: {e}"),
-            Failure::Status(status) => write!(f, "HTTP status {status}"),
+            // As u32: the binary then has one formatter less (u16's).
+            Failure::Status(status) => write!(f, "HTTP status {}", u32::from(*status)),
             Failure::TooManyRequests { limit } => write!(f, "more than {limit} requests at once"),
         }
     }
@@ -104,7 +105,7 @@ pub fn get(address: [u8; 4], port: u16, host: &str, path: &str, out: &mut [u8], 
             Ok(Some(len))
         }
         404 => Ok(None),
-        status => Err(msg!("http://{host}{path}: HTTP status {status}")),
+        status => Err(msg!("http://{host}{path}: HTTP status {}", u32::from(status))),
     }
 }
 

@@ -73,6 +73,8 @@ pub fn run_userdata(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) -> 
         let mut path = var_child(ctx, SCRIPTS_DIR)?;
         path.push(b"/").and_then(|()| path.push(directory)).map_err(crate::output::line)?;
         let dir = ctx.create_dir(path.as_bytes())?;
+        // Only MIME parts are per-X scripts.
+        #[cfg(feature = "userdata")]
         if let Some(userdata) = userdata {
             for (index, part) in userdata.of_kind(frequency.part_kind()) {
                 let name = part_name(part, index);
@@ -111,6 +113,7 @@ pub fn run_userdata(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) -> 
                 finish(ctx, run_script(ctx, part.bytes, &path, None, output.as_fd())?, "user-data script")?;
                 ran += 1;
             }
+            #[cfg(feature = "userdata")]
             Kind::Script => {
                 let name = part_name(part, index);
                 scripts.write_volatile(name.as_bytes(), part.bytes, 0o700).map_err(|e| msg!("cannot save {name}: {}", Os(e)))?;
@@ -198,7 +201,15 @@ fn run_directory(ctx: &Context<'_>, directory: &[u8], dir: &Dir, output: Borrowe
     if let Some(reason) = refused {
         return Err(reason);
     }
-    names.sort_unstable();
+    // By insertion: a directory holds at most DIRECTORY_LIMIT names, and core's
+    // sort_unstable is 2 KB of code.
+    for sorted in 1..names.len() {
+        let mut at = sorted;
+        while at > 0 && names[at - 1] > names[at] {
+            names.swap(at - 1, at);
+            at -= 1;
+        }
+    }
     let mut ran = 0;
     for name in &names {
         let executable = matches!(dir.metadata(name.as_bytes()), Ok(Some(m)) if m.is_file() && m.permissions() & 0o111 != 0);
@@ -288,8 +299,9 @@ pub fn finish(ctx: &Context<'_>, status: ExitStatus, what: &str) -> Result<Line,
     }
     record_exit(ctx, status)?;
     Err(match status {
-        ExitStatus::Exited(code) => msg!("{what} exited with status {code} (output in user-data.log)"),
-        ExitStatus::Signaled(signal) => msg!("{what} killed by signal {signal} (output in user-data.log)"),
+        // Never negative: printed as u32, so the binary has one formatter less (i32's).
+        ExitStatus::Exited(code) => msg!("{what} exited with status {} (output in user-data.log)", code.unsigned_abs()),
+        ExitStatus::Signaled(signal) => msg!("{what} killed by signal {} (output in user-data.log)", signal.unsigned_abs()),
     })
 }
 
@@ -300,7 +312,7 @@ fn record_exit(ctx: &Context<'_>, status: ExitStatus) -> Result<(), Line> {
         ExitStatus::Signaled(signal) => 128 + signal,
     };
     let mut exit_line = heapless::String::<16>::new();
-    let _ = core::fmt::write(&mut exit_line, format_args!("{code}\n"));
+    let _ = core::fmt::write(&mut exit_line, format_args!("{}\n", code.unsigned_abs()));
     let logs = ctx.logs_dir()?;
     if logs.has_contents(USER_DATA_EXIT, exit_line.as_bytes()).unwrap_or(false) {
         return Ok(());
