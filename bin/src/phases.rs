@@ -166,7 +166,6 @@ pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
         cloud_init_status::stage_started(ctx, phase, Some(cloud));
         let result = run_phase(ctx, &mut session, &var, phase, &plans, &all_items);
         cloud_init_status::stage_finished(ctx, phase, Some(cloud), result.as_ref().err());
-        #[cfg_attr(not(feature = "azure"), allow(unused_variables))]
         if let Err(reason) = result {
             #[cfg(feature = "azure")]
             if cloud == Cloud::Azure {
