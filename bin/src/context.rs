@@ -143,10 +143,7 @@ impl<'a> Context<'a> {
     pub fn cloud(&self) -> Result<Cloud, Line> {
         let cloud = self.configured_cloud()?;
         match features::cloud_feature(cloud) {
-            Some(feature) if !features::has_cloud(cloud) => {
-                let what = msg!("CLOUD={}", cloud.name());
-                Err(features::missing(what.text(), feature))
-            }
+            Some(feature) if !features::has_cloud(cloud) => Err(msg!("CLOUD={}: wisp was built without {feature}", cloud.name())),
             _ => Ok(cloud),
         }
     }
