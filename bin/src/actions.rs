@@ -69,23 +69,20 @@ fn set_default_interfaces(ctx: &Context<'_>) -> Result<Line, Line> {
     }
     let mut first: Option<(u32, heapless::String<16>)> = None;
     if let Ok(net) = ctx.open_dir(b"/sys/class/net") {
-        let mut names: heapless::Vec<heapless::String<16>, 32> = heapless::Vec::new();
         let _ = net.for_each_entry(|name| {
-            if let Ok(name) = core::str::from_utf8(name) {
-                if name.starts_with("eth") {
-                    let _ = names.push(heapless::String::try_from(name).unwrap_or_default());
-                }
+            let Some(name) = core::str::from_utf8(name).ok().and_then(|name| heapless::String::<16>::try_from(name).ok()) else { return };
+            if !name.starts_with("eth") {
+                return;
+            }
+            let mut path = [0u8; 64];
+            let mut out = wisp_core::out::Out::new(&mut path);
+            let _ = out.put_all(&[b"/sys/class/net/", name.as_bytes(), b"/ifindex"]);
+            let mut buf = [0u8; 16];
+            let index = ctx.read(out.written(), &mut buf).ok().flatten().and_then(parse_u32).unwrap_or(u32::MAX);
+            if first.as_ref().is_none_or(|(best, _)| index < *best) {
+                first = Some((index, name));
             }
         });
-        for name in names.iter().filter(|n| !n.is_empty()) {
-            let mut path = heapless::String::<64>::new();
-            let _ = core::fmt::write(&mut path, format_args!("/sys/class/net/{name}/ifindex"));
-            let mut buf = [0u8; 16];
-            let index = ctx.read(path.as_bytes(), &mut buf).ok().flatten().and_then(parse_u32).unwrap_or(u32::MAX);
-            if first.as_ref().is_none_or(|(best, _)| index < *best) {
-                first = Some((index, name.clone()));
-            }
-        }
     }
     let mut text = heapless::String::<256>::new();
     let _ = text.push_str("auto lo\niface lo inet loopback\n\n");

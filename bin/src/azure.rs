@@ -60,14 +60,14 @@ fn report(timeouts: &Timeouts, body: &[u8], ready: bool) -> Result<&'static str,
         return Ok("provisioning/health");
     }
     if !ready {
-        return Err(msg!("provisioning/health answered {status}"));
+        return Err(msg!("provisioning/health answered {}", u32::from(status)));
     }
     let goal = Request { method: Method::Get, host: azure::WIRESERVER_HOST, path: azure::GOAL_STATE_PATH, headers: &azure::WIRESERVER_HEADERS, body: b"" };
     let mut goal_response = [0u8; 16 * 1024];
     let (status, body) = exchange(timeouts, &goal, &mut goal_response)?;
     let xml = &goal_response[body];
     if status != 200 {
-        return Err(msg!("provisioning/health refused, and the goal state answered {status}"));
+        return Err(msg!("provisioning/health refused, and the goal state answered {}", u32::from(status)));
     }
     let state = azure::parse_goal_state(xml).ok_or_else(|| msg!("the goal state names no incarnation, container and instance"))?;
     let mut report = [0u8; 2048];
@@ -77,7 +77,7 @@ fn report(timeouts: &Timeouts, body: &[u8], ready: bool) -> Result<&'static str,
     let mut answer = [0u8; 4096];
     match exchange(timeouts, &post, &mut answer)?.0 {
         200..=299 => Ok("goal state health report"),
-        status => Err(msg!("the goal state health report answered {status} (incarnation {})", Shown(state.incarnation))),
+        status => Err(msg!("the goal state health report answered {} (incarnation {})", u32::from(status), Shown(state.incarnation))),
     }
 }
 

@@ -196,8 +196,7 @@ impl<'a> Context<'a> {
     pub fn cloud_read_only(&self) -> Result<(Cloud, bool), Line> {
         let (cloud, remembered) = self.resolve_cloud()?;
         if let Some(feature) = features::cloud_feature(cloud).filter(|_| !features::has_cloud(cloud)) {
-            let what = msg!("CLOUD={}", cloud.name());
-            return Err(features::missing(what.text(), feature));
+            return Err(msg!("CLOUD={}: wisp was built without {feature}", cloud.name()));
         }
         Ok((cloud, remembered))
     }
@@ -224,9 +223,7 @@ impl<'a> Context<'a> {
     fn detect_cloud(&self) -> Result<Cloud, Line> {
         let mut buffers = [[0u8; 128]; 4];
         let mut values: [&[u8]; 4] = [b""; 4];
-        for ((file, buf), value) in Dmi::FILES.iter().zip(buffers.iter_mut()).zip(values.iter_mut()) {
-            let mut path = heapless::String::<64>::new();
-            let _ = core::fmt::write(&mut path, format_args!("/sys/class/dmi/id/{file}"));
+        for ((path, buf), value) in Dmi::PATHS.iter().zip(buffers.iter_mut()).zip(values.iter_mut()) {
             // Missing or unreadable DMI files (product_uuid is root-only) count as empty.
             if let Ok(Some(text)) = self.read(path.as_bytes(), buf) {
                 *value = text;

@@ -61,7 +61,8 @@ impl fmt::Display for Cause {
             Cause::ReadTimeout { ms } => write!(f, "no complete answer within {ms} ms"),
             Cause::Io(e) => write!(f, "connection failed: {}", Os(*e)),
             Cause::Http(e) => write!(f, "bad HTTP response: {e}"),
-            Cause::Status(status) => write!(f, "HTTP status {status}"),
+            // As u32: the binary then has one formatter less (u16's).
+            Cause::Status(status) => write!(f, "HTTP status {}", u32::from(*status)),
             Cause::TooManyRequests { limit } => write!(f, "more than {limit} requests at once"),
         }
     }
@@ -128,7 +129,7 @@ pub fn get(address: [u8; 4], port: u16, host: &str, path: &str, out: &mut [u8], 
             Ok(Some(len))
         }
         404 => Ok(None),
-        status => Err(msg!("http://{host}{path}: HTTP status {status}")),
+        status => Err(msg!("http://{host}{path}: HTTP status {}", u32::from(status))),
     }
 }
 

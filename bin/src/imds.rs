@@ -74,7 +74,7 @@ impl fmt::Display for ImdsError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ImdsError::Fetch { what, failure } => write!(f, "metadata {what}: {failure}"),
-            ImdsError::Refused { what, status } => write!(f, "metadata {what}: refused with HTTP status {status}"),
+            ImdsError::Refused { what, status } => write!(f, "metadata {what}: refused with HTTP status {}", u32::from(*status)),
             ImdsError::Request(e) => write!(f, "cannot write the metadata request: {e}"),
             ImdsError::TokenTooLong { limit } => write!(f, "metadata token longer than {limit} bytes"),
             ImdsError::KeyListing(e) => write!(f, "metadata {e}"),

@@ -158,7 +158,7 @@ pub struct Os(pub Errno);
 impl fmt::Display for Os {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match wisp_os_linux::process::errno_name(self.0) {
-            "system error" => write!(f, "errno {}", self.0.raw_os_error()),
+            "system error" => write!(f, "errno {}", self.0.raw_os_error().unsigned_abs()),
             name => f.write_str(name),
         }
     }

@@ -77,6 +77,8 @@ pub fn run_userdata(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) -> 
         let mut path = var_child(ctx, SCRIPTS_DIR)?;
         path.push(b"/").and_then(|()| path.push(directory)).map_err(crate::output::line)?;
         let dir = ctx.create_dir(path.as_bytes())?;
+        // Only MIME parts are per-X scripts.
+        #[cfg(feature = "userdata")]
         if let Some(userdata) = userdata {
             for (index, part) in userdata.of_kind(frequency.part_kind()) {
                 let name = part_name(part, index);
@@ -115,19 +117,27 @@ pub fn run_userdata(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) -> 
     for (index, part) in userdata.parts.iter().enumerate() {
         match part.kind {
             Kind::Script => {
-                // A lone script runs as tiny-cloud runs it: the saved file itself.
+                // A lone script runs as tiny-cloud runs it: the saved file itself; a build
+                // without `userdata` has no other kind.
+                #[cfg(feature = "userdata")]
                 let own_name = part_name(part, index);
+                #[cfg(feature = "userdata")]
                 let name = if part.whole { "user-data" } else { own_name.as_str() };
+                #[cfg(not(feature = "userdata"))]
+                let name = "user-data";
                 if markers.is_done("script", Some(name)) {
                     done += 1;
                     continue;
                 }
+                #[cfg(feature = "userdata")]
                 let path = if part.whole {
                     script_path(ctx, &[crate::actions::USER_DATA])?
                 } else {
                     scripts.write_volatile(name.as_bytes(), part.bytes, 0o700).map_err(|e| msg!("cannot save {name}: {}", Os(e)))?;
                     script_path(ctx, &[SCRIPTS_DIR, b"/", name.as_bytes()])?
                 };
+                #[cfg(not(feature = "userdata"))]
+                let path = script_path(ctx, &[crate::actions::USER_DATA])?;
                 let status = run_script(ctx, part.bytes, &path, None, output.as_fd())?;
                 markers.mark_done(ctx, "script", Some(name))?;
                 finish(ctx, status, if part.whole { "user-data script" } else { name })?;
@@ -213,7 +223,15 @@ fn run_directory(ctx: &Context<'_>, directory: &[u8], dir: &Dir, output: Borrowe
     if let Some(reason) = refused {
         return Err(reason);
     }
-    names.sort_unstable();
+    // By insertion: a directory holds at most DIRECTORY_LIMIT names, and core's
+    // sort_unstable is 2 KB of code.
+    for sorted in 1..names.len() {
+        let mut at = sorted;
+        while at > 0 && names[at - 1] > names[at] {
+            names.swap(at - 1, at);
+            at -= 1;
+        }
+    }
     let mut ran = 0;
     for name in &names {
         let executable = matches!(dir.metadata(name.as_bytes()), Ok(Some(m)) if m.is_file() && m.permissions() & 0o111 != 0);
@@ -307,8 +325,9 @@ pub fn finish(ctx: &Context<'_>, status: ExitStatus, what: &str) -> Result<Line,
     }
     record_exit(ctx, status)?;
     Err(match status {
-        ExitStatus::Exited(code) => msg!("{what} exited with status {code} (output in user-data.log)"),
-        ExitStatus::Signaled(signal) => msg!("{what} killed by signal {signal} (output in user-data.log)"),
+        // Never negative: printed as u32, so the binary has one formatter less (i32's).
+        ExitStatus::Exited(code) => msg!("{what} exited with status {} (output in user-data.log)", code.unsigned_abs()),
+        ExitStatus::Signaled(signal) => msg!("{what} killed by signal {} (output in user-data.log)", signal.unsigned_abs()),
     })
 }
 
@@ -319,7 +338,7 @@ fn record_exit(ctx: &Context<'_>, status: ExitStatus) -> Result<(), Line> {
         ExitStatus::Signaled(signal) => 128 + signal,
     };
     let mut exit_line = heapless::String::<16>::new();
-    let _ = core::fmt::write(&mut exit_line, format_args!("{code}\n"));
+    let _ = core::fmt::write(&mut exit_line, format_args!("{}\n", code.unsigned_abs()));
     let logs = ctx.logs_dir()?;
     if logs.has_contents(USER_DATA_EXIT, exit_line.as_bytes()).unwrap_or(false) {
         return Ok(());

@@ -186,12 +186,13 @@ impl Source {
 /// The block device whose seed filesystem's label is `label` (compared without case).
 #[cfg(any(feature = "nocloud", feature = "configdrive"))]
 fn find_labelled(ctx: &crate::context::Context<'_>, label: &[u8]) -> Option<Source> {
-    find_volume(ctx, |_, volume| volume.label().eq_ignore_ascii_case(label))
+    find_volume(ctx, &mut |_, volume| volume.label().eq_ignore_ascii_case(label))
 }
 
 /// The first block device holding a seed filesystem that `accept` takes.
 #[inline(never)]
-fn find_volume(ctx: &crate::context::Context<'_>, mut accept: impl FnMut(&mut BlockDevice, &Volume) -> bool) -> Option<Source> {
+/// `accept` is a trait object: one copy of this function serves every caller.
+fn find_volume(ctx: &crate::context::Context<'_>, accept: &mut dyn FnMut(&mut BlockDevice, &Volume) -> bool) -> Option<Source> {
     let sys = ctx.open_dir(b"/sys/class/block").ok()?;
     let mut names: heapless::Vec<heapless::String<32>, 64> = heapless::Vec::new();
     let _ = sys.for_each_entry(|name| {
@@ -221,8 +222,8 @@ fn find_volume(ctx: &crate::context::Context<'_>, mut accept: impl FnMut(&mut Bl
 /// the rest. Returns what was found where, if anything.
 #[cfg(feature = "azure")]
 pub fn load_azure_custom_data(ctx: &crate::context::Context<'_>, metadata: &mut crate::imds::Metadata) -> Result<Option<Line>, Line> {
-    let has_ovf = |device: &mut BlockDevice, volume: &Volume| volume.has_file(device, &[b"ovf-env.xml"]);
-    let Some(mut source) = find_volume(ctx, has_ovf) else { return Ok(None) };
+    let mut has_ovf = |device: &mut BlockDevice, volume: &Volume| volume.has_file(device, &[b"ovf-env.xml"]);
+    let Some(mut source) = find_volume(ctx, &mut has_ovf) else { return Ok(None) };
     let mut xml = [0u8; 160 * 1024];
     let len = source.read(&[b"ovf-env.xml"], &mut xml)?.unwrap_or(0);
     let xml = &xml[..len];

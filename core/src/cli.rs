@@ -1,6 +1,6 @@
 //! The command line. This contract is tested from outside and kept exactly.
 
-use core::fmt;
+use core::fmt::{self, Write};
 
 use crate::clean;
 use crate::config::{Cloud, CLOUD_NAMES_MESSAGE};
@@ -86,7 +86,7 @@ impl fmt::Display for Error<'_> {
         let shown = |f: &mut fmt::Formatter<'_>, bytes: &[u8]| -> fmt::Result {
             for &b in bytes {
                 if (0x20..0x7f).contains(&b) {
-                    write!(f, "{}", b as char)?;
+                    f.write_char(b as char)?;
                 } else {
                     write!(f, "\\x{b:02x}")?;
                 }

@@ -14,7 +14,13 @@ pub struct Dmi<'a> {
 }
 
 impl Dmi<'_> {
-    pub const FILES: [&'static str; 4] = ["sys_vendor", "product_name", "product_uuid", "chassis_asset_tag"];
+    /// The files the fields are read from, in field order.
+    pub const PATHS: [&'static str; 4] = [
+        "/sys/class/dmi/id/sys_vendor",
+        "/sys/class/dmi/id/product_name",
+        "/sys/class/dmi/id/product_uuid",
+        "/sys/class/dmi/id/chassis_asset_tag",
+    ];
 }
 
 const AZURE_ASSET_TAG: &[u8] = b"7783-7084-3265-9085-8269-3286-77";
