@@ -101,7 +101,8 @@ fn write_file(ctx: &Context<'_>, file: &WriteFile<'_>, buffer: &mut [u8]) -> Res
     let (uid, gid) = owner_ids(ctx, file.owner)?;
     let split = file.path.rfind('/').unwrap_or(0);
     let (parent, name) = (&file.path[..split.max(1)], &file.path.as_bytes()[split + 1..]);
-    let dir = ctx.create_dir(parent.as_bytes())?;
+    // A path user-data chose: no symlink in it is followed (an image's /opt/lnk -> /host).
+    let dir = ctx.create_dir_no_symlinks(parent.as_bytes())?;
     // Appending: the old content first, the new after it, written together atomically.
     let old = match file.append {
         false => 0,
