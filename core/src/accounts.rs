@@ -391,7 +391,13 @@ mod tests {
             let _ = free_id(&text, &text);
             let _ = free_id_in(&text, &text, SYSTEM_IDS);
             let mut out = [0u8; 512];
-            let _ = add_member(&text, b"a", b"u", &mut out);
+            crate::fuzz::seed_pair("accounts", b"u", &text);
+            if let Ok(Some(len)) = add_member(&text, b"a", b"u", &mut out) {
+                assert!(find_group(&out[..len], b"a").is_some_and(|group| group.has_member(b"u")));
+            }
+            if let Some(id) = free_id_in(&text, &text, SYSTEM_IDS) {
+                assert!(uid_is_free(&text, id) && gid_is_free(&text, id) && SYSTEM_IDS.contains(&id));
+            }
         }
     }
 }

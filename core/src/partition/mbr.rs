@@ -149,6 +149,8 @@ pub(crate) mod tests {
     fn grows_a_primary_partition() {
         let mut sector = [0u8; 512];
         put(&mut sector, 1, 0x83, 2048, 409_600);
+        // The fuzz target reads the disk's size, in MiB sectors, behind the sector.
+        crate::fuzz::seed("mbr", &[&sector[..], &(4_194_304u64 << 20).to_le_bytes()].concat());
         let plan = plan(&mut sector, 4_194_304, 512, 1).unwrap();
         // The last 33 sectors stay free for a GPT backup; the end aligns down to a MiB.
         assert_eq!(plan, MbrPlan { decision: Decision::Grow { start: 2048, old_end: 411_647, new_end: 4_192_255 }, capped: false });
