@@ -62,6 +62,12 @@ def test_fault(run, imds, root, cloud, fault):
     assert result.seconds < DEADLINE_S + MARGIN_S, result
     if expected is None or (fault == "header_64_kib" and result.rc == 0):
         assert_complete(result, root)
+        statuses = [r["status"] for r in server.requests()]
+        if fault == "500_503_then_200":
+            assert 500 in statuses and 503 in statuses, statuses
+        if fault == "token_expires_mid_run":
+            # The 401 was answered with a new token, once.
+            assert 401 in statuses and [r["path"] for r in server.requests()].count("/latest/api/token") == 2, statuses
     else:
         assert result.rc == 1, result
         assert expected in result.stderr, result.stderr
