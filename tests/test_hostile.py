@@ -229,3 +229,13 @@ def test_no_sudoers_rule_without_the_directory_or_rules(run, imds, root, host):
     first = snapshot(root / "etc")
     assert run("bootstrap", root=root).rc == 1
     assert not (root / "etc/sudoers.d").exists() and snapshot(root / "etc") == first
+
+
+def test_mount_point_through_a_symlink(run, imds, root, host):
+    # R/mnt -> the host: a tmpfs there would cover a host directory.
+    os.symlink(host / "root", root / "mnt")
+    result = hostile_run(run, imds, root, host, "mounts:\n  - [tmpfs, /mnt/scratch, tmpfs, \"size=1m\"]\n")
+    assert result.rc == 1 and "a symlink in the path is refused" in result.stderr, result
+    assert not (host / "root/scratch").exists() and os.path.islink(root / "mnt")
+    mounts = open("/proc/self/mountinfo").read()
+    assert str(host) not in mounts

@@ -351,6 +351,31 @@ impl Dir {
         rustix::fs::fchmod(&self.0, Mode::from_raw_mode(mode))
     }
 
+    /// fstat(2) of the directory itself.
+    pub fn stat(&self) -> Result<Metadata, Errno> {
+        rustix::fs::fstat(&self.0).map(|st| Metadata::from(&st))
+    }
+
+    /// `/proc/self/fd/N`: a path that names exactly this open directory, for calls that
+    /// take only a path (mount(2)), so that nothing is resolved a second time.
+    pub fn proc_path(&self) -> CPath {
+        let mut path = CPath::new();
+        let _ = path.push(b"/proc/self/fd/");
+        let mut digits = [0u8; 10];
+        let mut n = rustix::fd::AsRawFd::as_raw_fd(&self.0).unsigned_abs();
+        let mut at = digits.len();
+        loop {
+            at -= 1;
+            digits[at] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        let _ = path.push(&digits[at..]);
+        path
+    }
+
     /// fsync(2) of the directory, making renames and creations in it durable.
     pub fn sync(&self) -> Result<(), Errno> {
         rustix::fs::fsync(&self.0)
@@ -394,19 +419,6 @@ pub fn metadata(path: &CStr) -> Result<Option<Metadata>, Errno> {
         Err(Errno::NOENT) => Ok(None),
         Err(e) => Err(e),
     }
-}
-
-/// mkdir(2) of `path` and each missing parent, with `mode` for those it creates.
-pub fn create_dir_all(path: &[u8], mode: u32) -> Result<(), Errno> {
-    let ends = path.iter().enumerate().filter(|&(i, &b)| b == b'/' && i > 0).map(|(i, _)| i);
-    for end in ends.chain(core::iter::once(path.len())) {
-        let prefix = CPath::from_parts(&[&path[..end]]).map_err(|_| Errno::NAMETOOLONG)?;
-        match rustix::fs::mkdirat(CWD, prefix.as_cstr(), Mode::from_raw_mode(mode)) {
-            Ok(()) | Err(Errno::EXIST) => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
 }
 
 /// read(2) until end of file. A file that fills `buf` is probed for one more byte, so a
