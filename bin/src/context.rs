@@ -34,6 +34,7 @@ pub struct Context<'a> {
 }
 
 impl<'a> Context<'a> {
+    #[inline(never)]
     pub fn load(start: &'a StartInfo, invocation: &Invocation<'a>) -> Result<Context<'a>, Line> {
         let mut root = invocation.root.unwrap_or(b"");
         while let [rest @ .., b'/'] = root {
