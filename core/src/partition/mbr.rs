@@ -196,6 +196,21 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn a_damaged_table_is_left_alone_when_its_target_is_extended() {
+        // From fuzz/fuzz_targets/mbr.rs: partitions past the disk's end, and partition 3
+        // extended. Skipped with its reason, and the sector is not touched.
+        let mut sector = [0u8; 512];
+        put(&mut sector, 1, 0x83, 0xffff_ffff, 0xffff_ffff);
+        put(&mut sector, 3, 0x85, 2, 1);
+        let before = sector;
+        let planned = plan(&mut sector, 1024, 512, 3).unwrap();
+        assert_eq!(planned.decision, Decision::NoChange { reason: "an extended partition is not grown" });
+        assert_eq!(sector, before);
+        assert_eq!(plan(&mut sector, 1024, 512, 1), Err(MbrError::DiskSmallerThanTable));
+        assert_eq!(sector, before);
+    }
+
+    #[test]
     fn protective_size() {
         let mut sector = [0u8; 512];
         protective(&mut sector, 8192);
