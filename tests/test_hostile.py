@@ -239,3 +239,18 @@ def test_mount_point_through_a_symlink(run, imds, root, host):
     assert not (host / "root/scratch").exists() and os.path.islink(root / "mnt")
     mounts = open("/proc/self/mountinfo").read()
     assert str(host) not in mounts
+
+
+def test_seed_directory_linking_out_of_the_root(run, root, host):
+    # An image's NoCloud seed directory pointing at the host: its files are not read.
+    (host / "seed").mkdir()
+    (host / "seed/meta-data").write_text("instance-id: host-secret\nlocal-hostname: host-file\n")
+    (host / "seed/user-data").write_text(f"#!/bin/sh\n# {SECRET}\ntouch {host}/ran\n")
+    (root / "var/lib/cloud/seed").mkdir(parents=True)
+    os.symlink(host / "seed", root / "var/lib/cloud/seed/nocloud")
+    (root / "etc/wisp.conf").write_text((root / "etc/wisp.conf").read_text().replace("CLOUD=auto", "CLOUD=nocloud"))
+    before = snapshot(host)
+    result = run("bootstrap", root=root)
+    check_aftermath(root, host, before, result)
+    assert result.rc != 0 and "host-file" not in result.stderr, result
+    assert not (host / "ran").exists() and not (root / "var/lib/cloud/user-data").exists()
