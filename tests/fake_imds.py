@@ -62,6 +62,12 @@ class Aws:
             raise Reply(405)
         token = headers.get(AWS_TOKEN_HEADER)
         with self.lock:
+            # A token that expires in the middle of a run: every token issued so far is
+            # dropped once, after this many authenticated requests.
+            revoke_after = config.get("faults", {}).get("revoke_tokens_after")
+            self.authenticated = getattr(self, "authenticated", 0) + 1
+            if revoke_after is not None and self.authenticated == revoke_after + 1:
+                self.tokens.clear()
             expiry = self.tokens.get(token)
         if expiry is None or expiry < time.monotonic():
             raise Reply(401)
@@ -245,7 +251,16 @@ class Handler(socketserver.StreamRequestHandler):
         except Reply as reply:
             entry["status"] = reply.status
             state.log(entry)
-            self.send(reply)
+            if self.matches(faults, "pad_header_paths", path):
+                reply.headers = list(reply.headers) + [("X-Padding", "a" * faults.get("pad_header_bytes", 65536))]
+            if self.matches(faults, "drip_paths", path):
+                self.drip(reply, faults.get("drip_ms", 100))
+            elif self.matches(faults, "chunked_paths", path):
+                self.send_chunked(reply)
+            elif self.matches(faults, "keepalive_paths", path):
+                self.send_keepalive(reply, faults.get("keepalive_s", 10))
+            else:
+                self.send(reply)
         except Broken as broken:
             entry["status"] = broken.what
             state.log(entry)
@@ -268,16 +283,24 @@ class Handler(socketserver.StreamRequestHandler):
         body = self.rfile.read(length) if length else b""
         return (method, target, headers), body
 
+    @staticmethod
+    def matches(faults, name, path):
+        listed = faults.get(name, [])
+        return "*" in listed or path in listed
+
     def inject(self, faults, path, state):
         """The faults the config asks for on this path ("*" matches every path)."""
         def applies(name):
-            listed = faults.get(name, [])
-            return "*" in listed or path in listed
+            return self.matches(faults, name, path)
 
         fail_first = faults.get("fail_first", {})
         limit = fail_first.get(path, fail_first.get("*"))
         if limit is not None and state.seen(path) <= limit:
-            raise Reply(500, "injected failure")
+            # `fail_statuses` cycles, e.g. [500, 503]: a 500, then a 503, then...
+            statuses = faults.get("fail_statuses", [500])
+            raise Reply(statuses[(state.seen(path) - 1) % len(statuses)], "injected failure")
+        if applies("redirect_paths"):
+            raise Reply(302, "", [("Location", "http://169.254.169.254/moved" + path)])
         if applies("hang_paths"):
             time.sleep(faults.get("hang_s", 60))
             raise Broken("hang")
@@ -296,6 +319,55 @@ class Handler(socketserver.StreamRequestHandler):
         if applies("huge_body_paths"):
             size = faults.get("huge_body_bytes", 1 << 20)
             raise Reply(200, b"x" * size)
+        if applies("stream_body_paths"):
+            # Sent in pieces, never held whole: 100 MiB costs the fake nothing.
+            size = faults.get("stream_body_bytes", 100 << 20)
+            self.wfile.write(f"HTTP/1.0 200 OK\r\nContent-Length: {size}\r\n\r\n".encode())
+            chunk = b"x" * 65536
+            try:
+                for offset in range(0, size, len(chunk)):
+                    self.wfile.write(chunk[:size - offset])
+            except OSError:
+                pass
+            raise Broken("streamed")
+
+    def head_lines(self, reply, version="HTTP/1.0"):
+        return [f"{version} {reply.status} {REASONS.get(reply.status, 'Status')}", "Content-Type: text/plain"] + \
+            [f"{name}: {value}" for name, value in reply.headers]
+
+    def drip(self, reply, every_ms):
+        """The whole answer, one byte every `every_ms`."""
+        head = self.head_lines(reply) + [f"Content-Length: {len(reply.body)}"]
+        data = ("\r\n".join(head) + "\r\n\r\n").encode() + reply.body
+        try:
+            for i in range(len(data)):
+                self.wfile.write(data[i:i + 1])
+                self.wfile.flush()
+                time.sleep(every_ms / 1000)
+        except OSError:
+            pass
+
+    def send_chunked(self, reply):
+        """HTTP/1.1 chunked transfer coding, which a server must not send a 1.0 client."""
+        head = self.head_lines(reply, "HTTP/1.1") + ["Transfer-Encoding: chunked"]
+        body = reply.body
+        chunks = b"".join(f"{len(body[i:i + 7]):x}\r\n".encode() + body[i:i + 7] + b"\r\n" for i in range(0, len(body), 7))
+        try:
+            self.wfile.write(("\r\n".join(head) + "\r\n\r\n").encode() + chunks + b"0\r\n\r\n")
+        except OSError:
+            pass
+
+    def send_keepalive(self, reply, hold_s):
+        """An HTTP/1.1 answer with a length that keeps the connection open afterwards: the
+        client must finish at the length, not wait for the close."""
+        head = self.head_lines(reply, "HTTP/1.1") + [f"Content-Length: {len(reply.body)}", "Connection: keep-alive"]
+        try:
+            self.wfile.write(("\r\n".join(head) + "\r\n\r\n").encode() + reply.body)
+            self.wfile.flush()
+            self.request.settimeout(hold_s)
+            self.request.recv(1)  # until the client closes, or hold_s
+        except OSError:
+            pass
 
     def send(self, reply):
         head = [f"HTTP/1.0 {reply.status} {REASONS.get(reply.status, 'Status')}",

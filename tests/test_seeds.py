@@ -91,13 +91,14 @@ def test_nocloud_seed_directory_and_json_meta_data(run, root):
 
 def test_command_line_tokens_override(run, root, tmp_path):
     local_root(root)
-    seed = tmp_path / "elsewhere"
-    seed.mkdir()
+    seed = root / "srv/elsewhere"
+    seed.mkdir(parents=True)
     (seed / "meta-data").write_text(META_DATA)
     (seed / "user-data").write_text(SCRIPT)
-    # The seed path is the instance's: under --root it is taken under the root.
+    # The seed path is the instance's: under --root it is taken under the root, and so is
+    # the image's own absolute link to it.
     (root / "proc/cmdline").write_text("root=/dev/vda1 ds=nocloud;s=file:///seed/;h=from-cmdline;i=iid-cmdline quiet\n")
-    os.symlink(seed, root / "seed")
+    os.symlink("/srv/elsewhere", root / "seed")
     result = run("bootstrap", root=root)
     assert_bootstrapped(result, root, hostname="from-cmdline", instance_id="iid-cmdline")
 

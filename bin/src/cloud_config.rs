@@ -142,7 +142,8 @@ fn write_file(ctx: &Context<'_>, file: &WriteFile<'_>) -> Result<(), Line> {
     let (uid, gid) = owner_ids(ctx, file.owner)?;
     let split = file.path.rfind('/').unwrap_or(0);
     let (parent, name) = (&file.path[..split.max(1)], &file.path.as_bytes()[split + 1..]);
-    let dir = ctx.create_dir(parent.as_bytes())?;
+    // A path user-data chose: no symlink in it is followed (an image's /opt/lnk -> /host).
+    let dir = ctx.create_dir_no_symlinks(parent.as_bytes())?;
     // Room for the old content (when appending) and the new, decoded.
     let old_size = match (file.append, dir.metadata(name)) {
         (true, Ok(Some(found))) => usize::try_from(found.size).unwrap_or(usize::MAX),

@@ -6,7 +6,7 @@ use wisp_core::config::{self, Cloud, Config};
 use wisp_core::detect::{self, Dmi};
 use wisp_core::retry::Timeouts;
 use wisp_os_linux::cpath::CPath;
-use wisp_os_linux::fs::{self, Dir, ReadError};
+use wisp_os_linux::fs::{self, Dir, ReadError, Resolve};
 use wisp_os_linux::process::StartInfo;
 
 use crate::features;
@@ -26,6 +26,8 @@ pub struct Context<'a> {
     root: &'a [u8],
     /// The same, for chroot(2): `None` for the real root.
     program_root: Option<CPath>,
+    /// The root, open: every path under it is resolved inside it.
+    root_dir: Dir,
     pub config: Config,
     /// Which file the configuration came from, for messages.
     pub config_file: CPath,
@@ -41,6 +43,7 @@ impl<'a> Context<'a> {
         self.log.line(format_args!("warning: {args}"));
     }
 
+    #[inline(never)]
     pub fn load(start: &'a StartInfo, invocation: &Invocation<'a>) -> Result<Context<'a>, Line> {
         let mut root = invocation.root.unwrap_or(b"");
         while let [rest @ .., b'/'] = root {
@@ -55,10 +58,13 @@ impl<'a> Context<'a> {
             }
             program_root = Some(path);
         }
+        let root_path = CPath::from_parts(&[if root.is_empty() { b"/" } else { root }]).map_err(|e| msg!("--root: {e}"))?;
+        let root_dir = Dir::open(root_path.as_cstr()).map_err(|e| crate::output::path_error(root_path.as_bytes(), e))?;
         let mut context = Context {
             start,
             root,
             program_root,
+            root_dir,
             config: Config::default(),
             config_file: CPath::new(),
             cloud_override: invocation.cloud,
@@ -90,15 +96,10 @@ impl<'a> Context<'a> {
             }
         } else {
             for file in CONFIG_FILES {
-                let path = self.path(file.as_bytes())?;
-                match fs::read_file(path.as_cstr(), &mut text) {
-                    Ok(Some(len)) => {
-                        self.config_file = path;
-                        found = Some(len);
-                        break;
-                    }
-                    Ok(None) => {}
-                    Err(e) => return Err(read_error(path.as_bytes(), e)),
+                if let Some(read) = self.read(file.as_bytes(), &mut text)? {
+                    found = Some(read.len());
+                    self.config_file = self.path(file.as_bytes())?;
+                    break;
                 }
             }
         }
@@ -119,30 +120,48 @@ impl<'a> Context<'a> {
         CPath::from_parts(&[self.root, absolute]).map_err(|e| msg!("{}{}: {e}", Shown(self.root), Shown(absolute)))
     }
 
+    /// The directory, resolved inside the root: its symlinks (`/var/run -> /run`) are
+    /// followed, but `..` and absolute links stop at the root.
     pub fn open_dir(&self, absolute: &[u8]) -> Result<Dir, Line> {
-        let path = self.path(absolute)?;
-        Dir::open(path.as_cstr()).map_err(|e| crate::output::path_error(path.as_bytes(), e))
+        self.root_dir.open_beneath(absolute, Resolve::InRoot).map_err(|e| self.path_error(absolute, e))
     }
 
-    /// Opens the directory, creating it and its parents (mode 0755) if missing.
+    /// Opens the directory, creating it and its parents (mode 0755) if missing, inside
+    /// the root as `open_dir`.
     pub fn create_dir(&self, absolute: &[u8]) -> Result<Dir, Line> {
-        let path = self.path(absolute)?;
-        match Dir::open(path.as_cstr()) {
-            Ok(dir) => return Ok(dir),
-            Err(wisp_os_linux::Errno::NOENT) => {}
-            Err(e) => return Err(crate::output::path_error(path.as_bytes(), e)),
-        }
-        fs::create_dir_all(path.as_bytes(), 0o755).map_err(|e| crate::output::path_error(path.as_bytes(), e))?;
-        self.open_dir(absolute)
+        self.create_dir_resolved(absolute, Resolve::InRoot)
     }
 
-    /// The whole file, following symlinks; `Ok(None)` when it does not exist.
+    /// `create_dir` for a path user-data chose: no component may be a symlink.
+    pub fn create_dir_no_symlinks(&self, absolute: &[u8]) -> Result<Dir, Line> {
+        self.create_dir_resolved(absolute, Resolve::NoSymlinks)
+    }
+
+    fn create_dir_resolved(&self, absolute: &[u8], resolve: Resolve) -> Result<Dir, Line> {
+        self.root_dir.create_beneath(absolute, 0o755, resolve).map_err(|e| self.path_error(absolute, e))
+    }
+
+    /// The whole file, resolved inside the root as `open_dir`; `Ok(None)` when it does
+    /// not exist.
+    #[inline(never)]
     pub fn read<'b>(&self, absolute: &[u8], buf: &'b mut [u8]) -> Result<Option<&'b [u8]>, Line> {
-        let path = self.path(absolute)?;
-        match fs::read_file(path.as_cstr(), buf) {
-            Ok(Some(len)) => Ok(Some(&buf[..len])),
-            Ok(None) => Ok(None),
-            Err(e) => Err(read_error(path.as_bytes(), e)),
+        let read = match self.root_dir.open_file_beneath(absolute, Resolve::InRoot) {
+            Ok(fd) => fs::read_to_end(&fd, buf),
+            Err(wisp_os_linux::Errno::NOENT) => return Ok(None),
+            Err(e) => Err(ReadError::Io(e)),
+        };
+        match read {
+            Ok(len) => Ok(Some(&buf[..len])),
+            Err(ReadError::Io(e)) => Err(self.path_error(absolute, e)),
+            Err(ReadError::TooLarge { limit }) => Err(msg!("{}{}: larger than {limit} bytes", Shown(self.root), Shown(absolute))),
+        }
+    }
+
+    fn path_error(&self, absolute: &[u8], e: wisp_os_linux::Errno) -> Line {
+        match self.path(absolute) {
+            Ok(path) if e == wisp_os_linux::Errno::LOOP => msg!("{}: a symlink in the path is refused", Shown(path.as_bytes())),
+            Ok(path) => crate::output::path_error(path.as_bytes(), e),
+            Err(line) => line,
         }
     }
 

@@ -31,7 +31,7 @@ use wisp_core::state_files::{META_DATA, NETWORK_CONFIG, VENDOR_DATA};
 use wisp_os_linux::block;
 #[cfg(feature = "nocloud")]
 use wisp_os_linux::cpath::CPath;
-use wisp_os_linux::fs;
+use wisp_os_linux::fs::{self, Dir, Resolve};
 #[cfg(feature = "nocloud")]
 use wisp_os_linux::fs::ReadError;
 use wisp_os_linux::OwnedFd;
@@ -131,8 +131,9 @@ impl Volume {
 /// between a path and an image's state does not matter.
 #[allow(clippy::large_enum_variant)]
 enum Source {
+    /// A seed directory, open, and its path for messages: its files are resolved inside it.
     #[cfg(feature = "nocloud")]
-    Directory(CPath),
+    Directory(Dir, CPath),
     Image { name: heapless::String<32>, device: BlockDevice, volume: Volume },
     /// `s=http://...`: files fetched with wisp's own client.
     #[cfg(feature = "nocloud")]
@@ -146,15 +147,21 @@ impl Source {
     fn read(&mut self, file: &[&[u8]], out: &mut [u8]) -> Result<Option<usize>, Line> {
         match self {
             #[cfg(feature = "nocloud")]
-            Source::Directory(dir) => {
-                let mut path = CPath::from_parts(&[dir.as_bytes()]).map_err(crate::output::line)?;
+            Source::Directory(dir, path) => {
+                let mut relative = CPath::new();
                 for part in file {
-                    path.push(b"/").and_then(|()| path.push(part)).map_err(crate::output::line)?;
+                    relative.push(b"/").and_then(|()| relative.push(part)).map_err(crate::output::line)?;
                 }
-                match fs::read_file(path.as_cstr(), out) {
+                let read = match dir.open_file_beneath(relative.as_bytes(), Resolve::InRoot) {
+                    Ok(fd) => fs::read_to_end(&fd, out).map(Some),
+                    Err(wisp_os_linux::Errno::NOENT) => Ok(None),
+                    Err(e) => Err(ReadError::Io(e)),
+                };
+                let shown = || CPath::from_parts(&[path.as_bytes(), relative.as_bytes()]).unwrap_or_default();
+                match read {
                     Ok(len) => Ok(len),
-                    Err(ReadError::TooLarge { limit }) => Err(msg!("{} is larger than {limit} bytes", Shown(path.as_bytes()))),
-                    Err(ReadError::Io(e)) => Err(crate::output::path_error(path.as_bytes(), e)),
+                    Err(ReadError::TooLarge { limit }) => Err(msg!("{} is larger than {limit} bytes", Shown(shown().as_bytes()))),
+                    Err(ReadError::Io(e)) => Err(crate::output::path_error(shown().as_bytes(), e)),
                 }
             }
             Source::Image { name, device, volume } => volume.read(device, file, out).map_err(|e| msg!("/dev/{name}: {e}")),
@@ -175,7 +182,7 @@ impl Source {
     fn describe(&self) -> Line {
         match self {
             #[cfg(feature = "nocloud")]
-            Source::Directory(dir) => msg!("{}", Shown(dir.as_bytes())),
+            Source::Directory(_, path) => msg!("{}", Shown(path.as_bytes())),
             Source::Image { name, volume, .. } => msg!("/dev/{name} (label {})", Shown(volume.label())),
             #[cfg(feature = "nocloud")]
             Source::Http { host, base, .. } => msg!("http://{host}{base}"),
@@ -276,7 +283,7 @@ fn has_nocloud_seed(ctx: &crate::context::Context<'_>) -> bool {
         return true;
     }
     for dir in SEED_DIRS {
-        if ctx.path(dir.as_bytes()).is_ok_and(|p| matches!(fs::metadata(p.as_cstr()), Ok(Some(m)) if m.is_dir())) {
+        if ctx.open_dir(dir.as_bytes()).is_ok() {
             return true;
         }
     }
@@ -378,12 +385,11 @@ fn nocloud_source(ctx: &crate::context::Context<'_>, seed_from: Option<&[u8]>) -
             return Err(msg!("ds=nocloud;s={}: a seed is a path, file:// or http://", Shown(seed)));
         }
         let trimmed = path.strip_suffix(b"/").unwrap_or(path);
-        return ctx.path(trimmed).map(Source::Directory);
+        return Ok(Source::Directory(ctx.open_dir(trimmed)?, ctx.path(trimmed)?));
     }
     for dir in SEED_DIRS {
-        let path = ctx.path(dir.as_bytes())?;
-        if matches!(fs::metadata(path.as_cstr()), Ok(Some(m)) if m.is_dir()) {
-            return Ok(Source::Directory(path));
+        if let Ok(opened) = ctx.open_dir(dir.as_bytes()) {
+            return Ok(Source::Directory(opened, ctx.path(dir.as_bytes())?));
         }
     }
     find_labelled(ctx, b"cidata").ok_or_else(|| msg!("no NoCloud seed: no ds=nocloud token, no seed directory, no filesystem labelled cidata"))

@@ -9,6 +9,7 @@ use wisp_os_linux::mount;
 use wisp_os_linux::system::PowerAction;
 use wisp_core::yaml::Kind;
 use wisp_os_linux::cpath::CPath;
+use wisp_os_linux::fs::Dir;
 use wisp_os_linux::process::ExitStatus;
 use wisp_os_linux::AsFd;
 
@@ -218,13 +219,15 @@ fn mount_one(ctx: &Context<'_>, device: &[u8], point: &[u8], fs_type: &[u8], fla
     if device.starts_with(b"LABEL=") || device.starts_with(b"UUID=") || device.starts_with(b"PARTUUID=") {
         return Err(msg!("{}: not mounted now (wisp has no blkid); the fstab line mounts it at the next boot", Shown(device)));
     }
-    let target = ctx.path(point)?;
-    wisp_os_linux::fs::create_dir_all(target.as_bytes(), 0o755).map_err(|e| msg!("{}", Os(e)))?;
-    let parent = ctx.path(&point[..point.iter().rposition(|&b| b == b'/').unwrap_or(0).max(1)])?;
-    let dev = |path: &CPath| wisp_os_linux::fs::metadata(path.as_cstr()).ok().flatten().map(|m| m.dev);
-    if point != b"/" && dev(&target) != dev(&parent) {
+    // A place user-data chose: no symlink in it is followed, and mount(2) gets the very
+    // directory opened, never the path resolved again.
+    let point_dir = ctx.create_dir_no_symlinks(point)?;
+    let parent = ctx.open_dir(&point[..point.iter().rposition(|&b| b == b'/').unwrap_or(0).max(1)])?;
+    let dev = |dir: &Dir| dir.stat().ok().map(|m| m.dev);
+    if point != b"/" && dev(&point_dir) != dev(&parent) {
         return Ok(false);
     }
+    let target = point_dir.proc_path();
     // A device path is a file inside the instance; other sources (tmpfs, server:/path) are names.
     let source = match device.first() {
         Some(b'/') => ctx.path(device)?,
@@ -242,5 +245,5 @@ fn mount_one(ctx: &Context<'_>, device: &[u8], point: &[u8], fs_type: &[u8], fla
             Err(e) => last = e,
         }
     }
-    Err(msg!("mount {} on {}: {}", Shown(source.as_bytes()), Shown(target.as_bytes()), Os(last)))
+    Err(msg!("mount {} on {}: {}", Shown(source.as_bytes()), Shown(ctx.path(point)?.as_bytes()), Os(last)))
 }

@@ -207,11 +207,18 @@ pub fn create_default_user(ctx: &Context<'_>, config: Option<&CloudConfig<'stati
     let mut batch = Batch::new();
     let ensured = ensure_account(ctx, &account, &mut done, &mut batch)?;
     for (directory, file, rule) in [SUDOERS_RULE, DOAS_RULE] {
-        // Like tiny-cloud: a rule only where the tool's drop-in directory exists.
-        let Ok(dir) = ctx.open_dir(directory.as_bytes()) else { continue };
+        // Like tiny-cloud, a rule only where the tool's drop-in directory exists; or where
+        // this run's userdata_users makes it, so that a rerun, finding the directory an
+        // earlier run made, decides as the first run did.
+        let doas = directory == DOAS_RULE.0;
+        let dir = match ctx.open_dir(directory.as_bytes()) {
+            Ok(dir) => dir,
+            Err(_) if config.is_some_and(|c| c.has_user_rules(doas)) => ctx.create_dir(directory.as_bytes())?,
+            Err(_) => continue,
+        };
         if !dir.has_contents(file.as_bytes(), rule.as_bytes()).unwrap_or(false) {
             dir.stage(file.as_bytes(), rule.as_bytes(), 0o440, None, &mut batch).map_err(|e| msg!("{directory}/{file}: {}", Os(e)))?;
-            let _ = done.push(if directory == DOAS_RULE.0 { "doas" } else { "sudo" });
+            let _ = done.push(if doas { "doas" } else { "sudo" });
         }
     }
     commit(batch)?;
@@ -472,6 +479,9 @@ fn apply_user(ctx: &Context<'_>, spec: &cloud_config::UserSpec<'static>) -> Resu
         password: password.unwrap_or(b"*"),
         set_password: password.is_some(),
     };
+    let mut passwd = [0u8; FILE_LIMIT];
+    let passwd = ctx.read(b"/etc/passwd", &mut passwd)?.unwrap_or(b"");
+    accounts::check_requested_account(passwd, account.name, spec.uid, spec.system).map_err(|e| msg!("user {}: {e}", Shown(account.name)))?;
     let mut done: heapless::Vec<&str, 8> = heapless::Vec::new();
     let mut batch = Batch::new();
     ensure_account(ctx, &account, &mut done, &mut batch).and_then(|_| commit(batch)).map_err(|e| msg!("user {}: {e}", Shown(spec.name.as_bytes())))?;

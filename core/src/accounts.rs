@@ -20,6 +20,10 @@ pub enum AccountsError {
     MissingGroup,
     /// The user has no well-formed line in the file.
     MissingUser { file: &'static str },
+    /// A user or group name shadow-utils' useradd would refuse; the reason says which rule.
+    BadName { reason: &'static str },
+    /// A new account asked of user-data that would be, or take over, a privileged one.
+    Privileged { reason: &'static str },
 }
 
 impl fmt::Display for AccountsError {
@@ -30,6 +34,8 @@ impl fmt::Display for AccountsError {
             AccountsError::NoFreeId => write!(f, "no free user and group id from {FIRST_ID} to {LAST_ID}"),
             AccountsError::MissingGroup => f.write_str("the group does not exist"),
             AccountsError::MissingUser { file } => write!(f, "the user has no line in {file}"),
+            AccountsError::BadName { reason } => f.write_str(reason),
+            AccountsError::Privileged { reason } => f.write_str(reason),
         }
     }
 }
@@ -138,6 +144,45 @@ fn append(existing: &[u8], line: &[&[u8]], out: &mut [u8], file: &'static str) -
     Ok(writer.len())
 }
 
+/// Longest user or group name: utmp's field, and what useradd accepts by default.
+pub const NAME_LIMIT: usize = 32;
+
+/// A user or group name as shadow-utils' useradd and cloud-init accept it: 1 to 32
+/// bytes of letters, digits, `.`, `_` and `-` (and a final `$`, for Samba machine
+/// accounts), not starting with `-` or `.`, not all digits. Anything else could be a
+/// path (`..`, `/`), an option (`-o`), a field separator (`:`) or a uid.
+pub fn check_name(name: &[u8]) -> Result<(), AccountsError> {
+    let bad = |reason| Err(AccountsError::BadName { reason });
+    let body = name.strip_suffix(b"$").unwrap_or(name);
+    match (body.first(), body.iter().all(u8::is_ascii_digit)) {
+        _ if name.len() > NAME_LIMIT => bad("a user or group name is longer than 32 bytes"),
+        (None, _) => bad("a user or group name is empty"),
+        (Some(b'-'), _) => bad("a user or group name starts with '-'"),
+        (Some(b'.'), _) => bad("a user or group name starts with '.'"),
+        (_, true) => bad("a user or group name is all digits"),
+        _ if !body.iter().all(|&b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_' || b == b'-') => {
+            bad("a user or group name holds more than letters, digits, '.', '_' and '-'")
+        }
+        _ => Ok(()),
+    }
+}
+
+/// What user-data may ask of an account in `passwd`: never uid 0, and never an existing
+/// account below the regular range (root, daemon, sshd...) unless it asks for a system
+/// account itself, so that a rerun finds the system account it made.
+pub fn check_requested_account(passwd: &[u8], name: &[u8], uid: Option<u32>, system: bool) -> Result<(), AccountsError> {
+    check_name(name)?;
+    let privileged = |reason| Err(AccountsError::Privileged { reason });
+    if uid == Some(0) {
+        return privileged("uid 0 is root's: refused");
+    }
+    match find_user(passwd, name) {
+        Some(user) if user.uid == 0 => privileged("the account exists with uid 0: refused"),
+        Some(user) if user.uid < FIRST_ID && !system => privileged("an existing system account: refused"),
+        _ => Ok(()),
+    }
+}
+
 pub(crate) fn check(field: &'static str, value: &[u8]) -> Result<(), AccountsError> {
     match value.iter().any(|&b| b == b':' || b == b'\n' || b == b'\r' || b == 0) {
         true => Err(AccountsError::BadField { field }),
@@ -154,6 +199,7 @@ pub(crate) fn decimal(n: u64, buf: &mut [u8; 20]) -> &[u8] {
 
 /// A new user as busybox adduser writes it: `name:x:uid:gid:gecos:home:shell`.
 pub fn add_user(passwd: &[u8], user: &User<'_>, gecos: &[u8], out: &mut [u8]) -> Result<usize, AccountsError> {
+    check_name(user.name)?;
     for (field, value) in [("user name", user.name), ("gecos", gecos), ("home", user.home), ("shell", user.shell)] {
         check(field, value)?;
     }
@@ -167,7 +213,7 @@ pub fn add_user(passwd: &[u8], user: &User<'_>, gecos: &[u8], out: &mut [u8]) ->
 
 /// A new group with no members: `name:x:gid:`.
 pub fn add_group(group: &[u8], name: &[u8], gid: u32, out: &mut [u8]) -> Result<usize, AccountsError> {
-    check("group name", name)?;
+    check_name(name)?;
     let mut digits = [0u8; 20];
     append(group, &[name, b":x:", decimal(gid.into(), &mut digits), b":"], out, "/etc/group")
 }
@@ -276,11 +322,55 @@ mod tests {
     }
 
     #[test]
+    fn names_as_useradd_takes_them() {
+        for good in [&b"alpine"[..], b"a", b"Bob.Smith", b"_svc", b"web-1", b"host$", b"x9", &[b'a'; 32]] {
+            assert_eq!(check_name(good), Ok(()), "{}", String::from_utf8_lossy(good));
+        }
+        let cases: [(&[u8], &str); 14] = [
+            (b"", "is empty"),
+            (b"$", "is empty"),
+            (b"..", "starts with '.'"),
+            (b"../../root", "starts with '.'"),
+            (b".hidden", "starts with '.'"),
+            (b"-o", "starts with '-'"),
+            (b"1000", "is all digits"),
+            (b"a/b", "holds more than letters, digits, '.', '_' and '-'"),
+            (b"a:0", "holds more than letters, digits, '.', '_' and '-'"),
+            (b"a b", "holds more than letters, digits, '.', '_' and '-'"),
+            (b"a\tb", "holds more than letters, digits, '.', '_' and '-'"),
+            (b"a\nroot", "holds more than letters, digits, '.', '_' and '-'"),
+            (b"a$b", "holds more than letters, digits, '.', '_' and '-'"),
+            (&[b'a'; 33], "is longer than 32 bytes"),
+        ];
+        for (name, reason) in cases {
+            let Err(AccountsError::BadName { reason: said }) = check_name(name) else { panic!("{name:?} accepted") };
+            assert_eq!(said.strip_prefix("a user or group name "), Some(reason));
+        }
+        assert!(check_name("é".as_bytes()).is_err() && check_name(b"a\0").is_err());
+    }
+
+    #[test]
+    fn privileged_accounts_are_not_for_user_data() {
+        let passwd = b"root:x:0:0:root:/root:/bin/sh\ntoor:x:0:0::/root:/bin/sh\nsshd:x:22:22::/var/empty:/sbin/nologin\nsvc:x:150:150::/:/sbin/nologin\nbob:x:1001:1001::/home/bob:/bin/sh\n";
+        let privileged = |reason| Err(AccountsError::Privileged { reason });
+        assert_eq!(check_requested_account(passwd, b"root", None, false), privileged("the account exists with uid 0: refused"));
+        assert_eq!(check_requested_account(passwd, b"toor", None, true), privileged("the account exists with uid 0: refused"));
+        assert_eq!(check_requested_account(passwd, b"sshd", None, false), privileged("an existing system account: refused"));
+        assert_eq!(check_requested_account(passwd, b"new", Some(0), false), privileged("uid 0 is root's: refused"));
+        assert_eq!(check_requested_account(passwd, b"new", Some(0), true), privileged("uid 0 is root's: refused"));
+        assert!(matches!(check_requested_account(passwd, b"../../root", None, false), Err(AccountsError::BadName { .. })));
+        // A rerun finds the system account the first run made; regular accounts are fine.
+        assert_eq!(check_requested_account(passwd, b"svc", None, true), Ok(()));
+        assert_eq!(check_requested_account(passwd, b"bob", None, false), Ok(()));
+        assert_eq!(check_requested_account(passwd, b"new", Some(2000), false), Ok(()));
+    }
+
+    #[test]
     fn refusals_and_limits() {
         let mut out = [0u8; 512];
         let evil = User { name: b"alpine", uid: 1000, gid: 1000, home: b"/home/a:0:0", shell: b"/bin/sh" };
         assert_eq!(add_user(b"", &evil, b"", &mut out), Err(AccountsError::BadField { field: "home" }));
-        assert_eq!(add_group(b"", b"a\nroot:x:0:", 5, &mut out), Err(AccountsError::BadField { field: "group name" }));
+        assert!(matches!(add_group(b"", b"a\nroot:x:0:", 5, &mut out), Err(AccountsError::BadName { .. })));
         let line_len = b"alpine:x:1000:\n".len();
         let mut exact = vec![0u8; line_len];
         assert_eq!(add_group(b"", b"alpine", 1000, &mut exact), Ok(line_len));
@@ -301,7 +391,13 @@ mod tests {
             let _ = free_id(&text, &text);
             let _ = free_id_in(&text, &text, SYSTEM_IDS);
             let mut out = [0u8; 512];
-            let _ = add_member(&text, b"a", b"u", &mut out);
+            crate::fuzz::seed_pair("accounts", b"u", &text);
+            if let Ok(Some(len)) = add_member(&text, b"a", b"u", &mut out) {
+                assert!(find_group(&out[..len], b"a").is_some_and(|group| group.has_member(b"u")));
+            }
+            if let Some(id) = free_id_in(&text, &text, SYSTEM_IDS) {
+                assert!(uid_is_free(&text, id) && gid_is_free(&text, id) && SYSTEM_IDS.contains(&id));
+            }
         }
     }
 }

@@ -301,6 +301,7 @@ mod tests {
 
         // The same key with another comment is already there; other lines stay.
         let existing = [b"# mine\ncommand=\"x\" ssh-rsa AAAA\n", &ED25519[..ED25519.len() - 12], b" other-comment"].concat();
+        crate::fuzz::seed_pair("authorized_keys", &existing, &[ED25519, b"\n", ECDSA].concat());
         let n = merge(&existing, &[ed, ec], &mut out).unwrap().unwrap();
         assert_eq!(&out[..n], [&existing[..], b"\n", ECDSA, b"\n"].concat().as_slice());
     }

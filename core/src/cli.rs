@@ -310,6 +310,7 @@ mod tests {
     use super::*;
 
     fn run(line: &str) -> Result<Invocation<'static>, Error<'static>> {
+        crate::fuzz::seed("cli", line.replace(' ', "\0").as_bytes());
         let args: Vec<&'static [u8]> = line.split_whitespace().map(|w| &*Box::leak(w.as_bytes().to_vec().into_boxed_slice())).collect();
         parse(Box::leak(args.into_boxed_slice()))
     }

@@ -201,7 +201,8 @@ fn put_line(writer: &mut Out<'_>, (device, fields): (Device<'_>, Fields<'_>)) ->
 fn kept_lines(existing: &[u8]) -> impl Iterator<Item = &[u8]> {
     let text = existing.strip_suffix(b"\n").unwrap_or(existing);
     let marked = |line: &[u8]| line.windows(MARKER.len()).any(|window| window == MARKER);
-    text.split(|&b| b == b'\n').filter(move |line| !text.is_empty() && !marked(line))
+    // An empty file has no lines; a file of one blank line keeps it.
+    text.split(|&b| b == b'\n').filter(move |line| !existing.is_empty() && !marked(line))
 }
 
 #[cfg(test)]
@@ -353,6 +354,17 @@ mod tests {
     }
 
     #[test]
+    fn a_blank_line_left_alone_stays() {
+        // Found by garbage_never_panics' rerun check: the blank line kept from this file
+        // was dropped by the next run, which rewrote /etc/fstab for nothing.
+        let existing = b"\n/ephemeral0 /x auto defaults,comment=cloudconfig 0 2\n";
+        let mut out = [0u8; 256];
+        assert_eq!(merge(existing, &[], &DEFAULT_FIELDS, &mut out, |_, _| {}), Ok(Some(1)));
+        assert_eq!(merge(b"\n", &[], &DEFAULT_FIELDS, &mut out, |_, _| {}), Ok(None));
+        assert_eq!(merge(b"", &[], &DEFAULT_FIELDS, &mut out, |_, _| {}), Ok(None));
+    }
+
+    #[test]
     fn garbage_never_panics() {
         let mut garbage = crate::fuzz::Garbage::new(7);
         let mut out = [0u8; 1024];
@@ -363,7 +375,13 @@ mod tests {
             let b = garbage.text(pieces, 4);
             let entries = [entry(&[Some(&a), Some(&b)]), entry(&[Some(&b), None, Some(&a)]), entry(&[Some(&a)])];
             let limit = garbage.below(out.len());
-            let _ = merge(&existing, &entries, &DEFAULT_FIELDS, &mut out[..limit], |_, _| {});
+            crate::fuzz::seed_pair("fstab", &[&a[..], b"|", &b].concat(), &existing);
+            if let Ok(merged) = merge(&existing, &entries, &DEFAULT_FIELDS, &mut out[..limit], |_, _| {}) {
+                // A rerun over what was written writes nothing.
+                let written = merged.map_or(existing.clone(), |len| out[..len].to_vec());
+                assert!(merged.is_none_or(|len| len <= limit));
+                assert_eq!(merge(&written, &entries, &DEFAULT_FIELDS, &mut [0u8; 2048], |_, _| {}), Ok(None));
+            }
         }
     }
 }

@@ -32,3 +32,24 @@ impl Garbage {
         data
     }
 }
+
+/// A seed for a target that splits its input in two at the point its first byte picks
+/// (wisp-fuzz's `split`): `first` and `second` joined behind that byte.
+pub fn seed_pair(target: &str, first: &[u8], second: &[u8]) {
+    let total = first.len() + second.len();
+    let at = (0..=255u8).find(|&at| at as usize * total / 256 >= first.len()).unwrap_or(255);
+    let mut input = vec![at];
+    input.extend_from_slice(first);
+    input.extend_from_slice(second);
+    seed(target, &input);
+}
+
+/// Saves `input` as a seed for the cargo-fuzz target `target` when `WISP_FUZZ_SEEDS`
+/// names a directory (ci/fuzz sets it): the fuzzers start from the tests' own vectors.
+pub fn seed(target: &str, input: &[u8]) {
+    let Some(directory) = std::env::var_os("WISP_FUZZ_SEEDS") else { return };
+    let directory = std::path::Path::new(&directory).join(target);
+    std::fs::create_dir_all(&directory).expect("the seed directory");
+    let hash = input.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3));
+    std::fs::write(directory.join(format!("{hash:016x}")), input).expect("a seed file");
+}

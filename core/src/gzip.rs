@@ -224,12 +224,18 @@ mod tests {
     #[test]
     fn garbage_never_panics() {
         let good = gzip(b"#cloud-config\nhostname: x\n", &[]);
+        crate::fuzz::seed("gzip", &good);
         let mut garbage = crate::fuzz::Garbage::new(31);
         let mut state = DecompressorOxide::new();
         for _ in 0..3000 {
             let data = garbage.mutated(&good, 0..good.len(), 3);
             let mut out = [0u8; 256];
-            let _ = decompress(&data, &mut out, &mut state);
+            if let Ok(len) = decompress(&data, &mut out, &mut state) {
+                // Accepted only with the CRC and length its trailer promises.
+                let trailer = &data[data.len() - 8..];
+                assert_eq!(crate::crc32::crc32(&out[..len]).to_le_bytes(), trailer[..4]);
+                assert_eq!((len as u32).to_le_bytes(), trailer[4..]);
+            }
         }
     }
 }

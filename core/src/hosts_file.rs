@@ -73,6 +73,7 @@ mod tests {
     use super::*;
 
     fn run(existing: &[u8], fqdn: &str, short: &str) -> Option<Vec<u8>> {
+        crate::fuzz::seed_pair("hostname", fqdn.as_bytes(), existing);
         let mut out = [0u8; 1024];
         update(existing, fqdn, short, &mut out).unwrap().map(|n| out[..n].to_vec())
     }

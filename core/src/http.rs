@@ -167,7 +167,8 @@ pub fn parse_response(buf: &[u8], capacity: usize, eof: bool) -> Result<Status<R
         Err(httparse::Error::TooManyHeaders) => return Err(Error::TooManyHeaders { limit: HEADERS_LIMIT }),
         Err(e) => return Err(Error::Malformed { what: httparse_reason(e) }),
     };
-    let status = response.code.unwrap_or(0);
+    // httparse takes any three digits; RFC 9110 status codes run from 100 to 599.
+    let status = response.code.filter(|code| (100..=599).contains(code)).ok_or(Error::Malformed { what: "bad status code" })?;
     let mut content_length = None;
     for header in response.headers.iter() {
         if header.name.eq_ignore_ascii_case("transfer-encoding") {
@@ -450,14 +451,31 @@ mod tests {
     }
 
     #[test]
+    fn status_outside_100_to_599_is_not_http() {
+        // Found by fuzz/fuzz_targets/http_response.rs.
+        let found = b"HTTP/1.0 002 \xac\xff\xff\xfe\xff\xff\xff*ent-Tye: etpxt/plaength: 09\r\n\r\ni-0126456789a\x01\0\0\0f0";
+        let bad_status = Err(Error::Malformed { what: "bad status code" });
+        assert_eq!(parse_response(found, 128, true), bad_status);
+        assert_eq!(parse_response(b"HTTP/1.0 600 X\r\nContent-Length: 0\r\n\r\n", 128, true), bad_status);
+        assert_eq!(parse_response(b"HTTP/1.0 099 X\r\nContent-Length: 0\r\n\r\n", 128, true), bad_status);
+        assert!(matches!(parse_response(b"HTTP/1.0 599 X\r\nContent-Length: 0\r\n\r\n", 128, true), Ok(Status::Complete(_))));
+    }
+
+    #[test]
     fn garbage_never_panics() {
+        crate::fuzz::seed("http_response", OK);
         let mut garbage = crate::fuzz::Garbage::new(0x1234_5678);
         let pieces: [&[u8]; 8] = [OK, b"\r\n", b":", b" ", b"HTTP/1.0 ", b"200", b"Content-Length: 9", b"\xff"];
         for round in 0..300 {
             let bytes = garbage.text(&pieces, 6);
             let mutated = garbage.mutated(OK, 0..OK.len(), 3);
-            let _ = parse_response(&bytes, 128, round % 2 == 0);
-            let _ = parse_response(&mutated, 128, round % 2 == 0);
+            for input in [&bytes, &mutated] {
+                if let Ok(Status::Complete(response)) = parse_response(input, 128, round % 2 == 0) {
+                    assert!((100..=999).contains(&response.status));
+                    assert_eq!(response.head.as_ptr(), input.as_ptr());
+                    assert!(response.head.len() + response.body.len() <= input.len() && response.body.len() <= 128);
+                }
+            }
         }
     }
 

@@ -365,11 +365,20 @@ mod tests {
         let mut garbage = crate::fuzz::Garbage::new(17);
         for _ in 0..5000 {
             let text = garbage.text(&pieces, 20);
+            crate::fuzz::seed("json", &text);
             if let Ok(doc) = Value::parse(&text) {
                 let _ = doc.get("a");
-                let _ = doc.unescape_into(&mut [0; 16]);
+                let mut out = [0; 16];
+                if let Ok(len) = doc.unescape_into(&mut out) {
+                    assert!(len <= text.len());
+                }
                 if let Ok(mut elements) = doc.elements() {
-                    while let Ok(Some(_)) = elements.next_element() {}
+                    let mut count = 0;
+                    while let Ok(Some(_)) = elements.next_element() {
+                        count += 1;
+                    }
+                    // Each element takes at least one byte of the text.
+                    assert!(count <= text.len());
                 }
             }
         }

@@ -70,6 +70,7 @@ mod tests {
     use super::*;
 
     fn parsed(options: &[u8]) -> (MountOptions, String) {
+        crate::fuzz::seed_pair("fstab", options, b"/dev/vdb /mnt auto defaults 0 2\n");
         let mut data = [0u8; 64];
         let (options, len) = parse(options, &mut data).unwrap();
         (options, String::from_utf8(data[..len].to_vec()).unwrap())

@@ -371,7 +371,9 @@ mod tests {
         for _ in 0..300 {
             let text = garbage.text(&[b"$", b"6", b"a", b"\n", b":", b"2a", b"1"], 12);
             let _ = is_hashed(&text);
-            let _ = hash(&text, &text, Some(1000), &mut out[..garbage.below(HASH_LIMIT + 1)]);
+            if let Ok(len) = hash(&text, &text, Some(1000), &mut out[..garbage.below(HASH_LIMIT + 1)]) {
+                assert!(out[..len].starts_with(b"$6$") && is_hashed(&out[..len]), "{:?}", &out[..len]);
+            }
         }
     }
 }

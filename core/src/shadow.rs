@@ -106,7 +106,9 @@ mod tests {
         let mut out = [0u8; 512];
         for _ in 0..300 {
             let text = garbage.text(&[b"a", b":", b"!", b"\n", b"0", b"$"], 200);
-            let _ = set_shadow_password(&text, b"a", b"h", 1, &mut out);
+            if let Ok(len) = set_shadow_password(&text, b"a", b"h", 1, &mut out) {
+                assert!(out[..len].split(|&b| b == b'\n').any(|line| line.starts_with(b"a:h:")));
+            }
             let _ = set_shadow_password(&text, b"a", b"!h", 0, &mut out[..garbage.below(64)]);
         }
     }

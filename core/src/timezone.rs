@@ -102,7 +102,12 @@ mod tests {
     fn garbage_never_panics() {
         let mut garbage = crate::fuzz::Garbage::new(13);
         for _ in 0..300 {
-            let _ = check(&garbage.text(&[b"a", b"/", b".", b"\xff", b"+", b"_"], 70));
+            let name = garbage.text(&[b"a", b"/", b".", b"\xff", b"+", b"_"], 70);
+            if let Ok(checked) = check(&name) {
+                // Accepted: the name itself, and a path that stays under zoneinfo.
+                assert_eq!(checked.as_bytes(), &name[..]);
+                assert!(!checked.starts_with('/') && !checked.split('/').any(|part| part.is_empty() || part.starts_with("..")));
+            }
         }
     }
 }

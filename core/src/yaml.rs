@@ -1730,9 +1730,12 @@ bootcmd:
             if let Ok(root) = arena.parse(&source) {
                 let mut out = String::new();
                 write_json(arena.value(root), &mut out).unwrap();
+                assert!(crate::json::Value::parse(out.as_bytes()).is_ok() || out.contains("NaN") || out.contains("Infinity"), "{out}");
                 let _ = arena.value(root).get("a").map(|v| v.len());
             }
         }
+        crate::fuzz::seed("yaml_json", CLOUD_CONFIG);
+        crate::fuzz::seed("cloud_config", CLOUD_CONFIG);
         for _ in 0..3000 {
             let source = garbage.mutated(CLOUD_CONFIG, 0..CLOUD_CONFIG.len(), 3);
             let mut nodes = [Node::EMPTY; 256];

@@ -8,7 +8,7 @@
 use core::ffi::CStr;
 
 use rustix::fd::{AsFd, OwnedFd};
-use rustix::fs::{AtFlags, Mode, OFlags, CWD};
+use rustix::fs::{AtFlags, Mode, OFlags, ResolveFlags, CWD};
 use rustix::io::Errno;
 
 use crate::cpath::CPath;
@@ -55,12 +55,85 @@ impl Metadata {
 /// An open directory, the anchor of every `*at` call.
 pub struct Dir(OwnedFd);
 
+/// How a path beneath a root directory may be resolved. Either way `..` and absolute
+/// symlinks are taken relative to the root, as if it were `/` (RESOLVE_IN_ROOT), so
+/// nothing outside it is reached.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Resolve {
+    /// Symlinks are followed inside the root: an image's own `/var/run -> /run`.
+    InRoot,
+    /// No component may be a symlink (RESOLVE_NO_SYMLINKS): paths user-data chose.
+    NoSymlinks,
+}
+
 impl Dir {
     /// open(2) with O_DIRECTORY, following symlinks in `path` (system directories such
     /// as /var/lib may be links).
     pub fn open(path: &CStr) -> Result<Dir, Errno> {
         let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
         rustix::fs::openat(CWD, path, flags, Mode::empty()).map(Dir)
+    }
+
+    /// The directory at `path` beneath this one (see `Resolve`): openat2(2) with
+    /// RESOLVE_IN_ROOT, and RESOLVE_NO_SYMLINKS for `Resolve::NoSymlinks`. `path` may
+    /// start with `/`; empty is this directory itself.
+    pub fn open_beneath(&self, path: &[u8], resolve: Resolve) -> Result<Dir, Errno> {
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        self.open_path_beneath(path, flags, resolve).map(Dir)
+    }
+
+    /// The regular file at `path` beneath this directory, for reading (see `open_beneath`).
+    pub fn open_file_beneath(&self, path: &[u8], resolve: Resolve) -> Result<OwnedFd, Errno> {
+        self.open_path_beneath(path, OFlags::RDONLY | OFlags::CLOEXEC, resolve)
+    }
+
+    /// The directory at `path` beneath this one, created (with `mode`) where missing,
+    /// each created component opened with O_NOFOLLOW.
+    pub fn create_beneath(&self, path: &[u8], mode: u32, resolve: Resolve) -> Result<Dir, Errno> {
+        match self.open_beneath(path, resolve) {
+            Err(Errno::NOENT) => {}
+            other => return other,
+        }
+        let trimmed = trim_slashes(path);
+        let (parent, name) = match trimmed.iter().rposition(|&b| b == b'/') {
+            Some(i) => (&trimmed[..i], &trimmed[i + 1..]),
+            None => (&b""[..], trimmed),
+        };
+        let parent = self.create_beneath(parent, mode, resolve)?;
+        parent.create_dir(name, mode)?;
+        parent.open_child(name)
+    }
+
+    fn open_path_beneath(&self, path: &[u8], flags: OFlags, resolve: Resolve) -> Result<OwnedFd, Errno> {
+        let relative = trim_slashes(path);
+        let relative = if relative.is_empty() { &b"."[..] } else { relative };
+        let c_path = CPath::from_parts(&[relative]).map_err(|_| Errno::NAMETOOLONG)?;
+        let how = match resolve {
+            Resolve::InRoot => ResolveFlags::IN_ROOT | ResolveFlags::NO_MAGICLINKS,
+            Resolve::NoSymlinks => ResolveFlags::IN_ROOT | ResolveFlags::NO_SYMLINKS,
+        };
+        match rustix::fs::openat2(&self.0, c_path.as_cstr(), flags, Mode::empty(), how) {
+            // Kernels before 5.6 have no openat2(2): walk the path, refusing every symlink.
+            Err(Errno::NOSYS) => self.open_walking(relative, flags),
+            other => other,
+        }
+    }
+
+    /// openat(2) one component at a time with O_NOFOLLOW, `..` refused: what
+    /// `open_beneath` does where openat2(2) is missing, stricter (no symlink at all).
+    fn open_walking(&self, path: &[u8], flags: OFlags) -> Result<OwnedFd, Errno> {
+        let (parents, last) = match path.iter().rposition(|&b| b == b'/') {
+            Some(i) => (&path[..i], &path[i + 1..]),
+            None => (&b""[..], path),
+        };
+        let mut dir = Dir(rustix::io::fcntl_dupfd_cloexec(&self.0, 0)?);
+        for name in parents.split(|&b| b == b'/').filter(|n| !n.is_empty() && *n != b".") {
+            dir = dir.open_child(name)?;
+        }
+        match last {
+            b"." => Ok(dir.0),
+            _ => rustix::fs::openat(&dir.0, c_name(last)?.as_cstr(), flags | OFlags::NOFOLLOW, Mode::empty()),
+        }
     }
 
     /// openat(2) of the subdirectory `name`, refusing a symlink there (ELOOP or ENOTDIR).
@@ -288,6 +361,31 @@ impl Dir {
         rustix::fs::fchmod(&self.0, Mode::from_raw_mode(mode))
     }
 
+    /// fstat(2) of the directory itself.
+    pub fn stat(&self) -> Result<Metadata, Errno> {
+        rustix::fs::fstat(&self.0).map(|st| Metadata::from(&st))
+    }
+
+    /// `/proc/self/fd/N`: a path that names exactly this open directory, for calls that
+    /// take only a path (mount(2)), so that nothing is resolved a second time.
+    pub fn proc_path(&self) -> CPath {
+        let mut path = CPath::new();
+        let _ = path.push(b"/proc/self/fd/");
+        let mut digits = [0u8; 10];
+        let mut n = rustix::fd::AsRawFd::as_raw_fd(&self.0).unsigned_abs();
+        let mut at = digits.len();
+        loop {
+            at -= 1;
+            digits[at] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        let _ = path.push(&digits[at..]);
+        path
+    }
+
     /// fsync(2) of the directory, making renames and creations in it durable.
     pub fn sync(&self) -> Result<(), Errno> {
         rustix::fs::fsync(&self.0)
@@ -425,19 +523,6 @@ pub fn metadata(path: &CStr) -> Result<Option<Metadata>, Errno> {
     }
 }
 
-/// mkdir(2) of `path` and each missing parent, with `mode` for those it creates.
-pub fn create_dir_all(path: &[u8], mode: u32) -> Result<(), Errno> {
-    let ends = path.iter().enumerate().filter(|&(i, &b)| b == b'/' && i > 0).map(|(i, _)| i);
-    for end in ends.chain(core::iter::once(path.len())) {
-        let prefix = CPath::from_parts(&[&path[..end]]).map_err(|_| Errno::NAMETOOLONG)?;
-        match rustix::fs::mkdirat(CWD, prefix.as_cstr(), Mode::from_raw_mode(mode)) {
-            Ok(()) | Err(Errno::EXIST) => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
-}
-
 /// read(2) until end of file. A file that fills `buf` is probed for one more byte, so a
 /// file of exactly `buf.len()` bytes is accepted and a longer one is refused, not cut.
 pub fn read_to_end<Fd: AsFd>(fd: Fd, buf: &mut [u8]) -> Result<usize, ReadError> {
@@ -473,6 +558,16 @@ fn set_owner<Fd: AsFd>(fd: Fd, uid: u32, gid: u32) -> Result<(), Errno> {
     rustix::fs::fchown(fd, Some(uid), Some(gid))
 }
 
+fn trim_slashes(mut path: &[u8]) -> &[u8] {
+    while let [b'/', rest @ ..] = path {
+        path = rest;
+    }
+    while let [rest @ .., b'/'] = path {
+        path = rest;
+    }
+    path
+}
+
 /// A single path component as a C string: '/' is refused so that `*at` calls stay in
 /// their directory.
 fn c_name(name: &[u8]) -> Result<CPath, Errno> {
@@ -480,4 +575,55 @@ fn c_name(name: &[u8]) -> Result<CPath, Errno> {
         return Err(Errno::INVAL);
     }
     CPath::from_parts(&[name]).map_err(|_| Errno::NAMETOOLONG)
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::*;
+    use std::os::unix::fs::symlink;
+    use std::path::PathBuf;
+
+    /// A scratch root with `a/b`, `in -> /a` (meant for the image), `out -> <host>` and
+    /// `up -> ../../..`, and a host directory beside it.
+    fn scratch(test: &str) -> (PathBuf, Dir) {
+        let base = std::env::temp_dir().join(std::format!("wisp-fs-{test}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let root = base.join("root");
+        std::fs::create_dir_all(root.join("a/b")).unwrap();
+        std::fs::create_dir_all(base.join("host/a/b")).unwrap();
+        symlink("/a", root.join("in")).unwrap();
+        symlink(base.join("host"), root.join("out")).unwrap();
+        symlink("../../..", root.join("up")).unwrap();
+        let c_root = CPath::from_parts(&[root.as_os_str().as_encoded_bytes()]).unwrap();
+        (base, Dir::open(c_root.as_cstr()).unwrap())
+    }
+
+    fn inode(dir: &Dir) -> u64 {
+        rustix::fs::fstat(&dir.0).unwrap().st_ino
+    }
+
+    #[test]
+    fn paths_beneath_the_root_stay_in_it() {
+        let (base, root) = scratch("beneath");
+        let a_b = root.open_beneath(b"/a/b", Resolve::InRoot).unwrap();
+        assert_eq!(inode(&root.open_beneath(b"/in/b", Resolve::InRoot).unwrap()), inode(&a_b));
+        // `..` and absolute links stop at the root: /up/a/b is /a/b, /out/a is not the host's.
+        assert_eq!(inode(&root.open_beneath(b"/up/a/b/", Resolve::InRoot).unwrap()), inode(&a_b));
+        assert_eq!(inode(&root.open_beneath(b"/../../a/b", Resolve::InRoot).unwrap()), inode(&a_b));
+        assert_eq!(root.open_beneath(b"/out/a", Resolve::InRoot).err(), Some(Errno::NOENT));
+        // No symlink at all for paths user-data chose, nor in the walk old kernels get.
+        assert_eq!(root.open_beneath(b"/in/b", Resolve::NoSymlinks).err(), Some(Errno::LOOP));
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        assert!(root.open_walking(b"a/b", flags).is_ok());
+        assert!(root.open_walking(b"in/b", flags).is_err() && root.open_walking(b"out", flags).is_err());
+        assert_eq!(root.open_walking(b"a/../a", flags).err(), Some(Errno::INVAL));
+        // Creating follows the same rules: nothing appears outside the root.
+        root.create_beneath(b"/a/new/deeper", 0o755, Resolve::NoSymlinks).unwrap();
+        assert!(base.join("root/a/new/deeper").is_dir());
+        assert_eq!(root.create_beneath(b"/out/a/x", 0o755, Resolve::NoSymlinks).err(), Some(Errno::LOOP));
+        assert!(root.create_beneath(b"/out/x", 0o755, Resolve::InRoot).is_err());
+        assert!(!base.join("host/x").exists() && !base.join("host/a/x").exists());
+        std::fs::remove_dir_all(&base).unwrap();
+    }
 }

@@ -468,14 +468,22 @@ pub(crate) mod tests {
 
     #[test]
     fn garbage_never_panics() {
-        let base = image(512, 64, 64, &[(40, 50)])[512..1024].to_vec();
+        let disk = image(512, 64, 64, &[(40, 50)]);
+        crate::fuzz::seed("gpt", &disk);
+        let base = disk[512..1024].to_vec();
         let mut garbage = crate::fuzz::Garbage::new(5);
         for _ in 0..2000 {
             let sector = garbage.mutated(&base, 0..92, 4);
             if let Ok(header) = Header::parse(&sector) {
                 let mut entries = vec![0u8; header.entries_len().min(ENTRIES_LIMIT)];
                 let _ = validate(&header, &entries, 64);
-                let _ = plan(&header, &mut entries, 64, 512, 1);
+                if let Ok(planned) = plan(&header, &mut entries, 64, 512, 1) {
+                    // What wisp would write reads back as planned.
+                    let mut written = [0u8; 512];
+                    planned.primary.write_sector(&mut written);
+                    assert_eq!(Header::parse(&written), Ok(planned.primary));
+                    assert!(planned.backup.mirrors(&planned.primary));
+                }
             }
         }
     }

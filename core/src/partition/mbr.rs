@@ -149,6 +149,8 @@ pub(crate) mod tests {
     fn grows_a_primary_partition() {
         let mut sector = [0u8; 512];
         put(&mut sector, 1, 0x83, 2048, 409_600);
+        // The fuzz target reads the disk's size, in MiB sectors, behind the sector.
+        crate::fuzz::seed("mbr", &[&sector[..], &(4_194_304u64 << 20).to_le_bytes()].concat());
         let plan = plan(&mut sector, 4_194_304, 512, 1).unwrap();
         // The last 33 sectors stay free for a GPT backup; the end aligns down to a MiB.
         assert_eq!(plan, MbrPlan { decision: Decision::Grow { start: 2048, old_end: 411_647, new_end: 4_192_255 }, capped: false });
@@ -191,6 +193,21 @@ pub(crate) mod tests {
         assert_eq!(plan(&mut sector.clone(), 1 << 20, 512, 1), Err(MbrError::Overlap { first: 1, second: 3 }));
         let mut garbage = [0x41u8; 512];
         assert_eq!(plan(&mut garbage, 1 << 20, 512, 1), Err(MbrError::NoSignature));
+    }
+
+    #[test]
+    fn a_damaged_table_is_left_alone_when_its_target_is_extended() {
+        // From fuzz/fuzz_targets/mbr.rs: partitions past the disk's end, and partition 3
+        // extended. Skipped with its reason, and the sector is not touched.
+        let mut sector = [0u8; 512];
+        put(&mut sector, 1, 0x83, 0xffff_ffff, 0xffff_ffff);
+        put(&mut sector, 3, 0x85, 2, 1);
+        let before = sector;
+        let planned = plan(&mut sector, 1024, 512, 3).unwrap();
+        assert_eq!(planned.decision, Decision::NoChange { reason: "an extended partition is not grown" });
+        assert_eq!(sector, before);
+        assert_eq!(plan(&mut sector, 1024, 512, 1), Err(MbrError::DiskSmallerThanTable));
+        assert_eq!(sector, before);
     }
 
     #[test]

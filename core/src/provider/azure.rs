@@ -155,6 +155,7 @@ mod tests {
         "userData":"I2Nsb3VkLWNvbmZpZwo="},"network":{}}"#;
 
     fn get(item: Item) -> Option<Vec<u8>> {
+        crate::fuzz::seed("ovf_env", DOC);
         let mut out = [0u8; 256];
         extract(DOC, item, &mut out).unwrap().map(|n| out[..n].to_vec())
     }
@@ -182,6 +183,7 @@ mod tests {
    <ns1:Value>ssh-ed25519 AAAA</ns1:Value></ns1:PublicKey></ns1:PublicKeys></ns1:SSH>
    <ns1:CustomData>I2Nsb3VkLWNvbmZpZwo=</ns1:CustomData>
   </ns1:LinuxProvisioningConfigurationSet></ns1:ProvisioningSection></ns0:Environment>"#;
+        crate::fuzz::seed("ovf_env", xml);
         assert_eq!(ovf_element(xml, b"HostName"), Some(&b"azure-vm"[..]));
         assert_eq!(ovf_element(xml, b"Value"), Some(&b"ssh-ed25519 AAAA"[..]));
         let mut keys = [0u8; 64];

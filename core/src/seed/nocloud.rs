@@ -184,6 +184,7 @@ mod tests {
     use super::*;
 
     fn get(document: &[u8], key: &str) -> Option<String> {
+        crate::fuzz::seed("nocloud", document);
         let mut out = [0u8; 1024];
         value(document, key, &mut out).unwrap().map(|n| String::from_utf8(out[..n].to_vec()).unwrap())
     }
@@ -191,6 +192,7 @@ mod tests {
     #[test]
     fn command_line_tokens() {
         let line = b"BOOT_IMAGE=/vmlinuz root=/dev/vda1 ds=nocloud;s=http://10.0.0.1:8000/;h=web1;i=iid-7 quiet";
+        crate::fuzz::seed("nocloud", line);
         assert_eq!(tokens(line), Some(Tokens { seed_from: Some(b"http://10.0.0.1:8000/"), hostname: Some(b"web1"), instance_id: Some(b"iid-7") }));
         assert_eq!(tokens(b"ds=nocloud-net;seedfrom=/srv/seed/;local-hostname=x"), Some(Tokens { seed_from: Some(b"/srv/seed/"), hostname: Some(b"x"), instance_id: None }));
         assert_eq!(tokens(b"ds=nocloud"), Some(Tokens::default()));

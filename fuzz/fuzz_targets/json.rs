@@ -1,0 +1,33 @@
+#![no_main]
+//! A JSON document (Azure, OpenStack, configdrive, GCP answers).
+use libfuzzer_sys::fuzz_target;
+use wisp_core::json::Value;
+
+fn walk(value: Value<'_>, depth: usize) {
+    let mut out = [0u8; 256];
+    if let Ok(len) = value.unescape_into(&mut out) {
+        // Bytes are copied as sent (JSON text that is not UTF-8 is not refused here: each
+        // value's own check is, as for host names and keys).
+        assert!(len <= out.len());
+    }
+    if depth > 16 {
+        return;
+    }
+    if let Ok(mut members) = value.members() {
+        while let Ok(Some((_, member))) = members.next_member() {
+            walk(member, depth + 1);
+        }
+    }
+    if let Ok(mut elements) = value.elements() {
+        while let Ok(Some(element)) = elements.next_element() {
+            walk(element, depth + 1);
+        }
+    }
+}
+
+fuzz_target!(|data: &[u8]| {
+    if let Ok(doc) = Value::parse(data) {
+        let _ = doc.path(&["compute", "osProfile", "computerName"]);
+        walk(doc, 0);
+    }
+});
