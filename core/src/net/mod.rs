@@ -11,6 +11,10 @@ pub mod link;
 pub mod address;
 pub mod route;
 
+pub mod ipv4_udp;
+pub mod dhcp;
+pub mod dhcp_client;
+
 /// Address families as rtnetlink writes them (AF_INET, AF_INET6).
 pub const AF_INET: u8 = 2;
 pub const AF_INET6: u8 = 10;
