@@ -62,6 +62,8 @@ impl core::fmt::Display for Failure {
 }
 
 /// What the caller does next.
+// A lease is returned once per exchange: its size is not worth a second call.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, PartialEq, Eq)]
 pub enum Step<'b> {
     /// Send this IPv4 packet on the interface, to the link-layer broadcast address.

@@ -15,6 +15,8 @@ pub mod ipv4_udp;
 pub mod dhcp;
 pub mod dhcp_client;
 
+pub mod bring_up;
+
 /// Address families as rtnetlink writes them (AF_INET, AF_INET6).
 pub const AF_INET: u8 = 2;
 pub const AF_INET6: u8 = 10;
