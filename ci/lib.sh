@@ -10,7 +10,7 @@ need_root() {
 }
 
 # Debian packages the tests use, installed once; apt is asked only when one is missing.
-DEBIAN_PACKAGES="iproute2 util-linux e2fsprogs fdisk gdisk xfsprogs btrfs-progs cloud-guest-utils cloud-init \
+DEBIAN_PACKAGES="iproute2 dnsmasq-base util-linux e2fsprogs fdisk gdisk xfsprogs btrfs-progs cloud-guest-utils cloud-init \
     cloud-image-utils genisoimage dosfstools mtools openssh-client"
 
 install_test_tools() {

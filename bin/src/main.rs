@@ -26,6 +26,8 @@ mod fetch;
 mod grow;
 mod imds;
 mod inspect;
+#[cfg(feature = "network")]
+mod network;
 mod once;
 mod output;
 mod phases;

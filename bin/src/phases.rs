@@ -189,8 +189,13 @@ fn run_phase(
         // The network may not be up yet, so the instance cannot be asked for its id: a
         // new instance is found by the early phase, which then runs boot's actions too.
         if complete {
-            ctx.log.line(format_args!("boot: bootstrap complete: nothing to do"));
-            return Ok(());
+            let every_boot: Plan = plan.iter().copied().filter(|action| action.every_boot()).collect();
+            if every_boot.is_empty() {
+                ctx.log.line(format_args!("boot: bootstrap complete: nothing to do"));
+                return Ok(());
+            }
+            ctx.log.line(format_args!("boot: bootstrap complete: per-boot work only"));
+            return run_actions(ctx, session, var, phase, &every_boot, started);
         }
         return run_actions(ctx, session, var, phase, plan, started);
     }

@@ -69,6 +69,8 @@ pub struct Config {
     /// Most bytes one user-data document may decode to, gunzipped parts and includes
     /// together: the bound that stops a decompression bomb.
     pub userdata_limit: u32,
+    /// How long the boot phase waits for a DHCP lease, all retransmissions included.
+    pub dhcp_ms: u32,
 }
 
 /// The largest `WISP_USERDATA_LIMIT`, and its default: the size of wisp's buffers.
@@ -91,6 +93,7 @@ impl Default for Config {
             http_backoff_ms: timeouts.backoff_initial_ms,
             http_backoff_max_ms: timeouts.backoff_max_ms,
             userdata_limit: USERDATA_LIMIT_MAX,
+            dhcp_ms: 30_000,
         }
     }
 }
@@ -324,6 +327,7 @@ fn apply(config: &mut Config, name: &[u8], value: &str) -> Result<bool, ErrorKin
         b"WISP_HTTP_TOTAL_MS" => config.http_total_ms = number("WISP_HTTP_TOTAL_MS", value, 1, 3_600_000)?,
         b"WISP_HTTP_BACKOFF_MS" => config.http_backoff_ms = number("WISP_HTTP_BACKOFF_MS", value, 0, 600_000)?,
         b"WISP_HTTP_BACKOFF_MAX_MS" => config.http_backoff_max_ms = number("WISP_HTTP_BACKOFF_MAX_MS", value, 0, 600_000)?,
+        b"WISP_DHCP_MS" => config.dhcp_ms = number("WISP_DHCP_MS", value, 1000, 600_000)?,
         b"WISP_USERDATA_LIMIT" => config.userdata_limit = number("WISP_USERDATA_LIMIT", value, 1024, USERDATA_LIMIT_MAX)?,
         // tiny-cloud's hotplug settings: wisp installs no hotplug handlers (see README).
         b"HOTPLUG_TYPE" | b"HOTPLUG_MODULES" => {}
@@ -401,11 +405,13 @@ mod tests {
             INIT_ACTIONS_MAIN=\n\
             HOTPLUG_TYPE=mdev\n\
             WISP_HTTP_TOTAL_MS=3000\n\
+            WISP_DHCP_MS=5000\n\
             WISP_USERDATA_LIMIT=65536\n";
         let (config, warnings) = parse_ok(text);
         assert!(warnings.is_empty());
         assert_eq!(config.cloud, Cloud::Aws);
         assert_eq!(config.cloud_user, "ec2-user");
+        assert_eq!(config.dhcp_ms, 5000);
         assert_eq!(config.imds_token_ttl, 60);
         assert_eq!(config.var_dir, "/srv/cloud");
         assert_eq!(config.logs_dir, "/srv/cloud/log");

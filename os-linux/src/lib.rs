@@ -8,6 +8,8 @@ pub mod cpath;
 pub mod fs;
 pub mod mount;
 pub mod net;
+pub mod netlink;
+pub mod packet;
 pub mod process;
 pub mod stdio;
 pub mod system;

@@ -47,6 +47,7 @@ pub const ROUTE_CHANGES_LIMIT: usize = ROUTES_LIMIT + 2;
 /// What applying a lease to an interface still has to do.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Changes {
+    pub interface: u32,
     pub mtu: Option<u32>,
     pub address: Option<Address>,
     /// In order: a route to a gateway comes before the routes through it.
@@ -66,7 +67,7 @@ pub fn lease_changes(lease: &Lease, link: &Link, addresses: &[Address], routes: 
     // 576 is IPv4's smallest MTU every host must accept (RFC 2132 5.1's minimum, 68, is
     // too small to be meant).
     let mtu = lease.mtu.map(u32::from).filter(|&mtu| mtu >= 576 && mtu != link.mtu);
-    let mut changes = Changes { mtu, ..Changes::default() };
+    let mut changes = Changes { interface: link.index, mtu, ..Changes::default() };
     let prefix_len = if lease.prefix_len == 0 { 32 } else { lease.prefix_len };
     let address = Address::new(link.index, IpAddr::V4(ip), prefix_len);
     if !addresses.iter().any(|a| a.same(&address)) {

@@ -139,7 +139,7 @@ impl Client {
         }
         if self.state == State::Bound || now_ms >= self.deadline_ms {
             return Step::Failed(Failure::NoLease {
-                waited_ms: now_ms.saturating_sub(self.started_ms),
+                waited_ms: self.deadline_ms - self.started_ms,
                 offers: self.offers,
                 naks: self.naks,
                 ignored: self.last_ignored,

@@ -1,0 +1,272 @@
+//! `set_ephemeral_network`: the network with no tools. When the cloud serves its metadata
+//! over the network and no interface has an address yet, wisp takes a DHCP lease on the
+//! interface tiny-cloud would choose and applies it through rtnetlink, with resolv.conf.
+//! The decisions are core's (`wisp_core::net::bring_up`); this is the loop around the two
+//! sockets.
+
+use core::net::Ipv4Addr;
+
+use wisp_core::config::Cloud;
+use wisp_core::net::address::{self, Address};
+use wisp_core::net::bring_up::{self, Changes};
+use wisp_core::net::dhcp::Lease;
+use wisp_core::net::dhcp_client::{Client, Event, Step, PACKET_LIMIT};
+use wisp_core::net::link::{self, Link, LinkChange};
+use wisp_core::net::netlink::{self, Message};
+use wisp_core::net::route::{self, Route, TABLE_MAIN};
+use wisp_core::out::Out;
+use wisp_os_linux::net::{PollFd, PollFlags};
+use wisp_os_linux::time::monotonic_ms;
+use wisp_os_linux::{packet, Errno, OwnedFd};
+
+use crate::context::Context;
+use crate::output::{os_error, Line, Shown};
+
+/// Most links, addresses and main-table routes read back from the kernel.
+const LINKS_LIMIT: usize = 32;
+const ADDRESSES_LIMIT: usize = 64;
+const ROUTES_LIMIT: usize = 64;
+/// How long a link just brought up may take to report its carrier.
+const CARRIER_WAIT_MS: u64 = 2000;
+/// The address of the last lease, asked for again first at the next boot (INIT-REBOOT).
+const LAST_ADDRESS_FILE: &[u8] = b".dhcp-address";
+
+pub fn set_ephemeral_network(ctx: &mut Context<'_>) -> Result<Line, Line> {
+    let cloud = ctx.cloud()?;
+    if matches!(cloud, Cloud::Nocloud | Cloud::Configdrive) {
+        return Ok(msg!("{}: the seed is local: no network needed", cloud.name()));
+    }
+    let mut kernel = Rtnl::open()?;
+    let mut state = kernel.read_state()?;
+    if let Some(configured) = bring_up::configured_address(&state.addresses, &state.links) {
+        return Ok(msg!("{} on {}: already configured, left alone", configured.ip, Shown(state.name_of(configured.index))));
+    }
+    // A link that is down reports no carrier: bring the ethernet links up, then wait a
+    // little for one to see its carrier.
+    let mut raised = false;
+    for link in state.links.iter().filter(|l| l.is_ethernet() && !l.is_up()) {
+        kernel.change("link up", &mut |buf, seq| LinkChange { index: link.index, up: Some(true), ..Default::default() }.emit(buf, seq))?;
+        raised = true;
+    }
+    let waited = monotonic_ms();
+    if raised {
+        loop {
+            state.links = kernel.read_links()?;
+            if state.links.iter().any(|l| l.is_ethernet() && l.carrier) || monotonic_ms() - waited > CARRIER_WAIT_MS {
+                break;
+            }
+            let _ = wisp_os_linux::net::poll(&mut [], 50);
+        }
+    }
+    let Some(link) = bring_up::choose_interface(&state.links).copied() else {
+        return Ok(msg!("no ethernet interface: nothing to bring up"));
+    };
+    let name = Shown(link.name());
+    let mac = link.mac.ok_or_else(|| msg!("{name}: no MAC address"))?;
+    let var = ctx.var_dir()?;
+    let mut last = [0u8; 16];
+    let previous = match var.read(LAST_ADDRESS_FILE, &mut last) {
+        Ok(Some(len)) => core::str::from_utf8(&last[..len]).ok().and_then(|t| t.trim().parse::<Ipv4Addr>().ok()),
+        _ => None,
+    };
+    let lease = take_lease(ctx, &link, mac, previous)?;
+    let state = kernel.read_state()?;
+    let changes = bring_up::lease_changes(&lease, &link, &state.addresses, &state.routes).map_err(|e| msg!("{name}: {e}"))?;
+    kernel.apply(&changes)?;
+    let ip = lease.address.unwrap_or(Ipv4Addr::UNSPECIFIED);
+    let mut text = [0u8; 16];
+    let mut out = Out::new(&mut text);
+    let _ = bring_up::put_ipv4(&mut out, ip);
+    let _ = out.put(b"\n");
+    var.write_atomic(LAST_ADDRESS_FILE, out.written(), 0o644, None).map_err(|e| os_error("$TINY_CLOUD_VAR/.dhcp-address", e))?;
+    let mut resolv = [0u8; 1024];
+    let mut out = Out::new(&mut resolv);
+    let dns = match bring_up::resolv_conf(&lease, link.name(), &mut out) {
+        Ok(true) => {
+            let etc = ctx.create_dir(b"/etc")?;
+            etc.write_atomic(b"resolv.conf", out.written(), 0o644, None).map_err(|e| os_error("/etc/resolv.conf", e))?;
+            lease.dns.len()
+        }
+        Ok(false) => 0,
+        Err(full) => return Err(msg!("/etc/resolv.conf: longer than {} bytes", full.limit)),
+    };
+    Ok(msg!(
+        "{name}: {ip}/{} from {} for {} s, {} routes, {dns} DNS servers",
+        lease.prefix_len,
+        lease.server.unwrap_or(Ipv4Addr::UNSPECIFIED),
+        lease.lease_seconds.unwrap_or(0),
+        changes.routes.len()
+    ))
+}
+
+/// The DHCP exchange on `link`, within WISP_DHCP_MS.
+fn take_lease(ctx: &mut Context<'_>, link: &Link, mac: [u8; 6], previous: Option<Ipv4Addr>) -> Result<Lease, Line> {
+    let name = Shown(link.name());
+    let socket = packet::ipv4_socket(link.index).map_err(|e| msg!("{name}: DHCP socket: {}", crate::output::Os(e)))?;
+    let mut xid = [0u8; 4];
+    wisp_os_linux::system::random_bytes(&mut xid).map_err(|e| os_error("getrandom", e))?;
+    let mut client = Client::new(mac, u32::from_ne_bytes(xid), monotonic_ms(), ctx.config.dhcp_ms as u64, previous);
+    let mut out = [0u8; PACKET_LIMIT];
+    let mut received = [0u8; 2048];
+    let mut received_len = None;
+    loop {
+        let now = monotonic_ms();
+        let step = client.step(now, received_len.take().map(|len| &received[..len]), &mut out);
+        match client.take_event() {
+            Some(Event::Offered { address, server }) => ctx.log.line(format_args!("{name}: DHCP offer of {address} from {server}")),
+            Some(Event::Refused { server }) => {
+                ctx.log.line(format_args!("{name}: DHCPNAK from {}: discovering again", server.unwrap_or(Ipv4Addr::UNSPECIFIED)))
+            }
+            None => {}
+        }
+        match step {
+            Step::Send(packet) => packet::send_broadcast(&socket, link.index, packet).map_err(|e| msg!("{name}: DHCP send: {}", crate::output::Os(e)))?,
+            Step::Wait { until_ms } => received_len = wait(&socket, until_ms.saturating_sub(now), &mut received).map_err(|e| msg!("{name}: DHCP receive: {}", crate::output::Os(e)))?,
+            Step::Bound(lease) => return Ok(lease),
+            Step::Failed(failure) => return Err(msg!("{name}: {failure}")),
+        }
+    }
+}
+
+/// A packet within `timeout_ms`, or `None`.
+fn wait(socket: &OwnedFd, timeout_ms: u64, buf: &mut [u8]) -> Result<Option<usize>, Errno> {
+    let mut fds = [PollFd::new(socket, PollFlags::IN)];
+    if wisp_os_linux::net::poll(&mut fds, timeout_ms.min(u32::MAX as u64) as u32)? == 0 {
+        return Ok(None);
+    }
+    match packet::recv(socket, buf) {
+        Ok(len) => Ok(Some(len)),
+        Err(Errno::AGAIN) | Err(Errno::INTR) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// What the kernel has: links, addresses, and the main table's routes.
+struct State {
+    links: heapless::Vec<Link, LINKS_LIMIT>,
+    addresses: heapless::Vec<Address, ADDRESSES_LIMIT>,
+    routes: heapless::Vec<Route, ROUTES_LIMIT>,
+}
+
+impl State {
+    fn name_of(&self, index: u32) -> &[u8] {
+        self.links.iter().find(|l| l.index == index).map_or(b"?", |l| l.name())
+    }
+}
+
+/// Writes one request into the buffer, with the sequence number given.
+type Build<'f> = dyn FnMut(&mut [u8], u32) -> Result<&[u8], netlink::Error> + 'f;
+
+/// The NETLINK_ROUTE socket, with its sequence numbers and one receive buffer.
+struct Rtnl {
+    socket: OwnedFd,
+    sequence: u32,
+    /// A dump's datagrams are at most 32 KiB (the kernel's NLMSG_GOODSIZE is smaller).
+    buf: [u8; 32768],
+}
+
+impl Rtnl {
+    fn open() -> Result<Rtnl, Line> {
+        let socket = wisp_os_linux::netlink::route_socket().map_err(|e| os_error("rtnetlink socket", e))?;
+        Ok(Rtnl { socket, sequence: 1, buf: [0; 32768] })
+    }
+
+    fn read_state(&mut self) -> Result<State, Line> {
+        let links = self.read_links()?;
+        let mut addresses = heapless::Vec::new();
+        self.dump("addresses", address::dump_request, &mut |message| {
+            if let Some(address) = Address::parse(message).map_err(|e| msg!("{e}"))? {
+                addresses.push(address).map_err(|_| msg!("more than {ADDRESSES_LIMIT} addresses"))?;
+            }
+            Ok(())
+        })?;
+        let mut routes = heapless::Vec::new();
+        self.dump("routes", route::dump_request, &mut |message| {
+            if let Some(route) = Route::parse(message).map_err(|e| msg!("{e}"))?.filter(|r| r.table == TABLE_MAIN) {
+                routes.push(route).map_err(|_| msg!("more than {ROUTES_LIMIT} routes in the main table"))?;
+            }
+            Ok(())
+        })?;
+        Ok(State { links, addresses, routes })
+    }
+
+    fn read_links(&mut self) -> Result<heapless::Vec<Link, LINKS_LIMIT>, Line> {
+        let mut links = heapless::Vec::new();
+        self.dump("links", link::dump_request, &mut |message| {
+            if let Some(link) = Link::parse(message).map_err(|e| msg!("{e}"))? {
+                links.push(link).map_err(|_| msg!("more than {LINKS_LIMIT} network interfaces"))?;
+            }
+            Ok(())
+        })?;
+        Ok(links)
+    }
+
+    /// Sends a dump request and hands each message of the answer to `each`.
+    fn dump(
+        &mut self,
+        what: &str,
+        request: fn(&mut [u8], u32) -> Result<&[u8], netlink::Error>,
+        each: &mut dyn FnMut(&Message<'_>) -> Result<(), Line>,
+    ) -> Result<(), Line> {
+        let sequence = self.send(what, &mut |buf, seq| request(buf, seq))?;
+        loop {
+            let len = wisp_os_linux::netlink::recv(&self.socket, &mut self.buf).map_err(|e| os_error(what, e))?;
+            for message in netlink::messages(&self.buf[..len]) {
+                let message = message.map_err(|e| msg!("{what}: {e}"))?;
+                if message.sequence() != sequence {
+                    continue;
+                }
+                match message.kind() {
+                    netlink::NLMSG_DONE => return Ok(()),
+                    netlink::NLMSG_ERROR => return Err(refused(what, message.error_code().unwrap_or(0))),
+                    _ => each(&message)?,
+                }
+            }
+        }
+    }
+
+    /// Sends a change and waits for its acknowledgement.
+    fn change(&mut self, what: &str, request: &mut Build<'_>) -> Result<(), Line> {
+        let sequence = self.send(what, request)?;
+        loop {
+            let len = wisp_os_linux::netlink::recv(&self.socket, &mut self.buf).map_err(|e| os_error(what, e))?;
+            for message in netlink::messages(&self.buf[..len]).flatten() {
+                if message.sequence() == sequence {
+                    return match message.error_code() {
+                        Some(0) => Ok(()),
+                        Some(code) => Err(refused(what, code)),
+                        None => Err(msg!("{what}: no acknowledgement")),
+                    };
+                }
+            }
+        }
+    }
+
+    fn send(&mut self, what: &str, build: &mut Build<'_>) -> Result<u32, Line> {
+        self.sequence += 1;
+        let sequence = self.sequence;
+        let request = build(&mut self.buf, sequence).map_err(|e| msg!("{what}: {e}"))?;
+        wisp_os_linux::netlink::send(&self.socket, request).map_err(|e| os_error(what, e))?;
+        Ok(sequence)
+    }
+
+    /// The lease's changes, in order: MTU, address, routes (a gateway's own route first).
+    fn apply(&mut self, changes: &Changes) -> Result<(), Line> {
+        let create = netlink::F_CREATE | netlink::F_REPLACE;
+        if let Some(mtu) = changes.mtu {
+            let index = changes.interface;
+            self.change("set MTU", &mut |buf, seq| LinkChange { index, mtu: Some(mtu), ..Default::default() }.emit(buf, seq))?;
+        }
+        if let Some(address) = changes.address {
+            self.change("add address", &mut |buf, seq| address.emit(buf, address::RTM_NEWADDR, create, seq))?;
+        }
+        for route in &changes.routes {
+            self.change("add route", &mut |buf, seq| route.emit(buf, route::RTM_NEWROUTE, create, seq))?;
+        }
+        Ok(())
+    }
+}
+
+fn refused(what: &str, code: i32) -> Line {
+    os_error(what, Errno::from_raw_os_error(-code))
+}

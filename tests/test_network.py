@@ -1,0 +1,192 @@
+"""The network with no tools: wisp takes a DHCP lease from Debian's dnsmasq across a veth
+pair and bootstraps from the fake AWS metadata service on the other side.
+
+Two namespaces: the server's (dnsmasq on its end of the veth, the fake IMDS on its lo at
+169.254.169.254, as a cloud's host), and the instance's (the test's `netns`, where wisp
+runs, with the metadata address taken off its lo so that only the link reaches it)."""
+
+import json
+import secrets
+import shutil
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import FakeImds, Namespace, aws_metadata
+
+pytestmark = pytest.mark.skipif(shutil.which("dnsmasq") is None, reason="dnsmasq (Debian's dnsmasq-base) is not installed: ci/test installs it")
+
+
+class Link:
+    """A veth pair: `server_if` in the server's namespace, `eth0` in the instance's."""
+
+    def __init__(self, server, instance, subnet="10.77.0"):
+        tag = secrets.token_hex(3)
+        self.server, self.instance = server, instance
+        self.server_if = "vs" + tag
+        subprocess.run(["ip", "link", "add", self.server_if, "type", "veth", "peer", "name", "vc" + tag], check=True)
+        subprocess.run(["ip", "link", "set", self.server_if, "netns", server.name], check=True)
+        subprocess.run(["ip", "link", "set", "vc" + tag, "netns", instance.name], check=True)
+        instance.exec(["ip", "link", "set", "vc" + tag, "name", "eth0"], check=True)
+        instance.exec(["ip", "link", "set", "eth0", "address", "02:00:00:77:00:02"], check=True)
+        server.exec(["ip", "link", "set", self.server_if, "up"], check=True)
+        self.set_subnet(subnet)
+
+    def set_subnet(self, subnet):
+        self.server.exec(["ip", "addr", "flush", "dev", self.server_if], check=True)
+        self.server.exec(["ip", "addr", "add", subnet + ".1/24", "dev", self.server_if], check=True)
+
+
+class Dnsmasq:
+    def __init__(self, namespace, interface, directory, subnet="10.77.0", options=(), authoritative=False):
+        self.log = directory / ("dnsmasq-" + secrets.token_hex(3) + ".log")
+        command = ["dnsmasq", "--no-daemon", "--conf-file=/dev/null", "--port=0", "--log-dhcp",
+                   "--user=root", "--interface=" + interface, "--bind-interfaces",
+                   "--dhcp-leasefile=" + str(directory / "leases"),
+                   f"--dhcp-range={subnet}.50,{subnet}.99,255.255.255.0,1h", *options]
+        if authoritative:
+            command.append("--dhcp-authoritative")
+        self.process = subprocess.Popen(["ip", "netns", "exec", namespace.name, *command],
+                                        stdout=subprocess.DEVNULL, stderr=open(self.log, "w"))
+        deadline = time.monotonic() + 5
+        while "started" not in self.log.read_text():
+            assert self.process.poll() is None, "dnsmasq exited: " + self.log.read_text()
+            assert time.monotonic() < deadline, "dnsmasq did not start"
+            time.sleep(0.02)
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            self.process.wait(timeout=5)
+
+
+@pytest.fixture
+def network(netns, tmp_path):
+    """The instance's namespace without the metadata address, joined to a server's."""
+    netns.exec(["ip", "addr", "del", "169.254.169.254/32", "dev", "lo"], check=True)
+    server = Namespace()
+    link = Link(server, netns)
+    started = []
+
+    class Network:
+        def __init__(self):
+            self.server, self.instance, self.link = server, netns, link
+
+        def dhcp(self, *options, subnet="10.77.0", authoritative=False):
+            dnsmasq = Dnsmasq(server, link.server_if, tmp_path, subnet, options, authoritative)
+            started.append(dnsmasq)
+            return dnsmasq
+
+        def imds(self, config):
+            directory = tmp_path / ("imds-" + secrets.token_hex(3))
+            directory.mkdir()
+            return FakeImds(server, directory, config)
+
+        def addresses(self):
+            out = netns.exec(["ip", "-j", "-4", "addr", "show", "dev", "eth0"], capture_output=True, text=True, check=True).stdout
+            return [(a["local"], a["prefixlen"]) for i in json.loads(out) for a in i["addr_info"]]
+
+        def routes(self):
+            out = netns.exec(["ip", "-j", "-4", "route", "show", "dev", "eth0"], capture_output=True, text=True, check=True).stdout
+            return sorted((r["dst"], r.get("gateway"), r.get("protocol")) for r in json.loads(out))
+
+        def mtu(self):
+            out = netns.exec(["ip", "-j", "link", "show", "dev", "eth0"], capture_output=True, text=True, check=True).stdout
+            return json.loads(out)[0]["mtu"]
+
+    yield Network()
+    for dnsmasq in started:
+        dnsmasq.stop()
+    server.close()
+
+
+DNS = ("--dhcp-option=option:router,10.77.0.1", "--dhcp-option=option:dns-server,10.77.0.1,10.77.0.2",
+       "--dhcp-option=option:domain-name,wisp.test", "--dhcp-option=option:mtu,1400")
+
+
+def test_lease_then_bootstrap_across_the_link(run, network, root):
+    network.dhcp(*DNS)
+    server = network.imds(aws_metadata())
+    result = run("bootstrap", root=root)
+    assert result.rc == 0, result
+    [(address, prefix)] = network.addresses()
+    assert address.startswith("10.77.0.") and prefix == 24
+    assert network.routes() == [("10.77.0.0/24", None, "kernel"), ("default", "10.77.0.1", "dhcp")]
+    assert network.mtu() == 1400
+    assert (root / "etc/resolv.conf").read_text() == (
+        "# Written by wisp from the DHCP lease on eth0.\nsearch wisp.test\nnameserver 10.77.0.1\nnameserver 10.77.0.2\n")
+    assert (root / "var/lib/cloud/.dhcp-address").read_text() == address + "\n"
+    assert f"boot/set_ephemeral_network: ok: eth0: {address}/24 from 10.77.0.1 for 3600 s, 1 routes, 2 DNS servers" in result.stderr
+    # The metadata came across the link, from the lease's address.
+    assert any(r["path"] == "/latest/meta-data/instance-id" for r in server.requests())
+    assert result.hostname == "ip-10-0-1-23"
+
+    # A rerun (and the next boot of this instance) finds the address and changes nothing.
+    before = (network.addresses(), network.routes(), (root / "etc/resolv.conf").read_text())
+    result = run("bootstrap", root=root)
+    assert result.rc == 0, result
+    assert f"boot/set_ephemeral_network: ok: {address} on eth0: already configured, left alone" in result.stderr
+    assert (network.addresses(), network.routes(), (root / "etc/resolv.conf").read_text()) == before
+
+
+def test_classless_routes_replace_the_router(run, network, root):
+    network.dhcp("--dhcp-option=option:router,10.77.0.1",
+                 "--dhcp-option=121,169.254.169.254/32,10.77.0.1,10.99.0.0/16,10.77.0.3")
+    network.imds(aws_metadata())
+    result = run("bootstrap", root=root)
+    assert result.rc == 0, result
+    # No default route: option 121 wins over option 3 (RFC 3442).
+    assert network.routes() == [("10.77.0.0/24", None, "kernel"), ("10.99.0.0/16", "10.77.0.3", "dhcp"),
+                                ("169.254.169.254", "10.77.0.1", "dhcp")]
+    # A lease without DNS servers leaves resolv.conf alone.
+    assert not (root / "etc/resolv.conf").exists()
+
+
+def test_no_server_is_a_clear_error_within_the_deadline(run, network, root):
+    (root / "etc/wisp.conf").write_text((root / "etc/wisp.conf").read_text() + "WISP_DHCP_MS=3000\n")
+    result = run("boot", root=root)
+    assert result.rc == 1, result
+    assert "boot/set_ephemeral_network: failed: eth0: no DHCP lease within 3000 ms: no server answered" in result.stderr
+    assert 3 <= result.seconds < 8, result.seconds
+    assert network.addresses() == []
+
+
+def test_nak_of_the_last_address_starts_over(run, network, root):
+    first = network.dhcp(*DNS)
+    network.imds(aws_metadata())
+    assert run("boot", root=root).rc == 0
+    old = (root / "var/lib/cloud/.dhcp-address").read_text().strip()
+    # The instance boots again in another subnet: its address is gone, and the new
+    # network's authoritative server refuses the old one.
+    network.instance.exec(["ip", "addr", "flush", "dev", "eth0"], check=True)
+    first.stop()
+    network.link.set_subnet("10.88.0")
+    network.dhcp("--dhcp-option=option:router,10.88.0.1", subnet="10.88.0", authoritative=True)
+    result = run("boot", root=root)
+    assert result.rc == 0, result
+    assert "eth0: DHCPNAK from 10.88.0.1: discovering again" in result.stderr
+    [(address, _)] = network.addresses()
+    assert address.startswith("10.88.0.") and address != old
+    assert ("default", "10.88.0.1", "dhcp") in network.routes()
+
+
+def test_an_address_already_there_is_left_alone(run, network, root):
+    network.instance.exec(["ip", "link", "set", "eth0", "up"], check=True)
+    network.instance.exec(["ip", "addr", "add", "10.77.0.9/24", "dev", "eth0"], check=True)
+    network.instance.exec(["ip", "route", "add", "default", "via", "10.77.0.1"], check=True)
+    network.imds(aws_metadata())
+    result = run("bootstrap", root=root)
+    assert result.rc == 0, result
+    assert "boot/set_ephemeral_network: ok: 10.77.0.9 on eth0: already configured, left alone" in result.stderr
+    assert network.addresses() == [("10.77.0.9", 24)]
+    assert network.routes() == [("10.77.0.0/24", None, "kernel"), ("default", "10.77.0.1", None)]
+
+
+def test_a_local_seed_needs_no_network(run, network, root):
+    (root / "etc/wisp.conf").write_text((root / "etc/wisp.conf").read_text().replace("CLOUD=auto", "CLOUD=nocloud"))
+    result = run("boot", root=root)
+    assert result.rc == 0, result
+    assert "boot/set_ephemeral_network: ok: nocloud: the seed is local: no network needed" in result.stderr
+    assert network.addresses() == []
