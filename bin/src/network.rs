@@ -4,7 +4,7 @@
 //! The decisions are core's (`wisp_core::net::bring_up`); this is the loop around the two
 //! sockets.
 
-use core::net::Ipv4Addr;
+use core::net::{IpAddr, Ipv4Addr};
 
 use wisp_core::config::Cloud;
 use wisp_core::net::address::{self, Address};
@@ -39,7 +39,7 @@ pub fn set_ephemeral_network(ctx: &mut Context<'_>) -> Result<Line, Line> {
     let mut kernel = Rtnl::open()?;
     let mut state = kernel.read_state()?;
     if let Some(configured) = bring_up::configured_address(&state.addresses, &state.links) {
-        return Ok(msg!("{} on {}: already configured, left alone", configured.ip, Shown(state.name_of(configured.index))));
+        return Ok(msg!("{} on {}: already configured, left alone", Shown(&bring_up::ip_text(&configured.ip)), Shown(state.name_of(configured.index))));
     }
     // A link that is down reports no carrier: bring the ethernet links up, then wait a
     // little for one to see its carrier.
@@ -66,19 +66,17 @@ pub fn set_ephemeral_network(ctx: &mut Context<'_>) -> Result<Line, Line> {
     let var = ctx.var_dir()?;
     let mut last = [0u8; 16];
     let previous = match var.read(LAST_ADDRESS_FILE, &mut last) {
-        Ok(Some(len)) => core::str::from_utf8(&last[..len]).ok().and_then(|t| t.trim().parse::<Ipv4Addr>().ok()),
+        Ok(Some(len)) => bring_up::parse_ipv4(&last[..len]),
         _ => None,
     };
     let lease = take_lease(ctx, &link, mac, previous)?;
     let state = kernel.read_state()?;
     let changes = bring_up::lease_changes(&lease, &link, &state.addresses, &state.routes).map_err(|e| msg!("{name}: {e}"))?;
     kernel.apply(&changes)?;
-    let ip = lease.address.unwrap_or(Ipv4Addr::UNSPECIFIED);
-    let mut text = [0u8; 16];
-    let mut out = Out::new(&mut text);
-    let _ = bring_up::put_ipv4(&mut out, ip);
-    let _ = out.put(b"\n");
-    var.write_atomic(LAST_ADDRESS_FILE, out.written(), 0o644, None).map_err(|e| os_error("$TINY_CLOUD_VAR/.dhcp-address", e))?;
+    let ip = text(lease.address);
+    let mut line: heapless::Vec<u8, 40> = heapless::Vec::from_slice(&ip).unwrap_or_default();
+    let _ = line.push(b'\n');
+    var.write_atomic(LAST_ADDRESS_FILE, &line, 0o644, None).map_err(|e| os_error("$TINY_CLOUD_VAR/.dhcp-address", e))?;
     let mut resolv = [0u8; 1024];
     let mut out = Out::new(&mut resolv);
     let dns = match bring_up::resolv_conf(&lease, link.name(), &mut out) {
@@ -91,9 +89,10 @@ pub fn set_ephemeral_network(ctx: &mut Context<'_>) -> Result<Line, Line> {
         Err(full) => return Err(msg!("/etc/resolv.conf: longer than {} bytes", full.limit)),
     };
     Ok(msg!(
-        "{name}: {ip}/{} from {} for {} s, {} routes, {dns} DNS servers",
+        "{name}: {}/{} from {} for {} s, {} routes, {dns} DNS servers",
+        Shown(&ip),
         lease.prefix_len,
-        lease.server.unwrap_or(Ipv4Addr::UNSPECIFIED),
+        Shown(&text(lease.server)),
         lease.lease_seconds.unwrap_or(0),
         changes.routes.len()
     ))
@@ -113,10 +112,10 @@ fn take_lease(ctx: &mut Context<'_>, link: &Link, mac: [u8; 6], previous: Option
         let now = monotonic_ms();
         let step = client.step(now, received_len.take().map(|len| &received[..len]), &mut out);
         match client.take_event() {
-            Some(Event::Offered { address, server }) => ctx.log.line(format_args!("{name}: DHCP offer of {address} from {server}")),
-            Some(Event::Refused { server }) => {
-                ctx.log.line(format_args!("{name}: DHCPNAK from {}: discovering again", server.unwrap_or(Ipv4Addr::UNSPECIFIED)))
+            Some(Event::Offered { address, server }) => {
+                ctx.log.line(format_args!("{name}: DHCP offer of {} from {}", Shown(&text(Some(address))), Shown(&text(Some(server)))))
             }
+            Some(Event::Refused { server }) => ctx.log.line(format_args!("{name}: DHCPNAK from {}: discovering again", Shown(&text(server)))),
             None => {}
         }
         match step {
@@ -126,6 +125,10 @@ fn take_lease(ctx: &mut Context<'_>, link: &Link, mac: [u8; 6], previous: Option
             Step::Failed(failure) => return Err(msg!("{name}: {failure}")),
         }
     }
+}
+
+fn text(ip: Option<Ipv4Addr>) -> heapless::Vec<u8, { bring_up::IP_TEXT_LIMIT }> {
+    bring_up::ip_text(&IpAddr::V4(ip.unwrap_or(Ipv4Addr::UNSPECIFIED)))
 }
 
 /// A packet within `timeout_ms`, or `None`.
