@@ -260,7 +260,7 @@ impl Rtnl {
             let index = changes.interface;
             self.change("set MTU", &mut |buf, seq| LinkChange { index, mtu: Some(mtu), ..Default::default() }.emit(buf, seq))?;
         }
-        if let Some(address) = changes.address {
+        for address in &changes.addresses {
             self.change("add address", &mut |buf, seq| address.emit(buf, address::RTM_NEWADDR, create, seq))?;
         }
         for route in &changes.routes {

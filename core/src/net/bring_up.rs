@@ -7,6 +7,8 @@ use core::net::{IpAddr, Ipv4Addr};
 
 use super::address::{Address, SCOPE_UNIVERSE};
 use super::dhcp::{Lease, ROUTES_LIMIT};
+use super::network_config::{Interface, ADDRESSES_LIMIT};
+use super::route::PROTOCOL_BOOT;
 use super::link::Link;
 use super::route::{Route, PROTOCOL_DHCP, TABLE_MAIN};
 use crate::out::{Full, Out};
@@ -48,15 +50,17 @@ pub const ROUTE_CHANGES_LIMIT: usize = ROUTES_LIMIT + 2;
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Changes {
     pub interface: u32,
+    /// The name the link is to have, when it has another.
+    pub rename: bool,
     pub mtu: Option<u32>,
-    pub address: Option<Address>,
+    pub addresses: heapless::Vec<Address, ADDRESSES_LIMIT>,
     /// In order: a route to a gateway comes before the routes through it.
     pub routes: heapless::Vec<Route, ROUTE_CHANGES_LIMIT>,
 }
 
 impl Changes {
     pub fn is_empty(&self) -> bool {
-        self.mtu.is_none() && self.address.is_none() && self.routes.is_empty()
+        !self.rename && self.mtu.is_none() && self.addresses.is_empty() && self.routes.is_empty()
     }
 }
 
@@ -71,13 +75,52 @@ pub fn lease_changes(lease: &Lease, link: &Link, addresses: &[Address], routes: 
     let prefix_len = if lease.prefix_len == 0 { 32 } else { lease.prefix_len };
     let address = Address::new(link.index, IpAddr::V4(ip), prefix_len);
     if !addresses.iter().any(|a| a.same(&address)) {
-        changes.address = Some(address);
+        let _ = changes.addresses.push(address);
     }
     let subnet = Subnet { ip, prefix_len };
     let too_many = LeaseError::TooManyRoutes { limit: ROUTE_CHANGES_LIMIT };
     for route in lease_routes(lease, link.index, &subnet)?.iter() {
         if !routes.iter().any(|r| r.same(route)) {
             changes.routes.push(*route).map_err(|_| too_many)?;
+        }
+    }
+    Ok(changes)
+}
+
+/// The link a configured interface means: the one with its MAC, else the one its
+/// `match: name` names, else the one with its name.
+pub fn find_link<'l>(interface: &Interface<'_>, links: &'l [Link]) -> Option<&'l Link> {
+    let name = interface.match_name.unwrap_or(interface.name).as_bytes();
+    match interface.mac {
+        Some(mac) => links.iter().find(|l| l.mac == Some(mac)),
+        None => links.iter().find(|l| l.name() == name || l.name() == interface.name.as_bytes()),
+    }
+}
+
+/// What a configured interface still needs on `link`: its name, MTU, addresses, the
+/// default routes through its gateways and its static routes.
+pub fn config_changes(interface: &Interface<'_>, link: &Link, addresses: &[Address], routes: &[Route]) -> Result<Changes, LeaseError> {
+    let mut changes = Changes {
+        interface: link.index,
+        rename: link.name() != interface.name.as_bytes(),
+        mtu: interface.mtu.filter(|&mtu| mtu != link.mtu),
+        ..Changes::default()
+    };
+    for prefix in &interface.addresses {
+        let address = Address::new(link.index, prefix.ip, prefix.len);
+        if !addresses.iter().any(|a| a.same(&address)) {
+            let _ = changes.addresses.push(address);
+        }
+    }
+    let too_many = LeaseError::TooManyRoutes { limit: ROUTE_CHANGES_LIMIT };
+    let defaults = [(interface.gateway4, IpAddr::V4(Ipv4Addr::UNSPECIFIED)), (interface.gateway6, IpAddr::V6(core::net::Ipv6Addr::UNSPECIFIED))];
+    let wanted = defaults
+        .iter()
+        .filter_map(|(gateway, any)| gateway.map(|g| Route::new(*any, 0, Some(g), link.index, PROTOCOL_BOOT)))
+        .chain(interface.routes.iter().map(|r| Route::new(r.to.ip, r.to.len, Some(r.via), link.index, PROTOCOL_BOOT)));
+    for route in wanted {
+        if !routes.iter().any(|r| r.same(&route)) && !changes.routes.iter().any(|r| r.same(&route)) {
+            changes.routes.push(route).map_err(|_| too_many)?;
         }
     }
     Ok(changes)
@@ -177,17 +220,33 @@ pub fn parse_ipv4(text: &[u8]) -> Option<Ipv4Addr> {
 /// servers. `Ok(false)` when the lease has neither, and the file is left as it is.
 pub fn resolv_conf(lease: &Lease, interface: &[u8], out: &mut Out<'_>) -> Result<bool, Full> {
     let search = if lease.search.is_empty() { &lease.domain } else { &lease.search };
-    if search.is_empty() && lease.dns.is_empty() {
+    let mut servers = [IpAddr::V4(Ipv4Addr::UNSPECIFIED); super::dhcp::DNS_LIMIT];
+    for (slot, server) in servers.iter_mut().zip(&lease.dns) {
+        *slot = IpAddr::V4(*server);
+    }
+    let searches = [&search[..]];
+    let search_list: &[&[u8]] = if search.is_empty() { &[] } else { &searches };
+    write_resolv_conf(&[b"the DHCP lease on ", interface], search_list, &servers[..lease.dns.len()], out)
+}
+
+/// `/etc/resolv.conf` with a first comment naming where it comes from; `Ok(false)`, and
+/// nothing written, when there is neither a search list nor a server.
+pub fn write_resolv_conf(origin: &[&[u8]], search: &[&[u8]], servers: &[IpAddr], out: &mut Out<'_>) -> Result<bool, Full> {
+    if search.is_empty() && servers.is_empty() {
         return Ok(false);
     }
-    out.put_all(&[b"# Written by wisp from the DHCP lease on ", interface, b".\n"])?;
+    out.put(b"# Written by wisp from ")?;
+    out.put_all(origin)?;
+    out.put(b".\n")?;
     if !search.is_empty() {
-        out.put_all(&[b"search ", search, b"\n"])?;
-    }
-    for server in &lease.dns {
-        out.put(b"nameserver ")?;
-        put_ipv4(out, *server)?;
+        out.put(b"search")?;
+        for domain in search {
+            out.put_all(&[b" ", domain])?;
+        }
         out.put(b"\n")?;
+    }
+    for server in servers {
+        out.put_all(&[b"nameserver ", &ip_text(server), b"\n"])?;
     }
     Ok(true)
 }
@@ -248,7 +307,7 @@ mod tests {
     fn classless_routes_replace_the_router() {
         let changes = lease_changes(&lease(), &with(veth(), 5, true), &[], &[]).unwrap();
         assert_eq!(changes.mtu, None, "the veth's MTU is already 1400");
-        assert_eq!(changes.address, Some(Address::new(5, IpAddr::V4(v4(10, 9, 0, 56)), 24)));
+        assert_eq!(changes.addresses.as_slice(), [Address::new(5, IpAddr::V4(v4(10, 9, 0, 56)), 24)]);
         let gateway = Some(IpAddr::V4(v4(10, 9, 0, 1)));
         assert_eq!(
             changes.routes.as_slice(),
@@ -290,6 +349,29 @@ mod tests {
         assert_eq!(changes.routes.as_slice(), [Route::new(IpAddr::V4(v4(10, 20, 0, 0)), 16, None, 5, PROTOCOL_DHCP)]);
         lease.address = None;
         assert_eq!(lease_changes(&lease, &veth(), &[], &[]).unwrap_err(), LeaseError::NoAddress);
+    }
+
+    #[test]
+    fn configured_interface_found_by_mac_and_renamed() {
+        use crate::net::network_config::{Prefix, StaticRoute};
+        let link = veth();
+        let mut interface = Interface { name: "lan0", mac: Some([2, 0, 0, 0, 0, 2]), mtu: Some(1400), ..Interface::default() };
+        interface.addresses.push(Prefix { ip: IpAddr::V4(v4(10, 9, 0, 56)), len: 24 }).unwrap();
+        interface.addresses.push(Prefix { ip: "2001:db8::5".parse().unwrap(), len: 64 }).unwrap();
+        interface.gateway4 = Some(IpAddr::V4(v4(10, 9, 0, 1)));
+        interface.routes.push(StaticRoute { to: Prefix { ip: IpAddr::V4(v4(10, 99, 0, 0)), len: 16 }, via: IpAddr::V4(v4(10, 9, 0, 3)) }).unwrap();
+        assert_eq!(find_link(&interface, &[link]).unwrap().index, 5);
+        let addresses: Vec<Address> = netlink::messages(DUMP_ADDR).map(|m| Address::parse(&m.unwrap()).unwrap().unwrap()).collect();
+        let routes: Vec<Route> = netlink::messages(DUMP_ROUTE).map(|m| Route::parse(&m.unwrap()).unwrap().unwrap()).collect();
+        let changes = config_changes(&interface, &link, &addresses, &routes).unwrap();
+        // The IPv4 address, the MTU and the default route are there already.
+        assert!(changes.rename && changes.mtu.is_none());
+        assert_eq!(changes.addresses.as_slice(), [Address::new(5, "2001:db8::5".parse().unwrap(), 64)]);
+        assert_eq!(changes.routes.as_slice(), [Route::new(IpAddr::V4(v4(10, 99, 0, 0)), 16, Some(IpAddr::V4(v4(10, 9, 0, 3))), 5, PROTOCOL_BOOT)]);
+        let by_name = Interface { name: "eth7", ..Interface::default() };
+        assert_eq!(find_link(&by_name, &[link]).unwrap().index, 5);
+        assert!(config_changes(&by_name, &link, &[], &[]).unwrap().is_empty());
+        assert_eq!(find_link(&Interface { name: "eth9", ..Interface::default() }, &[link]), None);
     }
 
     #[test]

@@ -16,6 +16,8 @@ pub mod dhcp;
 pub mod dhcp_client;
 
 pub mod bring_up;
+pub mod network_config;
+pub mod eni;
 
 /// Address families as rtnetlink writes them (AF_INET, AF_INET6).
 pub const AF_INET: u8 = 2;
