@@ -6,6 +6,7 @@ Two namespaces: the server's (dnsmasq on its end of the veth, the fake IMDS on i
 runs, with the metadata address taken off its lo so that only the link reaches it)."""
 
 import json
+import os
 import secrets
 import shutil
 import signal
@@ -22,15 +23,15 @@ pytestmark = pytest.mark.skipif(shutil.which("dnsmasq") is None, reason="dnsmasq
 class Link:
     """A veth pair: `server_if` in the server's namespace, `eth0` in the instance's."""
 
-    def __init__(self, server, instance, subnet="10.77.0"):
+    def __init__(self, server, instance, subnet="10.77.0", name="eth0", mac="02:00:00:77:00:02"):
         tag = secrets.token_hex(3)
         self.server, self.instance = server, instance
         self.server_if = "vs" + tag
         subprocess.run(["ip", "link", "add", self.server_if, "type", "veth", "peer", "name", "vc" + tag], check=True)
         subprocess.run(["ip", "link", "set", self.server_if, "netns", server.name], check=True)
         subprocess.run(["ip", "link", "set", "vc" + tag, "netns", instance.name], check=True)
-        instance.exec(["ip", "link", "set", "vc" + tag, "name", "eth0"], check=True)
-        instance.exec(["ip", "link", "set", "eth0", "address", "02:00:00:77:00:02"], check=True)
+        instance.exec(["ip", "link", "set", "vc" + tag, "name", name], check=True)
+        instance.exec(["ip", "link", "set", name, "address", mac], check=True)
         server.exec(["ip", "link", "set", self.server_if, "up"], check=True)
         self.set_subnet(subnet)
 
@@ -84,17 +85,24 @@ def network(netns, tmp_path):
             directory.mkdir()
             return FakeImds(server, directory, config)
 
-        def addresses(self):
-            out = netns.exec(["ip", "-j", "-4", "addr", "show", "dev", "eth0"], capture_output=True, text=True, check=True).stdout
-            return [(a["local"], a["prefixlen"]) for i in json.loads(out) for a in i["addr_info"]]
+        def second_link(self, name, mac, subnet):
+            return Link(server, netns, subnet, name, mac)
 
-        def routes(self):
-            out = netns.exec(["ip", "-j", "-4", "route", "show", "dev", "eth0"], capture_output=True, text=True, check=True).stdout
+        def addresses(self, dev="eth0", family="-4"):
+            out = netns.exec(["ip", "-j", family, "addr", "show", "dev", dev], capture_output=True, text=True, check=True).stdout
+            return [(a["local"], a["prefixlen"]) for i in json.loads(out) for a in i["addr_info"] if a.get("scope") != "link"]
+
+        def routes(self, dev="eth0", family="-4"):
+            out = netns.exec(["ip", "-j", family, "route", "show", "dev", dev], capture_output=True, text=True, check=True).stdout
             return sorted((r["dst"], r.get("gateway"), r.get("protocol")) for r in json.loads(out))
 
-        def mtu(self):
-            out = netns.exec(["ip", "-j", "link", "show", "dev", "eth0"], capture_output=True, text=True, check=True).stdout
+        def mtu(self, dev="eth0"):
+            out = netns.exec(["ip", "-j", "link", "show", "dev", dev], capture_output=True, text=True, check=True).stdout
             return json.loads(out)[0]["mtu"]
+
+        def names(self):
+            out = netns.exec(["ip", "-j", "link", "show"], capture_output=True, text=True, check=True).stdout
+            return sorted(link["ifname"] for link in json.loads(out))
 
     yield Network()
     for dnsmasq in started:
@@ -190,3 +198,120 @@ def test_a_local_seed_needs_no_network(run, network, root):
     assert result.rc == 0, result
     assert "boot/set_ephemeral_network: ok: nocloud: the seed is local: no network needed" in result.stderr
     assert network.addresses() == []
+
+
+def nocloud_seed(root, network_config):
+    """A NoCloud seed directory with a network-config; DMI says QEMU (no metadata service)."""
+    (root / "sys/class/dmi/id/sys_vendor").write_text("QEMU\n")
+    seed = root / "var/lib/cloud/seed/nocloud"
+    seed.mkdir(parents=True)
+    (seed / "meta-data").write_text("instance-id: iid-net01\nlocal-hostname: netted\n")
+    (seed / "user-data").write_text("#cloud-config\n{}\n")
+    (seed / "network-config").write_text(network_config)
+
+
+V1_STATIC = """version: 1
+config:
+  - type: physical
+    name: eth0
+    mac_address: "02:00:00:77:00:02"
+    mtu: 1400
+    subnets:
+      - type: static
+        address: 10.77.0.5
+        netmask: 255.255.255.0
+        gateway: 10.77.0.1
+        routes:
+          - network: 10.99.0.0
+            netmask: 255.255.0.0
+            gateway: 10.77.0.3
+      - type: static6
+        address: 2001:db8::5/64
+  - type: bond
+    name: bond0
+  - type: nameserver
+    address: [10.77.0.1]
+    search: [wisp.test]
+"""
+
+
+def test_static_v1_applied_and_kept(run, network, root):
+    nocloud_seed(root, V1_STATIC)
+    result = run("boot", root=root)
+    assert result.rc == 0, result
+    assert network.addresses() == [("10.77.0.5", 24)]
+    assert network.addresses(family="-6") == [("2001:db8::5", 64)]
+    assert network.routes() == [("10.77.0.0/24", None, "kernel"), ("10.99.0.0/16", "10.77.0.3", None),
+                                ("default", "10.77.0.1", None)]
+    assert network.mtu() == 1400
+    assert "network-config: bond bond0: not supported by wisp: skipped" in result.stderr
+    assert "network-config: 1 of 1 interfaces applied" in result.stderr
+    interfaces = (root / "etc/network/interfaces").read_text()
+    assert "auto eth0\niface eth0 inet static\n    address 10.77.0.5/24\n    gateway 10.77.0.1\n    mtu 1400\n" in interfaces
+    assert "iface eth0 inet6 static\n    address 2001:db8:0:0:0:0:0:5/64\n" in interfaces
+    assert (root / "etc/resolv.conf").read_text() == (
+        "# Written by wisp from the network configuration.\nsearch wisp.test\nnameserver 10.77.0.1\n")
+    # ("boot", the protocol of static routes, is what `ip -j` leaves out.) The static
+    # address is enough: no DHCP.
+    assert "DHCP" not in result.stderr
+    # A rerun changes nothing, in the kernel or in the files.
+    before = (network.addresses(), network.addresses(family="-6"), network.routes(), interfaces,
+              os.stat(root / "etc/network/interfaces").st_mtime_ns)
+    result = run("boot", root=root)
+    assert result.rc == 0, result
+    assert (network.addresses(), network.addresses(family="-6"), network.routes(),
+            (root / "etc/network/interfaces").read_text(), os.stat(root / "etc/network/interfaces").st_mtime_ns) == before
+
+
+def test_v2_matched_by_mac_and_renamed_with_two_interfaces(run, network, root):
+    network.second_link("eth1", "02:00:00:78:00:02", "10.78.0")
+    nocloud_seed(root, """network:
+  version: 2
+  ethernets:
+    uplink:
+      match: {macaddress: "02:00:00:77:00:02"}
+      set-name: lan0
+      addresses: [10.77.0.6/24]
+      gateway4: 10.77.0.1
+      nameservers: {addresses: [10.77.0.2]}
+    second:
+      match: {name: eth1}
+      addresses: [10.78.0.6/24]
+      routes: [{to: 10.200.0.0/16, via: 10.78.0.1}]
+""")
+    result = run("bootstrap", root=root)
+    assert result.rc == 0, result
+    assert network.names() == ["lan0", "lo", "second"]
+    assert network.addresses("lan0") == [("10.77.0.6", 24)]
+    assert network.addresses("second") == [("10.78.0.6", 24)]
+    assert ("default", "10.77.0.1", None) in network.routes("lan0")
+    assert ("10.200.0.0/16", "10.78.0.1", None) in network.routes("second")
+    interfaces = (root / "etc/network/interfaces").read_text()
+    assert "auto lan0\niface lan0 inet static" in interfaces and "auto second\niface second inet static" in interfaces
+    assert "nameserver 10.77.0.2" in (root / "etc/resolv.conf").read_text()
+    # The rename is found by MAC on the next run: nothing changes.
+    result = run("bootstrap", root=root)
+    assert result.rc == 0, result
+    assert network.names() == ["lan0", "lo", "second"]
+
+
+def test_network_config_dhcp_on_a_local_seed(run, network, root):
+    network.dhcp(*DNS)
+    nocloud_seed(root, "version: 2\nethernets:\n  eth0:\n    dhcp4: true\n")
+    result = run("boot", root=root)
+    assert result.rc == 0, result
+    [(address, _)] = network.addresses()
+    assert address.startswith("10.77.0.")
+    assert "auto eth0\niface eth0 inet dhcp\n" in (root / "etc/network/interfaces").read_text()
+
+
+def test_config_disabled_leaves_the_network_alone(run, network, root):
+    network.dhcp(*DNS)
+    nocloud_seed(root, "network: {config: disabled}\n")
+    (root / "etc/network").mkdir(parents=True)
+    (root / "etc/network/interfaces").write_text("# the image's own\n")
+    result = run("boot", root=root)
+    assert result.rc == 0, result
+    assert "network-config: config disabled: the network is left alone" in result.stderr
+    assert network.addresses() == []
+    assert (root / "etc/network/interfaces").read_text() == "# the image's own\n"

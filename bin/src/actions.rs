@@ -20,7 +20,7 @@ pub fn run(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: 
         Action::ExpandRoot => crate::grow::expand_root(ctx),
         Action::InstallHotplugs => Err(msg!("not supported: wisp installs no mdev hotplug handlers")),
         #[cfg(feature = "network")]
-        Action::SetEphemeralNetwork => crate::network::set_ephemeral_network(ctx),
+        Action::SetEphemeralNetwork => crate::network::set_ephemeral_network(ctx, session.metadata),
         #[cfg(not(feature = "network"))]
         Action::SetEphemeralNetwork => Ok(msg!("built without network support: the OS brings the network up")),
         Action::SetDefaultInterfaces => set_default_interfaces(ctx),

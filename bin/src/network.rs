@@ -9,6 +9,10 @@ use core::net::{IpAddr, Ipv4Addr};
 use wisp_core::config::Cloud;
 use wisp_core::net::address::{self, Address};
 use wisp_core::net::bring_up::{self, Changes};
+use wisp_core::net::{eni, network_config};
+use wisp_core::provider::Item;
+use wisp_core::yaml::{Arena, Node};
+use wisp_os_linux::fs::Dir;
 use wisp_core::net::dhcp::Lease;
 use wisp_core::net::dhcp_client::{Client, Event, Step, PACKET_LIMIT};
 use wisp_core::net::link::{self, Link, LinkChange};
@@ -20,6 +24,7 @@ use wisp_os_linux::time::monotonic_ms;
 use wisp_os_linux::{packet, Errno, OwnedFd};
 
 use crate::context::Context;
+use crate::imds::Metadata;
 use crate::output::{os_error, Line, Shown};
 
 /// Most links, addresses and main-table routes read back from the kernel.
@@ -31,18 +36,84 @@ const CARRIER_WAIT_MS: u64 = 2000;
 /// The address of the last lease, asked for again first at the next boot (INIT-REBOOT).
 const LAST_ADDRESS_FILE: &[u8] = b".dhcp-address";
 
-pub fn set_ephemeral_network(ctx: &mut Context<'_>) -> Result<Line, Line> {
+pub fn set_ephemeral_network(ctx: &mut Context<'_>, metadata: &mut Metadata) -> Result<Line, Line> {
     let cloud = ctx.cloud()?;
-    if matches!(cloud, Cloud::Nocloud | Cloud::Configdrive) {
-        return Ok(msg!("{}: the seed is local: no network needed", cloud.name()));
+    let local_seed = matches!(cloud, Cloud::Nocloud | Cloud::Configdrive);
+    // `wisp boot` alone has not read the seed yet: its network-config is needed now.
+    if local_seed && metadata.get(Item::InstanceId).is_none() {
+        if let Err(e) = crate::seed::load(ctx, cloud, metadata) {
+            ctx.log.line(format_args!("{}: {e}: using the saved network-config, if any", cloud.name()));
+        }
     }
     let mut kernel = Rtnl::open()?;
     let mut state = kernel.read_state()?;
+    let var = ctx.var_dir()?;
+    let mut dhcp_on: Option<u32> = None;
+    match apply_network_config(ctx, &var, cloud, &mut kernel, &state, &mut dhcp_on)? {
+        Configured::Disabled => return Ok(msg!("network-config: config disabled: the network is left alone")),
+        Configured::Applied(note) => {
+            ctx.log.line(format_args!("{note}"));
+            state = kernel.read_state()?;
+        }
+        Configured::Nothing => {}
+    }
     if let Some(configured) = bring_up::configured_address(&state.addresses, &state.links) {
         return Ok(msg!("{} on {}: already configured, left alone", Shown(&bring_up::ip_text(&configured.ip)), Shown(state.name_of(configured.index))));
     }
-    // A link that is down reports no carrier: bring the ethernet links up, then wait a
-    // little for one to see its carrier.
+    if local_seed && dhcp_on.is_none() {
+        return Ok(msg!("{}: the seed is local: no network needed", cloud.name()));
+    }
+    let link = match dhcp_on.and_then(|index| state.links.iter().find(|l| l.index == index)) {
+        Some(link) => *link,
+        None => {
+            raise_links(&mut kernel, &mut state)?;
+            let Some(link) = bring_up::choose_interface(&state.links).copied() else {
+                return Ok(msg!("no ethernet interface: nothing to bring up"));
+            };
+            link
+        }
+    };
+    let name = Shown(link.name());
+    let mac = link.mac.ok_or_else(|| msg!("{name}: no MAC address"))?;
+    let mut last = [0u8; 16];
+    let previous = match var.read(LAST_ADDRESS_FILE, &mut last) {
+        Ok(Some(len)) => bring_up::parse_ipv4(&last[..len]),
+        _ => None,
+    };
+    let lease = take_lease(ctx, &link, mac, previous)?;
+    let state = kernel.read_state()?;
+    let changes = bring_up::lease_changes(&lease, &link, &state.addresses, &state.routes).map_err(|e| msg!("{name}: {e}"))?;
+    // The link may have been brought up since it was read.
+    let mut up = link;
+    up.flags |= link::IFF_UP;
+    kernel.apply(&changes, &up, link.name())?;
+    let ip = text(lease.address);
+    let mut line: heapless::Vec<u8, 40> = heapless::Vec::from_slice(&ip).unwrap_or_default();
+    let _ = line.push(b'\n');
+    var.write_atomic(LAST_ADDRESS_FILE, &line, 0o644, None).map_err(|e| os_error("$TINY_CLOUD_VAR/.dhcp-address", e))?;
+    let mut resolv = [0u8; 1024];
+    let mut out = Out::new(&mut resolv);
+    let dns = match bring_up::resolv_conf(&lease, link.name(), &mut out) {
+        Ok(true) => {
+            write_resolv_conf(ctx, out.written())?;
+            lease.dns.len()
+        }
+        Ok(false) => 0,
+        Err(full) => return Err(msg!("/etc/resolv.conf: longer than {} bytes", full.limit)),
+    };
+    Ok(msg!(
+        "{name}: {}/{} from {} for {} s, {} routes, {dns} DNS servers",
+        Shown(&ip),
+        lease.prefix_len,
+        Shown(&text(lease.server)),
+        lease.lease_seconds.unwrap_or(0),
+        changes.routes.len()
+    ))
+}
+
+/// A link that is down reports no carrier: brings the ethernet links up, then waits a
+/// little for one to see its carrier.
+fn raise_links(kernel: &mut Rtnl, state: &mut State) -> Result<(), Line> {
     let mut raised = false;
     for link in state.links.iter().filter(|l| l.is_ethernet() && !l.is_up()) {
         kernel.change("link up", &mut |buf, seq| LinkChange { index: link.index, up: Some(true), ..Default::default() }.emit(buf, seq))?;
@@ -58,44 +129,82 @@ pub fn set_ephemeral_network(ctx: &mut Context<'_>) -> Result<Line, Line> {
             let _ = wisp_os_linux::net::poll(&mut [], 50);
         }
     }
-    let Some(link) = bring_up::choose_interface(&state.links).copied() else {
-        return Ok(msg!("no ethernet interface: nothing to bring up"));
+    Ok(())
+}
+
+enum Configured {
+    Nothing,
+    Disabled,
+    Applied(Line),
+}
+
+/// Most bytes of a saved network-config, and of what is read of it.
+const CONFIG_LIMIT: usize = 16 * 1024;
+const CONFIG_NODES: usize = 1024;
+
+/// The seed's network configuration (saved in `$TINY_CLOUD_VAR/network-config`), applied
+/// through rtnetlink and kept as `/etc/network/interfaces` and `/etc/resolv.conf`. An
+/// interface with `dhcp4` is the one DHCP runs on, if nothing else gives an address.
+fn apply_network_config(ctx: &mut Context<'_>, var: &Dir, cloud: Cloud, kernel: &mut Rtnl, state: &State, dhcp_on: &mut Option<u32>) -> Result<Configured, Line> {
+    let mut document = [0u8; CONFIG_LIMIT];
+    let len = match var.read(b"network-config", &mut document) {
+        Ok(Some(len)) => len,
+        Ok(None) => return Ok(Configured::Nothing),
+        Err(_) => return Err(msg!("$TINY_CLOUD_VAR/network-config: unreadable, or longer than {CONFIG_LIMIT} bytes")),
     };
-    let name = Shown(link.name());
-    let mac = link.mac.ok_or_else(|| msg!("{name}: no MAC address"))?;
-    let var = ctx.var_dir()?;
-    let mut last = [0u8; 16];
-    let previous = match var.read(LAST_ADDRESS_FILE, &mut last) {
-        Ok(Some(len)) => bring_up::parse_ipv4(&last[..len]),
-        _ => None,
-    };
-    let lease = take_lease(ctx, &link, mac, previous)?;
-    let state = kernel.read_state()?;
-    let changes = bring_up::lease_changes(&lease, &link, &state.addresses, &state.routes).map_err(|e| msg!("{name}: {e}"))?;
-    kernel.apply(&changes)?;
-    let ip = text(lease.address);
-    let mut line: heapless::Vec<u8, 40> = heapless::Vec::from_slice(&ip).unwrap_or_default();
-    let _ = line.push(b'\n');
-    var.write_atomic(LAST_ADDRESS_FILE, &line, 0o644, None).map_err(|e| os_error("$TINY_CLOUD_VAR/.dhcp-address", e))?;
+    if cloud == Cloud::Configdrive {
+        ctx.log.line(format_args!("network_data.json: not applied (wisp reads network-config versions 1 and 2 only)"));
+        return Ok(Configured::Nothing);
+    }
+    let mut nodes = [Node::EMPTY; CONFIG_NODES];
+    let mut text = [0u8; CONFIG_LIMIT];
+    let mut arena = Arena::new(&mut nodes, &mut text);
+    let root = arena.parse(&document[..len]).map_err(|e| msg!("network-config: {e}"))?;
+    let config = network_config::parse(arena.value(root)).map_err(|e| msg!("{e}"))?;
+    if config.disabled {
+        return Ok(Configured::Disabled);
+    }
+    for (kind, name) in &config.refused {
+        ctx.log.line(format_args!("network-config: {kind} {}: not supported by wisp: skipped", Shown(name.as_bytes())));
+    }
+    let mut applied = 0;
+    for interface in &config.interfaces {
+        let name = interface.name.as_bytes();
+        let Some(link) = bring_up::find_link(interface, &state.links).copied() else {
+            ctx.log.line(format_args!("network-config: {}: no such interface: skipped", Shown(name)));
+            continue;
+        };
+        let changes = bring_up::config_changes(interface, &link, &state.addresses, &state.routes).map_err(|e| msg!("network-config: {}: {e}", Shown(name)))?;
+        kernel.apply(&changes, &link, name)?;
+        if interface.dhcp4 && dhcp_on.is_none() {
+            *dhcp_on = Some(link.index);
+        }
+        applied += 1;
+    }
+    let mut eni = [0u8; 8192];
+    let mut out = Out::new(&mut eni);
+    eni::render(&config, &mut out).map_err(|full| msg!("/etc/network/interfaces: longer than {} bytes", full.limit))?;
+    let etc_network = ctx.create_dir(b"/etc/network")?;
+    if !etc_network.has_contents(b"interfaces", out.written()).unwrap_or(false) {
+        etc_network.write_atomic(b"interfaces", out.written(), 0o644, None).map_err(|e| os_error("/etc/network/interfaces", e))?;
+    }
     let mut resolv = [0u8; 1024];
     let mut out = Out::new(&mut resolv);
-    let dns = match bring_up::resolv_conf(&lease, link.name(), &mut out) {
-        Ok(true) => {
-            let etc = ctx.create_dir(b"/etc")?;
-            etc.write_atomic(b"resolv.conf", out.written(), 0o644, None).map_err(|e| os_error("/etc/resolv.conf", e))?;
-            lease.dns.len()
-        }
-        Ok(false) => 0,
+    let search: heapless::Vec<&[u8], { network_config::SEARCH_LIMIT }> = config.search.iter().map(|s| s.as_bytes()).collect();
+    match bring_up::write_resolv_conf(&[b"the network configuration"], &search, &config.nameservers, &mut out) {
+        Ok(true) => write_resolv_conf(ctx, out.written())?,
+        Ok(false) => {}
         Err(full) => return Err(msg!("/etc/resolv.conf: longer than {} bytes", full.limit)),
-    };
-    Ok(msg!(
-        "{name}: {}/{} from {} for {} s, {} routes, {dns} DNS servers",
-        Shown(&ip),
-        lease.prefix_len,
-        Shown(&text(lease.server)),
-        lease.lease_seconds.unwrap_or(0),
-        changes.routes.len()
-    ))
+    }
+    Ok(Configured::Applied(msg!("network-config: {applied} of {} interfaces applied", config.interfaces.len())))
+}
+
+fn write_resolv_conf(ctx: &Context<'_>, text: &[u8]) -> Result<(), Line> {
+    let etc = ctx.create_dir(b"/etc")?;
+    if !etc.has_contents(b"resolv.conf", text).unwrap_or(false) {
+        etc.write_atomic(b"resolv.conf", text, 0o644, None).map_err(|e| os_error("/etc/resolv.conf", e))?;
+    }
+    Ok(())
 }
 
 /// The DHCP exchange on `link`, within WISP_DHCP_MS.
@@ -253,12 +362,22 @@ impl Rtnl {
         Ok(sequence)
     }
 
-    /// The lease's changes, in order: MTU, address, routes (a gateway's own route first).
-    fn apply(&mut self, changes: &Changes) -> Result<(), Line> {
+    /// Changes to `link`, in order: its name (while it is down), MTU, up, addresses,
+    /// routes (a gateway's own route first).
+    fn apply(&mut self, changes: &Changes, link: &Link, name: &[u8]) -> Result<(), Line> {
         let create = netlink::F_CREATE | netlink::F_REPLACE;
+        let index = changes.interface;
+        if changes.rename {
+            if link.is_up() {
+                self.change("link down", &mut |buf, seq| LinkChange { index, up: Some(false), ..Default::default() }.emit(buf, seq))?;
+            }
+            self.change("rename", &mut |buf, seq| LinkChange { index, name: Some(name), ..Default::default() }.emit(buf, seq))?;
+        }
         if let Some(mtu) = changes.mtu {
-            let index = changes.interface;
             self.change("set MTU", &mut |buf, seq| LinkChange { index, mtu: Some(mtu), ..Default::default() }.emit(buf, seq))?;
+        }
+        if changes.rename || !link.is_up() {
+            self.change("link up", &mut |buf, seq| LinkChange { index, up: Some(true), ..Default::default() }.emit(buf, seq))?;
         }
         for address in &changes.addresses {
             self.change("add address", &mut |buf, seq| address.emit(buf, address::RTM_NEWADDR, create, seq))?;
