@@ -9,7 +9,7 @@ use core::net::{IpAddr, Ipv4Addr};
 use wisp_core::config::Cloud;
 use wisp_core::net::address::{self, Address};
 use wisp_core::net::bring_up::{self, Changes};
-use wisp_core::net::{eni, network_config};
+use wisp_core::net::{eni, ip_text, network_config};
 use wisp_core::provider::Item;
 use wisp_core::yaml::{Arena, Node};
 use wisp_os_linux::fs::Dir;
@@ -58,7 +58,7 @@ pub fn set_ephemeral_network(ctx: &mut Context<'_>, metadata: &mut Metadata) -> 
         Configured::Nothing => {}
     }
     if let Some(configured) = bring_up::configured_address(&state.addresses, &state.links) {
-        return Ok(msg!("{} on {}: already configured, left alone", Shown(&bring_up::ip_text(&configured.ip)), Shown(state.name_of(configured.index))));
+        return Ok(msg!("{} on {}: already configured, left alone", Shown(&ip_text::ip_text(&configured.ip)), Shown(state.name_of(configured.index))));
     }
     if local_seed && dhcp_on.is_none() {
         return Ok(msg!("{}: the seed is local: no network needed", cloud.name()));
@@ -77,7 +77,7 @@ pub fn set_ephemeral_network(ctx: &mut Context<'_>, metadata: &mut Metadata) -> 
     let mac = link.mac.ok_or_else(|| msg!("{name}: no MAC address"))?;
     let mut last = [0u8; 16];
     let previous = match var.read(LAST_ADDRESS_FILE, &mut last) {
-        Ok(Some(len)) => bring_up::parse_ipv4(&last[..len]),
+        Ok(Some(len)) => ip_text::parse_ipv4(&last[..len]),
         _ => None,
     };
     let lease = take_lease(ctx, &link, mac, previous)?;
@@ -236,8 +236,8 @@ fn take_lease(ctx: &mut Context<'_>, link: &Link, mac: [u8; 6], previous: Option
     }
 }
 
-fn text(ip: Option<Ipv4Addr>) -> heapless::Vec<u8, { bring_up::IP_TEXT_LIMIT }> {
-    bring_up::ip_text(&IpAddr::V4(ip.unwrap_or(Ipv4Addr::UNSPECIFIED)))
+fn text(ip: Option<Ipv4Addr>) -> heapless::Vec<u8, { ip_text::IP_TEXT_LIMIT }> {
+    ip_text::ip_text(&IpAddr::V4(ip.unwrap_or(Ipv4Addr::UNSPECIFIED)))
 }
 
 /// A packet within `timeout_ms`, or `None`.

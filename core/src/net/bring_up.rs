@@ -11,6 +11,7 @@ use super::network_config::{Interface, ADDRESSES_LIMIT};
 use super::route::PROTOCOL_BOOT;
 use super::link::Link;
 use super::route::{Route, PROTOCOL_DHCP, TABLE_MAIN};
+use super::ip_text::ip_text;
 use crate::out::{Full, Out};
 
 /// A global address on an interface that is not a loopback: the network is configured
@@ -171,51 +172,6 @@ fn lease_routes(lease: &Lease, interface: u32, subnet: &Subnet) -> Result<heaple
     Ok(routes)
 }
 
-/// Dotted decimal.
-pub fn put_ipv4(out: &mut Out<'_>, ip: Ipv4Addr) -> Result<(), Full> {
-    for (i, octet) in ip.octets().into_iter().enumerate() {
-        if i > 0 {
-            out.put(b".")?;
-        }
-        out.put_decimal(octet as u64)?;
-    }
-    Ok(())
-}
-
-/// Longest text of an address: eight groups of four hex digits.
-pub const IP_TEXT_LIMIT: usize = 39;
-
-/// An address as text for logs and files: IPv4 dotted, IPv6 as eight hex groups, not
-/// shortened (valid RFC 4291 text; core's formatter would cost 1.5 KB).
-pub fn ip_text(ip: &IpAddr) -> heapless::Vec<u8, IP_TEXT_LIMIT> {
-    let mut buf = [0u8; IP_TEXT_LIMIT];
-    let mut out = Out::new(&mut buf);
-    let _ = match ip {
-        IpAddr::V4(v4) => put_ipv4(&mut out, *v4),
-        IpAddr::V6(v6) => v6.segments().into_iter().enumerate().try_for_each(|(i, group)| {
-            if i > 0 {
-                out.put(b":")?;
-            }
-            let digits = [12, 8, 4, 0].map(|shift| b"0123456789abcdef"[(group >> shift) as usize & 0xf]);
-            let first = digits.iter().position(|&d| d != b'0').unwrap_or(3);
-            out.put(&digits[first..])
-        }),
-    };
-    heapless::Vec::from_slice(out.written()).unwrap_or_default()
-}
-
-/// Dotted decimal back, as `ip_text` writes it (surrounding whitespace ignored).
-pub fn parse_ipv4(text: &[u8]) -> Option<Ipv4Addr> {
-    let mut octets = [0u8; 4];
-    let mut parts = text.trim_ascii().split(|&b| b == b'.');
-    for octet in octets.iter_mut() {
-        let part = parts.next().filter(|p| !p.is_empty() && p.len() <= 3 && p.iter().all(u8::is_ascii_digit))?;
-        let value = part.iter().fold(0u32, |n, d| n * 10 + (d - b'0') as u32);
-        *octet = u8::try_from(value).ok()?;
-    }
-    parts.next().is_none().then_some(Ipv4Addr::from(octets))
-}
-
 /// `/etc/resolv.conf` from the lease: its search list (else its domain) and its DNS
 /// servers. `Ok(false)` when the lease has neither, and the file is left as it is.
 pub fn resolv_conf(lease: &Lease, interface: &[u8], out: &mut Out<'_>) -> Result<bool, Full> {
@@ -372,28 +328,6 @@ mod tests {
         assert_eq!(find_link(&by_name, &[link]).unwrap().index, 5);
         assert!(config_changes(&by_name, &link, &[], &[]).unwrap().is_empty());
         assert_eq!(find_link(&Interface { name: "eth9", ..Interface::default() }, &[link]), None);
-    }
-
-    #[test]
-    fn addresses_as_text_and_back() {
-        assert_eq!(ip_text(&IpAddr::V4(v4(10, 0, 255, 7))).as_slice(), b"10.0.255.7");
-        let v6 = IpAddr::V6(core::net::Ipv6Addr::new(0x2001, 0xdb8, 0, 0, 0, 0xff, 0xfe00, 2));
-        assert_eq!(ip_text(&v6).as_slice(), b"2001:db8:0:0:0:ff:fe00:2");
-        assert_eq!(ip_text(&v6).as_slice().parse_v6(), v6);
-        assert_eq!(parse_ipv4(b"10.77.0.56\n"), Some(v4(10, 77, 0, 56)));
-        for bad in [&b"10.77.0"[..], b"10.77.0.256", b"10.77.0.5.1", b"1..2.3", b"a.b.c.d", b""] {
-            assert_eq!(parse_ipv4(bad), None, "{bad:?}");
-        }
-    }
-
-    trait ParseV6 {
-        fn parse_v6(&self) -> IpAddr;
-    }
-
-    impl ParseV6 for [u8] {
-        fn parse_v6(&self) -> IpAddr {
-            core::str::from_utf8(self).unwrap().parse().unwrap()
-        }
     }
 
     #[test]

@@ -5,7 +5,7 @@
 
 use core::net::IpAddr;
 
-use super::bring_up::ip_text;
+use super::ip_text::ip_text;
 use super::network_config::{NetworkConfig, Prefix, StaticRoute};
 use crate::out::{Full, Out};
 

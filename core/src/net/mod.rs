@@ -6,6 +6,7 @@
 
 use core::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
+pub mod ip_text;
 pub mod netlink;
 pub mod link;
 pub mod address;

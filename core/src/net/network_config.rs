@@ -6,6 +6,7 @@
 
 use core::net::{IpAddr, Ipv4Addr};
 
+use super::ip_text::{parse_ip, parse_ipv4};
 use crate::yaml::{Kind, Value};
 
 pub const INTERFACES_LIMIT: usize = 4;
@@ -69,8 +70,19 @@ impl core::fmt::Display for ConfigError {
     }
 }
 
+#[inline(never)]
+fn fail(at: &Value<'_>, what: &'static str) -> ConfigError {
+    ConfigError { line: at.line(), what }
+}
+
 fn error<T>(at: &Value<'_>, what: &'static str) -> Result<T, ConfigError> {
-    Err(ConfigError { line: at.line(), what })
+    Err(fail(at, what))
+}
+
+/// `Value::get`, kept out of line: the readers below ask for some forty keys.
+#[inline(never)]
+fn get<'a>(value: &Value<'a>, key: &str) -> Option<Value<'a>> {
+    value.get(key)
 }
 
 fn text<'a>(value: Value<'a>, what: &'static str) -> Result<&'a str, ConfigError> {
@@ -88,14 +100,14 @@ fn push<T, const N: usize>(vec: &mut heapless::Vec<T, N>, item: T, at: &Value<'_
 fn prefix(value: Value<'_>) -> Result<Prefix, ConfigError> {
     let s = text(value, "an address is expected")?;
     let (ip, len) = s.split_once('/').unwrap_or((s, ""));
-    let ip: IpAddr = ip.parse().or_else(|_| error(&value, "not an IP address"))?;
+    let ip = parse_ip(ip.as_bytes()).ok_or_else(|| fail(&value, "not an IP address"))?;
     let max = if ip.is_ipv4() { 32 } else { 128 };
     let len = if len.is_empty() { max } else { len.parse().ok().filter(|&l| l <= max).map_or_else(|| error(&value, "bad prefix length"), Ok)? };
     Ok(Prefix { ip, len })
 }
 
 fn ip(value: Value<'_>) -> Result<IpAddr, ConfigError> {
-    text(value, "an address is expected")?.parse().or_else(|_| error(&value, "not an IP address"))
+    parse_ip(text(value, "an address is expected")?.as_bytes()).ok_or_else(|| fail(&value, "not an IP address"))
 }
 
 /// A netmask (`255.255.0.0`) or prefix length (`16`) as a prefix length.
@@ -104,7 +116,7 @@ fn mask(value: Value<'_>) -> Result<u8, ConfigError> {
     if let Ok(len) = s.parse::<u8>() {
         return if len <= 128 { Ok(len) } else { error(&value, "bad prefix length") };
     }
-    let bits = u32::from(s.parse::<Ipv4Addr>().or_else(|_| error(&value, "bad netmask"))?);
+    let bits = u32::from(parse_ipv4(s.as_bytes()).ok_or_else(|| fail(&value, "bad netmask"))?);
     if bits.leading_ones() + bits.trailing_zeros() != 32 {
         return error(&value, "bad netmask");
     }
@@ -159,16 +171,16 @@ fn addresses<const N: usize>(value: Value<'_>, into: &mut heapless::Vec<IpAddr, 
 
 /// Reads a network configuration document (its root node).
 pub fn parse(root: Value<'_>) -> Result<NetworkConfig<'_>, ConfigError> {
-    let root = root.get("network").unwrap_or(root);
+    let root = get(&root, "network").unwrap_or(root);
     let mut config = NetworkConfig::default();
     if root.kind() != Kind::Mapping {
         return error(&root, "a mapping is expected");
     }
-    if root.get("config").and_then(|c| c.as_str()) == Some("disabled") {
+    if get(&root, "config").and_then(|c| c.as_str()) == Some("disabled") {
         config.disabled = true;
         return Ok(config);
     }
-    match root.get("version").and_then(|v| v.as_int()) {
+    match get(&root, "version").and_then(|v| v.as_int()) {
         Some(1) => parse_v1(root, &mut config)?,
         Some(2) => parse_v2(root, &mut config)?,
         _ => return error(&root, "version 1 or 2 is expected"),
@@ -177,33 +189,33 @@ pub fn parse(root: Value<'_>) -> Result<NetworkConfig<'_>, ConfigError> {
 }
 
 fn parse_v1<'a>(root: Value<'a>, config: &mut NetworkConfig<'a>) -> Result<(), ConfigError> {
-    let Some(entries) = root.get("config") else { return error(&root, "version 1 needs a config list") };
+    let Some(entries) = get(&root, "config") else { return error(&root, "version 1 needs a config list") };
     for entry in entries.items() {
-        let kind = entry.get("type").map_or_else(|| error(&entry, "an entry needs a type"), |t| text(t, "type is a name"))?;
+        let kind = get(&entry, "type").map_or_else(|| error(&entry, "an entry needs a type"), |t| text(t, "type is a name"))?;
         match kind {
             "physical" => {
-                let mut interface = Interface { name: entry.get("name").map_or_else(|| error(&entry, "a physical entry needs a name"), |n| text(n, "name is a name"))?, ..Interface::default() };
-                if let Some(value) = entry.get("mac_address") {
+                let mut interface = Interface { name: get(&entry, "name").map_or_else(|| error(&entry, "a physical entry needs a name"), |n| text(n, "name is a name"))?, ..Interface::default() };
+                if let Some(value) = get(&entry, "mac_address") {
                     interface.mac = Some(mac(value)?);
                 }
-                if let Some(value) = entry.get("mtu") {
+                if let Some(value) = get(&entry, "mtu") {
                     interface.mtu = Some(mtu(value)?);
                 }
-                for subnet in entry.get("subnets").iter().flat_map(|s| s.items()) {
+                for subnet in get(&entry, "subnets").iter().flat_map(|s| s.items()) {
                     v1_subnet(subnet, &mut interface, config)?;
                 }
                 push(&mut config.interfaces, interface, &entry, "more than 4 interfaces")?;
             }
             "nameserver" => {
-                if let Some(value) = entry.get("address") {
+                if let Some(value) = get(&entry, "address") {
                     addresses(value, &mut config.nameservers)?;
                 }
-                if let Some(value) = entry.get("search") {
+                if let Some(value) = get(&entry, "search") {
                     strings(value, &mut config.search)?;
                 }
             }
             "bond" | "bridge" | "vlan" | "route" => {
-                let name = entry.get("name").and_then(|n| n.as_str()).unwrap_or("");
+                let name = get(&entry, "name").and_then(|n| n.as_str()).unwrap_or("");
                 let _ = config.refused.push((kind, name));
             }
             _ => return error(&entry, "type is physical, nameserver, bond, bridge, vlan or route"),
@@ -213,20 +225,20 @@ fn parse_v1<'a>(root: Value<'a>, config: &mut NetworkConfig<'a>) -> Result<(), C
 }
 
 fn v1_subnet<'a>(subnet: Value<'a>, interface: &mut Interface<'a>, config: &mut NetworkConfig<'a>) -> Result<(), ConfigError> {
-    let kind = subnet.get("type").map_or_else(|| error(&subnet, "a subnet needs a type"), |t| text(t, "type is a name"))?;
+    let kind = get(&subnet, "type").map_or_else(|| error(&subnet, "a subnet needs a type"), |t| text(t, "type is a name"))?;
     match kind {
         "dhcp" | "dhcp4" => interface.dhcp4 = true,
         "dhcp6" => interface.dhcp6 = true,
         // SLAAC is the kernel's, with nothing to configure.
         "ipv6_slaac" | "ipv6_dhcpv6-stateless" | "manual" => {}
         "static" | "static6" => {
-            let Some(address) = subnet.get("address") else { return error(&subnet, "a static subnet needs an address") };
+            let Some(address) = get(&subnet, "address") else { return error(&subnet, "a static subnet needs an address") };
             let mut address = prefix(address)?;
-            if let Some(netmask) = subnet.get("netmask") {
+            if let Some(netmask) = get(&subnet, "netmask") {
                 address.len = mask(netmask)?;
             }
             push(&mut interface.addresses, address, &subnet, "more than 4 addresses")?;
-            if let Some(gateway) = subnet.get("gateway") {
+            if let Some(gateway) = get(&subnet, "gateway") {
                 let gateway = ip(gateway)?;
                 if gateway.is_ipv4() {
                     interface.gateway4 = Some(gateway);
@@ -234,19 +246,19 @@ fn v1_subnet<'a>(subnet: Value<'a>, interface: &mut Interface<'a>, config: &mut 
                     interface.gateway6 = Some(gateway);
                 }
             }
-            for route in subnet.get("routes").iter().flat_map(|r| r.items()) {
-                let Some(network) = route.get("network").or(route.get("destination")) else { return error(&route, "a route needs a network") };
+            for route in get(&subnet, "routes").iter().flat_map(|r| r.items()) {
+                let Some(network) = get(&route, "network").or(get(&route, "destination")) else { return error(&route, "a route needs a network") };
                 let mut to = prefix(network)?;
-                if let Some(netmask) = route.get("netmask").or(route.get("prefix")) {
+                if let Some(netmask) = get(&route, "netmask").or(get(&route, "prefix")) {
                     to.len = mask(netmask)?;
                 }
-                let Some(via) = route.get("gateway") else { return error(&route, "a route needs a gateway") };
+                let Some(via) = get(&route, "gateway") else { return error(&route, "a route needs a gateway") };
                 push(&mut interface.routes, StaticRoute { to, via: ip(via)? }, &route, "more than 8 routes")?;
             }
-            if let Some(value) = subnet.get("dns_nameservers") {
+            if let Some(value) = get(&subnet, "dns_nameservers") {
                 addresses(value, &mut config.nameservers)?;
             }
-            if let Some(value) = subnet.get("dns_search") {
+            if let Some(value) = get(&subnet, "dns_search") {
                 strings(value, &mut config.search)?;
             }
         }
@@ -257,51 +269,51 @@ fn v1_subnet<'a>(subnet: Value<'a>, interface: &mut Interface<'a>, config: &mut 
 
 fn parse_v2<'a>(root: Value<'a>, config: &mut NetworkConfig<'a>) -> Result<(), ConfigError> {
     for kind in ["bonds", "bridges", "vlans", "wifis"] {
-        for (name, _) in root.get(kind).iter().flat_map(|v| v.entries()) {
+        for (name, _) in get(&root, kind).iter().flat_map(|v| v.entries()) {
             let _ = config.refused.push((kind.trim_end_matches('s'), name.as_str().unwrap_or("")));
         }
     }
-    for (key, entry) in root.get("ethernets").iter().flat_map(|v| v.entries()) {
+    for (key, entry) in get(&root, "ethernets").iter().flat_map(|v| v.entries()) {
         let id = text(key, "an interface id is expected")?;
         let mut interface = Interface { name: id, ..Interface::default() };
-        if let Some(matching) = entry.get("match") {
-            if let Some(value) = matching.get("macaddress") {
+        if let Some(matching) = get(&entry, "match") {
+            if let Some(value) = get(&matching, "macaddress") {
                 interface.mac = Some(mac(value)?);
             }
-            if let Some(value) = matching.get("name") {
+            if let Some(value) = get(&matching, "name") {
                 interface.match_name = Some(text(value, "match name is a name")?);
             }
         }
-        if let Some(value) = entry.get("set-name") {
+        if let Some(value) = get(&entry, "set-name") {
             interface.name = text(value, "set-name is a name")?;
         }
-        if let Some(value) = entry.get("mtu") {
+        if let Some(value) = get(&entry, "mtu") {
             interface.mtu = Some(mtu(value)?);
         }
-        interface.dhcp4 = entry.get("dhcp4").and_then(|v| v.as_bool()).unwrap_or(false);
-        interface.dhcp6 = entry.get("dhcp6").and_then(|v| v.as_bool()).unwrap_or(false);
-        for address in entry.get("addresses").iter().flat_map(|a| a.items()) {
+        interface.dhcp4 = get(&entry, "dhcp4").and_then(|v| v.as_bool()).unwrap_or(false);
+        interface.dhcp6 = get(&entry, "dhcp6").and_then(|v| v.as_bool()).unwrap_or(false);
+        for address in get(&entry, "addresses").iter().flat_map(|a| a.items()) {
             push(&mut interface.addresses, prefix(address)?, &address, "more than 4 addresses")?;
         }
-        if let Some(value) = entry.get("gateway4") {
+        if let Some(value) = get(&entry, "gateway4") {
             interface.gateway4 = Some(ip(value)?);
         }
-        if let Some(value) = entry.get("gateway6") {
+        if let Some(value) = get(&entry, "gateway6") {
             interface.gateway6 = Some(ip(value)?);
         }
-        for route in entry.get("routes").iter().flat_map(|r| r.items()) {
-            let (Some(to), Some(via)) = (route.get("to"), route.get("via")) else { return error(&route, "a route needs to and via") };
+        for route in get(&entry, "routes").iter().flat_map(|r| r.items()) {
+            let (Some(to), Some(via)) = (get(&route, "to"), get(&route, "via")) else { return error(&route, "a route needs to and via") };
             let to = match to.as_str() {
                 Some("default") => Prefix { ip: IpAddr::V4(Ipv4Addr::UNSPECIFIED), len: 0 },
                 _ => prefix(to)?,
             };
             push(&mut interface.routes, StaticRoute { to, via: ip(via)? }, &route, "more than 8 routes")?;
         }
-        if let Some(nameservers) = entry.get("nameservers") {
-            if let Some(value) = nameservers.get("addresses") {
+        if let Some(nameservers) = get(&entry, "nameservers") {
+            if let Some(value) = get(&nameservers, "addresses") {
                 addresses(value, &mut config.nameservers)?;
             }
-            if let Some(value) = nameservers.get("search") {
+            if let Some(value) = get(&nameservers, "search") {
                 strings(value, &mut config.search)?;
             }
         }
