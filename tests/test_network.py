@@ -5,6 +5,7 @@ Two namespaces: the server's (dnsmasq on its end of the veth, the fake IMDS on i
 169.254.169.254, as a cloud's host), and the instance's (the test's `netns`, where wisp
 runs, with the metadata address taken off its lo so that only the link reaches it)."""
 
+import base64
 import json
 import os
 import secrets
@@ -315,3 +316,20 @@ def test_config_disabled_leaves_the_network_alone(run, network, root):
     assert "network-config: config disabled: the network is left alone" in result.stderr
     assert network.addresses() == []
     assert (root / "etc/network/interfaces").read_text() == "# the image's own\n"
+
+
+def test_kernel_command_line_network_config_wins(run, network, root):
+    # An AWS instance told its static address on the kernel command line: applied, no
+    # DHCP, and the metadata comes across the link through the configured gateway.
+    network.imds(aws_metadata())
+    document = "version: 2\nethernets:\n  eth0:\n    addresses: [10.77.0.7/24]\n    gateway4: 10.77.0.1\n"
+    encoded = base64.b64encode(document.encode()).decode()
+    (root / "proc/cmdline").write_text(f"root=/dev/vda1 network-config={encoded} console=ttyS0\n")
+    result = run("bootstrap", root=root)
+    assert result.rc == 0, result
+    assert network.addresses() == [("10.77.0.7", 24)]
+    assert "DHCP" not in result.stderr
+    assert result.hostname == "ip-10-0-1-23"
+    (root / "proc/cmdline").write_text("root=/dev/vda1 network-config=!!!\n")
+    result = run("boot", root=root)
+    assert result.rc == 1 and "network-config= on the kernel command line: " in result.stderr, result

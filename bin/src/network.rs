@@ -9,6 +9,7 @@ use core::net::{IpAddr, Ipv4Addr};
 use wisp_core::config::Cloud;
 use wisp_core::net::address::{self, Address};
 use wisp_core::net::bring_up::{self, Changes};
+use wisp_core::base64;
 use wisp_core::net::{eni, ip_text, network_config};
 use wisp_core::provider::Item;
 use wisp_core::yaml::{Arena, Node};
@@ -142,17 +143,21 @@ enum Configured {
 const CONFIG_LIMIT: usize = 16 * 1024;
 const CONFIG_NODES: usize = 1024;
 
-/// The seed's network configuration (saved in `$TINY_CLOUD_VAR/network-config`), applied
+/// The kernel command line's `network-config=`, else the seed's network configuration
+/// (saved in `$TINY_CLOUD_VAR/network-config`), applied
 /// through rtnetlink and kept as `/etc/network/interfaces` and `/etc/resolv.conf`. An
 /// interface with `dhcp4` is the one DHCP runs on, if nothing else gives an address.
 fn apply_network_config(ctx: &mut Context<'_>, var: &Dir, cloud: Cloud, kernel: &mut Rtnl, state: &State, dhcp_on: &mut Option<u32>) -> Result<Configured, Line> {
     let mut document = [0u8; CONFIG_LIMIT];
-    let len = match var.read(b"network-config", &mut document) {
-        Ok(Some(len)) => len,
-        Ok(None) => return Ok(Configured::Nothing),
-        Err(_) => return Err(msg!("$TINY_CLOUD_VAR/network-config: unreadable, or longer than {CONFIG_LIMIT} bytes")),
+    let mut cmdline = [0u8; 4096];
+    let encoded = ctx.read(b"/proc/cmdline", &mut cmdline).ok().flatten().and_then(network_config::from_cmdline);
+    let len = match (encoded, var.read(b"network-config", &mut document)) {
+        (Some(encoded), _) => base64::decode(encoded, &mut document).map_err(|e| msg!("network-config= on the kernel command line: {e}"))?,
+        (None, Ok(Some(len))) => len,
+        (None, Ok(None)) => return Ok(Configured::Nothing),
+        (None, Err(_)) => return Err(msg!("$TINY_CLOUD_VAR/network-config: unreadable, or longer than {CONFIG_LIMIT} bytes")),
     };
-    if cloud == Cloud::Configdrive {
+    if cloud == Cloud::Configdrive && encoded.is_none() {
         ctx.log.line(format_args!("network_data.json: not applied (wisp reads network-config versions 1 and 2 only)"));
         return Ok(Configured::Nothing);
     }

@@ -169,6 +169,12 @@ fn addresses<const N: usize>(value: Value<'_>, into: &mut heapless::Vec<IpAddr, 
     Ok(())
 }
 
+/// The value of `network-config=` on the kernel command line (base64 of a document, as
+/// cloud-init reads it), which wins over a seed's.
+pub fn from_cmdline(cmdline: &[u8]) -> Option<&[u8]> {
+    cmdline.split(|b| b.is_ascii_whitespace()).find_map(|word| word.strip_prefix(b"network-config=")).filter(|v| !v.is_empty())
+}
+
 /// Reads a network configuration document (its root node).
 pub fn parse(root: Value<'_>) -> Result<NetworkConfig<'_>, ConfigError> {
     let root = get(&root, "network").unwrap_or(root);
@@ -412,6 +418,12 @@ config:
             assert_eq!(config.search.as_slice(), ["a.test", "b.test"]);
             assert_eq!(config.refused.as_slice(), [("bridge", "br0")]);
         });
+    }
+
+    #[test]
+    fn kernel_command_line() {
+        assert_eq!(from_cmdline(b"root=/dev/vda1 network-config=dmVyc2lvbjogMgo= quiet\n"), Some(&b"dmVyc2lvbjogMgo="[..]));
+        assert_eq!(from_cmdline(b"root=/dev/vda1 xnetwork-config=abc network-config=\n"), None);
     }
 
     #[test]
