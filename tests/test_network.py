@@ -333,3 +333,33 @@ def test_kernel_command_line_network_config_wins(run, network, root):
     (root / "proc/cmdline").write_text("root=/dev/vda1 network-config=!!!\n")
     result = run("boot", root=root)
     assert result.rc == 1 and "network-config= on the kernel command line: " in result.stderr, result
+
+
+def test_configdrive_network_data_json(run, network, root, tmp_path):
+    (root / "sys/class/dmi/id/sys_vendor").write_text("QEMU\n")
+    latest = tmp_path / "cd/openstack/latest"
+    latest.mkdir(parents=True)
+    (latest / "meta_data.json").write_text('{"uuid": "83679162-1378-4288-a2d4-70e13ec132aa", "hostname": "cd-host"}')
+    (latest / "user_data").write_text("#cloud-config\n{}\n")
+    (latest / "network_data.json").write_text(json.dumps({
+        "links": [{"id": "tap1a2b", "type": "ovs", "ethernet_mac_address": "02:00:00:77:00:02", "mtu": 1450},
+                  {"id": "bond0", "type": "bond", "ethernet_mac_address": "02:00:00:00:00:09"}],
+        "networks": [{"id": "network0", "type": "ipv4", "link": "tap1a2b", "ip_address": "10.77.0.8",
+                      "netmask": "255.255.255.0",
+                      "routes": [{"network": "0.0.0.0", "netmask": "0.0.0.0", "gateway": "10.77.0.1"}]}],
+        "services": [{"type": "dns", "address": "10.77.0.1"}]}))
+    image = tmp_path / "config.iso"
+    subprocess.run(["genisoimage", "-quiet", "-o", image, "-V", "config-2", "-J", "-R", tmp_path / "cd"], check=True)
+    (root / "sys/class/block/sr1").mkdir(parents=True)
+    os.symlink(image, root / "dev/sr1")
+    result = run("boot", root=root)
+    assert result.rc == 0, result
+    # Found by MAC, keeping the machine's name for it.
+    assert network.names() == ["eth0", "lo"]
+    assert network.addresses() == [("10.77.0.8", 24)]
+    assert ("default", "10.77.0.1", None) in network.routes()
+    assert network.mtu() == 1450
+    assert "network-config: bond bond0: not supported by wisp: skipped" in result.stderr
+    assert "auto eth0\niface eth0 inet static\n    address 10.77.0.8/24\n    gateway 10.77.0.1\n    mtu 1450\n" in (
+        root / "etc/network/interfaces").read_text()
+    assert "nameserver 10.77.0.1\n" in (root / "etc/resolv.conf").read_text()

@@ -10,7 +10,7 @@ use wisp_core::config::Cloud;
 use wisp_core::net::address::{self, Address};
 use wisp_core::net::bring_up::{self, Changes};
 use wisp_core::base64;
-use wisp_core::net::{eni, ip_text, network_config};
+use wisp_core::net::{eni, ip_text, network_config, network_data};
 use wisp_core::provider::Item;
 use wisp_core::yaml::{Arena, Node};
 use wisp_os_linux::fs::Dir;
@@ -50,7 +50,7 @@ pub fn set_ephemeral_network(ctx: &mut Context<'_>, metadata: &mut Metadata) -> 
     let mut state = kernel.read_state()?;
     let var = ctx.var_dir()?;
     let mut dhcp_on: Option<u32> = None;
-    match apply_network_config(ctx, &var, cloud, &mut kernel, &state, &mut dhcp_on)? {
+    match apply_network_config(ctx, &var, &mut kernel, &state, &mut dhcp_on)? {
         Configured::Disabled => return Ok(msg!("network-config: config disabled: the network is left alone")),
         Configured::Applied(note) => {
             ctx.log.line(format_args!("{note}"));
@@ -147,7 +147,7 @@ const CONFIG_NODES: usize = 1024;
 /// (saved in `$TINY_CLOUD_VAR/network-config`), applied
 /// through rtnetlink and kept as `/etc/network/interfaces` and `/etc/resolv.conf`. An
 /// interface with `dhcp4` is the one DHCP runs on, if nothing else gives an address.
-fn apply_network_config(ctx: &mut Context<'_>, var: &Dir, cloud: Cloud, kernel: &mut Rtnl, state: &State, dhcp_on: &mut Option<u32>) -> Result<Configured, Line> {
+fn apply_network_config(ctx: &mut Context<'_>, var: &Dir, kernel: &mut Rtnl, state: &State, dhcp_on: &mut Option<u32>) -> Result<Configured, Line> {
     let mut document = [0u8; CONFIG_LIMIT];
     let mut cmdline = [0u8; 4096];
     let encoded = ctx.read(b"/proc/cmdline", &mut cmdline).ok().flatten().and_then(network_config::from_cmdline);
@@ -157,15 +157,16 @@ fn apply_network_config(ctx: &mut Context<'_>, var: &Dir, cloud: Cloud, kernel: 
         (None, Ok(None)) => return Ok(Configured::Nothing),
         (None, Err(_)) => return Err(msg!("$TINY_CLOUD_VAR/network-config: unreadable, or longer than {CONFIG_LIMIT} bytes")),
     };
-    if cloud == Cloud::Configdrive && encoded.is_none() {
-        ctx.log.line(format_args!("network_data.json: not applied (wisp reads network-config versions 1 and 2 only)"));
-        return Ok(Configured::Nothing);
-    }
     let mut nodes = [Node::EMPTY; CONFIG_NODES];
     let mut text = [0u8; CONFIG_LIMIT];
     let mut arena = Arena::new(&mut nodes, &mut text);
-    let root = arena.parse(&document[..len]).map_err(|e| msg!("network-config: {e}"))?;
-    let config = network_config::parse(arena.value(root)).map_err(|e| msg!("{e}"))?;
+    // ConfigDrive's network_data.json is kept under the same name: JSON is an object.
+    let mut config = if document[..len].trim_ascii_start().first() == Some(&b'{') {
+        network_data::parse(&document[..len]).map_err(|e| msg!("{e}"))?
+    } else {
+        let root = arena.parse(&document[..len]).map_err(|e| msg!("network-config: {e}"))?;
+        network_config::parse(arena.value(root)).map_err(|e| msg!("{e}"))?
+    };
     if config.disabled {
         return Ok(Configured::Disabled);
     }
@@ -173,12 +174,16 @@ fn apply_network_config(ctx: &mut Context<'_>, var: &Dir, cloud: Cloud, kernel: 
         ctx.log.line(format_args!("network-config: {kind} {}: not supported by wisp: skipped", Shown(name.as_bytes())));
     }
     let mut applied = 0;
-    for interface in &config.interfaces {
-        let name = interface.name.as_bytes();
-        let Some(link) = bring_up::find_link(interface, &state.links).copied() else {
-            ctx.log.line(format_args!("network-config: {}: no such interface: skipped", Shown(name)));
+    for interface in config.interfaces.iter_mut() {
+        let Some(link) = bring_up::find_link(interface, &state.links) else {
+            ctx.log.line(format_args!("network-config: {}: no such interface: skipped", Shown(interface.name.as_bytes())));
             continue;
         };
+        if interface.keep_name {
+            interface.name = core::str::from_utf8(link.name()).unwrap_or(interface.name);
+        }
+        let link = *link;
+        let name = interface.name.as_bytes();
         let changes = bring_up::config_changes(interface, &link, &state.addresses, &state.routes).map_err(|e| msg!("network-config: {}: {e}", Shown(name)))?;
         kernel.apply(&changes, &link, name)?;
         if interface.dhcp4 && dhcp_on.is_none() {

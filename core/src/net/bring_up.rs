@@ -103,7 +103,7 @@ pub fn find_link<'l>(interface: &Interface<'_>, links: &'l [Link]) -> Option<&'l
 pub fn config_changes(interface: &Interface<'_>, link: &Link, addresses: &[Address], routes: &[Route]) -> Result<Changes, LeaseError> {
     let mut changes = Changes {
         interface: link.index,
-        rename: link.name() != interface.name.as_bytes(),
+        rename: !interface.keep_name && link.name() != interface.name.as_bytes(),
         mtu: interface.mtu.filter(|&mtu| mtu != link.mtu),
         ..Changes::default()
     };

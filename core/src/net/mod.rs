@@ -18,6 +18,7 @@ pub mod dhcp_client;
 
 pub mod bring_up;
 pub mod network_config;
+pub mod network_data;
 pub mod eni;
 
 /// Address families as rtnetlink writes them (AF_INET, AF_INET6).

@@ -37,6 +37,9 @@ pub struct Interface<'a> {
     /// v2 `match: name`: the interface is found by this name (and renamed to `name`,
     /// as cloud-init's renderers name it).
     pub match_name: Option<&'a str>,
+    /// Keep the name the machine gave the interface found (network_data.json names its
+    /// links by ids, not interface names).
+    pub keep_name: bool,
     pub mtu: Option<u32>,
     pub dhcp4: bool,
     pub dhcp6: bool,
