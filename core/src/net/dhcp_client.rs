@@ -342,6 +342,23 @@ mod tests {
     }
 
     #[test]
+    fn damaged_replies_never_bind_another_address() {
+        let mut garbage = crate::fuzz::Garbage::new(2131);
+        let mut out = [0u8; PACKET_LIMIT];
+        for _ in 0..3000 {
+            let mut client = Client::new(MAC, xid(), 0, 30_000, None);
+            sent(client.step(0, None, &mut out));
+            let offer = garbage.mutated(OFFER, 28..OFFER.len(), 3);
+            let _ = client.step(1, Some(&offer), &mut out);
+            let ack = garbage.mutated(ACK, 28..ACK.len(), 3);
+            if let Step::Bound(lease) = client.step(2, Some(&ack), &mut out) {
+                // Only a reply that still says what the client asked for binds.
+                assert!(lease.address.is_some());
+            }
+        }
+    }
+
+    #[test]
     fn gives_up_on_a_silent_offerer() {
         let mut out = [0u8; PACKET_LIMIT];
         let mut client = Client::new(MAC, xid(), 0, 60_000, None);

@@ -430,6 +430,42 @@ config:
     }
 
     #[test]
+    fn garbage_is_an_error_not_a_panic() {
+        let mut garbage = crate::fuzz::Garbage::new(121);
+        let pieces: [&[u8]; 16] = [b"version: 1\n", b"version: 2\n", b"config:\n", b"  - type: physical\n", b"    name: e\n",
+            b"    subnets: [{type: static, address: ", b"10.0.0.1/24", b"::1/200", b"}]\n", b"ethernets:\n", b"  e: {addresses: [",
+            b"], routes: [{to: default, via: ", b"fe80::1", b"}]}\n", b"    mac_address: 02:00\n", b"network: {config: disabled}\n"];
+        let mut parsed = 0;
+        for _ in 0..3000 {
+            let source = garbage.text(&pieces, 8);
+            let mut nodes = vec![Node::EMPTY; 512];
+            let mut text = vec![0u8; 8192];
+            let mut arena = Arena::new(&mut nodes, &mut text);
+            let Ok(root) = arena.parse(&source) else { continue };
+            if parse(arena.value(root)).is_ok() {
+                parsed += 1;
+            }
+        }
+        assert!(parsed > 0, "some documents are valid");
+    }
+
+    #[test]
+    fn mutations_of_a_valid_document() {
+        let mut garbage = crate::fuzz::Garbage::new(7);
+        for _ in 0..2000 {
+            let source = garbage.mutated(V1.as_bytes(), 0..V1.len(), 2);
+            let mut nodes = vec![Node::EMPTY; 512];
+            let mut text = vec![0u8; 8192];
+            let mut arena = Arena::new(&mut nodes, &mut text);
+            if let Ok(root) = arena.parse(&source) {
+                if let Ok(config) = parse(arena.value(root)) {
+                    assert!(config.interfaces.len() <= INTERFACES_LIMIT);
+                }
+            }
+        }
+    }
+
+    #[test]
     fn disabled() {
         with_config("network: {config: disabled}\n", |config| assert!(config.unwrap().disabled));
     }

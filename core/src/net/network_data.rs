@@ -193,6 +193,21 @@ mod tests {
     }
 
     #[test]
+    fn mutations_are_errors_not_panics() {
+        let mut garbage = crate::fuzz::Garbage::new(3442);
+        let mut refused = 0;
+        for _ in 0..3000 {
+            let document = garbage.mutated(DOCUMENT.as_bytes(), 0..DOCUMENT.len(), 2);
+            let result = parse(&document).map(|config| config.interfaces.len());
+            match result {
+                Ok(interfaces) => assert!(interfaces <= 3),
+                Err(_) => refused += 1,
+            }
+        }
+        assert!(refused > 0);
+    }
+
+    #[test]
     fn mistakes_are_named() {
         let cases: [(&str, DataError); 4] = [
             (r#"{"links": [{"id": "x", "ethernet_mac_address": "fa:16"}]}"#, bad("bad MAC address")),
