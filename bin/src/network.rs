@@ -117,7 +117,7 @@ pub fn set_ephemeral_network(ctx: &mut Context<'_>, metadata: &mut Metadata) -> 
 fn raise_links(kernel: &mut Rtnl, state: &mut State) -> Result<(), Line> {
     let mut raised = false;
     for link in state.links.iter().filter(|l| l.is_ethernet() && !l.is_up()) {
-        kernel.change("link up", &mut |buf, seq| LinkChange { index: link.index, up: Some(true), ..Default::default() }.emit(buf, seq))?;
+        kernel.link("link up", LinkChange { index: link.index, up: Some(true), ..Default::default() })?;
         raised = true;
     }
     let waited = monotonic_ms();
@@ -271,6 +271,19 @@ struct State {
 }
 
 impl State {
+    /// A link, an address or a main-table route from a dump.
+    fn keep(&mut self, message: &Message<'_>) -> Result<(), Line> {
+        let full = match message.kind() {
+            link::RTM_NEWLINK => Link::parse(message).map(|l| l.map(|l| self.links.push(l).is_err())),
+            address::RTM_NEWADDR => Address::parse(message).map(|a| a.map(|a| self.addresses.push(a).is_err())),
+            _ => Route::parse(message).map(|r| r.filter(|r| r.table == TABLE_MAIN).map(|r| self.routes.push(r).is_err())),
+        };
+        match full.map_err(|e| msg!("{e}"))? {
+            Some(true) => Err(msg!("more than {LINKS_LIMIT} links, {ADDRESSES_LIMIT} addresses or {ROUTES_LIMIT} main-table routes")),
+            _ => Ok(()),
+        }
+    }
+
     fn name_of(&self, index: u32) -> &[u8] {
         self.links.iter().find(|l| l.index == index).map_or(b"?", |l| l.name())
     }
@@ -294,42 +307,26 @@ impl Rtnl {
     }
 
     fn read_state(&mut self) -> Result<State, Line> {
-        let links = self.read_links()?;
-        let mut addresses = heapless::Vec::new();
-        self.dump("addresses", address::dump_request, &mut |message| {
-            if let Some(address) = Address::parse(message).map_err(|e| msg!("{e}"))? {
-                addresses.push(address).map_err(|_| msg!("more than {ADDRESSES_LIMIT} addresses"))?;
-            }
-            Ok(())
-        })?;
-        let mut routes = heapless::Vec::new();
-        self.dump("routes", route::dump_request, &mut |message| {
-            if let Some(route) = Route::parse(message).map_err(|e| msg!("{e}"))?.filter(|r| r.table == TABLE_MAIN) {
-                routes.push(route).map_err(|_| msg!("more than {ROUTES_LIMIT} routes in the main table"))?;
-            }
-            Ok(())
-        })?;
-        Ok(State { links, addresses, routes })
+        let mut state = State { links: heapless::Vec::new(), addresses: heapless::Vec::new(), routes: heapless::Vec::new() };
+        for request in [link::dump_request, address::dump_request, route::dump_request] {
+            self.dump(request, &mut |message| state.keep(message))?;
+        }
+        Ok(state)
     }
 
     fn read_links(&mut self) -> Result<heapless::Vec<Link, LINKS_LIMIT>, Line> {
-        let mut links = heapless::Vec::new();
-        self.dump("links", link::dump_request, &mut |message| {
-            if let Some(link) = Link::parse(message).map_err(|e| msg!("{e}"))? {
-                links.push(link).map_err(|_| msg!("more than {LINKS_LIMIT} network interfaces"))?;
-            }
-            Ok(())
-        })?;
-        Ok(links)
+        let mut state = State { links: heapless::Vec::new(), addresses: heapless::Vec::new(), routes: heapless::Vec::new() };
+        self.dump(link::dump_request, &mut |message| state.keep(message))?;
+        Ok(state.links)
     }
 
     /// Sends a dump request and hands each message of the answer to `each`.
     fn dump(
         &mut self,
-        what: &str,
         request: fn(&mut [u8], u32) -> Result<&[u8], netlink::Error>,
         each: &mut dyn FnMut(&Message<'_>) -> Result<(), Line>,
     ) -> Result<(), Line> {
+        let what = "rtnetlink dump";
         let sequence = self.send(what, &mut |buf, seq| request(buf, seq))?;
         loop {
             let len = wisp_os_linux::netlink::recv(&self.socket, &mut self.buf).map_err(|e| os_error(what, e))?;
@@ -345,6 +342,11 @@ impl Rtnl {
                 }
             }
         }
+    }
+
+    /// One change to a link.
+    fn link(&mut self, what: &str, change: LinkChange<'_>) -> Result<(), Line> {
+        self.change(what, &mut |buf, seq| change.emit(buf, seq))
     }
 
     /// Sends a change and waits for its acknowledgement.
@@ -379,15 +381,15 @@ impl Rtnl {
         let index = changes.interface;
         if changes.rename {
             if link.is_up() {
-                self.change("link down", &mut |buf, seq| LinkChange { index, up: Some(false), ..Default::default() }.emit(buf, seq))?;
+                self.link("link down", LinkChange { index, up: Some(false), ..Default::default() })?;
             }
-            self.change("rename", &mut |buf, seq| LinkChange { index, name: Some(name), ..Default::default() }.emit(buf, seq))?;
+            self.link("rename", LinkChange { index, name: Some(name), ..Default::default() })?;
         }
         if let Some(mtu) = changes.mtu {
-            self.change("set MTU", &mut |buf, seq| LinkChange { index, mtu: Some(mtu), ..Default::default() }.emit(buf, seq))?;
+            self.link("set MTU", LinkChange { index, mtu: Some(mtu), ..Default::default() })?;
         }
         if changes.rename || !link.is_up() {
-            self.change("link up", &mut |buf, seq| LinkChange { index, up: Some(true), ..Default::default() }.emit(buf, seq))?;
+            self.link("link up", LinkChange { index, up: Some(true), ..Default::default() })?;
         }
         for address in &changes.addresses {
             self.change("add address", &mut |buf, seq| address.emit(buf, address::RTM_NEWADDR, create, seq))?;
