@@ -363,3 +363,36 @@ def test_configdrive_network_data_json(run, network, root, tmp_path):
     assert "auto eth0\niface eth0 inet static\n    address 10.77.0.8/24\n    gateway 10.77.0.1\n    mtu 1450\n" in (
         root / "etc/network/interfaces").read_text()
     assert "nameserver 10.77.0.1\n" in (root / "etc/resolv.conf").read_text()
+
+
+def test_net_sync_adds_and_removes_secondary_addresses(run, network, root):
+    instance = network.instance
+    instance.exec(["ip", "link", "set", "eth0", "up"], check=True)
+    for address in ("10.77.0.5/24", "10.77.0.30/24"):
+        instance.exec(["ip", "addr", "add", address, "dev", "eth0"], check=True)
+    instance.exec(["ip", "route", "add", "default", "via", "10.77.0.1"], check=True)
+    server = network.imds(aws_metadata(macs={"02:00:00:77:00:02": {
+        "local-ipv4s": ["10.77.0.5", "10.77.0.20", "10.77.0.21"], "subnet-ipv4-cidr-block": "10.77.0.0/24",
+        "ipv6s": ["2001:db8::20"], "subnet-ipv6-cidr-blocks": "2001:db8::/64"}}))
+    result = run("net-sync", root=root)
+    assert result.rc == 0, result
+    assert "net-sync: eth0: 3 added, 1 removed" in result.stderr
+    assert sorted(network.addresses()) == [("10.77.0.20", 24), ("10.77.0.21", 24), ("10.77.0.5", 24)]
+    assert network.addresses(family="-6") == [("2001:db8::20", 64)]
+    # Idempotent: a second run changes nothing.
+    result = run("net-sync", root=root)
+    assert result.rc == 0 and "net-sync: eth0: 0 added, 0 removed" in result.stderr, result
+    # An address the metadata no longer lists goes.
+    server.update(macs={"02:00:00:77:00:02": {"local-ipv4s": ["10.77.0.5"], "subnet-ipv4-cidr-block": "10.77.0.0/24"}})
+    result = run("net-sync", root=root)
+    assert result.rc == 0 and "net-sync: eth0: 0 added, 2 removed" in result.stderr, result
+    assert network.addresses() == [("10.77.0.5", 24)]
+    # Without ipv6s in the metadata, IPv6 is left as it is.
+    assert network.addresses(family="-6") == [("2001:db8::20", 64)]
+
+
+def test_net_sync_is_for_aws(run, root):
+    (root / "sys/class/dmi/id/sys_vendor").write_text("QEMU\n")
+    (root / "etc/wisp.conf").write_text((root / "etc/wisp.conf").read_text().replace("CLOUD=auto", "CLOUD=gcp"))
+    result = run("net-sync", root=root)
+    assert result.rc == 1 and "net-sync: gcp: only AWS's metadata lists an interface's addresses" in result.stderr, result

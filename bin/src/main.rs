@@ -100,6 +100,13 @@ fn main(start: &StartInfo) -> i32 {
         Command::Mark { complete } => commands::mark(&ctx, complete),
         Command::Grow { target } => grow::command(&mut ctx, target),
         Command::Userdata { file } => inspect::show(&ctx, file),
+        #[cfg(feature = "network")]
+        Command::NetSync => network::net_sync(&mut ctx),
+        #[cfg(not(feature = "network"))]
+        Command::NetSync => {
+            output::error(format_args!("net-sync: wisp was built without network support"));
+            EXIT_USAGE
+        }
         Command::Help | Command::Version => 0,
     }
 }

@@ -10,7 +10,7 @@ use wisp_core::config::Cloud;
 use wisp_core::net::address::{self, Address};
 use wisp_core::net::bring_up::{self, Changes};
 use wisp_core::base64;
-use wisp_core::net::{eni, ip_text, network_config, network_data};
+use wisp_core::net::{eni, ip_text, network_config, network_data, secondary};
 use wisp_core::provider::Item;
 use wisp_core::yaml::{Arena, Node};
 use wisp_os_linux::fs::Dir;
@@ -110,6 +110,67 @@ pub fn set_ephemeral_network(ctx: &mut Context<'_>, metadata: &mut Metadata) -> 
         lease.lease_seconds.unwrap_or(0),
         changes.routes.len()
     ))
+}
+
+/// `wisp net-sync`: on AWS, each interface gets the addresses the metadata lists for its
+/// MAC and loses the global ones it does not list, as tiny-cloud's `imds-net-sync`.
+/// Interfaces the metadata does not know are left alone; IPv6 is managed only where the
+/// metadata lists `ipv6s`.
+pub fn net_sync(ctx: &mut Context<'_>) -> i32 {
+    match sync_addresses(ctx) {
+        Ok(()) => 0,
+        Err(e) => {
+            crate::output::error(format_args!("net-sync: {e}"));
+            crate::EXIT_FAILED
+        }
+    }
+}
+
+fn sync_addresses(ctx: &mut Context<'_>) -> Result<(), Line> {
+    let cloud = ctx.cloud()?;
+    if cloud != Cloud::Aws {
+        return Err(msg!("{}: only AWS's metadata lists an interface's addresses", cloud.name()));
+    }
+    let timeouts = ctx.timeouts;
+    let mut imds = crate::imds::Imds::new(cloud, &timeouts, ctx.config.imds_token_ttl);
+    let mut kernel = Rtnl::open()?;
+    let state = kernel.read_state()?;
+    let mut body = [0u8; 2048];
+    for link in state.links.iter().filter(|l| l.is_ethernet()) {
+        let Some(mac) = link.mac else { continue };
+        let name = Shown(link.name());
+        let mut fetch = |key: &str, body: &mut [u8; 2048]| -> Result<Option<usize>, Line> {
+            let mut path = [0u8; 128];
+            let path = secondary::path(&mac, key, &mut path).map_err(|_| msg!("metadata path too long"))?;
+            // The answer's head comes first in `raw`: the body is copied out of it.
+            let mut raw = [0u8; 4096];
+            match imds.get_path(path, &mut raw) {
+                Ok(Some(value)) => {
+                    let target = body.get_mut(..value.len()).ok_or_else(|| msg!("{name}: {key}: longer than 2048 bytes"))?;
+                    target.copy_from_slice(value);
+                    Ok(Some(value.len()))
+                }
+                Ok(None) => Ok(None),
+                Err(e) => Err(msg!("{name}: {key}: {e}")),
+            }
+        };
+        let mut sync = secondary::Sync::default();
+        for (ipv6, list, subnet) in [(false, "local-ipv4s", "subnet-ipv4-cidr-block"), (true, "ipv6s", "subnet-ipv6-cidr-blocks")] {
+            let Some(len) = fetch(list, &mut body)? else { continue };
+            let wanted = secondary::addresses(&body[..len]).map_err(|line| msg!("{name}: {list} line {line}: not an address"))?;
+            let Some(len) = fetch(subnet, &mut body)? else { return Err(msg!("{name}: the metadata has no {subnet}")) };
+            let prefix_len = secondary::prefix_len(&body[..len]).ok_or_else(|| msg!("{name}: {subnet}: not a CIDR block"))?;
+            secondary::sync(link.index, &secondary::Wanted { ipv6, addresses: &wanted, prefix_len }, &state.addresses, &mut sync);
+        }
+        for address in &sync.add {
+            kernel.change("add address", &mut |buf, seq| address.emit(buf, address::RTM_NEWADDR, netlink::F_CREATE | netlink::F_REPLACE, seq))?;
+        }
+        for address in &sync.remove {
+            kernel.change("remove address", &mut |buf, seq| address.emit(buf, address::RTM_DELADDR, 0, seq))?;
+        }
+        ctx.log.line(format_args!("net-sync: {name}: {} added, {} removed", sync.add.len(), sync.remove.len()));
+    }
+    Ok(())
 }
 
 /// A link that is down reports no carrier: brings the ethernet links up, then waits a

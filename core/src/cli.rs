@@ -18,6 +18,7 @@ usage: wisp [--root DIR] [--config FILE] [--cloud NAME] COMMAND
   grow [MOUNTPOINT]             grow the partition and filesystem under MOUNTPOINT (default /)
   grow --image FILE --partition N   grow partition N in a disk image file
   userdata show [FILE]          print how wisp reads user-data (default: the saved copy), as JSON
+  net-sync                      make each interface carry the addresses AWS lists for it
   --help  --version
 ";
 
@@ -40,6 +41,8 @@ pub enum Command<'a> {
     Grow { target: GrowTarget<'a> },
     /// `userdata show [FILE]`: FILE taken as given, else the saved user-data.
     Userdata { file: Option<&'a [u8]> },
+    /// AWS's secondary addresses, added and removed as the metadata lists them.
+    NetSync,
     Help,
     Version,
 }
@@ -141,6 +144,7 @@ pub fn parse<'a>(args: &'a [&'a [u8]]) -> Result<Invocation<'a>, Error<'a>> {
     let rest = &args[i..];
     invocation.command = match word {
         b"bootstrap" => no_more(rest, Command::Bootstrap)?,
+        b"net-sync" => no_more(rest, Command::NetSync)?,
         b"imds" if rest.is_empty() => return Err(Error::NoKeys),
         b"imds" => Command::Imds { keys: rest },
         b"status" => match rest {

@@ -20,6 +20,7 @@ pub mod bring_up;
 pub mod network_config;
 pub mod network_data;
 pub mod eni;
+pub mod secondary;
 
 /// Address families as rtnetlink writes them (AF_INET, AF_INET6).
 pub const AF_INET: u8 = 2;
