@@ -396,3 +396,23 @@ def test_net_sync_is_for_aws(run, root):
     (root / "etc/wisp.conf").write_text((root / "etc/wisp.conf").read_text().replace("CLOUD=auto", "CLOUD=gcp"))
     result = run("net-sync", root=root)
     assert result.rc == 1 and "net-sync: gcp: only AWS's metadata lists an interface's addresses" in result.stderr, result
+
+
+def test_the_images_own_cloud_cfg_wins_over_the_seed(run, network, root):
+    # An image moved from cloud-init keeps its cloud.cfg.d: `network: {config: disabled}`
+    # there leaves the network alone whatever the seed says; a later file's network wins.
+    nocloud_seed(root, V1_STATIC)
+    cfg = root / "etc/cloud/cloud.cfg.d"
+    cfg.mkdir(parents=True)
+    (root / "etc/cloud/cloud.cfg").write_text("datasource_list: [NoCloud, None]\nnetwork:\n  version: 2\n"
+                                             "  ethernets: {eth0: {addresses: [10.77.0.40/24]}}\n")
+    (cfg / "50-other.cfg").write_text("manage_etc_hosts: true\n")
+    (cfg / "99-disable-network-config.cfg").write_text("network: {config: disabled}\n")
+    result = run("boot", root=root)
+    assert result.rc == 0, result
+    assert "network-config: config disabled: the network is left alone" in result.stderr
+    assert network.addresses() == []
+    (cfg / "99-disable-network-config.cfg").unlink()
+    result = run("boot", root=root)
+    assert result.rc == 0, result
+    assert network.addresses() == [("10.77.0.40", 24)]

@@ -212,11 +212,16 @@ fn apply_network_config(ctx: &mut Context<'_>, var: &Dir, kernel: &mut Rtnl, sta
     let mut document = [0u8; CONFIG_LIMIT];
     let mut cmdline = [0u8; 4096];
     let encoded = ctx.read(b"/proc/cmdline", &mut cmdline).ok().flatten().and_then(network_config::from_cmdline);
-    let len = match (encoded, var.read(b"network-config", &mut document)) {
-        (Some(encoded), _) => base64::decode(encoded, &mut document).map_err(|e| msg!("network-config= on the kernel command line: {e}"))?,
-        (None, Ok(Some(len))) => len,
-        (None, Ok(None)) => return Ok(Configured::Nothing),
-        (None, Err(_)) => return Err(msg!("$TINY_CLOUD_VAR/network-config: unreadable, or longer than {CONFIG_LIMIT} bytes")),
+    let len = match encoded {
+        Some(encoded) => base64::decode(encoded, &mut document).map_err(|e| msg!("network-config= on the kernel command line: {e}"))?,
+        None => match system_network(ctx, &mut document)? {
+            Some(len) => len,
+            None => match var.read(b"network-config", &mut document) {
+                Ok(Some(len)) => len,
+                Ok(None) => return Ok(Configured::Nothing),
+                Err(_) => return Err(msg!("$TINY_CLOUD_VAR/network-config: unreadable, or longer than {CONFIG_LIMIT} bytes")),
+            },
+        },
     };
     let mut nodes = [Node::EMPTY; CONFIG_NODES];
     let mut text = [0u8; CONFIG_LIMIT];
@@ -268,6 +273,48 @@ fn apply_network_config(ctx: &mut Context<'_>, var: &Dir, kernel: &mut Rtnl, sta
         Err(full) => return Err(msg!("/etc/resolv.conf: longer than {} bytes", full.limit)),
     }
     Ok(Configured::Applied(msg!("network-config: {applied} of {} interfaces applied", config.interfaces.len())))
+}
+
+/// Most files read in /etc/cloud/cloud.cfg.d.
+const SYSTEM_FILES_LIMIT: usize = 32;
+
+/// The image's own cloud-init configuration, which an image moving from cloud-init keeps
+/// (`network: {config: disabled}` in cloud.cfg.d is the usual line): the last of
+/// /etc/cloud/cloud.cfg and /etc/cloud/cloud.cfg.d/*.cfg, in name order, whose top level
+/// has `network:`, read into `document`. It wins over the seed's, as in cloud-init.
+fn system_network(ctx: &Context<'_>, document: &mut [u8; CONFIG_LIMIT]) -> Result<Option<usize>, Line> {
+    let mut paths: heapless::Vec<heapless::Vec<u8, 96>, SYSTEM_FILES_LIMIT> = heapless::Vec::new();
+    let _ = paths.push(heapless::Vec::from_slice(b"/etc/cloud/cloud.cfg").unwrap_or_default());
+    let mut names: heapless::Vec<heapless::Vec<u8, 64>, SYSTEM_FILES_LIMIT> = heapless::Vec::new();
+    if let Ok(dir) = ctx.open_dir(b"/etc/cloud/cloud.cfg.d") {
+        let _ = dir.for_each_entry(|name| {
+            if name.ends_with(b".cfg") {
+                let _ = heapless::Vec::from_slice(name).map(|n| names.push(n));
+            }
+        });
+    }
+    names.sort_unstable();
+    for name in &names {
+        let mut path: heapless::Vec<u8, 96> = heapless::Vec::from_slice(b"/etc/cloud/cloud.cfg.d/").unwrap_or_default();
+        if path.extend_from_slice(name).is_ok() {
+            let _ = paths.push(path);
+        }
+    }
+    let mut found = None;
+    for path in &paths {
+        let Ok(Some(text)) = ctx.read(path, document) else { continue };
+        let mut nodes = [Node::EMPTY; CONFIG_NODES];
+        let mut decoded = [0u8; CONFIG_LIMIT];
+        let mut arena = Arena::new(&mut nodes, &mut decoded);
+        // cloud-init's own files are not wisp's to judge: one wisp cannot read is skipped.
+        match arena.parse(text) {
+            Ok(root) if network_config::has_network(arena.value(root)) => found = Some(path),
+            Ok(_) => {}
+            Err(e) => crate::output::error(format_args!("{}: {e}: skipped", Shown(path))),
+        }
+    }
+    let Some(path) = found else { return Ok(None) };
+    Ok(ctx.read(path, document)?.map(|text| text.len()))
 }
 
 fn write_resolv_conf(ctx: &Context<'_>, text: &[u8]) -> Result<(), Line> {

@@ -178,6 +178,11 @@ pub fn from_cmdline(cmdline: &[u8]) -> Option<&[u8]> {
     cmdline.split(|b| b.is_ascii_whitespace()).find_map(|word| word.strip_prefix(b"network-config=")).filter(|v| !v.is_empty())
 }
 
+/// Whether a cloud-init system configuration (cloud.cfg) has a top-level `network:`.
+pub fn has_network(root: Value<'_>) -> bool {
+    root.kind() == Kind::Mapping && get(&root, "network").is_some()
+}
+
 /// Reads a network configuration document (its root node).
 pub fn parse(root: Value<'_>) -> Result<NetworkConfig<'_>, ConfigError> {
     let root = get(&root, "network").unwrap_or(root);
@@ -463,6 +468,18 @@ config:
                 }
             }
         }
+    }
+
+    #[test]
+    fn system_configuration_with_or_without_network() {
+        with_config("network: {config: disabled}\n", |config| assert!(config.unwrap().disabled));
+        let mut nodes = vec![Node::EMPTY; 64];
+        let mut text = vec![0u8; 1024];
+        let mut arena = Arena::new(&mut nodes, &mut text);
+        let root = arena.parse(b"datasource_list: [NoCloud]\nnetwork:\n  config: disabled\n").unwrap();
+        assert!(has_network(arena.value(root)));
+        let root = arena.parse(b"datasource_list: [NoCloud]\n").unwrap();
+        assert!(!has_network(arena.value(root)));
     }
 
     #[test]
