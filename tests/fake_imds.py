@@ -83,6 +83,11 @@ class Aws:
                 f"{i}={name}" for i, (name, _) in enumerate(keys))
             for i, (_, key) in enumerate(keys):
                 values[f"/latest/meta-data/public-keys/{i}/openssh-key"] = key + "\n"
+        # An interface's addresses: {"macs": {"02:..": {"local-ipv4s": [...], ...}}}.
+        for mac, fields in config.get("macs", {}).items():
+            for key, value in fields.items():
+                path_of = f"/latest/meta-data/network/interfaces/macs/{mac}/{key}"
+                values[path_of] = "\n".join(value) if isinstance(value, list) else value
         if path in values and values[path] is not None:
             raise Reply(200, values[path])
         if path == "/latest/user-data":

@@ -154,7 +154,7 @@ def man_commands_and_flags(text):
         for word in line.split()[1:]:
             if re.fullmatch(r"[A-Z][a-z]", word):
                 macro = word
-            elif macro == "Cm" and re.fullmatch(r"[a-z]+", word):
+            elif macro == "Cm" and re.fullmatch(r"[a-z][a-z-]*", word):
                 commands.add(word)
     flags = {"--" + f for f in re.findall(r"Fl \\-([a-z][a-z-]*)", text)}
     return commands, flags

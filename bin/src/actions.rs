@@ -21,9 +21,10 @@ pub fn run(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: 
         #[cfg(feature = "grow")]
         Action::ExpandRoot => crate::grow::expand_root(ctx),
         Action::InstallHotplugs => Err(msg!("not supported: wisp installs no mdev hotplug handlers")),
-        Action::SetEphemeralNetwork => {
-            Err(msg!("not supported: wisp has no DHCP client; the OS brings the network up"))
-        }
+        #[cfg(feature = "network")]
+        Action::SetEphemeralNetwork => crate::network::set_ephemeral_network(ctx, session.metadata),
+        #[cfg(not(feature = "network"))]
+        Action::SetEphemeralNetwork => Ok(msg!("built without network support: the OS brings the network up")),
         Action::SetDefaultInterfaces => set_default_interfaces(ctx),
         Action::EnableSshd => enable_sshd(ctx),
         Action::SaveUserdata => save_userdata(ctx, session, var),

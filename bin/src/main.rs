@@ -45,6 +45,8 @@ mod markers;
 #[cfg(feature = "cloud-config")]
 mod inspect;
 mod memory;
+#[cfg(feature = "network")]
+mod network;
 mod once;
 mod output;
 mod phases;
@@ -129,6 +131,13 @@ fn main(start: &StartInfo) -> i32 {
         #[cfg(feature = "cloud-config")]
         Command::Userdata { file } => inspect::show(&ctx, file),
         Command::Clean(options) => clean::command(&ctx, options),
+        #[cfg(feature = "network")]
+        Command::NetSync => network::net_sync(&mut ctx),
+        #[cfg(not(feature = "network"))]
+        Command::NetSync => {
+            output::error(format_args!("{}", features::missing("net-sync", "network")));
+            EXIT_USAGE
+        }
         Command::Help | Command::Version => 0,
         #[allow(unreachable_patterns)]
         Command::Grow { .. } | Command::Userdata { .. } => {

@@ -254,8 +254,13 @@ fn run_phase(
         // The network may not be up yet, so the instance cannot be asked for its id: a
         // new instance is found by the early phase, which then runs boot's actions too.
         if complete {
-            ctx.log.line(format_args!("boot: bootstrap complete: nothing to do"));
-            return Ok(None);
+            let every_boot: Plan = plan.iter().copied().filter(|action| action.every_boot()).collect();
+            if every_boot.is_empty() {
+                ctx.log.line(format_args!("boot: bootstrap complete: nothing to do"));
+                return Ok(None);
+            }
+            ctx.log.line(format_args!("boot: bootstrap complete: per-boot work only"));
+            return Ok(run_actions(ctx, session, var, phase, &every_boot, started));
         }
         return Ok(run_actions(ctx, session, var, phase, plan, started));
     }

@@ -23,6 +23,7 @@ usage: wisp [--root DIR] [--config FILE] [--cloud NAME] COMMAND
   userdata show [FILE]          print how wisp reads user-data (default: the saved copy), as JSON
   clean [--logs] [--ssh-host-keys] [--machine-id]
                                 forget this instance, so that the next boot is a first boot
+  net-sync                      make each interface carry the addresses AWS lists for it
   --help  --version
 ";
 
@@ -48,6 +49,8 @@ pub enum Command<'a> {
     /// `userdata show [FILE]`: FILE taken as given, else the saved user-data.
     Userdata { file: Option<&'a [u8]> },
     Clean(clean::Options),
+    /// AWS's secondary addresses, added and removed as the metadata lists them.
+    NetSync,
     Help,
     Version,
 }
@@ -167,6 +170,7 @@ pub fn parse<'a>(args: &'a [&'a [u8]]) -> Result<Invocation<'a>, Error<'a>> {
     let rest = &args[i..];
     invocation.command = match word {
         b"bootstrap" => no_more(rest, Command::Bootstrap)?,
+        b"net-sync" => no_more(rest, Command::NetSync)?,
         b"imds" if rest.is_empty() => return Err(Error::NoKeys),
         b"imds" => Command::Imds { keys: rest },
         b"status" => status(rest)?,

@@ -74,6 +74,8 @@ pub struct Config {
     /// The lines that set `INIT_ACTIONS_<PHASE>` (by `Phase as usize`) and, last,
     /// `SKIP_INIT_ACTIONS`: for `check_actions`'s message.
     pub action_lines: [u32; 5],
+    /// How long the boot phase waits for a DHCP lease, all retransmissions included.
+    pub dhcp_ms: u32,
 }
 
 /// A name in `INIT_ACTIONS_<PHASE>` or `SKIP_INIT_ACTIONS` that is no action.
@@ -136,6 +138,7 @@ impl Default for Config {
             http_backoff_max_ms: timeouts.backoff_max_ms,
             userdata_limit: USERDATA_LIMIT_MAX,
             action_lines: [0; 5],
+            dhcp_ms: 30_000,
         }
     }
 }
@@ -373,6 +376,7 @@ fn apply(config: &mut Config, name: &[u8], value: &str, line: u32) -> Result<boo
         b"WISP_HTTP_TOTAL_MS" => config.http_total_ms = number("WISP_HTTP_TOTAL_MS", value, 1, 3_600_000)?,
         b"WISP_HTTP_BACKOFF_MS" => config.http_backoff_ms = number("WISP_HTTP_BACKOFF_MS", value, 0, 600_000)?,
         b"WISP_HTTP_BACKOFF_MAX_MS" => config.http_backoff_max_ms = number("WISP_HTTP_BACKOFF_MAX_MS", value, 0, 600_000)?,
+        b"WISP_DHCP_MS" => config.dhcp_ms = number("WISP_DHCP_MS", value, 1000, 600_000)?,
         b"WISP_USERDATA_LIMIT" => config.userdata_limit = number("WISP_USERDATA_LIMIT", value, 1024, USERDATA_LIMIT_MAX)?,
         // tiny-cloud's hotplug settings: wisp installs no hotplug handlers (see README).
         b"HOTPLUG_TYPE" | b"HOTPLUG_MODULES" => {}
@@ -450,11 +454,13 @@ mod tests {
             INIT_ACTIONS_MAIN=\n\
             HOTPLUG_TYPE=mdev\n\
             WISP_HTTP_TOTAL_MS=3000\n\
+            WISP_DHCP_MS=5000\n\
             WISP_USERDATA_LIMIT=65536\n";
         let (config, warnings) = parse_ok(text);
         assert!(warnings.is_empty());
         assert_eq!(config.cloud, Cloud::Aws);
         assert_eq!(config.cloud_user, "ec2-user");
+        assert_eq!(config.dhcp_ms, 5000);
         assert_eq!(config.imds_token_ttl, 60);
         assert_eq!(config.var_dir, "/srv/cloud");
         assert_eq!(config.logs_dir, "/srv/cloud/log");

@@ -58,3 +58,6 @@ pub mod fstab;
 pub mod mount_options;
 pub mod mountinfo;
 pub mod partition;
+
+// The network: rtnetlink, DHCPv4, and the bring-up's decisions.
+pub mod net;

@@ -124,9 +124,10 @@ impl Action {
 
     /// Actions that also run on later boots of a bootstrapped instance, as cloud-init's
     /// per-boot work does: boothooks, `bootcmd`, and the per-boot scripts (which
-    /// `run_userdata` limits itself to on such a boot).
+    /// `run_userdata` limits itself to on such a boot); and the network, which an image
+    /// with no DHCP client of its own needs at every boot to reach the metadata service.
     pub const fn every_boot(self) -> bool {
-        matches!(self, Action::UserdataBoothooks | Action::UserdataBootcmd | Action::RunUserdata)
+        matches!(self, Action::SetEphemeralNetwork | Action::UserdataBoothooks | Action::UserdataBootcmd | Action::RunUserdata)
     }
 }
 
@@ -244,9 +245,9 @@ impl Phase {
     /// other keys, `runcmd` after the user's scripts, power last).
     pub const fn default_actions(self) -> &'static [Action] {
         match self {
-            // tiny-cloud also lists install_hotplugs and set_ephemeral_network: they run
-            // mdev scripts and a DHCP client, which wisp does not ship (see the README).
-            Phase::Boot => &[Action::ExpandRoot, Action::SetDefaultInterfaces, Action::EnableSshd],
+            // tiny-cloud also lists install_hotplugs: it runs mdev scripts, which wisp does
+            // not ship (see the README).
+            Phase::Boot => &[Action::ExpandRoot, Action::SetEphemeralNetwork, Action::SetDefaultInterfaces, Action::EnableSshd],
             Phase::Early => &[Action::SaveUserdata, Action::UserdataBoothooks],
             // The user and keys come first, as in tiny-cloud.
             Phase::Main => &[

@@ -9,6 +9,8 @@ pub mod fs;
 pub mod memory;
 pub mod mount;
 pub mod net;
+pub mod netlink;
+pub mod packet;
 pub mod process;
 pub mod stdio;
 pub mod system;

@@ -21,12 +21,14 @@ const TEXT_RUN: usize = 4;
 
 #[derive(Debug, PartialEq, Eq)]
 struct Budget {
-    ceiling: u64,
+    /// `None`: a configuration only reported (its distance to the aim), never failed.
+    ceiling: Option<u64>,
     aim: u64,
 }
 
-/// The budget of `config` in the file: lines of `CONFIGURATION CEILING AIM` in bytes;
-/// `scale` (percent) applies to both, for another architecture's build.
+/// The budget of `config` in the file: lines of `CONFIGURATION CEILING AIM` in bytes (a
+/// CEILING of `-`: reported, not enforced); `scale` (percent) applies to both, for another
+/// architecture's build.
 fn parse_budget(text: &str, config: &str, scale: u64) -> Result<Budget, String> {
     let mut found = None;
     let mut known = Vec::new();
@@ -40,8 +42,9 @@ fn parse_budget(text: &str, config: &str, scale: u64) -> Result<Budget, String> 
             return Err(format!("budget line {}: expected CONFIGURATION CEILING AIM", number + 1));
         };
         let bytes = |value: &str| value.parse::<u64>().map_err(|_| format!("budget line {}: {value:?} is not a number of bytes", number + 1));
-        let budget = Budget { ceiling: bytes(ceiling)?, aim: bytes(aim)? };
-        if budget.aim > budget.ceiling {
+        let ceiling = if ceiling == "-" { None } else { Some(bytes(ceiling)?) };
+        let budget = Budget { ceiling, aim: bytes(aim)? };
+        if budget.ceiling.is_some_and(|ceiling| budget.aim > ceiling) {
             return Err(format!("budget line {}: the aim is above the ceiling", number + 1));
         }
         known.push(name.to_string());
@@ -50,7 +53,7 @@ fn parse_budget(text: &str, config: &str, scale: u64) -> Result<Budget, String> 
         }
     }
     let budget = found.ok_or_else(|| format!("budget: no configuration {config:?} (known: {})", known.join(", ")))?;
-    Ok(Budget { ceiling: budget.ceiling * scale / 100, aim: budget.aim * scale / 100 })
+    Ok(Budget { ceiling: budget.ceiling.map(|ceiling| ceiling * scale / 100), aim: budget.aim * scale / 100 })
 }
 
 /// The demangled name without its hash: `wisp_core::http::parse_response`.
@@ -213,12 +216,17 @@ fn report(name: &str, binary: &[u8], symbols: Option<&[u8]>, budget: &Budget) ->
         report_symbols(&with_symbols.symbols()?, elf.section_contents(".rodata")?, rodata_size);
     }
     println!();
-    println!("budget ({name}): ceiling {} bytes, aim {} bytes", budget.ceiling, budget.aim);
-    if total > budget.ceiling {
-        println!("OVER THE CEILING by {} bytes", total - budget.ceiling);
-        return Ok(false);
+    match budget.ceiling {
+        Some(ceiling) => {
+            println!("budget ({name}): ceiling {ceiling} bytes, aim {} bytes", budget.aim);
+            if total > ceiling {
+                println!("OVER THE CEILING by {} bytes", total - ceiling);
+                return Ok(false);
+            }
+            println!("{} bytes under the ceiling", ceiling - total);
+        }
+        None => println!("budget ({name}): no ceiling (reported only), aim {} bytes", budget.aim),
     }
-    println!("{} bytes under the ceiling", budget.ceiling - total);
     if total > budget.aim {
         println!("{} bytes over the aim", total - budget.aim);
     } else {
@@ -280,10 +288,12 @@ mod tests {
 
     #[test]
     fn budget_file() {
-        let text = "# wisp\nfull 307200 229376  # 300 KiB\naws-only 131072 65536\n";
-        assert_eq!(parse_budget(text, "full", 100).unwrap(), Budget { ceiling: 307_200, aim: 229_376 });
-        assert_eq!(parse_budget(text, "aws-only", 110).unwrap(), Budget { ceiling: 144_179, aim: 72_089 });
-        assert!(parse_budget(text, "gcp-only", 100).unwrap_err().contains("known: full, aws-only"));
+        let text = "# wisp\nfull 307200 229376  # 300 KiB\naws-only 131072 65536\neverything - 229376\n";
+        assert_eq!(parse_budget(text, "full", 100).unwrap(), Budget { ceiling: Some(307_200), aim: 229_376 });
+        assert_eq!(parse_budget(text, "aws-only", 110).unwrap(), Budget { ceiling: Some(144_179), aim: 72_089 });
+        assert_eq!(parse_budget(text, "everything", 110).unwrap(), Budget { ceiling: None, aim: 252_313 });
+        assert!(parse_budget(text, "gcp-only", 100).unwrap_err().contains("known: full, aws-only, everything"));
+        assert!(parse_budget("full - x\n", "full", 100).is_err());
         assert!(parse_budget("full 10\n", "full", 100).is_err());
         assert!(parse_budget("full 10 20\n", "full", 100).is_err());
         assert!(parse_budget("full ten 1\n", "full", 100).is_err());

@@ -1,0 +1,515 @@
+//! `set_ephemeral_network`: the network with no tools. When the cloud serves its metadata
+//! over the network and no interface has an address yet, wisp takes a DHCP lease on the
+//! interface tiny-cloud would choose and applies it through rtnetlink, with resolv.conf.
+//! The decisions are core's (`wisp_core::net::bring_up`); this is the loop around the two
+//! sockets.
+
+use core::net::{IpAddr, Ipv4Addr};
+
+use wisp_core::config::Cloud;
+use wisp_core::net::address::{self, Address};
+use wisp_core::net::bring_up::{self, Changes};
+use wisp_core::base64;
+use wisp_core::net::{eni, ip_text, network_config, network_data, secondary};
+use wisp_core::provider::Item;
+use wisp_core::yaml::{Arena, Node};
+use wisp_os_linux::fs::Dir;
+use wisp_core::net::dhcp::Lease;
+use wisp_core::net::dhcp_client::{Client, Event, Step, PACKET_LIMIT};
+use wisp_core::net::link::{self, Link, LinkChange};
+use wisp_core::net::netlink::{self, Message};
+use wisp_core::net::route::{self, Route, TABLE_MAIN};
+use wisp_core::out::Out;
+use wisp_os_linux::net::{PollFd, PollFlags};
+use wisp_os_linux::time::monotonic_ms;
+use wisp_os_linux::{packet, Errno, OwnedFd};
+
+use crate::context::Context;
+use crate::imds::Metadata;
+use crate::output::{os_error, Line, Shown};
+
+/// Most links, addresses and main-table routes read back from the kernel.
+const LINKS_LIMIT: usize = 32;
+const ADDRESSES_LIMIT: usize = 64;
+const ROUTES_LIMIT: usize = 64;
+/// How long a link just brought up may take to report its carrier.
+const CARRIER_WAIT_MS: u64 = 2000;
+/// The address of the last lease, asked for again first at the next boot (INIT-REBOOT).
+const LAST_ADDRESS_FILE: &[u8] = b".dhcp-address";
+
+pub fn set_ephemeral_network(ctx: &mut Context<'_>, metadata: &mut Metadata) -> Result<Line, Line> {
+    let cloud = ctx.cloud()?;
+    let local_seed = matches!(cloud, Cloud::Nocloud | Cloud::Configdrive);
+    let var = ctx.var_dir()?;
+    // `wisp boot` alone has not read the seed yet: its network-config is needed now.
+    #[cfg(any(feature = "nocloud", feature = "configdrive"))]
+    if local_seed && metadata.get(Item::InstanceId).is_none() {
+        if let Err(e) = crate::seed::load(ctx, cloud, metadata, Some(&var)) {
+            ctx.log.line(format_args!("{}: {e}: using the saved network-config, if any", cloud.name()));
+        }
+    }
+    let mut kernel = Rtnl::open()?;
+    let mut state = kernel.read_state()?;
+    let mut dhcp_on: Option<u32> = None;
+    match apply_network_config(ctx, &var, &mut kernel, &state, &mut dhcp_on)? {
+        Configured::Disabled => return Ok(msg!("network-config: config disabled: the network is left alone")),
+        Configured::Applied(note) => {
+            ctx.log.line(format_args!("{note}"));
+            state = kernel.read_state()?;
+        }
+        Configured::Nothing => {}
+    }
+    if let Some(configured) = bring_up::configured_address(&state.addresses, &state.links) {
+        return Ok(msg!("{} on {}: already configured, left alone", Shown(&ip_text::ip_text(&configured.ip)), Shown(state.name_of(configured.index))));
+    }
+    if local_seed && dhcp_on.is_none() {
+        return Ok(msg!("{}: the seed is local: no network needed", cloud.name()));
+    }
+    let link = match dhcp_on.and_then(|index| state.links.iter().find(|l| l.index == index)) {
+        Some(link) => *link,
+        None => {
+            raise_links(&mut kernel, &mut state)?;
+            let Some(link) = bring_up::choose_interface(&state.links).copied() else {
+                return Ok(msg!("no ethernet interface: nothing to bring up"));
+            };
+            link
+        }
+    };
+    let name = Shown(link.name());
+    let mac = link.mac.ok_or_else(|| msg!("{name}: no MAC address"))?;
+    let mut last = [0u8; 16];
+    let previous = match var.read(LAST_ADDRESS_FILE, &mut last) {
+        Ok(Some(len)) => ip_text::parse_ipv4(&last[..len]),
+        _ => None,
+    };
+    let lease = take_lease(ctx, &link, mac, previous)?;
+    let state = kernel.read_state()?;
+    let changes = bring_up::lease_changes(&lease, &link, &state.addresses, &state.routes).map_err(|e| msg!("{name}: {e}"))?;
+    // The link may have been brought up since it was read.
+    let mut up = link;
+    up.flags |= link::IFF_UP;
+    kernel.apply(&changes, &up, link.name())?;
+    let ip = text(lease.address);
+    let mut line: heapless::Vec<u8, 40> = heapless::Vec::from_slice(&ip).unwrap_or_default();
+    let _ = line.push(b'\n');
+    var.write_atomic(LAST_ADDRESS_FILE, &line, 0o644, None).map_err(|e| os_error("$TINY_CLOUD_VAR/.dhcp-address", e))?;
+    let mut resolv = [0u8; 1024];
+    let mut out = Out::new(&mut resolv);
+    let dns = match bring_up::resolv_conf(&lease, link.name(), &mut out) {
+        Ok(true) => {
+            write_resolv_conf(ctx, out.written())?;
+            lease.dns.len()
+        }
+        Ok(false) => 0,
+        Err(full) => return Err(msg!("/etc/resolv.conf: longer than {} bytes", full.limit)),
+    };
+    Ok(msg!(
+        "{name}: {}/{} from {} for {} s, {} routes, {dns} DNS servers",
+        Shown(&ip),
+        lease.prefix_len,
+        Shown(&text(lease.server)),
+        lease.lease_seconds.unwrap_or(0),
+        changes.routes.len()
+    ))
+}
+
+/// `wisp net-sync`: on AWS, each interface gets the addresses the metadata lists for its
+/// MAC and loses the global ones it does not list, as tiny-cloud's `imds-net-sync`.
+/// Interfaces the metadata does not know are left alone; IPv6 is managed only where the
+/// metadata lists `ipv6s`.
+pub fn net_sync(ctx: &mut Context<'_>) -> i32 {
+    match sync_addresses(ctx) {
+        Ok(()) => 0,
+        Err(e) => {
+            crate::output::error(format_args!("net-sync: {e}"));
+            crate::EXIT_FAILED
+        }
+    }
+}
+
+fn sync_addresses(ctx: &mut Context<'_>) -> Result<(), Line> {
+    let cloud = ctx.cloud()?;
+    if cloud != Cloud::Aws {
+        return Err(msg!("{}: only AWS's metadata lists an interface's addresses", cloud.name()));
+    }
+    let timeouts = ctx.timeouts;
+    let mut imds = crate::imds::Imds::new(cloud, &timeouts, ctx.config.imds_token_ttl);
+    let mut kernel = Rtnl::open()?;
+    let state = kernel.read_state()?;
+    let mut body = [0u8; 2048];
+    for link in state.links.iter().filter(|l| l.is_ethernet()) {
+        let Some(mac) = link.mac else { continue };
+        let name = Shown(link.name());
+        let mut fetch = |key: &str, body: &mut [u8; 2048]| -> Result<Option<usize>, Line> {
+            let mut path = [0u8; 128];
+            let path = secondary::path(&mac, key, &mut path).map_err(|_| msg!("metadata path too long"))?;
+            // The answer's head comes first in `raw`: the body is copied out of it.
+            let mut raw = [0u8; 4096];
+            match imds.get_path(path, &mut raw) {
+                Ok(Some(value)) => {
+                    let target = body.get_mut(..value.len()).ok_or_else(|| msg!("{name}: {key}: longer than 2048 bytes"))?;
+                    target.copy_from_slice(value);
+                    Ok(Some(value.len()))
+                }
+                Ok(None) => Ok(None),
+                Err(e) => Err(msg!("{name}: {key}: {e}")),
+            }
+        };
+        let mut sync = secondary::Sync::default();
+        for (ipv6, list, subnet) in [(false, "local-ipv4s", "subnet-ipv4-cidr-block"), (true, "ipv6s", "subnet-ipv6-cidr-blocks")] {
+            let Some(len) = fetch(list, &mut body)? else { continue };
+            let wanted = secondary::addresses(&body[..len]).map_err(|line| msg!("{name}: {list} line {line}: not an address"))?;
+            let Some(len) = fetch(subnet, &mut body)? else { return Err(msg!("{name}: the metadata has no {subnet}")) };
+            let prefix_len = secondary::prefix_len(&body[..len]).ok_or_else(|| msg!("{name}: {subnet}: not a CIDR block"))?;
+            secondary::sync(link.index, &secondary::Wanted { ipv6, addresses: &wanted, prefix_len }, &state.addresses, &mut sync);
+        }
+        for address in &sync.add {
+            kernel.change("add address", &mut |buf, seq| address.emit(buf, address::RTM_NEWADDR, netlink::F_CREATE | netlink::F_REPLACE, seq))?;
+        }
+        for address in &sync.remove {
+            kernel.change("remove address", &mut |buf, seq| address.emit(buf, address::RTM_DELADDR, 0, seq))?;
+        }
+        ctx.log.line(format_args!("net-sync: {name}: {} added, {} removed", sync.add.len(), sync.remove.len()));
+    }
+    Ok(())
+}
+
+/// A link that is down reports no carrier: brings the ethernet links up, then waits a
+/// little for one to see its carrier.
+fn raise_links(kernel: &mut Rtnl, state: &mut State) -> Result<(), Line> {
+    let mut raised = false;
+    for link in state.links.iter().filter(|l| l.is_ethernet() && !l.is_up()) {
+        kernel.link("link up", LinkChange { index: link.index, up: Some(true), ..Default::default() })?;
+        raised = true;
+    }
+    let waited = monotonic_ms();
+    if raised {
+        loop {
+            state.links = kernel.read_links()?;
+            if state.links.iter().any(|l| l.is_ethernet() && l.carrier) || monotonic_ms() - waited > CARRIER_WAIT_MS {
+                break;
+            }
+            let _ = wisp_os_linux::net::poll(&mut [], 50);
+        }
+    }
+    Ok(())
+}
+
+enum Configured {
+    Nothing,
+    Disabled,
+    Applied(Line),
+}
+
+/// Most bytes of a saved network-config, and of what is read of it.
+const CONFIG_LIMIT: usize = 16 * 1024;
+const CONFIG_NODES: usize = 1024;
+
+/// The kernel command line's `network-config=`, else the seed's network configuration
+/// (saved in `$TINY_CLOUD_VAR/network-config`), applied
+/// through rtnetlink and kept as `/etc/network/interfaces` and `/etc/resolv.conf`. An
+/// interface with `dhcp4` is the one DHCP runs on, if nothing else gives an address.
+fn apply_network_config(ctx: &mut Context<'_>, var: &Dir, kernel: &mut Rtnl, state: &State, dhcp_on: &mut Option<u32>) -> Result<Configured, Line> {
+    let mut document = [0u8; CONFIG_LIMIT];
+    let mut cmdline = [0u8; 4096];
+    let encoded = ctx.read(b"/proc/cmdline", &mut cmdline).ok().flatten().and_then(network_config::from_cmdline);
+    let len = match encoded {
+        Some(encoded) => base64::decode(encoded, &mut document).map_err(|e| msg!("network-config= on the kernel command line: {e}"))?,
+        None => match system_network(ctx, &mut document)? {
+            Some(len) => len,
+            None => match var.read(b"network-config", &mut document) {
+                Ok(Some(len)) => len,
+                Ok(None) => return Ok(Configured::Nothing),
+                Err(_) => return Err(msg!("$TINY_CLOUD_VAR/network-config: unreadable, or longer than {CONFIG_LIMIT} bytes")),
+            },
+        },
+    };
+    let mut nodes = [Node::EMPTY; CONFIG_NODES];
+    let mut text = [0u8; CONFIG_LIMIT];
+    let mut arena = Arena::new(&mut nodes, &mut text);
+    // ConfigDrive's network_data.json is kept under the same name: JSON is an object.
+    let mut config = if document[..len].trim_ascii_start().first() == Some(&b'{') {
+        network_data::parse(&document[..len]).map_err(|e| msg!("{e}"))?
+    } else {
+        let root = arena.parse(&document[..len]).map_err(|e| msg!("network-config: {e}"))?;
+        network_config::parse(arena.value(root)).map_err(|e| msg!("{e}"))?
+    };
+    if config.disabled {
+        return Ok(Configured::Disabled);
+    }
+    for (kind, name) in &config.refused {
+        ctx.log.line(format_args!("network-config: {kind} {}: not supported by wisp: skipped", Shown(name.as_bytes())));
+    }
+    let mut applied = 0;
+    for interface in config.interfaces.iter_mut() {
+        let Some(link) = bring_up::find_link(interface, &state.links) else {
+            ctx.log.line(format_args!("network-config: {}: no such interface: skipped", Shown(interface.name.as_bytes())));
+            continue;
+        };
+        if interface.keep_name {
+            interface.name = core::str::from_utf8(link.name()).unwrap_or(interface.name);
+        }
+        let link = *link;
+        let name = interface.name.as_bytes();
+        let changes = bring_up::config_changes(interface, &link, &state.addresses, &state.routes).map_err(|e| msg!("network-config: {}: {e}", Shown(name)))?;
+        kernel.apply(&changes, &link, name)?;
+        if interface.dhcp4 && dhcp_on.is_none() {
+            *dhcp_on = Some(link.index);
+        }
+        applied += 1;
+    }
+    let mut eni = [0u8; 8192];
+    let mut out = Out::new(&mut eni);
+    eni::render(&config, &mut out).map_err(|full| msg!("/etc/network/interfaces: longer than {} bytes", full.limit))?;
+    let etc_network = ctx.create_dir(b"/etc/network")?;
+    if !etc_network.has_contents(b"interfaces", out.written()).unwrap_or(false) {
+        etc_network.write_atomic(b"interfaces", out.written(), 0o644, None).map_err(|e| os_error("/etc/network/interfaces", e))?;
+    }
+    let mut resolv = [0u8; 1024];
+    let mut out = Out::new(&mut resolv);
+    let search: heapless::Vec<&[u8], { network_config::SEARCH_LIMIT }> = config.search.iter().map(|s| s.as_bytes()).collect();
+    match bring_up::write_resolv_conf(&[b"the network configuration"], &search, &config.nameservers, &mut out) {
+        Ok(true) => write_resolv_conf(ctx, out.written())?,
+        Ok(false) => {}
+        Err(full) => return Err(msg!("/etc/resolv.conf: longer than {} bytes", full.limit)),
+    }
+    Ok(Configured::Applied(msg!("network-config: {applied} of {} interfaces applied", config.interfaces.len())))
+}
+
+/// Most files read in /etc/cloud/cloud.cfg.d.
+const SYSTEM_FILES_LIMIT: usize = 32;
+
+/// The image's own cloud-init configuration, which an image moving from cloud-init keeps
+/// (`network: {config: disabled}` in cloud.cfg.d is the usual line): the last of
+/// /etc/cloud/cloud.cfg and /etc/cloud/cloud.cfg.d/*.cfg, in name order, whose top level
+/// has `network:`, read into `document`. It wins over the seed's, as in cloud-init.
+fn system_network(ctx: &Context<'_>, document: &mut [u8; CONFIG_LIMIT]) -> Result<Option<usize>, Line> {
+    let mut paths: heapless::Vec<heapless::Vec<u8, 96>, SYSTEM_FILES_LIMIT> = heapless::Vec::new();
+    let _ = paths.push(heapless::Vec::from_slice(b"/etc/cloud/cloud.cfg").unwrap_or_default());
+    let mut names: heapless::Vec<heapless::Vec<u8, 64>, SYSTEM_FILES_LIMIT> = heapless::Vec::new();
+    if let Ok(dir) = ctx.open_dir(b"/etc/cloud/cloud.cfg.d") {
+        let _ = dir.for_each_entry(|name| {
+            if name.ends_with(b".cfg") {
+                let _ = heapless::Vec::from_slice(name).map(|n| names.push(n));
+            }
+        });
+    }
+    names.sort_unstable();
+    for name in &names {
+        let mut path: heapless::Vec<u8, 96> = heapless::Vec::from_slice(b"/etc/cloud/cloud.cfg.d/").unwrap_or_default();
+        if path.extend_from_slice(name).is_ok() {
+            let _ = paths.push(path);
+        }
+    }
+    let mut found = None;
+    for path in &paths {
+        let Ok(Some(text)) = ctx.read(path, document) else { continue };
+        let mut nodes = [Node::EMPTY; CONFIG_NODES];
+        let mut decoded = [0u8; CONFIG_LIMIT];
+        let mut arena = Arena::new(&mut nodes, &mut decoded);
+        // cloud-init's own files are not wisp's to judge: one wisp cannot read is skipped.
+        match arena.parse(text) {
+            Ok(root) if network_config::has_network(arena.value(root)) => found = Some(path),
+            Ok(_) => {}
+            Err(e) => crate::output::error(format_args!("{}: {e}: skipped", Shown(path))),
+        }
+    }
+    let Some(path) = found else { return Ok(None) };
+    Ok(ctx.read(path, document)?.map(|text| text.len()))
+}
+
+fn write_resolv_conf(ctx: &Context<'_>, text: &[u8]) -> Result<(), Line> {
+    let etc = ctx.create_dir(b"/etc")?;
+    if !etc.has_contents(b"resolv.conf", text).unwrap_or(false) {
+        etc.write_atomic(b"resolv.conf", text, 0o644, None).map_err(|e| os_error("/etc/resolv.conf", e))?;
+    }
+    Ok(())
+}
+
+/// The DHCP exchange on `link`, within WISP_DHCP_MS.
+fn take_lease(ctx: &mut Context<'_>, link: &Link, mac: [u8; 6], previous: Option<Ipv4Addr>) -> Result<Lease, Line> {
+    let name = Shown(link.name());
+    let socket = packet::ipv4_socket(link.index).map_err(|e| msg!("{name}: DHCP socket: {}", crate::output::Os(e)))?;
+    let mut xid = [0u8; 4];
+    wisp_os_linux::system::random_bytes(&mut xid).map_err(|e| os_error("getrandom", e))?;
+    let mut client = Client::new(mac, u32::from_ne_bytes(xid), monotonic_ms(), ctx.config.dhcp_ms as u64, previous);
+    let mut out = [0u8; PACKET_LIMIT];
+    let mut received = [0u8; 2048];
+    let mut received_len = None;
+    loop {
+        let now = monotonic_ms();
+        let step = client.step(now, received_len.take().map(|len| &received[..len]), &mut out);
+        match client.take_event() {
+            Some(Event::Offered { address, server }) => {
+                ctx.log.line(format_args!("{name}: DHCP offer of {} from {}", Shown(&text(Some(address))), Shown(&text(Some(server)))))
+            }
+            Some(Event::Refused { server }) => ctx.log.line(format_args!("{name}: DHCPNAK from {}: discovering again", Shown(&text(server)))),
+            None => {}
+        }
+        match step {
+            Step::Send(packet) => packet::send_broadcast(&socket, link.index, packet).map_err(|e| msg!("{name}: DHCP send: {}", crate::output::Os(e)))?,
+            Step::Wait { until_ms } => received_len = wait(&socket, until_ms.saturating_sub(now), &mut received).map_err(|e| msg!("{name}: DHCP receive: {}", crate::output::Os(e)))?,
+            Step::Bound(lease) => return Ok(lease),
+            Step::Failed(failure) => return Err(msg!("{name}: {failure}")),
+        }
+    }
+}
+
+fn text(ip: Option<Ipv4Addr>) -> heapless::Vec<u8, { ip_text::IP_TEXT_LIMIT }> {
+    ip_text::ip_text(&IpAddr::V4(ip.unwrap_or(Ipv4Addr::UNSPECIFIED)))
+}
+
+/// A packet within `timeout_ms`, or `None`.
+fn wait(socket: &OwnedFd, timeout_ms: u64, buf: &mut [u8]) -> Result<Option<usize>, Errno> {
+    let mut fds = [PollFd::new(socket, PollFlags::IN)];
+    if wisp_os_linux::net::poll(&mut fds, timeout_ms.min(u32::MAX as u64) as u32)? == 0 {
+        return Ok(None);
+    }
+    match packet::recv(socket, buf) {
+        Ok(len) => Ok(Some(len)),
+        Err(Errno::AGAIN) | Err(Errno::INTR) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// What the kernel has: links, addresses, and the main table's routes.
+struct State {
+    links: heapless::Vec<Link, LINKS_LIMIT>,
+    addresses: heapless::Vec<Address, ADDRESSES_LIMIT>,
+    routes: heapless::Vec<Route, ROUTES_LIMIT>,
+}
+
+impl State {
+    /// A link, an address or a main-table route from a dump.
+    fn keep(&mut self, message: &Message<'_>) -> Result<(), Line> {
+        let full = match message.kind() {
+            link::RTM_NEWLINK => Link::parse(message).map(|l| l.map(|l| self.links.push(l).is_err())),
+            address::RTM_NEWADDR => Address::parse(message).map(|a| a.map(|a| self.addresses.push(a).is_err())),
+            _ => Route::parse(message).map(|r| r.filter(|r| r.table == TABLE_MAIN).map(|r| self.routes.push(r).is_err())),
+        };
+        match full.map_err(|e| msg!("{e}"))? {
+            Some(true) => Err(msg!("more than {LINKS_LIMIT} links, {ADDRESSES_LIMIT} addresses or {ROUTES_LIMIT} main-table routes")),
+            _ => Ok(()),
+        }
+    }
+
+    fn name_of(&self, index: u32) -> &[u8] {
+        self.links.iter().find(|l| l.index == index).map_or(b"?", |l| l.name())
+    }
+}
+
+/// Writes one request into the buffer, with the sequence number given.
+type Build<'f> = dyn FnMut(&mut [u8], u32) -> Result<&[u8], netlink::Error> + 'f;
+
+/// The NETLINK_ROUTE socket, with its sequence numbers and one receive buffer.
+struct Rtnl {
+    socket: OwnedFd,
+    sequence: u32,
+    /// A dump's datagrams are at most 32 KiB (the kernel's NLMSG_GOODSIZE is smaller).
+    buf: [u8; 32768],
+}
+
+impl Rtnl {
+    fn open() -> Result<Rtnl, Line> {
+        let socket = wisp_os_linux::netlink::route_socket().map_err(|e| os_error("rtnetlink socket", e))?;
+        Ok(Rtnl { socket, sequence: 1, buf: [0; 32768] })
+    }
+
+    fn read_state(&mut self) -> Result<State, Line> {
+        let mut state = State { links: heapless::Vec::new(), addresses: heapless::Vec::new(), routes: heapless::Vec::new() };
+        for request in [link::dump_request, address::dump_request, route::dump_request] {
+            self.dump(request, &mut |message| state.keep(message))?;
+        }
+        Ok(state)
+    }
+
+    fn read_links(&mut self) -> Result<heapless::Vec<Link, LINKS_LIMIT>, Line> {
+        let mut state = State { links: heapless::Vec::new(), addresses: heapless::Vec::new(), routes: heapless::Vec::new() };
+        self.dump(link::dump_request, &mut |message| state.keep(message))?;
+        Ok(state.links)
+    }
+
+    /// Sends a dump request and hands each message of the answer to `each`.
+    fn dump(
+        &mut self,
+        request: fn(&mut [u8], u32) -> Result<&[u8], netlink::Error>,
+        each: &mut dyn FnMut(&Message<'_>) -> Result<(), Line>,
+    ) -> Result<(), Line> {
+        let what = "rtnetlink dump";
+        let sequence = self.send(what, &mut |buf, seq| request(buf, seq))?;
+        loop {
+            let len = wisp_os_linux::netlink::recv(&self.socket, &mut self.buf).map_err(|e| os_error(what, e))?;
+            for message in netlink::messages(&self.buf[..len]) {
+                let message = message.map_err(|e| msg!("{what}: {e}"))?;
+                if message.sequence() != sequence {
+                    continue;
+                }
+                match message.kind() {
+                    netlink::NLMSG_DONE => return Ok(()),
+                    netlink::NLMSG_ERROR => return Err(refused(what, message.error_code().unwrap_or(0))),
+                    _ => each(&message)?,
+                }
+            }
+        }
+    }
+
+    /// One change to a link.
+    fn link(&mut self, what: &str, change: LinkChange<'_>) -> Result<(), Line> {
+        self.change(what, &mut |buf, seq| change.emit(buf, seq))
+    }
+
+    /// Sends a change and waits for its acknowledgement.
+    fn change(&mut self, what: &str, request: &mut Build<'_>) -> Result<(), Line> {
+        let sequence = self.send(what, request)?;
+        loop {
+            let len = wisp_os_linux::netlink::recv(&self.socket, &mut self.buf).map_err(|e| os_error(what, e))?;
+            for message in netlink::messages(&self.buf[..len]).flatten() {
+                if message.sequence() == sequence {
+                    return match message.error_code() {
+                        Some(0) => Ok(()),
+                        Some(code) => Err(refused(what, code)),
+                        None => Err(msg!("{what}: no acknowledgement")),
+                    };
+                }
+            }
+        }
+    }
+
+    fn send(&mut self, what: &str, build: &mut Build<'_>) -> Result<u32, Line> {
+        self.sequence += 1;
+        let sequence = self.sequence;
+        let request = build(&mut self.buf, sequence).map_err(|e| msg!("{what}: {e}"))?;
+        wisp_os_linux::netlink::send(&self.socket, request).map_err(|e| os_error(what, e))?;
+        Ok(sequence)
+    }
+
+    /// Changes to `link`, in order: its name (while it is down), MTU, up, addresses,
+    /// routes (a gateway's own route first).
+    fn apply(&mut self, changes: &Changes, link: &Link, name: &[u8]) -> Result<(), Line> {
+        let create = netlink::F_CREATE | netlink::F_REPLACE;
+        let index = changes.interface;
+        if changes.rename {
+            if link.is_up() {
+                self.link("link down", LinkChange { index, up: Some(false), ..Default::default() })?;
+            }
+            self.link("rename", LinkChange { index, name: Some(name), ..Default::default() })?;
+        }
+        if let Some(mtu) = changes.mtu {
+            self.link("set MTU", LinkChange { index, mtu: Some(mtu), ..Default::default() })?;
+        }
+        if changes.rename || !link.is_up() {
+            self.link("link up", LinkChange { index, up: Some(true), ..Default::default() })?;
+        }
+        for address in &changes.addresses {
+            self.change("add address", &mut |buf, seq| address.emit(buf, address::RTM_NEWADDR, create, seq))?;
+        }
+        for route in &changes.routes {
+            self.change("add route", &mut |buf, seq| route.emit(buf, route::RTM_NEWROUTE, create, seq))?;
+        }
+        Ok(())
+    }
+}
+
+fn refused(what: &str, code: i32) -> Line {
+    os_error(what, Errno::from_raw_os_error(-code))
+}

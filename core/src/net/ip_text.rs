@@ -1,0 +1,128 @@
+//! IP addresses as text, both ways, small: IPv4 dotted decimal, IPv6 as eight groups
+//! (written unshortened, read with `::`). core::net's formatter and parser would cost
+//! about 4 KB of the binary.
+
+use core::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+use crate::out::{Full, Out};
+
+/// Dotted decimal.
+pub fn put_ipv4(out: &mut Out<'_>, ip: Ipv4Addr) -> Result<(), Full> {
+    for (i, octet) in ip.octets().into_iter().enumerate() {
+        if i > 0 {
+            out.put(b".")?;
+        }
+        out.put_decimal(octet as u64)?;
+    }
+    Ok(())
+}
+
+/// Longest text of an address: eight groups of four hex digits.
+pub const IP_TEXT_LIMIT: usize = 39;
+
+/// An address as text for logs and files: IPv4 dotted, IPv6 as eight hex groups, not
+/// shortened (valid RFC 4291 text; core's formatter would cost 1.5 KB).
+pub fn ip_text(ip: &IpAddr) -> heapless::Vec<u8, IP_TEXT_LIMIT> {
+    let mut buf = [0u8; IP_TEXT_LIMIT];
+    let mut out = Out::new(&mut buf);
+    let _ = match ip {
+        IpAddr::V4(v4) => put_ipv4(&mut out, *v4),
+        IpAddr::V6(v6) => v6.segments().into_iter().enumerate().try_for_each(|(i, group)| {
+            if i > 0 {
+                out.put(b":")?;
+            }
+            let digits = [12, 8, 4, 0].map(|shift| b"0123456789abcdef"[(group >> shift) as usize & 0xf]);
+            let first = digits.iter().position(|&d| d != b'0').unwrap_or(3);
+            out.put(&digits[first..])
+        }),
+    };
+    heapless::Vec::from_slice(out.written()).unwrap_or_default()
+}
+
+/// Dotted decimal back, as `ip_text` writes it (surrounding whitespace ignored).
+pub fn parse_ipv4(text: &[u8]) -> Option<Ipv4Addr> {
+    let mut octets = [0u8; 4];
+    let mut parts = text.trim_ascii().split(|&b| b == b'.');
+    for octet in octets.iter_mut() {
+        let part = parts.next().filter(|p| !p.is_empty() && p.len() <= 3 && p.iter().all(u8::is_ascii_digit))?;
+        let value = part.iter().fold(0u32, |n, d| n * 10 + (d - b'0') as u32);
+        *octet = u8::try_from(value).ok()?;
+    }
+    parts.next().is_none().then_some(Ipv4Addr::from(octets))
+}
+
+/// RFC 4291 2.2 text: eight hex groups, `::` once for a run of zero groups (an IPv4
+/// tail, `::ffff:1.2.3.4`, is not read).
+pub fn parse_ipv6(text: &[u8]) -> Option<Ipv6Addr> {
+    let text = text.trim_ascii();
+    let (head, tail) = match text.windows(2).position(|w| w == b"::") {
+        Some(at) => (&text[..at], Some(&text[at + 2..])),
+        None => (text, None),
+    };
+    let mut groups = [0u16; 8];
+    let mut count = 0;
+    let read = |part: &[u8], into: &mut [u16; 8], count: &mut usize| -> Option<()> {
+        if part.is_empty() {
+            return Some(());
+        }
+        for group in part.split(|&b| b == b':') {
+            if group.is_empty() || group.len() > 4 || *count == 8 {
+                return None;
+            }
+            into[*count] = group.iter().try_fold(0u16, |n, &d| Some(n << 4 | (d as char).to_digit(16)? as u16))?;
+            *count += 1;
+        }
+        Some(())
+    };
+    read(head, &mut groups, &mut count)?;
+    let Some(tail) = tail else { return (count == 8).then(|| Ipv6Addr::from(groups)) };
+    let head_count = count;
+    let mut tail_groups = [0u16; 8];
+    let mut tail_count = 0;
+    read(tail, &mut tail_groups, &mut tail_count)?;
+    if head_count + tail_count > 7 {
+        return None;
+    }
+    groups[8 - tail_count..].copy_from_slice(&tail_groups[..tail_count]);
+    Some(Ipv6Addr::from(groups))
+}
+
+/// Either family.
+pub fn parse_ip(text: &[u8]) -> Option<IpAddr> {
+    match text.contains(&b':') {
+        true => parse_ipv6(text).map(IpAddr::V6),
+        false => parse_ipv4(text).map(IpAddr::V4),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v4(a: u8, b: u8, c: u8, d: u8) -> Ipv4Addr {
+        Ipv4Addr::new(a, b, c, d)
+    }
+
+    #[test]
+    fn addresses_as_text_and_back() {
+        assert_eq!(ip_text(&IpAddr::V4(v4(10, 0, 255, 7))).as_slice(), b"10.0.255.7");
+        let v6 = IpAddr::V6(core::net::Ipv6Addr::new(0x2001, 0xdb8, 0, 0, 0, 0xff, 0xfe00, 2));
+        assert_eq!(ip_text(&v6).as_slice(), b"2001:db8:0:0:0:ff:fe00:2");
+        assert_eq!(parse_ip(&ip_text(&v6)), Some(v6));
+        assert_eq!(parse_ipv4(b"10.77.0.56\n"), Some(v4(10, 77, 0, 56)));
+        for bad in [&b"10.77.0"[..], b"10.77.0.256", b"10.77.0.5.1", b"1..2.3", b"a.b.c.d", b""] {
+            assert_eq!(parse_ipv4(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn ipv6_as_written() {
+        for text in ["::", "::1", "2001:db8::5", "fe80::ff:fe00:2", "2001:db8:0:0:1:0:0:1", "1::", "a:b:c:d:e:f:0:1", "2001:DB8::A"] {
+            let expected: Ipv6Addr = text.parse().unwrap();
+            assert_eq!(parse_ipv6(text.as_bytes()), Some(expected), "{text}");
+        }
+        for bad in ["", ":", "1:2", "::1::", "1:2:3:4:5:6:7:8:9", "1:2:3:4:5:6:7::8", "12345::", "g::", "1:::2", "::ffff:1.2.3.4"] {
+            assert_eq!(parse_ipv6(bad.as_bytes()), None, "{bad}");
+        }
+    }
+}

@@ -1,0 +1,505 @@
+//! cloud-init's network configuration, versions 1 and 2, as a seed's `network-config`
+//! carries it (YAML, with or without a top-level `network:`), read into one model:
+//! ethernet interfaces (matched by MAC or name, renamed, MTU, static IPv4 and IPv6
+//! addresses, gateways, routes, DHCP) and the nameservers. Bonds, bridges and VLANs are
+//! listed as refused, with their names, so the rest still applies.
+
+use core::net::{IpAddr, Ipv4Addr};
+
+use super::ip_text::{parse_ip, parse_ipv4};
+use crate::yaml::{Kind, Value};
+
+pub const INTERFACES_LIMIT: usize = 4;
+pub const ADDRESSES_LIMIT: usize = 4;
+pub const ROUTES_LIMIT: usize = 8;
+pub const NAMESERVERS_LIMIT: usize = 3;
+pub const SEARCH_LIMIT: usize = 6;
+pub const REFUSED_LIMIT: usize = 8;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Prefix {
+    pub ip: IpAddr,
+    pub len: u8,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StaticRoute {
+    pub to: Prefix,
+    pub via: IpAddr,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Interface<'a> {
+    /// The name it has once configured (v1 `name`, v2 `set-name` or its key).
+    pub name: &'a str,
+    /// v1 `mac_address`, v2 `match: macaddress`: the interface is found by it.
+    pub mac: Option<[u8; 6]>,
+    /// v2 `match: name`: the interface is found by this name (and renamed to `name`,
+    /// as cloud-init's renderers name it).
+    pub match_name: Option<&'a str>,
+    /// Keep the name the machine gave the interface found (network_data.json names its
+    /// links by ids, not interface names).
+    pub keep_name: bool,
+    pub mtu: Option<u32>,
+    pub dhcp4: bool,
+    pub dhcp6: bool,
+    pub addresses: heapless::Vec<Prefix, ADDRESSES_LIMIT>,
+    pub gateway4: Option<IpAddr>,
+    pub gateway6: Option<IpAddr>,
+    pub routes: heapless::Vec<StaticRoute, ROUTES_LIMIT>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NetworkConfig<'a> {
+    /// `network: {config: disabled}`: wisp leaves the network alone.
+    pub disabled: bool,
+    pub interfaces: heapless::Vec<Interface<'a>, INTERFACES_LIMIT>,
+    pub nameservers: heapless::Vec<IpAddr, NAMESERVERS_LIMIT>,
+    pub search: heapless::Vec<&'a str, SEARCH_LIMIT>,
+    /// Entries wisp does not apply: (kind, name), e.g. ("bond", "bond0").
+    pub refused: heapless::Vec<(&'a str, &'a str), REFUSED_LIMIT>,
+}
+
+/// What is wrong, and the line it is on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConfigError {
+    pub line: u32,
+    pub what: &'static str,
+}
+
+impl core::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "network-config line {}: {}", self.line, self.what)
+    }
+}
+
+#[inline(never)]
+fn fail(at: &Value<'_>, what: &'static str) -> ConfigError {
+    ConfigError { line: at.line(), what }
+}
+
+fn error<T>(at: &Value<'_>, what: &'static str) -> Result<T, ConfigError> {
+    Err(fail(at, what))
+}
+
+/// `Value::get`, kept out of line: the readers below ask for some forty keys.
+#[inline(never)]
+fn get<'a>(value: &Value<'a>, key: &str) -> Option<Value<'a>> {
+    value.get(key)
+}
+
+fn text<'a>(value: Value<'a>, what: &'static str) -> Result<&'a str, ConfigError> {
+    match value.as_str() {
+        Some(s) if value.kind() == Kind::Scalar && !s.is_empty() => Ok(s),
+        _ => error(&value, what),
+    }
+}
+
+fn push<T, const N: usize>(vec: &mut heapless::Vec<T, N>, item: T, at: &Value<'_>, what: &'static str) -> Result<(), ConfigError> {
+    vec.push(item).or_else(|_| error(at, what))
+}
+
+/// An address, `ADDRESS/PREFIX` or alone (a host: /32 or /128).
+fn prefix(value: Value<'_>) -> Result<Prefix, ConfigError> {
+    let s = text(value, "an address is expected")?;
+    let (ip, len) = s.split_once('/').unwrap_or((s, ""));
+    let ip = parse_ip(ip.as_bytes()).ok_or_else(|| fail(&value, "not an IP address"))?;
+    let max = if ip.is_ipv4() { 32 } else { 128 };
+    let len = if len.is_empty() { max } else { len.parse().ok().filter(|&l| l <= max).map_or_else(|| error(&value, "bad prefix length"), Ok)? };
+    Ok(Prefix { ip, len })
+}
+
+fn ip(value: Value<'_>) -> Result<IpAddr, ConfigError> {
+    parse_ip(text(value, "an address is expected")?.as_bytes()).ok_or_else(|| fail(&value, "not an IP address"))
+}
+
+/// A netmask (`255.255.0.0`) or prefix length (`16`) as a prefix length.
+fn mask(value: Value<'_>) -> Result<u8, ConfigError> {
+    let s = text(value, "a netmask is expected")?;
+    if let Ok(len) = s.parse::<u8>() {
+        return if len <= 128 { Ok(len) } else { error(&value, "bad prefix length") };
+    }
+    let bits = u32::from(parse_ipv4(s.as_bytes()).ok_or_else(|| fail(&value, "bad netmask"))?);
+    if bits.leading_ones() + bits.trailing_zeros() != 32 {
+        return error(&value, "bad netmask");
+    }
+    Ok(bits.leading_ones() as u8)
+}
+
+fn mac(value: Value<'_>) -> Result<[u8; 6], ConfigError> {
+    let s = text(value, "a MAC address is expected")?;
+    let mut out = [0u8; 6];
+    let mut parts = s.split(':');
+    for byte in out.iter_mut() {
+        let part = parts.next().filter(|p| p.len() == 2).map_or_else(|| error(&value, "bad MAC address"), Ok)?;
+        *byte = u8::from_str_radix(part, 16).or_else(|_| error(&value, "bad MAC address"))?;
+    }
+    if parts.next().is_some() {
+        return error(&value, "bad MAC address");
+    }
+    Ok(out)
+}
+
+fn mtu(value: Value<'_>) -> Result<u32, ConfigError> {
+    match value.as_int() {
+        Some(n) if (68..=65535).contains(&n) => Ok(n as u32),
+        _ => error(&value, "mtu is a number from 68 to 65535"),
+    }
+}
+
+fn strings<'a, const N: usize>(value: Value<'a>, into: &mut heapless::Vec<&'a str, N>) -> Result<(), ConfigError> {
+    if value.kind() == Kind::Scalar {
+        return push(into, text(value, "a name is expected")?, &value, "too many search domains");
+    }
+    for item in value.items() {
+        push(into, text(item, "a name is expected")?, &item, "too many search domains")?;
+    }
+    Ok(())
+}
+
+fn addresses<const N: usize>(value: Value<'_>, into: &mut heapless::Vec<IpAddr, N>) -> Result<(), ConfigError> {
+    if value.kind() == Kind::Scalar {
+        let _ = into.push(ip(value)?);
+        return Ok(());
+    }
+    for item in value.items() {
+        // resolv.conf reads three: more are not an error, as cloud-init writes them all.
+        let address = ip(item)?;
+        if !into.contains(&address) {
+            let _ = into.push(address);
+        }
+    }
+    Ok(())
+}
+
+/// The value of `network-config=` on the kernel command line (base64 of a document, as
+/// cloud-init reads it), which wins over a seed's.
+pub fn from_cmdline(cmdline: &[u8]) -> Option<&[u8]> {
+    cmdline.split(|b| b.is_ascii_whitespace()).find_map(|word| word.strip_prefix(b"network-config=")).filter(|v| !v.is_empty())
+}
+
+/// Whether a cloud-init system configuration (cloud.cfg) has a top-level `network:`.
+pub fn has_network(root: Value<'_>) -> bool {
+    root.kind() == Kind::Mapping && get(&root, "network").is_some()
+}
+
+/// Reads a network configuration document (its root node).
+pub fn parse(root: Value<'_>) -> Result<NetworkConfig<'_>, ConfigError> {
+    let root = get(&root, "network").unwrap_or(root);
+    let mut config = NetworkConfig::default();
+    if root.kind() != Kind::Mapping {
+        return error(&root, "a mapping is expected");
+    }
+    if get(&root, "config").and_then(|c| c.as_str()) == Some("disabled") {
+        config.disabled = true;
+        return Ok(config);
+    }
+    match get(&root, "version").and_then(|v| v.as_int()) {
+        Some(1) => parse_v1(root, &mut config)?,
+        Some(2) => parse_v2(root, &mut config)?,
+        _ => return error(&root, "version 1 or 2 is expected"),
+    }
+    Ok(config)
+}
+
+fn parse_v1<'a>(root: Value<'a>, config: &mut NetworkConfig<'a>) -> Result<(), ConfigError> {
+    let Some(entries) = get(&root, "config") else { return error(&root, "version 1 needs a config list") };
+    for entry in entries.items() {
+        let kind = get(&entry, "type").map_or_else(|| error(&entry, "an entry needs a type"), |t| text(t, "type is a name"))?;
+        match kind {
+            "physical" => {
+                let mut interface = Interface { name: get(&entry, "name").map_or_else(|| error(&entry, "a physical entry needs a name"), |n| text(n, "name is a name"))?, ..Interface::default() };
+                if let Some(value) = get(&entry, "mac_address") {
+                    interface.mac = Some(mac(value)?);
+                }
+                if let Some(value) = get(&entry, "mtu") {
+                    interface.mtu = Some(mtu(value)?);
+                }
+                for subnet in get(&entry, "subnets").iter().flat_map(|s| s.items()) {
+                    v1_subnet(subnet, &mut interface, config)?;
+                }
+                push(&mut config.interfaces, interface, &entry, "more than 4 interfaces")?;
+            }
+            "nameserver" => {
+                if let Some(value) = get(&entry, "address") {
+                    addresses(value, &mut config.nameservers)?;
+                }
+                if let Some(value) = get(&entry, "search") {
+                    strings(value, &mut config.search)?;
+                }
+            }
+            "bond" | "bridge" | "vlan" | "route" => {
+                let name = get(&entry, "name").and_then(|n| n.as_str()).unwrap_or("");
+                let _ = config.refused.push((kind, name));
+            }
+            _ => return error(&entry, "type is physical, nameserver, bond, bridge, vlan or route"),
+        }
+    }
+    Ok(())
+}
+
+fn v1_subnet<'a>(subnet: Value<'a>, interface: &mut Interface<'a>, config: &mut NetworkConfig<'a>) -> Result<(), ConfigError> {
+    let kind = get(&subnet, "type").map_or_else(|| error(&subnet, "a subnet needs a type"), |t| text(t, "type is a name"))?;
+    match kind {
+        "dhcp" | "dhcp4" => interface.dhcp4 = true,
+        "dhcp6" => interface.dhcp6 = true,
+        // SLAAC is the kernel's, with nothing to configure.
+        "ipv6_slaac" | "ipv6_dhcpv6-stateless" | "manual" => {}
+        "static" | "static6" => {
+            let Some(address) = get(&subnet, "address") else { return error(&subnet, "a static subnet needs an address") };
+            let mut address = prefix(address)?;
+            if let Some(netmask) = get(&subnet, "netmask") {
+                address.len = mask(netmask)?;
+            }
+            push(&mut interface.addresses, address, &subnet, "more than 4 addresses")?;
+            if let Some(gateway) = get(&subnet, "gateway") {
+                let gateway = ip(gateway)?;
+                if gateway.is_ipv4() {
+                    interface.gateway4 = Some(gateway);
+                } else {
+                    interface.gateway6 = Some(gateway);
+                }
+            }
+            for route in get(&subnet, "routes").iter().flat_map(|r| r.items()) {
+                let Some(network) = get(&route, "network").or(get(&route, "destination")) else { return error(&route, "a route needs a network") };
+                let mut to = prefix(network)?;
+                if let Some(netmask) = get(&route, "netmask").or(get(&route, "prefix")) {
+                    to.len = mask(netmask)?;
+                }
+                let Some(via) = get(&route, "gateway") else { return error(&route, "a route needs a gateway") };
+                push(&mut interface.routes, StaticRoute { to, via: ip(via)? }, &route, "more than 8 routes")?;
+            }
+            if let Some(value) = get(&subnet, "dns_nameservers") {
+                addresses(value, &mut config.nameservers)?;
+            }
+            if let Some(value) = get(&subnet, "dns_search") {
+                strings(value, &mut config.search)?;
+            }
+        }
+        _ => return error(&subnet, "subnet type is static, static6, dhcp, dhcp4, dhcp6 or ipv6_slaac"),
+    }
+    Ok(())
+}
+
+fn parse_v2<'a>(root: Value<'a>, config: &mut NetworkConfig<'a>) -> Result<(), ConfigError> {
+    for kind in ["bonds", "bridges", "vlans", "wifis"] {
+        for (name, _) in get(&root, kind).iter().flat_map(|v| v.entries()) {
+            let _ = config.refused.push((kind.trim_end_matches('s'), name.as_str().unwrap_or("")));
+        }
+    }
+    for (key, entry) in get(&root, "ethernets").iter().flat_map(|v| v.entries()) {
+        let id = text(key, "an interface id is expected")?;
+        let mut interface = Interface { name: id, ..Interface::default() };
+        if let Some(matching) = get(&entry, "match") {
+            if let Some(value) = get(&matching, "macaddress") {
+                interface.mac = Some(mac(value)?);
+            }
+            if let Some(value) = get(&matching, "name") {
+                interface.match_name = Some(text(value, "match name is a name")?);
+            }
+        }
+        if let Some(value) = get(&entry, "set-name") {
+            interface.name = text(value, "set-name is a name")?;
+        }
+        if let Some(value) = get(&entry, "mtu") {
+            interface.mtu = Some(mtu(value)?);
+        }
+        interface.dhcp4 = get(&entry, "dhcp4").and_then(|v| v.as_bool()).unwrap_or(false);
+        interface.dhcp6 = get(&entry, "dhcp6").and_then(|v| v.as_bool()).unwrap_or(false);
+        for address in get(&entry, "addresses").iter().flat_map(|a| a.items()) {
+            push(&mut interface.addresses, prefix(address)?, &address, "more than 4 addresses")?;
+        }
+        if let Some(value) = get(&entry, "gateway4") {
+            interface.gateway4 = Some(ip(value)?);
+        }
+        if let Some(value) = get(&entry, "gateway6") {
+            interface.gateway6 = Some(ip(value)?);
+        }
+        for route in get(&entry, "routes").iter().flat_map(|r| r.items()) {
+            let (Some(to), Some(via)) = (get(&route, "to"), get(&route, "via")) else { return error(&route, "a route needs to and via") };
+            let to = match to.as_str() {
+                Some("default") => Prefix { ip: IpAddr::V4(Ipv4Addr::UNSPECIFIED), len: 0 },
+                _ => prefix(to)?,
+            };
+            push(&mut interface.routes, StaticRoute { to, via: ip(via)? }, &route, "more than 8 routes")?;
+        }
+        if let Some(nameservers) = get(&entry, "nameservers") {
+            if let Some(value) = get(&nameservers, "addresses") {
+                addresses(value, &mut config.nameservers)?;
+            }
+            if let Some(value) = get(&nameservers, "search") {
+                strings(value, &mut config.search)?;
+            }
+        }
+        push(&mut config.interfaces, interface, &entry, "more than 4 interfaces")?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::yaml::{Arena, Node};
+
+    fn with_config<R>(source: &str, check: impl FnOnce(Result<NetworkConfig<'_>, ConfigError>) -> R) -> R {
+        let mut nodes = vec![Node::EMPTY; 512];
+        let mut text = vec![0u8; 8192];
+        let mut arena = Arena::new(&mut nodes, &mut text);
+        let root = arena.parse(source.as_bytes()).unwrap();
+        check(parse(arena.value(root)))
+    }
+
+    fn p(s: &str) -> Prefix {
+        let (ip, len) = s.split_once('/').unwrap();
+        Prefix { ip: ip.parse().unwrap(), len: len.parse().unwrap() }
+    }
+
+    const V1: &str = "version: 1
+config:
+  - type: physical
+    name: eth0
+    mac_address: \"02:00:00:77:00:02\"
+    mtu: 1400
+    subnets:
+      - type: static
+        address: 10.77.0.5
+        netmask: 255.255.255.0
+        gateway: 10.77.0.1
+        dns_nameservers: [10.77.0.1]
+        routes:
+          - network: 10.99.0.0
+            netmask: 255.255.0.0
+            gateway: 10.77.0.3
+      - type: static6
+        address: 2001:db8::5/64
+        gateway: 2001:db8::1
+  - type: physical
+    name: eth1
+    subnets: [{type: dhcp}]
+  - type: bond
+    name: bond0
+  - type: nameserver
+    address: [10.77.0.2]
+    search: [wisp.test]
+";
+
+    #[test]
+    fn version_1() {
+        with_config(V1, |config| {
+            let config = config.unwrap();
+            let eth0 = &config.interfaces[0];
+            assert_eq!((eth0.name, eth0.mac, eth0.mtu), ("eth0", Some([2, 0, 0, 0x77, 0, 2]), Some(1400)));
+            assert_eq!(eth0.addresses.as_slice(), [p("10.77.0.5/24"), p("2001:db8::5/64")]);
+            assert_eq!(eth0.gateway4, Some("10.77.0.1".parse().unwrap()));
+            assert_eq!(eth0.gateway6, Some("2001:db8::1".parse().unwrap()));
+            assert_eq!(eth0.routes.as_slice(), [StaticRoute { to: p("10.99.0.0/16"), via: "10.77.0.3".parse().unwrap() }]);
+            assert!(config.interfaces[1].dhcp4 && config.interfaces[1].addresses.is_empty());
+            assert_eq!(config.nameservers.as_slice(), ["10.77.0.1".parse::<IpAddr>().unwrap(), "10.77.0.2".parse().unwrap()]);
+            assert_eq!(config.search.as_slice(), ["wisp.test"]);
+            assert_eq!(config.refused.as_slice(), [("bond", "bond0")]);
+        });
+    }
+
+    #[test]
+    fn version_2_with_network_key() {
+        let source = "network:
+  version: 2
+  ethernets:
+    id0:
+      match: {macaddress: \"02:00:00:77:00:02\"}
+      set-name: lan0
+      addresses: [10.77.0.5/24]
+      gateway4: 10.77.0.1
+      routes: [{to: default, via: 10.77.0.9}]
+      nameservers: {addresses: [10.77.0.1], search: [a.test, b.test]}
+    eth1: {match: {name: ens4}, dhcp4: true}
+  bridges:
+    br0: {interfaces: [eth1]}
+";
+        with_config(source, |config| {
+            let config = config.unwrap();
+            let lan0 = &config.interfaces[0];
+            assert_eq!((lan0.name, lan0.mac), ("lan0", Some([2, 0, 0, 0x77, 0, 2])));
+            assert_eq!(lan0.routes[0].to, p("0.0.0.0/0"));
+            assert_eq!((config.interfaces[1].name, config.interfaces[1].match_name), ("eth1", Some("ens4")));
+            assert!(config.interfaces[1].dhcp4);
+            assert_eq!(config.search.as_slice(), ["a.test", "b.test"]);
+            assert_eq!(config.refused.as_slice(), [("bridge", "br0")]);
+        });
+    }
+
+    #[test]
+    fn kernel_command_line() {
+        assert_eq!(from_cmdline(b"root=/dev/vda1 network-config=dmVyc2lvbjogMgo= quiet\n"), Some(&b"dmVyc2lvbjogMgo="[..]));
+        assert_eq!(from_cmdline(b"root=/dev/vda1 xnetwork-config=abc network-config=\n"), None);
+    }
+
+    #[test]
+    fn garbage_is_an_error_not_a_panic() {
+        let mut garbage = crate::fuzz::Garbage::new(121);
+        let pieces: [&[u8]; 16] = [b"version: 1\n", b"version: 2\n", b"config:\n", b"  - type: physical\n", b"    name: e\n",
+            b"    subnets: [{type: static, address: ", b"10.0.0.1/24", b"::1/200", b"}]\n", b"ethernets:\n", b"  e: {addresses: [",
+            b"], routes: [{to: default, via: ", b"fe80::1", b"}]}\n", b"    mac_address: 02:00\n", b"network: {config: disabled}\n"];
+        let mut parsed = 0;
+        for _ in 0..3000 {
+            let source = garbage.text(&pieces, 8);
+            let mut nodes = vec![Node::EMPTY; 512];
+            let mut text = vec![0u8; 8192];
+            let mut arena = Arena::new(&mut nodes, &mut text);
+            let Ok(root) = arena.parse(&source) else { continue };
+            if parse(arena.value(root)).is_ok() {
+                parsed += 1;
+            }
+        }
+        assert!(parsed > 0, "some documents are valid");
+    }
+
+    #[test]
+    fn mutations_of_a_valid_document() {
+        let mut garbage = crate::fuzz::Garbage::new(7);
+        for _ in 0..2000 {
+            let source = garbage.mutated(V1.as_bytes(), 0..V1.len(), 2);
+            let mut nodes = vec![Node::EMPTY; 512];
+            let mut text = vec![0u8; 8192];
+            let mut arena = Arena::new(&mut nodes, &mut text);
+            if let Ok(root) = arena.parse(&source) {
+                if let Ok(config) = parse(arena.value(root)) {
+                    assert!(config.interfaces.len() <= INTERFACES_LIMIT);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn system_configuration_with_or_without_network() {
+        with_config("network: {config: disabled}\n", |config| assert!(config.unwrap().disabled));
+        let mut nodes = vec![Node::EMPTY; 64];
+        let mut text = vec![0u8; 1024];
+        let mut arena = Arena::new(&mut nodes, &mut text);
+        let root = arena.parse(b"datasource_list: [NoCloud]\nnetwork:\n  config: disabled\n").unwrap();
+        assert!(has_network(arena.value(root)));
+        let root = arena.parse(b"datasource_list: [NoCloud]\n").unwrap();
+        assert!(!has_network(arena.value(root)));
+    }
+
+    #[test]
+    fn disabled() {
+        with_config("network: {config: disabled}\n", |config| assert!(config.unwrap().disabled));
+    }
+
+    #[test]
+    fn mistakes_name_their_line() {
+        let cases = [
+            ("version: 3\n", 1, "version 1 or 2 is expected"),
+            ("version: 2\nethernets:\n  eth0:\n    addresses: [10.0.0.300/24]\n", 4, "not an IP address"),
+            ("version: 2\nethernets:\n  eth0:\n    addresses: [10.0.0.3/33]\n", 4, "bad prefix length"),
+            ("version: 2\nethernets:\n  eth0:\n    match: {macaddress: 02:00}\n", 4, "bad MAC address"),
+            ("version: 2\nethernets:\n  eth0:\n    mtu: 10\n", 4, "mtu is a number from 68 to 65535"),
+            ("version: 1\nconfig:\n  - type: physical\n    name: eth0\n    subnets: [{type: static, address: 10.0.0.5, netmask: 255.0.255.0}]\n", 5, "bad netmask"),
+            ("version: 1\nconfig:\n  - type: wireless\n", 3, "type is physical, nameserver, bond, bridge, vlan or route"),
+        ];
+        for (source, line, what) in cases {
+            with_config(source, |config| assert_eq!(config.unwrap_err(), ConfigError { line, what }, "{source}"));
+        }
+    }
+}

@@ -1,0 +1,222 @@
+//! OpenStack's `network_data.json` (ConfigDrive and the metadata service), read into the
+//! same model as cloud-init's network-config: `links` (found by their MAC, keeping the
+//! name the machine gave them), `networks` (static IPv4 and IPv6 with routes, DHCP) and
+//! `services` (DNS). Bonds, VLANs and bridges are refused by name, as for network-config.
+
+use core::net::IpAddr;
+
+use super::ip_text::parse_ip;
+use super::network_config::{Interface, NetworkConfig, Prefix, StaticRoute};
+use crate::json::{JsonError, Value};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DataError {
+    Json(JsonError),
+    /// A member missing, or with a value of the wrong shape; `what` names it.
+    Bad { what: &'static str },
+    TooMany { what: &'static str },
+}
+
+impl From<JsonError> for DataError {
+    fn from(e: JsonError) -> DataError {
+        DataError::Json(e)
+    }
+}
+
+impl core::fmt::Display for DataError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            DataError::Json(e) => write!(f, "network_data.json: {e}"),
+            DataError::Bad { what } => write!(f, "network_data.json: {what}"),
+            DataError::TooMany { what } => write!(f, "network_data.json: too many {what}"),
+        }
+    }
+}
+
+fn bad(what: &'static str) -> DataError {
+    DataError::Bad { what }
+}
+
+/// A string member without escapes (ids, addresses and MACs have none).
+fn string<'a>(object: &Value<'a>, name: &str) -> Result<Option<&'a str>, DataError> {
+    let Some(value) = object.get(name)? else { return Ok(None) };
+    let text = value.text;
+    if text.len() < 2 || text[0] != b'"' || text.contains(&b'\\') {
+        return Err(bad("a member that should be a plain string is not"));
+    }
+    Ok(Some(core::str::from_utf8(&text[1..text.len() - 1]).map_err(|_| bad("a string is not UTF-8"))?))
+}
+
+fn number(object: &Value<'_>, name: &str) -> Result<Option<u32>, DataError> {
+    let Some(value) = object.get(name)? else { return Ok(None) };
+    let text = core::str::from_utf8(value.text).map_err(|_| bad("mtu is not a number"))?;
+    text.parse().map(Some).map_err(|_| bad("mtu is not a number"))
+}
+
+fn address(text: &str) -> Result<IpAddr, DataError> {
+    parse_ip(text.as_bytes()).ok_or(bad("an address is not an IP address"))
+}
+
+/// A netmask (`255.255.255.0`, `ffff:ffff::`) or a prefix length as text.
+fn prefix_len(mask: &str) -> Result<u8, DataError> {
+    if let Ok(len) = mask.parse::<u8>() {
+        return Ok(len);
+    }
+    let bits: u128 = match parse_ip(mask.as_bytes()).ok_or(bad("bad netmask"))? {
+        IpAddr::V4(v4) => (u32::from(v4) as u128) << 96,
+        IpAddr::V6(v6) => u128::from(v6),
+    };
+    if bits.leading_ones() + bits.trailing_zeros() != 128 {
+        return Err(bad("bad netmask"));
+    }
+    Ok(bits.leading_ones() as u8)
+}
+
+fn mac(text: &str) -> Result<[u8; 6], DataError> {
+    let mut out = [0u8; 6];
+    let mut parts = text.split(':');
+    for byte in out.iter_mut() {
+        let part = parts.next().filter(|p| p.len() == 2).ok_or(bad("bad MAC address"))?;
+        *byte = u8::from_str_radix(part, 16).map_err(|_| bad("bad MAC address"))?;
+    }
+    parts.next().is_none().then_some(out).ok_or(bad("bad MAC address"))
+}
+
+pub fn parse(document: &[u8]) -> Result<NetworkConfig<'_>, DataError> {
+    let root = Value::parse(document)?;
+    let mut config = NetworkConfig::default();
+    if let Some(links) = root.get("links")? {
+        let mut elements = links.elements()?;
+        while let Some(link) = elements.next_element()? {
+            let id = string(&link, "id")?.ok_or(bad("a link has no id"))?;
+            let kind = string(&link, "type")?.unwrap_or("phy");
+            if matches!(kind, "bond" | "vlan" | "bridge") {
+                let _ = config.refused.push((kind, id));
+                continue;
+            }
+            let address = string(&link, "ethernet_mac_address")?.ok_or(bad("a link has no ethernet_mac_address"))?;
+            let interface = Interface { name: id, mac: Some(mac(address)?), keep_name: true, mtu: number(&link, "mtu")?, ..Interface::default() };
+            config.interfaces.push(interface).map_err(|_| DataError::TooMany { what: "links" })?;
+        }
+    }
+    if let Some(networks) = root.get("networks")? {
+        let mut elements = networks.elements()?;
+        while let Some(network) = elements.next_element()? {
+            let link = string(&network, "link")?.ok_or(bad("a network has no link"))?;
+            // A network on a refused link (a VLAN, a bond) goes with it.
+            let Some(interface) = config.interfaces.iter_mut().find(|i| i.name == link) else { continue };
+            match string(&network, "type")?.unwrap_or("") {
+                "ipv4_dhcp" | "dhcp4" => interface.dhcp4 = true,
+                "ipv6_dhcp" | "ipv6_dhcpv6-stateful" => interface.dhcp6 = true,
+                "ipv4" | "ipv6" => {
+                    let text = string(&network, "ip_address")?.ok_or(bad("a static network has no ip_address"))?;
+                    let (ip, len) = text.split_once('/').unwrap_or((text, ""));
+                    let ip = address(ip)?;
+                    let len = match (len, string(&network, "netmask")?) {
+                        ("", Some(mask)) => prefix_len(mask)?,
+                        ("", None) => if ip.is_ipv4() { 32 } else { 128 },
+                        (len, _) => len.parse().map_err(|_| bad("bad prefix length"))?,
+                    };
+                    interface.addresses.push(Prefix { ip, len }).map_err(|_| DataError::TooMany { what: "addresses" })?;
+                    if let Some(routes) = network.get("routes")? {
+                        let mut routes = routes.elements()?;
+                        while let Some(route) = routes.next_element()? {
+                            let to = address(string(&route, "network")?.ok_or(bad("a route has no network"))?)?;
+                            let len = prefix_len(string(&route, "netmask")?.unwrap_or("0"))?;
+                            let via = address(string(&route, "gateway")?.ok_or(bad("a route has no gateway"))?)?;
+                            match (len, via) {
+                                (0, IpAddr::V4(_)) => interface.gateway4 = Some(via),
+                                (0, IpAddr::V6(_)) => interface.gateway6 = Some(via),
+                                _ => interface.routes.push(StaticRoute { to: Prefix { ip: to, len }, via }).map_err(|_| DataError::TooMany { what: "routes" })?,
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    if let Some(services) = root.get("services")? {
+        let mut elements = services.elements()?;
+        while let Some(service) = elements.next_element()? {
+            if string(&service, "type")? == Some("dns") {
+                if let Some(server) = string(&service, "address")? {
+                    let server = address(server)?;
+                    if !config.nameservers.contains(&server) {
+                        let _ = config.nameservers.push(server);
+                    }
+                }
+            }
+        }
+    }
+    Ok(config)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// From OpenStack's documentation of the config drive, shortened.
+    const DOCUMENT: &str = r#"{
+  "links": [
+    {"id": "tapb9d4e7f6-5c", "type": "ovs", "ethernet_mac_address": "fa:16:3e:9c:bf:3d", "mtu": 1450, "vif_id": "b9d4e7f6"},
+    {"id": "bond0", "type": "bond", "bond_links": ["a", "b"], "ethernet_mac_address": "fa:16:3e:00:00:01"},
+    {"id": "tap2", "type": "phy", "ethernet_mac_address": "fa:16:3e:00:00:02"}
+  ],
+  "networks": [
+    {"id": "network0", "type": "ipv4", "link": "tapb9d4e7f6-5c", "ip_address": "10.0.0.5", "netmask": "255.255.255.0",
+     "routes": [{"network": "0.0.0.0", "netmask": "0.0.0.0", "gateway": "10.0.0.1"},
+                {"network": "192.168.0.0", "netmask": "255.255.0.0", "gateway": "10.0.0.254"}],
+     "network_id": "da5bb487"},
+    {"id": "network1", "type": "ipv6", "link": "tapb9d4e7f6-5c", "ip_address": "2001:db8::5/64",
+     "routes": [{"network": "::", "netmask": "::", "gateway": "2001:db8::1"}]},
+    {"id": "network2", "type": "ipv4_dhcp", "link": "tap2"},
+    {"id": "network3", "type": "ipv4", "link": "bond0", "ip_address": "10.9.9.9", "netmask": "255.0.0.0"}
+  ],
+  "services": [{"type": "dns", "address": "8.8.8.8"}, {"type": "ntp", "address": "10.0.0.2"}]
+}"#;
+
+    #[test]
+    fn openstack_example() {
+        let config = parse(DOCUMENT.as_bytes()).unwrap();
+        assert_eq!(config.interfaces.len(), 2);
+        let first = &config.interfaces[0];
+        assert_eq!((first.mac, first.mtu, first.keep_name), (Some([0xfa, 0x16, 0x3e, 0x9c, 0xbf, 0x3d]), Some(1450), true));
+        let p = |ip: &str, len| Prefix { ip: ip.parse().unwrap(), len };
+        assert_eq!(first.addresses.as_slice(), [p("10.0.0.5", 24), p("2001:db8::5", 64)]);
+        assert_eq!(first.gateway4, Some("10.0.0.1".parse().unwrap()));
+        assert_eq!(first.gateway6, Some("2001:db8::1".parse().unwrap()));
+        assert_eq!(first.routes.as_slice(), [StaticRoute { to: p("192.168.0.0", 16), via: "10.0.0.254".parse().unwrap() }]);
+        assert!(config.interfaces[1].dhcp4);
+        assert_eq!(config.refused.as_slice(), [("bond", "bond0")]);
+        assert_eq!(config.nameservers.as_slice(), ["8.8.8.8".parse::<IpAddr>().unwrap()]);
+    }
+
+    #[test]
+    fn mutations_are_errors_not_panics() {
+        let mut garbage = crate::fuzz::Garbage::new(3442);
+        let mut refused = 0;
+        for _ in 0..3000 {
+            let document = garbage.mutated(DOCUMENT.as_bytes(), 0..DOCUMENT.len(), 2);
+            let result = parse(&document).map(|config| config.interfaces.len());
+            match result {
+                Ok(interfaces) => assert!(interfaces <= 3),
+                Err(_) => refused += 1,
+            }
+        }
+        assert!(refused > 0);
+    }
+
+    #[test]
+    fn mistakes_are_named() {
+        let cases: [(&str, DataError); 4] = [
+            (r#"{"links": [{"id": "x", "ethernet_mac_address": "fa:16"}]}"#, bad("bad MAC address")),
+            (r#"{"links": [{"type": "phy"}]}"#, bad("a link has no id")),
+            (r#"{"links": [{"id": "x", "ethernet_mac_address": "fa:16:3e:00:00:02"}], "networks": [{"type": "ipv4", "link": "x", "ip_address": "10.0.0.5", "netmask": "255.0.255.0"}]}"#, bad("bad netmask")),
+            (r#"{"links": [}"#, DataError::Json(JsonError::Syntax { offset: 11 })),
+        ];
+        for (document, error) in cases {
+            assert_eq!(parse(document.as_bytes()).unwrap_err(), error, "{document}");
+        }
+    }
+}
