@@ -79,6 +79,14 @@ def test_read_only_commands_write_nothing(run, imds, root):
     assert (result.rc, result.stdout) == (1, "incomplete\n"), result
 
 
+def test_plain_status_creates_nothing_on_the_machine(wisp):
+    # Without --root, in a private mount namespace whose /var/lib starts empty.
+    script = 'mount -t tmpfs tmpfs /var/lib && "$0" status; echo "rc=$?"; ls -A /var/lib'
+    result = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", script, str(wisp)],
+                            capture_output=True, text=True, timeout=30)
+    assert result.stdout == "incomplete\nrc=1\n", result
+
+
 def test_a_missing_root_is_an_error(run, tmp_path):
     missing = tmp_path / "no/such/dir"
     for args in (["status"], ["boot"], ["imds", "@hostname"], ["mark", "complete"], ["userdata", "show"]):
