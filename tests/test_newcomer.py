@@ -123,6 +123,18 @@ def test_a_script_runs_with_the_images_interpreter(run, imds, root):
     assert (root / "var/lib/cloud/interpreter").read_text().rstrip().endswith("/bin/sh -> busybox")
 
 
+def test_an_interpreter_the_image_lacks_is_a_clear_failure(run, imds, root):
+    # The machine has /bin/bash; the busybox image does not.
+    assert Path("/bin/bash").exists() and not (root / "bin/bash").exists()
+    imds(aws_metadata(user_data="#!/bin/bash\necho ran\n"))
+    result = run("bootstrap", root=root)
+    assert result.rc == 1, result
+    assert "user-data script exited with status 127 (output in user-data.log)" in result.stderr, result.stderr
+    log = (root / "var/log/user-data.log").read_text()
+    assert log.startswith("wisp: cannot execute /bin/bash: "), log
+    assert "ran" not in log
+
+
 def test_unknown_action_names_file_line_and_word_for_every_command(run, root):
     (root / "etc/wisp.conf").write_text("CLOUD=aws\n# skip these\nSKIP_INIT_ACTIONS=\"expand_root set_hostnme\"\n")
     before = snapshot(root)
