@@ -79,6 +79,14 @@ def test_read_only_commands_write_nothing(run, imds, root):
     assert (result.rc, result.stdout) == (1, "incomplete\n"), result
 
 
+def test_plain_status_creates_nothing_on_the_machine(wisp):
+    # Without --root, in a private mount namespace whose /var/lib starts empty.
+    script = 'mount -t tmpfs tmpfs /var/lib && "$0" status; echo "rc=$?"; ls -A /var/lib'
+    result = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", script, str(wisp)],
+                            capture_output=True, text=True, timeout=30)
+    assert result.stdout == "incomplete\nrc=1\n", result
+
+
 def test_a_missing_root_is_an_error(run, tmp_path):
     missing = tmp_path / "no/such/dir"
     for args in (["status"], ["boot"], ["imds", "@hostname"], ["mark", "complete"], ["userdata", "show"]):
@@ -113,6 +121,18 @@ def test_a_script_runs_with_the_images_interpreter(run, imds, root):
     result = run("bootstrap", root=root)
     assert result.rc == 0, result
     assert (root / "var/lib/cloud/interpreter").read_text().rstrip().endswith("/bin/sh -> busybox")
+
+
+def test_an_interpreter_the_image_lacks_is_a_clear_failure(run, imds, root):
+    # The machine has /bin/bash; the busybox image does not.
+    assert Path("/bin/bash").exists() and not (root / "bin/bash").exists()
+    imds(aws_metadata(user_data="#!/bin/bash\necho ran\n"))
+    result = run("bootstrap", root=root)
+    assert result.rc == 1, result
+    assert "user-data script exited with status 127 (output in user-data.log)" in result.stderr, result.stderr
+    log = (root / "var/log/user-data.log").read_text()
+    assert log.startswith("wisp: cannot execute /bin/bash: "), log
+    assert "ran" not in log
 
 
 def test_unknown_action_names_file_line_and_word_for_every_command(run, root):

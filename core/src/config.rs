@@ -106,10 +106,12 @@ impl Config {
     /// line and the word: a misspelt skip would otherwise run the very action meant to be
     /// skipped.
     pub fn check_actions(&self) -> Result<(), UnknownAction<'_>> {
-        let lists = self.init_actions.iter().map(|list| list.as_deref()).chain([Some(self.skip_actions.as_str())]);
-        let variables = Phase::ALL.map(Phase::init_actions_variable).into_iter().chain(["SKIP_INIT_ACTIONS"]);
-        for ((list, variable), &line) in lists.zip(variables).zip(&self.action_lines) {
-            if let Some(word) = action_names(list.unwrap_or("")).find(|word| Action::from_name(word.as_bytes()).is_none()) {
+        for (index, &line) in self.action_lines.iter().enumerate() {
+            let (variable, list) = match Phase::ALL.get(index) {
+                Some(phase) => (phase.init_actions_variable(), self.init_actions[index].as_deref().unwrap_or("")),
+                None => ("SKIP_INIT_ACTIONS", self.skip_actions.as_str()),
+            };
+            if let Some(word) = action_names(list).find(|word| Action::from_name(word.as_bytes()).is_none()) {
                 return Err(UnknownAction { line, variable, word });
             }
         }

@@ -279,15 +279,12 @@ pub type Plan = heapless::Vec<Action, PLAN_LIMIT>;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PlanError {
-    /// A name in `INIT_ACTIONS_<PHASE>` or `SKIP_INIT_ACTIONS` that is no action.
-    UnknownAction { variable: &'static str },
     TooManyActions { variable: &'static str, limit: usize },
 }
 
 impl core::fmt::Display for PlanError {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
-            PlanError::UnknownAction { variable } => write!(f, "{variable} names an unknown action"),
             PlanError::TooManyActions { variable, limit } => {
                 write!(f, "{variable} lists more than {limit} actions")
             }
@@ -307,13 +304,9 @@ impl Phase {
 
     /// The actions this phase runs: `INIT_ACTIONS_<PHASE>` when set (even to nothing),
     /// else the defaults, less those named in `SKIP_INIT_ACTIONS`. Names are separated by
-    /// white space or commas; an unknown name is an error, not a silent no-op, because a
-    /// misspelt skip would otherwise run the very action the user meant to skip.
+    /// white space or commas; a name that is no action was refused with its line when the
+    /// configuration was read (`Config::check_actions`), and is passed over here.
     pub fn plan(self, init_actions: Option<&str>, skip_actions: &str) -> Result<Plan, PlanError> {
-        const SKIP: &str = "SKIP_INIT_ACTIONS";
-        for name in action_names(skip_actions) {
-            Action::from_name(name.as_bytes()).ok_or(PlanError::UnknownAction { variable: SKIP })?;
-        }
         let skipped = |action: Action| action_names(skip_actions).any(|name| name == action.name());
         let mut plan = Plan::new();
         let mut add = |action: Action, variable: &'static str| {
@@ -325,9 +318,7 @@ impl Phase {
         match init_actions {
             Some(list) => {
                 let variable = self.init_actions_variable();
-                for name in action_names(list) {
-                    let action = Action::from_name(name.as_bytes())
-                        .ok_or(PlanError::UnknownAction { variable })?;
+                for action in action_names(list).filter_map(|name| Action::from_name(name.as_bytes())) {
                     add(action, variable)?;
                 }
             }
@@ -377,18 +368,6 @@ mod tests {
         assert!(Phase::Boot.plan(Some("  "), "").unwrap().is_empty());
         let plan = Phase::Boot.plan(Some("enable_sshd expand_root"), "expand_root").unwrap();
         assert_eq!(plan.as_slice(), &[Action::EnableSshd]);
-    }
-
-    #[test]
-    fn unknown_names_are_errors() {
-        assert_eq!(
-            Phase::Main.plan(None, "set_hostnme"),
-            Err(PlanError::UnknownAction { variable: "SKIP_INIT_ACTIONS" })
-        );
-        assert_eq!(
-            Phase::Early.plan(Some("save_userdata bogus"), ""),
-            Err(PlanError::UnknownAction { variable: "INIT_ACTIONS_EARLY" })
-        );
     }
 
     #[test]

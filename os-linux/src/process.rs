@@ -113,24 +113,14 @@ pub fn run(
             let _ = rustix::stdio::dup2_stderr(output);
             if let Some(root) = root {
                 if let Err(errno) = rustix::process::chroot(root).and_then(|()| rustix::process::chdir(c"/")) {
-                    let _ = crate::stdio::write_all(crate::stdio::stderr(), b"wisp: cannot chroot to ");
-                    let _ = crate::stdio::write_all(crate::stdio::stderr(), root.to_bytes());
-                    let _ = crate::stdio::write_all(crate::stdio::stderr(), b": ");
-                    let _ = crate::stdio::write_all(crate::stdio::stderr(), errno_name(errno).as_bytes());
-                    let _ = crate::stdio::write_all(crate::stdio::stderr(), b"\n");
-                    rustix::runtime::exit_group(127)
+                    child_fails(b"chroot to", root, errno)
                 }
             }
             // SAFETY: `argv` is NULL-terminated (ARGS_LIMIT > args.len()) and points at C
             // strings that outlive this call; `envp` is the kernel's, per `StartInfo::new`,
             // or `env`: its entries and `extra`, NULL-terminated (at most ENV_LIMIT - 1 set).
             let errno = unsafe { rustix::runtime::execve(program, argv.as_ptr(), envp) };
-            let _ = crate::stdio::write_all(crate::stdio::stderr(), b"wisp: cannot execute ");
-            let _ = crate::stdio::write_all(crate::stdio::stderr(), program.to_bytes());
-            let _ = crate::stdio::write_all(crate::stdio::stderr(), b": ");
-            let _ = crate::stdio::write_all(crate::stdio::stderr(), errno_name(errno).as_bytes());
-            let _ = crate::stdio::write_all(crate::stdio::stderr(), b"\n");
-            rustix::runtime::exit_group(127)
+            child_fails(b"execute", program, errno)
         }
         Fork::ParentOf(child) => loop {
             match rustix::process::waitpid(Some(child), WaitOptions::empty()) {
@@ -140,6 +130,15 @@ pub fn run(
             }
         },
     }
+}
+
+/// In the child, before execve: `wisp: cannot <what> <path>: <errno>` on its output, then
+/// exit status 127, as the shell gives a command it cannot run.
+fn child_fails(what: &[u8], path: &CStr, errno: Errno) -> ! {
+    for piece in [&b"wisp: cannot "[..], what, b" ", path.to_bytes(), b": ", errno_name(errno).as_bytes(), b"\n"] {
+        let _ = crate::stdio::write_all(crate::stdio::stderr(), piece);
+    }
+    rustix::runtime::exit_group(127)
 }
 
 fn exit_status(status: WaitStatus) -> ExitStatus {

@@ -197,8 +197,9 @@ def test_first_boot_from_a_nocloud_seed_disk(vm_ready, tmp_path):
 def test_first_boot_applies_cloud_config_with_a_volume(vm_ready, tmp_path):
     """cloud-config in a real guest: a NoCloud seed whose MIME user-data (write-mime-multipart)
     holds a cloud-config and a script; the cloud-config creates a user, writes files, mounts
-    a third disk as a VM runtime would attach a volume, and its runcmd writes into that
-    volume. The host then reads the disks."""
+    a third disk as a VM runtime would attach a volume, and its runcmd (chrooted into the
+    root on /mnt, which has the kernel's filesystems bound in) writes into that volume.
+    The host then reads the disks."""
     image, offset = make_disk(tmp_path, "gpt", ["-b", "4096"])
     subprocess.run(["debugfs", "-w", "-R", "rm /etc/wisp.conf", f"{image}?offset={offset}"], check=True, capture_output=True)
     volume = tmp_path / "volume.img"
@@ -219,8 +220,8 @@ write_files:
 mounts:
   - [vdc, /data, ext4, "defaults,noatime"]
 runcmd:
-  - echo "written by runcmd" > /mnt/data/hello
-  - [sh, -c, "grep -c ' /mnt/data ' /proc/mounts > /mnt/data/mounted"]
+  - echo "written by runcmd" > /data/hello
+  - [sh, -c, "grep -c ' /data ' /proc/mounts > /data/mounted"]
 """
     seed_dir = tmp_path / "seed-src"
     seed_dir.mkdir()
