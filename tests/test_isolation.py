@@ -295,3 +295,24 @@ def test_the_user_data_limit_binds_a_plain_script(run, imds, root):
     assert stat(root / "var/lib/cloud/user-data") == (0o600, 0, 0)
     assert_keys_installed(root, ED25519, ECDSA)
     assert not complete(root)
+
+
+def test_chpasswd_is_checked_whole_before_any_password_changes(run, imds, root):
+    config = """#cloud-config
+chpasswd:
+  expire: false
+  users:
+    - {name: root, password: s3cret, type: text}
+    - {name: alpine, type: RANDOM}
+"""
+    imds(aws_metadata(user_data=config))
+    shadow_before = (root / "etc/shadow").read_text()
+    result = run("bootstrap", root=root)
+    assert result.rc == 1, result
+    assert "main/userdata_users: failed: cloud-config line 6: chpasswd: RANDOM passwords are not supported" in result.stderr
+    # root's password is untouched: the refusal came before anything was set.
+    shadow = (root / "etc/shadow").read_text()
+    assert shadow.splitlines()[0] == shadow_before.splitlines()[0] == "root:*::0:::::"
+    assert stat(root / "etc/shadow") == (0o640, 0, 42)
+    assert_keys_installed(root, ED25519, ECDSA)
+    assert not complete(root)
