@@ -257,11 +257,11 @@ frobnicate: 1
     result = run("bootstrap", root=root)
     assert result.rc == 0, result
     expected = [
-        "cloud-config line 10: frobnicate: not a key wisp knows: ignored",
-        "cloud-config line 4: users: an entry of a form wisp does not apply: not applied",
-        "cloud-config line 6: users: ssh_import_id: not applied",
-        "cloud-config line 7: users: selinux_user: not applied",
-        "cloud-config line 9: packages: an entry of a form wisp does not apply: not applied",
+        "cloud-config line 10: frobnicate: not applied by wisp",
+        "cloud-config line 4: users: an entry of a form wisp does not apply: not applied by wisp",
+        "cloud-config line 6: users: ssh_import_id: not applied by wisp",
+        "cloud-config line 7: users: selinux_user: not applied by wisp",
+        "cloud-config line 9: packages: an entry of a form wisp does not apply: not applied by wisp",
     ]
     for text in expected:
         warning(result, root, text)
@@ -316,3 +316,22 @@ chpasswd:
     assert stat(root / "etc/shadow") == (0o640, 0, 42)
     assert_keys_installed(root, ED25519, ECDSA)
     assert not complete(root)
+
+
+def test_a_mount_whose_device_does_not_exist_is_left_out(run, imds, root):
+    config = """#cloud-config
+mounts:
+  - [ /dev/ephemeral0, /mnt, auto, "defaults,noexec" ]
+  - [ tmpfs, /mnt/scratch, tmpfs, "size=1m" ]
+"""
+    (root / "etc/fstab").write_text("/dev/vda1\t/\text4\tdefaults\t0\t1\n")
+    imds(aws_metadata(user_data=config))
+    result = run("bootstrap", root=root)
+    assert result.rc == 0, result
+    warning(result, root, "cloud-config line 3: mounts: /dev/ephemeral0: no such device: left out")
+    assert (root / "etc/fstab").read_text() == (
+        "/dev/vda1\t/\text4\tdefaults\t0\t1\n"
+        "tmpfs\t/mnt/scratch\ttmpfs\tsize=1m,comment=cloudconfig\t0\t2\n")
+    assert stat(root / "etc/fstab") == (0o644, 0, 0)
+    assert "main/userdata_mounts: ok: 1 entries in /etc/fstab, 1 mounted" in result.stderr
+    assert complete(root)

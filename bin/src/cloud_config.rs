@@ -53,12 +53,10 @@ pub fn parse(userdata: &crate::userdata::UserData) -> Result<CloudConfig<'static
 /// `wisp userdata show`; at boot the key actions say it) keys that are left out.
 #[inline(never)]
 pub fn warn_unapplied(config: &CloudConfig<'static>, keys: bool, warn: &dyn Fn(core::fmt::Arguments<'_>)) {
-    for key in config.unknown_keys() {
-        warn(format_args!("cloud-config line {}: {}: not a key wisp knows: ignored", key.line(), Shown(key.as_str().unwrap_or("?").as_bytes())));
-    }
-    config.for_each_unapplied(&mut |key, at| {
+    config.for_each_unapplied(&mut |section, at| {
         let what = at.as_str().unwrap_or("an entry of a form wisp does not apply");
-        warn(format_args!("cloud-config line {}: {key}: {}: not applied", at.line(), Shown(what.as_bytes())))
+        let separator = if section.is_empty() { "" } else { ": " };
+        warn(format_args!("cloud-config line {}: {section}{separator}{}: not applied by wisp", at.line(), Shown(what.as_bytes())))
     });
     let Some(list) = config.value("ssh_authorized_keys") else { return };
     if !keys {

@@ -184,11 +184,21 @@ impl<'a> CloudConfig<'a> {
         out.write_char('}')
     }
 
-    /// What wisp reads but does not apply, each with where it is: per-user keys it does not
-    /// apply (`ssh_import_id`, `selinux_user`...), and `users` and `packages` entries of
-    /// valid cloud-init forms it leaves out (`{snapuser: ...}`, `{apt: [...]}`).
+    /// What wisp reads but does not apply, each with its section and where it is:
+    /// top-level keys it does not know (section "", once each, at the last document that
+    /// has it), per-user keys it does not apply (`ssh_import_id`, `selinux_user`...), and
+    /// `users` and `packages` entries of valid cloud-init forms it leaves out
+    /// (`{snapuser: ...}`, `{apt: [...]}`).
     #[inline(never)]
     pub fn for_each_unapplied(&self, note: &mut dyn FnMut(&'static str, Value<'a>)) {
+        for (index, root) in self.documents.iter().enumerate() {
+            for (key, _) in root.entries() {
+                let name = key.as_str().unwrap_or("");
+                if !KNOWN_KEYS.contains(&name) && !self.documents[index + 1..].iter().any(|later| later.get(name).is_some()) {
+                    note("", key);
+                }
+            }
+        }
         for key in [USERS, "packages"] {
             let Some(list) = self.value(key) else { continue };
             if list.kind() != Kind::Sequence {
@@ -209,16 +219,6 @@ impl<'a> CloudConfig<'a> {
                 }
             }
         }
-    }
-
-    /// Every top-level key wisp does not know, once each (the last document's place).
-    pub fn unknown_keys(&self) -> impl Iterator<Item = Value<'a>> + '_ {
-        self.documents.iter().enumerate().flat_map(move |(index, root)| {
-            root.entries().map(|(key, _)| key).filter(move |key| {
-                let name = key.as_str().unwrap_or("");
-                !KNOWN_KEYS.contains(&name) && !self.documents[index + 1..].iter().any(|later| later.get(name).is_some())
-            })
-        })
     }
 }
 
@@ -630,8 +630,9 @@ mod tests {
         with_config(&["hostname: a\nruncmd: [one]\nfrob: 1\n", "runcmd: [two]\n", "#cloud-config\n"], |config| {
             assert_eq!(config.text("hostname"), Ok(Some("a")));
             assert_eq!(config.get("runcmd").unwrap().items().next().unwrap().as_str(), Some("two"));
-            let unknown: Vec<_> = config.unknown_keys().map(|k| k.as_str().unwrap()).collect();
-            assert_eq!(unknown, ["frob"]);
+            let mut unknown = Vec::new();
+            config.for_each_unapplied(&mut |section, key| unknown.push((section, key.as_str().unwrap().to_string())));
+            assert_eq!(unknown, [("", "frob".to_string())]);
             let mut json = String::new();
             config.write_json(&mut json).unwrap();
             assert_eq!(json, r#"{"hostname":"a","frob":1,"runcmd":["two"]}"#);
