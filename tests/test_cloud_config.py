@@ -187,10 +187,6 @@ def test_yaml_error_applies_nothing_but_the_owner_gets_in(run, imds, root):
 
 @pytest.mark.parametrize("config, message", [
     ("write_files: {path: /x}\n", "cloud-config line 2 column 14: write_files: expected a list"),
-    ("write_files:\n  - content: x\n", "write_files: an entry has no path"),
-    ("write_files:\n  - path: relative/x\n", "write_files: path must be an absolute file path without .."),
-    ("write_files:\n  - path: /x\n    encoding: zstd\n", "write_files: unknown encoding"),
-    ("write_files:\n  - path: /x\n    permissions: rwx\n", "write_files: permissions are not an octal mode"),
     ("runcmd: echo hi\n", "runcmd: expected a list"),
     ("- just\n- a list\n", "the document is not a mapping of keys"),
     ("power_state: {mode: explode}\n", "power_state: mode must be poweroff, reboot or halt"),

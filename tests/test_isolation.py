@@ -258,10 +258,10 @@ frobnicate: 1
     assert result.rc == 0, result
     expected = [
         "cloud-config line 10: frobnicate: not applied by wisp",
-        "cloud-config line 4: users: an entry of a form wisp does not apply: not applied by wisp",
+        "cloud-config line 4: users: another module's form: not applied by wisp",
         "cloud-config line 6: users: ssh_import_id: not applied by wisp",
         "cloud-config line 7: users: selinux_user: not applied by wisp",
-        "cloud-config line 9: packages: an entry of a form wisp does not apply: not applied by wisp",
+        "cloud-config line 9: packages: another module's form: not applied by wisp",
     ]
     for text in expected:
         warning(result, root, text)
@@ -335,3 +335,59 @@ mounts:
     assert stat(root / "etc/fstab") == (0o644, 0, 0)
     assert "main/userdata_mounts: ok: 1 entries in /etc/fstab, 1 mounted" in result.stderr
     assert complete(root)
+
+
+def test_write_files_entries_that_are_wrong_are_left_out(run, imds, root):
+    config = """#cloud-config
+write_files:
+  - path: /etc/app/good.conf
+    content: good
+    permissions: '0640'
+  - content: no path here
+  - path: /etc/app/zstd.bin
+    encoding: zstd
+    content: KLUv
+  - path: relative/x
+  - path: /etc/app/mode
+    permissions: rwx
+  - path: /etc/app/late.conf
+    content: late
+    defer: true
+"""
+    imds(aws_metadata(user_data=config))
+    result = run("bootstrap", root=root)
+    assert result.rc == 0, result
+    for text in ("cloud-config line 6 column 5: write_files: an entry has no path: left out",
+                 "cloud-config line 8 column 15: write_files: unknown encoding (text/plain, b64, gz+b64): left out",
+                 "cloud-config line 10 column 11: write_files: path must be an absolute file path without ..: left out",
+                 "cloud-config line 12 column 18: write_files: permissions are not an octal mode: left out"):
+        warning(result, root, text)
+    assert (root / "etc/app/good.conf").read_text() == "good"
+    assert stat(root / "etc/app/good.conf") == (0o640, 0, 0)
+    assert (root / "etc/app/late.conf").read_text() == "late"
+    assert stat(root / "etc/app/late.conf") == (0o644, 0, 0)
+    assert sorted(p.name for p in (root / "etc/app").iterdir()) == ["good.conf", "late.conf"]
+    assert "main/userdata_write_files: ok: 1 files written" in result.stderr
+    assert "final/userdata_write_files_deferred: ok: 1 files written" in result.stderr
+    assert complete(root)
+    shown = run("userdata", "show", root=root)
+    assert "wisp: warning: cloud-config line 6 column 5: write_files: an entry has no path: left out" in shown.stderr
+
+
+def test_a_write_that_fails_fails_the_action_after_the_others(run, imds, root):
+    config = """#cloud-config
+write_files:
+  - path: /etc/app/owned
+    content: x
+    owner: nobody-here
+  - path: /etc/app/after.conf
+    content: after
+"""
+    imds(aws_metadata(user_data=config))
+    result = run("bootstrap", root=root)
+    assert result.rc == 1, result
+    assert "main/userdata_write_files: failed: write_files /etc/app/owned: owner nobody-here: no such user" in result.stderr
+    assert not (root / "etc/app/owned").exists()
+    assert (root / "etc/app/after.conf").read_text() == "after"
+    assert stat(root / "etc/app/after.conf") == (0o644, 0, 0)
+    assert not complete(root)

@@ -54,14 +54,19 @@ pub fn parse(userdata: &crate::userdata::UserData) -> Result<CloudConfig<'static
 #[inline(never)]
 pub fn warn_unapplied(config: &CloudConfig<'static>, keys: bool, warn: &dyn Fn(core::fmt::Arguments<'_>)) {
     config.for_each_unapplied(&mut |section, at| {
-        let what = at.as_str().unwrap_or("an entry of a form wisp does not apply");
+        let what = at.as_str().unwrap_or("another module's form");
         let separator = if section.is_empty() { "" } else { ": " };
         warn(format_args!("cloud-config line {}: {section}{separator}{}: not applied by wisp", at.line(), Shown(what.as_bytes())))
     });
-    let Some(list) = config.value("ssh_authorized_keys") else { return };
     if !keys {
         return;
     }
+    for entry in config.value("write_files").iter().flat_map(|files| files.items()) {
+        if let Err(e) = cloud_config::write_file(entry) {
+            warn(format_args!("{e}: left out"));
+        }
+    }
+    let Some(list) = config.value("ssh_authorized_keys") else { return };
     for item in list.items() {
         if let Err(e) = wisp_core::authorized_keys::PublicKey::parse(item.as_str().unwrap_or("").as_bytes()) {
             warn(format_args!("cloud-config line {}: ssh_authorized_keys: {e}: left out", item.line()));
@@ -123,15 +128,30 @@ fn write_files(ctx: &Context<'_>, config: &CloudConfig<'static>, deferred: bool)
 
 fn write_entries(ctx: &Context<'_>, files: wisp_core::yaml::Value<'static>, deferred: bool, buffer: &mut [u8]) -> Result<Line, Line> {
     let mut written = 0;
+    let mut failed: Option<Line> = None;
     for entry in cloud_config::items("write_files", files).map_err(crate::output::line)? {
-        let file = cloud_config::write_file(entry).map_err(crate::output::line)?;
+        // An entry wrong for good is left out (said once, by the first pass); one whose
+        // write fails fails the action once the others are written.
+        let file = match cloud_config::write_file(entry) {
+            Ok(file) => file,
+            Err(e) if !deferred => {
+                ctx.warn(format_args!("{e}: left out"));
+                continue;
+            }
+            Err(_) => continue,
+        };
         if file.defer != deferred {
             continue;
         }
-        write_file(ctx, &file, buffer).map_err(|e| msg!("write_files {}: {e}", Shown(file.path.as_bytes())))?;
-        written += 1;
+        match write_file(ctx, &file, buffer) {
+            Ok(()) => written += 1,
+            Err(e) => failed = failed.or(Some(msg!("write_files {}: {e}", Shown(file.path.as_bytes())))),
+        }
     }
-    Ok(msg!("{written} files written"))
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(msg!("{written} files written")),
+    }
 }
 
 fn write_file(ctx: &Context<'_>, file: &WriteFile<'_>, buffer: &mut [u8]) -> Result<(), Line> {

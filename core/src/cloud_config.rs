@@ -123,8 +123,9 @@ impl<'a> CloudConfig<'a> {
                 })?;
             }
         }
+        // An entry that is wrong is left out when written (`write_file`), not the document.
         if let Some(files) = self.value("write_files") {
-            items("write_files", files)?.try_for_each(|entry| write_file(entry).map(drop))?;
+            let _ = items("write_files", files)?;
         }
         if let Some(users) = self.value("users") {
             for_each_user(users, |entry, at| {
