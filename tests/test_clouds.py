@@ -156,14 +156,17 @@ def test_azure_goal_state_fallback(run, imds, root):
 
 def test_azure_failure_is_reported_not_ready(run, imds, root):
     set_dmi(root, "azure")
-    imds(metadata("azure", hostname="bad_name"))
+    # An /etc/shadow over wisp's limit fails create_default_user (a bad host name is only
+    # a warning now).
+    (root / "etc/shadow").write_text((root / "etc/shadow").read_text() + "#" * (33 * 1024) + "\n")
+    imds(metadata("azure"))
     wire = imds({"mode": "wireserver"}, bind="168.63.129.16")
     result = run("bootstrap", root=root)
     assert result.rc == 1
     reports = [json.loads(r["body"]) for r in wire.requests() if r["path"] == "/provisioning/health"]
     assert len(reports) == 1 and reports[0]["state"] == "NotReady"
     assert reports[0]["details"]["subStatus"] == "ProvisioningFailed"
-    assert "main/set_hostname" in reports[0]["details"]["description"]
+    assert "main/create_default_user" in reports[0]["details"]["description"]
 
 
 @pytest.mark.parametrize("wire_fault", ["refuse", "hang"])

@@ -391,3 +391,29 @@ write_files:
     assert (root / "etc/app/after.conf").read_text() == "after"
     assert stat(root / "etc/app/after.conf") == (0o644, 0, 0)
     assert not complete(root)
+
+
+def test_users_entries_one_wrong_one_failing_the_others_made(run, imds, root):
+    config = """#cloud-config
+users:
+  - default
+  - {name: dave, uid: many}
+  - {name: erin, uid: 0}
+  - name: frank
+    shell: /bin/ash
+"""
+    imds(aws_metadata(user_data=config))
+    result = run("bootstrap", root=root)
+    assert result.rc == 1, result
+    warning(result, root, "cloud-config line 4: users: uid is not a number: left out")
+    assert "main/userdata_users: failed: user erin: uid 0 is taken" in result.stderr
+    passwd = (root / "etc/passwd").read_text()
+    assert "dave" not in passwd and "erin:" not in passwd
+    # The refused user left nothing behind: its uid was checked before its group was made.
+    assert "erin:" not in (root / "etc/group").read_text()
+    assert "frank:x:1001:1001::/home/frank:/bin/ash\n" in passwd
+    assert stat(root / "home/frank") == (0o755, 1001, 1001)
+    assert_keys_installed(root, ED25519, ECDSA)
+    assert not complete(root)
+    shown = run("userdata", "show", root=root)
+    assert "wisp: warning: cloud-config line 4: users: uid is not a number: left out" in shown.stderr

@@ -29,7 +29,7 @@ def test_mime_scripts_run_in_order(run, imds, root, tmp_path):
     result = run("bootstrap", root=root)
     assert result.rc == 0, result
     assert (root / "var/lib/cloud/order").read_text() == "first\nsecond\n"
-    assert "final/run_userdata: ok: 2 scripts ran, 0 parts not supported" in result.stderr
+    assert "final/run_userdata: ok: 2 scripts ran, 0 had run already, 0 parts not supported" in result.stderr
     assert sorted(p.name for p in (root / "var/lib/cloud/scripts").iterdir()) == ["part0", "part2", "per-boot", "per-instance", "per-once"]
     assert (root / "var/log/user-data.exit").read_text() == "0\n"
 

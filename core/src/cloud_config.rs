@@ -189,14 +189,15 @@ impl<'a> CloudConfig<'a> {
     /// top-level keys it does not know (section "", once each, at the last document that
     /// has it), per-user keys it does not apply (`ssh_import_id`, `selinux_user`...), and
     /// `users` and `packages` entries of valid cloud-init forms it leaves out
-    /// (`{snapuser: ...}`, `{apt: [...]}`).
+    /// (`{snapuser: ...}`, `{apt: [...]}`), and `users` entries that are wrong (with the
+    /// problem: such an entry is left out, the others apply).
     #[inline(never)]
-    pub fn for_each_unapplied(&self, note: &mut dyn FnMut(&'static str, Value<'a>)) {
+    pub fn for_each_unapplied(&self, note: &mut dyn FnMut(&'static str, Value<'a>, Option<&'static str>)) {
         for (index, root) in self.documents.iter().enumerate() {
             for (key, _) in root.entries() {
                 let name = key.as_str().unwrap_or("");
                 if !KNOWN_KEYS.contains(&name) && !self.documents[index + 1..].iter().any(|later| later.get(name).is_some()) {
-                    note("", key);
+                    note("", key, None);
                 }
             }
         }
@@ -210,12 +211,16 @@ impl<'a> CloudConfig<'a> {
                     continue;
                 }
                 if key == "packages" || user_field(entry, "name").is_none() {
-                    note(key, entry);
+                    note(key, entry, None);
+                    continue;
+                }
+                if let Err(e) = user_spec(entry) {
+                    note(key, entry, Some(e.problem));
                     continue;
                 }
                 for (name, _) in entry.entries() {
                     if !user_key_applied(name.as_str().unwrap_or("")) {
-                        note(key, name);
+                        note(key, name, None);
                     }
                 }
             }
@@ -461,9 +466,12 @@ pub fn for_each_user<'a, E: From<ConfigError>>(users: Value<'a>, mut visit: impl
     }
     for item in users.items() {
         let entry = match item.kind() {
-            // Another module's form (`{snapuser: ...}`): left out (`for_each_unapplied`).
-            Kind::Mapping if user_field(item, "name").is_none() => continue,
-            Kind::Mapping => user_spec(item)?,
+            // Another module's form (`{snapuser: ...}`) or a wrong entry: left out, and
+            // said by `for_each_unapplied`.
+            Kind::Mapping => match user_spec(item) {
+                Ok(entry) => entry,
+                Err(_) => continue,
+            },
             _ => named(text(USERS, item)?.trim()),
         };
         visit(entry, item)?;
@@ -632,7 +640,7 @@ mod tests {
             assert_eq!(config.text("hostname"), Ok(Some("a")));
             assert_eq!(config.get("runcmd").unwrap().items().next().unwrap().as_str(), Some("two"));
             let mut unknown = Vec::new();
-            config.for_each_unapplied(&mut |section, key| unknown.push((section, key.as_str().unwrap().to_string())));
+            config.for_each_unapplied(&mut |section, key, _| unknown.push((section, key.as_str().unwrap().to_string())));
             assert_eq!(unknown, [("", "frob".to_string())]);
             let mut json = String::new();
             config.write_json(&mut json).unwrap();
@@ -712,10 +720,24 @@ mod tests {
     #[test]
     fn forms_and_keys_wisp_does_not_apply_are_named_and_left_out() {
         let doc = "users:\n  - default\n  - {snapuser: joe@example.com}\n  - name: carol\n    expiredate: '2030-01-01'\n    ssh-import-id: [gh:carol]\n    lock-passwd: false\npackages:\n  - mg\n  - {apt: [mg]}\n  - [curl, '8.0']\n";
+        let wrong = "users:\n  - {name: dave, uid: many}\n  - erin\n";
+        with_config(&[wrong], |config| {
+            assert_eq!(config.validate(), Ok(()));
+            let mut noted = Vec::new();
+            config.for_each_unapplied(&mut |key, at, problem| noted.push((key, at.line(), problem)));
+            assert_eq!(noted, [("users", 2, Some("uid is not a number"))]);
+            let mut names = Vec::new();
+            for_each_user(config.get("users").unwrap(), |entry, _| {
+                names.push(matches!(entry, UserEntry::User(spec) if spec.name == "erin"));
+                Ok::<(), ConfigError>(())
+            })
+            .unwrap();
+            assert_eq!(names, [true]);
+        });
         with_config(&[doc], |config| {
             assert_eq!(config.validate(), Ok(()));
             let mut noted = Vec::new();
-            config.for_each_unapplied(&mut |key, at| noted.push((key, at.line(), at.as_str().map(str::to_string))));
+            config.for_each_unapplied(&mut |key, at, problem| noted.push((key, at.line(), problem.or(at.as_str()).map(str::to_string))));
             assert_eq!(
                 noted,
                 [
