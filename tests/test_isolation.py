@@ -249,6 +249,8 @@ users:
   - name: carol
     ssh_import_id: [gh:carol]
     selinux_user: staff_u
+    expiredate: '2031-01-01'
+    inactive: '5'
 packages:
   - {apt: [mg]}
 frobnicate: 1
@@ -257,11 +259,13 @@ frobnicate: 1
     result = run("bootstrap", root=root)
     assert result.rc == 0, result
     expected = [
-        "cloud-config line 10: frobnicate: not applied by wisp",
+        "cloud-config line 12: frobnicate: not applied by wisp",
         "cloud-config line 4: users: another module's form: not applied by wisp",
         "cloud-config line 6: users: ssh_import_id: not applied by wisp",
         "cloud-config line 7: users: selinux_user: not applied by wisp",
-        "cloud-config line 9: packages: another module's form: not applied by wisp",
+        "cloud-config line 8: users: expiredate: not applied by wisp",
+        "cloud-config line 9: users: inactive: not applied by wisp",
+        "cloud-config line 11: packages: another module's form: not applied by wisp",
     ]
     for text in expected:
         warning(result, root, text)
