@@ -421,3 +421,41 @@ users:
     assert not complete(root)
     shown = run("userdata", "show", root=root)
     assert "wisp: warning: cloud-config line 4: users: uid is not a number: left out" in shown.stderr
+
+
+def test_kill_9_at_increasing_delays_then_a_rerun_ends_as_a_clean_run(wisp, netns, run, imds, root, tmp_path):
+    """The whole process group (wisp and any script it runs) killed with SIGKILL at
+    increasing delays, as a power loss would stop it, then a rerun: the tree ends as a
+    clean run's. (That nothing finished runs twice is the fault-injection test's: a kill
+    between a script's last line and its marker can land in a window no file can close.)"""
+    import shutil
+    import signal
+    import subprocess
+    import time
+    from conftest import make_root, snapshot
+    from test_userdata_parts import b64
+    counter = tmp_path / "counter"
+    imds(aws_metadata(user_data_b64=b64(crash_userdata(counter))))
+    env = {"PATH": os.environ["PATH"]}
+    clean = run("bootstrap", root=root, env=env)
+    assert clean.rc == 0, clean
+    expected = without_volatile(snapshot(root))
+    killed = 0
+    for step in range(30):
+        shutil.rmtree(root)
+        make_root(root)
+        if counter.exists():
+            counter.unlink()
+        process = subprocess.Popen(
+            ["ip", "netns", "exec", netns.name, "unshare", "--uts", "--mount", "--fork",
+             str(wisp), "--root", str(root), "bootstrap"],
+            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        time.sleep(0.005 * step)
+        os.killpg(process.pid, signal.SIGKILL)
+        killed += process.wait() == -signal.SIGKILL
+        rerun = run("bootstrap", root=root, env=env)
+        assert rerun.rc == 0, (step, rerun)
+        assert without_volatile(snapshot(root)) == expected, step
+        runs = counter.read_text().splitlines() if counter.exists() else []
+        assert set(runs) == {"per-instance", "part-one", "part-two", "runcmd"}, (step, runs)
+    assert killed >= 10, killed
