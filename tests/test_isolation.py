@@ -459,3 +459,21 @@ def test_kill_9_at_increasing_delays_then_a_rerun_ends_as_a_clean_run(wisp, netn
         runs = counter.read_text().splitlines() if counter.exists() else []
         assert set(runs) == {"per-instance", "part-one", "part-two", "runcmd"}, (step, runs)
     assert killed >= 10, killed
+
+
+def test_a_home_a_crash_left_root_owned_gets_its_owner(run, imds, root):
+    """What a crash inside create_default_user leaves (the account written, the home made,
+    not yet given to the user): the rerun gives the home its owner, so sshd (StrictModes)
+    takes the keys."""
+    with open(root / "etc/passwd", "a") as f:
+        f.write("alpine:x:1000:1000:Linux User,,,:/home/alpine:/bin/sh\n")
+    (root / "etc/group").write_text((root / "etc/group").read_text().replace("wheel:x:10:root\n", "wheel:x:10:root,alpine\n") + "alpine:x:1000:\n")
+    with open(root / "etc/shadow", "a") as f:
+        f.write("alpine:*:20000:0:99999:7:::\n")
+    (root / "home/alpine").mkdir(mode=0o755)
+    assert stat(root / "home/alpine")[1:] == (0, 0)
+    imds(aws_metadata())
+    result = run("bootstrap", root=root)
+    assert result.rc == 0, result
+    assert_keys_installed(root, ED25519, ECDSA)
+    assert complete(root)
