@@ -234,8 +234,9 @@ def test_a_crash_at_any_point_then_a_rerun_ends_as_a_clean_run(run, imds, root, 
         assert without_volatile(snapshot(root)) == expected, n
         runs = counter.read_text().splitlines() if counter.exists() else []
         assert sorted(runs) == sorted(["per-instance", "part-one", "part-two", "runcmd"]), (n, runs)
-    # The 19 actions of the four phases and the 4 pieces of work marked done.
-    assert points == 23, points
+    # The 19 actions of the four phases and the 5 pieces of work marked done (three
+    # scripts, runcmd, packages).
+    assert points == 24, points
 
 
 def test_cloud_init_forms_wisp_does_not_apply_are_named_and_left_out(run, imds, root):
@@ -477,3 +478,20 @@ def test_a_home_a_crash_left_root_owned_gets_its_owner(run, imds, root):
     assert result.rc == 0, result
     assert_keys_installed(root, ED25519, ECDSA)
     assert complete(root)
+
+
+def test_packages_installed_once_per_instance(run, imds, root):
+    """apk ran to success: a rerun before the bootstrap was marked complete (a crash)
+    does not run it again."""
+    from test_cloud_config import fake_apk
+    fake_apk(root)
+    config = "#cloud-config\npackages:\n  - nginx\n"
+    imds(aws_metadata(user_data=config))
+    assert run("bootstrap", root=root).rc == 0
+    assert (root / "apk.log").read_text() == "add nginx\n"
+    (root / "var/lib/cloud/.bootstrap-complete").unlink()
+    result = run("bootstrap", root=root)
+    assert result.rc == 0, result
+    assert "main/userdata_packages: ok: ran already for this instance" in result.stderr
+    assert (root / "apk.log").read_text() == "add nginx\n"
+    assert (root / "var/lib/cloud/sem/packages.i-0123456789abcdef0").exists()

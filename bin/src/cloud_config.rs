@@ -86,24 +86,32 @@ pub fn run(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir, action: Acti
     let config = &config;
     match action {
         Action::UserdataBootcmd => run_commands(ctx, config, "bootcmd", Some(&scripts::instance_env(var)?), None),
-        Action::UserdataRuncmd => {
-            // runcmd as a whole, once per instance: a crash inside it runs it again, one
-            // after it does not.
-            let markers = crate::markers::Markers::open(var)?;
-            if markers.is_done("runcmd", None) {
-                return Ok(msg!("ran already for this instance"));
-            }
-            run_commands(ctx, config, "runcmd", None, Some(&markers))
-        }
+        // runcmd as a whole, once per instance: a crash inside it runs it again, one after
+        // it does not.
+        Action::UserdataRuncmd => once_per_instance(var, "runcmd", |markers| run_commands(ctx, config, "runcmd", None, Some(markers))),
         Action::UserdataWriteFiles => write_files(ctx, config, false),
         Action::UserdataWriteFilesDeferred => write_files(ctx, config, true),
         Action::UserdataUsers => crate::users::apply_users(ctx, config),
         Action::UserdataMounts => crate::system_config::mounts(ctx, config),
         Action::UserdataTimezone => crate::system_config::timezone(ctx, config),
-        Action::UserdataPackages => crate::system_config::packages(ctx, config),
+        // Marked done once apk succeeded: a failed or cut-short install runs again.
+        Action::UserdataPackages => once_per_instance(var, "packages", |markers| {
+            let note = crate::system_config::packages(ctx, config)?;
+            markers.mark_done(ctx, "packages", None)?;
+            Ok(note)
+        }),
         Action::UserdataPowerState => crate::system_config::power_state(ctx, config),
         _ => Ok(msg!("not a cloud-config action")),
     }
+}
+
+/// `work` unless its marker says it finished for this instance.
+fn once_per_instance(var: &Dir, work: &str, run: impl FnOnce(&crate::markers::Markers) -> Result<Line, Line>) -> Result<Line, Line> {
+    let markers = crate::markers::Markers::open(var)?;
+    if markers.is_done(work, None) {
+        return Ok(msg!("ran already for this instance"));
+    }
+    run(&markers)
 }
 
 /// `bootcmd` or `runcmd`: written as the shell script cloud-init makes of the list, and
