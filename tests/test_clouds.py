@@ -159,16 +159,17 @@ def test_azure_goal_state_fallback(run, imds, root):
 
 def test_azure_failure_is_reported_not_ready(run, imds, root):
     set_dmi(root, "azure")
-    # A bad host name is left out with a warning now; an image without apk cannot install
-    # the packages user-data asks for: that action fails, and Azure hears of it.
-    imds(metadata("azure", user_data="#cloud-config\npackages: [mg]\n"))
+    # An /etc/shadow over wisp's limit fails create_default_user (a bad host name is only
+    # a warning now).
+    (root / "etc/shadow").write_text((root / "etc/shadow").read_text() + "#" * (33 * 1024) + "\n")
+    imds(metadata("azure"))
     wire = imds({"mode": "wireserver"}, bind="168.63.129.16")
     result = run("bootstrap", root=root)
     assert result.rc == 1
     reports = [json.loads(r["body"]) for r in wire.requests() if r["path"] == "/provisioning/health"]
     assert len(reports) == 1 and reports[0]["state"] == "NotReady"
     assert reports[0]["details"]["subStatus"] == "ProvisioningFailed"
-    assert "main/userdata_packages" in reports[0]["details"]["description"]
+    assert "main/create_default_user" in reports[0]["details"]["description"]
 
 
 @pytest.mark.parametrize("wire_fault", ["refuse", "hang"])

@@ -95,8 +95,9 @@ def test_key_with_an_injected_command_line(run, imds, root, host):
 
 @pytest.mark.parametrize("path", ["/etc/../../host/etc/passwd", "/../host/x", "/etc/./x", "/opt//x"])
 def test_write_files_path_with_dot_dot(run, imds, root, host, path):
+    # The entry is left out with a warning naming it; the rest of the document applies.
     result = hostile_run(run, imds, root, host, f"write_files:\n  - path: {path}\n    content: {SECRET}\n")
-    assert result.rc == 1 and "write_files: path must be an absolute file path" in result.stderr, result
+    assert result.rc == 0 and "write_files: path must be an absolute file path" in result.stderr, result
     assert not (root / "opt").exists() and not (root / "host").exists()
 
 

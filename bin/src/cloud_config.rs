@@ -55,17 +55,23 @@ pub fn parse(userdata: &crate::userdata::UserData) -> Result<CloudConfig<'static
 /// `wisp userdata show`; at boot the key actions say it) keys that are left out.
 #[inline(never)]
 pub fn warn_unapplied(config: &CloudConfig<'static>, keys: bool, warn: &dyn Fn(core::fmt::Arguments<'_>)) {
-    for key in config.unknown_keys() {
-        warn(format_args!("cloud-config line {}: {}: not a key wisp knows: ignored", key.line(), Shown(key.as_str().unwrap_or("?").as_bytes())));
-    }
-    config.for_each_unapplied(&mut |key, at| {
-        let what = at.as_str().unwrap_or("an entry of a form wisp does not apply");
-        warn(format_args!("cloud-config line {}: {key}: {}: not applied", at.line(), Shown(what.as_bytes())))
+    config.for_each_unapplied(&mut |section, at, problem| {
+        let (what, end) = match problem {
+            Some(problem) => (problem, "left out"),
+            None => (at.as_str().unwrap_or("another module's form"), "not applied by wisp"),
+        };
+        let separator = if section.is_empty() { "" } else { ": " };
+        warn(format_args!("cloud-config line {}: {section}{separator}{}: {end}", at.line(), Shown(what.as_bytes())))
     });
-    let Some(list) = config.value("ssh_authorized_keys") else { return };
     if !keys {
         return;
     }
+    for entry in config.value("write_files").iter().flat_map(|files| files.items()) {
+        if let Err(e) = cloud_config::write_file(entry) {
+            warn(format_args!("{e}: left out"));
+        }
+    }
+    let Some(list) = config.value("ssh_authorized_keys") else { return };
     for item in list.items() {
         if let Err(e) = wisp_core::authorized_keys::PublicKey::parse(item.as_str().unwrap_or("").as_bytes()) {
             warn(format_args!("cloud-config line {}: ssh_authorized_keys: {e}: left out", item.line()));
@@ -82,24 +88,32 @@ pub fn run(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir, action: Acti
     let config = &config;
     match action {
         Action::UserdataBootcmd => run_commands(ctx, config, "bootcmd", Some(&scripts::instance_env(var)?), None),
-        Action::UserdataRuncmd => {
-            // runcmd as a whole, once per instance: a crash inside it runs it again, one
-            // after it does not.
-            let markers = crate::markers::Markers::open(var)?;
-            if markers.is_done("runcmd", None) {
-                return Ok(msg!("ran already for this instance"));
-            }
-            run_commands(ctx, config, "runcmd", None, Some(&markers))
-        }
+        // runcmd as a whole, once per instance: a crash inside it runs it again, one after
+        // it does not.
+        Action::UserdataRuncmd => once_per_instance(var, "runcmd", |markers| run_commands(ctx, config, "runcmd", None, Some(markers))),
         Action::UserdataWriteFiles => write_files(ctx, config, false),
         Action::UserdataWriteFilesDeferred => write_files(ctx, config, true),
         Action::UserdataUsers => crate::users::apply_users(ctx, config),
         Action::UserdataMounts => crate::system_config::mounts(ctx, config),
         Action::UserdataTimezone => crate::system_config::timezone(ctx, config),
-        Action::UserdataPackages => crate::system_config::packages(ctx, config),
+        // Marked done once apk succeeded: a failed or cut-short install runs again.
+        Action::UserdataPackages => once_per_instance(var, "packages", |markers| {
+            let note = crate::system_config::packages(ctx, config)?;
+            markers.mark_done(ctx, "packages", None)?;
+            Ok(note)
+        }),
         Action::UserdataPowerState => crate::system_config::power_state(ctx, config),
         _ => Ok(msg!("not a cloud-config action")),
     }
+}
+
+/// `work` unless its marker says it finished for this instance.
+fn once_per_instance(var: &Dir, work: &str, run: impl FnOnce(&crate::markers::Markers) -> Result<Line, Line>) -> Result<Line, Line> {
+    let markers = crate::markers::Markers::open(var)?;
+    if markers.is_done(work, None)? {
+        return Ok(msg!("ran already for this instance"));
+    }
+    run(&markers)
 }
 
 /// `bootcmd` or `runcmd`: written as the shell script cloud-init makes of the list, and
@@ -127,15 +141,30 @@ fn write_files(ctx: &Context<'_>, config: &CloudConfig<'static>, deferred: bool)
 
 fn write_entries(ctx: &Context<'_>, files: wisp_core::yaml::Value<'static>, deferred: bool) -> Result<Line, Line> {
     let mut written = 0;
+    let mut failed: Option<Line> = None;
     for entry in cloud_config::items("write_files", files).map_err(crate::output::line)? {
-        let file = cloud_config::write_file(entry).map_err(crate::output::line)?;
+        // An entry wrong for good is left out (said once, by the first pass); one whose
+        // write fails fails the action once the others are written.
+        let file = match cloud_config::write_file(entry) {
+            Ok(file) => file,
+            Err(e) if !deferred => {
+                ctx.warn(format_args!("{e}: left out"));
+                continue;
+            }
+            Err(_) => continue,
+        };
         if file.defer != deferred {
             continue;
         }
-        write_file(ctx, &file).map_err(|e| msg!("write_files {}: {e}", Shown(file.path.as_bytes())))?;
-        written += 1;
+        match write_file(ctx, &file) {
+            Ok(()) => written += 1,
+            Err(e) => failed = failed.or(Some(msg!("write_files {}: {e}", Shown(file.path.as_bytes())))),
+        }
     }
-    Ok(msg!("{written} files written"))
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(msg!("{written} files written")),
+    }
 }
 
 fn write_file(ctx: &Context<'_>, file: &WriteFile<'_>) -> Result<(), Line> {

@@ -21,9 +21,12 @@ const RESULT_FILE: &str = "result.json";
 pub const DOCUMENT_LIMIT: usize = 16 * 1024;
 
 /// Marks `phase` as running. The result of an earlier run is removed first, so a reader
-/// never sees it beside a stage that has not finished.
-pub fn stage_started(ctx: &mut Context<'_>, phase: Phase, cloud: Option<Cloud>) {
-    update(ctx, phase, cloud, None);
+/// never sees it beside a stage that has not finished. Returns what failed in this
+/// boot's phases before it, as the file recorded them: a phase run alone (as the service
+/// scripts run them) knows what the earlier ones left undone. The boot phase starts the
+/// record, so it has nothing before it.
+pub fn stage_started(ctx: &mut Context<'_>, phase: Phase, cloud: Option<Cloud>) -> Failed {
+    update(ctx, phase, cloud, None)
 }
 
 /// Records the end of `phase`, with the reason it failed, if it did. The final phase's
@@ -54,25 +57,14 @@ pub fn wait_for_result(ctx: &Context<'_>, timeout_s: Option<u32>) -> Result<bool
     }
 }
 
-/// What failed in this boot's phases before `phase`, as `status.json` recorded them: a
-/// phase run alone (as the service scripts run them) knows what the earlier ones left
-/// undone. The boot phase starts the record, so it has nothing before it.
-pub fn failed_before(ctx: &Context<'_>, phase: Phase) -> Failed {
-    let mut document = [0u8; DOCUMENT_LIMIT];
-    let mut status = Status::default();
-    let Ok(Some(text)) = ctx.read(b"/run/cloud-init/status.json", &mut document) else { return Failed::default() };
-    // A damaged document keeps what was read before the damage.
-    let _ = status.read(text);
-    status.failed_before(phase)
-}
-
-fn update(ctx: &mut Context<'_>, phase: Phase, cloud: Option<Cloud>, end: Option<Option<&str>>) {
-    if let Err(e) = write_documents(ctx, phase, cloud, end) {
+fn update(ctx: &mut Context<'_>, phase: Phase, cloud: Option<Cloud>, end: Option<Option<&str>>) -> Failed {
+    write_documents(ctx, phase, cloud, end).unwrap_or_else(|e| {
         ctx.log.line(format_args!("cloud-init status: {e}"));
-    }
+        Failed::default()
+    })
 }
 
-fn write_documents(ctx: &Context<'_>, phase: Phase, cloud: Option<Cloud>, end: Option<Option<&str>>) -> Result<(), Line> {
+fn write_documents(ctx: &Context<'_>, phase: Phase, cloud: Option<Cloud>, end: Option<Option<&str>>) -> Result<Failed, Line> {
     let dir = ctx.create_dir(RUN_DIR)?;
     let mut earlier = [0u8; DOCUMENT_LIMIT];
     let mut status = Status::default();
@@ -86,6 +78,7 @@ fn write_documents(ctx: &Context<'_>, phase: Phase, cloud: Option<Cloud>, end: O
             }
         }
     }
+    let failed = status.failed_before(phase);
     status.datasource = cloud.and_then(documents::datasource);
     let now = Some(realtime_ms());
     let stage = &mut status.stages[phase as usize];
@@ -105,7 +98,7 @@ fn write_documents(ctx: &Context<'_>, phase: Phase, cloud: Option<Cloud>, end: O
     if end.is_some() && (phase == Phase::Final || status.has_errors()) {
         write(&dir, RESULT_FILE, &status, true)?;
     }
-    Ok(())
+    Ok(failed)
 }
 
 fn write(dir: &Dir, name: &str, status: &Status<'_>, result: bool) -> Result<(), Line> {

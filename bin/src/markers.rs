@@ -1,7 +1,8 @@
 //! `$TINY_CLOUD_VAR/sem/`: the markers of finished per-instance work (core's `markers`),
-//! each made durable (one fsync of the directory) before the next piece of work starts.
+//! each made durable before the next piece of work starts: one fsync of the directory
+//! then, unless the completion marker's syncfs came first (or, at the end of the run).
 
-use core::sync::atomic::{AtomicU32, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use wisp_core::markers;
 use wisp_core::state_files::SEM_DIR;
@@ -27,23 +28,45 @@ impl Markers {
         Ok(Markers { dir, id: heapless::Vec::from_slice(id).unwrap_or_default() })
     }
 
-    /// Whether `work` (`item` of it) finished for this instance.
+    /// Whether `work` (`item` of it) finished for this instance. When it did not, it is
+    /// about to start: the markers of the work before it are made durable first.
     #[inline(never)]
-    pub fn is_done(&self, work: &str, item: Option<&str>) -> bool {
-        markers::name(work, item, &self.id).is_ok_and(|name| matches!(self.dir.metadata(name.as_bytes()), Ok(Some(_))))
+    pub fn is_done(&self, work: &str, item: Option<&str>) -> Result<bool, Line> {
+        let done = markers::name(work, item, &self.id).is_ok_and(|name| matches!(self.dir.metadata(name.as_bytes()), Ok(Some(_))));
+        if !done && PENDING.swap(false, Ordering::Relaxed) {
+            self.dir.sync().map_err(|e| msg!("sem: {}", Os(e)))?;
+        }
+        Ok(done)
     }
 
-    /// Records that `work` finished, durably, before anything else starts.
+    /// Records that `work` finished; made durable before the next piece of work starts.
     #[inline(never)]
     pub fn mark_done(&self, ctx: &Context<'_>, work: &str, item: Option<&str>) -> Result<(), Line> {
         let name = markers::name(work, item, &self.id).map_err(crate::output::line)?;
-        self.dir
-            .write_volatile(name.as_bytes(), b"", 0o600)
-            .and_then(|()| self.dir.sync())
-            .map_err(|e| msg!("sem/{name}: {}", Os(e)))?;
+        self.dir.write_volatile(name.as_bytes(), b"", 0o600).map_err(|e| msg!("sem/{name}: {}", Os(e)))?;
+        PENDING.store(true, Ordering::Relaxed);
         crash_point(ctx);
         Ok(())
     }
+}
+
+/// A marker written and not yet durable. One process runs one instance's work, and all its
+/// markers are in one directory: one flag is enough.
+static PENDING: AtomicBool = AtomicBool::new(false);
+
+/// The filesystem holding `$TINY_CLOUD_VAR` was synced (the completion marker's syncfs):
+/// the markers written so far are durable.
+pub fn synced() {
+    PENDING.store(false, Ordering::Relaxed);
+}
+
+/// At the end of a run: the markers not yet durable are made so.
+pub fn settle(var: &Dir) -> Result<(), Line> {
+    if PENDING.swap(false, Ordering::Relaxed) {
+        let dir = var.open_child(SEM_DIR).map_err(|e| crate::output::os_error("sem", e))?;
+        dir.sync().map_err(|e| msg!("sem: {}", Os(e)))?;
+    }
+    Ok(())
 }
 
 /// A test hook: `WISP_TEST_CRASH_AT=N` stops the process, as a crash would, at its N-th

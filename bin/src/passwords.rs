@@ -44,8 +44,16 @@ fn hash_plain(password: &[u8], out: &mut [u8]) -> Result<usize, Line> {
     sha512_crypt::hash(password, &salt, None, out).map_err(crate::output::line)
 }
 
-/// `password` and `chpasswd`; the number of passwords set.
+/// `password` and `chpasswd`; the number of passwords set. Every entry is checked (its
+/// form, its user's shadow entry) before any password is set.
 pub fn apply(ctx: &Context<'_>, config: &CloudConfig<'static>) -> Result<usize, Line> {
+    passwords(ctx, config, false)?;
+    passwords(ctx, config, true)
+}
+
+/// `write: false` checks everything and changes nothing.
+#[inline(never)]
+fn passwords(ctx: &Context<'_>, config: &CloudConfig<'static>, write: bool) -> Result<usize, Line> {
     let chpasswd = config.value("chpasswd");
     let field = |name: &str| chpasswd.and_then(|c| c.get(name)).filter(|v| !v.is_null());
     let expire = field("expire").map(|v| cloud_config::flag("chpasswd", v)).transpose().map_err(crate::output::line)?.unwrap_or(true);
@@ -57,7 +65,7 @@ pub fn apply(ctx: &Context<'_>, config: &CloudConfig<'static>) -> Result<usize, 
             PasswordType::Hash => shadow_field(Some(password), None, false, &mut out)?,
             PasswordType::Text => shadow_field(None, Some(password), false, &mut out)?,
         };
-        set_shadow(ctx, name.as_bytes(), hashed.unwrap_or(b"*"), expire)?;
+        set_shadow(ctx, name.as_bytes(), hashed.unwrap_or(b"*"), expire, write)?;
         set += 1;
         Ok(())
     };
@@ -125,12 +133,15 @@ fn is_crypt_hash(text: &str) -> bool {
 
 /// Replaces the user's password field; `expire` sets the last change to day 0, which
 /// makes the user choose a new one at the next login.
-fn set_shadow(ctx: &Context<'_>, name: &[u8], field: &[u8], expire: bool) -> Result<(), Line> {
+fn set_shadow(ctx: &Context<'_>, name: &[u8], field: &[u8], expire: bool, write: bool) -> Result<(), Line> {
     let mut shadow = SystemFile::read(ctx, "/etc", "shadow", "/etc/shadow", 0o640)?;
     let days = if expire { 0 } else { wisp_os_linux::time::realtime_secs() / wisp_core::clock::SECONDS_PER_DAY };
     let mut new = [0u8; FILE_LIMIT];
     let len = wisp_core::shadow::set_shadow_password(shadow.text(), name, field, days, &mut new)
         .map_err(|e| msg!("chpasswd {}: {e}", Shown(name)))?;
+    if !write {
+        return Ok(());
+    }
     let mut batch = wisp_os_linux::fs::Batch::new();
     shadow.replace(&new[..len], &mut batch)?;
     crate::users::commit(batch)

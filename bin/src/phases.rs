@@ -177,8 +177,7 @@ pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
         imds: Imds::new(cloud, &timeouts, ctx.config.imds_token_ttl),
         metadata,
         fetch_failed: None,
-        // A phase run alone goes on from what the earlier phases of this boot recorded.
-        failed: cloud_init_status::failed_before(ctx, phases[0]),
+        failed: Failed::default(),
         fetched_once: false,
         held_back: false,
         later_boot: false,
@@ -201,7 +200,11 @@ pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
     }
     let mut status = EXIT_OK;
     for &phase in phases {
-        cloud_init_status::stage_started(ctx, phase, Some(cloud));
+        let earlier = cloud_init_status::stage_started(ctx, phase, Some(cloud));
+        // A phase run alone goes on from what the earlier phases of this boot recorded.
+        if phase == phases[0] {
+            session.failed = earlier;
+        }
         // A phase whose actions failed lets the next phase run (each runs what does not
         // need the failures); one that could not start its actions ends the run.
         let (errors, go_on) = match run_phase(ctx, &mut session, &var, phase, &plans, &all_items) {
@@ -218,7 +221,7 @@ pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
             }
             status = EXIT_FAILED;
             if !go_on {
-                return status;
+                break;
             }
             continue;
         }
@@ -229,6 +232,10 @@ pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
                 ctx.log.line(format_args!("{note}"));
             }
         }
+    }
+    if let Err(e) = crate::markers::settle(&var) {
+        ctx.log.line(format_args!("{e}"));
+        status = EXIT_FAILED;
     }
     if session.held_back {
         EXIT_FAILED

@@ -125,7 +125,7 @@ pub fn run_userdata(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) -> 
                 let name = if part.whole { "user-data" } else { own_name.as_str() };
                 #[cfg(not(feature = "userdata"))]
                 let name = "user-data";
-                if markers.is_done("script", Some(name)) {
+                if markers.is_done("script", Some(name))? {
                     done += 1;
                     continue;
                 }
@@ -235,8 +235,13 @@ fn run_directory(ctx: &Context<'_>, directory: &[u8], dir: &Dir, output: Borrowe
     let mut ran = 0;
     for name in &names {
         let executable = matches!(dir.metadata(name.as_bytes()), Ok(Some(m)) if m.is_file() && m.permissions() & 0o111 != 0);
-        if !executable || markers.is_some_and(|m| m.is_done("per-instance", Some(name))) {
+        if !executable {
             continue;
+        }
+        if let Some(markers) = markers {
+            if markers.is_done("per-instance", Some(name))? {
+                continue;
+            }
         }
         let path = script_path(ctx, &[SCRIPTS_DIR, b"/", directory, b"/", name.as_bytes()])?;
         let status = execute(ctx, path.as_cstr(), &[path.as_cstr()], None, output)

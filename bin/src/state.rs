@@ -43,6 +43,7 @@ pub fn set_complete(ctx: &Context<'_>, var: &Dir, complete: bool) -> Result<(), 
             sync_once(&dir)?;
         }
         sync_once(var)?;
+        crate::markers::synced();
         // Empty: only its name needs to be durable, which the directory's fsync makes it.
         var.write_volatile(MARKER, b"", 0o644).map_err(fail)?;
     } else {

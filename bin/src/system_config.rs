@@ -168,6 +168,13 @@ pub fn mounts(ctx: &Context<'_>, config: &CloudConfig<'static>) -> Result<Line, 
     let mut entries: heapless::Vec<fstab::Entry<'static>, MOUNTS_LIMIT> = heapless::Vec::new();
     for item in cloud_config::items("mounts", list)? {
         let entry = fstab::Entry { fields: mount_fields(item)? };
+        // A device that does not exist is left out, as cloud-init leaves it out.
+        if let Some(device) = entry.fields[0].filter(|d| d.starts_with(b"/dev/")) {
+            if !matches!(ctx.path(device).map(|p| wisp_os_linux::fs::metadata(p.as_cstr())), Ok(Ok(Some(_)))) {
+                ctx.warn(format_args!("cloud-config line {}: mounts: {}: no such device: left out", item.line(), Shown(device)));
+                continue;
+            }
+        }
         entries.push(entry).map_err(|_| msg!("mounts: more than {MOUNTS_LIMIT} entries"))?;
     }
     let mut existing = [0u8; 16 * 1024];

@@ -109,6 +109,10 @@ pub fn ensure_account(ctx: &Context<'_>, account: &Account<'_>, done: &mut heapl
     let (uid, gid, home) = match accounts::find_user(passwd.text(), name) {
         Some(user) => (user.uid, user.gid, home_path(user.home)?),
         None => {
+            // Checked before anything is written, so a refused user leaves nothing behind.
+            if let Some(uid) = account.uid.filter(|&uid| !accounts::uid_is_free(passwd.text(), uid)) {
+                return Err(msg!("uid {uid} is taken"));
+            }
             let group_name = account.primary_group.unwrap_or(name);
             let gid = match accounts::find_group(group.text(), group_name) {
                 Some(own) => own.gid,
@@ -126,8 +130,7 @@ pub fn ensure_account(ctx: &Context<'_>, account: &Account<'_>, done: &mut heapl
             };
             // The user's number matches its group's where that number is free.
             let uid = match account.uid {
-                Some(uid) if accounts::uid_is_free(passwd.text(), uid) => uid,
-                Some(uid) => return Err(msg!("uid {uid} is taken")),
+                Some(uid) => uid,
                 None if accounts::uid_is_free(passwd.text(), gid) && ids.contains(&gid) => gid,
                 None => accounts::free_id_in(passwd.text(), group.text(), ids).ok_or_else(no_free_id)?,
             };
@@ -420,11 +423,16 @@ pub fn apply_users(ctx: &Context<'_>, config: &CloudConfig<'static>) -> Result<L
     let mut doas = [0u8; 8 * 1024];
     let mut doas_out = wisp_core::out::Out::new(&mut doas);
     let mut users = 0;
+    // A user that cannot be made fails the action once the others are made.
+    let mut failed: Option<Line> = None;
     if let Some(list) = config.value("users") {
         cloud_config::for_each_user(list, |entry, at| -> Result<(), Line> {
             let UserEntry::User(spec) = entry else { return Ok(()) };
             let full = |_| msg!("cloud-config line {}: users: too many sudo or doas rules", at.line());
-            apply_user(ctx, &spec)?;
+            if let Err(e) = apply_user(ctx, &spec) {
+                failed = failed.or(Some(e));
+                return Ok(());
+            }
             if let Some(rules) = spec.sudo {
                 cloud_config::for_each_line(rules, "sudo", |rule| {
                     sudoers_out.put_all(&[spec.name.as_bytes(), b" ", rule.as_bytes(), b"\n"]).map_err(full)
@@ -450,7 +458,10 @@ pub fn apply_users(ctx: &Context<'_>, config: &CloudConfig<'static>) -> Result<L
         }
     }
     let passwords = crate::passwords::apply(ctx, config)?;
-    Ok(msg!("{users} users, {groups_made} groups, {passwords} passwords"))
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(msg!("{users} users, {groups_made} groups, {passwords} passwords")),
+    }
 }
 
 /// One user of `users`.

@@ -123,8 +123,9 @@ impl<'a> CloudConfig<'a> {
                 })?;
             }
         }
+        // An entry that is wrong is left out when written (`write_file`), not the document.
         if let Some(files) = self.value("write_files") {
-            items("write_files", files)?.try_for_each(|entry| write_file(entry).map(drop))?;
+            let _ = items("write_files", files)?;
         }
         if let Some(users) = self.value("users") {
             for_each_user(users, |entry, at| {
@@ -202,11 +203,22 @@ impl<'a> CloudConfig<'a> {
         out.write_char('}')
     }
 
-    /// What wisp reads but does not apply, each with where it is: per-user keys it does not
-    /// apply (`ssh_import_id`, `selinux_user`...), and `users` and `packages` entries of
-    /// valid cloud-init forms it leaves out (`{snapuser: ...}`, `{apt: [...]}`).
+    /// What wisp reads but does not apply, each with its section and where it is:
+    /// top-level keys it does not know (section "", once each, at the last document that
+    /// has it), per-user keys it does not apply (`ssh_import_id`, `selinux_user`...), and
+    /// `users` and `packages` entries of valid cloud-init forms it leaves out
+    /// (`{snapuser: ...}`, `{apt: [...]}`), and `users` entries that are wrong (with the
+    /// problem: such an entry is left out, the others apply).
     #[inline(never)]
-    pub fn for_each_unapplied(&self, note: &mut dyn FnMut(&'static str, Value<'a>)) {
+    pub fn for_each_unapplied(&self, note: &mut dyn FnMut(&'static str, Value<'a>, Option<&'static str>)) {
+        for (index, root) in self.documents.iter().enumerate() {
+            for (key, _) in root.entries() {
+                let name = key.as_str().unwrap_or("");
+                if !KNOWN_KEYS.contains(&name) && !self.documents[index + 1..].iter().any(|later| later.get(name).is_some()) {
+                    note("", key, None);
+                }
+            }
+        }
         for key in [USERS, "packages"] {
             let Some(list) = self.value(key) else { continue };
             if list.kind() != Kind::Sequence {
@@ -217,26 +229,20 @@ impl<'a> CloudConfig<'a> {
                     continue;
                 }
                 if key == "packages" || user_field(entry, "name").is_none() {
-                    note(key, entry);
+                    note(key, entry, None);
+                    continue;
+                }
+                if let Err(e) = user_spec(entry) {
+                    note(key, entry, Some(e.problem));
                     continue;
                 }
                 for (name, _) in entry.entries() {
                     if !user_key_applied(name.as_str().unwrap_or("")) {
-                        note(key, name);
+                        note(key, name, None);
                     }
                 }
             }
         }
-    }
-
-    /// Every top-level key wisp does not know, once each (the last document's place).
-    pub fn unknown_keys(&self) -> impl Iterator<Item = Value<'a>> + '_ {
-        self.documents.iter().enumerate().flat_map(move |(index, root)| {
-            root.entries().map(|(key, _)| key).filter(move |key| {
-                let name = key.as_str().unwrap_or("");
-                !KNOWN_KEYS.contains(&name) && !self.documents[index + 1..].iter().any(|later| later.get(name).is_some())
-            })
-        })
     }
 }
 
@@ -485,9 +491,12 @@ pub fn for_each_user<'a, E: From<ConfigError>>(users: Value<'a>, mut visit: impl
     }
     for item in users.items() {
         let entry = match item.kind() {
-            // Another module's form (`{snapuser: ...}`): left out (`for_each_unapplied`).
-            Kind::Mapping if user_field(item, "name").is_none() => continue,
-            Kind::Mapping => user_spec(item)?,
+            // Another module's form (`{snapuser: ...}`) or a wrong entry: left out, and
+            // said by `for_each_unapplied`.
+            Kind::Mapping => match user_spec(item) {
+                Ok(entry) => entry,
+                Err(_) => continue,
+            },
             _ => named(text(USERS, item)?.trim()),
         };
         visit(entry, item)?;
@@ -655,8 +664,9 @@ mod tests {
         with_config(&["hostname: a\nruncmd: [one]\nfrob: 1\n", "runcmd: [two]\n", "#cloud-config\n"], |config| {
             assert_eq!(config.text("hostname"), Ok(Some("a")));
             assert_eq!(config.get("runcmd").unwrap().items().next().unwrap().as_str(), Some("two"));
-            let unknown: Vec<_> = config.unknown_keys().map(|k| k.as_str().unwrap()).collect();
-            assert_eq!(unknown, ["frob"]);
+            let mut unknown = Vec::new();
+            config.for_each_unapplied(&mut |section, key, _| unknown.push((section, key.as_str().unwrap().to_string())));
+            assert_eq!(unknown, [("", "frob".to_string())]);
             let mut json = String::new();
             config.write_json(&mut json).unwrap();
             assert_eq!(json, r#"{"hostname":"a","frob":1,"runcmd":["two"]}"#);
@@ -742,10 +752,24 @@ mod tests {
     #[test]
     fn forms_and_keys_wisp_does_not_apply_are_named_and_left_out() {
         let doc = "users:\n  - default\n  - {snapuser: joe@example.com}\n  - name: carol\n    expiredate: '2030-01-01'\n    ssh-import-id: [gh:carol]\n    lock-passwd: false\npackages:\n  - mg\n  - {apt: [mg]}\n  - [curl, '8.0']\n";
+        let wrong = "users:\n  - {name: dave, uid: many}\n  - erin\n";
+        with_config(&[wrong], |config| {
+            assert_eq!(config.validate(), Ok(()));
+            let mut noted = Vec::new();
+            config.for_each_unapplied(&mut |key, at, problem| noted.push((key, at.line(), problem)));
+            assert_eq!(noted, [("users", 2, Some("uid is not a number"))]);
+            let mut names = Vec::new();
+            for_each_user(config.get("users").unwrap(), |entry, _| {
+                names.push(matches!(entry, UserEntry::User(spec) if spec.name == "erin"));
+                Ok::<(), ConfigError>(())
+            })
+            .unwrap();
+            assert_eq!(names, [true]);
+        });
         with_config(&[doc], |config| {
             assert_eq!(config.validate(), Ok(()));
             let mut noted = Vec::new();
-            config.for_each_unapplied(&mut |key, at| noted.push((key, at.line(), at.as_str().map(str::to_string))));
+            config.for_each_unapplied(&mut |key, at, problem| noted.push((key, at.line(), problem.or(at.as_str()).map(str::to_string))));
             assert_eq!(
                 noted,
                 [
@@ -818,12 +842,20 @@ mod tests {
             ("users:\n  - name: evil\n    uid: 0\n", "users", "uid 0 is root's: refused", 2),
             ("users:\n  - name: bob\n    homedir: /home/../root\n", "users", "homedir must be an absolute path without ., .. or //", 2),
             ("users:\n  - name: bob\n    homedir: home/bob\n", "users", "homedir must be an absolute path without ., .. or //", 2),
-            ("write_files:\n  - path: /etc/./x\n", "write_files", "path must be an absolute file path without ., .. or //", 2),
-            ("write_files:\n  - path: /etc//x\n", "write_files", "path must be an absolute file path without ., .. or //", 2),
         ] {
             with_config(&[doc], |config| {
                 let e = config.validate().unwrap_err();
                 assert_eq!((e.key, e.problem, e.line), (key, problem, line), "{doc}");
+            });
+        }
+        // A write_files entry is refused on its own (left out with a warning), not the
+        // document.
+        for doc in ["write_files:\n  - path: /etc/./x\n", "write_files:\n  - path: /etc//x\n", "write_files:\n  - path: /etc/../x\n"] {
+            with_config(&[doc], |config| {
+                assert_eq!(config.validate(), Ok(()), "{doc}");
+                let entry = items("write_files", config.value("write_files").unwrap()).unwrap().next().unwrap();
+                let e = write_file(entry).map(drop).unwrap_err();
+                assert_eq!((e.key, e.problem, e.line), ("write_files", "path must be an absolute file path without ., .. or //", 2), "{doc}");
             });
         }
         let fine = "users:\n  - default\n  - name: svc.web-1\n    homedir: /srv/web\n    groups: [a, b]\ngroups: [{admins: [svc.web-1]}, ops]\n";

@@ -412,6 +412,16 @@ mod tests {
     }
 
     #[test]
+    fn an_action_not_planned_holds_nothing_back() {
+        // SKIP_INIT_ACTIONS=create_default_user: the keys still go in (to a user the image
+        // made), as tiny-cloud's lists mean; only a failure holds an action back.
+        let plan = Phase::Main.plan(None, "create_default_user").unwrap();
+        assert!(!plan.contains(&Action::CreateDefaultUser) && plan.contains(&Action::SetSshKeys));
+        assert_eq!(Action::SetSshKeys.held_back(Failed::default()), None);
+        assert_eq!(Action::BootstrapComplete.held_back(Failed::default()), None);
+    }
+
+    #[test]
     fn failures_read_back_from_status_messages() {
         let mut failed = Failed::default();
         failed.add_message(b"main/set_hostname: hostname has byte 0x5f at position 3");

@@ -7,7 +7,11 @@ use wisp_core::phase::Phase;
 use crate::context::Context;
 use crate::output::Line;
 
-pub fn stage_started(_: &mut Context<'_>, _: Phase, _: Option<Cloud>) {}
+/// Without status.json there is no record of earlier phases' failures: a phase run alone
+/// runs all its actions.
+pub fn stage_started(_: &mut Context<'_>, _: Phase, _: Option<Cloud>) -> wisp_core::phase::Failed {
+    wisp_core::phase::Failed::default()
+}
 
 pub fn stage_finished(_: &mut Context<'_>, _: Phase, _: Option<Cloud>, _: Option<&Line>) {}
 
@@ -15,8 +19,3 @@ pub fn wait_for_result(_: &Context<'_>, _: Option<u32>) -> Result<bool, Line> {
     Err(crate::features::missing("status --wait", "cloud-init-status"))
 }
 
-/// Without status.json there is no record of earlier phases' failures: a phase run alone
-/// runs all its actions.
-pub fn failed_before(_: &Context<'_>, _: Phase) -> wisp_core::phase::Failed {
-    wisp_core::phase::Failed::default()
-}
