@@ -22,6 +22,7 @@ pub fn imds(ctx: &mut Context<'_>, keys: &[&[u8]]) -> i32 {
     };
     let timeouts = ctx.timeouts;
     let mut imds = Imds::new(cloud, &timeouts, ctx.config.imds_token_ttl);
+    imds.socket = ctx.guest_socket();
     let Some(metadata) = take_metadata() else { return EXIT_FAILED };
     if matches!(cloud, wisp_core::config::Cloud::Nocloud | wisp_core::config::Cloud::Configdrive) {
         if let Err(e) = crate::seed::load(ctx, cloud, metadata) {

@@ -165,6 +165,14 @@ impl<'a> Context<'a> {
         Ok(cloud)
     }
 
+    /// Incus's guest API socket, else LXD's, when the instance has one.
+    pub fn guest_socket(&self) -> Option<CPath> {
+        [wisp_core::provider::incus::SOCKET, wisp_core::provider::incus::LXD_SOCKET]
+            .into_iter()
+            .filter_map(|socket| self.path(socket.as_bytes()).ok())
+            .find(|path| matches!(fs::metadata(path.as_cstr()), Ok(Some(_))))
+    }
+
     fn detect_cloud(&self) -> Result<Cloud, Line> {
         let mut buffers = [[0u8; 128]; 4];
         let mut values: [&[u8]; 4] = [b""; 4];
@@ -178,7 +186,8 @@ impl<'a> Context<'a> {
         }
         let dmi = Dmi { sys_vendor: values[0], product_name: values[1], product_uuid: values[2], chassis_asset_tag: values[3] };
         let openstack = || detect::is_openstack(&dmi).then_some(Cloud::Openstack);
-        match detect::detect(&dmi).or_else(|| crate::seed::detect(self)).or_else(openstack) {
+        let incus = || self.guest_socket().map(|_| Cloud::Incus);
+        match detect::detect(&dmi).or_else(incus).or_else(|| crate::seed::detect(self)).or_else(openstack) {
             Some(cloud) => Ok(cloud),
             None => Err(msg!(
                 "CLOUD=auto found no known cloud in /sys/class/dmi/id: set CLOUD in {}",

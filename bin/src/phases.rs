@@ -142,6 +142,7 @@ pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
         }
     }
     let mut session = Session { imds: Imds::new(cloud, &timeouts, ctx.config.imds_token_ttl), metadata, failed: None, later_boot: false, decoded: None, config: None };
+    session.imds.socket = ctx.guest_socket();
     // What every phase of this run will read, so the first round asks for all of it.
     let mut all_items: heapless::Vec<Item, 6> = heapless::Vec::new();
     for &phase in phases {

@@ -14,7 +14,7 @@
 //!   whole document as `$TINY_CLOUD_VAR/meta-data` for the network configuration.
 //! - Detected by DMI `sys_vendor` "DigitalOcean".
 
-use super::{json_text, DocumentError, Item};
+use super::{json_lines, json_text, DocumentError, Item};
 use crate::json::Value;
 
 pub const METADATA_PATH: &str = "/metadata/v1.json";
@@ -29,7 +29,8 @@ pub fn extract(document: &[u8], item: Item, out: &mut [u8]) -> Result<Option<usi
         Item::UserData => "user_data",
     };
     match Value::parse(document)?.get(key)? {
-        Some(value) => json_text(value, None, out).map(Some),
+        Some(value) if item == Item::SshKeys => json_lines(value, None, out).map(Some),
+        Some(value) => json_text(value, out).map(Some),
         None => Ok(None),
     }
 }
@@ -60,6 +61,7 @@ mod tests {
         assert_eq!(extract(br#"{"droplet_id":1}"#, Item::UserData, &mut out), Ok(None));
         assert!(extract(br#"{"droplet_id":123456789012}"#, Item::InstanceId, &mut out).is_err());
         assert!(extract(br#"{"hostname":true}"#, Item::Hostname, &mut out).is_err());
+        assert!(extract(br#"{"hostname":["x"]}"#, Item::Hostname, &mut out).is_err());
         assert!(extract(br#"{"public_keys":[1]}"#, Item::SshKeys, &mut out).is_err());
         assert!(extract(b"{", Item::Hostname, &mut out).is_err());
     }

@@ -80,32 +80,32 @@ pub(crate) fn document_value(document: &[u8], path: &[&str], base64: bool, out: 
     decode_base64_in_place(out, len).map(Some)
 }
 
-/// A JSON string (unescaped) or number (as written) into `out`; an array's strings, or
-/// the member `field` of each of its objects, one per line.
-pub(crate) fn json_text(value: Value<'_>, field: Option<&str>, out: &mut [u8]) -> Result<usize, DocumentError> {
-    let full = JsonError::StringTooLong { limit: out.len() };
-    match value.text.first() {
-        Some(b'[') => {
-            let mut written = 0;
-            let mut elements = value.elements()?;
-            while let Some(mut element) = elements.next_element()? {
-                if let Some(field) = field {
-                    let Some(member) = element.get(field)? else { continue };
-                    element = member;
-                }
-                written += element.unescape_into(&mut out[written..])?;
-                *out.get_mut(written).ok_or(full)? = b'\n';
-                written += 1;
-            }
-            Ok(written)
-        }
-        Some(b'-' | b'0'..=b'9') => {
-            let slot = out.get_mut(..value.text.len()).ok_or(full)?;
-            slot.copy_from_slice(value.text);
-            Ok(value.text.len())
-        }
-        _ => Ok(value.unescape_into(out)?),
+/// A JSON string (unescaped) or number (as written) into `out`.
+pub(crate) fn json_text(value: Value<'_>, out: &mut [u8]) -> Result<usize, DocumentError> {
+    if !matches!(value.text.first(), Some(b'-' | b'0'..=b'9')) {
+        return Ok(value.unescape_into(out)?);
     }
+    let limit = out.len();
+    let slot = out.get_mut(..value.text.len()).ok_or(JsonError::StringTooLong { limit })?;
+    slot.copy_from_slice(value.text);
+    Ok(value.text.len())
+}
+
+/// An array's strings, or the member `field` of each of its objects, one per line.
+pub(crate) fn json_lines(value: Value<'_>, field: Option<&str>, out: &mut [u8]) -> Result<usize, DocumentError> {
+    let full = JsonError::StringTooLong { limit: out.len() };
+    let mut written = 0;
+    let mut elements = value.elements()?;
+    while let Some(mut element) = elements.next_element()? {
+        if let Some(field) = field {
+            let Some(member) = element.get(field)? else { continue };
+            element = member;
+        }
+        written += element.unescape_into(&mut out[written..])?;
+        *out.get_mut(written).ok_or(full)? = b'\n';
+        written += 1;
+    }
+    Ok(written)
 }
 
 /// Base64 text at the start of `buf` decoded over itself (the output never overtakes

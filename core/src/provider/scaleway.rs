@@ -16,7 +16,7 @@
 //!   whole document as `$TINY_CLOUD_VAR/meta-data` for the network configuration.
 //! - Detected by DMI `sys_vendor` "Scaleway".
 
-use super::{json_text, DocumentError, Item};
+use super::{json_lines, json_text, DocumentError, Item};
 use crate::json::Value;
 
 pub const ADDRESS: [u8; 4] = [169, 254, 42, 42];
@@ -27,14 +27,15 @@ pub const USER_DATA_PATH: &str = "/user_data/cloud-init";
 /// Copies `item` out of the `conf` document into `out` (keys one per line); `Ok(None)`
 /// when absent. User-data is a request of its own.
 pub fn extract(document: &[u8], item: Item, out: &mut [u8]) -> Result<Option<usize>, DocumentError> {
-    let (key, field) = match item {
-        Item::InstanceId => ("id", None),
-        Item::Hostname | Item::LocalHostname => ("hostname", None),
-        Item::SshKeys => ("ssh_public_keys", Some("key")),
+    let key = match item {
+        Item::InstanceId => "id",
+        Item::Hostname | Item::LocalHostname => "hostname",
+        Item::SshKeys => "ssh_public_keys",
         Item::UserData => return Ok(None),
     };
     match Value::parse(document)?.get(key)? {
-        Some(value) => json_text(value, field, out).map(Some),
+        Some(value) if item == Item::SshKeys => json_lines(value, Some("key"), out).map(Some),
+        Some(value) => json_text(value, out).map(Some),
         None => Ok(None),
     }
 }
@@ -61,5 +62,6 @@ mod tests {
         assert_eq!(extract(br#"{"ssh_public_keys":[]}"#, Item::SshKeys, &mut out), Ok(Some(0)));
         assert!(extract(br#"{"ssh_public_keys":[{"key":5}]}"#, Item::SshKeys, &mut out).is_err());
         assert!(extract(br#"{"ssh_public_keys":{}}"#, Item::SshKeys, &mut out).is_err());
+        assert!(extract(br#"{"hostname":["x"]}"#, Item::Hostname, &mut out).is_err());
     }
 }
