@@ -38,6 +38,10 @@ pub fn run(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: 
             let config = session.cloud_config_if_valid(ctx, var);
             crate::users::set_ssh_keys(ctx, session.metadata.get(Item::SshKeys), config.as_ref())
         }
+        Action::SetSshHostKeys => {
+            let config = session.cloud_config_if_valid(ctx, var);
+            crate::host_keys::set_ssh_host_keys(ctx, var, config.as_ref())
+        }
         Action::RunUserdata => crate::scripts::run_userdata(ctx, session, var),
         Action::BootstrapComplete => state::set_complete(var, true).map(|()| msg!("marked complete")),
         Action::UserdataBootcmd

@@ -24,6 +24,7 @@ mod commands;
 mod context;
 mod fetch;
 mod grow;
+mod host_keys;
 mod imds;
 mod inspect;
 mod once;

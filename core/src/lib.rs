@@ -27,8 +27,10 @@ pub mod accounts;
 pub mod authorized_keys;
 pub mod hostname;
 pub mod hosts_file;
+pub mod sha256;
 pub mod sha512_crypt;
 pub mod shadow;
+pub mod ssh_host_keys;
 pub mod timezone;
 
 // Where metadata comes from (services, seed filesystems), the phases that use it, the

@@ -43,6 +43,7 @@ pub enum Action {
     CreateDefaultUser,
     SetHostname,
     SetSshKeys,
+    SetSshHostKeys,
     UserdataUsers,
     UserdataWriteFiles,
     UserdataMounts,
@@ -57,7 +58,7 @@ pub enum Action {
 }
 
 impl Action {
-    const ALL: [Action; 21] = [
+    const ALL: [Action; 22] = [
         Action::ExpandRoot,
         Action::InstallHotplugs,
         Action::SetEphemeralNetwork,
@@ -68,6 +69,7 @@ impl Action {
         Action::CreateDefaultUser,
         Action::SetHostname,
         Action::SetSshKeys,
+        Action::SetSshHostKeys,
         Action::UserdataUsers,
         Action::UserdataWriteFiles,
         Action::UserdataMounts,
@@ -93,6 +95,7 @@ impl Action {
             Action::CreateDefaultUser => "create_default_user",
             Action::SetHostname => "set_hostname",
             Action::SetSshKeys => "set_ssh_keys",
+            Action::SetSshHostKeys => "set_ssh_host_keys",
             Action::UserdataUsers => "userdata_users",
             Action::UserdataWriteFiles => "userdata_write_files",
             Action::UserdataMounts => "userdata_mounts",
@@ -146,6 +149,7 @@ impl Phase {
                 Action::CreateDefaultUser,
                 Action::SetHostname,
                 Action::SetSshKeys,
+                Action::SetSshHostKeys,
                 Action::UserdataBootcmd,
                 Action::UserdataUsers,
                 Action::UserdataWriteFiles,

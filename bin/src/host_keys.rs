@@ -1,0 +1,140 @@
+//! Fresh SSH host keys for each new instance, as cloud-init's `ssh` module makes them
+//! (`ssh_deletekeys`, `ssh_genkeytypes`, `ssh_keys`), and their fingerprints on the
+//! console as its `keys_to_console` prints them, so that the first connection can be
+//! checked against the cloud's serial log. wisp generates no keys itself: the image's
+//! `ssh-keygen` does.
+
+use wisp_core::cloud_config::{self, CloudConfig};
+use wisp_core::ssh_host_keys::{self, BEGIN_FINGERPRINTS, DEFAULT_TYPES, END_FINGERPRINTS, KNOWN_TYPES};
+use wisp_os_linux::cpath::CPath;
+use wisp_os_linux::fs::{self, Dir};
+use wisp_os_linux::process::ExitStatus;
+
+use crate::context::Context;
+use crate::output::{Line, Shown};
+use crate::state;
+
+/// The image's key generator.
+const SSH_KEYGEN: &[u8] = b"/usr/bin/ssh-keygen";
+/// `$TINY_CLOUD_VAR/.ssh-host-keys`: the instance whose host keys were made, so that a
+/// rerun on the same instance keeps them (and the fingerprints its owner has seen).
+const DONE_FILE: &[u8] = b".ssh-host-keys";
+/// Most host key files in /etc/ssh handled.
+const FILES_LIMIT: usize = 16;
+
+#[inline(never)]
+pub fn set_ssh_host_keys(ctx: &mut Context<'_>, var: &Dir, config: Option<&CloudConfig<'_>>) -> Result<Line, Line> {
+    let mut id_buf = [0u8; state::INSTANCE_ID_LIMIT];
+    let instance_id = state::saved_instance_id(var, &mut id_buf).unwrap_or(b"");
+    if !instance_id.is_empty() && var.has_contents(DONE_FILE, instance_id).unwrap_or(false) {
+        return Ok(msg!("already made for this instance"));
+    }
+    let empty = CloudConfig::default();
+    let config = config.unwrap_or(&empty);
+    let delete = config.flag("ssh_deletekeys", true)?;
+    let given = config.value("ssh_keys");
+    let mut types: heapless::Vec<&str, 4> = heapless::Vec::new();
+    match config.value("ssh_genkeytypes") {
+        Some(list) => {
+            for item in list.items() {
+                let name = cloud_config::text("ssh_genkeytypes", item)?;
+                match KNOWN_TYPES.iter().find(|&&known| known == name) {
+                    Some(known) if !types.contains(known) => drop(types.push(known)),
+                    Some(_) => {}
+                    None => return Err(cloud_config::error("ssh_genkeytypes", item, "not rsa, ecdsa, ed25519 or dsa").into()),
+                }
+            }
+        }
+        None => types.extend(DEFAULT_TYPES),
+    }
+    let keygen = ctx.path(SSH_KEYGEN)?;
+    let has_keygen = matches!(fs::metadata(keygen.as_cstr()), Ok(Some(m)) if m.is_file());
+    if !has_keygen && given.is_none() {
+        return Ok(msg!("no /usr/bin/ssh-keygen in the image: its host keys are left as they are (sshd makes missing ones)"));
+    }
+    let etc_ssh = ctx.create_dir(b"/etc/ssh")?;
+    let os_error = |e| crate::output::os_error("/etc/ssh", e);
+    if delete {
+        for name in host_key_files(&etc_ssh, ssh_host_keys::is_host_key_file)? {
+            etc_ssh.remove(name.as_bytes()).map_err(os_error)?;
+        }
+    }
+    if let Some(given) = given {
+        for (name, key) in given.entries() {
+            let unknown = cloud_config::error("ssh_keys", name, "not <rsa|ecdsa|ed25519|dsa>_<private|public|certificate>");
+            let (file, mode) = ssh_host_keys::given_key_file(cloud_config::text("ssh_keys", name)?).ok_or(unknown)?;
+            let text = cloud_config::text("ssh_keys", key)?;
+            etc_ssh.write_atomic(file.as_bytes(), text.as_bytes(), mode, None).map_err(os_error)?;
+        }
+    }
+    let mut made = 0;
+    for key_type in types.iter().filter(|_| has_keygen) {
+        let mut path = [0u8; 64];
+        let mut out = wisp_core::out::Out::new(&mut path);
+        let _ = out.put_all(&[b"/etc/ssh/ssh_host_", key_type.as_bytes(), b"_key"]);
+        let len = out.len();
+        let target = ctx.path(&path[..len])?;
+        if !matches!(fs::metadata(target.as_cstr()), Ok(None)) {
+            continue;
+        }
+        generate(ctx, &keygen, key_type, &target)?;
+        made += 1;
+    }
+    let printed = print_fingerprints(ctx, &etc_ssh)?;
+    if !instance_id.is_empty() {
+        var.write_atomic(DONE_FILE, instance_id, 0o644, None).map_err(|e| crate::output::os_error(".ssh-host-keys", e))?;
+    }
+    Ok(msg!("{made} made, {printed} fingerprints printed, the image's removed: {delete}"))
+}
+
+/// `ssh-keygen -q -t TYPE -N "" -f /etc/ssh/ssh_host_TYPE_key`: the one place wisp runs
+/// the image's key generator (the binary and the file both under --root).
+fn generate(ctx: &Context<'_>, keygen: &CPath, key_type: &str, target: &CPath) -> Result<(), Line> {
+    let key_type = CPath::from_parts(&[key_type.as_bytes()]).map_err(crate::output::line)?;
+    let args = [c"ssh-keygen", c"-q", c"-t", key_type.as_cstr(), c"-N", c"", c"-f", target.as_cstr()];
+    match crate::scripts::execute(ctx, keygen.as_cstr(), &args, None, wisp_os_linux::stdio::stderr())? {
+        ExitStatus::Exited(0) => Ok(()),
+        _ => Err(msg!("/usr/bin/ssh-keygen failed to make {}", Shown(target.as_bytes()))),
+    }
+}
+
+/// Each public host key's fingerprint between cloud-init's BEGIN and END lines, in file
+/// name order (as the shell's glob lists them).
+fn print_fingerprints(ctx: &mut Context<'_>, etc_ssh: &Dir) -> Result<usize, Line> {
+    let files = host_key_files(etc_ssh, ssh_host_keys::is_public_host_key_file)?;
+    ctx.log.line(format_args!("{BEGIN_FINGERPRINTS}"));
+    for name in &files {
+        let mut text = [0u8; 2 * ssh_host_keys::BLOB_LIMIT];
+        let mut line = [0u8; 512];
+        let mut out = wisp_core::out::Out::new(&mut line);
+        let result = match etc_ssh.read(name.as_bytes(), &mut text) {
+            Ok(Some(len)) => ssh_host_keys::fingerprint(&text[..len], &mut out),
+            _ => Err(ssh_host_keys::FingerprintError::NotAPublicKey),
+        };
+        let len = out.len();
+        match result {
+            Ok(()) => ctx.log.line(format_args!("{}", Shown(&line[..len]))),
+            Err(e) => ctx.log.line(format_args!("/etc/ssh/{name}: {e}")),
+        }
+    }
+    ctx.log.line(format_args!("{END_FINGERPRINTS}"));
+    Ok(files.len())
+}
+
+fn host_key_files(etc_ssh: &Dir, wanted: fn(&[u8]) -> bool) -> Result<heapless::Vec<heapless::String<64>, FILES_LIMIT>, Line> {
+    let mut files: heapless::Vec<heapless::String<64>, FILES_LIMIT> = heapless::Vec::new();
+    let mut overflow = false;
+    etc_ssh
+        .for_each_entry(|name| {
+            if wanted(name) {
+                let name = core::str::from_utf8(name).ok().and_then(|n| heapless::String::try_from(n).ok());
+                overflow |= name.is_none_or(|name| files.push(name).is_err());
+            }
+        })
+        .map_err(|e| crate::output::os_error("/etc/ssh", e))?;
+    if overflow {
+        return Err(msg!("/etc/ssh: more than {FILES_LIMIT} host key files, or a name that is not UTF-8"));
+    }
+    files.sort_unstable();
+    Ok(files)
+}

@@ -1,0 +1,113 @@
+"""SSH host keys per instance (cloud-init's ssh_deletekeys, ssh_genkeytypes, ssh_keys),
+their fingerprints on the console, and ssh_pwauth; `ssh-keygen` is the oracle."""
+
+import os
+import re
+import shutil
+import stat
+import subprocess
+
+from conftest import aws_metadata
+
+BAKED = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIP6zWIGFsiIt1uW2eXmASHnCRo/IiaNJBUNBBBA8SwbT baked@image\n"
+
+
+def image_with_keygen(root):
+    """The image's own ssh-keygen (the host's, whose libraries are where it expects)."""
+    (root / "usr/bin").mkdir(parents=True, exist_ok=True)
+    shutil.copy("/usr/bin/ssh-keygen", root / "usr/bin/ssh-keygen")
+    (root / "etc/ssh").mkdir(parents=True, exist_ok=True)
+    (root / "etc/ssh/ssh_host_ed25519_key").write_text("baked private key\n")
+    (root / "etc/ssh/ssh_host_ed25519_key.pub").write_text(BAKED)
+
+
+def user_data(imds, text):
+    return imds(aws_metadata(user_data=text))
+
+
+def fingerprints(stderr):
+    block = re.search(r"-----BEGIN SSH HOST KEY FINGERPRINTS-----\n(.*?)wisp: -----END SSH HOST KEY FINGERPRINTS-----", stderr, re.S)
+    assert block, stderr
+    return [line.removeprefix("wisp: ") for line in block.group(1).splitlines()]
+
+
+def keygen_fingerprint(path):
+    return subprocess.run(["ssh-keygen", "-l", "-f", str(path)], capture_output=True, text=True, check=True).stdout.strip()
+
+
+def test_new_instance_gets_new_host_keys(run, imds, root):
+    image_with_keygen(root)
+    server = user_data(imds, "#cloud-config\n{}\n")
+    result = run("bootstrap", root=root)
+    assert result.rc == 0, result
+    ssh = root / "etc/ssh"
+    names = sorted(p.name for p in ssh.iterdir())
+    assert names == ["ssh_host_ecdsa_key", "ssh_host_ecdsa_key.pub", "ssh_host_ed25519_key", "ssh_host_ed25519_key.pub",
+                     "ssh_host_rsa_key", "ssh_host_rsa_key.pub"], names
+    assert (ssh / "ssh_host_ed25519_key.pub").read_text() != BAKED
+    for key_type in ("ecdsa", "ed25519", "rsa"):
+        assert stat.S_IMODE((ssh / f"ssh_host_{key_type}_key").stat().st_mode) == 0o600
+    # Each fingerprint as ssh-keygen -l prints it, in file order.
+    expected = [keygen_fingerprint(ssh / f"ssh_host_{t}_key.pub") for t in ("ecdsa", "ed25519", "rsa")]
+    assert fingerprints(result.stderr) == expected
+    # A rerun on the same instance keeps them.
+    before = {p.name: p.read_bytes() for p in ssh.iterdir()}
+    (root / "var/lib/cloud/.bootstrap-complete").unlink()
+    result = run("bootstrap", root=root)
+    assert result.rc == 0 and "set_ssh_host_keys: ok: already made for this instance" in result.stderr, result
+    assert {p.name: p.read_bytes() for p in ssh.iterdir()} == before
+    # A new instance from the same disk gets new ones.
+    server.update(instance_id="i-0fedcba9876543210")
+    result = run("bootstrap", root=root)
+    assert result.rc == 0, result
+    assert all((ssh / name).read_bytes() != before[name] for name in before if name.endswith(".pub"))
+
+
+def test_genkeytypes_and_keeping_the_image_keys(run, imds, root):
+    image_with_keygen(root)
+    user_data(imds, "#cloud-config\nssh_deletekeys: false\nssh_genkeytypes: [ed25519, rsa]\n")
+    result = run("bootstrap", root=root)
+    assert result.rc == 0, result
+    ssh = root / "etc/ssh"
+    assert (ssh / "ssh_host_ed25519_key.pub").read_text() == BAKED
+    assert sorted(p.name for p in ssh.iterdir()) == ["ssh_host_ed25519_key", "ssh_host_ed25519_key.pub",
+                                                     "ssh_host_rsa_key", "ssh_host_rsa_key.pub"]
+    lines = fingerprints(result.stderr)
+    assert lines[0] == keygen_fingerprint(ssh / "ssh_host_ed25519_key.pub") and lines[0].endswith(" baked@image (ED25519)")
+    assert lines[1] == keygen_fingerprint(ssh / "ssh_host_rsa_key.pub") and lines[1].startswith("3072 SHA256:")
+
+
+def test_given_host_keys_are_written_0600(run, imds, root, tmp_path):
+    image_with_keygen(root)
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "given@cloud", "-f", tmp_path / "k"], check=True)
+    private, public = (tmp_path / "k").read_text(), (tmp_path / "k.pub").read_text()
+    indented = lambda text: "".join("    " + line + "\n" for line in text.splitlines())
+    user_data(imds, "#cloud-config\nssh_genkeytypes: [ed25519]\nssh_keys:\n  ed25519_private: |\n" + indented(private)
+              + "  ed25519_public: " + public.strip() + "\n")
+    result = run("bootstrap", root=root)
+    assert result.rc == 0, result
+    ssh = root / "etc/ssh"
+    assert (ssh / "ssh_host_ed25519_key").read_text() == private
+    assert stat.S_IMODE((ssh / "ssh_host_ed25519_key").stat().st_mode) == 0o600
+    assert stat.S_IMODE((ssh / "ssh_host_ed25519_key.pub").stat().st_mode) == 0o644
+    assert fingerprints(result.stderr) == [keygen_fingerprint(tmp_path / "k.pub")]
+    assert sorted(p.name for p in ssh.iterdir()) == ["ssh_host_ed25519_key", "ssh_host_ed25519_key.pub"]
+
+
+def test_bad_ssh_keys_name_is_an_error(run, imds, root):
+    image_with_keygen(root)
+    user_data(imds, "#cloud-config\nssh_keys:\n  ed25519_secret: x\n")
+    result = run("bootstrap", root=root)
+    assert result.rc == 1
+    assert "set_ssh_host_keys: failed: cloud-config line 3 column 3: ssh_keys: not <rsa|ecdsa|ed25519|dsa>_<private|public|certificate>" in result.stderr, result.stderr
+
+
+def test_no_keygen_in_the_image_leaves_keys_alone(run, imds, root):
+    (root / "etc/ssh").mkdir(parents=True)
+    (root / "etc/ssh/ssh_host_ed25519_key.pub").write_text(BAKED)
+    user_data(imds, "#cloud-config\n{}\n")
+    result = run("bootstrap", root=root)
+    assert result.rc == 0, result
+    assert "set_ssh_host_keys: ok: no /usr/bin/ssh-keygen in the image: its host keys are left as they are" in result.stderr
+    assert (root / "etc/ssh/ssh_host_ed25519_key.pub").read_text() == BAKED
+    assert "BEGIN SSH HOST KEY FINGERPRINTS" not in result.stderr
