@@ -89,6 +89,7 @@ pub fn set_ssh_host_keys(ctx: &mut Context<'_>, var: &Dir, config: Option<&Cloud
 
 /// `ssh-keygen -q -t TYPE -N "" -f /etc/ssh/ssh_host_TYPE_key`: the one place wisp runs
 /// the image's key generator (the binary and the file both under --root).
+#[inline(never)]
 fn generate(ctx: &Context<'_>, keygen: &CPath, key_type: &str, target: &CPath) -> Result<(), Line> {
     let key_type = CPath::from_parts(&[key_type.as_bytes()]).map_err(crate::output::line)?;
     let args = [c"ssh-keygen", c"-q", c"-t", key_type.as_cstr(), c"-N", c"", c"-f", target.as_cstr()];
@@ -100,6 +101,7 @@ fn generate(ctx: &Context<'_>, keygen: &CPath, key_type: &str, target: &CPath) -
 
 /// Each public host key's fingerprint between cloud-init's BEGIN and END lines, in file
 /// name order (as the shell's glob lists them).
+#[inline(never)]
 fn print_fingerprints(ctx: &mut Context<'_>, etc_ssh: &Dir) -> Result<usize, Line> {
     let files = host_key_files(etc_ssh, ssh_host_keys::is_public_host_key_file)?;
     ctx.log.line(format_args!("{BEGIN_FINGERPRINTS}"));

@@ -29,6 +29,7 @@ pub fn is_public_host_key_file(name: &[u8]) -> bool {
 
 /// The file an `ssh_keys` entry (`rsa_private`, `ed25519_public`, `ecdsa_certificate`...)
 /// is written to in /etc/ssh, and its mode; `None` for a name cloud-init does not know.
+#[inline(never)]
 pub fn given_key_file(name: &str) -> Option<(heapless::String<40>, u32)> {
     let (key_type, part) = name.split_once('_')?;
     if !KNOWN_TYPES.contains(&key_type) {
@@ -69,6 +70,7 @@ impl From<Full> for FingerprintError {
 
 /// `ssh-keygen -l -f FILE`'s line for a public key file's text: `BITS SHA256:HASH COMMENT
 /// (TYPE)`, the hash being the SHA-256 of the key blob in base64 without padding.
+#[inline(never)]
 pub fn fingerprint(public_key: &[u8], out: &mut Out<'_>) -> Result<(), FingerprintError> {
     let line = public_key.split(|&b| b == b'\n').next().unwrap_or(b"").trim_ascii();
     let mut fields = line.splitn(3, |&b| b == b' ');
