@@ -111,3 +111,51 @@ def test_no_keygen_in_the_image_leaves_keys_alone(run, imds, root):
     assert "set_ssh_host_keys: ok: no /usr/bin/ssh-keygen in the image: its host keys are left as they are" in result.stderr
     assert (root / "etc/ssh/ssh_host_ed25519_key.pub").read_text() == BAKED
     assert "BEGIN SSH HOST KEY FINGERPRINTS" not in result.stderr
+
+
+SSHD_CONFIG = "Port 22\n#PasswordAuthentication yes\nPasswordAuthentication yes\nMatch User backup\n\tPasswordAuthentication yes\n"
+
+
+def test_ssh_pwauth_in_sshd_config(run, imds, root):
+    config = root / "etc/ssh/sshd_config"
+    config.parent.mkdir(parents=True)
+    config.write_text(SSHD_CONFIG)
+    os.chmod(config, 0o600)
+    server = user_data(imds, "#cloud-config\nssh_pwauth: false\n")
+    result = run("bootstrap", root=root)
+    assert result.rc == 0 and "main/userdata_ssh_pwauth: ok: PasswordAuthentication no in sshd_config" in result.stderr, result
+    # The global line changes; the comment and the Match block stay as they were.
+    assert config.read_text() == SSHD_CONFIG.replace("\nPasswordAuthentication yes\n", "\nPasswordAuthentication no\n", 1)
+    assert stat.S_IMODE(config.stat().st_mode) == 0o600
+    # A rerun (a new instance, so everything runs again) changes nothing.
+    before = config.stat().st_mtime_ns
+    server.update(instance_id="i-0fedcba9876543210")
+    result = run("bootstrap", root=root)
+    assert result.rc == 0 and "PasswordAuthentication no already in sshd_config" in result.stderr, result
+    assert config.stat().st_mtime_ns == before
+
+
+def test_ssh_pwauth_in_a_drop_in(run, imds, root):
+    main = "Include /etc/ssh/sshd_config.d/*.conf\nKbdInteractiveAuthentication no\n"
+    (root / "etc/ssh").mkdir(parents=True)
+    (root / "etc/ssh/sshd_config").write_text(main)
+    user_data(imds, "#cloud-config\nssh_pwauth: true\n")
+    result = run("bootstrap", root=root)
+    assert result.rc == 0, result
+    drop_in = root / "etc/ssh/sshd_config.d/50-cloud-init.conf"
+    assert drop_in.read_text() == "PasswordAuthentication yes\n"
+    assert stat.S_IMODE(drop_in.stat().st_mode) == 0o600
+    assert (root / "etc/ssh/sshd_config").read_text() == main
+
+
+def test_ssh_pwauth_unchanged_and_bad_values(run, imds, root):
+    (root / "etc/ssh").mkdir(parents=True)
+    (root / "etc/ssh/sshd_config").write_text(SSHD_CONFIG)
+    server = user_data(imds, "#cloud-config\nssh_pwauth: unchanged\n")
+    result = run("bootstrap", root=root)
+    assert result.rc == 0 and "main/userdata_ssh_pwauth: ok: unchanged" in result.stderr, result
+    assert (root / "etc/ssh/sshd_config").read_text() == SSHD_CONFIG
+    server.update(instance_id="i-0fedcba9876543210", user_data="#cloud-config\nssh_pwauth: maybe\n")
+    result = run("bootstrap", root=root)
+    assert result.rc == 1
+    assert "userdata_ssh_pwauth: failed: cloud-config line 2 column 13: ssh_pwauth: not true, false or unchanged" in result.stderr, result.stderr

@@ -50,6 +50,9 @@ pub fn run(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: 
         | Action::UserdataMounts
         | Action::UserdataTimezone
         | Action::UserdataPackages
+        | Action::UserdataSshPwauth
+        | Action::UserdataNtp
+        | Action::UserdataApkRepos
         | Action::UserdataWriteFilesDeferred
         | Action::UserdataRuncmd
         | Action::UserdataPowerState => crate::cloud_config::run(ctx, session, var, action),

@@ -61,6 +61,9 @@ pub fn run(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir, action: Acti
         Action::UserdataTimezone => crate::system_config::timezone(ctx, config),
         Action::UserdataPackages => crate::system_config::packages(ctx, config),
         Action::UserdataPowerState => crate::system_config::power_state(ctx, config),
+        Action::UserdataSshPwauth => crate::sshd::ssh_pwauth(ctx, config),
+        Action::UserdataNtp => crate::ntp::ntp(ctx, config),
+        Action::UserdataApkRepos => crate::apk_repos::apk_repos(ctx, config),
         _ => Ok(msg!("not a cloud-config action")),
     }
 }

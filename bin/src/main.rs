@@ -18,6 +18,7 @@ macro_rules! msg {
 }
 
 mod actions;
+mod apk_repos;
 mod azure;
 mod cloud_init_status;
 mod commands;
@@ -27,6 +28,7 @@ mod grow;
 mod host_keys;
 mod imds;
 mod inspect;
+mod ntp;
 mod once;
 mod output;
 mod phases;
@@ -35,6 +37,7 @@ mod passwords;
 mod scripts;
 mod system_config;
 mod seed;
+mod sshd;
 mod state;
 mod userdata;
 mod users;
