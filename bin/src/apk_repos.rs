@@ -66,15 +66,19 @@ pub fn apk_repos(ctx: &Context<'_>, config: &CloudConfig<'static>) -> Result<Lin
             let version = text("version")?.map_or(default_version, str::as_bytes);
             let Some(repos) = entry.get("repos").filter(|v| !v.is_null()) else { continue };
             for repo in cloud_config::items("apk", repos)? {
-                let mut line = [0u8; 512];
-                let mut out = Out::new(&mut line);
-                apk_repositories::uri(base_url.as_bytes(), version, cloud_config::text("apk", repo)?.as_bytes(), &mut out).map_err(too_large)?;
+                // Appended in place: the file so far, a line break if it lacks its last,
+                // then the repository.
+                let start = len + usize::from(len > 0 && file[len - 1] != b'\n');
+                let mut out = Out::new(file.get_mut(start..).unwrap_or_default());
+                let repo = cloud_config::text("apk", repo)?.as_bytes();
+                apk_repositories::uri(base_url.as_bytes(), version, repo, &mut out).map_err(too_large)?;
+                out.put(b"\n").map_err(too_large)?;
                 let line_len = out.len();
-                let mut merged = [0u8; FILE_LIMIT];
-                let mut out = Out::new(&mut merged);
-                if apk_repositories::add_once(&file[..len], &line[..line_len], &mut out).map_err(too_large)?.is_some() {
-                    len = out.len();
-                    file[..len].copy_from_slice(&merged[..len]);
+                if !apk_repositories::has_line(&file[..len], &file[start..start + line_len - 1]) {
+                    if start > len {
+                        file[len] = b'\n';
+                    }
+                    len = start + line_len;
                     added += 1;
                 }
             }

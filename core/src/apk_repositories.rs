@@ -71,18 +71,9 @@ pub fn uri(base_url: &[u8], version: &[u8], repo: &[u8], out: &mut Out<'_>) -> R
     out.put_all(&[b"/", repo])
 }
 
-/// `existing` with `line` appended unless a line already says it (tiny-cloud's
-/// `add_once`); `Ok(None)` when it is there.
-pub fn add_once(existing: &[u8], line: &[u8], out: &mut Out<'_>) -> Result<Option<()>, Full> {
-    if existing.split(|&b| b == b'\n').any(|l| l == line) {
-        return Ok(None);
-    }
-    out.put(existing)?;
-    if !existing.is_empty() && !existing.ends_with(b"\n") {
-        out.put(b"\n")?;
-    }
-    out.put_all(&[line, b"\n"])?;
-    Ok(Some(()))
+/// Whether a line of `existing` says `line` already (tiny-cloud's `add_once` test).
+pub fn has_line(existing: &[u8], line: &[u8]) -> bool {
+    existing.split(|&b| b == b'\n').any(|l| l == line)
 }
 
 #[cfg(test)]
@@ -124,11 +115,6 @@ mod tests {
         uri(b"/x", b".", b"y", &mut out).unwrap();
         let len = out.len();
         assert_eq!(&buf[..len], b"https://cdn/alpine/v3.20/main/x/y");
-        let mut buf = [0u8; 128];
-        let mut out = Out::new(&mut buf);
-        assert_eq!(add_once(b"a\nb\n", b"b", &mut out), Ok(None));
-        assert_eq!(add_once(b"a", b"b", &mut out), Ok(Some(())));
-        let len = out.len();
-        assert_eq!(&buf[..len], b"a\nb\n");
+        assert!(has_line(b"a\nb\n", b"b") && !has_line(b"a\nbc\n", b"b"));
     }
 }
