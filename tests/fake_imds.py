@@ -257,6 +257,28 @@ class Scaleway:
         raise Reply(404)
 
 
+class Vultr:
+    """Vultr: /v1.json; cloud-init's form (instance-v2-id, user-data, vendor-data) only with
+    Metadata-Token: cloudinit, the older form without it."""
+
+    def handle(self, config, method, path, headers, body, client):
+        get_only(method)
+        if path != "/v1.json":
+            raise Reply(404)
+        document = {
+            "hostname": config.get("hostname"), "instanceid": "41309451", "region": {"regioncode": "EWR"},
+            "public-keys": [key for _, key in config.get("keys", [])],
+            "interfaces": [{"mac": "56:00:04:1c:47:2e", "network-type": "public",
+                            "ipv4": {"address": "203.0.113.5", "gateway": "203.0.113.1", "netmask": "255.255.254.0"},
+                            "ipv6": {"network": "2001:19f0:5:1::", "prefix": "64"}}],
+        }
+        if headers.get("metadata-token") == "cloudinit":
+            data = user_data(config)
+            document.update({"instance-v2-id": config.get("instance_id"), "vendor-data": [],
+                             "user-data": data.decode() if data is not None else ""})
+        raise Reply(200, json.dumps(document), [("Content-Type", "application/json")])
+
+
 class Incus:
     """Incus's guest API on a Unix socket: /1.0, /1.0/meta-data and /1.0/config/<key>."""
 
@@ -311,7 +333,7 @@ def user_data(config):
 
 
 MODES = {"aws": Aws, "gcp": Gcp, "oci": Oci, "azure": Azure, "openstack": Openstack, "wireserver": Wireserver,
-         "hetzner": Hetzner, "digitalocean": DigitalOcean, "scaleway": Scaleway, "incus": Incus}
+         "hetzner": Hetzner, "digitalocean": DigitalOcean, "scaleway": Scaleway, "incus": Incus, "vultr": Vultr}
 
 
 class Server(socketserver.ThreadingTCPServer):

@@ -1,4 +1,4 @@
-"""Hetzner, DigitalOcean, Scaleway and Incus (and LXD) end to end against strict fakes at
+"""Hetzner, DigitalOcean, Scaleway, Vultr and Incus (and LXD) end to end against strict fakes at
 their real addresses, and CLOUD=auto detection of each."""
 
 import json
@@ -9,9 +9,9 @@ import pytest
 from conftest import ECDSA, ED25519, leftover_temporaries, snapshot
 from test_clouds import SCRIPT, assert_bootstrapped, metadata
 
-VENDORS = {"hetzner": "Hetzner", "digitalocean": "DigitalOcean", "scaleway": "Scaleway"}
+VENDORS = {"hetzner": "Hetzner", "digitalocean": "DigitalOcean", "scaleway": "Scaleway", "vultr": "Vultr"}
 INSTANCE_IDS = {"hetzner": "4711", "digitalocean": "2756294", "scaleway": "5a1b2c3d-0000-4000-8000-123456789abc",
-                "incus": "8c4b1b6e-5f0d-4c1e-9a55-0a2f7c1d2e3f"}
+                "incus": "8c4b1b6e-5f0d-4c1e-9a55-0a2f7c1d2e3f", "vultr": "a747bfz6-385a-4f9c-8a35-f5b2c2bb3f1f"}
 
 
 def set_vendor(root, vendor):
@@ -36,7 +36,7 @@ def mode(path):
     return stat.S_IMODE(path.stat().st_mode)
 
 
-@pytest.mark.parametrize("cloud", ["hetzner", "digitalocean", "scaleway", "incus"])
+@pytest.mark.parametrize("cloud", ["hetzner", "digitalocean", "scaleway", "incus", "vultr"])
 def test_detection(cloud, run, imds, root):
     start(imds, root, cloud)
     result = run("imds", "@instance-id", root=root)
@@ -148,3 +148,17 @@ def test_incus_socket_missing(run, root):
     set_vendor(root, "QEMU")
     result = run("--cloud", "incus", "imds", "@instance-id", root=root)
     assert result.rc == 1 and "cannot connect" in result.stderr, result
+
+
+def test_vultr_end_to_end(run, imds, root):
+    server = start(imds, root, "vultr", hostname="vultr-web", user_data=SCRIPT)
+    result = run("bootstrap", root=root)
+    assert_bootstrapped(result, root, "vultr-web")
+    assert all(r["path"] == "/v1.json" and r["headers"].get("metadata-token") == "cloudinit" for r in server.requests())
+    assert json.loads((root / "var/lib/cloud/meta-data").read_text())["interfaces"][0]["ipv6"]["prefix"] == "64"
+
+
+def test_vultr_without_user_data_or_hostname(run, imds, root):
+    start(imds, root, "vultr", hostname="")
+    result = run("imds", "@userdata", "@hostname", root=root)
+    assert (result.rc, result.stdout) == (0, "guest\n"), result

@@ -167,7 +167,7 @@ fn save_userdata(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) -> Res
 fn save_network_facts(session: &mut Session<'_>, var: &Dir) -> Result<&'static str, Line> {
     use wisp_core::config::Cloud;
     let cloud = session.imds.cloud();
-    if !matches!(cloud, Cloud::Hetzner | Cloud::Digitalocean | Cloud::Scaleway | Cloud::Incus) {
+    if !matches!(cloud, Cloud::Hetzner | Cloud::Digitalocean | Cloud::Scaleway | Cloud::Incus | Cloud::Vultr) {
         return Ok("");
     }
     let Some(document) = session.metadata.document() else { return Ok("") };

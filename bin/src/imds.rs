@@ -17,6 +17,8 @@ use wisp_core::provider::hetzner;
 use wisp_core::provider::incus;
 #[cfg(feature = "scaleway")]
 use wisp_core::provider::scaleway;
+#[cfg(feature = "vultr")]
+use wisp_core::provider::vultr;
 use wisp_os_linux::cpath::CPath;
 use wisp_core::retry::Timeouts;
 
@@ -250,6 +252,8 @@ impl<'c> Imds<'c> {
             Cloud::Scaleway => self.fetch_document(metadata, &wanted),
             #[cfg(feature = "incus")]
             Cloud::Incus => self.fetch_document(metadata, &wanted),
+            #[cfg(feature = "vultr")]
+            Cloud::Vultr => self.fetch_document(metadata, &wanted),
             other => Err(ImdsError::NoService { cloud: other.name() }),
         }
     }
@@ -270,6 +274,8 @@ impl<'c> Imds<'c> {
                 Cloud::Scaleway => scaleway::CONF_PATH,
                 #[cfg(feature = "incus")]
                 Cloud::Incus => incus::META_DATA_PATH,
+                #[cfg(feature = "vultr")]
+                Cloud::Vultr => vultr::METADATA_PATH,
                 _ => oci::V2_PATH,
             };
             let mut state = ValueState::NotFetched;
@@ -321,6 +327,8 @@ impl<'c> Imds<'c> {
                 Cloud::Scaleway => scaleway::extract(body, item, buf),
                 #[cfg(feature = "incus")]
                 Cloud::Incus => incus::extract(body, item, buf),
+                #[cfg(feature = "vultr")]
+                Cloud::Vultr => vultr::extract(body, item, buf),
                 _ => oci::extract(body, item, buf),
             };
             let found = found.map_err(|error| ImdsError::Document { what: item.key(), error })?;
@@ -517,6 +525,8 @@ impl<'c> Imds<'c> {
                 Cloud::Gcp => &[gcp::FLAVOR],
                 Cloud::Azure => &[azure::METADATA],
                 Cloud::Oci => &[oci::AUTHORIZATION],
+                #[cfg(feature = "vultr")]
+                Cloud::Vultr => &[vultr::TOKEN],
                 _ => &[],
             };
             let (endpoint, host) = self.endpoint(targets);

@@ -34,6 +34,7 @@ pub const fn datasource(cloud: Cloud) -> Option<&'static str> {
         Cloud::Digitalocean => "DataSourceDigitalOcean",
         Cloud::Scaleway => "DataSourceScaleway",
         Cloud::Incus => "DataSourceLXD",
+        Cloud::Vultr => "DataSourceVultr",
     })
 }
 

@@ -27,10 +27,11 @@ pub enum Cloud {
     Digitalocean,
     Scaleway,
     Incus,
+    Vultr,
 }
 
 impl Cloud {
-    pub const ALL: [Cloud; 12] = [
+    pub const ALL: [Cloud; 13] = [
         Cloud::Auto,
         Cloud::Aws,
         Cloud::Azure,
@@ -43,6 +44,7 @@ impl Cloud {
         Cloud::Digitalocean,
         Cloud::Scaleway,
         Cloud::Incus,
+        Cloud::Vultr,
     ];
 
     pub const fn name(self) -> &'static str {
@@ -59,6 +61,7 @@ impl Cloud {
             Cloud::Digitalocean => "digitalocean",
             Cloud::Scaleway => "scaleway",
             Cloud::Incus => "incus",
+            Cloud::Vultr => "vultr",
         }
     }
 
@@ -68,7 +71,7 @@ impl Cloud {
 }
 
 /// For messages about a bad cloud name.
-pub const CLOUD_NAMES_MESSAGE: &str = "expected auto, aws, azure, gcp, oci, nocloud, configdrive, openstack, hetzner, digitalocean, scaleway or incus";
+pub const CLOUD_NAMES_MESSAGE: &str = "expected auto, aws, azure, gcp, oci, nocloud, configdrive, openstack, hetzner, digitalocean, scaleway, incus or vultr";
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Config {

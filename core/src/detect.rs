@@ -33,6 +33,7 @@ pub fn detect(dmi: &Dmi<'_>) -> Option<Cloud> {
             b"Hetzner" => Some(Cloud::Hetzner),
             b"DigitalOcean" => Some(Cloud::Digitalocean),
             b"Scaleway" => Some(Cloud::Scaleway),
+            b"Vultr" => Some(Cloud::Vultr),
             _ => None,
         }
     }
@@ -77,6 +78,7 @@ mod tests {
         assert_eq!(vendor(b"Hetzner\n"), Some(Cloud::Hetzner));
         assert_eq!(vendor(b"DigitalOcean\n"), Some(Cloud::Digitalocean));
         assert_eq!(vendor(b"Scaleway\n"), Some(Cloud::Scaleway));
+        assert_eq!(vendor(b"Vultr\n"), Some(Cloud::Vultr));
         assert_eq!(vendor(b"Hetzner Online GmbH\n"), None);
     }
 

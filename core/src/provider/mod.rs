@@ -10,6 +10,7 @@ pub mod incus;
 pub mod oci;
 pub mod openstack;
 pub mod scaleway;
+pub mod vultr;
 
 use crate::json::{JsonError, Value};
 
