@@ -79,19 +79,27 @@ def test_genkeytypes_and_keeping_the_image_keys(run, imds, root):
 
 def test_given_host_keys_are_written_0600(run, imds, root, tmp_path):
     image_with_keygen(root)
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "given@cloud", "-f", tmp_path / "k"], check=True)
-    private, public = (tmp_path / "k").read_text(), (tmp_path / "k.pub").read_text()
+    for key_type in ("ed25519", "ecdsa"):
+        subprocess.run(["ssh-keygen", "-q", "-t", key_type, "-N", "", "-C", "given@cloud", "-f", tmp_path / key_type], check=True)
+    private, public = (tmp_path / "ed25519").read_text(), (tmp_path / "ed25519.pub").read_text()
     indented = lambda text: "".join("    " + line + "\n" for line in text.splitlines())
-    user_data(imds, "#cloud-config\nssh_genkeytypes: [ed25519]\nssh_keys:\n  ed25519_private: |\n" + indented(private)
-              + "  ed25519_public: " + public.strip() + "\n")
+    # As cloud-init: given keys are written, a lone private key gets its public key made,
+    # a certificate is presented by sshd, and no other type is generated.
+    user_data(imds, "#cloud-config\nssh_keys:\n  ed25519_private: |\n" + indented(private)
+              + "  ed25519_public: " + public.strip() + "\n  ed25519_certificate: not checked\n"
+              + "  ecdsa_private: |\n" + indented((tmp_path / "ecdsa").read_text()))
     result = run("bootstrap", root=root)
     assert result.rc == 0, result
     ssh = root / "etc/ssh"
     assert (ssh / "ssh_host_ed25519_key").read_text() == private
     assert stat.S_IMODE((ssh / "ssh_host_ed25519_key").stat().st_mode) == 0o600
     assert stat.S_IMODE((ssh / "ssh_host_ed25519_key.pub").stat().st_mode) == 0o644
-    assert fingerprints(result.stderr) == [keygen_fingerprint(tmp_path / "k.pub")]
-    assert sorted(p.name for p in ssh.iterdir()) == ["ssh_host_ed25519_key", "ssh_host_ed25519_key.pub"]
+    assert (ssh / "ssh_host_ecdsa_key.pub").read_text().split()[:2] == (tmp_path / "ecdsa.pub").read_text().split()[:2]
+    assert fingerprints(result.stderr) == [keygen_fingerprint(tmp_path / "ecdsa.pub"),
+                                           keygen_fingerprint(tmp_path / "ed25519.pub")]
+    assert sorted(p.name for p in ssh.iterdir()) == ["ssh_host_ecdsa_key", "ssh_host_ecdsa_key.pub", "ssh_host_ed25519_key",
+                                                     "ssh_host_ed25519_key-cert.pub", "ssh_host_ed25519_key.pub", "sshd_config"]
+    assert (ssh / "sshd_config").read_text() == "HostCertificate /etc/ssh/ssh_host_ed25519_key-cert.pub\n"
 
 
 def test_bad_ssh_keys_name_is_an_error(run, imds, root):

@@ -9,6 +9,8 @@ use wisp_core::ssh_host_keys::{self, BEGIN_FINGERPRINTS, DEFAULT_TYPES, END_FING
 use wisp_os_linux::cpath::CPath;
 use wisp_os_linux::fs::{self, Dir};
 use wisp_os_linux::process::ExitStatus;
+use wisp_os_linux::{AsFd, BorrowedFd};
+use core::ffi::CStr;
 
 use crate::context::Context;
 use crate::output::{Line, Shown};
@@ -59,26 +61,48 @@ pub fn set_ssh_host_keys(ctx: &mut Context<'_>, var: &Dir, config: Option<&Cloud
             etc_ssh.remove(name.as_bytes()).map_err(os_error)?;
         }
     }
+    let mut made = 0;
     if let Some(given) = given {
+        // As cloud-init: the given keys, a public key made from each private one given
+        // alone, each certificate presented by sshd; nothing else is generated.
         for (name, key) in given.entries() {
+            let entry = cloud_config::text("ssh_keys", name)?;
             let unknown = cloud_config::error("ssh_keys", name, "not <rsa|ecdsa|ed25519|dsa>_<private|public|certificate>");
-            let (file, mode) = ssh_host_keys::given_key_file(cloud_config::text("ssh_keys", name)?).ok_or(unknown)?;
+            let (file, mode) = ssh_host_keys::given_key_file(entry).ok_or(unknown)?;
             let text = cloud_config::text("ssh_keys", key)?;
             etc_ssh.write_atomic(file.as_bytes(), text.as_bytes(), mode, None).map_err(os_error)?;
+            if entry.ends_with("_certificate") {
+                let mut path = [0u8; 64];
+                let mut out = wisp_core::out::Out::new(&mut path);
+                let _ = out.put_all(&[b"/etc/ssh/", file.as_bytes()]);
+                let len = out.len();
+                crate::sshd::set_option(ctx, "HostCertificate", core::str::from_utf8(&path[..len]).unwrap_or(""))?;
+            }
         }
-    }
-    let mut made = 0;
-    for key_type in types.iter().filter(|_| has_keygen) {
-        let mut path = [0u8; 64];
-        let mut out = wisp_core::out::Out::new(&mut path);
-        let _ = out.put_all(&[b"/etc/ssh/ssh_host_", key_type.as_bytes(), b"_key"]);
-        let len = out.len();
-        let target = ctx.path(&path[..len])?;
-        if !matches!(fs::metadata(target.as_cstr()), Ok(None)) {
-            continue;
+        for key_type in KNOWN_TYPES.iter().filter(|_| has_keygen) {
+            let (private, public) = (entry_name(key_type, "_private"), entry_name(key_type, "_public"));
+            if given.get(&private).is_none() || given.get(&public).is_some() {
+                continue;
+            }
+            let files = (ssh_host_keys::given_key_file(&private), ssh_host_keys::given_key_file(&public));
+            if let (Some((private, _)), Some((public, _))) = files {
+                derive_public(ctx, &keygen, &etc_ssh, &private, &public)?;
+                made += 1;
+            }
         }
-        generate(ctx, &keygen, key_type, &target)?;
-        made += 1;
+    } else {
+        for key_type in types.iter().filter(|_| has_keygen) {
+            let mut path = [0u8; 64];
+            let mut out = wisp_core::out::Out::new(&mut path);
+            let _ = out.put_all(&[b"/etc/ssh/ssh_host_", key_type.as_bytes(), b"_key"]);
+            let len = out.len();
+            let target = ctx.path(&path[..len])?;
+            if !matches!(fs::metadata(target.as_cstr()), Ok(None)) {
+                continue;
+            }
+            generate(ctx, &keygen, &[c"-q", c"-t", type_arg(key_type)?.as_cstr(), c"-N", c"", c"-f", target.as_cstr()], None)?;
+            made += 1;
+        }
     }
     let printed = print_fingerprints(ctx, &etc_ssh)?;
     if !instance_id.is_empty() {
@@ -87,15 +111,39 @@ pub fn set_ssh_host_keys(ctx: &mut Context<'_>, var: &Dir, config: Option<&Cloud
     Ok(msg!("{made} made, {printed} fingerprints printed, the image's removed: {delete}"))
 }
 
-/// `ssh-keygen -q -t TYPE -N "" -f /etc/ssh/ssh_host_TYPE_key`: the one place wisp runs
-/// the image's key generator (the binary and the file both under --root).
-#[inline(never)]
-fn generate(ctx: &Context<'_>, keygen: &CPath, key_type: &str, target: &CPath) -> Result<(), Line> {
-    let key_type = CPath::from_parts(&[key_type.as_bytes()]).map_err(crate::output::line)?;
-    let args = [c"ssh-keygen", c"-q", c"-t", key_type.as_cstr(), c"-N", c"", c"-f", target.as_cstr()];
-    match crate::scripts::execute(ctx, keygen.as_cstr(), &args, None, wisp_os_linux::stdio::stderr())? {
+/// An `ssh_keys` entry's name: `rsa` and `_private` make `rsa_private`.
+fn entry_name(key_type: &str, part: &str) -> heapless::String<24> {
+    let mut name = heapless::String::new();
+    let _ = name.push_str(key_type);
+    let _ = name.push_str(part);
+    name
+}
+
+fn type_arg(key_type: &str) -> Result<CPath, Line> {
+    CPath::from_parts(&[key_type.as_bytes()]).map_err(crate::output::line)
+}
+
+/// `ssh-keygen -y -f PRIVATE > PUBLIC`, as cloud-init makes a public key it was not given.
+fn derive_public(ctx: &Context<'_>, keygen: &CPath, etc_ssh: &Dir, private: &str, public: &str) -> Result<(), Line> {
+    let mut path = [0u8; 64];
+    let mut out = wisp_core::out::Out::new(&mut path);
+    let _ = out.put_all(&[b"/etc/ssh/", private.as_bytes()]);
+    let len = out.len();
+    let private_path = ctx.path(&path[..len])?;
+    let output = etc_ssh.create_truncate(public.as_bytes(), 0o644).map_err(|e| crate::output::os_error("/etc/ssh", e))?;
+    generate(ctx, keygen, &[c"-y", c"-f", private_path.as_cstr()], Some(output.as_fd()))
+}
+
+/// The image's key generator with `args`, its output to `output` (else standard error):
+/// the one place wisp runs it (the binary and its files both under --root).
+fn generate(ctx: &Context<'_>, keygen: &CPath, args: &[&CStr], output: Option<BorrowedFd<'_>>) -> Result<(), Line> {
+    let mut argv: heapless::Vec<&CStr, 8> = heapless::Vec::new();
+    let _ = argv.push(c"ssh-keygen");
+    let _ = argv.extend_from_slice(args);
+    let output = output.unwrap_or(wisp_os_linux::stdio::stderr());
+    match crate::scripts::execute(ctx, keygen.as_cstr(), &argv, None, output)? {
         ExitStatus::Exited(0) => Ok(()),
-        _ => Err(msg!("/usr/bin/ssh-keygen failed to make {}", Shown(target.as_bytes()))),
+        _ => Err(msg!("/usr/bin/ssh-keygen {} failed", Shown(argv.last().map_or(&b""[..], |a| a.to_bytes())))),
     }
 }
 

@@ -1,4 +1,4 @@
-//! `ssh_pwauth`: sshd's `PasswordAuthentication`, set as cloud-init sets it, in
+//! sshd's configuration as cloud-init edits it. `ssh_pwauth`: `PasswordAuthentication`, in
 //! `/etc/ssh/sshd_config` or, when that file includes `sshd_config.d/*.conf`, in the
 //! drop-in `50-cloud-init.conf` there (0600). Written only when it changes, so a rerun
 //! changes nothing; sshd is not restarted (the bootstrap runs before it starts).
@@ -28,6 +28,17 @@ pub fn ssh_pwauth(ctx: &Context<'_>, config: &CloudConfig<'static>) -> Result<Li
         _ => return Err(cloud_config::error("ssh_pwauth", value, "not true, false or unchanged").into()),
     };
     let setting = if allow { "yes" } else { "no" };
+    let (name, changed) = set_option(ctx, "PasswordAuthentication", setting)?;
+    Ok(match changed {
+        true => msg!("PasswordAuthentication {setting} in {name}"),
+        false => msg!("PasswordAuthentication {setting} already in {name}"),
+    })
+}
+
+/// Sets `keyword value` where cloud-init would: the drop-in when sshd_config includes
+/// `sshd_config.d/*.conf`, else sshd_config itself. The file's name, and whether it
+/// changed.
+pub fn set_option(ctx: &Context<'_>, keyword: &str, value: &str) -> Result<(&'static str, bool), Line> {
     let etc_ssh = ctx.create_dir(b"/etc/ssh")?;
     let mut main = [0u8; CONFIG_LIMIT];
     let read = |dir: &wisp_os_linux::fs::Dir, name: &[u8], buf: &mut [u8]| match dir.read(name, buf) {
@@ -43,17 +54,17 @@ pub fn ssh_pwauth(ctx: &Context<'_>, config: &CloudConfig<'static>) -> Result<Li
     };
     let mut text = [0u8; CONFIG_LIMIT];
     let len = read(&dir, name.as_bytes(), &mut text)?;
-    let mut updated = [0u8; CONFIG_LIMIT + 64];
-    match sshd_config::set_option(&text[..len], "PasswordAuthentication", setting, &mut updated) {
+    let mut updated = [0u8; CONFIG_LIMIT + 512];
+    match sshd_config::set_option(&text[..len], keyword, value, &mut updated) {
         Ok(Some(new_len)) => {
             let keep_mode = match dir.metadata(name.as_bytes()) {
                 Ok(Some(existing)) => existing.permissions(),
                 _ => mode,
             };
             dir.write_atomic(name.as_bytes(), &updated[..new_len], keep_mode, None).map_err(|e| crate::output::os_error(name, e))?;
-            Ok(msg!("PasswordAuthentication {setting} in {name}"))
+            Ok((name, true))
         }
-        Ok(None) => Ok(msg!("PasswordAuthentication {setting} already in {name}")),
+        Ok(None) => Ok((name, false)),
         Err(full) => Err(msg!("{name} would be larger than {} bytes", full.limit)),
     }
 }
