@@ -11,7 +11,7 @@ need_root() {
 
 # Debian packages the tests use, installed once; apt is asked only when one is missing.
 DEBIAN_PACKAGES="iproute2 util-linux e2fsprogs fdisk gdisk xfsprogs btrfs-progs cloud-guest-utils cloud-init \
-    cloud-image-utils genisoimage dosfstools mtools openssh-client"
+    cloud-image-utils genisoimage dosfstools mtools openssh-client dropbear-bin"
 
 install_test_tools() {
     local missing=()

@@ -116,7 +116,7 @@ def test_no_keygen_in_the_image_leaves_keys_alone(run, imds, root):
     user_data(imds, "#cloud-config\n{}\n")
     result = run("bootstrap", root=root)
     assert result.rc == 0, result
-    assert "set_ssh_host_keys: ok: no /usr/bin/ssh-keygen in the image: its host keys are left as they are" in result.stderr
+    assert "set_ssh_host_keys: ok: no /usr/bin/ssh-keygen or dropbearkey in the image: its host keys are left as they are" in result.stderr
     assert (root / "etc/ssh/ssh_host_ed25519_key.pub").read_text() == BAKED
     assert "BEGIN SSH HOST KEY FINGERPRINTS" not in result.stderr
 
@@ -167,3 +167,29 @@ def test_ssh_pwauth_unchanged_and_bad_values(run, imds, root):
     result = run("bootstrap", root=root)
     assert result.rc == 1
     assert "userdata_ssh_pwauth: failed: cloud-config line 2 column 13: ssh_pwauth: not true, false or unchanged" in result.stderr, result.stderr
+
+
+def dropbear_public(path):
+    shown = subprocess.run(["dropbearkey", "-y", "-f", str(path)], capture_output=True, text=True, check=True).stdout
+    return shown.splitlines()[1]
+
+
+def test_dropbear_image_gets_new_host_keys(run, imds, root, tmp_path):
+    (root / "usr/bin").mkdir(parents=True)
+    shutil.copy("/usr/bin/dropbearkey", root / "usr/bin/dropbearkey")
+    (root / "etc/dropbear").mkdir(parents=True)
+    baked = root / "etc/dropbear/dropbear_ed25519_host_key"
+    subprocess.run(["dropbearkey", "-t", "ed25519", "-f", str(baked)], capture_output=True, check=True)
+    baked_public = dropbear_public(baked)
+    user_data(imds, "#cloud-config\n{}\n")
+    result = run("bootstrap", root=root)
+    assert result.rc == 0 and "set_ssh_host_keys: ok: dropbear: 3 made, 3 fingerprints printed" in result.stderr, result
+    keys = root / "etc/dropbear"
+    assert sorted(p.name for p in keys.iterdir()) == [f"dropbear_{t}_host_key" for t in ("ecdsa", "ed25519", "rsa")]
+    assert dropbear_public(baked) != baked_public
+    expected = []
+    for key_type in ("ecdsa", "ed25519", "rsa"):
+        (tmp_path / f"{key_type}.pub").write_text(dropbear_public(keys / f"dropbear_{key_type}_host_key") + "\n")
+        expected.append(keygen_fingerprint(tmp_path / f"{key_type}.pub"))
+    assert fingerprints(result.stderr) == expected
+    assert not (root / "var/lib/cloud/.host-key-public").exists()

@@ -18,6 +18,8 @@ use crate::state;
 
 /// The image's key generator.
 const SSH_KEYGEN: &[u8] = b"/usr/bin/ssh-keygen";
+/// Dropbear's, in an image without OpenSSH.
+const DROPBEARKEY: &[u8] = b"/usr/bin/dropbearkey";
 /// `$TINY_CLOUD_VAR/.ssh-host-keys`: the instance whose host keys were made, so that a
 /// rerun on the same instance keeps them (and the fingerprints its owner has seen).
 const DONE_FILE: &[u8] = b".ssh-host-keys";
@@ -52,7 +54,13 @@ pub fn set_ssh_host_keys(ctx: &mut Context<'_>, var: &Dir, config: Option<&Cloud
     let keygen = ctx.path(SSH_KEYGEN)?;
     let has_keygen = matches!(fs::metadata(keygen.as_cstr()), Ok(Some(m)) if m.is_file());
     if !has_keygen && given.is_none() {
-        return Ok(msg!("no /usr/bin/ssh-keygen in the image: its host keys are left as they are (sshd makes missing ones)"));
+        let dropbearkey = ctx.path(DROPBEARKEY)?;
+        if !matches!(fs::metadata(dropbearkey.as_cstr()), Ok(Some(m)) if m.is_file()) {
+            return Ok(msg!("no /usr/bin/ssh-keygen or dropbearkey in the image: its host keys are left as they are"));
+        }
+        let (made, printed) = dropbear_keys(ctx, var, &dropbearkey, delete, &types)?;
+        mark_done(var, instance_id)?;
+        return Ok(msg!("dropbear: {made} made, {printed} fingerprints printed, the image's removed: {delete}"));
     }
     let etc_ssh = ctx.create_dir(b"/etc/ssh")?;
     let os_error = |e| crate::output::os_error("/etc/ssh", e);
@@ -105,10 +113,83 @@ pub fn set_ssh_host_keys(ctx: &mut Context<'_>, var: &Dir, config: Option<&Cloud
         }
     }
     let printed = print_fingerprints(ctx, &etc_ssh)?;
-    if !instance_id.is_empty() {
-        var.write_atomic(DONE_FILE, instance_id, 0o644, None).map_err(|e| crate::output::os_error(".ssh-host-keys", e))?;
-    }
+    mark_done(var, instance_id)?;
     Ok(msg!("{made} made, {printed} fingerprints printed, the image's removed: {delete}"))
+}
+
+/// A short path from its pieces (a piece that does not fit is left out, and the path is
+/// then not found).
+fn joined(parts: &[&[u8]]) -> heapless::Vec<u8, 96> {
+    let mut path = heapless::Vec::new();
+    for part in parts {
+        let _ = path.extend_from_slice(part);
+    }
+    path
+}
+
+fn mark_done(var: &Dir, instance_id: &[u8]) -> Result<(), Line> {
+    if instance_id.is_empty() {
+        return Ok(());
+    }
+    var.write_atomic(DONE_FILE, instance_id, 0o644, None).map_err(|e| crate::output::os_error(".ssh-host-keys", e))
+}
+
+/// Dropbear's host keys (`/etc/dropbear/dropbear_TYPE_host_key`), for an image with
+/// dropbear and no OpenSSH: removed when `delete`, the missing `types` made with its
+/// `dropbearkey -t TYPE -f FILE`, and each one's fingerprint printed from the public key
+/// `dropbearkey -y` shows (caught in a scratch file in TINY_CLOUD_VAR).
+fn dropbear_keys(ctx: &mut Context<'_>, var: &Dir, dropbearkey: &CPath, delete: bool, types: &[&str]) -> Result<(usize, usize), Line> {
+    let dir = ctx.create_dir(b"/etc/dropbear")?;
+    let is_key = |name: &[u8]| name.starts_with(b"dropbear_") && name.ends_with(b"_host_key");
+    if delete {
+        for name in host_key_files(&dir, is_key)? {
+            dir.remove(name.as_bytes()).map_err(|e| crate::output::os_error("/etc/dropbear", e))?;
+        }
+    }
+    let mut made = 0;
+    for &key_type in types {
+        let key_type = if key_type == "dsa" { "dss" } else { key_type };
+        let file = entry_name("dropbear_", key_type);
+        let mut name = heapless::String::<40>::new();
+        let _ = name.push_str(&file);
+        let _ = name.push_str("_host_key");
+        if dir.metadata(name.as_bytes()).map_err(|e| crate::output::os_error("/etc/dropbear", e))?.is_some() {
+            continue;
+        }
+        let target = ctx.path(&joined(&[b"/etc/dropbear/", name.as_bytes()]))?;
+        run_dropbearkey(ctx, dropbearkey, &[c"-t", type_arg(key_type)?.as_cstr(), c"-f", target.as_cstr()], None)?;
+        made += 1;
+    }
+    let files = host_key_files(&dir, is_key)?;
+    ctx.log.line(format_args!("{BEGIN_FINGERPRINTS}"));
+    for name in &files {
+        let target = ctx.path(&joined(&[b"/etc/dropbear/", name.as_bytes()]))?;
+        let scratch = var.create_truncate(SCRATCH, 0o600).map_err(|e| crate::output::os_error(".host-key-public", e))?;
+        run_dropbearkey(ctx, dropbearkey, &[c"-y", c"-f", target.as_cstr()], Some(scratch.as_fd()))?;
+        let mut shown = [0u8; 2 * ssh_host_keys::BLOB_LIMIT];
+        let len = var.read(SCRATCH, &mut shown).ok().flatten().unwrap_or(0);
+        let _ = var.remove(SCRATCH);
+        // "Public key portion is:", then the key line, then dropbear's own fingerprint.
+        let public = shown[..len].split(|&b| b == b'\n').nth(1).unwrap_or(b"");
+        print_fingerprint(ctx, name, public);
+    }
+    ctx.log.line(format_args!("{END_FINGERPRINTS}"));
+    Ok((made, files.len()))
+}
+
+/// Where `dropbearkey -y`'s answer is caught.
+const SCRATCH: &[u8] = b".host-key-public";
+
+/// The image's dropbearkey with `args`: the one place wisp runs it.
+fn run_dropbearkey(ctx: &Context<'_>, dropbearkey: &CPath, args: &[&CStr], output: Option<BorrowedFd<'_>>) -> Result<(), Line> {
+    let mut argv: heapless::Vec<&CStr, 8> = heapless::Vec::new();
+    let _ = argv.push(c"dropbearkey");
+    let _ = argv.extend_from_slice(args);
+    let output = output.unwrap_or(wisp_os_linux::stdio::stderr());
+    match crate::scripts::execute(ctx, dropbearkey.as_cstr(), &argv, None, output)? {
+        ExitStatus::Exited(0) => Ok(()),
+        _ => Err(msg!("/usr/bin/dropbearkey {} failed", Shown(argv.last().map_or(&b""[..], |a| a.to_bytes())))),
+    }
 }
 
 /// An `ssh_keys` entry's name: `rsa` and `_private` make `rsa_private`.
@@ -155,23 +236,27 @@ fn print_fingerprints(ctx: &mut Context<'_>, etc_ssh: &Dir) -> Result<usize, Lin
     ctx.log.line(format_args!("{BEGIN_FINGERPRINTS}"));
     for name in &files {
         let mut text = [0u8; 2 * ssh_host_keys::BLOB_LIMIT];
-        let mut line = [0u8; 512];
-        let mut out = wisp_core::out::Out::new(&mut line);
-        let result = match etc_ssh.read(name.as_bytes(), &mut text) {
-            Ok(Some(len)) => ssh_host_keys::fingerprint(&text[..len], &mut out),
-            _ => Err(ssh_host_keys::FingerprintError::NotAPublicKey),
-        };
-        let len = out.len();
-        match result {
-            Ok(()) => ctx.log.line(format_args!("{}", Shown(&line[..len]))),
-            Err(e) => ctx.log.line(format_args!("/etc/ssh/{name}: {e}")),
-        }
+        let len = etc_ssh.read(name.as_bytes(), &mut text).ok().flatten().unwrap_or(0);
+        print_fingerprint(ctx, name, &text[..len]);
     }
     ctx.log.line(format_args!("{END_FINGERPRINTS}"));
     Ok(files.len())
 }
 
-fn host_key_files(etc_ssh: &Dir, wanted: fn(&[u8]) -> bool) -> Result<heapless::Vec<heapless::String<64>, FILES_LIMIT>, Line> {
+/// One key's line: its fingerprint, or why there is none.
+fn print_fingerprint(ctx: &mut Context<'_>, name: &str, public_key: &[u8]) {
+    let mut line = [0u8; 512];
+    let mut out = wisp_core::out::Out::new(&mut line);
+    match ssh_host_keys::fingerprint(public_key, &mut out) {
+        Ok(()) => {
+            let len = out.len();
+            ctx.log.line(format_args!("{}", Shown(&line[..len])));
+        }
+        Err(e) => ctx.log.line(format_args!("{name}: {e}")),
+    }
+}
+
+fn host_key_files(etc_ssh: &Dir, wanted: impl Fn(&[u8]) -> bool) -> Result<heapless::Vec<heapless::String<64>, FILES_LIMIT>, Line> {
     let mut files: heapless::Vec<heapless::String<64>, FILES_LIMIT> = heapless::Vec::new();
     let mut overflow = false;
     etc_ssh
