@@ -17,7 +17,7 @@ PYTHON=/usr/bin/python3
 # is missing. busybox-static is the scratch roots' /bin/sh: user-data's commands run
 # chrooted into the root they are given.
 DEBIAN_PACKAGES="python3 python3-pytest python3-yaml iproute2 dnsmasq-base util-linux e2fsprogs fdisk gdisk xfsprogs btrfs-progs \
-    cloud-guest-utils cloud-init cloud-image-utils genisoimage dosfstools mtools openssh-client busybox-static strace make mandoc systemd"
+    cloud-guest-utils cloud-init cloud-image-utils genisoimage dosfstools mtools openssh-client busybox-static strace make mandoc systemd dropbear-bin"
 
 install_test_tools() {
     local missing=()

@@ -110,7 +110,8 @@ class Namespace:
         subprocess.run(["ip", "netns", "add", self.name], check=True)
         for command in (["ip", "link", "set", "lo", "up"],
                         ["ip", "addr", "add", "169.254.169.254/32", "dev", "lo"],
-                        ["ip", "addr", "add", "168.63.129.16/32", "dev", "lo"]):
+                        ["ip", "addr", "add", "168.63.129.16/32", "dev", "lo"],
+                        ["ip", "addr", "add", "169.254.42.42/32", "dev", "lo"]):
             self.exec(command, check=True)
         self.servers = []
 
@@ -126,7 +127,7 @@ class Namespace:
 class FakeImds:
     """The fake metadata service, running inside a namespace."""
 
-    def __init__(self, namespace, directory, config, bind="169.254.169.254"):
+    def __init__(self, namespace, directory, config, bind="169.254.169.254", unix=None):
         self.directory = Path(directory)
         self.config_path = self.directory / "imds.json"
         self.log_path = self.directory / "imds-requests.jsonl"
@@ -135,7 +136,7 @@ class FakeImds:
         self.process = subprocess.Popen(
             ["ip", "netns", "exec", namespace.name, sys.executable, str(FAKE_IMDS),
              "--config", str(self.config_path), "--log", str(self.log_path),
-             "--ready", str(self.ready_path), "--bind", bind],
+             "--ready", str(self.ready_path), "--bind", bind] + (["--unix", str(unix)] if unix else []),
             stdout=subprocess.DEVNULL, stderr=open(self.directory / "imds.stderr", "w"))
         deadline = time.monotonic() + 10
         while not self.ready_path.exists():
@@ -247,10 +248,10 @@ def aws_metadata(**overrides):
 @pytest.fixture
 def imds(netns, tmp_path):
     """Starts the fake IMDS in the test's namespace: `imds(config)`."""
-    def start(config=None, bind="169.254.169.254"):
+    def start(config=None, bind="169.254.169.254", unix=None):
         directory = tmp_path / ("imds-" + secrets.token_hex(3))
         directory.mkdir()
-        return FakeImds(netns, directory, config if config is not None else aws_metadata(), bind)
+        return FakeImds(netns, directory, config if config is not None else aws_metadata(), bind, unix)
     return start
 
 

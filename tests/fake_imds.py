@@ -7,7 +7,7 @@ cloud (`mode`), the metadata, and faults to inject; it is read again for every r
 a test can change the instance between two runs. Every request is appended to a JSON-lines
 log (method, path, headers, status, time) for the tests to count and inspect.
 
-    fake_imds.py --config CONFIG.json --log REQUESTS.jsonl --ready READY [--bind ADDR] [--port N]
+    fake_imds.py --config CONFIG.json --log REQUESTS.jsonl --ready READY [--bind ADDR] [--port N] [--unix PATH]
 """
 
 import argparse
@@ -20,6 +20,8 @@ import socketserver
 import sys
 import threading
 import time
+
+import yaml
 
 AWS_TTL_HEADER = "x-aws-ec2-metadata-token-ttl-seconds"
 AWS_TOKEN_HEADER = "x-aws-ec2-metadata-token"
@@ -46,7 +48,7 @@ class Aws:
         self.tokens = {}  # token -> expiry (monotonic seconds)
         self.lock = threading.Lock()
 
-    def handle(self, config, method, path, headers, body):
+    def handle(self, config, method, path, headers, body, client=None):
         if path == "/latest/api/token":
             if method != "PUT":
                 raise Reply(405)
@@ -98,7 +100,7 @@ class Aws:
 class Gcp:
     """GCE's metadata server: every request needs Metadata-Flavor: Google (else 403)."""
 
-    def handle(self, config, method, path, headers, body):
+    def handle(self, config, method, path, headers, body, client=None):
         if headers.get("metadata-flavor") != "Google":
             raise Reply(403, "missing Metadata-Flavor: Google")
         flavor = [("Metadata-Flavor", "Google")]
@@ -128,7 +130,7 @@ class Gcp:
 class Oci:
     """OCI: /opc/v2/instance/ wants Authorization: Bearer Oracle (else 401); v1 does not."""
 
-    def handle(self, config, method, path, headers, body):
+    def handle(self, config, method, path, headers, body, client=None):
         if path == "/opc/v2/instance/":
             if config.get("oci_v2_disabled"):
                 raise Reply(404)
@@ -150,7 +152,7 @@ class Oci:
 class Azure:
     """Azure IMDS: needs Metadata: true and an api-version (else 400)."""
 
-    def handle(self, config, method, path, headers, body):
+    def handle(self, config, method, path, headers, body, client=None):
         if headers.get("metadata") != "true":
             raise Reply(400, '{"error": "Bad request. Required metadata header not specified"}')
         base, _, query = path.partition("?")
@@ -173,7 +175,7 @@ class Azure:
 class Openstack:
     """OpenStack's metadata service: meta_data.json and user_data under /openstack/latest/."""
 
-    def handle(self, config, method, path, headers, body):
+    def handle(self, config, method, path, headers, body, client=None):
         if path == "/openstack/latest/meta_data.json":
             document = {"uuid": config.get("instance_id"), "hostname": config.get("hostname"), "name": "wisp-test",
                         "public_keys": {name: key for name, key in config.get("keys", [])}, "launch_index": 0}
@@ -183,10 +185,132 @@ class Openstack:
         raise Reply(404)
 
 
+def get_only(method):
+    if method != "GET":
+        raise Reply(405)
+
+
+class Hetzner:
+    """Hetzner Cloud: YAML metadata (each key also alone) and raw user-data (empty when none)."""
+
+    def handle(self, config, method, path, headers, body, client):
+        get_only(method)
+        document = {
+            "availability-zone": "fsn1-dc14", "hostname": config.get("hostname"), "instance-id": int(config.get("instance_id")),
+            "local-ipv4": "", "public-ipv4": "192.0.2.10", "region": "eu-central",
+            "public-keys": [key for _, key in config.get("keys", [])],
+            "vendor_data": "#cloud-config\nruncmd:\n- [userdel, -r, -f, hetzner]\n",
+            "network-config": {"version": 1, "config": [{
+                "type": "physical", "name": "eth0", "mac_address": "96:00:00:1a:2b:3c",
+                "subnets": [{"type": "dhcp", "ipv4": True},
+                            {"type": "static", "ipv6": True, "address": "2a01:4f8:c17:1234::1/64", "gateway": "fe80::1"}]}]},
+        }
+        if path == "/hetzner/v1/metadata":
+            raise Reply(200, config.get("raw_document") or yaml.safe_dump(document), [("Content-Type", "text/yaml")])
+        if path.startswith("/hetzner/v1/metadata/") and path[21:] in document:
+            value = document[path[21:]]
+            raise Reply(200, value if isinstance(value, str) else yaml.safe_dump(value))
+        if path == "/hetzner/v1/userdata":
+            raise Reply(200, user_data(config) or b"")
+        raise Reply(404)
+
+
+class DigitalOcean:
+    """DigitalOcean: one JSON document at /metadata/v1.json (per-value paths beside it)."""
+
+    def handle(self, config, method, path, headers, body, client):
+        get_only(method)
+        if path != "/metadata/v1.json":
+            raise Reply(404)
+        if "raw_document" in config:
+            raise Reply(200, config["raw_document"])
+        document = {
+            "droplet_id": int(config.get("instance_id")), "hostname": config.get("hostname"), "region": "ams3",
+            "public_keys": [key for _, key in config.get("keys", [])], "vendor_data": "#cloud-config\n",
+            "interfaces": {"public": [{"ipv4": {"ip_address": "203.0.113.7", "netmask": "255.255.240.0", "gateway": "203.0.113.1"},
+                                       "ipv6": {"ip_address": "2A03:B0C0:0002:00D0:0000:0000:1234:1001", "cidr": 64,
+                                                "gateway": "2A03:B0C0:0002:00D0:0000:0000:0000:0001"},
+                                       "anchor_ipv4": {"ip_address": "10.18.0.5", "netmask": "255.255.0.0", "gateway": "10.18.0.1"},
+                                       "mac": "de:ad:be:ef:00:01", "type": "public"}]},
+            "dns": {"nameservers": ["67.207.67.2", "67.207.67.3"]}, "floating_ip": {"ipv4": {"active": False}},
+        }
+        data = user_data(config)
+        if data is not None:
+            document["user_data"] = data.decode()
+        raise Reply(200, json.dumps(document), [("Content-Type", "application/json")])
+
+
+class Scaleway:
+    """Scaleway at 169.254.42.42: /conf (shell text, or JSON with ?format=json), and user-data
+    only to a privileged source port (403 otherwise), 404 when there is none."""
+
+    def handle(self, config, method, path, headers, body, client):
+        get_only(method)
+        keys = config.get("keys", [])
+        if path == "/conf?format=json":
+            document = {
+                "id": config.get("instance_id"), "name": config.get("hostname"), "hostname": config.get("hostname"),
+                "commercial_type": "DEV1-S", "tags": [], "private_ip": None,
+                "ssh_public_keys": [{"key": key, "fingerprint": f"256 MD5:00 {name}"} for name, key in keys],
+                "public_ip": {"address": "51.15.1.2", "dynamic": False, "id": "ip-1"},
+                "ipv6": {"address": "2001:bc8:1::1", "gateway": "2001:bc8:1::", "netmask": "64"},
+                "location": {"zone_id": "fr-par-1"},
+            }
+            raise Reply(200, json.dumps(document), [("Content-Type", "application/json")])
+        if path == "/conf":
+            lines = [f"ID={config.get('instance_id')}", f"HOSTNAME={config.get('hostname')}"]
+            lines += [f"SSH_PUBLIC_KEYS_{i}_KEY='{key}'" for i, (_, key) in enumerate(keys)]
+            raise Reply(200, "\n".join(lines) + "\n")
+        if path == "/user_data/cloud-init":
+            if client[1] >= 1024:
+                raise Reply(403, '{"type": "forbidden", "message": "source port must be privileged"}')
+            serve_user_data(config)
+        raise Reply(404)
+
+
+class Vultr:
+    """Vultr: /v1.json; cloud-init's form (instance-v2-id, user-data, vendor-data) only with
+    Metadata-Token: cloudinit, the older form without it."""
+
+    def handle(self, config, method, path, headers, body, client):
+        get_only(method)
+        if path != "/v1.json":
+            raise Reply(404)
+        document = {
+            "hostname": config.get("hostname"), "instanceid": "41309451", "region": {"regioncode": "EWR"},
+            "public-keys": [key for _, key in config.get("keys", [])],
+            "interfaces": [{"mac": "56:00:04:1c:47:2e", "network-type": "public",
+                            "ipv4": {"address": "203.0.113.5", "gateway": "203.0.113.1", "netmask": "255.255.254.0"},
+                            "ipv6": {"network": "2001:19f0:5:1::", "prefix": "64"}}],
+        }
+        if headers.get("metadata-token") == "cloudinit":
+            data = user_data(config)
+            document.update({"instance-v2-id": config.get("instance_id"), "vendor-data": [],
+                             "user-data": data.decode() if data is not None else ""})
+        raise Reply(200, json.dumps(document), [("Content-Type", "application/json")])
+
+
+class Incus:
+    """Incus's guest API on a Unix socket: /1.0, /1.0/meta-data and /1.0/config/<key>."""
+
+    def handle(self, config, method, path, headers, body, client):
+        get_only(method)
+        if path == "/1.0":
+            raise Reply(200, json.dumps({"api_version": "1.0", "instance_type": "container", "location": "none", "state": "Started"}),
+                        [("Content-Type", "application/json")])
+        if path == "/1.0/meta-data":
+            raise Reply(200, f"#cloud-config\ninstance-id: {config.get('instance_id')}\nlocal-hostname: {config.get('hostname')}\n")
+        user_data_key = "user.user-data" if config.get("incus_legacy_user_data") else "cloud-init.user-data"
+        values = {user_data_key: user_data(config), "cloud-init.network-config": config.get("network_config")}
+        if path.startswith("/1.0/config/") and values.get(path[12:]) is not None:
+            raise Reply(200, values[path[12:]])
+        raise Reply(404, json.dumps({"type": "error", "error": "not found", "error_code": 404}))
+
+
 class Wireserver:
     """Azure's wireserver: the JSON health report, and the goal-state protocol."""
 
-    def handle(self, config, method, path, headers, body):
+    def handle(self, config, method, path, headers, body, client=None):
         if path == "/provisioning/health" and method == "POST":
             try:
                 state = json.loads(body).get("state")
@@ -219,7 +343,8 @@ def user_data(config):
     return None
 
 
-MODES = {"aws": Aws, "gcp": Gcp, "oci": Oci, "azure": Azure, "openstack": Openstack, "wireserver": Wireserver}
+MODES = {"aws": Aws, "gcp": Gcp, "oci": Oci, "azure": Azure, "openstack": Openstack, "wireserver": Wireserver,
+         "hetzner": Hetzner, "digitalocean": DigitalOcean, "scaleway": Scaleway, "incus": Incus, "vultr": Vultr}
 
 
 class Server(socketserver.ThreadingTCPServer):
@@ -227,6 +352,11 @@ class Server(socketserver.ThreadingTCPServer):
     allow_reuse_address = True
     # wisp opens a connection per request, all at once: the default backlog of 5 would
     # drop the rest and cost a SYN retransmission (a second) each.
+    request_queue_size = 64
+
+
+class UnixServer(socketserver.ThreadingUnixStreamServer):
+    daemon_threads = True
     request_queue_size = 64
 
 
@@ -243,7 +373,8 @@ class Handler(socketserver.StreamRequestHandler):
         config = state.config()
         faults = config.get("faults", {})
         state.count(path)
-        entry = {"method": method, "path": path, "headers": headers, "time": time.time()}
+        client = self.client_address if isinstance(self.client_address, tuple) else ("unix", 0)
+        entry = {"method": method, "path": path, "headers": headers, "time": time.time(), "client_port": client[1]}
         if body:
             entry["body"] = body.decode("utf-8", "replace")
         delay_ms = faults.get("delay_ms", 0)
@@ -251,7 +382,7 @@ class Handler(socketserver.StreamRequestHandler):
             time.sleep(delay_ms / 1000)
         try:
             self.inject(faults, path, state)
-            state.mode.handle(config, method, path, headers, body)
+            state.mode.handle(config, method, path, headers, body, client)
             raise Reply(500, "handler returned no reply")
         except Reply as reply:
             entry["status"] = reply.status
@@ -425,10 +556,11 @@ def main():
     parser.add_argument("--ready", required=True, help="file created once listening")
     parser.add_argument("--bind", default="169.254.169.254")
     parser.add_argument("--port", type=int, default=80)
+    parser.add_argument("--unix", help="listen on this Unix socket instead")
     args = parser.parse_args()
     with open(args.config) as f:
         mode = json.load(f).get("mode", "aws")
-    server = Server((args.bind, args.port), Handler)
+    server = UnixServer(args.unix, Handler) if args.unix else Server((args.bind, args.port), Handler)
     server.state = State(args.config, args.log, MODES[mode]())
     with open(args.ready, "w") as f:
         f.write(f"{os.getpid()}\n")

@@ -178,4 +178,4 @@ def test_cloud_names_are_checked_the_same_way_by_every_command(run, root):
     for args in (["status"], ["imds", "@hostname"], ["boot"], ["mark", "complete"], ["userdata", "show"], ["grow"]):
         result = run("--cloud", "mars", *args, root=root)
         assert result.rc == 2, (args, result)
-        assert "--cloud mars: expected auto, aws, azure, gcp, oci, nocloud, configdrive or openstack" in result.stderr, (args, result)
+        assert "--cloud mars: expected auto, aws, azure, gcp, oci, nocloud, configdrive, openstack, hetzner, digitalocean, scaleway, incus or vultr" in result.stderr, (args, result)

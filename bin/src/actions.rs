@@ -42,6 +42,11 @@ pub fn run(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: 
             let config = session.cloud_config_if_valid(ctx, var);
             crate::users::set_ssh_keys(ctx, session.metadata.get(Item::SshKeys), config.as_ref())
         }
+        #[cfg(feature = "ssh")]
+        Action::SetSshHostKeys => {
+            let config = session.cloud_config_if_valid(ctx, var);
+            crate::host_keys::set_ssh_host_keys(ctx, var, config.as_ref())
+        }
         Action::RunUserdata => crate::scripts::run_userdata(ctx, session, var),
         Action::BootstrapComplete => state::set_complete(ctx, var, true).map(|()| msg!("marked complete")),
         #[cfg(feature = "cloud-config")]
@@ -51,6 +56,9 @@ pub fn run(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: 
         | Action::UserdataMounts
         | Action::UserdataTimezone
         | Action::UserdataPackages
+        | Action::UserdataSshPwauth
+        | Action::UserdataNtp
+        | Action::UserdataApkRepos
         | Action::UserdataWriteFilesDeferred
         | Action::UserdataRuncmd
         | Action::UserdataPowerState => crate::cloud_config::run(ctx, session, var, action),
@@ -157,13 +165,54 @@ fn save_userdata(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) -> Res
         var.write_volatile(USER_DATA, data, 0o600).map_err(|e| crate::output::os_error("cannot save user-data", e))?;
         "saved"
     };
+    let facts = save_network_facts(session, var)?;
     // Decoded now, while the network is up, to fetch its includes.
     let timeouts = ctx.timeouts;
     Ok(match session.decode_saved(ctx, var, &timeouts) {
-        Ok(Some(userdata)) => msg!("{note} ({len} bytes, {} parts)", userdata.parts.len()),
-        Ok(None) => msg!("{note} ({len} bytes)"),
-        Err(e) => msg!("{note} ({len} bytes); it does not decode: {e}"),
+        Ok(Some(userdata)) => msg!("{note} ({len} bytes, {} parts){facts}", userdata.parts.len()),
+        Ok(None) => msg!("{note} ({len} bytes){facts}"),
+        Err(e) => msg!("{note} ({len} bytes); it does not decode: {e}{facts}"),
     })
+}
+
+/// The metadata document of the clouds whose network facts are in it (`meta-data`), and
+/// the network configuration they give in cloud-init's format (`network-config`), kept
+/// in TINY_CLOUD_VAR (0600, as the seeds' are) for the network configuration; rewritten
+/// only when changed.
+#[inline(never)]
+#[cfg_attr(not(all(feature = "hetzner", feature = "incus")), allow(unused_mut, unused_variables))]
+fn save_network_facts(session: &mut Session<'_>, var: &Dir) -> Result<&'static str, Line> {
+    use wisp_core::config::Cloud;
+    let cloud = session.imds.cloud();
+    if !matches!(cloud, Cloud::Hetzner | Cloud::Digitalocean | Cloud::Scaleway | Cloud::Incus | Cloud::Vultr) {
+        return Ok("");
+    }
+    let Some(document) = session.metadata.document() else { return Ok("") };
+    save_if_changed(var, "meta-data", document)?;
+    let mut network = [0u8; 16 * 1024];
+    let found: Option<&[u8]> = match cloud {
+        #[cfg(feature = "hetzner")]
+        Cloud::Hetzner => wisp_core::provider::hetzner::network_config(document, &mut network)
+            .map_err(|e| msg!("metadata network-config: {e}"))?
+            .map(|len| &network[..len]),
+        #[cfg(feature = "incus")]
+        Cloud::Incus => session.imds.get_path(wisp_core::provider::incus::NETWORK_CONFIG_PATH, &mut network).map_err(crate::output::line)?,
+        _ => None,
+    };
+    match found {
+        Some(body) => {
+            save_if_changed(var, "network-config", body)?;
+            Ok("; meta-data and network-config saved")
+        }
+        None => Ok("; meta-data saved"),
+    }
+}
+
+fn save_if_changed(var: &Dir, name: &str, contents: &[u8]) -> Result<(), Line> {
+    if var.has_contents(name.as_bytes(), contents).unwrap_or(false) {
+        return Ok(());
+    }
+    var.write_atomic(name.as_bytes(), contents, 0o600, None).map_err(|e| crate::output::os_error(name, e))
 }
 
 fn parse_u32(text: &[u8]) -> Option<u32> {

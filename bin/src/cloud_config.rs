@@ -103,6 +103,12 @@ pub fn run(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir, action: Acti
             Ok(note)
         }),
         Action::UserdataPowerState => crate::system_config::power_state(ctx, config),
+        #[cfg(feature = "ssh")]
+        Action::UserdataSshPwauth => crate::sshd::ssh_pwauth(ctx, config),
+        #[cfg(feature = "ntp")]
+        Action::UserdataNtp => crate::ntp::ntp(ctx, config),
+        #[cfg(feature = "apk-repos")]
+        Action::UserdataApkRepos => crate::apk_repos::apk_repos(ctx, config),
         _ => Ok(msg!("not a cloud-config action")),
     }
 }

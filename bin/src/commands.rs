@@ -23,6 +23,10 @@ pub fn imds(ctx: &mut Context<'_>, keys: &[&[u8]]) -> i32 {
     };
     let timeouts = ctx.timeouts;
     let mut imds = Imds::new(cloud, &timeouts, ctx.config.imds_token_ttl);
+    #[cfg(feature = "incus")]
+    {
+        imds.socket = ctx.guest_socket();
+    }
     let metadata = match take_metadata() {
         Ok(metadata) => metadata,
         Err(e) => {

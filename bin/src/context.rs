@@ -239,6 +239,15 @@ impl<'a> Context<'a> {
         Ok((self.detect_cloud()?, false))
     }
 
+    /// Incus's guest API socket, else LXD's, when the instance has one.
+    #[cfg(feature = "incus")]
+    pub fn guest_socket(&self) -> Option<CPath> {
+        [wisp_core::provider::incus::SOCKET, wisp_core::provider::incus::LXD_SOCKET]
+            .into_iter()
+            .filter_map(|socket| self.path(socket.as_bytes()).ok())
+            .find(|path| matches!(fs::metadata(path.as_cstr()), Ok(Some(_))))
+    }
+
     fn detect_cloud(&self) -> Result<Cloud, Line> {
         let mut buffers = [[0u8; 128]; 4];
         let mut values: [&[u8]; 4] = [b""; 4];
@@ -254,6 +263,8 @@ impl<'a> Context<'a> {
         let local = || crate::seed::detect(self);
         #[cfg(not(any(feature = "nocloud", feature = "configdrive")))]
         let local = || None;
+        #[cfg(feature = "incus")]
+        let local = || self.guest_socket().map(|_| Cloud::Incus).or_else(local);
         match detect::detect(&dmi).or_else(local).or_else(openstack) {
             Some(cloud) => Ok(cloud),
             None => Err(msg!(

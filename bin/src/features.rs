@@ -9,7 +9,7 @@ use crate::output::Line;
 
 /// The features of this build, as `wisp --version` names them.
 pub const BUILT: &str = {
-    const NAMES: [(&str, bool); 13] = [
+    const NAMES: [(&str, bool); 22] = [
         ("aws", cfg!(feature = "aws")),
         ("azure", cfg!(feature = "azure")),
         ("gcp", cfg!(feature = "gcp")),
@@ -23,6 +23,15 @@ pub const BUILT: &str = {
         ("iso9660", cfg!(feature = "iso9660")),
         ("vfat", cfg!(feature = "vfat")),
         ("udf", cfg!(feature = "udf")),
+        ("network", cfg!(feature = "network")),
+        ("hetzner", cfg!(feature = "hetzner")),
+        ("digitalocean", cfg!(feature = "digitalocean")),
+        ("scaleway", cfg!(feature = "scaleway")),
+        ("incus", cfg!(feature = "incus")),
+        ("vultr", cfg!(feature = "vultr")),
+        ("ssh", cfg!(feature = "ssh")),
+        ("ntp", cfg!(feature = "ntp")),
+        ("apk-repos", cfg!(feature = "apk-repos")),
     ];
     const LEN: usize = {
         let mut len = 0;
@@ -68,6 +77,11 @@ pub const fn cloud_feature(cloud: Cloud) -> Option<&'static str> {
         Cloud::Oci => Some("oci"),
         Cloud::Nocloud => Some("nocloud"),
         Cloud::Configdrive | Cloud::Openstack => Some("configdrive"),
+        Cloud::Hetzner => Some("hetzner"),
+        Cloud::Digitalocean => Some("digitalocean"),
+        Cloud::Scaleway => Some("scaleway"),
+        Cloud::Incus => Some("incus"),
+        Cloud::Vultr => Some("vultr"),
     }
 }
 
@@ -80,6 +94,11 @@ pub const fn has_cloud(cloud: Cloud) -> bool {
         Cloud::Oci => cfg!(feature = "oci"),
         Cloud::Nocloud => cfg!(feature = "nocloud"),
         Cloud::Configdrive | Cloud::Openstack => cfg!(feature = "configdrive"),
+        Cloud::Hetzner => cfg!(feature = "hetzner"),
+        Cloud::Digitalocean => cfg!(feature = "digitalocean"),
+        Cloud::Scaleway => cfg!(feature = "scaleway"),
+        Cloud::Incus => cfg!(feature = "incus"),
+        Cloud::Vultr => cfg!(feature = "vultr"),
     }
 }
 
@@ -87,6 +106,9 @@ pub const fn has_cloud(cloud: Cloud) -> bool {
 pub const fn missing_for(action: Action) -> Option<&'static str> {
     let (feature, built) = match action {
         Action::ExpandRoot => ("grow", cfg!(feature = "grow")),
+        Action::SetSshHostKeys | Action::UserdataSshPwauth => ("ssh", cfg!(feature = "ssh")),
+        Action::UserdataNtp => ("ntp", cfg!(feature = "ntp")),
+        Action::UserdataApkRepos => ("apk-repos", cfg!(feature = "apk-repos")),
         Action::UserdataBoothooks => ("userdata", cfg!(feature = "userdata")),
         Action::UserdataBootcmd
         | Action::UserdataUsers

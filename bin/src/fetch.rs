@@ -133,9 +133,24 @@ pub fn get(address: [u8; 4], port: u16, host: &str, path: &str, out: &mut [u8], 
     }
 }
 
+/// Where the requests go.
+#[derive(Clone, Copy)]
+pub enum Endpoint<'p> {
+    /// TCP, from a privileged source port when the flag is set.
+    Tcp { address: [u8; 4], port: u16, privileged: bool },
+    /// A Unix stream socket at this path.
+    #[cfg_attr(not(feature = "incus"), allow(dead_code))]
+    Unix(&'p core::ffi::CStr),
+}
+
 /// Runs every exchange to its end: a reply (any status that is not worth retrying), or a
 /// failure once the total deadline leaves no room for another attempt.
 pub fn exchange_all(exchanges: &mut [Exchange<'_>], address: [u8; 4], port: u16, timeouts: &Timeouts) {
+    exchange_all_at(exchanges, Endpoint::Tcp { address, port, privileged: false }, timeouts)
+}
+
+/// `exchange_all` with any endpoint.
+pub fn exchange_all_at(exchanges: &mut [Exchange<'_>], endpoint: Endpoint<'_>, timeouts: &Timeouts) {
     if exchanges.len() > PARALLEL_LIMIT {
         for exchange in exchanges.iter_mut() {
             exchange.outcome = Outcome::Failed(Cause::TooManyRequests { limit: PARALLEL_LIMIT }.into());
@@ -155,7 +170,7 @@ pub fn exchange_all(exchanges: &mut [Exchange<'_>], address: [u8; 4], port: u16,
         for (exchange, backoff) in exchanges.iter_mut().zip(backoffs.iter_mut()) {
             if let Stage::Idle { start_at } = exchange.stage {
                 if now >= start_at {
-                    start(exchange, backoff, address, port, now, timeouts);
+                    start(exchange, backoff, endpoint, now, timeouts);
                 }
             }
         }
@@ -171,8 +186,12 @@ pub fn exchange_all(exchanges: &mut [Exchange<'_>], address: [u8; 4], port: u16,
     }
 }
 
-fn start(exchange: &mut Exchange<'_>, backoff: &mut Backoff, address: [u8; 4], port: u16, now: u64, timeouts: &Timeouts) {
-    match net::connect_start(address, port) {
+fn start(exchange: &mut Exchange<'_>, backoff: &mut Backoff, endpoint: Endpoint<'_>, now: u64, timeouts: &Timeouts) {
+    let connected = match endpoint {
+        Endpoint::Tcp { address, port, privileged } => net::connect_start_from(address, port, privileged),
+        Endpoint::Unix(path) => net::connect_unix_start(path),
+    };
+    match connected {
         Ok(socket) => {
             let deadline = now + u64::from(backoff.attempt_budget(now, timeouts.connect_ms));
             exchange.stage = Stage::Connecting { socket, deadline };

@@ -16,9 +16,21 @@ use wisp_core::provider::{self, gcp};
 #[cfg(feature = "configdrive")]
 use wisp_core::provider::openstack;
 use wisp_core::provider::{aws, oci, DocumentError, Item, IMDS_ADDRESS, IMDS_HOST};
+#[cfg(feature = "digitalocean")]
+use wisp_core::provider::digitalocean;
+#[cfg(feature = "hetzner")]
+use wisp_core::provider::hetzner;
+#[cfg(feature = "incus")]
+use wisp_core::provider::incus;
+#[cfg(feature = "scaleway")]
+use wisp_core::provider::scaleway;
+#[cfg(feature = "vultr")]
+use wisp_core::provider::vultr;
+#[cfg(feature = "incus")]
+use wisp_os_linux::cpath::CPath;
 use wisp_core::retry::Timeouts;
 
-use crate::fetch::{exchange_all, Exchange, Failure, PARALLEL_LIMIT};
+use crate::fetch::{exchange_all, exchange_all_at, Endpoint, Exchange, Failure, PARALLEL_LIMIT};
 use crate::once::Once;
 use crate::output::Line;
 
@@ -184,6 +196,11 @@ impl Metadata {
     pub fn is_fetched(&self, item: Item) -> bool {
         self.values[item as usize].is_fetched()
     }
+
+    /// The instance document of the clouds that answer with one, once fetched.
+    pub fn document(&self) -> Option<&[u8]> {
+        self.document.get()
+    }
 }
 
 static METADATA: Once<Option<Metadata>> = Once::new(None);
@@ -202,11 +219,26 @@ pub struct Imds<'c> {
     token: heapless::Vec<u8, TOKEN_LIMIT>,
     /// Requests sent so far, for the log.
     pub requests: u32,
+    /// The guest API's socket, for the clouds served over one (Incus).
+    #[cfg(feature = "incus")]
+    pub socket: Option<CPath>,
 }
 
 impl<'c> Imds<'c> {
     pub fn new(cloud: Cloud, timeouts: &'c Timeouts, token_ttl: u32) -> Self {
-        Imds { cloud, timeouts, token_ttl, token: heapless::Vec::new(), requests: 0 }
+        Imds {
+            cloud,
+            timeouts,
+            token_ttl,
+            token: heapless::Vec::new(),
+            requests: 0,
+            #[cfg(feature = "incus")]
+            socket: None,
+        }
+    }
+
+    pub fn cloud(&self) -> Cloud {
+        self.cloud
     }
 
     /// Fetches the items not fetched yet, all at once.
@@ -227,13 +259,32 @@ impl<'c> Imds<'c> {
             Cloud::Azure => self.fetch_document(metadata, &wanted),
             #[cfg(feature = "configdrive")]
             Cloud::Openstack => self.fetch_document(metadata, &wanted),
+            #[cfg(feature = "hetzner")]
+            Cloud::Hetzner => self.fetch_document(metadata, &wanted),
+            #[cfg(feature = "digitalocean")]
+            Cloud::Digitalocean => self.fetch_document(metadata, &wanted),
+            #[cfg(feature = "scaleway")]
+            Cloud::Scaleway => self.fetch_document(metadata, &wanted),
+            #[cfg(feature = "incus")]
+            Cloud::Incus => self.fetch_document(metadata, &wanted),
+            #[cfg(feature = "vultr")]
+            Cloud::Vultr => self.fetch_document(metadata, &wanted),
             other => Err(ImdsError::NoService { cloud: other.name() }),
         }
     }
 
     /// The one document OCI and Azure answer with, then each value out of it. OCI's
     /// version 2 wants a header; where it is refused, version 1 does without.
-    #[cfg(any(feature = "oci", feature = "azure", feature = "configdrive"))]
+    #[cfg(any(
+        feature = "oci",
+        feature = "azure",
+        feature = "configdrive",
+        feature = "hetzner",
+        feature = "digitalocean",
+        feature = "scaleway",
+        feature = "incus",
+        feature = "vultr"
+    ))]
     fn fetch_document(&mut self, metadata: &mut Metadata, wanted: &[Item]) -> Result<(), ImdsError> {
         let ([instance_id, hostname, local_hostname, ssh_keys, user_data], document) = metadata.parts();
         if !document.is_fetched() {
@@ -242,6 +293,16 @@ impl<'c> Imds<'c> {
                 Cloud::Azure => azure::INSTANCE_PATH,
                 #[cfg(feature = "configdrive")]
                 Cloud::Openstack => openstack::META_DATA_PATH,
+                #[cfg(feature = "hetzner")]
+                Cloud::Hetzner => hetzner::METADATA_PATH,
+                #[cfg(feature = "digitalocean")]
+                Cloud::Digitalocean => digitalocean::METADATA_PATH,
+                #[cfg(feature = "scaleway")]
+                Cloud::Scaleway => scaleway::CONF_PATH,
+                #[cfg(feature = "incus")]
+                Cloud::Incus => incus::META_DATA_PATH,
+                #[cfg(feature = "vultr")]
+                Cloud::Vultr => vultr::METADATA_PATH,
                 _ => oci::V2_PATH,
             };
             let mut state = ValueState::NotFetched;
@@ -270,11 +331,15 @@ impl<'c> Imds<'c> {
             if !wanted.contains(&item) {
                 continue;
             }
-            #[cfg(feature = "configdrive")]
-            if self.cloud == Cloud::Openstack && item == Item::UserData {
-                // OpenStack serves user-data as a file of its own (404: none).
+            if let (Some(path), Item::UserData) = (self.user_data_path(), item) {
+                // Served as a file of its own (404: none).
                 let mut fetched = ValueState::NotFetched;
-                self.get_all(&mut [Target { what: "@userdata", path: openstack::USER_DATA_PATH, buf, state: &mut fetched }])?;
+                self.get_all(&mut [Target { what: "@userdata", path, buf: &mut *buf, state: &mut fetched }])?;
+                #[cfg(feature = "incus")]
+                if self.cloud == Cloud::Incus && fetched == ValueState::Absent {
+                    let legacy = Target { what: "@userdata", path: incus::LEGACY_USER_DATA_PATH, buf, state: &mut fetched };
+                    self.get_all(&mut [legacy])?;
+                }
                 *state = fetched;
                 continue;
             }
@@ -283,12 +348,53 @@ impl<'c> Imds<'c> {
                 Cloud::Azure => azure::extract(body, item, buf),
                 #[cfg(feature = "configdrive")]
                 Cloud::Openstack => openstack::extract(body, item, buf),
+                #[cfg(feature = "hetzner")]
+                Cloud::Hetzner => hetzner::extract(body, item, buf),
+                #[cfg(feature = "digitalocean")]
+                Cloud::Digitalocean => digitalocean::extract(body, item, buf),
+                #[cfg(feature = "scaleway")]
+                Cloud::Scaleway => scaleway::extract(body, item, buf),
+                #[cfg(feature = "incus")]
+                Cloud::Incus => incus::extract(body, item, buf),
+                #[cfg(feature = "vultr")]
+                Cloud::Vultr => vultr::extract(body, item, buf),
                 _ => oci::extract(body, item, buf),
             };
             let found = found.map_err(|error| ImdsError::Document { what: item.key(), error })?;
             *state = found.map_or(ValueState::Absent, |len| ValueState::Present { start: 0, len });
         }
         Ok(())
+    }
+
+    /// Where the clouds that serve user-data beside their document serve it.
+    fn user_data_path(&self) -> Option<&'static str> {
+        match self.cloud {
+            #[cfg(feature = "configdrive")]
+            Cloud::Openstack => Some(openstack::USER_DATA_PATH),
+            #[cfg(feature = "hetzner")]
+            Cloud::Hetzner => Some(hetzner::USER_DATA_PATH),
+            #[cfg(feature = "scaleway")]
+            Cloud::Scaleway => Some(scaleway::USER_DATA_PATH),
+            #[cfg(feature = "incus")]
+            Cloud::Incus => Some(incus::USER_DATA_PATH),
+            _ => None,
+        }
+    }
+
+    /// Where a round's requests go, and the Host they name: the metadata address, but
+    /// Scaleway's own (from a privileged port for its user-data) and Incus's socket.
+    fn endpoint(&self, targets: &[Target<'_, '_>]) -> (Endpoint<'_>, &'static str) {
+        let _ = targets;
+        match self.cloud {
+            #[cfg(feature = "scaleway")]
+            Cloud::Scaleway => {
+                let privileged = targets.iter().any(|target| target.path == scaleway::USER_DATA_PATH);
+                (Endpoint::Tcp { address: scaleway::ADDRESS, port: 80, privileged }, scaleway::HOST)
+            }
+            #[cfg(feature = "incus")]
+            Cloud::Incus => (Endpoint::Unix(self.socket.as_ref().map_or(c"/dev/incus/sock", CPath::as_cstr)), incus::HOST),
+            _ => (Endpoint::Tcp { address: IMDS_ADDRESS, port: 80, privileged: false }, IMDS_HOST),
+        }
     }
 
     /// GCP: every value in one round; the keys from the instance, its legacy attribute
@@ -460,19 +566,22 @@ impl<'c> Imds<'c> {
                 Cloud::Azure => &[azure::METADATA],
                 #[cfg(feature = "oci")]
                 Cloud::Oci => &[oci::AUTHORIZATION],
+                #[cfg(feature = "vultr")]
+                Cloud::Vultr => &[vultr::TOKEN],
                 _ => &[],
             };
+            let (endpoint, host) = self.endpoint(targets);
             for (target, (request, length)) in targets.iter().zip(requests.iter_mut().zip(lengths.iter_mut())) {
                 // OCI's version 1 is the path that goes without the header.
                 let headers = if target.path == oci::V1_PATH { &[] } else { headers };
-                let get = Request { method: Method::Get, host: IMDS_HOST, path: target.path, headers, body: b"" };
+                let get = Request { method: Method::Get, host, path: target.path, headers, body: b"" };
                 *length = http::write_request(&get, request).map_err(ImdsError::Request)?;
             }
             let mut exchanges: heapless::Vec<Exchange<'_>, PARALLEL_LIMIT> = heapless::Vec::new();
             for (target, (request, &length)) in targets.iter_mut().zip(requests.iter().zip(lengths.iter())) {
                 let _ = exchanges.push(Exchange::new(&request[..length], &mut *target.buf));
             }
-            exchange_all(&mut exchanges, IMDS_ADDRESS, 80, self.timeouts);
+            exchange_all_at(&mut exchanges, endpoint, self.timeouts);
             self.requests += exchanges.len() as u32;
             let results: heapless::Vec<_, PARALLEL_LIMIT> = exchanges.iter().map(|e| e.result()).collect();
             drop(exchanges);

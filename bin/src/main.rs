@@ -27,6 +27,8 @@ macro_rules! msg {
 }
 
 mod actions;
+#[cfg(feature = "apk-repos")]
+mod apk_repos;
 #[cfg(feature = "azure")]
 mod azure;
 mod boot_cache;
@@ -40,6 +42,8 @@ mod features;
 mod fetch;
 #[cfg(feature = "grow")]
 mod grow;
+#[cfg(feature = "ssh")]
+mod host_keys;
 mod imds;
 mod markers;
 #[cfg(feature = "cloud-config")]
@@ -47,6 +51,8 @@ mod inspect;
 mod memory;
 #[cfg(feature = "network")]
 mod network;
+#[cfg(feature = "ntp")]
+mod ntp;
 mod once;
 mod output;
 mod phases;
@@ -59,6 +65,8 @@ mod scripts;
 mod system_config;
 #[cfg(any(feature = "nocloud", feature = "configdrive", feature = "azure"))]
 mod seed;
+#[cfg(feature = "ssh")]
+mod sshd;
 mod state;
 mod userdata;
 mod users;

@@ -188,6 +188,10 @@ pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
         cloud,
         keep_for_later: !kept && !phases.contains(&Phase::Final),
     };
+    #[cfg(feature = "incus")]
+    {
+        session.imds.socket = ctx.guest_socket();
+    }
     // What every phase from this one to the last will read, so the first round asks for
     // all of it.
     let mut all_items: heapless::Vec<Item, 6> = heapless::Vec::new();

@@ -1,5 +1,6 @@
 //! Base64 (RFC 4648, standard alphabet) decoding into a caller's buffer. Metadata
-//! services and MIME wrap lines, so ASCII white space between groups is skipped.
+//! services and MIME wrap lines, so ASCII white space between groups is skipped. And
+//! encoding without padding, as SSH fingerprints are written.
 
 use core::fmt;
 
@@ -39,6 +40,21 @@ fn value(byte: u8) -> Option<u8> {
         b'/' => Some(63),
         _ => None,
     }
+}
+
+const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/// Encodes `input` into `out` without `=` padding; `None` when `out` is too small.
+pub fn encode_unpadded(input: &[u8], out: &mut [u8]) -> Option<usize> {
+    let mut written = 0;
+    for group in input.chunks(3) {
+        let bits = group.iter().enumerate().fold(0u32, |acc, (i, &b)| acc | u32::from(b) << (16 - 8 * i));
+        for i in 0..=group.len() {
+            *out.get_mut(written)? = ALPHABET[(bits >> (18 - 6 * i) & 63) as usize];
+            written += 1;
+        }
+    }
+    Some(written)
 }
 
 /// Decodes `input` into `out`, returning the decoded length.

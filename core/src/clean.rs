@@ -40,11 +40,12 @@ pub const MACHINE_ID: (&[u8], &[u8]) = (b"/etc", b"machine-id");
 /// per-instance and per-once work from running again; then user-data's scripts (with the
 /// per-X directories: one instance's per-instance scripts must not run for the next, as
 /// cloud-init's clean also decides), boothooks and includes.
-const VAR_ENTRIES: [&[u8]; 13] = [
+const VAR_ENTRIES: [&[u8]; 14] = [
     INSTANCE_ID,
     PER_INSTANCE_DONE,
     PER_ONCE_DONE,
     AZURE_REPORTED,
+    SSH_HOST_KEYS_DONE,
     AUTODETECT,
     USER_DATA,
     META_DATA,

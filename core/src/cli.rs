@@ -412,7 +412,7 @@ mod tests {
         assert_eq!(Error::BadUserdata(b"dump").to_string(), "userdata takes show, not dump");
         assert_eq!(
             Error::BadCloud(b"mars").to_string(),
-            "--cloud mars: expected auto, aws, azure, gcp, oci, nocloud, configdrive or openstack"
+            "--cloud mars: expected auto, aws, azure, gcp, oci, nocloud, configdrive, openstack, hetzner, digitalocean, scaleway, incus or vultr"
         );
         // Every command refuses a bad cloud name, the read-only ones too.
         for line in ["--cloud mars status", "--cloud mars imds @hostname", "--cloud=mars boot", "--cloud mars userdata show"] {

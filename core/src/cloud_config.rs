@@ -8,7 +8,7 @@ use crate::out::{Full, Out};
 use crate::yaml::{Kind, Scalar, Value};
 
 /// The keys wisp knows; any other top-level key is warned about and left alone.
-pub const KNOWN_KEYS: [&str; 23] = [
+pub const KNOWN_KEYS: [&str; 30] = [
     "hostname",
     "fqdn",
     "prefer_fqdn_over_hostname",
@@ -29,6 +29,14 @@ pub const KNOWN_KEYS: [&str; 23] = [
     "password",
     "timezone",
     "power_state",
+    "ssh_deletekeys",
+    "ssh_genkeytypes",
+    "ssh_keys",
+    "ssh_pwauth",
+    "ntp",
+    "apk_repos",
+    // tiny-cloud's alpine-config: `apk: repositories:`.
+    "apk",
     // Read by cloud-init's user-data processing, not by a module.
     "merge_how",
     "merge_type",

@@ -30,6 +30,11 @@ pub const fn datasource(cloud: Cloud) -> Option<&'static str> {
         Cloud::Nocloud => "DataSourceNoCloud",
         Cloud::Configdrive => "DataSourceConfigDrive",
         Cloud::Openstack => "DataSourceOpenStack",
+        Cloud::Hetzner => "DataSourceHetzner",
+        Cloud::Digitalocean => "DataSourceDigitalOcean",
+        Cloud::Scaleway => "DataSourceScaleway",
+        Cloud::Incus => "DataSourceLXD",
+        Cloud::Vultr => "DataSourceVultr",
     })
 }
 

@@ -25,11 +25,29 @@ pub enum Cloud {
     Nocloud,
     Configdrive,
     Openstack,
+    Hetzner,
+    Digitalocean,
+    Scaleway,
+    Incus,
+    Vultr,
 }
 
 impl Cloud {
-    pub const ALL: [Cloud; 8] =
-        [Cloud::Auto, Cloud::Aws, Cloud::Azure, Cloud::Gcp, Cloud::Oci, Cloud::Nocloud, Cloud::Configdrive, Cloud::Openstack];
+    pub const ALL: [Cloud; 13] = [
+        Cloud::Auto,
+        Cloud::Aws,
+        Cloud::Azure,
+        Cloud::Gcp,
+        Cloud::Oci,
+        Cloud::Nocloud,
+        Cloud::Configdrive,
+        Cloud::Openstack,
+        Cloud::Hetzner,
+        Cloud::Digitalocean,
+        Cloud::Scaleway,
+        Cloud::Incus,
+        Cloud::Vultr,
+    ];
 
     pub const fn name(self) -> &'static str {
         match self {
@@ -41,6 +59,11 @@ impl Cloud {
             Cloud::Nocloud => "nocloud",
             Cloud::Configdrive => "configdrive",
             Cloud::Openstack => "openstack",
+            Cloud::Hetzner => "hetzner",
+            Cloud::Digitalocean => "digitalocean",
+            Cloud::Scaleway => "scaleway",
+            Cloud::Incus => "incus",
+            Cloud::Vultr => "vultr",
         }
     }
 
@@ -50,7 +73,7 @@ impl Cloud {
 }
 
 /// For messages about a bad cloud name.
-pub const CLOUD_NAMES_MESSAGE: &str = "expected auto, aws, azure, gcp, oci, nocloud, configdrive or openstack";
+pub const CLOUD_NAMES_MESSAGE: &str = "expected auto, aws, azure, gcp, oci, nocloud, configdrive, openstack, hetzner, digitalocean, scaleway, incus or vultr";
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Config {

@@ -35,7 +35,13 @@ pub fn detect(dmi: &Dmi<'_>) -> Option<Cloud> {
     } else if <[u8]>::trim_ascii_end(dmi.chassis_asset_tag) == b"OracleCloud.com" {
         Some(Cloud::Oci)
     } else {
-        None
+        match <[u8]>::trim_ascii_end(dmi.sys_vendor) {
+            b"Hetzner" => Some(Cloud::Hetzner),
+            b"DigitalOcean" => Some(Cloud::Digitalocean),
+            b"Scaleway" => Some(Cloud::Scaleway),
+            b"Vultr" => Some(Cloud::Vultr),
+            _ => None,
+        }
     }
 }
 
@@ -74,6 +80,12 @@ mod tests {
         assert_eq!(detect(&gcp), Some(Cloud::Gcp));
         let oci = Dmi { chassis_asset_tag: b"OracleCloud.com\n", ..Dmi::default() };
         assert_eq!(detect(&oci), Some(Cloud::Oci));
+        let vendor = |sys_vendor| detect(&Dmi { sys_vendor, ..Dmi::default() });
+        assert_eq!(vendor(b"Hetzner\n"), Some(Cloud::Hetzner));
+        assert_eq!(vendor(b"DigitalOcean\n"), Some(Cloud::Digitalocean));
+        assert_eq!(vendor(b"Scaleway\n"), Some(Cloud::Scaleway));
+        assert_eq!(vendor(b"Vultr\n"), Some(Cloud::Vultr));
+        assert_eq!(vendor(b"Hetzner Online GmbH\n"), None);
     }
 
     #[test]

@@ -28,9 +28,14 @@ pub mod accounts;
 pub mod authorized_keys;
 pub mod hostname;
 pub mod hosts_file;
+pub mod sha256;
 pub mod sha512_crypt;
 pub mod shadow;
+pub mod sshd_config;
+pub mod ssh_host_keys;
 pub mod timezone;
+pub mod apk_repositories;
+pub mod ntp;
 
 // Where metadata comes from (services, seed filesystems), the phases that use it, the
 // scripts they run, and the record of them that cloud-init's tools read.

@@ -76,3 +76,10 @@ mod tests {
         assert_eq!(out.written(), b"0");
     }
 }
+
+/// For `fmt` writers such as `yaml::write_json`: a full buffer is `fmt::Error`.
+impl core::fmt::Write for Out<'_> {
+    fn write_str(&mut self, text: &str) -> core::fmt::Result {
+        self.put(text.as_bytes()).map_err(|_| core::fmt::Error)
+    }
+}

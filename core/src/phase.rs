@@ -43,11 +43,15 @@ pub enum Action {
     CreateDefaultUser,
     SetHostname,
     SetSshKeys,
+    SetSshHostKeys,
     UserdataUsers,
+    UserdataSshPwauth,
     UserdataWriteFiles,
     UserdataMounts,
     UserdataTimezone,
+    UserdataNtp,
     UserdataBootcmd,
+    UserdataApkRepos,
     UserdataPackages,
     UserdataWriteFilesDeferred,
     RunUserdata,
@@ -57,7 +61,7 @@ pub enum Action {
 }
 
 impl Action {
-    const ALL: [Action; 21] = [
+    const ALL: [Action; 25] = [
         Action::ExpandRoot,
         Action::InstallHotplugs,
         Action::SetEphemeralNetwork,
@@ -68,11 +72,15 @@ impl Action {
         Action::CreateDefaultUser,
         Action::SetHostname,
         Action::SetSshKeys,
+        Action::SetSshHostKeys,
         Action::UserdataUsers,
+        Action::UserdataSshPwauth,
         Action::UserdataWriteFiles,
         Action::UserdataMounts,
         Action::UserdataTimezone,
+        Action::UserdataNtp,
         Action::UserdataBootcmd,
+        Action::UserdataApkRepos,
         Action::UserdataPackages,
         Action::UserdataWriteFilesDeferred,
         Action::RunUserdata,
@@ -93,7 +101,11 @@ impl Action {
             Action::CreateDefaultUser => "create_default_user",
             Action::SetHostname => "set_hostname",
             Action::SetSshKeys => "set_ssh_keys",
+            Action::SetSshHostKeys => "set_ssh_host_keys",
             Action::UserdataUsers => "userdata_users",
+            Action::UserdataSshPwauth => "userdata_ssh_pwauth",
+            Action::UserdataNtp => "userdata_ntp",
+            Action::UserdataApkRepos => "userdata_apk_repos",
             Action::UserdataWriteFiles => "userdata_write_files",
             Action::UserdataMounts => "userdata_mounts",
             Action::UserdataTimezone => "userdata_timezone",
@@ -159,6 +171,9 @@ impl Action {
             | Action::UserdataMounts
             | Action::UserdataTimezone
             | Action::UserdataPackages
+            | Action::UserdataSshPwauth
+            | Action::UserdataNtp
+            | Action::UserdataApkRepos
             | Action::UserdataWriteFilesDeferred
             | Action::RunUserdata
             | Action::UserdataRuncmd => Needs::Actions(&[Action::SaveUserdata]),
@@ -254,11 +269,15 @@ impl Phase {
                 Action::CreateDefaultUser,
                 Action::SetHostname,
                 Action::SetSshKeys,
+                Action::SetSshHostKeys,
                 Action::UserdataBootcmd,
                 Action::UserdataUsers,
+                Action::UserdataSshPwauth,
                 Action::UserdataWriteFiles,
                 Action::UserdataMounts,
                 Action::UserdataTimezone,
+                Action::UserdataNtp,
+                Action::UserdataApkRepos,
                 Action::UserdataPackages,
             ],
             Phase::Final => &[

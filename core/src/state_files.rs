@@ -9,6 +9,8 @@ pub const INSTANCE_ID: &[u8] = b".instance-id";
 pub const AUTODETECT: &[u8] = b".autodetect";
 /// The instance-id Azure was told "Ready" for.
 pub const AZURE_REPORTED: &[u8] = b".azure-reported";
+/// The instance-id the SSH host keys were made for.
+pub const SSH_HOST_KEYS_DONE: &[u8] = b".ssh-host-keys";
 /// That the per-once scripts ran; the instance-id the per-instance ones ran for.
 pub const PER_ONCE_DONE: &[u8] = b".per-once-done";
 pub const PER_INSTANCE_DONE: &[u8] = b".per-instance-done";

@@ -1,9 +1,10 @@
-//! Non-blocking IPv4 TCP sockets, for talking to several metadata endpoints at once.
+//! Non-blocking IPv4 TCP and Unix stream sockets, for talking to several metadata
+//! endpoints at once.
 
 use rustix::event::Timespec;
 use rustix::fd::{AsFd, OwnedFd};
 use rustix::io::Errno;
-use rustix::net::{AddressFamily, Ipv4Addr, RecvFlags, SendFlags, SocketAddrV4, SocketFlags, SocketType};
+use rustix::net::{AddressFamily, Ipv4Addr, RecvFlags, SendFlags, SocketAddrUnix, SocketAddrV4, SocketFlags, SocketType};
 
 pub use rustix::event::{PollFd, PollFlags};
 
@@ -11,11 +12,44 @@ pub use rustix::event::{PollFd, PollFlags};
 /// the socket becomes writable (see `connect_result`). An immediate refusal (ECONNREFUSED,
 /// ENETUNREACH) is returned at once.
 pub fn connect_start(ip: [u8; 4], port: u16) -> Result<OwnedFd, Errno> {
+    connect_start_from(ip, port, false)
+}
+
+/// Lowest source port `connect_start_from` tries; the ports below are left to services.
+const PRIVILEGED_PORT_FLOOR: u16 = 512;
+
+/// `connect_start`, from a privileged source port (below 1024) when `privileged`: bind(2)
+/// to the first free one from 1023 down (EADDRINUSE: taken, or in TIME_WAIT from an
+/// earlier request), for services that answer root only (Scaleway's user-data). Binding
+/// one needs CAP_NET_BIND_SERVICE (capabilities(7)).
+pub fn connect_start_from(ip: [u8; 4], port: u16, privileged: bool) -> Result<OwnedFd, Errno> {
     let flags = SocketFlags::NONBLOCK | SocketFlags::CLOEXEC;
     let socket = rustix::net::socket_with(AddressFamily::INET, SocketType::STREAM, flags, None)?;
+    if privileged {
+        let mut source = 1023;
+        loop {
+            match rustix::net::bind(&socket, &SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, source)) {
+                Ok(()) => break,
+                Err(Errno::ADDRINUSE) if source > PRIVILEGED_PORT_FLOOR => source -= 1,
+                Err(e) => return Err(e),
+            }
+        }
+    }
     let address = SocketAddrV4::new(Ipv4Addr::new(ip[0], ip[1], ip[2], ip[3]), port);
     match rustix::net::connect(&socket, &address) {
         Ok(()) | Err(Errno::INPROGRESS) => Ok(socket),
+        Err(e) => Err(e),
+    }
+}
+
+/// socket(2) AF_UNIX + connect(2) to the stream socket at `path` (unix(7)), non-blocking
+/// as `connect_start`.
+pub fn connect_unix_start(path: &core::ffi::CStr) -> Result<OwnedFd, Errno> {
+    let flags = SocketFlags::NONBLOCK | SocketFlags::CLOEXEC;
+    let socket = rustix::net::socket_with(AddressFamily::UNIX, SocketType::STREAM, flags, None)?;
+    let address = SocketAddrUnix::new(path)?;
+    match rustix::net::connect(&socket, &address) {
+        Ok(()) => Ok(socket),
         Err(e) => Err(e),
     }
 }

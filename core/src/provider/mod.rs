@@ -3,9 +3,14 @@
 
 pub mod aws;
 pub mod azure;
+pub mod digitalocean;
 pub mod gcp;
+pub mod hetzner;
+pub mod incus;
 pub mod oci;
 pub mod openstack;
+pub mod scaleway;
+pub mod vultr;
 
 use crate::json::{JsonError, Value};
 
@@ -46,6 +51,7 @@ pub const IMDS_HOST: &str = "169.254.169.254";
 pub enum DocumentError {
     Json(JsonError),
     Base64(crate::base64::Error),
+    Yaml(crate::yaml::Error),
 }
 
 impl From<JsonError> for DocumentError {
@@ -59,6 +65,7 @@ impl core::fmt::Display for DocumentError {
         match self {
             DocumentError::Json(e) => write!(f, "{e}"),
             DocumentError::Base64(e) => write!(f, "user-data: {e}"),
+            DocumentError::Yaml(e) => write!(f, "YAML {e}"),
         }
     }
 }
@@ -72,6 +79,34 @@ pub(crate) fn document_value(document: &[u8], path: &[&str], base64: bool, out: 
         return Ok(Some(len));
     }
     decode_base64_in_place(out, len).map(Some)
+}
+
+/// A JSON string (unescaped) or number (as written) into `out`.
+pub(crate) fn json_text(value: Value<'_>, out: &mut [u8]) -> Result<usize, DocumentError> {
+    if !matches!(value.text.first(), Some(b'-' | b'0'..=b'9')) {
+        return Ok(value.unescape_into(out)?);
+    }
+    let limit = out.len();
+    let slot = out.get_mut(..value.text.len()).ok_or(JsonError::StringTooLong { limit })?;
+    slot.copy_from_slice(value.text);
+    Ok(value.text.len())
+}
+
+/// An array's strings, or the member `field` of each of its objects, one per line.
+pub(crate) fn json_lines(value: Value<'_>, field: Option<&str>, out: &mut [u8]) -> Result<usize, DocumentError> {
+    let full = JsonError::StringTooLong { limit: out.len() };
+    let mut written = 0;
+    let mut elements = value.elements()?;
+    while let Some(mut element) = elements.next_element()? {
+        if let Some(field) = field {
+            let Some(member) = element.get(field)? else { continue };
+            element = member;
+        }
+        written += element.unescape_into(&mut out[written..])?;
+        *out.get_mut(written).ok_or(full)? = b'\n';
+        written += 1;
+    }
+    Ok(written)
 }
 
 /// Base64 text at the start of `buf` decoded over itself (the output never overtakes
