@@ -80,8 +80,8 @@ fn grow_mount(ctx: &Context<'_>, path: &[u8]) -> Result<Line, Line> {
         let parent_text = ctx.read(parent.as_bytes(), &mut parent_uevent)?.ok_or_else(|| msg!("{parent} is missing"))?;
         let disk_name = mountinfo::uevent_value(parent_text, b"DEVNAME").ok_or_else(|| msg!("{parent} names no device"))?;
         let disk = open_device(ctx, disk_name)?;
-        let sector_size = block::logical_sector_size(&disk).map_err(|e| msg!("{}: sector size: {}", Shown(disk_name), Os(e)))?;
-        let disk_bytes = block::size_bytes(&disk).map_err(|e| msg!("{}: size: {}", Shown(disk_name), Os(e)))?;
+        let sector_size = block::logical_sector_size(&disk).map_err(|e| device_error(disk_name, "sector size", e))?;
+        let disk_bytes = block::size_bytes(&disk).map_err(|e| device_error(disk_name, "size", e))?;
         let outcome = grow_table(ctx, disk.as_fd(), sector_size, disk_bytes / u64::from(sector_size), partition)?;
         let _ = core::fmt::Write::write_fmt(&mut note, format_args!(": {}", outcome.note));
         // Told whenever the kernel's size differs from the table's, not only after a
@@ -89,7 +89,7 @@ fn grow_mount(ctx: &Context<'_>, path: &[u8]) -> Result<Line, Line> {
         if let Some((start, end)) = outcome.extent {
             let ss = u64::from(sector_size);
             let length = (end - start + 1) * ss;
-            let current = block::size_bytes(&open_device(ctx, name)?).map_err(|e| msg!("{}: size: {}", Shown(name), Os(e)))?;
+            let current = device_bytes(ctx, name)?;
             if current != length {
                 block::resize_partition(&disk, partition, start * ss, length)
                     .map_err(|e| msg!("the table says {} MiB, but the kernel refused that size for {} (BLKPG): {}", length >> 20, Shown(name), Os(e)))?;
@@ -101,7 +101,7 @@ fn grow_mount(ctx: &Context<'_>, path: &[u8]) -> Result<Line, Line> {
     }
     // The filesystem grows to what the kernel now says the device holds (for a whole-disk
     // filesystem, the disk).
-    let bytes = block::size_bytes(&open_device(ctx, name)?).map_err(|e| msg!("{}: size: {}", Shown(name), Os(e)))?;
+    let bytes = device_bytes(ctx, name)?;
     let mountpoint = CPath::from_parts(&[path]).map_err(crate::output::line)?;
     let handle = fs::open_directory(mountpoint.as_cstr()).map_err(|e| crate::output::path_error(path, e))?;
     let grown = grow_filesystem(handle.as_fd(), filesystem, bytes).map_err(|e| msg!("{note}; {e}"))?;
@@ -116,6 +116,18 @@ fn parent_uevent(uevent: &str) -> heapless::String<64> {
     let _ = out.push_str(uevent.strip_suffix("uevent").unwrap_or(uevent));
     let _ = out.push_str("../uevent");
     out
+}
+
+/// What the kernel says /dev/NAME holds, in bytes.
+#[inline(never)]
+fn device_bytes(ctx: &Context<'_>, name: &[u8]) -> Result<u64, Line> {
+    block::size_bytes(&open_device(ctx, name)?).map_err(|e| device_error(name, "size", e))
+}
+
+/// `NAME: what: reason` for a failed query of a device.
+#[inline(never)]
+fn device_error(name: &[u8], what: &str, e: Errno) -> Line {
+    msg!("{}: {what}: {}", Shown(name), Os(e))
 }
 
 fn open_device(ctx: &Context<'_>, name: &[u8]) -> Result<wisp_os_linux::OwnedFd, Line> {
