@@ -258,7 +258,7 @@ fn grow_gpt(writer: &mut Writer<'_>, mbr_sector: &mut [u8], disk_sectors: u64, p
             // The backup the primary points to must be sound and agree with it.
             let backup = writer.read_header(primary.alternate_lba()).map_err(|e| msg!("backup GPT: {e}"))?;
             if !backup.mirrors(&primary) {
-                return Err(msg!("{}", GptError::TablesDiffer));
+                return Err(crate::output::line(GptError::TablesDiffer));
             }
             let mut backup_entries = [0u8; gpt::ENTRIES_LIMIT];
             writer.read(backup.entries_lba(), &mut backup_entries[..len])?;
@@ -266,9 +266,9 @@ fn grow_gpt(writer: &mut Writer<'_>, mbr_sector: &mut [u8], disk_sectors: u64, p
         }
         Err(GptError::EntriesCrc) => match writer.read_header(last) {
             Ok(backup) if gpt::is_interrupted_growth(&primary, &entries[..len], &backup) => {}
-            _ => return Err(msg!("{}", GptError::EntriesCrc)),
+            _ => return Err(crate::output::line(GptError::EntriesCrc)),
         },
-        Err(e) => return Err(msg!("{e}")),
+        Err(e) => return Err(crate::output::line(e)),
     }
     let plan = gpt::plan(&primary, &mut entries[..len], disk_sectors, writer.sector_size, partition).map_err(crate::output::line)?;
     let mbr_changed = mbr::cover_disk(mbr_sector, disk_sectors);
