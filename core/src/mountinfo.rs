@@ -135,18 +135,25 @@ pub enum Filesystem {
     Btrfs,
 }
 
+/// Filesystem types (space-separated) and what wisp does with each: grows it, or the
+/// one-line reason it leaves it alone. A table, not a match: the match compiles to a
+/// comparison per byte.
+const KINDS: [(&[u8], Result<Filesystem, &str>); 7] = [
+    (b"ext4 ext3 ext2", Ok(Filesystem::Ext4)),
+    (b"xfs", Ok(Filesystem::Xfs)),
+    (b"btrfs", Ok(Filesystem::Btrfs)),
+    (b"overlay", Err("an overlay filesystem has no partition to grow")),
+    (b"tmpfs ramfs rootfs", Err("a memory filesystem has no partition to grow")),
+    (b"squashfs erofs iso9660", Err("a read-only image filesystem cannot grow")),
+    (b"nfs nfs4 cifs 9p virtiofs", Err("a network or shared filesystem is grown by its server")),
+];
+
 /// The filesystem wisp can grow online, or the one-line reason it leaves this mount alone.
 pub fn growable(mount: &Mount<'_>) -> Result<Filesystem, &'static str> {
-    let fs = match mount.fs_type {
-        b"ext4" | b"ext3" | b"ext2" => Filesystem::Ext4,
-        b"xfs" => Filesystem::Xfs,
-        b"btrfs" => Filesystem::Btrfs,
-        b"overlay" => return Err("an overlay filesystem has no partition to grow"),
-        b"tmpfs" | b"ramfs" | b"rootfs" => return Err("a memory filesystem has no partition to grow"),
-        b"squashfs" | b"erofs" | b"iso9660" => return Err("a read-only image filesystem cannot grow"),
-        b"nfs" | b"nfs4" | b"cifs" | b"9p" | b"virtiofs" => return Err("a network or shared filesystem is grown by its server"),
-        _ => return Err("wisp grows ext2/3/4, xfs and btrfs only"),
-    };
+    let fs = KINDS
+        .iter()
+        .find(|(types, _)| types.split(|&b| b == b' ').any(|t| t == mount.fs_type))
+        .map_or(Err("wisp grows ext2/3/4, xfs and btrfs only"), |(_, kind)| *kind)?;
     if mount.read_only {
         return Err("mounted read-only");
     }
