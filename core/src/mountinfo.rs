@@ -82,7 +82,7 @@ pub fn find_containing<'a>(mountinfo: &'a [u8], path: &[u8]) -> Result<Option<Mo
             continue;
         }
         let mount = parse_line(line).ok_or(MountinfoError::Malformed { line: index + 1 })?;
-        let Some(len) = (0..=path.len()).rev().find(|&len| is_mount_prefix(&path[..len], path) && unescaped_eq(mount.mountpoint, &path[..len])) else {
+        let Some(len) = unescaped_prefix(mount.mountpoint, path).filter(|&len| is_mount_prefix(len, path)) else {
             continue;
         };
         if best.as_ref().is_none_or(|(best_len, _)| len >= *best_len) {
@@ -92,14 +92,19 @@ pub fn find_containing<'a>(mountinfo: &'a [u8], path: &[u8]) -> Result<Option<Mo
     Ok(best.map(|(_, mount)| mount))
 }
 
-/// Whether `prefix` ends at a path component boundary of `path`.
-fn is_mount_prefix(prefix: &[u8], path: &[u8]) -> bool {
-    prefix == b"/" || prefix.len() == path.len() || path.get(prefix.len()) == Some(&b'/')
+/// Whether the first `len` bytes of `path` end at a path component boundary.
+fn is_mount_prefix(len: usize, path: &[u8]) -> bool {
+    (len == 1 && path.first() == Some(&b'/')) || len == path.len() || path.get(len) == Some(&b'/')
 }
 
 /// Compares a mountinfo field, whose space, tab, newline and backslash are written as
 /// three octal digits after a backslash, with plain bytes.
 fn unescaped_eq(escaped: &[u8], plain: &[u8]) -> bool {
+    unescaped_prefix(escaped, plain) == Some(plain.len())
+}
+
+/// The length of the start of `plain` that the whole escaped field matches, if it does.
+fn unescaped_prefix(escaped: &[u8], plain: &[u8]) -> Option<usize> {
     let mut i = 0;
     let mut j = 0;
     while i < escaped.len() {
@@ -115,11 +120,11 @@ fn unescaped_eq(escaped: &[u8], plain: &[u8]) -> bool {
             [] => break,
         };
         if plain.get(j) != Some(&byte) {
-            return false;
+            return None;
         }
         j += 1;
     }
-    j == plain.len()
+    Some(j)
 }
 
 /// The value of `KEY=value` in a sysfs `uevent` file (DEVNAME, DEVTYPE, PARTN).
