@@ -179,11 +179,11 @@ fn grow_image(ctx: &Context<'_>, file: &[u8], partition: u32) -> Result<Line, Li
     let path = CPath::from_parts(&[file]).map_err(crate::output::line)?;
     let image = fs::open_read_write(path.as_cstr()).map_err(|e| crate::output::path_error(file, e))?;
     let size = block::file_size(&image).map_err(|e| crate::output::path_error(file, e))?;
-    let mut head = [0u8; 8];
-    let sector_size = [512u32, 4096]
-        .into_iter()
-        .find(|&ss| block::read_at(&image, u64::from(ss), &mut head).is_ok() && &head == gpt::SIGNATURE)
-        .unwrap_or(512);
+    let has_header_at = |offset: u64| {
+        let mut head = [0u8; 8];
+        block::read_at(&image, offset, &mut head).is_ok() && &head == gpt::SIGNATURE
+    };
+    let sector_size = if !has_header_at(512) && has_header_at(4096) { 4096 } else { 512 };
     let outcome = grow_table(ctx, image.as_fd(), sector_size, size / u64::from(sector_size), partition)?;
     Ok(msg!("{}: {}", Shown(file), outcome.note))
 }
