@@ -205,8 +205,9 @@ fn grow_table(ctx: &Context<'_>, disk: BorrowedFd<'_>, sector_size: u32, disk_se
     let mut writer = Writer { disk, sector_size, writes: 0, crash_after: crash_hook(ctx) };
     let mut mbr_sector = [0u8; SECTOR_LIMIT];
     writer.read(0, &mut mbr_sector[..ss])?;
-    let (decision, capped) = if mbr::is_protective(&mbr_sector[..ss]) {
-        (grow_gpt(&mut writer, &mut mbr_sector[..ss], disk_sectors, partition)?, false)
+    let (decision, capped, extent) = if mbr::is_protective(&mbr_sector[..ss]) {
+        let (decision, extent) = grow_gpt(&mut writer, &mut mbr_sector[..ss], disk_sectors, partition)?;
+        (decision, false, extent)
     } else {
         let plan = mbr::plan(&mut mbr_sector[..ss], disk_sectors, sector_size, partition).map_err(crate::output::line)?;
         if let Decision::Grow { .. } = plan.decision {
@@ -218,7 +219,9 @@ fn grow_table(ctx: &Context<'_>, disk: BorrowedFd<'_>, sector_size: u32, disk_se
                 return Err(msg!("the MBR read back differs from what was written"));
             }
         }
-        (plan.decision, plan.capped)
+        let entries = mbr::entries(&mbr_sector[..ss]).map_err(crate::output::line)?;
+        let extent = entries.iter().find(|e| e.number == partition).map(|e| (e.start, e.start + e.sectors - 1));
+        (plan.decision, plan.capped, extent)
     };
     let mib = |sectors: u64| (sectors * u64::from(sector_size)) >> 20;
     let note = match decision {
@@ -230,18 +233,12 @@ fn grow_table(ctx: &Context<'_>, disk: BorrowedFd<'_>, sector_size: u32, disk_se
         ),
         Decision::NoChange { reason } => msg!("partition {partition}: no change ({reason})"),
     };
-    let extent = if mbr::is_protective(&mbr_sector[..ss]) {
-        let (header, entries, len) = writer.read_primary()?;
-        let found = gpt::partitions(&header, &entries[..len]).find(|p| p.number == partition);
-        found.map(|p| (p.first, p.last))
-    } else {
-        let entries = mbr::entries(&mbr_sector[..ss]).map_err(crate::output::line)?;
-        entries.iter().find(|e| e.number == partition).map(|e| (e.start, e.start + e.sectors - 1))
-    };
     Ok(TableOutcome { decision, extent, note })
 }
 
-fn grow_gpt(writer: &mut Writer<'_>, mbr_sector: &mut [u8], disk_sectors: u64, partition: u32) -> Result<Decision, Line> {
+/// The decision, and the partition's extent as the table now says (the entries as planned
+/// are what was written and read back).
+fn grow_gpt(writer: &mut Writer<'_>, mbr_sector: &mut [u8], disk_sectors: u64, partition: u32) -> Result<(Decision, Option<(u64, u64)>), Line> {
     let ss = writer.sector_size as usize;
     let last = disk_sectors.checked_sub(1).ok_or_else(|| msg!("the disk is empty"))?;
     let (primary, mut entries, len) = match writer.read_primary() {
@@ -271,9 +268,10 @@ fn grow_gpt(writer: &mut Writer<'_>, mbr_sector: &mut [u8], disk_sectors: u64, p
         Err(e) => return Err(crate::output::line(e)),
     }
     let plan = gpt::plan(&primary, &mut entries[..len], disk_sectors, writer.sector_size, partition).map_err(crate::output::line)?;
+    let extent = gpt::partitions(&primary, &entries[..len]).find(|p| p.number == partition).map(|p| (p.first, p.last));
     let mbr_changed = mbr::cover_disk(mbr_sector, disk_sectors);
     if !plan.changed && !mbr_changed {
-        return Ok(plan.decision);
+        return Ok((plan.decision, extent));
     }
     let mut sector = [0u8; SECTOR_LIMIT];
     // The backup first: until the primary header is written, the old tables still rule.
@@ -304,7 +302,7 @@ fn grow_gpt(writer: &mut Writer<'_>, mbr_sector: &mut [u8], disk_sectors: u64, p
     if check != plan.primary || !backup.mirrors(&check) {
         return Err(msg!("the GPT read back differs from what was written"));
     }
-    Ok(plan.decision)
+    Ok((plan.decision, extent))
 }
 
 /// Sector I/O on the disk, counting writes for the crash hook.
