@@ -11,7 +11,7 @@
 use core::fmt;
 
 use super::{decide, Decision};
-use crate::crc32::crc32;
+use crate::crc32::crc32_bitwise;
 
 pub const SIGNATURE: &[u8; 8] = b"EFI PART";
 const MIN_HEADER_SIZE: usize = 92;
@@ -110,7 +110,7 @@ impl Header {
     fn computed_crc(&self) -> u32 {
         let mut bytes = self.raw;
         bytes[16..20].fill(0);
-        crc32(&bytes[..self.size])
+        crc32_bitwise(&bytes[..self.size])
     }
 
     pub fn my_lba(&self) -> u64 {
@@ -202,7 +202,7 @@ pub fn partitions<'e>(header: &Header, entries: &'e [u8]) -> impl Iterator<Item 
 /// Checks an entry array against its header and the disk: the CRC, every partition inside
 /// the usable area, no two overlapping, and the table within `disk_sectors`.
 pub fn validate(header: &Header, entries: &[u8], disk_sectors: u64) -> Result<(), GptError> {
-    if entries.len() != header.entries_len() || crc32(entries) != header.entries_crc() {
+    if entries.len() != header.entries_len() || crc32_bitwise(entries) != header.entries_crc() {
         return Err(GptError::EntriesCrc);
     }
     if header.last_usable() >= disk_sectors || header.alternate_lba() >= disk_sectors || header.my_lba() >= disk_sectors {
@@ -229,8 +229,8 @@ pub fn is_interrupted_growth(primary: &Header, entries: &[u8], backup: &Header) 
         && backup.entry_count() == primary.entry_count()
         && backup.entry_size() == primary.entry_size()
         && backup.alternate_lba() == primary.my_lba()
-        && crc32(entries) == backup.entries_crc()
-        && crc32(entries) != primary.entries_crc()
+        && crc32_bitwise(entries) == backup.entries_crc()
+        && crc32_bitwise(entries) != primary.entries_crc()
 }
 
 /// What growing partition `partition` means for both tables.
@@ -276,7 +276,7 @@ pub fn plan(primary: &Header, entries: &mut [u8], disk_sectors: u64, sector_size
         let offset = (partition as usize - 1) * primary.entry_size() as usize + 40;
         entries[offset..offset + 8].copy_from_slice(&new_end.to_le_bytes());
     }
-    let entries_crc = crc32(entries);
+    let entries_crc = crc32_bitwise(entries);
     let mut new_primary = *primary;
     new_primary.set_u64(32, backup_lba);
     new_primary.set_u64(48, last_usable);
@@ -327,7 +327,7 @@ pub(crate) mod tests {
         header.set_u64(72, 2);
         header.set_u32(80, 128);
         header.set_u32(84, 128);
-        header.set_u32(88, crc32(&entries));
+        header.set_u32(88, crc32_bitwise(&entries));
         header.seal();
         let mut backup = header;
         backup.set_u64(24, backup_lba);
