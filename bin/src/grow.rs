@@ -136,6 +136,8 @@ fn open_device(ctx: &Context<'_>, name: &[u8]) -> Result<wisp_os_linux::OwnedFd,
     fs::open_read_write(path.as_cstr()).map_err(|e| crate::output::path_error(path.as_bytes(), e))
 }
 
+/// Out of line: inlined into grow_mount, its values stay live across the whole function (112 bytes).
+#[inline(never)]
 fn grow_filesystem(handle: BorrowedFd<'_>, filesystem: Filesystem, bytes: u64) -> Result<Line, Line> {
     match filesystem {
         Filesystem::Ext4 => {
