@@ -43,20 +43,22 @@ pub enum GptError {
 
 impl fmt::Display for GptError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match *self {
-            GptError::NoSignature => f.write_str("no GPT header (signature \"EFI PART\" missing)"),
-            GptError::BadHeaderSize => f.write_str("GPT header size is invalid"),
-            GptError::HeaderCrc => f.write_str("GPT header CRC mismatch"),
-            GptError::BadEntrySize => f.write_str("GPT entry size is invalid"),
-            GptError::EntriesTooLarge { limit } => write!(f, "GPT entry array larger than {limit} bytes"),
-            GptError::EntriesCrc => f.write_str("GPT partition entries CRC mismatch"),
-            GptError::BadLayout => f.write_str("GPT header describes an impossible layout"),
-            GptError::DiskSmallerThanTable => f.write_str("the disk is smaller than its GPT claims"),
-            GptError::Overlap { first, second } => write!(f, "GPT partitions {first} and {second} overlap"),
-            GptError::OutsideUsableArea { partition } => write!(f, "GPT partition {partition} lies outside the usable area"),
-            GptError::NoSuchPartition { partition } => write!(f, "GPT has no partition {partition}"),
-            GptError::TablesDiffer => f.write_str("the primary and backup GPTs differ"),
-        }
+        // Plain texts through one write_str, so each arm is a pointer and a length.
+        let text = match *self {
+            GptError::NoSignature => "no GPT header (signature \"EFI PART\" missing)",
+            GptError::BadHeaderSize => "GPT header size is invalid",
+            GptError::HeaderCrc => "GPT header CRC mismatch",
+            GptError::BadEntrySize => "GPT entry size is invalid",
+            GptError::EntriesTooLarge { limit } => return write!(f, "GPT entry array larger than {limit} bytes"),
+            GptError::EntriesCrc => "GPT partition entries CRC mismatch",
+            GptError::BadLayout => "GPT header describes an impossible layout",
+            GptError::DiskSmallerThanTable => "the disk is smaller than its GPT claims",
+            GptError::Overlap { first, second } => return write!(f, "GPT partitions {first} and {second} overlap"),
+            GptError::OutsideUsableArea { partition } => return write!(f, "GPT partition {partition} lies outside the usable area"),
+            GptError::NoSuchPartition { partition } => return write!(f, "GPT has no partition {partition}"),
+            GptError::TablesDiffer => "the primary and backup GPTs differ",
+        };
+        f.write_str(text)
     }
 }
 
