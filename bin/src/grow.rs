@@ -80,8 +80,8 @@ fn grow_mount(ctx: &Context<'_>, path: &[u8]) -> Result<Line, Line> {
         let parent_text = ctx.read(parent.as_bytes(), &mut parent_uevent)?.ok_or_else(|| msg!("{parent} is missing"))?;
         let disk_name = mountinfo::uevent_value(parent_text, b"DEVNAME").ok_or_else(|| msg!("{parent} names no device"))?;
         let disk = open_device(ctx, disk_name)?;
-        let sector_size = block::logical_sector_size(&disk).map_err(|e| msg!("{}: sector size: {}", Shown(disk_name), Os(e)))?;
-        let disk_bytes = block::size_bytes(&disk).map_err(|e| msg!("{}: size: {}", Shown(disk_name), Os(e)))?;
+        let sector_size = block::logical_sector_size(&disk).map_err(|e| device_error(disk_name, "sector size", e))?;
+        let disk_bytes = block::size_bytes(&disk).map_err(|e| device_error(disk_name, "size", e))?;
         let outcome = grow_table(ctx, disk.as_fd(), sector_size, disk_bytes / u64::from(sector_size), partition)?;
         let _ = core::fmt::Write::write_fmt(&mut note, format_args!(": {}", outcome.note));
         // Told whenever the kernel's size differs from the table's, not only after a
@@ -89,7 +89,7 @@ fn grow_mount(ctx: &Context<'_>, path: &[u8]) -> Result<Line, Line> {
         if let Some((start, end)) = outcome.extent {
             let ss = u64::from(sector_size);
             let length = (end - start + 1) * ss;
-            let current = block::size_bytes(&open_device(ctx, name)?).map_err(|e| msg!("{}: size: {}", Shown(name), Os(e)))?;
+            let current = device_bytes(ctx, name)?;
             if current != length {
                 block::resize_partition(&disk, partition, start * ss, length)
                     .map_err(|e| msg!("the table says {} MiB, but the kernel refused that size for {} (BLKPG): {}", length >> 20, Shown(name), Os(e)))?;
@@ -101,7 +101,7 @@ fn grow_mount(ctx: &Context<'_>, path: &[u8]) -> Result<Line, Line> {
     }
     // The filesystem grows to what the kernel now says the device holds (for a whole-disk
     // filesystem, the disk).
-    let bytes = block::size_bytes(&open_device(ctx, name)?).map_err(|e| msg!("{}: size: {}", Shown(name), Os(e)))?;
+    let bytes = device_bytes(ctx, name)?;
     let mountpoint = CPath::from_parts(&[path]).map_err(crate::output::line)?;
     let handle = fs::open_directory(mountpoint.as_cstr()).map_err(|e| crate::output::path_error(path, e))?;
     let grown = grow_filesystem(handle.as_fd(), filesystem, bytes).map_err(|e| msg!("{note}; {e}"))?;
@@ -118,12 +118,26 @@ fn parent_uevent(uevent: &str) -> heapless::String<64> {
     out
 }
 
+/// What the kernel says /dev/NAME holds, in bytes.
+#[inline(never)]
+fn device_bytes(ctx: &Context<'_>, name: &[u8]) -> Result<u64, Line> {
+    block::size_bytes(&open_device(ctx, name)?).map_err(|e| device_error(name, "size", e))
+}
+
+/// `NAME: what: reason` for a failed query of a device.
+#[inline(never)]
+fn device_error(name: &[u8], what: &str, e: Errno) -> Line {
+    msg!("{}: {what}: {}", Shown(name), Os(e))
+}
+
 fn open_device(ctx: &Context<'_>, name: &[u8]) -> Result<wisp_os_linux::OwnedFd, Line> {
     let mut path = ctx.path(b"/dev/")?;
     path.push(name).map_err(crate::output::line)?;
     fs::open_read_write(path.as_cstr()).map_err(|e| crate::output::path_error(path.as_bytes(), e))
 }
 
+/// Out of line: inlined into grow_mount, its values stay live across the whole function (112 bytes).
+#[inline(never)]
 fn grow_filesystem(handle: BorrowedFd<'_>, filesystem: Filesystem, bytes: u64) -> Result<Line, Line> {
     match filesystem {
         Filesystem::Ext4 => {
@@ -167,11 +181,11 @@ fn grow_image(ctx: &Context<'_>, file: &[u8], partition: u32) -> Result<Line, Li
     let path = CPath::from_parts(&[file]).map_err(crate::output::line)?;
     let image = fs::open_read_write(path.as_cstr()).map_err(|e| crate::output::path_error(file, e))?;
     let size = block::file_size(&image).map_err(|e| crate::output::path_error(file, e))?;
-    let mut head = [0u8; 8];
-    let sector_size = [512u32, 4096]
-        .into_iter()
-        .find(|&ss| block::read_at(&image, u64::from(ss), &mut head).is_ok() && &head == gpt::SIGNATURE)
-        .unwrap_or(512);
+    let has_header_at = |offset: u64| {
+        let mut head = [0u8; 8];
+        block::read_at(&image, offset, &mut head).is_ok() && &head == gpt::SIGNATURE
+    };
+    let sector_size = if !has_header_at(512) && has_header_at(4096) { 4096 } else { 512 };
     let outcome = grow_table(ctx, image.as_fd(), sector_size, size / u64::from(sector_size), partition)?;
     Ok(msg!("{}: {}", Shown(file), outcome.note))
 }
@@ -193,8 +207,9 @@ fn grow_table(ctx: &Context<'_>, disk: BorrowedFd<'_>, sector_size: u32, disk_se
     let mut writer = Writer { disk, sector_size, writes: 0, crash_after: crash_hook(ctx) };
     let mut mbr_sector = [0u8; SECTOR_LIMIT];
     writer.read(0, &mut mbr_sector[..ss])?;
-    let (decision, capped) = if mbr::is_protective(&mbr_sector[..ss]) {
-        (grow_gpt(&mut writer, &mut mbr_sector[..ss], disk_sectors, partition)?, false)
+    let (decision, capped, extent) = if mbr::is_protective(&mbr_sector[..ss]) {
+        let (decision, extent) = grow_gpt(&mut writer, &mut mbr_sector[..ss], disk_sectors, partition)?;
+        (decision, false, extent)
     } else {
         let plan = mbr::plan(&mut mbr_sector[..ss], disk_sectors, sector_size, partition).map_err(crate::output::line)?;
         if let Decision::Grow { .. } = plan.decision {
@@ -206,7 +221,9 @@ fn grow_table(ctx: &Context<'_>, disk: BorrowedFd<'_>, sector_size: u32, disk_se
                 return Err(msg!("the MBR read back differs from what was written"));
             }
         }
-        (plan.decision, plan.capped)
+        let entries = mbr::entries(&mbr_sector[..ss]).map_err(crate::output::line)?;
+        let extent = entries.iter().find(|e| e.number == partition).map(|e| (e.start, e.start + e.sectors - 1));
+        (plan.decision, plan.capped, extent)
     };
     let mib = |sectors: u64| (sectors * u64::from(sector_size)) >> 20;
     let note = match decision {
@@ -218,18 +235,12 @@ fn grow_table(ctx: &Context<'_>, disk: BorrowedFd<'_>, sector_size: u32, disk_se
         ),
         Decision::NoChange { reason } => msg!("partition {partition}: no change ({reason})"),
     };
-    let extent = if mbr::is_protective(&mbr_sector[..ss]) {
-        let (header, entries, len) = writer.read_primary()?;
-        let found = gpt::partitions(&header, &entries[..len]).find(|p| p.number == partition);
-        found.map(|p| (p.first, p.last))
-    } else {
-        let entries = mbr::entries(&mbr_sector[..ss]).map_err(crate::output::line)?;
-        entries.iter().find(|e| e.number == partition).map(|e| (e.start, e.start + e.sectors - 1))
-    };
     Ok(TableOutcome { decision, extent, note })
 }
 
-fn grow_gpt(writer: &mut Writer<'_>, mbr_sector: &mut [u8], disk_sectors: u64, partition: u32) -> Result<Decision, Line> {
+/// The decision, and the partition's extent as the table now says (the entries as planned
+/// are what was written and read back).
+fn grow_gpt(writer: &mut Writer<'_>, mbr_sector: &mut [u8], disk_sectors: u64, partition: u32) -> Result<(Decision, Option<(u64, u64)>), Line> {
     let ss = writer.sector_size as usize;
     let last = disk_sectors.checked_sub(1).ok_or_else(|| msg!("the disk is empty"))?;
     let (primary, mut entries, len) = match writer.read_primary() {
@@ -246,7 +257,7 @@ fn grow_gpt(writer: &mut Writer<'_>, mbr_sector: &mut [u8], disk_sectors: u64, p
             // The backup the primary points to must be sound and agree with it.
             let backup = writer.read_header(primary.alternate_lba()).map_err(|e| msg!("backup GPT: {e}"))?;
             if !backup.mirrors(&primary) {
-                return Err(msg!("{}", GptError::TablesDiffer));
+                return Err(crate::output::line(GptError::TablesDiffer));
             }
             let mut backup_entries = [0u8; gpt::ENTRIES_LIMIT];
             writer.read(backup.entries_lba(), &mut backup_entries[..len])?;
@@ -254,14 +265,15 @@ fn grow_gpt(writer: &mut Writer<'_>, mbr_sector: &mut [u8], disk_sectors: u64, p
         }
         Err(GptError::EntriesCrc) => match writer.read_header(last) {
             Ok(backup) if gpt::is_interrupted_growth(&primary, &entries[..len], &backup) => {}
-            _ => return Err(msg!("{}", GptError::EntriesCrc)),
+            _ => return Err(crate::output::line(GptError::EntriesCrc)),
         },
-        Err(e) => return Err(msg!("{e}")),
+        Err(e) => return Err(crate::output::line(e)),
     }
     let plan = gpt::plan(&primary, &mut entries[..len], disk_sectors, writer.sector_size, partition).map_err(crate::output::line)?;
+    let extent = gpt::partitions(&primary, &entries[..len]).find(|p| p.number == partition).map(|p| (p.first, p.last));
     let mbr_changed = mbr::cover_disk(mbr_sector, disk_sectors);
     if !plan.changed && !mbr_changed {
-        return Ok(plan.decision);
+        return Ok((plan.decision, extent));
     }
     let mut sector = [0u8; SECTOR_LIMIT];
     // The backup first: until the primary header is written, the old tables still rule.
@@ -292,7 +304,7 @@ fn grow_gpt(writer: &mut Writer<'_>, mbr_sector: &mut [u8], disk_sectors: u64, p
     if check != plan.primary || !backup.mirrors(&check) {
         return Err(msg!("the GPT read back differs from what was written"));
     }
-    Ok(plan.decision)
+    Ok((plan.decision, extent))
 }
 
 /// Sector I/O on the disk, counting writes for the crash hook.

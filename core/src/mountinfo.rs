@@ -82,7 +82,7 @@ pub fn find_containing<'a>(mountinfo: &'a [u8], path: &[u8]) -> Result<Option<Mo
             continue;
         }
         let mount = parse_line(line).ok_or(MountinfoError::Malformed { line: index + 1 })?;
-        let Some(len) = (0..=path.len()).rev().find(|&len| is_mount_prefix(&path[..len], path) && unescaped_eq(mount.mountpoint, &path[..len])) else {
+        let Some(len) = unescaped_prefix(mount.mountpoint, path).filter(|&len| is_mount_prefix(len, path)) else {
             continue;
         };
         if best.as_ref().is_none_or(|(best_len, _)| len >= *best_len) {
@@ -92,14 +92,19 @@ pub fn find_containing<'a>(mountinfo: &'a [u8], path: &[u8]) -> Result<Option<Mo
     Ok(best.map(|(_, mount)| mount))
 }
 
-/// Whether `prefix` ends at a path component boundary of `path`.
-fn is_mount_prefix(prefix: &[u8], path: &[u8]) -> bool {
-    prefix == b"/" || prefix.len() == path.len() || path.get(prefix.len()) == Some(&b'/')
+/// Whether the first `len` bytes of `path` end at a path component boundary.
+fn is_mount_prefix(len: usize, path: &[u8]) -> bool {
+    (len == 1 && path.first() == Some(&b'/')) || len == path.len() || path.get(len) == Some(&b'/')
 }
 
 /// Compares a mountinfo field, whose space, tab, newline and backslash are written as
 /// three octal digits after a backslash, with plain bytes.
 fn unescaped_eq(escaped: &[u8], plain: &[u8]) -> bool {
+    unescaped_prefix(escaped, plain) == Some(plain.len())
+}
+
+/// The length of the start of `plain` that the whole escaped field matches, if it does.
+fn unescaped_prefix(escaped: &[u8], plain: &[u8]) -> Option<usize> {
     let mut i = 0;
     let mut j = 0;
     while i < escaped.len() {
@@ -115,11 +120,11 @@ fn unescaped_eq(escaped: &[u8], plain: &[u8]) -> bool {
             [] => break,
         };
         if plain.get(j) != Some(&byte) {
-            return false;
+            return None;
         }
         j += 1;
     }
-    j == plain.len()
+    Some(j)
 }
 
 /// The value of `KEY=value` in a sysfs `uevent` file (DEVNAME, DEVTYPE, PARTN).
@@ -135,18 +140,25 @@ pub enum Filesystem {
     Btrfs,
 }
 
+/// Filesystem types (space-separated) and what wisp does with each: grows it, or the
+/// one-line reason it leaves it alone. A table, not a match: the match compiles to a
+/// comparison per byte.
+const KINDS: [(&[u8], Result<Filesystem, &str>); 7] = [
+    (b"ext4 ext3 ext2", Ok(Filesystem::Ext4)),
+    (b"xfs", Ok(Filesystem::Xfs)),
+    (b"btrfs", Ok(Filesystem::Btrfs)),
+    (b"overlay", Err("an overlay filesystem has no partition to grow")),
+    (b"tmpfs ramfs rootfs", Err("a memory filesystem has no partition to grow")),
+    (b"squashfs erofs iso9660", Err("a read-only image filesystem cannot grow")),
+    (b"nfs nfs4 cifs 9p virtiofs", Err("a network or shared filesystem is grown by its server")),
+];
+
 /// The filesystem wisp can grow online, or the one-line reason it leaves this mount alone.
 pub fn growable(mount: &Mount<'_>) -> Result<Filesystem, &'static str> {
-    let fs = match mount.fs_type {
-        b"ext4" | b"ext3" | b"ext2" => Filesystem::Ext4,
-        b"xfs" => Filesystem::Xfs,
-        b"btrfs" => Filesystem::Btrfs,
-        b"overlay" => return Err("an overlay filesystem has no partition to grow"),
-        b"tmpfs" | b"ramfs" | b"rootfs" => return Err("a memory filesystem has no partition to grow"),
-        b"squashfs" | b"erofs" | b"iso9660" => return Err("a read-only image filesystem cannot grow"),
-        b"nfs" | b"nfs4" | b"cifs" | b"9p" | b"virtiofs" => return Err("a network or shared filesystem is grown by its server"),
-        _ => return Err("wisp grows ext2/3/4, xfs and btrfs only"),
-    };
+    let fs = KINDS
+        .iter()
+        .find(|(types, _)| types.split(|&b| b == b' ').any(|t| t == mount.fs_type))
+        .map_or(Err("wisp grows ext2/3/4, xfs and btrfs only"), |(_, kind)| *kind)?;
     if mount.read_only {
         return Err("mounted read-only");
     }

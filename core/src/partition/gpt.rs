@@ -11,7 +11,7 @@
 use core::fmt;
 
 use super::{decide, Decision};
-use crate::crc32::crc32;
+use crate::crc32::crc32_bitwise;
 
 pub const SIGNATURE: &[u8; 8] = b"EFI PART";
 const MIN_HEADER_SIZE: usize = 92;
@@ -43,20 +43,22 @@ pub enum GptError {
 
 impl fmt::Display for GptError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match *self {
-            GptError::NoSignature => f.write_str("no GPT header (signature \"EFI PART\" missing)"),
-            GptError::BadHeaderSize => f.write_str("GPT header size is invalid"),
-            GptError::HeaderCrc => f.write_str("GPT header CRC mismatch"),
-            GptError::BadEntrySize => f.write_str("GPT entry size is invalid"),
-            GptError::EntriesTooLarge { limit } => write!(f, "GPT entry array larger than {limit} bytes"),
-            GptError::EntriesCrc => f.write_str("GPT partition entries CRC mismatch"),
-            GptError::BadLayout => f.write_str("GPT header describes an impossible layout"),
-            GptError::DiskSmallerThanTable => f.write_str("the disk is smaller than its GPT claims"),
-            GptError::Overlap { first, second } => write!(f, "GPT partitions {first} and {second} overlap"),
-            GptError::OutsideUsableArea { partition } => write!(f, "GPT partition {partition} lies outside the usable area"),
-            GptError::NoSuchPartition { partition } => write!(f, "GPT has no partition {partition}"),
-            GptError::TablesDiffer => f.write_str("the primary and backup GPTs differ"),
-        }
+        // Plain texts through one write_str, so each arm is a pointer and a length.
+        let text = match *self {
+            GptError::NoSignature => "no GPT header (signature \"EFI PART\" missing)",
+            GptError::BadHeaderSize => "GPT header size is invalid",
+            GptError::HeaderCrc => "GPT header CRC mismatch",
+            GptError::BadEntrySize => "GPT entry size is invalid",
+            GptError::EntriesTooLarge { limit } => return write!(f, "GPT entry array larger than {limit} bytes"),
+            GptError::EntriesCrc => "GPT partition entries CRC mismatch",
+            GptError::BadLayout => "GPT header describes an impossible layout",
+            GptError::DiskSmallerThanTable => "the disk is smaller than its GPT claims",
+            GptError::Overlap { first, second } => return write!(f, "GPT partitions {first} and {second} overlap"),
+            GptError::OutsideUsableArea { partition } => return write!(f, "GPT partition {partition} lies outside the usable area"),
+            GptError::NoSuchPartition { partition } => return write!(f, "GPT has no partition {partition}"),
+            GptError::TablesDiffer => "the primary and backup GPTs differ",
+        };
+        f.write_str(text)
     }
 }
 
@@ -110,7 +112,7 @@ impl Header {
     fn computed_crc(&self) -> u32 {
         let mut bytes = self.raw;
         bytes[16..20].fill(0);
-        crc32(&bytes[..self.size])
+        crc32_bitwise(&bytes[..self.size])
     }
 
     pub fn my_lba(&self) -> u64 {
@@ -202,7 +204,7 @@ pub fn partitions<'e>(header: &Header, entries: &'e [u8]) -> impl Iterator<Item 
 /// Checks an entry array against its header and the disk: the CRC, every partition inside
 /// the usable area, no two overlapping, and the table within `disk_sectors`.
 pub fn validate(header: &Header, entries: &[u8], disk_sectors: u64) -> Result<(), GptError> {
-    if entries.len() != header.entries_len() || crc32(entries) != header.entries_crc() {
+    if entries.len() != header.entries_len() || crc32_bitwise(entries) != header.entries_crc() {
         return Err(GptError::EntriesCrc);
     }
     if header.last_usable() >= disk_sectors || header.alternate_lba() >= disk_sectors || header.my_lba() >= disk_sectors {
@@ -229,8 +231,8 @@ pub fn is_interrupted_growth(primary: &Header, entries: &[u8], backup: &Header) 
         && backup.entry_count() == primary.entry_count()
         && backup.entry_size() == primary.entry_size()
         && backup.alternate_lba() == primary.my_lba()
-        && crc32(entries) == backup.entries_crc()
-        && crc32(entries) != primary.entries_crc()
+        && crc32_bitwise(entries) == backup.entries_crc()
+        && crc32_bitwise(entries) != primary.entries_crc()
 }
 
 /// What growing partition `partition` means for both tables.
@@ -249,6 +251,8 @@ pub struct GptPlan {
 /// Plans the growth of `partition` on a disk of `disk_sectors`, given the primary header
 /// and its entry array (already validated, or an interrupted growth's), and updates the
 /// entry in `entries` when it grows. The backup moves to the end of the disk.
+// Out of line: inlined into its one caller in the binary, it costs more (wisp size report).
+#[inline(never)]
 pub fn plan(primary: &Header, entries: &mut [u8], disk_sectors: u64, sector_size: u32, partition: u32) -> Result<GptPlan, GptError> {
     if primary.my_lba() != 1 || primary.entries_lba() < 2 || entries.len() != primary.entries_len() {
         return Err(GptError::BadLayout);
@@ -276,7 +280,7 @@ pub fn plan(primary: &Header, entries: &mut [u8], disk_sectors: u64, sector_size
         let offset = (partition as usize - 1) * primary.entry_size() as usize + 40;
         entries[offset..offset + 8].copy_from_slice(&new_end.to_le_bytes());
     }
-    let entries_crc = crc32(entries);
+    let entries_crc = crc32_bitwise(entries);
     let mut new_primary = *primary;
     new_primary.set_u64(32, backup_lba);
     new_primary.set_u64(48, last_usable);
@@ -327,7 +331,7 @@ pub(crate) mod tests {
         header.set_u64(72, 2);
         header.set_u32(80, 128);
         header.set_u32(84, 128);
-        header.set_u32(88, crc32(&entries));
+        header.set_u32(88, crc32_bitwise(&entries));
         header.seal();
         let mut backup = header;
         backup.set_u64(24, backup_lba);
