@@ -125,7 +125,7 @@ impl Volume {
         // what `fatlabel` changes).
         let root = volume.root();
         let mut entry_label = None;
-        volume.for_each_entry(device, root, |entry, _| {
+        volume.for_each_entry(device, root, &mut |entry, _| {
             if entry[11] & ATTR_VOLUME_ID != 0 && entry[11] != ATTR_LONG_NAME {
                 let mut found = [0u8; 11];
                 found.copy_from_slice(&entry[..11]);
@@ -156,7 +156,7 @@ impl Volume {
 
     fn lookup<D: Device>(&self, device: &mut D, directory: File, wanted: &[u8]) -> Result<Option<File>, SeedError> {
         let mut found = None;
-        self.for_each_entry(device, directory, |entry, long_name| {
+        self.for_each_entry(device, directory, &mut |entry, long_name| {
             let attr = entry[11];
             if attr == ATTR_LONG_NAME || attr & ATTR_VOLUME_ID != 0 {
                 return false;
@@ -228,7 +228,10 @@ impl Volume {
 
     /// Calls `visit` with each 32-byte entry of a directory and the long name that
     /// precedes it, until `visit` returns true or the directory ends.
-    fn for_each_entry<D: Device>(&self, device: &mut D, directory: File, mut visit: impl FnMut(&[u8], Option<&[u8]>) -> bool) -> Result<(), SeedError> {
+    /// `visit` is a trait object and the walk never inlined: one copy serves the label
+    /// search and every lookup.
+    #[inline(never)]
+    fn for_each_entry<D: Device>(&self, device: &mut D, directory: File, visit: &mut dyn FnMut(&[u8], Option<&[u8]>) -> bool) -> Result<(), SeedError> {
         let mut long = [0u8; NAME_LIMIT];
         let mut long_len: Option<usize> = None;
         let mut entry = [0u8; ENTRY];
