@@ -75,12 +75,6 @@ fn json_value(text: &[u8], key: &str, out: &mut [u8]) -> Result<Option<usize>, M
     let doc = json::Value::parse(text).map_err(MetaDataError::Json)?;
     let Some(value) = doc.get(key).map_err(MetaDataError::Json)? else { return Ok(None) };
     let mut writer = Out::new(out);
-    let put_string = |v: json::Value<'_>, writer: &mut Out<'_>| -> Result<(), MetaDataError> {
-        let mut buf = [0u8; 16 * 1024];
-        let len = v.unescape_into(&mut buf).map_err(MetaDataError::Json)?;
-        writer.put(&buf[..len])?;
-        Ok(())
-    };
     match value.text.first() {
         Some(b'[') => {
             let mut items = value.elements().map_err(MetaDataError::Json)?;
@@ -104,6 +98,15 @@ fn json_value(text: &[u8], key: &str, out: &mut [u8]) -> Result<Option<usize>, M
 
 /// The subset of YAML meta-data files use: `key: value` at the top, with scalars plain
 /// or quoted, and one level of `- item` list or `name: value` map under a bare `key:`.
+/// Never inlined: its three callers would each hold a copy and its 16 KiB buffer.
+#[inline(never)]
+fn put_string(v: json::Value<'_>, writer: &mut Out<'_>) -> Result<(), MetaDataError> {
+    let mut buf = [0u8; 16 * 1024];
+    let len = v.unescape_into(&mut buf).map_err(MetaDataError::Json)?;
+    writer.put(&buf[..len])?;
+    Ok(())
+}
+
 fn yaml_value(document: &[u8], key: &str, out: &mut [u8]) -> Result<Option<usize>, MetaDataError> {
     let mut writer = Out::new(out);
     let mut inside = false;
