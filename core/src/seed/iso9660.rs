@@ -156,7 +156,7 @@ fn name_matches(record: &[u8], wanted: &[u8], naming: Naming) -> bool {
         return false; // "." and ".."
     }
     if naming == Naming::Joliet {
-        return id.len() == wanted.len() * 2 && id.chunks(2).zip(wanted).all(|(pair, &w)| pair[0] == 0 && pair[1].eq_ignore_ascii_case(&w));
+        return super::ucs2_matches(id, wanted);
     }
     let system_use = &record[(33 + id_len + (1 - id_len % 2)).min(record.len())..];
     if let Some(name) = rock_ridge_name(system_use) {

@@ -189,9 +189,7 @@ fn find_identifier(listing: &[u8], wanted: &[u8]) -> Result<Option<File>, SeedEr
 fn name_matches(name: &[u8], wanted: &[u8]) -> bool {
     match name.split_first() {
         Some((8, chars)) => chars.eq_ignore_ascii_case(wanted),
-        Some((16, chars)) => {
-            chars.len() == wanted.len() * 2 && chars.chunks(2).zip(wanted).all(|(pair, &w)| pair[0] == 0 && pair[1].eq_ignore_ascii_case(&w))
-        }
+        Some((16, chars)) => super::ucs2_matches(chars, wanted),
         _ => false,
     }
 }
