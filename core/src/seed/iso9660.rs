@@ -164,23 +164,28 @@ fn name_matches(record: &[u8], wanted: &[u8], naming: Naming) -> bool {
     }
     let plain = id.split(|&b| b == b';').next().unwrap_or(id);
     let plain = plain.strip_suffix(b".").unwrap_or(plain);
-    plain.eq_ignore_ascii_case(wanted) || plain.eq_ignore_ascii_case(&level1_name(wanted))
+    plain.eq_ignore_ascii_case(wanted) || plain.eq_ignore_ascii_case(level1_name(wanted, &mut [0; 12]))
 }
 
 /// The name genisoimage gives a file without Rock Ridge or Joliet: '-' and other
 /// unsupported bytes become '_', and the name is cut to 8.3 (`user-data` is `USER_DAT`).
-fn level1_name(name: &[u8]) -> heapless::Vec<u8, 12> {
+fn level1_name<'b>(name: &[u8], buf: &'b mut [u8; 12]) -> &'b [u8] {
     let (base, extension) = match name.iter().rposition(|&b| b == b'.') {
-        Some(dot) => (&name[..dot], Some(&name[dot + 1..])),
-        None => (name, None),
+        Some(dot) => (&name[..dot], &name[dot..]),
+        None => (name, &b""[..]),
     };
-    let map = |&b: &u8| if b.is_ascii_alphanumeric() { b } else { b'_' };
-    let mut out: heapless::Vec<u8, 12> = base.iter().take(8).map(map).collect();
-    if let Some(extension) = extension {
-        let _ = out.push(b'.');
-        out.extend(extension.iter().take(3).map(map));
+    // The extension keeps its dot: 8 bytes of base, then at most 4 of ".EXT".
+    let mut len = 0;
+    for (part, limit) in [(base, 8), (extension, 4)] {
+        for (i, &b) in part.iter().take(limit).enumerate() {
+            let keep = b.is_ascii_alphanumeric() || (limit == 4 && i == 0);
+            if let Some(slot) = buf.get_mut(len) {
+                *slot = if keep { b } else { b'_' };
+            }
+            len += 1;
+        }
     }
-    out
+    buf.get(..len).unwrap_or(buf)
 }
 
 /// The name of a Rock Ridge "NM" entry (one entry; continuation flags are not used by
