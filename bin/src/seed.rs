@@ -202,7 +202,7 @@ fn find_volume(ctx: &crate::context::Context<'_>, accept: &mut dyn FnMut(&mut Bl
             }
         }
     });
-    for name in names {
+    for name in &names {
         let mut path = ctx.path(b"/dev/").ok()?;
         path.push(name.as_bytes()).ok()?;
         let Ok(fd) = fs::open_read(path.as_cstr()) else { continue };
@@ -210,7 +210,7 @@ fn find_volume(ctx: &crate::context::Context<'_>, accept: &mut dyn FnMut(&mut Bl
         let mut device = BlockDevice(fd);
         if let Some(volume) = Volume::open(&mut device, size) {
             if accept(&mut device, &volume) {
-                return Some(Source::Image { name, device, volume });
+                return Some(Source::Image { name: name.clone(), device, volume });
             }
         }
     }
