@@ -55,6 +55,12 @@ impl fmt::Display for MetaDataError {
     }
 }
 
+impl From<json::JsonError> for MetaDataError {
+    fn from(e: json::JsonError) -> Self {
+        MetaDataError::Json(e)
+    }
+}
+
 impl From<Full> for MetaDataError {
     fn from(full: Full) -> Self {
         MetaDataError::TooLarge { limit: full.limit }
@@ -72,21 +78,21 @@ pub fn value(document: &[u8], key: &str, out: &mut [u8]) -> Result<Option<usize>
 }
 
 fn json_value(text: &[u8], key: &str, out: &mut [u8]) -> Result<Option<usize>, MetaDataError> {
-    let doc = json::Value::parse(text).map_err(MetaDataError::Json)?;
-    let Some(value) = doc.get(key).map_err(MetaDataError::Json)? else { return Ok(None) };
+    let doc = json::Value::parse(text)?;
+    let Some(value) = doc.get(key)? else { return Ok(None) };
     let mut writer = Out::new(out);
     match value.text.first() {
         Some(b'[') => {
-            let mut items = value.elements().map_err(MetaDataError::Json)?;
-            while let Some(item) = items.next_element().map_err(MetaDataError::Json)? {
+            let mut items = value.elements()?;
+            while let Some(item) = items.next_element()? {
                 put_string(item, &mut writer)?;
                 writer.put(b"\n")?;
             }
         }
         Some(b'{') => {
             // A map of name to key: the keys, in order.
-            let mut members = value.members().map_err(MetaDataError::Json)?;
-            while let Some((_, item)) = members.next_member().map_err(MetaDataError::Json)? {
+            let mut members = value.members()?;
+            while let Some((_, item)) = members.next_member()? {
                 put_string(item, &mut writer)?;
                 writer.put(b"\n")?;
             }
@@ -102,7 +108,7 @@ fn json_value(text: &[u8], key: &str, out: &mut [u8]) -> Result<Option<usize>, M
 #[inline(never)]
 fn put_string(v: json::Value<'_>, writer: &mut Out<'_>) -> Result<(), MetaDataError> {
     let mut buf = [0u8; 16 * 1024];
-    let len = v.unescape_into(&mut buf).map_err(MetaDataError::Json)?;
+    let len = v.unescape_into(&mut buf)?;
     writer.put(&buf[..len])?;
     Ok(())
 }
