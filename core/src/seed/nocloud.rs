@@ -18,7 +18,8 @@ pub struct Tokens<'a> {
 pub fn tokens(text: &[u8]) -> Option<Tokens<'_>> {
     let word = text.split(|b| b.is_ascii_whitespace()).find(|word| {
         let rest = word.strip_prefix(b"ds=").unwrap_or(b"");
-        rest == b"nocloud" || rest == b"nocloud-net" || rest.starts_with(b"nocloud;") || rest.starts_with(b"nocloud-net;")
+        let name = rest.split(|&b| b == b';').next().unwrap_or(rest);
+        name == b"nocloud" || name == b"nocloud-net"
     })?;
     let mut found = Tokens::default();
     for option in word.split(|&b| b == b';').skip(1) {
