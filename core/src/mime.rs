@@ -122,7 +122,7 @@ impl<'a> Entity<'a> {
         let mut part_start: Option<usize> = None;
         let mut at = 0;
         while at < body.len() {
-            let end = body[at..].iter().position(|&b| b == b'\n').map_or(body.len(), |i| at + i);
+            let end = line_end(body, at);
             let line = body[at..end].strip_suffix(b"\r").unwrap_or(&body[at..end]);
             if let Some(rest) = line.strip_prefix(b"--").and_then(|l| l.strip_prefix(boundary)) {
                 let closing = rest.starts_with(b"--");
