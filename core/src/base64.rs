@@ -3,8 +3,6 @@
 
 use core::fmt;
 
-use crate::out::{Full, Out};
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Error {
     /// A byte outside the alphabet, at this offset of the input.
@@ -28,13 +26,6 @@ impl fmt::Display for Error {
 }
 
 /// Most bytes `encoded_len` bytes of base64 can decode to.
-/// Decoded bytes that do not fit the caller's buffer.
-impl From<Full> for Error {
-    fn from(full: Full) -> Self {
-        Error::OutputTooLarge { limit: full.limit }
-    }
-}
-
 pub const fn decoded_len_max(encoded_len: usize) -> usize {
     encoded_len / 4 * 3 + 3
 }
@@ -52,7 +43,8 @@ fn value(byte: u8) -> Option<u8> {
 
 /// Decodes `input` into `out`, returning the decoded length.
 pub fn decode(input: &[u8], out: &mut [u8]) -> Result<usize, Error> {
-    let mut out = Out::new(out);
+    let limit = out.len();
+    let mut written = 0;
     let mut group = [0u8; 4];
     let mut filled = 0;
     let mut padding = 0;
@@ -75,24 +67,29 @@ pub fn decode(input: &[u8], out: &mut [u8]) -> Result<usize, Error> {
         }
         if filled + padding == 4 {
             let bytes = [group[0] << 2 | group[1] >> 4, group[1] << 4 | group[2] >> 2, group[2] << 6 | group[3]];
-            out.put(&bytes[..filled - 1])?;
+            let count = filled - 1;
+            let slot = out.get_mut(written..written + count).ok_or(Error::OutputTooLarge { limit })?;
+            slot.copy_from_slice(&bytes[..count]);
+            written += count;
             if padding > 0 {
                 // Anything but white space after the padding is an error.
                 if let Some(extra) = input[offset + 1..].iter().position(|b| !b.is_ascii_whitespace()) {
                     return Err(Error::BadPadding { offset: offset + 1 + extra });
                 }
-                return Ok(out.len());
+                return Ok(written);
             }
             filled = 0;
         }
     }
     match filled + padding {
-        0 => Ok(out.len()),
+        0 => Ok(written),
         // Unpadded input (as some services send) ends in a group of two or three.
         2 | 3 if padding == 0 => {
             let bytes = [group[0] << 2 | group[1] >> 4, group[1] << 4 | group[2] >> 2];
-            out.put(&bytes[..filled - 1])?;
-            Ok(out.len())
+            let count = filled - 1;
+            let slot = out.get_mut(written..written + count).ok_or(Error::OutputTooLarge { limit })?;
+            slot.copy_from_slice(&bytes[..count]);
+            Ok(written + count)
         }
         _ => Err(Error::Truncated),
     }
