@@ -272,11 +272,8 @@ impl Volume {
                     continue;
                 }
                 let at = (sequence - 1) * 13;
-                let mut chars = [0u16; 13];
-                for (slot, pos) in chars.iter_mut().zip([1, 3, 5, 7, 9, 14, 16, 18, 20, 22, 24, 28, 30]) {
-                    *slot = u16::from_le_bytes([entry[pos], entry[pos + 1]]);
-                }
-                for (i, &c) in chars.iter().enumerate() {
+                for (i, pos) in [1, 3, 5, 7, 9, 14, 16, 18, 20, 22, 24, 28, 30].into_iter().enumerate() {
+                    let c = u16::from_le_bytes([entry[pos], entry[pos + 1]]);
                     if c == 0 || c == 0xffff {
                         if entry[0] & 0x40 != 0 {
                             long_len = Some(at + i);
