@@ -34,12 +34,13 @@ pub struct Volume {
     image_sectors: u64,
 }
 
+// Every caller's offset lies inside its descriptor; `get` keeps panicking code out.
 fn u16_at(b: &[u8], at: usize) -> u16 {
-    u16::from_le_bytes([b[at], b[at + 1]])
+    b.get(at..at + 2).map_or(0, |b| u16::from_le_bytes([b[0], b[1]]))
 }
 
 fn u32_at(b: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+    b.get(at..at + 4).map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
 }
 
 /// The descriptor tag's identifier, after checking its checksum.
