@@ -126,7 +126,7 @@ enum Naming {
     Joliet,
 }
 
-fn root_record(descriptor: &[u8], image_sectors: u64) -> Result<Extent, SeedError> {
+fn root_record(descriptor: &[u8; SECTOR], image_sectors: u64) -> Result<Extent, SeedError> {
     let root = record_extent(&descriptor[156..190], image_sectors)?;
     if !root.is_dir {
         return Err(SeedError::Corrupt { what: "root record is not a directory" });
@@ -150,15 +150,15 @@ fn record_extent(record: &[u8], image_sectors: u64) -> Result<Extent, SeedError>
 /// Compares a record's name with `wanted` (ASCII, without case): its Rock Ridge NM name
 /// if it has one, else its Joliet (UCS-2) or plain (`NAME.EXT;1`) identifier.
 fn name_matches(record: &[u8], wanted: &[u8], naming: Naming) -> bool {
-    let id_len = record[32] as usize;
-    let id = &record[33..33 + id_len];
+    let id_len = record.get(32).map_or(0, |&len| usize::from(len));
+    let id = record.get(33..33 + id_len).unwrap_or_default();
     if id == [0] || id == [1] {
         return false; // "." and ".."
     }
     if naming == Naming::Joliet {
         return super::ucs2_matches(id, wanted);
     }
-    let system_use = &record[(33 + id_len + (1 - id_len % 2)).min(record.len())..];
+    let system_use = record.get(33 + id_len + (1 - id_len % 2)..).unwrap_or_default();
     if let Some(name) = rock_ridge_name(system_use) {
         return name == wanted;
     }
