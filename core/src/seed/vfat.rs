@@ -231,7 +231,7 @@ impl Volume {
     /// `visit` is a trait object and the walk never inlined: one copy serves the label
     /// search and every lookup.
     #[inline(never)]
-    fn for_each_entry<D: Device>(&self, device: &mut D, directory: File, visit: &mut dyn FnMut(&[u8], Option<&[u8]>) -> bool) -> Result<(), SeedError> {
+    fn for_each_entry<D: Device>(&self, device: &mut D, directory: File, visit: &mut dyn FnMut(&[u8; ENTRY], Option<&[u8]>) -> bool) -> Result<(), SeedError> {
         let mut long = [0u8; NAME_LIMIT];
         let mut long_len: Option<usize> = None;
         let mut entry = [0u8; ENTRY];
