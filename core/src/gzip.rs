@@ -8,7 +8,7 @@ use miniz_oxide::inflate::core::inflate_flags::TINFL_FLAG_USING_NON_WRAPPING_OUT
 use miniz_oxide::inflate::core::{decompress as inflate, DecompressorOxide};
 use miniz_oxide::inflate::TINFLStatus;
 
-use crate::crc32::{crc32, Crc32};
+use crate::crc32::crc32;
 
 const FHCRC: u8 = 0x02;
 const FEXTRA: u8 = 0x04;
@@ -124,9 +124,7 @@ fn member(input: &[u8], out: &mut [u8], written: usize, state: &mut Decompressor
     }
     let trailer: [u8; 8] = stream.get(consumed..consumed + 8).and_then(|t| t.try_into().ok()).ok_or(GzipError::Truncated)?;
     let [c0, c1, c2, c3, s0, s1, s2, s3] = trailer;
-    let mut crc = Crc32::new();
-    crc.update(out.get(written..written + produced).unwrap_or_default());
-    if crc.finish() != u32::from_le_bytes([c0, c1, c2, c3]) {
+    if crc32(out.get(written..written + produced).unwrap_or_default()) != u32::from_le_bytes([c0, c1, c2, c3]) {
         return Err(GzipError::Crc);
     }
     if produced as u32 != u32::from_le_bytes([s0, s1, s2, s3]) {
