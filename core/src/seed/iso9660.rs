@@ -66,7 +66,7 @@ impl Volume {
     }
 
     pub fn label(&self) -> &[u8] {
-        &self.label[..self.label_len]
+        self.label.get(..self.label_len).unwrap_or_default()
     }
 
     /// The file at `path` (components, compared without case), or `None`.
