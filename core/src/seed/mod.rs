@@ -63,7 +63,7 @@ pub(crate) fn walk<F: Copy>(
 /// ignoring ASCII case. One copy serves both readers.
 #[inline(never)]
 pub(crate) fn ucs2_matches(chars: &[u8], wanted: &[u8]) -> bool {
-    chars.len() == wanted.len() * 2 && chars.chunks(2).zip(wanted).all(|(pair, &w)| pair[0] == 0 && pair[1].eq_ignore_ascii_case(&w))
+    chars.len() == wanted.len() * 2 && chars.chunks_exact(2).zip(wanted).all(|(pair, &w)| pair[0] == 0 && pair[1].eq_ignore_ascii_case(&w))
 }
 
 /// An image held in memory, for tests and small seeds.
