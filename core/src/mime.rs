@@ -73,13 +73,14 @@ impl<'a> Entity<'a> {
         let mut at = 0;
         while at < head.len() {
             let end = line_end(head, at);
-            if let Some(colon) = head[at..end].iter().position(|&b| b == b':') {
-                if head[at..at + colon].trim_ascii().eq_ignore_ascii_case(name.as_bytes()) {
+            let line = head.get(at..end).unwrap_or_default();
+            if let Some(colon) = line.iter().position(|&b| b == b':') {
+                if line[..colon].trim_ascii().eq_ignore_ascii_case(name.as_bytes()) {
                     let mut stop = end;
                     while stop < head.len() && matches!(head[stop + 1..].first(), Some(b' ' | b'\t')) {
                         stop = line_end(head, stop + 1);
                     }
-                    return Some(head[at + colon + 1..stop].trim_ascii());
+                    return Some(head.get(at + colon + 1..stop).unwrap_or_default().trim_ascii());
                 }
             }
             at = end + 1;
