@@ -21,6 +21,10 @@ enum Kind {
 }
 
 /// Where a file is: its first cluster (0 for FAT12/16's fixed root directory) and size.
+/// What a directory walk calls for each entry, with its long name if it has one;
+/// `true` stops the walk.
+type Visitor<'v> = dyn FnMut(&[u8; ENTRY], Option<&[u8]>) -> bool + 'v;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct File {
     pub cluster: u32,
@@ -231,7 +235,7 @@ impl Volume {
     /// `visit` is a trait object and the walk never inlined: one copy serves the label
     /// search and every lookup.
     #[inline(never)]
-    fn for_each_entry<D: Device>(&self, device: &mut D, directory: File, visit: &mut dyn FnMut(&[u8; ENTRY], Option<&[u8]>) -> bool) -> Result<(), SeedError> {
+    fn for_each_entry<D: Device>(&self, device: &mut D, directory: File, visit: &mut Visitor<'_>) -> Result<(), SeedError> {
         let mut long = [0u8; NAME_LIMIT];
         let mut long_len: Option<usize> = None;
         let mut entry = [0u8; ENTRY];
