@@ -53,6 +53,21 @@ impl Device for BlockDevice {
     }
 }
 
+/// `$body` once for every reader this build has: their `find`, `read` and files'
+/// `is_dir` are spelled alike, so one text serves all (issue #12).
+macro_rules! each_reader {
+    ($volume:expr, $v:ident => $body:expr) => {
+        match $volume {
+            #[cfg(feature = "iso9660")]
+            Volume::Iso($v) => $body,
+            #[cfg(feature = "vfat")]
+            Volume::Fat($v) => $body,
+            #[cfg(feature = "udf")]
+            Volume::Udf($v) => $body,
+        }
+    };
+}
+
 /// A seed filesystem read in user space.
 enum Volume {
     #[cfg(feature = "iso9660")]
@@ -95,35 +110,15 @@ impl Volume {
     /// Whether a regular file is at `path` (an unreadable volume has none).
     #[cfg(feature = "azure")]
     fn has_file(&self, device: &mut BlockDevice, path: &[&[u8]]) -> bool {
-        match self {
-            #[cfg(feature = "iso9660")]
-            Volume::Iso(volume) => matches!(volume.find(device, path), Ok(Some(file)) if !file.is_dir),
-            #[cfg(feature = "vfat")]
-            Volume::Fat(volume) => matches!(volume.find(device, path), Ok(Some(file)) if !file.is_dir),
-            #[cfg(feature = "udf")]
-            Volume::Udf(volume) => matches!(volume.find(device, path), Ok(Some(file)) if !file.is_dir),
-        }
+        each_reader!(self, volume => matches!(volume.find(device, path), Ok(Some(file)) if !file.is_dir))
     }
 
     /// Reads the regular file at `path` into `out`; `Ok(None)` when absent.
     fn read(&self, device: &mut BlockDevice, path: &[&[u8]], out: &mut [u8]) -> Result<Option<usize>, SeedError> {
-        match self {
-            #[cfg(feature = "iso9660")]
-            Volume::Iso(volume) => match volume.find(device, path)? {
-                Some(file) if !file.is_dir => volume.read(device, file, out).map(Some),
-                _ => Ok(None),
-            },
-            #[cfg(feature = "vfat")]
-            Volume::Fat(volume) => match volume.find(device, path)? {
-                Some(file) if !file.is_dir => volume.read(device, file, out).map(Some),
-                _ => Ok(None),
-            },
-            #[cfg(feature = "udf")]
-            Volume::Udf(volume) => match volume.find(device, path)? {
-                Some(file) if !file.is_dir => volume.read(device, file, out).map(Some),
-                _ => Ok(None),
-            },
-        }
+        each_reader!(self, volume => match volume.find(device, path)? {
+            Some(file) if !file.is_dir => volume.read(device, file, out).map(Some),
+            _ => Ok(None),
+        })
     }
 }
 
@@ -209,7 +204,7 @@ fn find_volume(ctx: &crate::context::Context<'_>, accept: &mut dyn FnMut(&mut Bl
             }
         }
     });
-    for name in names {
+    for name in &names {
         let mut path = ctx.path(b"/dev/").ok()?;
         path.push(name.as_bytes()).ok()?;
         let Ok(fd) = fs::open_read(path.as_cstr()) else { continue };
@@ -217,7 +212,7 @@ fn find_volume(ctx: &crate::context::Context<'_>, accept: &mut dyn FnMut(&mut Bl
         let mut device = BlockDevice(fd);
         if let Some(volume) = Volume::open(&mut device, size) {
             if accept(&mut device, &volume) {
-                return Some(Source::Image { name, device, volume });
+                return Some(Source::Image { name: name.clone(), device, volume });
             }
         }
     }

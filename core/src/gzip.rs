@@ -8,7 +8,7 @@ use miniz_oxide::inflate::core::inflate_flags::TINFL_FLAG_USING_NON_WRAPPING_OUT
 use miniz_oxide::inflate::core::{decompress as inflate, DecompressorOxide};
 use miniz_oxide::inflate::TINFLStatus;
 
-use crate::crc32::{crc32, Crc32};
+use crate::crc32::crc32;
 
 const FHCRC: u8 = 0x02;
 const FEXTRA: u8 = 0x04;
@@ -69,7 +69,7 @@ pub fn decompress(input: &[u8], out: &mut [u8], state: &mut DecompressorOxide) -
     let mut at = 0;
     let mut written = 0;
     loop {
-        let (consumed, produced) = member(&input[at..], out, written, state)?;
+        let (consumed, produced) = member(input.get(at..).unwrap_or_default(), out, written, state)?;
         at += consumed;
         written += produced;
         // Concatenated members form one document (as `cat a.gz b.gz` and gunzip agree);
@@ -77,7 +77,7 @@ pub fn decompress(input: &[u8], out: &mut [u8], state: &mut DecompressorOxide) -
         if at == input.len() {
             return Ok(written);
         }
-        if !is_gzip(&input[at..]) {
+        if !is_gzip(input.get(at..).unwrap_or_default()) {
             return Err(GzipError::Corrupt);
         }
     }
@@ -105,8 +105,9 @@ fn member(input: &[u8], out: &mut [u8], written: usize, state: &mut Decompressor
         }
     }
     if flags & FHCRC != 0 {
-        let stored = input.get(at..at + 2).ok_or(GzipError::Truncated)?;
-        if u16::from_le_bytes([stored[0], stored[1]]) != crc32(&input[..at]) as u16 {
+        let (head, stored) = input.split_at_checked(at).ok_or(GzipError::Truncated)?;
+        let stored: [u8; 2] = stored.get(..2).and_then(|s| s.try_into().ok()).ok_or(GzipError::Truncated)?;
+        if u16::from_le_bytes(stored) != crc32(head) as u16 {
             return Err(GzipError::HeaderCrc);
         }
         at += 2;
@@ -121,13 +122,12 @@ fn member(input: &[u8], out: &mut [u8], written: usize, state: &mut Decompressor
         TINFLStatus::NeedsMoreInput | TINFLStatus::FailedCannotMakeProgress => return Err(GzipError::Truncated),
         _ => return Err(GzipError::Corrupt),
     }
-    let trailer = stream.get(consumed..consumed + 8).ok_or(GzipError::Truncated)?;
-    let mut crc = Crc32::new();
-    crc.update(&out[written..written + produced]);
-    if crc.finish() != u32::from_le_bytes([trailer[0], trailer[1], trailer[2], trailer[3]]) {
+    let trailer: [u8; 8] = stream.get(consumed..consumed + 8).and_then(|t| t.try_into().ok()).ok_or(GzipError::Truncated)?;
+    let [c0, c1, c2, c3, s0, s1, s2, s3] = trailer;
+    if crc32(out.get(written..written + produced).unwrap_or_default()) != u32::from_le_bytes([c0, c1, c2, c3]) {
         return Err(GzipError::Crc);
     }
-    if produced as u32 != u32::from_le_bytes([trailer[4], trailer[5], trailer[6], trailer[7]]) {
+    if produced as u32 != u32::from_le_bytes([s0, s1, s2, s3]) {
         return Err(GzipError::Size);
     }
     Ok((at + consumed + 8, produced))

@@ -73,13 +73,14 @@ impl<'a> Entity<'a> {
         let mut at = 0;
         while at < head.len() {
             let end = line_end(head, at);
-            if let Some(colon) = head[at..end].iter().position(|&b| b == b':') {
-                if head[at..at + colon].trim_ascii().eq_ignore_ascii_case(name.as_bytes()) {
+            let line = head.get(at..end).unwrap_or_default();
+            if let Some(colon) = line.iter().position(|&b| b == b':') {
+                if line[..colon].trim_ascii().eq_ignore_ascii_case(name.as_bytes()) {
                     let mut stop = end;
                     while stop < head.len() && matches!(head[stop + 1..].first(), Some(b' ' | b'\t')) {
                         stop = line_end(head, stop + 1);
                     }
-                    return Some(head[at + colon + 1..stop].trim_ascii());
+                    return Some(head.get(at + colon + 1..stop).unwrap_or_default().trim_ascii());
                 }
             }
             at = end + 1;
@@ -122,7 +123,7 @@ impl<'a> Entity<'a> {
         let mut part_start: Option<usize> = None;
         let mut at = 0;
         while at < body.len() {
-            let end = body[at..].iter().position(|&b| b == b'\n').map_or(body.len(), |i| at + i);
+            let end = line_end(body, at);
             let line = body[at..end].strip_suffix(b"\r").unwrap_or(&body[at..end]);
             if let Some(rest) = line.strip_prefix(b"--").and_then(|l| l.strip_prefix(boundary)) {
                 let closing = rest.starts_with(b"--");

@@ -66,7 +66,7 @@ impl Volume {
     }
 
     pub fn label(&self) -> &[u8] {
-        &self.label[..self.label_len]
+        self.label.get(..self.label_len).unwrap_or_default()
     }
 
     /// The file at `path` (components, compared without case), or `None`.
@@ -126,7 +126,7 @@ enum Naming {
     Joliet,
 }
 
-fn root_record(descriptor: &[u8], image_sectors: u64) -> Result<Extent, SeedError> {
+fn root_record(descriptor: &[u8; SECTOR], image_sectors: u64) -> Result<Extent, SeedError> {
     let root = record_extent(&descriptor[156..190], image_sectors)?;
     if !root.is_dir {
         return Err(SeedError::Corrupt { what: "root record is not a directory" });
@@ -150,37 +150,42 @@ fn record_extent(record: &[u8], image_sectors: u64) -> Result<Extent, SeedError>
 /// Compares a record's name with `wanted` (ASCII, without case): its Rock Ridge NM name
 /// if it has one, else its Joliet (UCS-2) or plain (`NAME.EXT;1`) identifier.
 fn name_matches(record: &[u8], wanted: &[u8], naming: Naming) -> bool {
-    let id_len = record[32] as usize;
-    let id = &record[33..33 + id_len];
+    let id_len = record.get(32).map_or(0, |&len| usize::from(len));
+    let id = record.get(33..33 + id_len).unwrap_or_default();
     if id == [0] || id == [1] {
         return false; // "." and ".."
     }
     if naming == Naming::Joliet {
-        return id.len() == wanted.len() * 2 && id.chunks(2).zip(wanted).all(|(pair, &w)| pair[0] == 0 && pair[1].eq_ignore_ascii_case(&w));
+        return super::ucs2_matches(id, wanted);
     }
-    let system_use = &record[(33 + id_len + (1 - id_len % 2)).min(record.len())..];
+    let system_use = record.get(33 + id_len + (1 - id_len % 2)..).unwrap_or_default();
     if let Some(name) = rock_ridge_name(system_use) {
         return name == wanted;
     }
     let plain = id.split(|&b| b == b';').next().unwrap_or(id);
     let plain = plain.strip_suffix(b".").unwrap_or(plain);
-    plain.eq_ignore_ascii_case(wanted) || plain.eq_ignore_ascii_case(&level1_name(wanted))
+    plain.eq_ignore_ascii_case(wanted) || plain.eq_ignore_ascii_case(level1_name(wanted, &mut [0; 12]))
 }
 
 /// The name genisoimage gives a file without Rock Ridge or Joliet: '-' and other
 /// unsupported bytes become '_', and the name is cut to 8.3 (`user-data` is `USER_DAT`).
-fn level1_name(name: &[u8]) -> heapless::Vec<u8, 12> {
+fn level1_name<'b>(name: &[u8], buf: &'b mut [u8; 12]) -> &'b [u8] {
     let (base, extension) = match name.iter().rposition(|&b| b == b'.') {
-        Some(dot) => (&name[..dot], Some(&name[dot + 1..])),
-        None => (name, None),
+        Some(dot) => (&name[..dot], &name[dot..]),
+        None => (name, &b""[..]),
     };
-    let map = |&b: &u8| if b.is_ascii_alphanumeric() { b } else { b'_' };
-    let mut out: heapless::Vec<u8, 12> = base.iter().take(8).map(map).collect();
-    if let Some(extension) = extension {
-        let _ = out.push(b'.');
-        out.extend(extension.iter().take(3).map(map));
+    // The extension keeps its dot: 8 bytes of base, then at most 4 of ".EXT".
+    let mut len = 0;
+    for (part, limit) in [(base, 8), (extension, 4)] {
+        for (i, &b) in part.iter().take(limit).enumerate() {
+            let keep = b.is_ascii_alphanumeric() || (limit == 4 && i == 0);
+            if let Some(slot) = buf.get_mut(len) {
+                *slot = if keep { b } else { b'_' };
+            }
+            len += 1;
+        }
     }
-    out
+    buf.get(..len).unwrap_or(buf)
 }
 
 /// The name of a Rock Ridge "NM" entry (one entry; continuation flags are not used by

@@ -59,6 +59,13 @@ pub(crate) fn walk<F: Copy>(
     Ok(None)
 }
 
+/// Whether big-endian UCS-2 `chars` (Joliet's and UDF's 16-bit names) spell `wanted`,
+/// ignoring ASCII case. One copy serves both readers.
+#[inline(never)]
+pub(crate) fn ucs2_matches(chars: &[u8], wanted: &[u8]) -> bool {
+    chars.len() == wanted.len() * 2 && chars.chunks_exact(2).zip(wanted).all(|(pair, &w)| pair[0] == 0 && pair[1].eq_ignore_ascii_case(&w))
+}
+
 /// An image held in memory, for tests and small seeds.
 impl Device for &[u8] {
     fn read(&mut self, offset: u64, buf: &mut [u8]) -> Result<(), SeedError> {

@@ -18,7 +18,8 @@ pub struct Tokens<'a> {
 pub fn tokens(text: &[u8]) -> Option<Tokens<'_>> {
     let word = text.split(|b| b.is_ascii_whitespace()).find(|word| {
         let rest = word.strip_prefix(b"ds=").unwrap_or(b"");
-        rest == b"nocloud" || rest == b"nocloud-net" || rest.starts_with(b"nocloud;") || rest.starts_with(b"nocloud-net;")
+        let name = rest.split(|&b| b == b';').next().unwrap_or(rest);
+        name == b"nocloud" || name == b"nocloud-net"
     })?;
     let mut found = Tokens::default();
     for option in word.split(|&b| b == b';').skip(1) {
@@ -55,6 +56,12 @@ impl fmt::Display for MetaDataError {
     }
 }
 
+impl From<json::JsonError> for MetaDataError {
+    fn from(e: json::JsonError) -> Self {
+        MetaDataError::Json(e)
+    }
+}
+
 impl From<Full> for MetaDataError {
     fn from(full: Full) -> Self {
         MetaDataError::TooLarge { limit: full.limit }
@@ -72,27 +79,21 @@ pub fn value(document: &[u8], key: &str, out: &mut [u8]) -> Result<Option<usize>
 }
 
 fn json_value(text: &[u8], key: &str, out: &mut [u8]) -> Result<Option<usize>, MetaDataError> {
-    let doc = json::Value::parse(text).map_err(MetaDataError::Json)?;
-    let Some(value) = doc.get(key).map_err(MetaDataError::Json)? else { return Ok(None) };
+    let doc = json::Value::parse(text)?;
+    let Some(value) = doc.get(key)? else { return Ok(None) };
     let mut writer = Out::new(out);
-    let put_string = |v: json::Value<'_>, writer: &mut Out<'_>| -> Result<(), MetaDataError> {
-        let mut buf = [0u8; 16 * 1024];
-        let len = v.unescape_into(&mut buf).map_err(MetaDataError::Json)?;
-        writer.put(&buf[..len])?;
-        Ok(())
-    };
     match value.text.first() {
         Some(b'[') => {
-            let mut items = value.elements().map_err(MetaDataError::Json)?;
-            while let Some(item) = items.next_element().map_err(MetaDataError::Json)? {
+            let mut items = value.elements()?;
+            while let Some(item) = items.next_element()? {
                 put_string(item, &mut writer)?;
                 writer.put(b"\n")?;
             }
         }
         Some(b'{') => {
             // A map of name to key: the keys, in order.
-            let mut members = value.members().map_err(MetaDataError::Json)?;
-            while let Some((_, item)) = members.next_member().map_err(MetaDataError::Json)? {
+            let mut members = value.members()?;
+            while let Some((_, item)) = members.next_member()? {
                 put_string(item, &mut writer)?;
                 writer.put(b"\n")?;
             }
@@ -104,6 +105,15 @@ fn json_value(text: &[u8], key: &str, out: &mut [u8]) -> Result<Option<usize>, M
 
 /// The subset of YAML meta-data files use: `key: value` at the top, with scalars plain
 /// or quoted, and one level of `- item` list or `name: value` map under a bare `key:`.
+/// Never inlined: its three callers would each hold a copy and its 16 KiB buffer.
+#[inline(never)]
+fn put_string(v: json::Value<'_>, writer: &mut Out<'_>) -> Result<(), MetaDataError> {
+    let mut buf = [0u8; 16 * 1024];
+    let len = v.unescape_into(&mut buf)?;
+    writer.put(&buf[..len])?;
+    Ok(())
+}
+
 fn yaml_value(document: &[u8], key: &str, out: &mut [u8]) -> Result<Option<usize>, MetaDataError> {
     let mut writer = Out::new(out);
     let mut inside = false;

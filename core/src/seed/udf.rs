@@ -34,12 +34,13 @@ pub struct Volume {
     image_sectors: u64,
 }
 
+// Every caller's offset lies inside its descriptor; `get` keeps panicking code out.
 fn u16_at(b: &[u8], at: usize) -> u16 {
-    u16::from_le_bytes([b[at], b[at + 1]])
+    b.get(at..at + 2).map_or(0, |b| u16::from_le_bytes([b[0], b[1]]))
 }
 
 fn u32_at(b: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+    b.get(at..at + 4).map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
 }
 
 /// The descriptor tag's identifier, after checking its checksum.
@@ -189,9 +190,7 @@ fn find_identifier(listing: &[u8], wanted: &[u8]) -> Result<Option<File>, SeedEr
 fn name_matches(name: &[u8], wanted: &[u8]) -> bool {
     match name.split_first() {
         Some((8, chars)) => chars.eq_ignore_ascii_case(wanted),
-        Some((16, chars)) => {
-            chars.len() == wanted.len() * 2 && chars.chunks(2).zip(wanted).all(|(pair, &w)| pair[0] == 0 && pair[1].eq_ignore_ascii_case(&w))
-        }
+        Some((16, chars)) => super::ucs2_matches(chars, wanted),
         _ => false,
     }
 }

@@ -21,6 +21,10 @@ enum Kind {
 }
 
 /// Where a file is: its first cluster (0 for FAT12/16's fixed root directory) and size.
+/// What a directory walk calls for each entry, with its long name if it has one;
+/// `true` stops the walk.
+type Visitor<'v> = dyn FnMut(&[u8; ENTRY], Option<&[u8]>) -> bool + 'v;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct File {
     pub cluster: u32,
@@ -125,7 +129,7 @@ impl Volume {
         // what `fatlabel` changes).
         let root = volume.root();
         let mut entry_label = None;
-        volume.for_each_entry(device, root, |entry, _| {
+        volume.for_each_entry(device, root, &mut |entry, _| {
             if entry[11] & ATTR_VOLUME_ID != 0 && entry[11] != ATTR_LONG_NAME {
                 let mut found = [0u8; 11];
                 found.copy_from_slice(&entry[..11]);
@@ -156,7 +160,7 @@ impl Volume {
 
     fn lookup<D: Device>(&self, device: &mut D, directory: File, wanted: &[u8]) -> Result<Option<File>, SeedError> {
         let mut found = None;
-        self.for_each_entry(device, directory, |entry, long_name| {
+        self.for_each_entry(device, directory, &mut |entry, long_name| {
             let attr = entry[11];
             if attr == ATTR_LONG_NAME || attr & ATTR_VOLUME_ID != 0 {
                 return false;
@@ -228,7 +232,10 @@ impl Volume {
 
     /// Calls `visit` with each 32-byte entry of a directory and the long name that
     /// precedes it, until `visit` returns true or the directory ends.
-    fn for_each_entry<D: Device>(&self, device: &mut D, directory: File, mut visit: impl FnMut(&[u8], Option<&[u8]>) -> bool) -> Result<(), SeedError> {
+    /// `visit` is a trait object and the walk never inlined: one copy serves the label
+    /// search and every lookup.
+    #[inline(never)]
+    fn for_each_entry<D: Device>(&self, device: &mut D, directory: File, visit: &mut Visitor<'_>) -> Result<(), SeedError> {
         let mut long = [0u8; NAME_LIMIT];
         let mut long_len: Option<usize> = None;
         let mut entry = [0u8; ENTRY];
@@ -269,11 +276,8 @@ impl Volume {
                     continue;
                 }
                 let at = (sequence - 1) * 13;
-                let mut chars = [0u16; 13];
-                for (slot, pos) in chars.iter_mut().zip([1, 3, 5, 7, 9, 14, 16, 18, 20, 22, 24, 28, 30]) {
-                    *slot = u16::from_le_bytes([entry[pos], entry[pos + 1]]);
-                }
-                for (i, &c) in chars.iter().enumerate() {
+                for (i, pos) in [1, 3, 5, 7, 9, 14, 16, 18, 20, 22, 24, 28, 30].into_iter().enumerate() {
+                    let c = u16::from_le_bytes([entry[pos], entry[pos + 1]]);
                     if c == 0 || c == 0xffff {
                         if entry[0] & 0x40 != 0 {
                             long_len = Some(at + i);
