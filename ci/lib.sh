@@ -19,9 +19,10 @@ PYTHON=/usr/bin/python3
 DEBIAN_PACKAGES="python3 python3-pytest python3-yaml iproute2 dnsmasq-base util-linux e2fsprogs fdisk gdisk xfsprogs btrfs-progs \
     cloud-guest-utils cloud-init cloud-image-utils genisoimage dosfstools mtools openssh-client busybox-static strace make mandoc systemd dropbear-bin"
 
-install_test_tools() {
+# The Debian packages named that are not installed yet, installed; apt is asked only then.
+install_missing() {
     local missing=()
-    for package in $DEBIAN_PACKAGES; do
+    for package in "$@"; do
         dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "ok installed" || missing+=("$package")
     done
     if [ ${#missing[@]} -gt 0 ]; then
@@ -31,20 +32,18 @@ install_test_tools() {
     fi
 }
 
+install_test_tools() {
+    # shellcheck disable=SC2086 # a list of package names
+    install_missing $DEBIAN_PACKAGES
+}
+
 # The aarch64 cross build: rustup's target, Debian's cross gcc (linker driver) and
 # qemu-user (runs the binary and core's tests on this x86_64 machine).
 AARCH64_PACKAGES="gcc-aarch64-linux-gnu qemu-user"
 
 install_aarch64_tools() {
-    local missing=()
-    for package in $AARCH64_PACKAGES; do
-        dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "ok installed" || missing+=("$package")
-    done
-    if [ ${#missing[@]} -gt 0 ]; then
-        step "installing ${missing[*]}"
-        apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
-    fi
+    # shellcheck disable=SC2086 # a list of package names
+    install_missing $AARCH64_PACKAGES
     if ! rustup target list --installed | grep -qx aarch64-unknown-linux-gnu; then
         step "installing Rust's aarch64-unknown-linux-gnu target"
         rustup target add aarch64-unknown-linux-gnu

@@ -155,20 +155,7 @@ impl<'a> Elf<'a> {
     /// (size, mangled name) of every function and object symbol.
     #[cfg(test)]
     pub fn function_and_object_symbols(&self) -> Result<Vec<(u64, String)>, String> {
-        let sections = self.raw_sections()?;
-        let symtab = sections.iter().find(|s| s.kind == SHT_SYMTAB).ok_or("no symbol table: pass the build that keeps symbols")?;
-        let strtab = sections.get(symtab.link as usize).ok_or("symbol table names no string table")?;
-        let entry_size = symtab.entry_size.max(24);
-        let mut out = Vec::new();
-        for i in 0..symtab.size / entry_size {
-            let at = symtab.offset + i * entry_size;
-            let kind = self.bytes(at + 4, 1)?[0] & 0xf;
-            let size = self.u64_at(at + 16)?;
-            if size > 0 && (kind == STT_FUNC || kind == STT_OBJECT) {
-                out.push((size, self.string(strtab, self.u32_at(at)?)?.to_string()));
-            }
-        }
-        Ok(out)
+        Ok(self.symbols()?.into_iter().map(|symbol| (symbol.size, symbol.name)).collect())
     }
 }
 
