@@ -58,6 +58,11 @@ def boot(tmp_path, image, netdev, timeout=600):
 
 def test_aarch64_first_boot_grows_root_and_bootstraps(arm64_guest, tmp_path):
     image, offset = make_disk(tmp_path, "gpt", ["-b", "4096"])
+    # The image's own /bin/sh is busybox, for the guest's architecture: user-data runs
+    # chrooted into the image (make_disk's root has the host's).
+    for command in ("rm /bin/busybox", f"write {ARM64 / 'busybox/bin/busybox'} /bin/busybox", "sif /bin/busybox mode 0100755"):
+        done = subprocess.run(["debugfs", "-w", "-R", command, f"{image}?offset={offset}"], capture_output=True, text=True)
+        assert done.returncode == 0, done
     port = free_port()
     directory = tmp_path / "imds"
     directory.mkdir()
