@@ -17,9 +17,9 @@ use crate::output::{Line, Shown};
 use crate::state;
 
 /// The image's key generator.
-const SSH_KEYGEN: &[u8] = b"/usr/bin/ssh-keygen";
+const SSH_KEYGEN: &CStr = c"/usr/bin/ssh-keygen";
 /// Dropbear's, in an image without OpenSSH.
-const DROPBEARKEY: &[u8] = b"/usr/bin/dropbearkey";
+const DROPBEARKEY: &CStr = c"/usr/bin/dropbearkey";
 /// `$TINY_CLOUD_VAR/.ssh-host-keys`: the instance whose host keys were made, so that a
 /// rerun on the same instance keeps them (and the fingerprints its owner has seen).
 use wisp_core::state_files::SSH_HOST_KEYS_DONE as DONE_FILE;
@@ -51,14 +51,12 @@ pub fn set_ssh_host_keys(ctx: &mut Context<'_>, var: &Dir, config: Option<&Cloud
         }
         None => types.extend(DEFAULT_TYPES),
     }
-    let keygen = ctx.path(SSH_KEYGEN)?;
-    let has_keygen = matches!(fs::metadata(keygen.as_cstr()), Ok(Some(m)) if m.is_file());
+    let has_keygen = matches!(fs::metadata(ctx.path(SSH_KEYGEN.to_bytes())?.as_cstr()), Ok(Some(m)) if m.is_file());
     if !has_keygen && given.is_none() {
-        let dropbearkey = ctx.path(DROPBEARKEY)?;
-        if !matches!(fs::metadata(dropbearkey.as_cstr()), Ok(Some(m)) if m.is_file()) {
+        if !matches!(fs::metadata(ctx.path(DROPBEARKEY.to_bytes())?.as_cstr()), Ok(Some(m)) if m.is_file()) {
             return Ok(msg!("no /usr/bin/ssh-keygen or dropbearkey in the image: its host keys are left as they are"));
         }
-        let (made, printed) = dropbear_keys(ctx, var, &dropbearkey, delete, &types)?;
+        let (made, printed) = dropbear_keys(ctx, var, delete, &types)?;
         mark_done(var, instance_id)?;
         return Ok(msg!("dropbear: {made} made, {printed} fingerprints printed, the image's removed: {delete}"));
     }
@@ -94,7 +92,7 @@ pub fn set_ssh_host_keys(ctx: &mut Context<'_>, var: &Dir, config: Option<&Cloud
             }
             let files = (ssh_host_keys::given_key_file(&private), ssh_host_keys::given_key_file(&public));
             if let (Some((private, _)), Some((public, _))) = files {
-                derive_public(ctx, &keygen, &etc_ssh, &private, &public)?;
+                derive_public(ctx, &etc_ssh, &private, &public)?;
                 made += 1;
             }
         }
@@ -109,7 +107,7 @@ pub fn set_ssh_host_keys(ctx: &mut Context<'_>, var: &Dir, config: Option<&Cloud
                 continue;
             }
             let inside = inside_root(&path[..len])?;
-            generate(ctx, &keygen, &[c"-q", c"-t", type_arg(key_type)?.as_cstr(), c"-N", c"", c"-f", inside.as_cstr()], None)?;
+            generate(ctx, &[c"-q", c"-t", type_arg(key_type)?.as_cstr(), c"-N", c"", c"-f", inside.as_cstr()], None)?;
             made += 1;
         }
     }
@@ -139,7 +137,7 @@ fn mark_done(var: &Dir, instance_id: &[u8]) -> Result<(), Line> {
 /// dropbear and no OpenSSH: removed when `delete`, the missing `types` made with its
 /// `dropbearkey -t TYPE -f FILE`, and each one's fingerprint printed from the public key
 /// `dropbearkey -y` shows (caught in a scratch file in TINY_CLOUD_VAR).
-fn dropbear_keys(ctx: &mut Context<'_>, var: &Dir, dropbearkey: &CPath, delete: bool, types: &[&str]) -> Result<(usize, usize), Line> {
+fn dropbear_keys(ctx: &mut Context<'_>, var: &Dir, delete: bool, types: &[&str]) -> Result<(usize, usize), Line> {
     let dir = ctx.create_dir(b"/etc/dropbear")?;
     let is_key = |name: &[u8]| name.starts_with(b"dropbear_") && name.ends_with(b"_host_key");
     if delete {
@@ -158,7 +156,7 @@ fn dropbear_keys(ctx: &mut Context<'_>, var: &Dir, dropbearkey: &CPath, delete: 
             continue;
         }
         let target = inside_root(&joined(&[b"/etc/dropbear/", name.as_bytes()]))?;
-        run_dropbearkey(ctx, dropbearkey, &[c"-t", type_arg(key_type)?.as_cstr(), c"-f", target.as_cstr()], None)?;
+        run_dropbearkey(ctx, &[c"-t", type_arg(key_type)?.as_cstr(), c"-f", target.as_cstr()], None)?;
         made += 1;
     }
     let files = host_key_files(&dir, is_key)?;
@@ -166,7 +164,7 @@ fn dropbear_keys(ctx: &mut Context<'_>, var: &Dir, dropbearkey: &CPath, delete: 
     for name in &files {
         let target = inside_root(&joined(&[b"/etc/dropbear/", name.as_bytes()]))?;
         let scratch = var.create_truncate(SCRATCH, 0o600).map_err(|e| crate::output::os_error(".host-key-public", e))?;
-        run_dropbearkey(ctx, dropbearkey, &[c"-y", c"-f", target.as_cstr()], Some(scratch.as_fd()))?;
+        run_dropbearkey(ctx, &[c"-y", c"-f", target.as_cstr()], Some(scratch.as_fd()))?;
         let mut shown = [0u8; 2 * ssh_host_keys::BLOB_LIMIT];
         let len = var.read(SCRATCH, &mut shown).ok().flatten().unwrap_or(0);
         let _ = var.remove(SCRATCH);
@@ -182,14 +180,13 @@ fn dropbear_keys(ctx: &mut Context<'_>, var: &Dir, dropbearkey: &CPath, delete: 
 const SCRATCH: &[u8] = b".host-key-public";
 
 /// The image's dropbearkey with `args`: the one place wisp runs it.
-fn run_dropbearkey(ctx: &Context<'_>, dropbearkey: &CPath, args: &[&CStr], output: Option<BorrowedFd<'_>>) -> Result<(), Line> {
+fn run_dropbearkey(ctx: &Context<'_>, args: &[&CStr], output: Option<BorrowedFd<'_>>) -> Result<(), Line> {
     let mut argv: heapless::Vec<&CStr, 8> = heapless::Vec::new();
     let _ = argv.push(c"dropbearkey");
     let _ = argv.extend_from_slice(args);
     let output = output.unwrap_or(wisp_os_linux::stdio::stderr());
     // Run chrooted into the root: the program and its files by their paths inside it.
-    let _ = dropbearkey;
-    match crate::scripts::execute(ctx, c"/usr/bin/dropbearkey", &argv, None, output)? {
+    match crate::scripts::execute(ctx, DROPBEARKEY, &argv, None, output)? {
         ExitStatus::Exited(0) => Ok(()),
         _ => Err(msg!("/usr/bin/dropbearkey {} failed", Shown(argv.last().map_or(&b""[..], |a| a.to_bytes())))),
     }
@@ -213,26 +210,25 @@ fn type_arg(key_type: &str) -> Result<CPath, Line> {
 }
 
 /// `ssh-keygen -y -f PRIVATE > PUBLIC`, as cloud-init makes a public key it was not given.
-fn derive_public(ctx: &Context<'_>, keygen: &CPath, etc_ssh: &Dir, private: &str, public: &str) -> Result<(), Line> {
+fn derive_public(ctx: &Context<'_>, etc_ssh: &Dir, private: &str, public: &str) -> Result<(), Line> {
     let mut path = [0u8; 64];
     let mut out = wisp_core::out::Out::new(&mut path);
     let _ = out.put_all(&[b"/etc/ssh/", private.as_bytes()]);
     let len = out.len();
     let private_path = inside_root(&path[..len])?;
     let output = etc_ssh.create_truncate(public.as_bytes(), 0o644).map_err(|e| crate::output::os_error("/etc/ssh", e))?;
-    generate(ctx, keygen, &[c"-y", c"-f", private_path.as_cstr()], Some(output.as_fd()))
+    generate(ctx, &[c"-y", c"-f", private_path.as_cstr()], Some(output.as_fd()))
 }
 
 /// The image's key generator with `args`, its output to `output` (else standard error):
 /// the one place wisp runs it (the binary and its files both under --root).
-fn generate(ctx: &Context<'_>, keygen: &CPath, args: &[&CStr], output: Option<BorrowedFd<'_>>) -> Result<(), Line> {
+fn generate(ctx: &Context<'_>, args: &[&CStr], output: Option<BorrowedFd<'_>>) -> Result<(), Line> {
     let mut argv: heapless::Vec<&CStr, 8> = heapless::Vec::new();
     let _ = argv.push(c"ssh-keygen");
     let _ = argv.extend_from_slice(args);
     let output = output.unwrap_or(wisp_os_linux::stdio::stderr());
     // Run chrooted into the root: the program and its files by their paths inside it.
-    let _ = keygen;
-    match crate::scripts::execute(ctx, c"/usr/bin/ssh-keygen", &argv, None, output)? {
+    match crate::scripts::execute(ctx, SSH_KEYGEN, &argv, None, output)? {
         ExitStatus::Exited(0) => Ok(()),
         _ => Err(msg!("/usr/bin/ssh-keygen {} failed", Shown(argv.last().map_or(&b""[..], |a| a.to_bytes())))),
     }
