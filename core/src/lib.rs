@@ -4,7 +4,9 @@
 #![cfg_attr(not(test), no_std)]
 #![forbid(unsafe_code)]
 
-// Shared pieces: readers and writers of bytes, clocks, checksums.
+// What core asks of the system (one trait per concern), and shared pieces: readers and
+// writers of bytes, clocks, checksums.
+pub mod host;
 pub mod clock;
 pub mod crc32;
 #[cfg(test)]

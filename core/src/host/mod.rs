@@ -1,0 +1,34 @@
+//! What core asks of the system it runs on.
+//!
+//! Every decision in core is written against these traits, never against system calls, so
+//! that it is unit-tested with an in-memory host (no root, no network, no disk). bin
+//! implements them for Linux over os-linux; each test implements only what it needs.
+//!
+//! One trait per concern, each in its own module, so a rule asks for exactly what it uses
+//! (`fn plan(disk: &mut impl BlockDevice)`) and a test fakes exactly that. `Host` is the
+//! union the phase runner takes. A trait method is as thin as the call it stands for:
+//! it takes caller-owned buffers, returns what the system said, and decides nothing.
+
+use core::fmt;
+
+/// A call the host could not make, as the system reported it: the errno, kept as a
+/// number so core needs no system crate; bin turns it back into words for messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HostError {
+    pub errno: i32,
+}
+
+impl HostError {
+    /// No such file or directory: for most reads, "absent" rather than a failure.
+    pub const NOT_FOUND: HostError = HostError { errno: 2 };
+
+    pub fn is_not_found(self) -> bool {
+        self == Self::NOT_FOUND
+    }
+}
+
+impl fmt::Display for HostError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "errno {}", self.errno)
+    }
+}
