@@ -42,6 +42,9 @@ mod features;
 mod fetch;
 #[cfg(feature = "grow")]
 mod grow;
+// Until every host call goes through it (issue #12), parts of it are unused.
+#[allow(dead_code)]
+mod host;
 #[cfg(feature = "ssh")]
 mod host_keys;
 mod imds;

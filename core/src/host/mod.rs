@@ -11,6 +11,10 @@
 
 use core::fmt;
 
+pub mod files;
+#[cfg(test)]
+pub mod memory;
+
 /// A call the host could not make, as the system reported it: the errno, kept as a
 /// number so core needs no system crate; bin turns it back into words for messages.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
