@@ -172,6 +172,51 @@ def test_one_boot_fetches_once_for_its_four_phases(run, imds, root, tmp_path):
     assert (root / "var/lib/cloud/.bootstrap-complete").exists()
 
 
+# AWS's Xen instances: DMI names no instance-id, but the system UUID is the instance's own.
+XEN_UUID = "EC2E1916-9099-7CAF-FD21-012345ABCDEF"
+
+
+def test_a_later_boot_on_aws_xen_asks_nothing_when_its_uuid_is_the_one_remembered(run, imds, root, tmp_path):
+    dmi = root / "sys/class/dmi/id"
+    (dmi / "sys_vendor").write_text("Xen\n")
+    (dmi / "product_uuid").write_text(XEN_UUID + "\n")
+    server = imds(aws_metadata(user_data=SCRIPT))
+    four_phases(run, root, tmp_path)
+    assert len(server.requests()) == AWS_FIRST_BOOT_REQUESTS, [r["path"] for r in server.requests()]
+    # The completion marker remembers the machine it vouches for.
+    marker = root / "var/lib/cloud/.bootstrap-complete"
+    assert marker.read_text() == XEN_UUID and marker.stat().st_mode & 0o777 == 0o600
+    # A later boot, as a newer kernel prints the UUID: nothing asked, nothing run again.
+    (dmi / "product_uuid").write_text(XEN_UUID.lower() + "\n")
+    server.clear_log()
+    before = (root / "var/log/user-data.log").read_text()
+    four_phases(run, root, tmp_path)
+    assert server.requests() == []
+    assert (root / "var/log/user-data.log").read_text() == before
+    # An image of this instance started as a new one: another UUID, so the service is
+    # asked, and the new instance-id bootstraps again.
+    (dmi / "product_uuid").write_text("EC2A0A0A-1111-2222-3333-444455556666\n")
+    server.update(instance_id="i-0fedcba9876543210")
+    server.clear_log()
+    four_phases(run, root, tmp_path)
+    assert [r["path"] for r in server.requests()][:2] == ["/latest/api/token", "/latest/meta-data/instance-id"]
+    assert (root / "var/lib/cloud/.instance-id").read_text() == "i-0fedcba9876543210\n"
+    assert marker.read_text() == "EC2A0A0A-1111-2222-3333-444455556666"
+
+
+@pytest.mark.parametrize("shared", ["00000000-0000-0000-0000-000000000000", "03000200-0400-0500-0006-000700080009"])
+def test_a_uuid_that_is_not_ec2s_is_never_trusted_to_name_the_instance(shared, run, imds, root, tmp_path):
+    # Hypervisors that give every guest one UUID (or a bogus one): equal on a later boot,
+    # and on every other machine the image starts on.
+    (root / "sys/class/dmi/id/product_uuid").write_text(shared + "\n")
+    server = imds(aws_metadata(user_data=SCRIPT))
+    four_phases(run, root, tmp_path)
+    assert (root / "var/lib/cloud/.bootstrap-complete").read_text() == ""
+    server.clear_log()
+    four_phases(run, root, tmp_path)
+    assert [r["path"] for r in server.requests()] == ["/latest/api/token", "/latest/meta-data/instance-id"]
+
+
 def test_a_phase_run_again_in_the_same_boot_reads_what_was_kept(run, imds, root):
     server = imds(aws_metadata(user_data=SCRIPT))
     new_boot(root)

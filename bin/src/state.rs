@@ -44,8 +44,10 @@ pub fn set_complete(ctx: &Context<'_>, var: &Dir, complete: bool) -> Result<(), 
         }
         sync_once(var)?;
         crate::markers::synced();
-        // Empty: only its name needs to be durable, which the directory's fsync makes it.
-        var.write_volatile(MARKER, b"", 0o644).map_err(fail)?;
+        // Only its name needs to be durable, which the directory's fsync makes it: a
+        // crash that loses what it remembers costs a later boot a request, nothing else.
+        // 0600: the kernel keeps product_uuid for root.
+        var.write_volatile(MARKER, crate::boot_cache::instance_uuid(ctx, &mut [[0; 128]; 3]), 0o600).map_err(fail)?;
     } else {
         var.remove(MARKER).map_err(fail)?;
     }

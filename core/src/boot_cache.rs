@@ -69,26 +69,52 @@ fn split_once(line: &[u8], separator: u8) -> Option<(&[u8], &[u8])> {
     Some((&line[..at], &line[at + 1..]))
 }
 
-/// The DMI values that name the instance on some platforms.
+/// The DMI values that name the instance on some platforms, each as read (an unreadable
+/// file is empty).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct InstanceDmi<'a> {
     /// AWS Nitro's `board_asset_tag`: the instance-id itself.
     pub board_asset_tag: &'a [u8],
     /// Azure's `product_uuid`: the vmId (its first three fields byte-swapped on some
-    /// generations, which cloud-init also accepts).
+    /// generations, which cloud-init also accepts). On AWS, the instance's own UUID.
     pub product_uuid: &'a [u8],
+    /// Xen's `/sys/hypervisor/uuid`: on AWS's Xen PV instances, which have no DMI, the
+    /// instance's own UUID.
+    pub hypervisor_uuid: &'a [u8],
+}
+
+/// What the completion marker remembers of this machine: its EC2 UUID (AWS gives each
+/// instance its own, starting "ec2" in either byte order, in DMI's `product_uuid` or,
+/// on Xen PV, the hypervisor's), or nothing.
+///
+/// Only that form is remembered: other platforms' UUIDs are not known to name one
+/// instance alone. Some hypervisors give every guest the same one (all zeros, all ones,
+/// `03000200-0400-0500-0006-000700080009`), and a cloned VM keeps its source's; none of
+/// those starts with "ec2".
+pub fn instance_uuid<'a>(dmi: &InstanceDmi<'a>) -> Option<&'a [u8]> {
+    [dmi.product_uuid, dmi.hypervisor_uuid].into_iter().map(<[u8]>::trim_ascii).find(|uuid| crate::detect::is_ec2_uuid(uuid))
 }
 
 /// Whether the DMI says this is the instance `saved_id` names: `Some(true)` the same,
-/// `Some(false)` another one, `None` when this platform's DMI does not name its instance
-/// (ask the metadata service).
-pub fn same_instance(cloud: Cloud, dmi: &InstanceDmi<'_>, saved_id: &[u8]) -> Option<bool> {
+/// `Some(false)` another one, `None` when it cannot tell (ask the metadata service).
+/// `remembered` is what the completion marker holds (`instance_uuid` when it was set).
+///
+/// On AWS, a `board_asset_tag` that is an instance-id (Nitro) decides; elsewhere the
+/// EC2 UUID decides when it is the one remembered, as only the instance whose bootstrap
+/// completed has it: a captured image started as a new instance has another. A UUID that
+/// differs says nothing (the kernel may print it another way after an upgrade): the
+/// service is asked.
+pub fn same_instance(cloud: Cloud, dmi: &InstanceDmi<'_>, saved_id: &[u8], remembered: &[u8]) -> Option<bool> {
     let saved_id = saved_id.trim_ascii();
     match cloud {
         Cloud::Aws => {
             let tag = dmi.board_asset_tag.trim_ascii();
             let is_instance_id = tag.len() > 2 && tag.starts_with(b"i-") && tag[2..].iter().all(u8::is_ascii_hexdigit);
-            is_instance_id.then(|| tag == saved_id)
+            if is_instance_id {
+                return Some(tag == saved_id);
+            }
+            // Kernels before 4.15 print product_uuid in capitals, later ones not.
+            instance_uuid(dmi).filter(|uuid| uuid.eq_ignore_ascii_case(remembered.trim_ascii())).map(|_| true)
         }
         Cloud::Azure => {
             let uuid = dmi.product_uuid.trim_ascii();
@@ -155,24 +181,73 @@ mod tests {
     #[test]
     fn aws_nitro_names_the_instance_in_its_board_asset_tag() {
         let nitro = InstanceDmi { board_asset_tag: b"i-0123456789abcdef0\n", ..InstanceDmi::default() };
-        assert_eq!(same_instance(Cloud::Aws, &nitro, b"i-0123456789abcdef0\n"), Some(true));
-        assert_eq!(same_instance(Cloud::Aws, &nitro, b"i-0fedcba9876543210"), Some(false));
+        assert_eq!(same_instance(Cloud::Aws, &nitro, b"i-0123456789abcdef0\n", b""), Some(true));
+        assert_eq!(same_instance(Cloud::Aws, &nitro, b"i-0fedcba9876543210", b""), Some(false));
         // Xen instances have no such tag, and other values are not instance-ids.
-        assert_eq!(same_instance(Cloud::Aws, &InstanceDmi::default(), b"i-0123456789abcdef0"), None);
+        assert_eq!(same_instance(Cloud::Aws, &InstanceDmi::default(), b"i-0123456789abcdef0", b""), None);
         let other = InstanceDmi { board_asset_tag: b"Not Specified", ..InstanceDmi::default() };
-        assert_eq!(same_instance(Cloud::Aws, &other, b"i-0123456789abcdef0"), None);
-        assert_eq!(same_instance(Cloud::Gcp, &nitro, b"i-0123456789abcdef0"), None);
+        assert_eq!(same_instance(Cloud::Aws, &other, b"i-0123456789abcdef0", b""), None);
+        assert_eq!(same_instance(Cloud::Gcp, &nitro, b"i-0123456789abcdef0", b""), None);
+    }
+
+    const XEN_UUID: &[u8] = b"EC2E1916-9099-7CAF-FD21-012345ABCDEF";
+
+    #[test]
+    fn aws_xen_is_the_same_instance_when_its_uuid_is_the_one_remembered() {
+        let xen = InstanceDmi { product_uuid: b"EC2E1916-9099-7CAF-FD21-012345ABCDEF\n", ..InstanceDmi::default() };
+        assert_eq!(instance_uuid(&xen), Some(XEN_UUID));
+        assert_eq!(same_instance(Cloud::Aws, &xen, b"i-0123456789abcdef0", b"EC2E1916-9099-7CAF-FD21-012345ABCDEF\n"), Some(true));
+        // Another kernel prints it in small letters.
+        assert_eq!(same_instance(Cloud::Aws, &xen, b"i-0123456789abcdef0", b"ec2e1916-9099-7caf-fd21-012345abcdef"), Some(true));
+        // Little-endian firmware's form is this instance's too.
+        let swapped = InstanceDmi { product_uuid: b"45E12AEC-DCD1-B213-94ED-012345ABCDEF", ..InstanceDmi::default() };
+        assert_eq!(same_instance(Cloud::Aws, &swapped, b"i-0", b"45e12aec-dcd1-b213-94ed-012345abcdef"), Some(true));
+        // Xen PV has no DMI: the hypervisor's UUID.
+        let pv = InstanceDmi { hypervisor_uuid: b"ec2e1916-9099-7caf-fd21-012345abcdef\n", ..InstanceDmi::default() };
+        assert_eq!(same_instance(Cloud::Aws, &pv, b"i-0", XEN_UUID), Some(true));
+    }
+
+    #[test]
+    fn aws_asks_when_the_uuid_cannot_vouch_for_the_instance() {
+        let xen = InstanceDmi { product_uuid: XEN_UUID, ..InstanceDmi::default() };
+        // A captured image started as a new instance: another UUID. Asking tells.
+        assert_eq!(same_instance(Cloud::Aws, &xen, b"i-0", b"EC2AAAAA-9099-7CAF-FD21-012345ABCDEF"), None);
+        // A marker set before UUIDs were remembered, or cut by a crash.
+        assert_eq!(same_instance(Cloud::Aws, &xen, b"i-0", b""), None);
+        assert_eq!(same_instance(Cloud::Aws, &xen, b"i-0", b"EC2E1916-9099"), None);
+        // UUIDs that are not EC2's are never remembered nor trusted, even when equal:
+        // hypervisors that give every guest the same one, or a bogus one.
+        for shared in [
+            &b"00000000-0000-0000-0000-000000000000"[..],
+            b"FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF",
+            b"03000200-0400-0500-0006-000700080009",
+            b"5a3f0c2e-1111-2222-3333-444455556666",
+        ] {
+            let dmi = InstanceDmi { product_uuid: shared, hypervisor_uuid: shared, ..InstanceDmi::default() };
+            assert_eq!(instance_uuid(&dmi), None);
+            assert_eq!(same_instance(Cloud::Aws, &dmi, b"i-0", shared), None);
+        }
+        // "ec2" and something else is not a UUID.
+        let short = InstanceDmi { product_uuid: b"ec2", ..InstanceDmi::default() };
+        assert_eq!(same_instance(Cloud::Aws, &short, b"i-0", b"ec2"), None);
+        // Only on AWS, whose UUIDs these are.
+        assert_eq!(same_instance(Cloud::Gcp, &xen, b"i-0", XEN_UUID), None);
+        assert_eq!(same_instance(Cloud::Oci, &xen, b"i-0", XEN_UUID), None);
+        // Nitro's instance-id tag decides before the UUID: another instance-id is another
+        // instance, whatever the marker remembers.
+        let nitro = InstanceDmi { board_asset_tag: b"i-0fedcba9876543210", product_uuid: XEN_UUID, ..InstanceDmi::default() };
+        assert_eq!(same_instance(Cloud::Aws, &nitro, b"i-0123456789abcdef0", XEN_UUID), Some(false));
     }
 
     #[test]
     fn azure_names_the_vm_in_its_product_uuid_either_byte_order() {
         let vm_id = b"d0df4c54-4ecb-4a4b-9954-5bdf3ed5c3b8";
         let straight = InstanceDmi { product_uuid: b"D0DF4C54-4ECB-4A4B-9954-5BDF3ED5C3B8\n", ..InstanceDmi::default() };
-        assert_eq!(same_instance(Cloud::Azure, &straight, vm_id), Some(true));
+        assert_eq!(same_instance(Cloud::Azure, &straight, vm_id, b""), Some(true));
         let swapped = InstanceDmi { product_uuid: b"544cdfd0-cb4e-4b4a-9954-5bdf3ed5c3b8", ..InstanceDmi::default() };
-        assert_eq!(same_instance(Cloud::Azure, &swapped, vm_id), Some(true));
-        assert_eq!(same_instance(Cloud::Azure, &straight, b"11111111-4ecb-4a4b-9954-5bdf3ed5c3b8"), Some(false));
+        assert_eq!(same_instance(Cloud::Azure, &swapped, vm_id, b""), Some(true));
+        assert_eq!(same_instance(Cloud::Azure, &straight, b"11111111-4ecb-4a4b-9954-5bdf3ed5c3b8", b""), Some(false));
         let garbage = InstanceDmi { product_uuid: b"not a uuid", ..InstanceDmi::default() };
-        assert_eq!(same_instance(Cloud::Azure, &garbage, vm_id), None);
+        assert_eq!(same_instance(Cloud::Azure, &garbage, vm_id, b""), None);
     }
 }

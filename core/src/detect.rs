@@ -54,7 +54,7 @@ pub fn is_openstack(dmi: &Dmi<'_>) -> bool {
 /// Xen-era EC2 instances lack "Amazon EC2" in sys_vendor but their UUID starts with
 /// "ec2"; some firmware prints the first field byte-swapped (`45E12AEC-...` for
 /// `EC2AE145-...`), which puts "ec" at offset 6 and the "2" at offset 4.
-fn is_ec2_uuid(uuid: &[u8]) -> bool {
+pub(crate) fn is_ec2_uuid(uuid: &[u8]) -> bool {
     let lower = |i: usize| uuid.get(i).map(u8::to_ascii_lowercase);
     let straight = lower(0) == Some(b'e') && lower(1) == Some(b'c') && lower(2) == Some(b'2');
     let swapped = lower(6) == Some(b'e') && lower(7) == Some(b'c') && lower(4) == Some(b'2');
