@@ -15,6 +15,7 @@ const TREE_DEPTH_LIMIT: usize = 2;
 /// Names taken from a directory per listing; the listing is repeated until nothing is left.
 const NAMES_PER_PASS: usize = 16;
 
+#[inline(never)]
 pub fn command(ctx: &Context<'_>, options: Options) -> i32 {
     match clean(ctx, options) {
         Ok(()) => 0,

@@ -12,6 +12,7 @@ use crate::{EXIT_FAILED, EXIT_USAGE};
 /// `wisp imds KEY...`: each value on standard output, in order. Known keys print the
 /// value (keys one per line, user-data byte for byte); any other key is a path of the
 /// provider, printed as served.
+#[inline(never)]
 pub fn imds(ctx: &mut Context<'_>, keys: &[&[u8]]) -> i32 {
     // Only reads: a detected cloud is not remembered, a seed's extras are not kept.
     let cloud = match ctx.cloud_read_only() {
@@ -100,6 +101,7 @@ fn print_line(value: &[u8]) {
 /// `wisp status`: "complete" or "incomplete", then the saved instance-id. `--wait` first
 /// waits for this boot's `result.json` (for at most `timeout_s`), as `cloud-init status
 /// --wait` does, and exits by its errors. Writes nothing.
+#[inline(never)]
 pub fn status(ctx: &Context<'_>, wait: bool, timeout_s: Option<u32>) -> i32 {
     let mut failed = false;
     if wait {
@@ -135,6 +137,7 @@ pub fn status(ctx: &Context<'_>, wait: bool, timeout_s: Option<u32>) -> i32 {
 }
 
 /// `wisp mark complete|incomplete`.
+#[inline(never)]
 pub fn mark(ctx: &Context<'_>, complete: bool) -> i32 {
     match ctx.var_dir().and_then(|var| state::set_complete(ctx, &var, complete)) {
         Ok(()) => 0,

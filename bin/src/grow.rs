@@ -27,6 +27,7 @@ pub fn expand_root(ctx: &mut Context<'_>) -> Result<Line, Line> {
     grow_mount(ctx, root.as_bytes())
 }
 
+#[inline(never)]
 pub fn command(ctx: &mut Context<'_>, target: GrowTarget<'_>) -> i32 {
     let result = match target {
         GrowTarget::Mount(mountpoint) => grow_mount(ctx, mountpoint),

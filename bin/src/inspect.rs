@@ -14,6 +14,7 @@ use crate::output::{self, Line, Shown};
 use crate::userdata::{self, Includes};
 use crate::EXIT_FAILED;
 
+#[inline(never)]
 pub fn show(ctx: &Context<'_>, file: Option<&[u8]>) -> i32 {
     match show_document(ctx, file) {
         Ok(()) => 0,

@@ -117,6 +117,7 @@ pub fn set_ephemeral_network(ctx: &mut Context<'_>, metadata: &mut Metadata) -> 
 /// MAC and loses the global ones it does not list, as tiny-cloud's `imds-net-sync`.
 /// Interfaces the metadata does not know are left alone; IPv6 is managed only where the
 /// metadata lists `ipv6s`.
+#[inline(never)]
 pub fn net_sync(ctx: &mut Context<'_>) -> i32 {
     match sync_addresses(ctx) {
         Ok(()) => 0,
