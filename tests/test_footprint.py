@@ -1,8 +1,11 @@
 """What a run costs the machine: address space, sync calls and metadata requests, counted
 (never timed) on the real binary."""
 
+import ctypes
 import gzip
+import os
 import resource
+import signal
 import shutil
 import struct
 import subprocess
@@ -11,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import aws_metadata
+from conftest import RUNNER, aws_metadata
 
 # The binary's own footprint, file and zero-filled memory together, stays under this.
 FOOTPRINT_LIMIT = 1024 * 1024
@@ -51,6 +54,62 @@ def test_version_and_help_run_under_a_small_address_space_limit(wisp):
     assert result.returncode == 0 and result.stdout.startswith("wisp "), result
     result = run_limited(wisp, "--help", limit=ADDRESS_SPACE_LIMIT)
     assert result.returncode == 0 and "bootstrap" in result.stdout, result
+
+
+# The stack commands that do little touch: main's own frame is small, and the commands'
+# frames (some large: Rust's stack probes touch every page of a frame) are touched only by
+# the command that runs. `status` loads the configuration (a 32 KiB buffer). Both touched
+# about 300 KiB more when main's frame held every command's.
+SMALL_COMMAND_STACK_LIMITS_KIB = {"--version": 32, "status": 64}
+
+libc = ctypes.CDLL(None, use_errno=True)
+libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
+libc.ptrace.restype = ctypes.c_long
+PTRACE_TRACEME, PTRACE_CONT, PTRACE_SETOPTIONS = 0, 7, 0x4200
+PTRACE_O_TRACEEXIT, PTRACE_O_EXITKILL, PTRACE_EVENT_EXIT = 0x40, 0x100000, 6
+
+
+def stack_kib_at_exit(argv):
+    """The stack pages resident when `argv` exits (all it ever touched: a stack does not
+    shrink), read from /proc/PID/smaps at ptrace's exit stop; and the exit status."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, 1)
+            libc.ptrace(PTRACE_TRACEME, 0, None, None)
+            os.execv(argv[0], argv)
+        finally:
+            os._exit(127)
+    os.waitpid(pid, 0)
+    libc.ptrace(PTRACE_SETOPTIONS, pid, None, PTRACE_O_TRACEEXIT | PTRACE_O_EXITKILL)
+    stack, deliver = None, 0
+    while True:
+        libc.ptrace(PTRACE_CONT, pid, None, deliver)
+        _, status = os.waitpid(pid, 0)
+        if os.WIFEXITED(status):
+            return stack, os.WEXITSTATUS(status)
+        assert os.WIFSTOPPED(status), status
+        deliver = 0
+        if status >> 8 == signal.SIGTRAP | (PTRACE_EVENT_EXIT << 8):
+            in_stack = False
+            for line in Path(f"/proc/{pid}/smaps").read_text().splitlines():
+                fields = line.split()
+                if "-" in fields[0] and len(fields) >= 5:
+                    in_stack = fields[-1] == "[stack]"
+                elif in_stack and fields[0] == "Rss:":
+                    stack = int(fields[1])
+        else:
+            deliver = os.WSTOPSIG(status)
+
+
+def test_small_commands_touch_little_stack(wisp, root):
+    if RUNNER is not None:
+        pytest.skip("measures the native process's stack, not an emulator's")
+    for args in (["--version"], ["--root", str(root), "status"]):
+        stack, status = stack_kib_at_exit([str(wisp), *args])
+        assert status in (0, 1) and stack is not None, (args, status)
+        assert stack <= SMALL_COMMAND_STACK_LIMITS_KIB[args[-1]], (args, f"{stack} KiB of stack")
 
 
 # A whole first boot with cloud-config user-data fits in this: the buffers it needs are
