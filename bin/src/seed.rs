@@ -226,8 +226,10 @@ fn find_volume(ctx: &crate::context::Context<'_>, accept: &mut dyn FnMut(&mut Bl
 pub fn load_azure_custom_data(ctx: &crate::context::Context<'_>, metadata: &mut crate::imds::Metadata) -> Result<Option<Line>, Line> {
     let mut has_ovf = |device: &mut BlockDevice, volume: &Volume| volume.has_file(device, &[b"ovf-env.xml"]);
     let Some(mut source) = find_volume(ctx, &mut has_ovf) else { return Ok(None) };
-    let mut xml = [0u8; 160 * 1024];
-    let len = source.read(&[b"ovf-env.xml"], &mut xml)?.unwrap_or(0);
+    // Mapped, not on the stack, whose probes would touch all of it at every call.
+    let mut room = crate::memory::map(160 * 1024, "ovf-env.xml")?;
+    let xml = room.as_mut_slice();
+    let len = source.read(&[b"ovf-env.xml"], xml)?.unwrap_or(0);
     let xml = &xml[..len];
     let found = azure::ovf_custom_data(xml, metadata.buffer(Item::UserData)).map_err(|e| msg!("ovf-env.xml CustomData: {e}"))?;
     if let Some(custom) = found {
