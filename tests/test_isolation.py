@@ -2,6 +2,9 @@
 the issue, against the fake IMDS, with the end state of every file it touches and the log.
 """
 
+import base64
+import gzip
+import json
 import os
 import time
 
@@ -365,7 +368,7 @@ write_files:
     result = run("bootstrap", root=root)
     assert result.rc == 0, result
     for text in ("cloud-config line 6 column 5: write_files: an entry has no path: left out",
-                 "cloud-config line 8 column 15: write_files: unknown encoding (text/plain, b64, gz+b64): left out",
+                 "cloud-config line 8 column 15: write_files: unknown encoding (text/plain, b64, gzip, gz+b64): left out",
                  "cloud-config line 10 column 11: write_files: path must be an absolute file path without ., .. or //: left out",
                  "cloud-config line 12 column 18: write_files: permissions are not an octal mode: left out"):
         warning(result, root, text)
@@ -379,6 +382,36 @@ write_files:
     assert complete(root)
     shown = run("userdata", "show", root=root)
     assert "wisp: warning: cloud-config line 6 column 5: write_files: an entry has no path: left out" in shown.stderr
+
+
+def test_write_files_gzip_binary_beside_a_good_entry_and_one_without_path(run, imds, root):
+    """The issue's document: one good entry, one without `path`, one `encoding: gzip`
+    with `content: !!binary |` (as cloud-init's and tiny-cloud's documentation write it).
+    The good and the gzip'd entries are written, the gunzipped bytes exactly; bytes
+    without an encoding are written as they are."""
+    payload = bytes(range(256)) + b"#!/bin/sh\necho from gzip\n"
+    gzipped = base64.encodebytes(gzip.compress(payload, mtime=0)).decode()
+    config = "#cloud-config\nwrite_files:\n  - path: /etc/app/good.conf\n    content: good\n  - content: no path here\n" \
+        "  - path: /usr/local/bin/from-gzip\n    encoding: gzip\n    permissions: '0755'\n    owner: alpine:alpine\n" \
+        "    content: !!binary |\n" + "".join("      " + line + "\n" for line in gzipped.splitlines()) + \
+        "  - path: /etc/app/raw.bin\n    content: !!binary AAEC/w==\n"
+    imds(aws_metadata(user_data=config))
+    result = run("bootstrap", root=root)
+    assert result.rc == 0, result
+    warning(result, root, "cloud-config line 5 column 5: write_files: an entry has no path: left out")
+    assert (root / "etc/app/good.conf").read_text() == "good"
+    assert stat(root / "etc/app/good.conf") == (0o644, 0, 0)
+    assert (root / "usr/local/bin/from-gzip").read_bytes() == payload
+    assert stat(root / "usr/local/bin/from-gzip") == (0o755, 1000, 1000)
+    assert (root / "etc/app/raw.bin").read_bytes() == bytes([0, 1, 2, 255])
+    assert stat(root / "etc/app/raw.bin") == (0o644, 0, 0)
+    assert "main/userdata_write_files: ok: 3 files written" in result.stderr
+    assert complete(root) and not leftover_temporaries(root)
+    shown = run("userdata", "show", root=root)
+    assert shown.rc == 0, shown
+    files = json.loads(shown.stdout)["cloud_config"]["write_files"]
+    assert files[2]["content"] == "ci-b64:" + base64.b64encode(gzip.compress(payload, mtime=0)).decode()
+    assert files[3]["content"] == "ci-b64:AAEC/w=="
 
 
 def test_a_write_that_fails_fails_the_action_after_the_others(run, imds, root):

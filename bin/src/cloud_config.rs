@@ -188,6 +188,7 @@ fn write_file(ctx: &Context<'_>, file: &WriteFile<'_>) -> Result<(), Line> {
     let decoded = match file.encoding {
         Encoding::Text => encoded,
         Encoding::Base64 => encoded / 4 * 3 + 3,
+        Encoding::Gzip => encoded.saturating_mul(2 * crate::userdata::DEFLATE_RATIO_LIMIT),
         Encoding::GzipBase64 => (encoded / 4 * 3 + 3).saturating_mul(2 * crate::userdata::DEFLATE_RATIO_LIMIT),
     };
     let mut room = crate::memory::map(old_size.saturating_add(decoded).min(USER_DATA_LIMIT), "write_files content")?;
@@ -212,7 +213,7 @@ fn write_file(ctx: &Context<'_>, file: &WriteFile<'_>) -> Result<(), Line> {
 
 /// The entry's content, decoded into `out`; its length.
 fn decode_content(file: &WriteFile<'_>, out: &mut [u8]) -> Result<usize, Line> {
-    let content = file.content.as_bytes();
+    let content = file.content;
     match file.encoding {
         Encoding::Text => {
             let limit = out.len();
@@ -220,13 +221,18 @@ fn decode_content(file: &WriteFile<'_>, out: &mut [u8]) -> Result<usize, Line> {
             Ok(content.len())
         }
         Encoding::Base64 => base64::decode(content, out).map_err(crate::output::line),
+        Encoding::Gzip => gunzip(content, out),
         Encoding::GzipBase64 => {
             let (inflated, encoded) = out.split_at_mut(out.len() / 2);
             let len = base64::decode(content, encoded).map_err(crate::output::line)?;
-            let mut state = miniz_oxide::inflate::core::DecompressorOxide::new();
-            gzip::decompress(&encoded[..len], inflated, &mut state).map_err(crate::output::line)
+            gunzip(&encoded[..len], inflated)
         }
     }
+}
+
+fn gunzip(gzipped: &[u8], out: &mut [u8]) -> Result<usize, Line> {
+    let mut state = miniz_oxide::inflate::core::DecompressorOxide::new();
+    gzip::decompress(gzipped, out, &mut state).map_err(crate::output::line)
 }
 
 /// `user[:group]` (names or numbers) as ids; the group defaults to the user's own.

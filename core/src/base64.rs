@@ -111,6 +111,36 @@ pub fn decode(input: &[u8], out: &mut [u8]) -> Result<usize, Error> {
     }
 }
 
+/// Base64 text decoded over itself (the output never overtakes the input, decoding
+/// group by group); the decoded length.
+pub fn decode_in_place(buf: &mut [u8]) -> Result<usize, Error> {
+    let len = buf.len();
+    let mut decoded = 0;
+    let mut at = 0;
+    let mut group = [0u8; 4];
+    let mut filled = 0;
+    while at < len {
+        let byte = buf[at];
+        at += 1;
+        if byte.is_ascii_whitespace() {
+            continue;
+        }
+        group[filled] = byte;
+        filled += 1;
+        if filled == 4 || at == len {
+            let mut three = [0u8; 3];
+            let n = decode(&group[..filled], &mut three)?;
+            buf[decoded..decoded + n].copy_from_slice(&three[..n]);
+            decoded += n;
+            if filled == 4 && group[3] == b'=' && buf[at..len].iter().any(|b| !b.is_ascii_whitespace()) {
+                return Err(Error::BadPadding { offset: at });
+            }
+            filled = 0;
+        }
+    }
+    Ok(decoded)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -386,6 +386,8 @@ impl fmt::Display for ScriptError {
 pub enum Encoding {
     Text,
     Base64,
+    /// Bytes (`!!binary`) gzip'd.
+    Gzip,
     GzipBase64,
 }
 
@@ -393,7 +395,8 @@ pub enum Encoding {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct WriteFile<'a> {
     pub path: &'a str,
-    pub content: &'a str,
+    /// Text, or the bytes of `!!binary`.
+    pub content: &'a [u8],
     pub encoding: Encoding,
     pub permissions: u32,
     /// `user[:group]`, as given.
@@ -419,9 +422,9 @@ pub fn write_file(entry: Value<'_>) -> Result<WriteFile<'_>, ConfigError> {
         None => Encoding::Text,
         Some((name, _)) if is_any(name, &["", "text/plain"]) => Encoding::Text,
         Some((name, _)) if is_any(name, &["b64", "base64"]) => Encoding::Base64,
+        Some((name, _)) if is_any(name, &["gz", "gzip"]) => Encoding::Gzip,
         Some((name, _)) if is_any(name, &["gz+base64", "gzip+base64", "gz+b64", "gzip+b64"]) => Encoding::GzipBase64,
-        // YAML has no bytes without tags, so plain gzip content cannot be written.
-        Some((_, at)) => return Err(error(WRITE_FILES, at, "unknown encoding (text/plain, b64, gz+b64)")),
+        Some((_, at)) => return Err(error(WRITE_FILES, at, "unknown encoding (text/plain, b64, gzip, gz+b64)")),
     };
     let permissions = match field("permissions") {
         None => 0o644,
@@ -429,7 +432,13 @@ pub fn write_file(entry: Value<'_>) -> Result<WriteFile<'_>, ConfigError> {
     };
     Ok(WriteFile {
         path,
-        content: field("content").map(|v| text(WRITE_FILES, v)).transpose()?.unwrap_or(""),
+        content: match field("content") {
+            Some(value) => match value.scalar() {
+                Some(Scalar::Binary(bytes)) => bytes,
+                _ => text(WRITE_FILES, value)?.as_bytes(),
+            },
+            None => b"",
+        },
         encoding,
         permissions,
         owner: field("owner").map(|v| text(WRITE_FILES, v)).transpose()?.unwrap_or("root:root"),
@@ -702,16 +711,24 @@ mod tests {
         let doc = "write_files:\n  - path: /etc/a\n  - path: /etc/b\n    encoding: GZ+B64\n    permissions: 0750\n    owner: app:app\n    append: true\n    defer: yes\n  - {path: /etc/c, permissions: '644', encoding: base64}\n";
         with_config(&[doc], |config| {
             let entries: Vec<_> = config.get("write_files").unwrap().items().map(|e| write_file(e).unwrap()).collect();
-            assert_eq!(entries[0], WriteFile { path: "/etc/a", content: "", encoding: Encoding::Text, permissions: 0o644, owner: "root:root", append: false, defer: false });
+            assert_eq!(entries[0], WriteFile { path: "/etc/a", content: b"", encoding: Encoding::Text, permissions: 0o644, owner: "root:root", append: false, defer: false });
             assert_eq!((entries[1].encoding, entries[1].permissions, entries[1].owner, entries[1].append, entries[1].defer), (Encoding::GzipBase64, 0o750, "app:app", true, true));
             assert_eq!((entries[2].encoding, entries[2].permissions), (Encoding::Base64, 0o644));
+        });
+        // `!!binary` content is bytes, gzip'd or not, as PyYAML gives cloud-init.
+        let doc = "write_files:\n  - {path: /a, encoding: gzip, content: !!binary H4sIAAAAAAAAA0sEAEO+t+gBAAAA}\n  - {path: /b, encoding: Gz, content: x}\n  - {path: /c, content: !!binary AP8=}\n";
+        with_config(&[doc], |config| {
+            let entries: Vec<_> = config.get("write_files").unwrap().items().map(|e| write_file(e).unwrap()).collect();
+            assert_eq!((entries[0].encoding, entries[0].content.len(), &entries[0].content[..2]), (Encoding::Gzip, 21, &[0x1f, 0x8b][..]));
+            assert_eq!((entries[1].encoding, entries[1].content), (Encoding::Gzip, &b"x"[..]));
+            assert_eq!((entries[2].encoding, entries[2].content), (Encoding::Text, &[0, 255][..]));
         });
         for (doc, problem) in [
             ("write_files:\n  - path: etc/x\n", "path must be an absolute file path without ., .. or //"),
             ("write_files:\n  - path: /a/../b\n", "path must be an absolute file path without ., .. or //"),
             ("write_files:\n  - content: x\n", "an entry has no path"),
             ("write_files:\n  - path: /x\n    permissions: 0800\n", "permissions are not an octal mode"),
-            ("write_files:\n  - path: /x\n    encoding: gzip\n", "unknown encoding (text/plain, b64, gz+b64)"),
+            ("write_files:\n  - path: /x\n    encoding: zstd\n", "unknown encoding (text/plain, b64, gzip, gz+b64)"),
             ("write_files:\n  - /x\n", "an entry is not a mapping"),
         ] {
             with_config(&[doc], |config| {

@@ -7,11 +7,12 @@ use super::resolve::{decimal_digits, split_sign};
 
 /// Writes `value` as JSON, as Python's `json.dumps` writes what PyYAML loaded: keys as
 /// strings (`1`, `true` and `null` keys become "1", "true" and "null"), floats as numbers
-/// of the same value (`Infinity`, `-Infinity`, `NaN` for the special ones).
+/// of the same value (`Infinity`, `-Infinity`, `NaN` for the special ones), and bytes
+/// (`!!binary`) as cloud-init's `json_dumps` does.
 pub fn write_json(value: Value<'_>, out: &mut impl Write) -> fmt::Result {
     match value.kind() {
         Kind::Scalar => match value.scalar() {
-            Some(Scalar::Str(text)) => write_string(text, out),
+            Some(Scalar::Str(_) | Scalar::Binary(_)) => write_json_key(value, out),
             scalar => write_scalar(scalar, out),
         },
         Kind::Sequence => {
@@ -58,8 +59,20 @@ fn write_scalar(scalar: Option<Scalar<'_>>, out: &mut impl Write) -> fmt::Result
         Some(Scalar::Int(n)) => write!(out, "{n}"),
         Some(Scalar::Float(text)) => write_float(text.as_bytes(), out),
         Some(Scalar::Str(text)) => out.write_str(text),
+        Some(Scalar::Binary(bytes)) => write_binary(bytes, out),
         Some(Scalar::Null) | None => out.write_str("null"),
     }
+}
+
+/// Bytes as cloud-init's `json_dumps` writes them: `ci-b64:` and their base64.
+fn write_binary(bytes: &[u8], out: &mut impl Write) -> fmt::Result {
+    out.write_str("ci-b64:")?;
+    for group in bytes.chunks(3) {
+        let mut four = *b"====";
+        crate::base64::encode_unpadded(group, &mut four);
+        four.iter().try_for_each(|&b| out.write_char(char::from(b)))?;
+    }
+    Ok(())
 }
 
 fn write_string(text: &str, out: &mut impl Write) -> fmt::Result {

@@ -1,7 +1,9 @@
 //! The YAML cloud-config is written in, read as PyYAML's `safe_load` reads it: block and
-//! flow collections, the five scalar styles, comments, one document. Anchors, aliases,
-//! tags, complex and merge keys, directives and further documents are refused with the
-//! line and column where they appear, as is everything PyYAML would not load.
+//! flow collections, the five scalar styles, comments, one document, the explicit tags of
+//! YAML 1.1's core types (`!!str`, `!!int`, `!!bool`, `!!float`, `!!null`, `!!binary`,
+//! `!!map`, `!!seq`). Anchors, aliases, other tags, complex and merge keys, directives and
+//! further documents are refused with the line and column where they appear, as is
+//! everything PyYAML would not load.
 //!
 //! Four parts, one concept each: `parse` reads the text into nodes; `node` holds them in
 //! buffers the caller owns (an [`Arena`]) and views them (a [`Value`]); `resolve` says
@@ -33,6 +35,10 @@ pub enum ErrorKind {
     Anchor,
     Alias,
     Tag,
+    /// A value that is not of its tag's type (`!!int abc`, `!!map` on a scalar).
+    TagMismatch,
+    /// `!!binary` content that is not base64.
+    BadBinary,
     ComplexKey,
     MergeKey,
     /// The plain scalar `=`, which PyYAML resolves to a type it cannot construct.
@@ -69,7 +75,9 @@ impl fmt::Display for ErrorKind {
             SecondDocument => "a second document is not supported",
             Anchor => "anchors (&) are not supported",
             Alias => "aliases (*) are not supported",
-            Tag => "tags (! and !!) are not supported",
+            Tag => "tags other than !!str, !!int, !!float, !!bool, !!null, !!binary, !!map and !!seq are not supported",
+            TagMismatch => "the value is not of its tag's type",
+            BadBinary => "!!binary content is not base64",
             ComplexKey => "complex keys (?) are not supported",
             MergeKey => "merge keys (<<) are not supported",
             ValueKey => "the value key (=) is not supported",

@@ -65,6 +65,8 @@ pub enum Scalar<'a> {
     /// The source text, which [`write_json`] writes as the number Python's `float` reads.
     Float(&'a str),
     Str(&'a str),
+    /// `!!binary`'s bytes (Python's `bytes`).
+    Binary(&'a [u8]),
 }
 
 /// A node, with the arena it lives in.
@@ -92,21 +94,33 @@ impl<'a> Value<'a> {
         self.node().column
     }
 
-    /// Any scalar's decoded text, whatever it resolved to (`0644` as written, not 420).
+    /// Any scalar's decoded text, whatever it resolved to (`0644` as written, not 420);
+    /// `None` for a collection and for `!!binary`'s bytes.
     pub fn as_str(&self) -> Option<&'a str> {
+        match self.node().resolved {
+            Resolved::Binary => None,
+            _ => core::str::from_utf8(self.as_bytes()?).ok(),
+        }
+    }
+
+    /// Any scalar's bytes: its text, or what `!!binary` decoded to.
+    pub fn as_bytes(&self) -> Option<&'a [u8]> {
         let node = self.node();
         let bytes = self.text.get(node.start as usize..(node.start + node.len) as usize)?;
-        (node.kind == Kind::Scalar).then(|| core::str::from_utf8(bytes).unwrap_or(""))
+        (node.kind == Kind::Scalar).then_some(bytes)
     }
 
     pub fn scalar(&self) -> Option<Scalar<'a>> {
+        if self.node().resolved == Resolved::Binary {
+            return Some(Scalar::Binary(self.as_bytes()?));
+        }
         let text = self.as_str()?;
         Some(match self.node().resolved {
             Resolved::Null => Scalar::Null,
             Resolved::Bool => Scalar::Bool(matches!(text.as_bytes(), [b'y' | b'Y' | b't' | b'T', ..] | [b'o' | b'O', b'n' | b'N'])),
             Resolved::Int => Scalar::Int(int_value(text.as_bytes())?.ok()?),
             Resolved::Float => Scalar::Float(text),
-            Resolved::Str => Scalar::Str(text),
+            Resolved::Str | Resolved::Binary => Scalar::Str(text),
         })
     }
 

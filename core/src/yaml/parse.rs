@@ -1,7 +1,7 @@
 //! The parser: YAML text into nodes, with the line and column of what it refuses.
 
 use super::node::{Arena, Kind, Node, NodeId};
-use super::resolve::{resolve, Resolved};
+use super::resolve::{resolve, resolve_tagged, Resolved, Tag};
 use super::{Error, ErrorKind};
 
 /// Deepest nesting of collections.
@@ -291,21 +291,32 @@ impl Parser<'_, '_> {
     /// line of a mapping key, where a block collection cannot start.
     fn block_node(&mut self, indent: i32, collection_ok: bool) -> Result<u32, Error> {
         let start = self.mark();
+        let tag = self.tag()?;
+        if let Some((tag, at)) = tag {
+            if matches!(self.peek(), 0 | b'\n' | b'\r' | b'#') {
+                let node = self.node_below(indent, !collection_ok, at)?;
+                self.apply_tag(node, tag, at)?;
+                return Ok(node);
+            }
+        }
         match self.peek() {
             b'-' if is_blank(self.at(1)) => {
-                if !collection_ok {
+                if !collection_ok || tag.is_some() {
                     return Err(self.error(ErrorKind::SequenceEntryNotAllowed));
                 }
                 return self.block_sequence(false);
             }
             b'|' | b'>' => {
                 let node = self.block_scalar(indent)?;
+                if let Some((tag, at)) = tag {
+                    self.apply_tag(node, tag, at)?;
+                }
                 self.skip_to_content()?;
                 return Ok(node);
             }
             _ => {}
         }
-        let (node, single_line) = self.inline_node(indent)?;
+        let (node, single_line) = self.inline_node(indent, tag)?;
         if self.key_follows() {
             if self.nodes[node as usize].kind != Kind::Scalar {
                 return Err(self.error_at(start, ErrorKind::CollectionKey));
@@ -333,14 +344,74 @@ impl Parser<'_, '_> {
         false
     }
 
-    /// A scalar (other than a block scalar) or a flow collection; whether it is on one line.
-    fn inline_node(&mut self, indent: i32) -> Result<(u32, bool), Error> {
-        match self.peek() {
-            b'"' | b'\'' => self.quoted(),
-            b'[' | b'{' => Ok((self.flow()?, true)),
-            _ if self.plain_starts(false) => self.plain(indent, false),
-            _ => Err(self.cannot_start()),
+    /// A tagged node whose content starts on the lines below its tag (`key: !!map` and
+    /// the mapping under it), or an empty one. `mapping_value`: a sequence may start at
+    /// the key's column, as after `key:`.
+    fn node_below(&mut self, indent: i32, mapping_value: bool, tag_at: Mark) -> Result<u32, Error> {
+        self.skip_to_content()?;
+        if self.at_block_end() {
+            return self.push_null(tag_at);
         }
+        let column = self.column() as i32;
+        if column > indent {
+            return self.block_node(indent, true);
+        }
+        if mapping_value && column == indent && self.peek() == b'-' && is_blank(self.at(1)) {
+            return self.block_sequence(true);
+        }
+        self.push_null(tag_at)
+    }
+
+    /// A scalar (other than a block scalar) or a flow collection, with the tag read
+    /// before it; whether it is on one line.
+    fn inline_node(&mut self, indent: i32, tag: Option<(Tag, Mark)>) -> Result<(u32, bool), Error> {
+        let (node, single_line) = match self.peek() {
+            b'"' | b'\'' => self.quoted()?,
+            b'[' | b'{' => (self.flow()?, true),
+            _ if self.plain_starts(false) => self.plain(indent, false, tag.is_some())?,
+            _ => return Err(self.cannot_start()),
+        };
+        if let Some((tag, at)) = tag {
+            self.apply_tag(node, tag, at)?;
+        }
+        Ok((node, single_line))
+    }
+
+    /// A node's tag, at `!`: which one and where, the spaces after it skipped.
+    fn tag(&mut self) -> Result<Option<(Tag, Mark)>, Error> {
+        if self.peek() != b'!' {
+            return Ok(None);
+        }
+        let at = self.mark();
+        while !is_blank(self.peek()) {
+            self.pos += 1;
+        }
+        let tag = Tag::parse(&self.src[at.pos..self.pos]).ok_or_else(|| self.error_at(at, ErrorKind::Tag))?;
+        self.skip_spaces();
+        Ok(Some((tag, at)))
+    }
+
+    /// Constructs `node` as its explicit tag says, as PyYAML does: a scalar's text read as
+    /// the tag's type, `!!binary`'s base64 decoded in place; a collection must be of the
+    /// tag's kind.
+    fn apply_tag(&mut self, node: u32, tag: Tag, at: Mark) -> Result<(), Error> {
+        let Node { kind, start, len, .. } = self.nodes[node as usize];
+        let (start, end) = (start as usize, (start + len) as usize);
+        let resolved = match (tag, kind) {
+            (Tag::Map, Kind::Mapping) | (Tag::Seq, Kind::Sequence) => return Ok(()),
+            (Tag::Binary, Kind::Scalar) => {
+                let base64 = &mut self.text[start..end];
+                // Python's decoder wants the padding that wisp's tolerates.
+                let padded = base64.iter().filter(|b| !b.is_ascii_whitespace()).count() % 4 == 0;
+                let decoded = crate::base64::decode_in_place(base64).ok().filter(|_| padded);
+                self.nodes[node as usize].len = decoded.ok_or_else(|| self.error_at(at, ErrorKind::BadBinary))? as u32;
+                Resolved::Binary
+            }
+            (_, Kind::Scalar) => resolve_tagged(tag, &self.text[start..end]).ok_or_else(|| self.error_at(at, ErrorKind::TagMismatch))?,
+            _ => return Err(self.error_at(at, ErrorKind::TagMismatch)),
+        };
+        self.nodes[node as usize].resolved = resolved;
+        Ok(())
     }
 
     fn cannot_start(&self) -> Error {
@@ -377,7 +448,8 @@ impl Parser<'_, '_> {
             if matches!(self.peek(), b'|' | b'>') || (self.peek() == b'-' && is_blank(self.at(1))) {
                 return Err(self.error(ErrorKind::ExpectedKey));
             }
-            let (node, single_line) = self.inline_node(column as i32)?;
+            let tag = self.tag()?;
+            let (node, single_line) = self.inline_node(column as i32, tag)?;
             if !self.key_follows() {
                 return Err(self.error_at(key_start, ErrorKind::ExpectedKey));
             }
@@ -456,7 +528,8 @@ impl Parser<'_, '_> {
 
     /// A plain scalar, folded as PyYAML folds it: a line break between two lines is a
     /// space, blank lines are line breaks, and trailing spaces are dropped.
-    fn plain(&mut self, indent: i32, flow: bool) -> Result<(u32, bool), Error> {
+    /// `tagged`: its tag, not the resolvers, says what it is.
+    fn plain(&mut self, indent: i32, flow: bool, tagged: bool) -> Result<(u32, bool), Error> {
         let start = self.mark();
         let src = self.src;
         let text_start = self.text_used;
@@ -518,7 +591,10 @@ impl Parser<'_, '_> {
                 break;
             }
         }
-        let resolved = resolve(&self.text[text_start..self.text_used]).map_err(|kind| self.error_at(start, kind))?;
+        let resolved = match tagged {
+            true => Resolved::Str,
+            false => resolve(&self.text[text_start..self.text_used]).map_err(|kind| self.error_at(start, kind))?,
+        };
         Ok((self.push(Kind::Scalar, resolved, text_start, start)?, end.line == start.line))
     }
 
@@ -809,11 +885,21 @@ impl Parser<'_, '_> {
     }
 
     fn flow_node(&mut self) -> Result<u32, Error> {
-        match self.peek() {
-            b'"' | b'\'' => Ok(self.quoted()?.0),
-            b'[' | b'{' => self.flow(),
-            _ if self.plain_starts(true) => Ok(self.plain(-1, true)?.0),
-            _ => Err(self.cannot_start()),
+        let tag = self.tag()?;
+        if let Some((_, at)) = tag {
+            self.flow_space(at)?;
         }
+        let node = match self.peek() {
+            b'"' | b'\'' => self.quoted()?.0,
+            b'[' | b'{' => self.flow()?,
+            // A tagged empty node (`[!!str , 1]`).
+            b',' | b']' | b'}' if tag.is_some() => self.push_null(self.mark())?,
+            _ if self.plain_starts(true) => self.plain(-1, true, tag.is_some())?.0,
+            _ => return Err(self.cannot_start()),
+        };
+        if let Some((tag, at)) = tag {
+            self.apply_tag(node, tag, at)?;
+        }
+        Ok(node)
     }
 }

@@ -1,4 +1,5 @@
-//! YAML 1.1 scalar resolution, as PyYAML's SafeLoader resolves a plain scalar's text.
+//! YAML 1.1 scalar resolution, as PyYAML's SafeLoader resolves a plain scalar's text, and
+//! the explicit tags it constructs (`!!str 123` is the string "123").
 
 use super::ErrorKind;
 
@@ -10,6 +11,64 @@ pub(super) enum Resolved {
     Bool,
     Int,
     Float,
+    /// `!!binary`: the text holds the decoded bytes.
+    Binary,
+}
+
+/// The explicit tags wisp reads: YAML 1.1's core types, as `!!name`. Others (`!local`,
+/// `!!timestamp`, `!!set`, verbatim `!<...>`) are refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Tag {
+    Str,
+    Int,
+    Bool,
+    Float,
+    Null,
+    Binary,
+    Map,
+    Seq,
+}
+
+impl Tag {
+    /// The tag written `text` (`!!str`), if wisp reads it.
+    pub(super) fn parse(text: &[u8]) -> Option<Tag> {
+        const NAMES: [(&[u8], Tag); 8] = [
+            (b"str", Tag::Str),
+            (b"int", Tag::Int),
+            (b"bool", Tag::Bool),
+            (b"float", Tag::Float),
+            (b"null", Tag::Null),
+            (b"binary", Tag::Binary),
+            (b"map", Tag::Map),
+            (b"seq", Tag::Seq),
+        ];
+        let name = text.strip_prefix(b"!!")?;
+        NAMES.iter().find(|(known, _)| *known == name).map(|&(_, tag)| tag)
+    }
+}
+
+/// A scalar under an explicit tag, as PyYAML's constructor for the tag reads its text
+/// (plain, quoted or block alike): `!!null` is null whatever the text, `!!bool` takes
+/// the six words in any case, `!!float` also a decimal integer (`!!float 1` is 1.0).
+/// `None` when the text is not one (`!!int abc`), or for the tags the parser constructs.
+pub(super) fn resolve_tagged(tag: Tag, text: &[u8]) -> Option<Resolved> {
+    let resolved = match tag {
+        Tag::Str => Resolved::Str,
+        Tag::Null => Resolved::Null,
+        Tag::Bool if ["yes", "no", "true", "false", "on", "off"].iter().any(|word| text.eq_ignore_ascii_case(word.as_bytes())) => Resolved::Bool,
+        Tag::Int if matches!(int_value(text), Some(Ok(_))) => Resolved::Int,
+        Tag::Float if is_float(text) || is_decimal(text) => Resolved::Float,
+        _ => return None,
+    };
+    Some(resolved)
+}
+
+/// Digits, underscores and sexagesimal colons after an optional sign: what Python's
+/// `float` reads of an integer once PyYAML dropped the underscores (`010` is 10.0).
+fn is_decimal(text: &[u8]) -> bool {
+    let (_, body) = split_sign(text);
+    body.first().is_some_and(u8::is_ascii_digit)
+        && body.split(|&b| b == b':').all(|part| !part.is_empty() && part.iter().all(digit_or_underscore))
 }
 pub(super) fn decimal_digits(text: &[u8]) -> u64 {
     text.iter().filter(|b| b.is_ascii_digit()).fold(0u64, |n, &d| n.saturating_mul(10).saturating_add(u64::from(d - b'0')))

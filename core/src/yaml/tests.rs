@@ -243,9 +243,48 @@ fn quoted_and_block_scalars() {
 }
 
 #[test]
+fn explicit_tags_as_pyyaml_constructs_them() {
+    let cases: [(&[u8], &str); 22] = [
+        (b"a: !!str 123", r#"{"a":"123"}"#),
+        (b"a: !!int '12'", r#"{"a":12}"#),
+        (b"a: !!int 0x1F", r#"{"a":31}"#),
+        (b"a: !!float 1", r#"{"a":1.0}"#),
+        (b"a: !!float '1.5'", r#"{"a":1.5}"#),
+        (b"a: !!float 010", r#"{"a":10.0}"#),
+        (b"a: !!bool 'YeS'", r#"{"a":true}"#),
+        (b"a: !!bool oFF", r#"{"a":false}"#),
+        (b"a: !!null foo", r#"{"a":null}"#),
+        (b"a: !!str\nb: !!null", r#"{"a":"","b":null}"#),
+        (b"!!str 1: a\n!!str 2: b", r#"{"1":"a","2":"b"}"#),
+        (b"a: !!map\n  b: 1", r#"{"a":{"b":1}}"#),
+        (b"a: !!seq\n- 1", r#"{"a":[1]}"#),
+        (b"- !!seq\n  - 1", "[[1]]"),
+        (b"!!map\na: !!str <<", r#"{"a":"<<"}"#),
+        (b"a: !!str\n  123", r#"{"a":"123"}"#),
+        (b"[!!str 1, !!int '2', !!str , !!seq [3]]", r#"["1",2,"",[3]]"#),
+        (b"{!!str 1: !!str 2, a: !!str }", r#"{"1":"2","a":""}"#),
+        (b"a: !!binary aGVsbG8=", r#"{"a":"ci-b64:aGVsbG8="}"#),
+        (b"a: !!binary |\n  aGVs\n  bG8=\nb: 1", r#"{"a":"ci-b64:aGVsbG8=","b":1}"#),
+        (b"a: !!binary ''", r#"{"a":"ci-b64:"}"#),
+        (b"- !!binary\n  AAEC/w==", r#"["ci-b64:AAEC/w=="]"#),
+    ];
+    for (source, expected) in cases {
+        assert_eq!(json(source).as_deref(), Ok(expected), "{}", String::from_utf8_lossy(source));
+    }
+    // The bytes, not text: `as_str` has none, `as_bytes` all of them.
+    let mut nodes = [Node::EMPTY; 16];
+    let mut text = [0u8; 64];
+    let mut arena = Arena::new(&mut nodes, &mut text);
+    let root = arena.parse(b"a: !!binary AAEC/w==\nb: c").unwrap();
+    let value = arena.value(root).get("a").unwrap();
+    assert_eq!((value.as_str(), value.as_bytes(), value.scalar()), (None, Some(&[0, 1, 2, 255][..]), Some(Scalar::Binary(&[0, 1, 2, 255]))));
+    assert_eq!(arena.value(root).get("b").and_then(|b| b.as_str()), Some("c"));
+}
+
+#[test]
 fn errors_name_the_construct_and_where() {
     use ErrorKind::*;
-    let cases: [(&[u8], ErrorKind, u32, u32); 41] = [
+    let cases: [(&[u8], ErrorKind, u32, u32); 51] = [
         (b"a: b\n\xff", InvalidUtf8, 2, 1),
         (b"a: \x01", ControlCharacter, 1, 4),
         (b"a: \xc3\xa9\x7f", ControlCharacter, 1, 5),
@@ -258,8 +297,19 @@ fn errors_name_the_construct_and_where() {
         (b"# c\n...", UnexpectedCharacter, 2, 1),
         (b"a: &x 1", Anchor, 1, 4),
         (b"- *x", Alias, 1, 3),
-        (b"a: !!str 1", Tag, 1, 4),
+        (b"a: !mytag 1", Tag, 1, 4),
         (b"[!x a]", Tag, 1, 2),
+        (b"a: !!timestamp 2001-01-01", Tag, 1, 4),
+        (b"a: !<tag:yaml.org,2002:str> b", Tag, 1, 4),
+        (b"a: ! 1", Tag, 1, 4),
+        (b"a:
+  !!int abc", TagMismatch, 2, 3),
+        (b"a: !!str [1]", TagMismatch, 1, 4),
+        (b"a: !!map 1", TagMismatch, 1, 4),
+        (b"a: !!int", TagMismatch, 1, 4),
+        (b"- !!bool 1", TagMismatch, 1, 3),
+        (b"a: !!binary aGVsbG8", BadBinary, 1, 4),
+        (b"a: !!seq - b", SequenceEntryNotAllowed, 1, 10),
         (b"? a\n: b", ComplexKey, 1, 1),
         (b"{? a}", ComplexKey, 1, 2),
         (b"b: 1\n<<: {a: 1}", MergeKey, 2, 1),
