@@ -3,6 +3,7 @@ the issue, against the fake IMDS, with the end state of every file it touches an
 """
 
 import base64
+import datetime
 import gzip
 import json
 import os
@@ -267,10 +268,8 @@ frobnicate: 1
     expected = [
         "cloud-config line 12: frobnicate: not applied by wisp",
         "cloud-config line 4: users: another module's form: not applied by wisp",
-        "cloud-config line 6: users: ssh_import_id: not applied by wisp",
-        "cloud-config line 7: users: selinux_user: not applied by wisp",
-        "cloud-config line 8: users: expiredate: not applied by wisp",
-        "cloud-config line 9: users: inactive: not applied by wisp",
+        "cloud-config line 6: users: carol: ssh_import_id: not applied by wisp",
+        "cloud-config line 7: users: carol: selinux_user: not applied by wisp",
         "cloud-config line 11: packages: another module's form: not applied by wisp",
     ]
     for text in expected:
@@ -280,12 +279,68 @@ frobnicate: 1
     carol = [line for line in (root / "etc/passwd").read_text().splitlines() if line.startswith("carol:")]
     assert carol == ["carol:x:1001:1001::/home/carol:/bin/sh"]
     assert stat(root / "home/carol") == (0o755, 1001, 1001)
+    # expiredate and inactive are applied (test_expiredate_and_inactive_in_etc_shadow).
+    assert "expiredate" not in result.stderr and "inactive" not in result.stderr
     assert_keys_installed(root, ED25519, ECDSA)
     assert complete(root)
     shown = run("userdata", "show", root=root)
     assert shown.rc == 0, shown
     for text in expected:
         assert "wisp: warning: " + text in shown.stderr, shown.stderr
+
+
+def shadow_line(root, name):
+    [line] = [line for line in (root / "etc/shadow").read_text().splitlines() if line.startswith(name + ":")]
+    return line.split(":")
+
+
+def test_expiredate_and_inactive_in_etc_shadow(run, imds, root):
+    """Per-user `expiredate` (YYYY-MM-DD: shadow's field 8, days since 1970-01-01) and
+    `inactive` (days: field 7), as cloud-init sets them; a value that is not one is left
+    out with a warning naming the user and the line, and the user is made without it. A
+    rerun changes nothing."""
+    config = """#cloud-config
+users:
+  - default
+  - name: carol
+    expiredate: '2031-01-01'
+    inactive: '5'
+  - name: dave
+    expiredate: 2030-02-30
+    inactive: 12
+  - {name: erin, expiredate: tomorrow, inactive: soon}
+"""
+    imds(aws_metadata(user_data=config))
+    result = run("bootstrap", root=root)
+    assert result.rc == 0, result
+    warning(result, root, "cloud-config line 8: users: dave: expiredate is not a date (YYYY-MM-DD): left out")
+    warning(result, root, "cloud-config line 10: users: erin: expiredate is not a date (YYYY-MM-DD): left out")
+    warning(result, root, "cloud-config line 10: users: erin: inactive is not a number of days: left out")
+    epoch_day_2031 = (datetime.date(2031, 1, 1) - datetime.date(1970, 1, 1)).days
+    carol = shadow_line(root, "carol")
+    assert (carol[1], carol[6], carol[7]) == ("*", "5", str(epoch_day_2031))
+    dave = shadow_line(root, "dave")
+    assert (dave[6], dave[7]) == ("12", "")
+    erin = shadow_line(root, "erin")
+    assert (erin[6], erin[7]) == ("", "")
+    alpine = shadow_line(root, "alpine")
+    assert (alpine[6], alpine[7]) == ("", "")
+    assert all(len(shadow_line(root, name)) == 9 for name in ("carol", "dave", "erin", "alpine"))
+    assert stat(root / "etc/shadow") == (0o640, 0, 42)  # as the image had it
+    assert "main/userdata_users: ok: 3 users" in result.stderr
+    assert_keys_installed(root, ED25519, ECDSA)
+    assert complete(root) and not leftover_temporaries(root)
+    shown = run("userdata", "show", root=root)
+    assert "wisp: warning: cloud-config line 8: users: dave: expiredate is not a date (YYYY-MM-DD): left out" in shown.stderr
+    # The users action done, even forgetting that it ran changes nothing (the fields are
+    # rewritten to what they are).
+    before = (root / "etc/shadow").read_bytes()
+    (root / "var/lib/cloud/.bootstrap-complete").unlink()
+    for marker in (root / "var/lib/cloud/sem").iterdir():
+        marker.unlink()
+    again = run("bootstrap", root=root)
+    assert again.rc == 0, again
+    assert (root / "etc/shadow").read_bytes() == before
 
 
 def test_the_user_data_limit_binds_a_plain_script(run, imds, root):

@@ -55,13 +55,14 @@ pub fn parse(userdata: &crate::userdata::UserData) -> Result<CloudConfig<'static
 /// `wisp userdata show`; at boot the key actions say it) keys that are left out.
 #[inline(never)]
 pub fn warn_unapplied(config: &CloudConfig<'static>, keys: bool, warn: &dyn Fn(core::fmt::Arguments<'_>)) {
-    config.for_each_unapplied(&mut |section, at, problem| {
+    config.for_each_unapplied(&mut |section, user, at, problem| {
         let (what, end) = match problem {
             Some(problem) => (problem, "left out"),
             None => (at.as_str().unwrap_or("another module's form"), "not applied by wisp"),
         };
         let separator = if section.is_empty() { "" } else { ": " };
-        warn(format_args!("cloud-config line {}: {section}{separator}{}: {end}", at.line(), Shown(what.as_bytes())))
+        let (user, user_separator) = user.map_or(("", ""), |user| (user, ": "));
+        warn(format_args!("cloud-config line {}: {section}{separator}{}{user_separator}{}: {end}", at.line(), Shown(user.as_bytes()), Shown(what.as_bytes())))
     });
     if !keys {
         return;

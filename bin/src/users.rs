@@ -86,6 +86,7 @@ pub struct Account<'a> {
     pub password: &'a [u8],
     /// Whether `password` replaces the field of an existing account.
     pub set_password: bool,
+    pub expiry: wisp_core::shadow::Expiry,
 }
 
 /// The account's uid once it exists as described, and whether an optional group was
@@ -162,6 +163,13 @@ pub fn ensure_account(ctx: &Context<'_>, account: &Account<'_>, done: &mut heapl
             let _ = done.push("password");
         }
     }
+    if account.expiry != wisp_core::shadow::Expiry::default() {
+        let len = wisp_core::shadow::set_expiry(shadow.text(), name, account.expiry, &mut new).map_err(crate::output::line)?;
+        if new[..len] != *shadow.text() {
+            shadow.replace(&new[..len], batch)?;
+            let _ = done.push("expiry");
+        }
+    }
     let mut missing_optional = false;
     for (&member_of, optional) in account.groups.iter().map(|g| (g, false)).chain(account.optional_groups.iter().map(|g| (g, true))) {
         if !optional && accounts::find_group(group.text(), member_of).is_none() {
@@ -204,6 +212,7 @@ pub fn create_default_user(ctx: &Context<'_>, config: Option<&CloudConfig<'stati
         create_home: true,
         password: b"*",
         set_password: false,
+        expiry: wisp_core::shadow::Expiry::default(),
     };
     let mut done: heapless::Vec<&str, 8> = heapless::Vec::new();
     // The account's files and its rules take their new contents together.
@@ -489,6 +498,7 @@ fn apply_user(ctx: &Context<'_>, spec: &cloud_config::UserSpec<'static>) -> Resu
         create_home: !spec.no_create_home && !spec.system,
         password: password.unwrap_or(b"*"),
         set_password: password.is_some(),
+        expiry: spec.expiry,
     };
     let mut passwd = [0u8; FILE_LIMIT];
     let passwd = ctx.read(b"/etc/passwd", &mut passwd)?.unwrap_or(b"");

@@ -53,6 +53,20 @@ pub fn parse_iso8601(text: &[u8]) -> Option<u64> {
     u64::try_from(local as i64 - offset).ok()
 }
 
+/// Days since 1970-01-01 for `YYYY-MM-DD` (a real day of 1970 or later), as useradd's
+/// `--expiredate` and Python's `date.fromisoformat` read it; `None` for anything else.
+pub fn days_from_date(text: &[u8]) -> Option<u64> {
+    let [y0, y1, y2, y3, b'-', m0, m1, b'-', d0, d1] = *text else { return None };
+    let number = |digits: &[u8]| digits.iter().try_fold(0u64, |n, &d| d.is_ascii_digit().then(|| n * 10 + u64::from(d - b'0')));
+    let date = (number(&[y0, y1, y2, y3])?, number(&[m0, m1])?, number(&[d0, d1])?);
+    if !(1..=12).contains(&date.1) || !(1..=31).contains(&date.2) {
+        return None;
+    }
+    let days = days_from_civil(date.0, date.1, date.2)?;
+    // February 30th and month 13 come back as another day.
+    (civil_from_days(days) == date).then_some(days)
+}
+
 /// Days since 1970-01-01 for a date from 1970 on (the inverse of `civil_from_days`).
 fn days_from_civil(year: u64, month: u64, day: u64) -> Option<u64> {
     let year = if month <= 2 { year.checked_sub(1)? } else { year };
@@ -89,6 +103,16 @@ fn put_digits(out: &mut [u8], mut value: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dates_as_useradd_reads_them() {
+        assert_eq!(days_from_date(b"1970-01-01"), Some(0));
+        assert_eq!(days_from_date(b"2031-01-01"), Some(22_280));
+        assert_eq!(days_from_date(b"2024-02-29"), Some(19_782));
+        for bad in [&b"2023-02-29"[..], b"2030-13-01", b"2030-00-10", b"2030-01-00", b"2030-01-32", b"0000-01-01", b"1969-12-31", b"2030-1-01", b"2030/01/01", b"20300101", b"2030-01-01T00"] {
+            assert_eq!(days_from_date(bad), None, "{}", String::from_utf8_lossy(bad));
+        }
+    }
 
     #[test]
     fn known_instants() {

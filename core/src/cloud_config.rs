@@ -218,12 +218,13 @@ impl<'a> CloudConfig<'a> {
     /// (`{snapuser: ...}`, `{apt: [...]}`), and `users` entries that are wrong (with the
     /// problem: such an entry is left out, the others apply).
     #[inline(never)]
-    pub fn for_each_unapplied(&self, note: &mut dyn FnMut(&'static str, Value<'a>, Option<&'static str>)) {
+    /// `note(section, user, at, problem)`: `user` names the user whose key it is.
+    pub fn for_each_unapplied(&self, note: &mut dyn FnMut(&'static str, Option<&'a str>, Value<'a>, Option<&'static str>)) {
         for (index, root) in self.documents.iter().enumerate() {
             for (key, _) in root.entries() {
                 let name = key.as_str().unwrap_or("");
                 if !KNOWN_KEYS.contains(&name) && !self.documents[index + 1..].iter().any(|later| later.get(name).is_some()) {
-                    note("", key, None);
+                    note("", None, key, None);
                 }
             }
         }
@@ -237,16 +238,31 @@ impl<'a> CloudConfig<'a> {
                     continue;
                 }
                 if key == "packages" || user_field(entry, "name").is_none() {
-                    note(key, entry, None);
+                    note(key, None, entry, None);
                     continue;
                 }
-                if let Err(e) = user_spec(entry) {
-                    note(key, entry, Some(e.problem));
-                    continue;
-                }
-                for (name, _) in entry.entries() {
-                    if !user_key_applied(name.as_str().unwrap_or("")) {
-                        note(key, name, None);
+                let user = match user_spec(entry) {
+                    Ok(UserEntry::User(spec)) => Some(spec.name),
+                    Ok(UserEntry::Default) => None,
+                    Err(e) => {
+                        note(key, None, entry, Some(e.problem));
+                        continue;
+                    }
+                };
+                for (name, value) in entry.entries() {
+                    let name_text = name.as_str().unwrap_or("");
+                    let wrong = match () {
+                        _ if !user_key_applied(name_text) => {
+                            note(key, user, name, None);
+                            continue;
+                        }
+                        _ if value.is_null() => None,
+                        _ if same_key(name_text, "inactive") => inactive_days(value).is_none().then_some("inactive is not a number of days"),
+                        _ if same_key(name_text, "expiredate") => expire_day(value).is_none().then_some("expiredate is not a date (YYYY-MM-DD)"),
+                        _ => None,
+                    };
+                    if let Some(problem) = wrong {
+                        note(key, user, value, Some(problem));
                     }
                 }
             }
@@ -497,6 +513,8 @@ pub struct UserSpec<'a> {
     /// doas rules (whole lines), a list.
     pub doas: Option<Value<'a>>,
     pub ssh_authorized_keys: Option<Value<'a>>,
+    /// `inactive` and `expiredate`, where they are valid.
+    pub expiry: crate::shadow::Expiry,
 }
 
 const USERS: &str = "users";
@@ -540,13 +558,14 @@ fn named(name: &str) -> UserEntry<'_> {
             sudo: None,
             doas: None,
             ssh_authorized_keys: None,
+            expiry: crate::shadow::Expiry { inactive_days: None, expire_day: None },
         }),
     }
 }
 
 /// The per-user keys wisp applies (one string, not a table, to keep the binary small).
 const USER_KEYS: &str = "name gecos primary_group groups shell homedir system no_create_home lock_passwd \
-    hashed_passwd passwd plain_text_passwd uid sudo doas ssh_authorized_keys";
+    hashed_passwd passwd plain_text_passwd uid sudo doas ssh_authorized_keys expiredate inactive";
 
 fn user_key_applied(key: &str) -> bool {
     USER_KEYS.split(' ').any(|known| same_key(key, known))
@@ -590,7 +609,26 @@ fn user_spec(item: Value<'_>) -> Result<UserEntry<'_>, ConfigError> {
     spec.sudo = field("sudo").filter(|v| v.as_bool() != Some(false));
     spec.doas = field("doas");
     spec.ssh_authorized_keys = field("ssh_authorized_keys");
+    spec.expiry = crate::shadow::Expiry {
+        inactive_days: field("inactive").and_then(inactive_days),
+        expire_day: field("expiredate").and_then(expire_day),
+    };
     Ok(UserEntry::User(spec))
+}
+
+/// `inactive`: days, as useradd's `--inactive` takes them (cloud-init passes text only;
+/// a YAML number is taken too).
+fn inactive_days(value: Value<'_>) -> Option<u32> {
+    match value.scalar()? {
+        Scalar::Int(days) => u32::try_from(days).ok(),
+        Scalar::Str(days) => days.parse().ok(),
+        _ => None,
+    }
+}
+
+/// `expiredate`: `YYYY-MM-DD`, as days since 1970-01-01.
+fn expire_day(value: Value<'_>) -> Option<u32> {
+    crate::clock::days_from_date(value.as_str()?.as_bytes()).and_then(|day| u32::try_from(day).ok())
 }
 
 /// `power_state`: what to do once the bootstrap is complete.
@@ -682,7 +720,7 @@ mod tests {
             assert_eq!(config.text("hostname"), Ok(Some("a")));
             assert_eq!(config.get("runcmd").unwrap().items().next().unwrap().as_str(), Some("two"));
             let mut unknown = Vec::new();
-            config.for_each_unapplied(&mut |section, key, _| unknown.push((section, key.as_str().unwrap().to_string())));
+            config.for_each_unapplied(&mut |section, _, key, _| unknown.push((section, key.as_str().unwrap().to_string())));
             assert_eq!(unknown, [("", "frob".to_string())]);
             let mut json = String::new();
             config.write_json(&mut json).unwrap();
@@ -776,12 +814,12 @@ mod tests {
 
     #[test]
     fn forms_and_keys_wisp_does_not_apply_are_named_and_left_out() {
-        let doc = "users:\n  - default\n  - {snapuser: joe@example.com}\n  - name: carol\n    expiredate: '2030-01-01'\n    ssh-import-id: [gh:carol]\n    lock-passwd: false\npackages:\n  - mg\n  - {apt: [mg]}\n  - [curl, '8.0']\n";
+        let doc = "users:\n  - default\n  - {snapuser: joe@example.com}\n  - name: carol\n    expiredate: '2030-02-30'\n    ssh-import-id: [gh:carol]\n    lock-passwd: false\n    inactive: '7'\n  - {name: dan, expiredate: 2031-01-01, inactive: soon}\npackages:\n  - mg\n  - {apt: [mg]}\n  - [curl, '8.0']\n";
         let wrong = "users:\n  - {name: dave, uid: many}\n  - erin\n";
         with_config(&[wrong], |config| {
             assert_eq!(config.validate(), Ok(()));
             let mut noted = Vec::new();
-            config.for_each_unapplied(&mut |key, at, problem| noted.push((key, at.line(), problem)));
+            config.for_each_unapplied(&mut |key, _, at, problem| noted.push((key, at.line(), problem)));
             assert_eq!(noted, [("users", 2, Some("uid is not a number"))]);
             let mut names = Vec::new();
             for_each_user(config.get("users").unwrap(), |entry, _| {
@@ -794,14 +832,15 @@ mod tests {
         with_config(&[doc], |config| {
             assert_eq!(config.validate(), Ok(()));
             let mut noted = Vec::new();
-            config.for_each_unapplied(&mut |key, at, problem| noted.push((key, at.line(), problem.or(at.as_str()).map(str::to_string))));
+            config.for_each_unapplied(&mut |key, user, at, problem| noted.push((key, user, at.line(), problem.or(at.as_str()).map(str::to_string))));
             assert_eq!(
                 noted,
                 [
-                    ("users", 3, None),
-                    ("users", 5, Some("expiredate".to_string())),
-                    ("users", 6, Some("ssh-import-id".to_string())),
-                    ("packages", 10, None),
+                    ("users", None, 3, None),
+                    ("users", Some("carol"), 5, Some("expiredate is not a date (YYYY-MM-DD)".to_string())),
+                    ("users", Some("carol"), 6, Some("ssh-import-id".to_string())),
+                    ("users", Some("dan"), 9, Some("inactive is not a number of days".to_string())),
+                    ("packages", None, 12, None),
                 ]
             );
             let mut names = Vec::new();
@@ -813,7 +852,17 @@ mod tests {
                 Ok::<(), ConfigError>(())
             })
             .unwrap();
-            assert_eq!(names, ["default", "carol"]);
+            assert_eq!(names, ["default", "carol", "dan"]);
+            let mut expiries = Vec::new();
+            for_each_user(config.get("users").unwrap(), |entry, _| {
+                if let UserEntry::User(spec) = entry {
+                    expiries.push(spec.expiry);
+                }
+                Ok::<(), ConfigError>(())
+            })
+            .unwrap();
+            use crate::shadow::Expiry;
+            assert_eq!(expiries, [Expiry { inactive_days: Some(7), expire_day: None }, Expiry { inactive_days: None, expire_day: Some(22_280) }]);
         });
     }
 
