@@ -149,6 +149,9 @@ def test_hostname_and_fqdn_as_cloud_init_chooses(run, imds, root):
     assert result.hostname == "alpha"
     assert (root / "etc/hostname").read_text() == "alpha\n"
     assert "127.0.1.1\tbeta.example.com alpha\n" in (root / "etc/hosts").read_text()
+    assert (root / "etc/hosts").read_text().count("127.0.1.1") == 1
+    assert stat(root / "etc/hostname") == stat(root / "etc/hosts") == (0o644, 0, 0)
+    assert "main/set_hostname: ok" in log(root) and complete(root)
 
 
 def test_prefer_fqdn_over_hostname(run, imds, root):
@@ -158,6 +161,8 @@ def test_prefer_fqdn_over_hostname(run, imds, root):
     assert result.hostname == "beta.example.com"
     assert (root / "etc/hostname").read_text() == "beta.example.com\n"
     assert "127.0.1.1\tbeta.example.com alpha\n" in (root / "etc/hosts").read_text()
+    assert stat(root / "etc/hostname") == stat(root / "etc/hosts") == (0o644, 0, 0)
+    assert "main/set_hostname: ok" in log(root) and complete(root)
 
 
 def test_user_data_keys_with_options_and_a_truncated_one(run, imds, root):
@@ -551,6 +556,49 @@ def test_kill_9_at_increasing_delays_then_a_rerun_ends_as_a_clean_run(wisp, netn
         runs = counter.read_text().splitlines() if counter.exists() else []
         assert set(runs) == {"per-instance", "part-one", "part-two", "runcmd"}, (step, runs)
     assert killed >= 10, killed
+
+
+def test_kill_9_inside_runcmd_runs_no_finished_part_again(wisp, netns, run, imds, root):
+    """The issue's case: the process group killed while `runcmd` runs; at the next boot
+    the MIME script parts that had finished do not run again, `runcmd`, cut short, runs
+    again to its end, and the bootstrap completes."""
+    import signal
+    import subprocess
+    from test_userdata_parts import b64, multipart
+    config = """#cloud-config
+runcmd:
+  - echo runcmd-started >> /counter
+  - test -e /runcmd-was-killed || { touch /runcmd-was-killed; sleep 60; }
+  - echo runcmd >> /counter
+"""
+    user_data = multipart(
+        ("text/x-shellscript", "#!/bin/sh\necho part-one >> /counter\n", ""),
+        ("text/cloud-config", config, ""),
+        ("text/x-shellscript", "#!/bin/sh\necho part-two >> /counter\n", ""),
+    )
+    imds(aws_metadata(user_data_b64=b64(user_data)))
+    env = {"PATH": os.environ["PATH"]}
+    process = subprocess.Popen(
+        ["ip", "netns", "exec", netns.name, "unshare", "--uts", "--mount", "--fork",
+         str(wisp), "--root", str(root), "bootstrap"],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 30
+    while not (root / "runcmd-was-killed").exists():
+        assert process.poll() is None and time.monotonic() < deadline, "runcmd never started"
+        time.sleep(0.02)
+    os.killpg(process.pid, signal.SIGKILL)
+    assert process.wait() == -signal.SIGKILL
+    assert (root / "counter").read_text() == "part-one\npart-two\nruncmd-started\n"
+    assert not complete(root)
+    result = run("bootstrap", root=root, env=env)
+    assert result.rc == 0, result
+    assert (root / "counter").read_text() == "part-one\npart-two\nruncmd-started\nruncmd-started\nruncmd\n"
+    assert "final/run_userdata: ok" in result.stderr
+    assert (root / "var/log/user-data.exit").read_text().strip() == "0"
+    markers = sorted(p.name.split(".")[0] for p in (root / "var/lib/cloud/sem").iterdir())
+    assert markers.count("runcmd") == 1, markers
+    assert_keys_installed(root, ED25519, ECDSA)
+    assert complete(root) and not leftover_temporaries(root)
 
 
 def test_a_home_a_crash_left_root_owned_gets_its_owner(run, imds, root):

@@ -56,15 +56,19 @@ pub fn parse_iso8601(text: &[u8]) -> Option<u64> {
 /// Days since 1970-01-01 for `YYYY-MM-DD` (a real day of 1970 or later), as useradd's
 /// `--expiredate` and Python's `date.fromisoformat` read it; `None` for anything else.
 pub fn days_from_date(text: &[u8]) -> Option<u64> {
-    let [y0, y1, y2, y3, b'-', m0, m1, b'-', d0, d1] = *text else { return None };
-    let number = |digits: &[u8]| digits.iter().try_fold(0u64, |n, &d| d.is_ascii_digit().then(|| n * 10 + u64::from(d - b'0')));
-    let date = (number(&[y0, y1, y2, y3])?, number(&[m0, m1])?, number(&[d0, d1])?);
-    if !(1..=12).contains(&date.1) || !(1..=31).contains(&date.2) {
+    let [year @ .., b'-', _, _, b'-', _, _] = text else { return None };
+    let number = |digits: &[u8]| crate::text::decimal(digits, 4).filter(|_| digits.len() == if digits == year { 4 } else { 2 });
+    let (year, month, day) = (number(year)?, number(&text[5..7])?, number(&text[8..10])?);
+    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+    let last = match month {
+        2 => 28 + u64::from(leap),
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    };
+    if !(1..=12).contains(&month) || !(1..=last).contains(&day) {
         return None;
     }
-    let days = days_from_civil(date.0, date.1, date.2)?;
-    // February 30th and month 13 come back as another day.
-    (civil_from_days(days) == date).then_some(days)
+    days_from_civil(year, month, day)
 }
 
 /// Days since 1970-01-01 for a date from 1970 on (the inverse of `civil_from_days`).

@@ -241,27 +241,26 @@ impl<'a> CloudConfig<'a> {
                     note(key, None, entry, None);
                     continue;
                 }
-                let user = match user_spec(entry) {
-                    Ok(UserEntry::User(spec)) => Some(spec.name),
-                    Ok(UserEntry::Default) => None,
+                let (user, expiry) = match user_spec(entry) {
+                    Ok(UserEntry::User(spec)) => (Some(spec.name), spec.expiry),
+                    // The default user's keys are its own (CLOUD_USER's): not these.
+                    Ok(UserEntry::Default) => (None, crate::shadow::Expiry { inactive_days: Some(0), expire_day: Some(0) }),
                     Err(e) => {
                         note(key, None, entry, Some(e.problem));
                         continue;
                     }
                 };
-                for (name, value) in entry.entries() {
-                    let name_text = name.as_str().unwrap_or("");
-                    let wrong = match () {
-                        _ if !user_key_applied(name_text) => {
-                            note(key, user, name, None);
-                            continue;
-                        }
-                        _ if value.is_null() => None,
-                        _ if same_key(name_text, "inactive") => inactive_days(value).is_none().then_some("inactive is not a number of days"),
-                        _ if same_key(name_text, "expiredate") => expire_day(value).is_none().then_some("expiredate is not a date (YYYY-MM-DD)"),
-                        _ => None,
-                    };
-                    if let Some(problem) = wrong {
+                for (name, _) in entry.entries() {
+                    if !user_key_applied(name.as_str().unwrap_or("")) {
+                        note(key, user, name, None);
+                    }
+                }
+                // Given, but not one: left out of the spec.
+                for (field, parsed, problem) in [
+                    ("expiredate", expiry.expire_day.is_some(), "expiredate is not a date (YYYY-MM-DD)"),
+                    ("inactive", expiry.inactive_days.is_some(), "inactive is not a number of days"),
+                ] {
+                    if let Some(value) = user_field(entry, field).filter(|_| !parsed) {
                         note(key, user, value, Some(problem));
                     }
                 }
@@ -617,18 +616,14 @@ fn user_spec(item: Value<'_>) -> Result<UserEntry<'_>, ConfigError> {
 }
 
 /// `inactive`: days, as useradd's `--inactive` takes them (cloud-init passes text only;
-/// a YAML number is taken too).
+/// a YAML number's digits are taken too).
 fn inactive_days(value: Value<'_>) -> Option<u32> {
-    match value.scalar()? {
-        Scalar::Int(days) => u32::try_from(days).ok(),
-        Scalar::Str(days) => days.parse().ok(),
-        _ => None,
-    }
+    crate::text::decimal(value.as_str()?.as_bytes(), 9).map(|days| days as u32)
 }
 
 /// `expiredate`: `YYYY-MM-DD`, as days since 1970-01-01.
 fn expire_day(value: Value<'_>) -> Option<u32> {
-    crate::clock::days_from_date(value.as_str()?.as_bytes()).and_then(|day| u32::try_from(day).ok())
+    crate::clock::days_from_date(value.as_str()?.as_bytes()).map(|day| day as u32)
 }
 
 /// `power_state`: what to do once the bootstrap is complete.
@@ -837,8 +832,8 @@ mod tests {
                 noted,
                 [
                     ("users", None, 3, None),
-                    ("users", Some("carol"), 5, Some("expiredate is not a date (YYYY-MM-DD)".to_string())),
                     ("users", Some("carol"), 6, Some("ssh-import-id".to_string())),
+                    ("users", Some("carol"), 5, Some("expiredate is not a date (YYYY-MM-DD)".to_string())),
                     ("users", Some("dan"), 9, Some("inactive is not a number of days".to_string())),
                     ("packages", None, 12, None),
                 ]

@@ -15,14 +15,14 @@ const FILE: &str = "/etc/shadow";
 pub fn set_shadow_password(shadow: &[u8], name: &[u8], hash: &[u8], days_since_epoch: u64, out: &mut [u8]) -> Result<usize, AccountsError> {
     check("password", hash)?;
     let mut digits = [0u8; 20];
-    rewrite(shadow, name, [(PASSWORD, Some(hash)), (LAST_CHANGE, Some(decimal(days_since_epoch, &mut digits)))], out)
+    rewrite(shadow, name, PASSWORD, [Some(hash), Some(decimal(days_since_epoch, &mut digits))], out)
 }
 
 /// shadow(5)'s fields, counted from 0.
+/// The password, then the day of its last change.
 const PASSWORD: usize = 1;
-const LAST_CHANGE: usize = 2;
+/// The inactivity period, then the expiry day.
 const INACTIVE: usize = 6;
-const EXPIRE: usize = 7;
 
 /// An account's expiry, as `useradd --inactive DAYS --expiredate YYYY-MM-DD` sets it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -38,11 +38,12 @@ pub fn set_expiry(shadow: &[u8], name: &[u8], expiry: Expiry, out: &mut [u8]) ->
     let (mut inactive, mut expire) = ([0u8; 20], [0u8; 20]);
     let inactive = expiry.inactive_days.map(|days| decimal(days.into(), &mut inactive));
     let expire = expiry.expire_day.map(|day| decimal(day.into(), &mut expire));
-    rewrite(shadow, name, [(INACTIVE, inactive), (EXPIRE, expire)], out)
+    rewrite(shadow, name, INACTIVE, [inactive, expire], out)
 }
 
-/// `shadow` with the given fields of `name`'s first line replaced.
-fn rewrite(shadow: &[u8], name: &[u8], new: [(usize, Option<&[u8]>); 2], out: &mut [u8]) -> Result<usize, AccountsError> {
+/// `shadow` with the fields `first` and `first + 1` of `name`'s first line replaced where
+/// given.
+fn rewrite(shadow: &[u8], name: &[u8], first: usize, new: [Option<&[u8]>; 2], out: &mut [u8]) -> Result<usize, AccountsError> {
     check("user name", name)?;
     if name.is_empty() {
         return Err(AccountsError::BadField { field: "user name" });
@@ -56,10 +57,11 @@ fn rewrite(shadow: &[u8], name: &[u8], new: [(usize, Option<&[u8]>); 2], out: &m
         }
         match fields::<9>(line) {
             Some(old) if !done && old[0] == name => {
-                for (index, field) in old.into_iter().enumerate() {
-                    let field = new.iter().find(|(at, _)| *at == index).and_then(|(_, value)| *value).unwrap_or(field);
-                    writer.put_all(&[if index == 0 { b"" } else { b":" }, field]).map_err(too_large)?;
-                }
+                // The line as it was around the two fields.
+                let start: usize = old[..first].iter().map(|field| field.len() + 1).sum();
+                let end = start + old[first].len() + 1 + old[first + 1].len();
+                let fields = [new[0].unwrap_or(old[first]), b":", new[1].unwrap_or(old[first + 1])];
+                writer.put_all(&[&line[..start], fields[0], fields[1], fields[2], &line[end..]]).map_err(too_large)?;
                 done = true;
             }
             _ => writer.put(line).map_err(too_large)?,
