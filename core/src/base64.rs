@@ -127,7 +127,8 @@ pub fn decode_in_place(buf: &mut [u8]) -> Result<usize, Error> {
         }
         group[filled] = byte;
         filled += 1;
-        if filled == 4 || at == len {
+        // A last group may be short, and white space may follow it.
+        if filled == 4 || buf[at..].iter().all(u8::is_ascii_whitespace) {
             let mut three = [0u8; 3];
             let n = decode(&group[..filled], &mut three)?;
             buf[decoded..decoded + n].copy_from_slice(&three[..n]);
@@ -144,6 +145,21 @@ pub fn decode_in_place(buf: &mut [u8]) -> Result<usize, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn in_place_as_into_another_buffer() {
+        for input in [&b"aGVsbG8="[..], b"aGVs\nbG8=\n", b"QUJD\nQQ\n", b"QQ", b" QUJD "] {
+            let mut out = [0u8; 16];
+            let expected = decode(input, &mut out).unwrap();
+            let mut buf = input.to_vec();
+            let len = decode_in_place(&mut buf).unwrap();
+            assert_eq!(&buf[..len], &out[..expected], "{}", String::from_utf8_lossy(input));
+        }
+        // A short last group is checked too, white space after it or not.
+        for bad in [&b"\xff\xff\t"[..], b"QUJD!!\n", b"QQ==QQ==", b"Q"] {
+            assert!(decode_in_place(&mut bad.to_vec()).is_err(), "{}", String::from_utf8_lossy(bad));
+        }
+    }
 
     fn decoded(input: &[u8]) -> Result<Vec<u8>, Error> {
         let mut out = vec![0u8; decoded_len_max(input.len())];

@@ -84,7 +84,8 @@ fn write_string(text: &str, out: &mut impl Write) -> fmt::Result {
             '\n' => out.write_str("\\n")?,
             '\t' => out.write_str("\\t")?,
             '\r' => out.write_str("\\r")?,
-            c if (c as u32) < 0x20 => write!(out, "\\u{:04x}", c as u32)?,
+            // Also the line separators, which wisp's reader (and YAML 1.1) counts as line breaks.
+            c if (c as u32) < 0x20 || matches!(c, '\u{85}' | '\u{2028}' | '\u{2029}') => write!(out, "\\u{:04x}", c as u32)?,
             c => out.write_char(c)?,
         }
     }

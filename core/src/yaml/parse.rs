@@ -396,21 +396,17 @@ impl Parser<'_, '_> {
     /// tag's kind.
     fn apply_tag(&mut self, node: u32, tag: Tag, at: Mark) -> Result<(), Error> {
         let Node { kind, start, len, .. } = self.nodes[node as usize];
-        let (start, end) = (start as usize, (start + len) as usize);
-        let resolved = match (tag, kind) {
+        let constructed = match (tag, kind) {
             (Tag::Map, Kind::Mapping) | (Tag::Seq, Kind::Sequence) => return Ok(()),
-            (Tag::Binary, Kind::Scalar) => {
-                let base64 = &mut self.text[start..end];
-                // Python's decoder wants the padding that wisp's tolerates.
-                let padded = base64.iter().filter(|b| !b.is_ascii_whitespace()).count() % 4 == 0;
-                let decoded = crate::base64::decode_in_place(base64).ok().filter(|_| padded);
-                self.nodes[node as usize].len = decoded.ok_or_else(|| self.error_at(at, ErrorKind::BadBinary))? as u32;
-                Resolved::Binary
-            }
-            (_, Kind::Scalar) => resolve_tagged(tag, &self.text[start..end]).ok_or_else(|| self.error_at(at, ErrorKind::TagMismatch))?,
-            _ => return Err(self.error_at(at, ErrorKind::TagMismatch)),
+            (_, Kind::Scalar) => resolve_tagged(tag, &mut self.text[start as usize..(start + len) as usize]),
+            _ => None,
         };
-        self.nodes[node as usize].resolved = resolved;
+        let (resolved, len) = constructed.ok_or_else(|| {
+            let kind = if tag == Tag::Binary && kind == Kind::Scalar { ErrorKind::BadBinary } else { ErrorKind::TagMismatch };
+            self.error_at(at, kind)
+        })?;
+        let node = &mut self.nodes[node as usize];
+        (node.resolved, node.len) = (resolved, len as u32);
         Ok(())
     }
 

@@ -48,27 +48,41 @@ impl Tag {
 }
 
 /// A scalar under an explicit tag, as PyYAML's constructor for the tag reads its text
-/// (plain, quoted or block alike): `!!null` is null whatever the text, `!!bool` takes
-/// the six words in any case, `!!float` also a decimal integer (`!!float 1` is 1.0).
-/// `None` when the text is not one (`!!int abc`), or for the tags the parser constructs.
-pub(super) fn resolve_tagged(tag: Tag, text: &[u8]) -> Option<Resolved> {
+/// (plain, quoted or block alike), and its length after: `!!null` is null whatever the
+/// text, `!!bool` takes the six words in any case, `!!float` also a decimal integer
+/// (`!!float 1` is 1.0), `!!binary`'s base64 is decoded in place. `None` when the text is
+/// not one (`!!int abc`), or for a collection's tag.
+pub(super) fn resolve_tagged(tag: Tag, text: &mut [u8]) -> Option<(Resolved, usize)> {
     let resolved = match tag {
         Tag::Str => Resolved::Str,
         Tag::Null => Resolved::Null,
         Tag::Bool if ["yes", "no", "true", "false", "on", "off"].iter().any(|word| text.eq_ignore_ascii_case(word.as_bytes())) => Resolved::Bool,
         Tag::Int if matches!(int_value(text), Some(Ok(_))) => Resolved::Int,
         Tag::Float if is_float(text) || is_decimal(text) => Resolved::Float,
+        Tag::Binary => {
+            // Python's decoder wants the padding that wisp's tolerates.
+            let padded = text.iter().filter(|b| !b.is_ascii_whitespace()).count() % 4 == 0;
+            let decoded = crate::base64::decode_in_place(text).ok().filter(|_| padded)?;
+            return Some((Resolved::Binary, decoded));
+        }
         _ => return None,
     };
-    Some(resolved)
+    Some((resolved, text.len()))
 }
 
 /// Digits, underscores and sexagesimal colons after an optional sign: what Python's
 /// `float` reads of an integer once PyYAML dropped the underscores (`010` is 10.0).
 fn is_decimal(text: &[u8]) -> bool {
     let (_, body) = split_sign(text);
-    body.first().is_some_and(u8::is_ascii_digit)
-        && body.split(|&b| b == b':').all(|part| !part.is_empty() && part.iter().all(digit_or_underscore))
+    // A colon only between digits.
+    let mut previous = b':';
+    for &b in body {
+        if !(digit_or_underscore(&b) || (b == b':' && previous != b':')) {
+            return false;
+        }
+        previous = b;
+    }
+    previous != b':' && body[0].is_ascii_digit()
 }
 pub(super) fn decimal_digits(text: &[u8]) -> u64 {
     text.iter().filter(|b| b.is_ascii_digit()).fold(0u64, |n, &d| n.saturating_mul(10).saturating_add(u64::from(d - b'0')))
