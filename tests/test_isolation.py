@@ -9,7 +9,7 @@ import json
 import os
 import time
 
-from conftest import ECDSA, ED25519, aws_metadata, leftover_temporaries
+from conftest import ALPINE_SHADOW, ECDSA, ED25519, aws_metadata, leftover_temporaries
 
 # A third key, made with ssh-keygen -t ed25519 for these tests.
 ED25519_B = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIPlpbJ6qPHdU8G9BuD3H5pE6x3dFZDBbvybrXnxTjHEV carol@desk"
@@ -302,8 +302,9 @@ def shadow_line(root, name):
 def test_expiredate_and_inactive_in_etc_shadow(run, imds, root):
     """Per-user `expiredate` (YYYY-MM-DD: shadow's field 8, days since 1970-01-01) and
     `inactive` (days: field 7), as cloud-init sets them; a value that is not one is left
-    out with a warning naming the user and the line, and the user is made without it. A
-    rerun changes nothing."""
+    out with a warning naming the user and the line, and the user is made without it. They
+    go in with the account's shadow line, as cloud-init sets them on the users it makes:
+    an account the image has keeps its fields, and a rerun changes nothing."""
     config = """#cloud-config
 users:
   - default
@@ -314,6 +315,7 @@ users:
     expiredate: 2030-02-30
     inactive: 12
   - {name: erin, expiredate: tomorrow, inactive: soon}
+  - {name: nobody, no_create_home: true, expiredate: '2031-01-01', inactive: '5'}
 """
     imds(aws_metadata(user_data=config))
     result = run("bootstrap", root=root)
@@ -330,9 +332,11 @@ users:
     assert (erin[6], erin[7]) == ("", "")
     alpine = shadow_line(root, "alpine")
     assert (alpine[6], alpine[7]) == ("", "")
+    nobody_before = next(line for line in ALPINE_SHADOW.splitlines() if line.startswith("nobody:"))
+    assert shadow_line(root, "nobody") == nobody_before.split(":")
     assert all(len(shadow_line(root, name)) == 9 for name in ("carol", "dave", "erin", "alpine"))
     assert stat(root / "etc/shadow") == (0o640, 0, 42)  # as the image had it
-    assert "main/userdata_users: ok: 3 users" in result.stderr
+    assert "main/userdata_users: ok: 4 users" in result.stderr
     assert_keys_installed(root, ED25519, ECDSA)
     assert complete(root) and not leftover_temporaries(root)
     shown = run("userdata", "show", root=root)

@@ -86,7 +86,7 @@ pub struct Account<'a> {
     pub password: &'a [u8],
     /// Whether `password` replaces the field of an existing account.
     pub set_password: bool,
-    pub expiry: wisp_core::shadow::Expiry,
+    pub expiry: accounts::Expiry,
 }
 
 /// The account's uid once it exists as described, and whether an optional group was
@@ -153,7 +153,7 @@ pub fn ensure_account(ctx: &Context<'_>, account: &Account<'_>, done: &mut heapl
     };
     let days = wisp_os_linux::time::realtime_secs() / wisp_core::clock::SECONDS_PER_DAY;
     if !accounts::has_shadow_entry(shadow.text(), name) {
-        let len = accounts::add_shadow(shadow.text(), name, account.password, days, &mut new).map_err(crate::output::line)?;
+        let len = accounts::add_shadow(shadow.text(), name, account.password, days, account.expiry, &mut new).map_err(crate::output::line)?;
         shadow.replace(&new[..len], batch)?;
         let _ = done.push("shadow");
     } else if account.set_password {
@@ -161,13 +161,6 @@ pub fn ensure_account(ctx: &Context<'_>, account: &Account<'_>, done: &mut heapl
         if new[..len] != *shadow.text() {
             shadow.replace(&new[..len], batch)?;
             let _ = done.push("password");
-        }
-    }
-    if account.expiry != wisp_core::shadow::Expiry::default() {
-        let len = wisp_core::shadow::set_expiry(shadow.text(), name, account.expiry, &mut new).map_err(crate::output::line)?;
-        if new[..len] != *shadow.text() {
-            shadow.replace(&new[..len], batch)?;
-            let _ = done.push("expiry");
         }
     }
     let mut missing_optional = false;
@@ -212,7 +205,7 @@ pub fn create_default_user(ctx: &Context<'_>, config: Option<&CloudConfig<'stati
         create_home: true,
         password: b"*",
         set_password: false,
-        expiry: wisp_core::shadow::Expiry::default(),
+        expiry: accounts::Expiry::default(),
     };
     let mut done: heapless::Vec<&str, 8> = heapless::Vec::new();
     // The account's files and its rules take their new contents together.

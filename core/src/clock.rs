@@ -56,9 +56,11 @@ pub fn parse_iso8601(text: &[u8]) -> Option<u64> {
 /// Days since 1970-01-01 for `YYYY-MM-DD` (a real day of 1970 or later), as useradd's
 /// `--expiredate` and Python's `date.fromisoformat` read it; `None` for anything else.
 pub fn days_from_date(text: &[u8]) -> Option<u64> {
-    let [year @ .., b'-', _, _, b'-', _, _] = text else { return None };
-    let number = |digits: &[u8]| crate::text::decimal(digits, 4).filter(|_| digits.len() == if digits == year { 4 } else { 2 });
-    let (year, month, day) = (number(year)?, number(&text[5..7])?, number(&text[8..10])?);
+    if text.len() != 10 || text[4] != b'-' || text[7] != b'-' {
+        return None;
+    }
+    let number = |digits: &[u8]| crate::text::decimal(digits, 4);
+    let (year, month, day) = (number(&text[..4])?, number(&text[5..7])?, number(&text[8..])?);
     let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
     let last = match month {
         2 => 28 + u64::from(leap),

@@ -243,26 +243,23 @@ impl<'a> CloudConfig<'a> {
                 }
                 let (user, expiry) = match user_spec(entry) {
                     Ok(UserEntry::User(spec)) => (Some(spec.name), spec.expiry),
-                    // The default user's keys are its own (CLOUD_USER's): not these.
-                    Ok(UserEntry::Default) => (None, crate::shadow::Expiry { inactive_days: Some(0), expire_day: Some(0) }),
+                    Ok(UserEntry::Default) => (None, Default::default()),
                     Err(e) => {
                         note(key, None, entry, Some(e.problem));
                         continue;
                     }
                 };
-                for (name, _) in entry.entries() {
-                    if !user_key_applied(name.as_str().unwrap_or("")) {
-                        note(key, user, name, None);
-                    }
-                }
-                // Given, but not one: left out of the spec.
-                for (field, parsed, problem) in [
-                    ("expiredate", expiry.expire_day.is_some(), "expiredate is not a date (YYYY-MM-DD)"),
-                    ("inactive", expiry.inactive_days.is_some(), "inactive is not a number of days"),
-                ] {
-                    if let Some(value) = user_field(entry, field).filter(|_| !parsed) {
-                        note(key, user, value, Some(problem));
-                    }
+                for (name, value) in entry.entries() {
+                    let name_text = name.as_str().unwrap_or("");
+                    // Given, but not one: left out of the user.
+                    let (at, problem) = match () {
+                        _ if !user_key_applied(name_text) => (name, None),
+                        _ if value.is_null() || user.is_none() => continue,
+                        _ if same_key(name_text, "expiredate") && expiry.expire_day.is_none() => (value, Some("expiredate is not a date (YYYY-MM-DD)")),
+                        _ if same_key(name_text, "inactive") && expiry.inactive_days.is_none() => (value, Some("inactive is not a number of days")),
+                        _ => continue,
+                    };
+                    note(key, user, at, problem);
                 }
             }
         }
@@ -513,7 +510,7 @@ pub struct UserSpec<'a> {
     pub doas: Option<Value<'a>>,
     pub ssh_authorized_keys: Option<Value<'a>>,
     /// `inactive` and `expiredate`, where they are valid.
-    pub expiry: crate::shadow::Expiry,
+    pub expiry: crate::accounts::Expiry,
 }
 
 const USERS: &str = "users";
@@ -557,7 +554,7 @@ fn named(name: &str) -> UserEntry<'_> {
             sudo: None,
             doas: None,
             ssh_authorized_keys: None,
-            expiry: crate::shadow::Expiry { inactive_days: None, expire_day: None },
+            expiry: crate::accounts::Expiry { inactive_days: None, expire_day: None },
         }),
     }
 }
@@ -608,7 +605,7 @@ fn user_spec(item: Value<'_>) -> Result<UserEntry<'_>, ConfigError> {
     spec.sudo = field("sudo").filter(|v| v.as_bool() != Some(false));
     spec.doas = field("doas");
     spec.ssh_authorized_keys = field("ssh_authorized_keys");
-    spec.expiry = crate::shadow::Expiry {
+    spec.expiry = crate::accounts::Expiry {
         inactive_days: field("inactive").and_then(inactive_days),
         expire_day: field("expiredate").and_then(expire_day),
     };
@@ -832,8 +829,8 @@ mod tests {
                 noted,
                 [
                     ("users", None, 3, None),
-                    ("users", Some("carol"), 6, Some("ssh-import-id".to_string())),
                     ("users", Some("carol"), 5, Some("expiredate is not a date (YYYY-MM-DD)".to_string())),
+                    ("users", Some("carol"), 6, Some("ssh-import-id".to_string())),
                     ("users", Some("dan"), 9, Some("inactive is not a number of days".to_string())),
                     ("packages", None, 12, None),
                 ]
@@ -856,7 +853,7 @@ mod tests {
                 Ok::<(), ConfigError>(())
             })
             .unwrap();
-            use crate::shadow::Expiry;
+            use crate::accounts::Expiry;
             assert_eq!(expiries, [Expiry { inactive_days: Some(7), expire_day: None }, Expiry { inactive_days: None, expire_day: Some(22_280) }]);
         });
     }

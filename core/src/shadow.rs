@@ -1,9 +1,7 @@
 //! Passwords in /etc/shadow (shadow(5)): what chpasswd -e does to a user's line, which
 //! cloud-init's `chpasswd` and `password` keys run (with a last change on day 0 for
-//! `expire`, as passwd --expire leaves it); and an account's expiry, which cloud-init's
-//! per-user `inactive` and `expiredate` set (useradd's options, or on Alpine the fields
-//! themselves). Only the named user's first line changes; every other byte of the file
-//! is kept.
+//! `expire`, as passwd --expire leaves it). Only the named user's first line changes;
+//! every other byte of the file is kept.
 
 use crate::accounts::{check, decimal, fields, lines, AccountsError};
 use crate::out::{Full, Out};
@@ -15,35 +13,12 @@ const FILE: &str = "/etc/shadow";
 pub fn set_shadow_password(shadow: &[u8], name: &[u8], hash: &[u8], days_since_epoch: u64, out: &mut [u8]) -> Result<usize, AccountsError> {
     check("password", hash)?;
     let mut digits = [0u8; 20];
-    rewrite(shadow, name, PASSWORD, [Some(hash), Some(decimal(days_since_epoch, &mut digits))], out)
+    rewrite(shadow, name, Some(&[hash]), Some(decimal(days_since_epoch, &mut digits)), out)
 }
 
-/// shadow(5)'s fields, counted from 0.
-/// The password, then the day of its last change.
-const PASSWORD: usize = 1;
-/// The inactivity period, then the expiry day.
-const INACTIVE: usize = 6;
-
-/// An account's expiry, as `useradd --inactive DAYS --expiredate YYYY-MM-DD` sets it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Expiry {
-    /// Days after the password expires until the account is disabled.
-    pub inactive_days: Option<u32>,
-    /// The day the account expires, in days since 1970-01-01.
-    pub expire_day: Option<u32>,
-}
-
-/// Sets `name`'s inactivity period and expiry day where `expiry` gives them.
-pub fn set_expiry(shadow: &[u8], name: &[u8], expiry: Expiry, out: &mut [u8]) -> Result<usize, AccountsError> {
-    let (mut inactive, mut expire) = ([0u8; 20], [0u8; 20]);
-    let inactive = expiry.inactive_days.map(|days| decimal(days.into(), &mut inactive));
-    let expire = expiry.expire_day.map(|day| decimal(day.into(), &mut expire));
-    rewrite(shadow, name, INACTIVE, [inactive, expire], out)
-}
-
-/// `shadow` with the fields `first` and `first + 1` of `name`'s first line replaced where
-/// given.
-fn rewrite(shadow: &[u8], name: &[u8], first: usize, new: [Option<&[u8]>; 2], out: &mut [u8]) -> Result<usize, AccountsError> {
+/// `shadow` with the password (field 2) and last change (field 3) of `name`'s first line
+/// replaced where given.
+fn rewrite(shadow: &[u8], name: &[u8], password: Option<&[&[u8]]>, last_change: Option<&[u8]>, out: &mut [u8]) -> Result<usize, AccountsError> {
     check("user name", name)?;
     if name.is_empty() {
         return Err(AccountsError::BadField { field: "user name" });
@@ -57,11 +32,12 @@ fn rewrite(shadow: &[u8], name: &[u8], first: usize, new: [Option<&[u8]>; 2], ou
         }
         match fields::<9>(line) {
             Some(old) if !done && old[0] == name => {
-                // The line as it was around the two fields.
-                let start: usize = old[..first].iter().map(|field| field.len() + 1).sum();
-                let end = start + old[first].len() + 1 + old[first + 1].len();
-                let fields = [new[0].unwrap_or(old[first]), b":", new[1].unwrap_or(old[first + 1])];
-                writer.put_all(&[&line[..start], fields[0], fields[1], fields[2], &line[end..]]).map_err(too_large)?;
+                writer.put_all(&[old[0], b":"]).map_err(too_large)?;
+                writer.put_all(password.unwrap_or(&[old[1]])).map_err(too_large)?;
+                writer.put_all(&[b":", last_change.unwrap_or(old[2])]).map_err(too_large)?;
+                // The rest of the line as it was, from its third ':'.
+                let rest_at = old[0].len() + old[1].len() + old[2].len() + 2;
+                writer.put(&line[rest_at..]).map_err(too_large)?;
                 done = true;
             }
             _ => writer.put(line).map_err(too_large)?,
@@ -94,20 +70,6 @@ mod tests {
         // Only the first of two lines for one name changes.
         let new = run(set_shadow_password(b"a:x:1::::::\na:y:2::::::\n", b"a", b"z", 3, &mut out), &out);
         assert_eq!(new, b"a:z:3::::::\na:y:2::::::\n");
-    }
-
-    #[test]
-    fn expiry_fields() {
-        let mut out = [0u8; 512];
-        let both = Expiry { inactive_days: Some(5), expire_day: Some(22_280) };
-        let new = run(set_expiry(SHADOW, b"alpine", both, &mut out), &out);
-        assert_eq!(new, b"root:*::0:::::\nalpine:*:20414:0:99999:7:5:22280:\nbob:$6$s$h:19000:0:99999:7:::\n");
-        // Only what is given changes; a rerun changes nothing more.
-        let again = run(set_expiry(&new, b"alpine", Expiry { inactive_days: None, expire_day: Some(22_280) }, &mut out), &out);
-        assert_eq!(again, new);
-        let new = run(set_expiry(b"bob:h:1:::::3:", b"bob", Expiry { inactive_days: Some(0), expire_day: None }, &mut out), &out);
-        assert_eq!(new, b"bob:h:1::::0:3:");
-        assert_eq!(set_expiry(SHADOW, b"carol", both, &mut out), Err(AccountsError::MissingUser { file: "/etc/shadow" }));
     }
 
     #[test]

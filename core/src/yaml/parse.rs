@@ -25,6 +25,7 @@ impl Arena<'_> {
             text: &mut *self.text,
             text_used: self.text_used,
             depth: 0,
+            tag: None,
         };
         let root = parser.document()?;
         self.nodes_used = parser.nodes_used;
@@ -98,6 +99,8 @@ struct Parser<'s, 'b> {
     text: &'b mut [u8],
     text_used: usize,
     depth: usize,
+    /// A tag read and not yet given to its node: the next node pushed takes it.
+    tag: Option<(Tag, Mark)>,
 }
 
 impl Parser<'_, '_> {
@@ -204,7 +207,11 @@ impl Parser<'_, '_> {
             column: char_column(self.src, at.line_start, at.pos),
         };
         self.nodes_used += 1;
-        Ok(self.nodes_used as u32 - 1)
+        let node = self.nodes_used as u32 - 1;
+        if let Some((tag, at)) = self.tag.take() {
+            self.apply_tag(node, tag, at)?;
+        }
+        Ok(node)
     }
 
     fn push_null(&mut self, at: Mark) -> Result<u32, Error> {
@@ -291,9 +298,11 @@ impl Parser<'_, '_> {
     /// line of a mapping key, where a block collection cannot start.
     fn block_node(&mut self, indent: i32, collection_ok: bool) -> Result<u32, Error> {
         let start = self.mark();
-        let tag = self.tag()?;
-        if let Some((tag, at)) = tag {
+        self.read_tag()?;
+        if let Some((tag, at)) = self.tag {
             if matches!(self.peek(), 0 | b'\n' | b'\r' | b'#') {
+                // The tag is the whole node's, not its first key's.
+                self.tag = None;
                 let node = self.node_below(indent, !collection_ok, at)?;
                 self.apply_tag(node, tag, at)?;
                 return Ok(node);
@@ -301,22 +310,19 @@ impl Parser<'_, '_> {
         }
         match self.peek() {
             b'-' if is_blank(self.at(1)) => {
-                if !collection_ok || tag.is_some() {
+                if !collection_ok || self.tag.is_some() {
                     return Err(self.error(ErrorKind::SequenceEntryNotAllowed));
                 }
                 return self.block_sequence(false);
             }
             b'|' | b'>' => {
                 let node = self.block_scalar(indent)?;
-                if let Some((tag, at)) = tag {
-                    self.apply_tag(node, tag, at)?;
-                }
                 self.skip_to_content()?;
                 return Ok(node);
             }
             _ => {}
         }
-        let (node, single_line) = self.inline_node(indent, tag)?;
+        let (node, single_line) = self.inline_node(indent)?;
         if self.key_follows() {
             if self.nodes[node as usize].kind != Kind::Scalar {
                 return Err(self.error_at(start, ErrorKind::CollectionKey));
@@ -362,33 +368,29 @@ impl Parser<'_, '_> {
         self.push_null(tag_at)
     }
 
-    /// A scalar (other than a block scalar) or a flow collection, with the tag read
-    /// before it; whether it is on one line.
-    fn inline_node(&mut self, indent: i32, tag: Option<(Tag, Mark)>) -> Result<(u32, bool), Error> {
-        let (node, single_line) = match self.peek() {
-            b'"' | b'\'' => self.quoted()?,
-            b'[' | b'{' => (self.flow()?, true),
-            _ if self.plain_starts(false) => self.plain(indent, false, tag.is_some())?,
-            _ => return Err(self.cannot_start()),
-        };
-        if let Some((tag, at)) = tag {
-            self.apply_tag(node, tag, at)?;
+    /// A scalar (other than a block scalar) or a flow collection; whether it is on one line.
+    fn inline_node(&mut self, indent: i32) -> Result<(u32, bool), Error> {
+        match self.peek() {
+            b'"' | b'\'' => self.quoted(),
+            b'[' | b'{' => Ok((self.flow()?, true)),
+            _ if self.plain_starts(false) => self.plain(indent, false),
+            _ => Err(self.cannot_start()),
         }
-        Ok((node, single_line))
     }
 
-    /// A node's tag, at `!`: which one and where, the spaces after it skipped.
-    fn tag(&mut self) -> Result<Option<(Tag, Mark)>, Error> {
+    /// A node's tag, at `!`, kept for the node (`tag`); the spaces after it skipped.
+    fn read_tag(&mut self) -> Result<(), Error> {
         if self.peek() != b'!' {
-            return Ok(None);
+            return Ok(());
         }
         let at = self.mark();
         while !is_blank(self.peek()) {
             self.pos += 1;
         }
         let tag = Tag::parse(&self.src[at.pos..self.pos]).ok_or_else(|| self.error_at(at, ErrorKind::Tag))?;
+        self.tag = Some((tag, at));
         self.skip_spaces();
-        Ok(Some((tag, at)))
+        Ok(())
     }
 
     /// Constructs `node` as its explicit tag says, as PyYAML does: a scalar's text read as
@@ -405,6 +407,10 @@ impl Parser<'_, '_> {
             let kind = if tag == Tag::Binary && kind == Kind::Scalar { ErrorKind::BadBinary } else { ErrorKind::TagMismatch };
             self.error_at(at, kind)
         })?;
+        // Decoded bytes are fewer than their base64: the text buffer takes back the rest.
+        if (start + self.nodes[node as usize].len) as usize == self.text_used {
+            self.text_used = start as usize + len;
+        }
         let node = &mut self.nodes[node as usize];
         (node.resolved, node.len) = (resolved, len as u32);
         Ok(())
@@ -444,8 +450,8 @@ impl Parser<'_, '_> {
             if matches!(self.peek(), b'|' | b'>') || (self.peek() == b'-' && is_blank(self.at(1))) {
                 return Err(self.error(ErrorKind::ExpectedKey));
             }
-            let tag = self.tag()?;
-            let (node, single_line) = self.inline_node(column as i32, tag)?;
+            self.read_tag()?;
+            let (node, single_line) = self.inline_node(column as i32)?;
             if !self.key_follows() {
                 return Err(self.error_at(key_start, ErrorKind::ExpectedKey));
             }
@@ -524,8 +530,8 @@ impl Parser<'_, '_> {
 
     /// A plain scalar, folded as PyYAML folds it: a line break between two lines is a
     /// space, blank lines are line breaks, and trailing spaces are dropped.
-    /// `tagged`: its tag, not the resolvers, says what it is.
-    fn plain(&mut self, indent: i32, flow: bool, tagged: bool) -> Result<(u32, bool), Error> {
+    /// A tagged one is what its tag says, not what the resolvers would.
+    fn plain(&mut self, indent: i32, flow: bool) -> Result<(u32, bool), Error> {
         let start = self.mark();
         let src = self.src;
         let text_start = self.text_used;
@@ -587,9 +593,9 @@ impl Parser<'_, '_> {
                 break;
             }
         }
-        let resolved = match tagged {
-            true => Resolved::Str,
-            false => resolve(&self.text[text_start..self.text_used]).map_err(|kind| self.error_at(start, kind))?,
+        let resolved = match self.tag {
+            Some(_) => Resolved::Str,
+            None => resolve(&self.text[text_start..self.text_used]).map_err(|kind| self.error_at(start, kind))?,
         };
         Ok((self.push(Kind::Scalar, resolved, text_start, start)?, end.line == start.line))
     }
@@ -881,21 +887,17 @@ impl Parser<'_, '_> {
     }
 
     fn flow_node(&mut self) -> Result<u32, Error> {
-        let tag = self.tag()?;
-        if let Some((_, at)) = tag {
+        self.read_tag()?;
+        if let Some((_, at)) = self.tag {
             self.flow_space(at)?;
         }
-        let node = match self.peek() {
-            b'"' | b'\'' => self.quoted()?.0,
-            b'[' | b'{' => self.flow()?,
+        match self.peek() {
+            b'"' | b'\'' => Ok(self.quoted()?.0),
+            b'[' | b'{' => self.flow(),
             // A tagged empty node (`[!!str , 1]`).
-            b',' | b']' | b'}' if tag.is_some() => self.push_null(self.mark())?,
-            _ if self.plain_starts(true) => self.plain(-1, true, tag.is_some())?.0,
-            _ => return Err(self.cannot_start()),
-        };
-        if let Some((tag, at)) = tag {
-            self.apply_tag(node, tag, at)?;
+            b',' | b']' | b'}' if self.tag.is_some() => self.push_null(self.mark()),
+            _ if self.plain_starts(true) => Ok(self.plain(-1, true)?.0),
+            _ => Err(self.cannot_start()),
         }
-        Ok(node)
     }
 }
