@@ -222,18 +222,19 @@ fn decode_content(file: &WriteFile<'_>, out: &mut [u8]) -> Result<usize, Line> {
             Ok(content.len())
         }
         Encoding::Base64 => base64::decode(content, out).map_err(crate::output::line),
-        Encoding::Gzip => gunzip(content, out),
-        Encoding::GzipBase64 => {
+        Encoding::Gzip | Encoding::GzipBase64 => {
             let (inflated, encoded) = out.split_at_mut(out.len() / 2);
-            let len = base64::decode(content, encoded).map_err(crate::output::line)?;
-            gunzip(&encoded[..len], inflated)
+            let gzipped = match file.encoding {
+                Encoding::Gzip => content,
+                _ => {
+                    let len = base64::decode(content, encoded).map_err(crate::output::line)?;
+                    &encoded[..len]
+                }
+            };
+            let mut state = miniz_oxide::inflate::core::DecompressorOxide::new();
+            gzip::decompress(gzipped, inflated, &mut state).map_err(crate::output::line)
         }
     }
-}
-
-fn gunzip(gzipped: &[u8], out: &mut [u8]) -> Result<usize, Line> {
-    let mut state = miniz_oxide::inflate::core::DecompressorOxide::new();
-    gzip::decompress(gzipped, out, &mut state).map_err(crate::output::line)
 }
 
 /// `user[:group]` (names or numbers) as ids; the group defaults to the user's own.
