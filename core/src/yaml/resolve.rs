@@ -62,19 +62,10 @@ pub(super) fn resolve_tagged(tag: Tag, text: &mut [u8]) -> Option<(Resolved, usi
     Some((resolved, text.len()))
 }
 
-/// Digits, underscores and sexagesimal colons after an optional sign: what Python's
-/// `float` reads of an integer once PyYAML dropped the underscores (`010` is 10.0).
+/// A YAML 1.1 integer in decimal or octal digits (`1`, `010`, `1:30`): what Python's
+/// `float` reads of one (`010` is 10.0), not `0x` and `0b`.
 fn is_decimal(text: &[u8]) -> bool {
-    let (_, body) = split_sign(text);
-    // A colon only between digits.
-    let mut previous = b':';
-    for &b in body {
-        if !(digit_or_underscore(&b) || (b == b':' && previous != b':')) {
-            return false;
-        }
-        previous = b;
-    }
-    previous != b':' && body[0].is_ascii_digit()
+    matches!(int_value(text), Some(Ok(_))) && !text.iter().any(|&b| b == b'x' || b == b'b')
 }
 pub(super) fn decimal_digits(text: &[u8]) -> u64 {
     text.iter().filter(|b| b.is_ascii_digit()).fold(0u64, |n, &d| n.saturating_mul(10).saturating_add(u64::from(d - b'0')))
