@@ -2,10 +2,14 @@
 the issue, against the fake IMDS, with the end state of every file it touches and the log.
 """
 
+import base64
+import datetime
+import gzip
+import json
 import os
 import time
 
-from conftest import ECDSA, ED25519, aws_metadata, leftover_temporaries
+from conftest import ALPINE_SHADOW, ECDSA, ED25519, aws_metadata, leftover_temporaries
 
 # A third key, made with ssh-keygen -t ed25519 for these tests.
 ED25519_B = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIPlpbJ6qPHdU8G9BuD3H5pE6x3dFZDBbvybrXnxTjHEV carol@desk"
@@ -145,6 +149,9 @@ def test_hostname_and_fqdn_as_cloud_init_chooses(run, imds, root):
     assert result.hostname == "alpha"
     assert (root / "etc/hostname").read_text() == "alpha\n"
     assert "127.0.1.1\tbeta.example.com alpha\n" in (root / "etc/hosts").read_text()
+    assert (root / "etc/hosts").read_text().count("127.0.1.1") == 1
+    assert stat(root / "etc/hostname") == stat(root / "etc/hosts") == (0o644, 0, 0)
+    assert "main/set_hostname: ok" in log(root) and complete(root)
 
 
 def test_prefer_fqdn_over_hostname(run, imds, root):
@@ -154,6 +161,8 @@ def test_prefer_fqdn_over_hostname(run, imds, root):
     assert result.hostname == "beta.example.com"
     assert (root / "etc/hostname").read_text() == "beta.example.com\n"
     assert "127.0.1.1\tbeta.example.com alpha\n" in (root / "etc/hosts").read_text()
+    assert stat(root / "etc/hostname") == stat(root / "etc/hosts") == (0o644, 0, 0)
+    assert "main/set_hostname: ok" in log(root) and complete(root)
 
 
 def test_user_data_keys_with_options_and_a_truncated_one(run, imds, root):
@@ -264,10 +273,8 @@ frobnicate: 1
     expected = [
         "cloud-config line 12: frobnicate: not applied by wisp",
         "cloud-config line 4: users: another module's form: not applied by wisp",
-        "cloud-config line 6: users: ssh_import_id: not applied by wisp",
-        "cloud-config line 7: users: selinux_user: not applied by wisp",
-        "cloud-config line 8: users: expiredate: not applied by wisp",
-        "cloud-config line 9: users: inactive: not applied by wisp",
+        "cloud-config line 6: users: carol: ssh_import_id: not applied by wisp",
+        "cloud-config line 7: users: carol: selinux_user: not applied by wisp",
         "cloud-config line 11: packages: another module's form: not applied by wisp",
     ]
     for text in expected:
@@ -277,12 +284,72 @@ frobnicate: 1
     carol = [line for line in (root / "etc/passwd").read_text().splitlines() if line.startswith("carol:")]
     assert carol == ["carol:x:1001:1001::/home/carol:/bin/sh"]
     assert stat(root / "home/carol") == (0o755, 1001, 1001)
+    # expiredate and inactive are applied (test_expiredate_and_inactive_in_etc_shadow).
+    assert "expiredate" not in result.stderr and "inactive" not in result.stderr
     assert_keys_installed(root, ED25519, ECDSA)
     assert complete(root)
     shown = run("userdata", "show", root=root)
     assert shown.rc == 0, shown
     for text in expected:
         assert "wisp: warning: " + text in shown.stderr, shown.stderr
+
+
+def shadow_line(root, name):
+    [line] = [line for line in (root / "etc/shadow").read_text().splitlines() if line.startswith(name + ":")]
+    return line.split(":")
+
+
+def test_expiredate_and_inactive_in_etc_shadow(run, imds, root):
+    """Per-user `expiredate` (YYYY-MM-DD: shadow's field 8, days since 1970-01-01) and
+    `inactive` (days: field 7), as cloud-init sets them; a value that is not one is left
+    out with a warning naming the user and the line, and the user is made without it. They
+    go in with the account's shadow line, as cloud-init sets them on the users it makes:
+    an account the image has keeps its fields, and a rerun changes nothing."""
+    config = """#cloud-config
+users:
+  - default
+  - name: carol
+    expiredate: '2031-01-01'
+    inactive: '5'
+  - name: dave
+    expiredate: 2030-02-30
+    inactive: 12
+  - {name: erin, expiredate: tomorrow, inactive: soon}
+  - {name: nobody, no_create_home: true, expiredate: '2031-01-01', inactive: '5'}
+"""
+    imds(aws_metadata(user_data=config))
+    result = run("bootstrap", root=root)
+    assert result.rc == 0, result
+    warning(result, root, "cloud-config line 8: users: dave: expiredate is not a date (YYYY-MM-DD): left out")
+    warning(result, root, "cloud-config line 10: users: erin: expiredate is not a date (YYYY-MM-DD): left out")
+    warning(result, root, "cloud-config line 10: users: erin: inactive is not a number of days: left out")
+    epoch_day_2031 = (datetime.date(2031, 1, 1) - datetime.date(1970, 1, 1)).days
+    carol = shadow_line(root, "carol")
+    assert (carol[1], carol[6], carol[7]) == ("*", "5", str(epoch_day_2031))
+    dave = shadow_line(root, "dave")
+    assert (dave[6], dave[7]) == ("12", "")
+    erin = shadow_line(root, "erin")
+    assert (erin[6], erin[7]) == ("", "")
+    alpine = shadow_line(root, "alpine")
+    assert (alpine[6], alpine[7]) == ("", "")
+    nobody_before = next(line for line in ALPINE_SHADOW.splitlines() if line.startswith("nobody:"))
+    assert shadow_line(root, "nobody") == nobody_before.split(":")
+    assert all(len(shadow_line(root, name)) == 9 for name in ("carol", "dave", "erin", "alpine"))
+    assert stat(root / "etc/shadow") == (0o640, 0, 42)  # as the image had it
+    assert "main/userdata_users: ok: 4 users" in result.stderr
+    assert_keys_installed(root, ED25519, ECDSA)
+    assert complete(root) and not leftover_temporaries(root)
+    shown = run("userdata", "show", root=root)
+    assert "wisp: warning: cloud-config line 8: users: dave: expiredate is not a date (YYYY-MM-DD): left out" in shown.stderr
+    # The users action done, even forgetting that it ran changes nothing (the fields are
+    # rewritten to what they are).
+    before = (root / "etc/shadow").read_bytes()
+    (root / "var/lib/cloud/.bootstrap-complete").unlink()
+    for marker in (root / "var/lib/cloud/sem").iterdir():
+        marker.unlink()
+    again = run("bootstrap", root=root)
+    assert again.rc == 0, again
+    assert (root / "etc/shadow").read_bytes() == before
 
 
 def test_the_user_data_limit_binds_a_plain_script(run, imds, root):
@@ -365,7 +432,7 @@ write_files:
     result = run("bootstrap", root=root)
     assert result.rc == 0, result
     for text in ("cloud-config line 6 column 5: write_files: an entry has no path: left out",
-                 "cloud-config line 8 column 15: write_files: unknown encoding (text/plain, b64, gz+b64): left out",
+                 "cloud-config line 8 column 15: write_files: unknown encoding (text/plain, b64, gzip, gz+b64): left out",
                  "cloud-config line 10 column 11: write_files: path must be an absolute file path without ., .. or //: left out",
                  "cloud-config line 12 column 18: write_files: permissions are not an octal mode: left out"):
         warning(result, root, text)
@@ -379,6 +446,36 @@ write_files:
     assert complete(root)
     shown = run("userdata", "show", root=root)
     assert "wisp: warning: cloud-config line 6 column 5: write_files: an entry has no path: left out" in shown.stderr
+
+
+def test_write_files_gzip_binary_beside_a_good_entry_and_one_without_path(run, imds, root):
+    """The issue's document: one good entry, one without `path`, one `encoding: gzip`
+    with `content: !!binary |` (as cloud-init's and tiny-cloud's documentation write it).
+    The good and the gzip'd entries are written, the gunzipped bytes exactly; bytes
+    without an encoding are written as they are."""
+    payload = bytes(range(256)) + b"#!/bin/sh\necho from gzip\n"
+    gzipped = base64.encodebytes(gzip.compress(payload, mtime=0)).decode()
+    config = "#cloud-config\nwrite_files:\n  - path: /etc/app/good.conf\n    content: good\n  - content: no path here\n" \
+        "  - path: /usr/local/bin/from-gzip\n    encoding: gzip\n    permissions: '0755'\n    owner: alpine:alpine\n" \
+        "    content: !!binary |\n" + "".join("      " + line + "\n" for line in gzipped.splitlines()) + \
+        "  - path: /etc/app/raw.bin\n    content: !!binary AAEC/w==\n"
+    imds(aws_metadata(user_data=config))
+    result = run("bootstrap", root=root)
+    assert result.rc == 0, result
+    warning(result, root, "cloud-config line 5 column 5: write_files: an entry has no path: left out")
+    assert (root / "etc/app/good.conf").read_text() == "good"
+    assert stat(root / "etc/app/good.conf") == (0o644, 0, 0)
+    assert (root / "usr/local/bin/from-gzip").read_bytes() == payload
+    assert stat(root / "usr/local/bin/from-gzip") == (0o755, 1000, 1000)
+    assert (root / "etc/app/raw.bin").read_bytes() == bytes([0, 1, 2, 255])
+    assert stat(root / "etc/app/raw.bin") == (0o644, 0, 0)
+    assert "main/userdata_write_files: ok: 3 files written" in result.stderr
+    assert complete(root) and not leftover_temporaries(root)
+    shown = run("userdata", "show", root=root)
+    assert shown.rc == 0, shown
+    files = json.loads(shown.stdout)["cloud_config"]["write_files"]
+    assert files[2]["content"] == "ci-b64:" + base64.b64encode(gzip.compress(payload, mtime=0)).decode()
+    assert files[3]["content"] == "ci-b64:AAEC/w=="
 
 
 def test_a_write_that_fails_fails_the_action_after_the_others(run, imds, root):
@@ -463,6 +560,49 @@ def test_kill_9_at_increasing_delays_then_a_rerun_ends_as_a_clean_run(wisp, netn
         runs = counter.read_text().splitlines() if counter.exists() else []
         assert set(runs) == {"per-instance", "part-one", "part-two", "runcmd"}, (step, runs)
     assert killed >= 10, killed
+
+
+def test_kill_9_inside_runcmd_runs_no_finished_part_again(wisp, netns, run, imds, root):
+    """The issue's case: the process group killed while `runcmd` runs; at the next boot
+    the MIME script parts that had finished do not run again, `runcmd`, cut short, runs
+    again to its end, and the bootstrap completes."""
+    import signal
+    import subprocess
+    from test_userdata_parts import b64, multipart
+    config = """#cloud-config
+runcmd:
+  - echo runcmd-started >> /counter
+  - test -e /runcmd-was-killed || { touch /runcmd-was-killed; sleep 60; }
+  - echo runcmd >> /counter
+"""
+    user_data = multipart(
+        ("text/x-shellscript", "#!/bin/sh\necho part-one >> /counter\n", ""),
+        ("text/cloud-config", config, ""),
+        ("text/x-shellscript", "#!/bin/sh\necho part-two >> /counter\n", ""),
+    )
+    imds(aws_metadata(user_data_b64=b64(user_data)))
+    env = {"PATH": os.environ["PATH"]}
+    process = subprocess.Popen(
+        ["ip", "netns", "exec", netns.name, "unshare", "--uts", "--mount", "--fork",
+         str(wisp), "--root", str(root), "bootstrap"],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 30
+    while not (root / "runcmd-was-killed").exists():
+        assert process.poll() is None and time.monotonic() < deadline, "runcmd never started"
+        time.sleep(0.02)
+    os.killpg(process.pid, signal.SIGKILL)
+    assert process.wait() == -signal.SIGKILL
+    assert (root / "counter").read_text() == "part-one\npart-two\nruncmd-started\n"
+    assert not complete(root)
+    result = run("bootstrap", root=root, env=env)
+    assert result.rc == 0, result
+    assert (root / "counter").read_text() == "part-one\npart-two\nruncmd-started\nruncmd-started\nruncmd\n"
+    assert "final/run_userdata: ok" in result.stderr
+    assert (root / "var/log/user-data.exit").read_text().strip() == "0"
+    markers = sorted(p.name.split(".")[0] for p in (root / "var/lib/cloud/sem").iterdir())
+    assert markers.count("runcmd") == 1, markers
+    assert_keys_installed(root, ED25519, ECDSA)
+    assert complete(root) and not leftover_temporaries(root)
 
 
 def test_a_home_a_crash_left_root_owned_gets_its_owner(run, imds, root):

@@ -55,13 +55,14 @@ pub fn parse(userdata: &crate::userdata::UserData) -> Result<CloudConfig<'static
 /// `wisp userdata show`; at boot the key actions say it) keys that are left out.
 #[inline(never)]
 pub fn warn_unapplied(config: &CloudConfig<'static>, keys: bool, warn: &dyn Fn(core::fmt::Arguments<'_>)) {
-    config.for_each_unapplied(&mut |section, at, problem| {
+    config.for_each_unapplied(&mut |section, user, at, problem| {
         let (what, end) = match problem {
             Some(problem) => (problem, "left out"),
             None => (at.as_str().unwrap_or("another module's form"), "not applied by wisp"),
         };
         let separator = if section.is_empty() { "" } else { ": " };
-        warn(format_args!("cloud-config line {}: {section}{separator}{}: {end}", at.line(), Shown(what.as_bytes())))
+        let (user, user_separator) = user.map_or(("", ""), |user| (user, ": "));
+        warn(format_args!("cloud-config line {}: {section}{separator}{}{user_separator}{}: {end}", at.line(), Shown(user.as_bytes()), Shown(what.as_bytes())))
     });
     if !keys {
         return;
@@ -188,6 +189,7 @@ fn write_file(ctx: &Context<'_>, file: &WriteFile<'_>) -> Result<(), Line> {
     let decoded = match file.encoding {
         Encoding::Text => encoded,
         Encoding::Base64 => encoded / 4 * 3 + 3,
+        Encoding::Gzip => encoded.saturating_mul(2 * crate::userdata::DEFLATE_RATIO_LIMIT),
         Encoding::GzipBase64 => (encoded / 4 * 3 + 3).saturating_mul(2 * crate::userdata::DEFLATE_RATIO_LIMIT),
     };
     let mut room = crate::memory::map(old_size.saturating_add(decoded).min(USER_DATA_LIMIT), "write_files content")?;
@@ -212,7 +214,7 @@ fn write_file(ctx: &Context<'_>, file: &WriteFile<'_>) -> Result<(), Line> {
 
 /// The entry's content, decoded into `out`; its length.
 fn decode_content(file: &WriteFile<'_>, out: &mut [u8]) -> Result<usize, Line> {
-    let content = file.content.as_bytes();
+    let content = file.content;
     match file.encoding {
         Encoding::Text => {
             let limit = out.len();
@@ -220,11 +222,17 @@ fn decode_content(file: &WriteFile<'_>, out: &mut [u8]) -> Result<usize, Line> {
             Ok(content.len())
         }
         Encoding::Base64 => base64::decode(content, out).map_err(crate::output::line),
-        Encoding::GzipBase64 => {
+        Encoding::Gzip | Encoding::GzipBase64 => {
             let (inflated, encoded) = out.split_at_mut(out.len() / 2);
-            let len = base64::decode(content, encoded).map_err(crate::output::line)?;
+            let gzipped = match file.encoding {
+                Encoding::Gzip => content,
+                _ => {
+                    let len = base64::decode(content, encoded).map_err(crate::output::line)?;
+                    &encoded[..len]
+                }
+            };
             let mut state = miniz_oxide::inflate::core::DecompressorOxide::new();
-            gzip::decompress(&encoded[..len], inflated, &mut state).map_err(crate::output::line)
+            gzip::decompress(gzipped, inflated, &mut state).map_err(crate::output::line)
         }
     }
 }

@@ -86,6 +86,7 @@ pub struct Account<'a> {
     pub password: &'a [u8],
     /// Whether `password` replaces the field of an existing account.
     pub set_password: bool,
+    pub expiry: accounts::Expiry,
 }
 
 /// The account's uid once it exists as described, and whether an optional group was
@@ -152,7 +153,7 @@ pub fn ensure_account(ctx: &Context<'_>, account: &Account<'_>, done: &mut heapl
     };
     let days = wisp_os_linux::time::realtime_secs() / wisp_core::clock::SECONDS_PER_DAY;
     if !accounts::has_shadow_entry(shadow.text(), name) {
-        let len = accounts::add_shadow(shadow.text(), name, account.password, days, &mut new).map_err(crate::output::line)?;
+        let len = accounts::add_shadow(shadow.text(), name, account.password, days, account.expiry, &mut new).map_err(crate::output::line)?;
         shadow.replace(&new[..len], batch)?;
         let _ = done.push("shadow");
     } else if account.set_password {
@@ -204,6 +205,7 @@ pub fn create_default_user(ctx: &Context<'_>, config: Option<&CloudConfig<'stati
         create_home: true,
         password: b"*",
         set_password: false,
+        expiry: accounts::Expiry::default(),
     };
     let mut done: heapless::Vec<&str, 8> = heapless::Vec::new();
     // The account's files and its rules take their new contents together.
@@ -489,6 +491,7 @@ fn apply_user(ctx: &Context<'_>, spec: &cloud_config::UserSpec<'static>) -> Resu
         create_home: !spec.no_create_home && !spec.system,
         password: password.unwrap_or(b"*"),
         set_password: password.is_some(),
+        expiry: spec.expiry,
     };
     let mut passwd = [0u8; FILE_LIMIT];
     let passwd = ctx.read(b"/etc/passwd", &mut passwd)?.unwrap_or(b"");

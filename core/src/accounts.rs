@@ -218,13 +218,27 @@ pub fn add_group(group: &[u8], name: &[u8], gid: u32, out: &mut [u8]) -> Result<
     append(group, &[name, b":x:", decimal(gid.into(), &mut digits), b":"], out, "/etc/group")
 }
 
+/// An account's expiry (shadow(5)'s seventh and eighth fields), as `useradd --inactive
+/// DAYS --expiredate YYYY-MM-DD` sets it: cloud-init's per-user `inactive` and
+/// `expiredate`, which it applies to the users it creates.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Expiry {
+    /// Days after the password expires until the account is disabled.
+    pub inactive_days: Option<u32>,
+    /// The day the account expires, in days since 1970-01-01.
+    pub expire_day: Option<u32>,
+}
+
 /// A shadow entry with `password` (`*`: no password, yet key logins work, which `!`
-/// would forbid on sshd without PAM) and the day of the last change.
-pub fn add_shadow(shadow: &[u8], name: &[u8], password: &[u8], days_since_epoch: u64, out: &mut [u8]) -> Result<usize, AccountsError> {
+/// would forbid on sshd without PAM), the day of the last change and the expiry.
+pub fn add_shadow(shadow: &[u8], name: &[u8], password: &[u8], days_since_epoch: u64, expiry: Expiry, out: &mut [u8]) -> Result<usize, AccountsError> {
     check("user name", name)?;
     check("password", password)?;
-    let mut digits = [0u8; 20];
-    let line: [&[u8]; 6] = [name, b":", password, b":", decimal(days_since_epoch, &mut digits), b":0:99999:7:::"];
+    let mut digits = [[0u8; 20]; 3];
+    let [day, inactive, expire] = &mut digits;
+    let inactive = expiry.inactive_days.map_or(&b""[..], |days| decimal(days.into(), inactive));
+    let expire = expiry.expire_day.map_or(&b""[..], |day| decimal(day.into(), expire));
+    let line: [&[u8]; 10] = [name, b":", password, b":", decimal(days_since_epoch, day), b":0:99999:7:", inactive, b":", expire, b":"];
     append(shadow, &line, out, "/etc/shadow")
 }
 
@@ -303,10 +317,13 @@ mod tests {
         let n = add_group(b"root:x:0:root", b"alpine", 1000, &mut out).unwrap();
         assert_eq!(&out[..n], b"root:x:0:root\nalpine:x:1000:\n");
 
-        let n = add_shadow(b"", b"alpine", b"*", 20_414, &mut out).unwrap();
+        let n = add_shadow(b"", b"alpine", b"*", 20_414, Expiry::default(), &mut out).unwrap();
         assert_eq!(&out[..n], b"alpine:*:20414:0:99999:7:::\n");
         assert!(has_shadow_entry(&out[..n], b"alpine"));
         assert!(!has_shadow_entry(&out[..n], b"alp") && !has_shadow_entry(b"alpine\n", b"alpine"));
+        let expiry = Expiry { inactive_days: Some(5), expire_day: Some(22_280) };
+        let n = add_shadow(b"root:*::0:::::\n", b"carol", b"!$6$s$h", 20_414, expiry, &mut out).unwrap();
+        assert_eq!(&out[..n], b"root:*::0:::::\ncarol:!$6$s$h:20414:0:99999:7:5:22280:\n");
     }
 
     #[test]

@@ -111,9 +111,55 @@ pub fn decode(input: &[u8], out: &mut [u8]) -> Result<usize, Error> {
     }
 }
 
+/// Base64 text decoded over itself (the output never overtakes the input, decoding
+/// group by group); the decoded length.
+pub fn decode_in_place(buf: &mut [u8]) -> Result<usize, Error> {
+    let len = buf.len();
+    let mut decoded = 0;
+    let mut at = 0;
+    let mut group = [0u8; 4];
+    let mut filled = 0;
+    while at < len {
+        let byte = buf[at];
+        at += 1;
+        if byte.is_ascii_whitespace() {
+            continue;
+        }
+        group[filled] = byte;
+        filled += 1;
+        // A last group may be short, and white space may follow it.
+        if filled == 4 || buf[at..].iter().all(u8::is_ascii_whitespace) {
+            let mut three = [0u8; 3];
+            let n = decode(&group[..filled], &mut three)?;
+            buf[decoded..decoded + n].copy_from_slice(&three[..n]);
+            decoded += n;
+            if filled == 4 && group[3] == b'=' && buf[at..len].iter().any(|b| !b.is_ascii_whitespace()) {
+                return Err(Error::BadPadding { offset: at });
+            }
+            filled = 0;
+        }
+    }
+    Ok(decoded)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn in_place_as_into_another_buffer() {
+        for input in [&b"aGVsbG8="[..], b"aGVs\nbG8=\n", b"QUJD\nQQ\n", b"QQ", b" QUJD "] {
+            let mut out = [0u8; 16];
+            let expected = decode(input, &mut out).unwrap();
+            let mut buf = input.to_vec();
+            let len = decode_in_place(&mut buf).unwrap();
+            assert_eq!(&buf[..len], &out[..expected], "{}", String::from_utf8_lossy(input));
+        }
+        // A short last group is checked too, white space after it or not.
+        for bad in [&b"\xff\xff\t"[..], b"QUJD!!\n", b"QQ==QQ==", b"Q"] {
+            assert!(decode_in_place(&mut bad.to_vec()).is_err(), "{}", String::from_utf8_lossy(bad));
+        }
+    }
 
     fn decoded(input: &[u8]) -> Result<Vec<u8>, Error> {
         let mut out = vec![0u8; decoded_len_max(input.len())];

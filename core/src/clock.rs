@@ -53,6 +53,26 @@ pub fn parse_iso8601(text: &[u8]) -> Option<u64> {
     u64::try_from(local as i64 - offset).ok()
 }
 
+/// Days since 1970-01-01 for `YYYY-MM-DD` (a real day of 1970 or later), as useradd's
+/// `--expiredate` and Python's `date.fromisoformat` read it; `None` for anything else.
+pub fn days_from_date(text: &[u8]) -> Option<u64> {
+    if text.len() != 10 || text[4] != b'-' || text[7] != b'-' {
+        return None;
+    }
+    let number = |digits: &[u8]| crate::text::decimal(digits, 4);
+    let (year, month, day) = (number(&text[..4])?, number(&text[5..7])?, number(&text[8..])?);
+    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+    let last = match month {
+        2 => 28 + u64::from(leap),
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    };
+    if !(1..=12).contains(&month) || !(1..=last).contains(&day) {
+        return None;
+    }
+    days_from_civil(year, month, day)
+}
+
 /// Days since 1970-01-01 for a date from 1970 on (the inverse of `civil_from_days`).
 fn days_from_civil(year: u64, month: u64, day: u64) -> Option<u64> {
     let year = if month <= 2 { year.checked_sub(1)? } else { year };
@@ -89,6 +109,16 @@ fn put_digits(out: &mut [u8], mut value: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dates_as_useradd_reads_them() {
+        assert_eq!(days_from_date(b"1970-01-01"), Some(0));
+        assert_eq!(days_from_date(b"2031-01-01"), Some(22_280));
+        assert_eq!(days_from_date(b"2024-02-29"), Some(19_782));
+        for bad in [&b"2023-02-29"[..], b"2030-13-01", b"2030-00-10", b"2030-01-00", b"2030-01-32", b"0000-01-01", b"1969-12-31", b"2030-1-01", b"2030/01/01", b"20300101", b"2030-01-01T00"] {
+            assert_eq!(days_from_date(bad), None, "{}", String::from_utf8_lossy(bad));
+        }
+    }
 
     #[test]
     fn known_instants() {

@@ -218,12 +218,13 @@ impl<'a> CloudConfig<'a> {
     /// (`{snapuser: ...}`, `{apt: [...]}`), and `users` entries that are wrong (with the
     /// problem: such an entry is left out, the others apply).
     #[inline(never)]
-    pub fn for_each_unapplied(&self, note: &mut dyn FnMut(&'static str, Value<'a>, Option<&'static str>)) {
+    /// `note(section, user, at, problem)`: `user` names the user whose key it is.
+    pub fn for_each_unapplied(&self, note: &mut dyn FnMut(&'static str, Option<&'a str>, Value<'a>, Option<&'static str>)) {
         for (index, root) in self.documents.iter().enumerate() {
             for (key, _) in root.entries() {
                 let name = key.as_str().unwrap_or("");
                 if !KNOWN_KEYS.contains(&name) && !self.documents[index + 1..].iter().any(|later| later.get(name).is_some()) {
-                    note("", key, None);
+                    note("", None, key, None);
                 }
             }
         }
@@ -237,17 +238,28 @@ impl<'a> CloudConfig<'a> {
                     continue;
                 }
                 if key == "packages" || user_field(entry, "name").is_none() {
-                    note(key, entry, None);
+                    note(key, None, entry, None);
                     continue;
                 }
-                if let Err(e) = user_spec(entry) {
-                    note(key, entry, Some(e.problem));
-                    continue;
-                }
-                for (name, _) in entry.entries() {
-                    if !user_key_applied(name.as_str().unwrap_or("")) {
-                        note(key, name, None);
+                let (user, expiry) = match user_spec(entry) {
+                    Ok(UserEntry::User(spec)) => (Some(spec.name), spec.expiry),
+                    Ok(UserEntry::Default) => (None, Default::default()),
+                    Err(e) => {
+                        note(key, None, entry, Some(e.problem));
+                        continue;
                     }
+                };
+                for (name, value) in entry.entries() {
+                    let name_text = name.as_str().unwrap_or("");
+                    // Given, but not one: left out of the user.
+                    let (at, problem) = match () {
+                        _ if !user_key_applied(name_text) => (name, None),
+                        _ if value.is_null() || user.is_none() => continue,
+                        _ if same_key(name_text, "expiredate") && expiry.expire_day.is_none() => (value, Some("expiredate is not a date (YYYY-MM-DD)")),
+                        _ if same_key(name_text, "inactive") && expiry.inactive_days.is_none() => (value, Some("inactive is not a number of days")),
+                        _ => continue,
+                    };
+                    note(key, user, at, problem);
                 }
             }
         }
@@ -386,6 +398,8 @@ impl fmt::Display for ScriptError {
 pub enum Encoding {
     Text,
     Base64,
+    /// Bytes (`!!binary`) gzip'd.
+    Gzip,
     GzipBase64,
 }
 
@@ -393,7 +407,8 @@ pub enum Encoding {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct WriteFile<'a> {
     pub path: &'a str,
-    pub content: &'a str,
+    /// Text, or the bytes of `!!binary`.
+    pub content: &'a [u8],
     pub encoding: Encoding,
     pub permissions: u32,
     /// `user[:group]`, as given.
@@ -419,9 +434,9 @@ pub fn write_file(entry: Value<'_>) -> Result<WriteFile<'_>, ConfigError> {
         None => Encoding::Text,
         Some((name, _)) if is_any(name, &["", "text/plain"]) => Encoding::Text,
         Some((name, _)) if is_any(name, &["b64", "base64"]) => Encoding::Base64,
+        Some((name, _)) if is_any(name, &["gz", "gzip"]) => Encoding::Gzip,
         Some((name, _)) if is_any(name, &["gz+base64", "gzip+base64", "gz+b64", "gzip+b64"]) => Encoding::GzipBase64,
-        // YAML has no bytes without tags, so plain gzip content cannot be written.
-        Some((_, at)) => return Err(error(WRITE_FILES, at, "unknown encoding (text/plain, b64, gz+b64)")),
+        Some((_, at)) => return Err(error(WRITE_FILES, at, "unknown encoding (text/plain, b64, gzip, gz+b64)")),
     };
     let permissions = match field("permissions") {
         None => 0o644,
@@ -429,7 +444,13 @@ pub fn write_file(entry: Value<'_>) -> Result<WriteFile<'_>, ConfigError> {
     };
     Ok(WriteFile {
         path,
-        content: field("content").map(|v| text(WRITE_FILES, v)).transpose()?.unwrap_or(""),
+        content: match field("content") {
+            Some(value) => match value.scalar() {
+                Some(Scalar::Binary(bytes)) => bytes,
+                _ => text(WRITE_FILES, value)?.as_bytes(),
+            },
+            None => b"",
+        },
         encoding,
         permissions,
         owner: field("owner").map(|v| text(WRITE_FILES, v)).transpose()?.unwrap_or("root:root"),
@@ -488,6 +509,8 @@ pub struct UserSpec<'a> {
     /// doas rules (whole lines), a list.
     pub doas: Option<Value<'a>>,
     pub ssh_authorized_keys: Option<Value<'a>>,
+    /// `inactive` and `expiredate`, where they are valid.
+    pub expiry: crate::accounts::Expiry,
 }
 
 const USERS: &str = "users";
@@ -531,13 +554,14 @@ fn named(name: &str) -> UserEntry<'_> {
             sudo: None,
             doas: None,
             ssh_authorized_keys: None,
+            expiry: crate::accounts::Expiry { inactive_days: None, expire_day: None },
         }),
     }
 }
 
 /// The per-user keys wisp applies (one string, not a table, to keep the binary small).
 const USER_KEYS: &str = "name gecos primary_group groups shell homedir system no_create_home lock_passwd \
-    hashed_passwd passwd plain_text_passwd uid sudo doas ssh_authorized_keys";
+    hashed_passwd passwd plain_text_passwd uid sudo doas ssh_authorized_keys expiredate inactive";
 
 fn user_key_applied(key: &str) -> bool {
     USER_KEYS.split(' ').any(|known| same_key(key, known))
@@ -581,7 +605,22 @@ fn user_spec(item: Value<'_>) -> Result<UserEntry<'_>, ConfigError> {
     spec.sudo = field("sudo").filter(|v| v.as_bool() != Some(false));
     spec.doas = field("doas");
     spec.ssh_authorized_keys = field("ssh_authorized_keys");
+    spec.expiry = crate::accounts::Expiry {
+        inactive_days: field("inactive").and_then(inactive_days),
+        expire_day: field("expiredate").and_then(expire_day),
+    };
     Ok(UserEntry::User(spec))
+}
+
+/// `inactive`: days, as useradd's `--inactive` takes them (cloud-init passes text only;
+/// a YAML number's digits are taken too).
+fn inactive_days(value: Value<'_>) -> Option<u32> {
+    crate::text::decimal(value.as_str()?.as_bytes(), 9).map(|days| days as u32)
+}
+
+/// `expiredate`: `YYYY-MM-DD`, as days since 1970-01-01.
+fn expire_day(value: Value<'_>) -> Option<u32> {
+    crate::clock::days_from_date(value.as_str()?.as_bytes()).map(|day| day as u32)
 }
 
 /// `power_state`: what to do once the bootstrap is complete.
@@ -673,7 +712,7 @@ mod tests {
             assert_eq!(config.text("hostname"), Ok(Some("a")));
             assert_eq!(config.get("runcmd").unwrap().items().next().unwrap().as_str(), Some("two"));
             let mut unknown = Vec::new();
-            config.for_each_unapplied(&mut |section, key, _| unknown.push((section, key.as_str().unwrap().to_string())));
+            config.for_each_unapplied(&mut |section, _, key, _| unknown.push((section, key.as_str().unwrap().to_string())));
             assert_eq!(unknown, [("", "frob".to_string())]);
             let mut json = String::new();
             config.write_json(&mut json).unwrap();
@@ -702,16 +741,24 @@ mod tests {
         let doc = "write_files:\n  - path: /etc/a\n  - path: /etc/b\n    encoding: GZ+B64\n    permissions: 0750\n    owner: app:app\n    append: true\n    defer: yes\n  - {path: /etc/c, permissions: '644', encoding: base64}\n";
         with_config(&[doc], |config| {
             let entries: Vec<_> = config.get("write_files").unwrap().items().map(|e| write_file(e).unwrap()).collect();
-            assert_eq!(entries[0], WriteFile { path: "/etc/a", content: "", encoding: Encoding::Text, permissions: 0o644, owner: "root:root", append: false, defer: false });
+            assert_eq!(entries[0], WriteFile { path: "/etc/a", content: b"", encoding: Encoding::Text, permissions: 0o644, owner: "root:root", append: false, defer: false });
             assert_eq!((entries[1].encoding, entries[1].permissions, entries[1].owner, entries[1].append, entries[1].defer), (Encoding::GzipBase64, 0o750, "app:app", true, true));
             assert_eq!((entries[2].encoding, entries[2].permissions), (Encoding::Base64, 0o644));
+        });
+        // `!!binary` content is bytes, gzip'd or not, as PyYAML gives cloud-init.
+        let doc = "write_files:\n  - {path: /a, encoding: gzip, content: !!binary H4sIAAAAAAAAA0sEAEO+t+gBAAAA}\n  - {path: /b, encoding: Gz, content: x}\n  - {path: /c, content: !!binary AP8=}\n";
+        with_config(&[doc], |config| {
+            let entries: Vec<_> = config.get("write_files").unwrap().items().map(|e| write_file(e).unwrap()).collect();
+            assert_eq!((entries[0].encoding, entries[0].content.len(), &entries[0].content[..2]), (Encoding::Gzip, 21, &[0x1f, 0x8b][..]));
+            assert_eq!((entries[1].encoding, entries[1].content), (Encoding::Gzip, &b"x"[..]));
+            assert_eq!((entries[2].encoding, entries[2].content), (Encoding::Text, &[0, 255][..]));
         });
         for (doc, problem) in [
             ("write_files:\n  - path: etc/x\n", "path must be an absolute file path without ., .. or //"),
             ("write_files:\n  - path: /a/../b\n", "path must be an absolute file path without ., .. or //"),
             ("write_files:\n  - content: x\n", "an entry has no path"),
             ("write_files:\n  - path: /x\n    permissions: 0800\n", "permissions are not an octal mode"),
-            ("write_files:\n  - path: /x\n    encoding: gzip\n", "unknown encoding (text/plain, b64, gz+b64)"),
+            ("write_files:\n  - path: /x\n    encoding: zstd\n", "unknown encoding (text/plain, b64, gzip, gz+b64)"),
             ("write_files:\n  - /x\n", "an entry is not a mapping"),
         ] {
             with_config(&[doc], |config| {
@@ -759,12 +806,12 @@ mod tests {
 
     #[test]
     fn forms_and_keys_wisp_does_not_apply_are_named_and_left_out() {
-        let doc = "users:\n  - default\n  - {snapuser: joe@example.com}\n  - name: carol\n    expiredate: '2030-01-01'\n    ssh-import-id: [gh:carol]\n    lock-passwd: false\npackages:\n  - mg\n  - {apt: [mg]}\n  - [curl, '8.0']\n";
+        let doc = "users:\n  - default\n  - {snapuser: joe@example.com}\n  - name: carol\n    expiredate: '2030-02-30'\n    ssh-import-id: [gh:carol]\n    lock-passwd: false\n    inactive: '7'\n  - {name: dan, expiredate: 2031-01-01, inactive: soon}\npackages:\n  - mg\n  - {apt: [mg]}\n  - [curl, '8.0']\n";
         let wrong = "users:\n  - {name: dave, uid: many}\n  - erin\n";
         with_config(&[wrong], |config| {
             assert_eq!(config.validate(), Ok(()));
             let mut noted = Vec::new();
-            config.for_each_unapplied(&mut |key, at, problem| noted.push((key, at.line(), problem)));
+            config.for_each_unapplied(&mut |key, _, at, problem| noted.push((key, at.line(), problem)));
             assert_eq!(noted, [("users", 2, Some("uid is not a number"))]);
             let mut names = Vec::new();
             for_each_user(config.get("users").unwrap(), |entry, _| {
@@ -777,14 +824,15 @@ mod tests {
         with_config(&[doc], |config| {
             assert_eq!(config.validate(), Ok(()));
             let mut noted = Vec::new();
-            config.for_each_unapplied(&mut |key, at, problem| noted.push((key, at.line(), problem.or(at.as_str()).map(str::to_string))));
+            config.for_each_unapplied(&mut |key, user, at, problem| noted.push((key, user, at.line(), problem.or(at.as_str()).map(str::to_string))));
             assert_eq!(
                 noted,
                 [
-                    ("users", 3, None),
-                    ("users", 5, Some("expiredate".to_string())),
-                    ("users", 6, Some("ssh-import-id".to_string())),
-                    ("packages", 10, None),
+                    ("users", None, 3, None),
+                    ("users", Some("carol"), 5, Some("expiredate is not a date (YYYY-MM-DD)".to_string())),
+                    ("users", Some("carol"), 6, Some("ssh-import-id".to_string())),
+                    ("users", Some("dan"), 9, Some("inactive is not a number of days".to_string())),
+                    ("packages", None, 12, None),
                 ]
             );
             let mut names = Vec::new();
@@ -796,7 +844,17 @@ mod tests {
                 Ok::<(), ConfigError>(())
             })
             .unwrap();
-            assert_eq!(names, ["default", "carol"]);
+            assert_eq!(names, ["default", "carol", "dan"]);
+            let mut expiries = Vec::new();
+            for_each_user(config.get("users").unwrap(), |entry, _| {
+                if let UserEntry::User(spec) = entry {
+                    expiries.push(spec.expiry);
+                }
+                Ok::<(), ConfigError>(())
+            })
+            .unwrap();
+            use crate::accounts::Expiry;
+            assert_eq!(expiries, [Expiry { inactive_days: Some(7), expire_day: None }, Expiry { inactive_days: None, expire_day: Some(22_280) }]);
         });
     }
 

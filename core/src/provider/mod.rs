@@ -109,31 +109,7 @@ pub(crate) fn json_lines(value: Value<'_>, field: Option<&str>, out: &mut [u8]) 
     Ok(written)
 }
 
-/// Base64 text at the start of `buf` decoded over itself (the output never overtakes
-/// the input, decoding group by group).
+/// Base64 text at the start of `buf` decoded over itself.
 pub fn decode_base64_in_place(buf: &mut [u8], len: usize) -> Result<usize, DocumentError> {
-    let mut decoded = 0;
-    let mut at = 0;
-    let mut group = [0u8; 4];
-    let mut filled = 0;
-    while at < len {
-        let byte = buf[at];
-        at += 1;
-        if byte.is_ascii_whitespace() {
-            continue;
-        }
-        group[filled] = byte;
-        filled += 1;
-        if filled == 4 || at == len {
-            let mut three = [0u8; 3];
-            let n = crate::base64::decode(&group[..filled], &mut three).map_err(DocumentError::Base64)?;
-            buf[decoded..decoded + n].copy_from_slice(&three[..n]);
-            decoded += n;
-            if filled == 4 && group[3] == b'=' && buf[at..len].iter().any(|b| !b.is_ascii_whitespace()) {
-                return Err(DocumentError::Base64(crate::base64::Error::BadPadding { offset: at }));
-            }
-            filled = 0;
-        }
-    }
-    Ok(decoded)
+    crate::base64::decode_in_place(&mut buf[..len]).map_err(DocumentError::Base64)
 }
