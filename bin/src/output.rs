@@ -35,21 +35,23 @@ impl Messages {
         // SAFETY: the range lies below `used`, which only grows, and only bytes at or past
         // `used` are ever written (`append`), so no one writes to these bytes again.
         let bytes = unsafe { core::slice::from_raw_parts((self.text.get() as *const u8).add(start), len) };
-        // Only whole characters are appended (see `Line::write_str`).
+        // Only whole characters are appended (see `Messages::append`).
         core::str::from_utf8(bytes).unwrap_or("")
     }
 
-    /// Appends `text` if it fits; false when the arena is full.
-    fn append(&self, text: &str) -> bool {
+    /// Appends as much of `text` as fits in `limit` bytes and the arena, in whole
+    /// characters; returns how many bytes.
+    fn append(&self, text: &str, limit: usize) -> usize {
         let used = self.used.get();
-        if used + text.len() > MESSAGES_LIMIT {
-            return false;
+        let mut len = text.len().min(limit).min(MESSAGES_LIMIT - used);
+        while !text.is_char_boundary(len) {
+            len -= 1;
         }
         // SAFETY: `used..used + len` is past every range handed out by `get`, and in bounds.
-        let tail = unsafe { core::slice::from_raw_parts_mut((self.text.get() as *mut u8).add(used), text.len()) };
-        tail.copy_from_slice(text.as_bytes());
-        self.used.set(used + text.len());
-        true
+        let tail = unsafe { core::slice::from_raw_parts_mut((self.text.get() as *mut u8).add(used), len) };
+        tail.copy_from_slice(&text.as_bytes()[..len]);
+        self.used.set(used + len);
+        len
     }
 }
 
@@ -130,15 +132,13 @@ impl Write for Line {
 }
 
 impl Line {
+    /// Appends what fits within `LINE_LIMIT`, leaving room for "...", and marks the line
+    /// cut if not all of `s` did.
     fn push(&mut self, s: &str) {
-        for c in s.chars() {
-            let mut utf8 = [0u8; 4];
-            if self.cut() || self.len() + c.len_utf8() > LINE_LIMIT - 4 || !MESSAGES.append(c.encode_utf8(&mut utf8)) {
-                *self = Line::at(self.start(), self.len_cut() | CUT);
-                return;
-            }
-            *self = Line::at(self.start(), self.len_cut() + c.len_utf8() as u32);
-        }
+        let room = if self.cut() { 0 } else { LINE_LIMIT - 4 - self.len() };
+        let taken = MESSAGES.append(s, room);
+        let cut = if taken < s.len() { CUT } else { 0 };
+        *self = Line::at(self.start(), (self.len_cut() + taken as u32) | cut);
     }
 }
 
