@@ -5,6 +5,7 @@ use core::fmt::{self, Write};
 use crate::clean;
 use crate::config::{Cloud, CLOUD_NAMES_MESSAGE};
 use crate::phase::Phase;
+use crate::text::word;
 
 pub const USAGE: &str = "\
 usage: wisp [--root DIR] [--config FILE] [--cloud NAME] COMMAND
@@ -199,13 +200,6 @@ pub fn parse<'a>(args: &'a [&'a [u8]]) -> Result<Invocation<'a>, Error<'a>> {
         },
     };
     Ok(invocation)
-}
-
-/// An argument as text to match against the words wisp knows: matching `&[u8]` against
-/// byte-string patterns compiles to a compare per byte of every pattern, `&str` patterns
-/// to one comparison each. An argument that is not UTF-8 is no word wisp knows.
-fn word(arg: &[u8]) -> &str {
-    core::str::from_utf8(arg).unwrap_or("")
 }
 
 /// `--name` or `--name=value` gives `--name`; anything not starting with `-` is no option.

@@ -6,6 +6,15 @@ pub fn decimal(digits: &[u8], max_digits: usize) -> Option<u64> {
     valid.then(|| digits.iter().fold(0, |n, &d| n * 10 + u64::from(d - b'0')))
 }
 
+/// Bytes as text to match against the words wisp knows, as in
+/// `match word(name) { "CLOUD" => ... }`: matching a `&[u8]` against byte-string
+/// patterns compiles to a compare and a branch per byte of every pattern (ten bytes of
+/// code per character), matching a `&str` against string patterns to one comparison per
+/// arm. Bytes that are not UTF-8 are no word wisp knows: "", which no arm names.
+pub fn word(bytes: &[u8]) -> &str {
+    core::str::from_utf8(bytes).unwrap_or("")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -20,5 +29,12 @@ mod tests {
         for bad in [&b""[..], b"-1", b"+1", b" 1", b"1 ", b"1e3", b"x"] {
             assert_eq!(decimal(bad, 10), None);
         }
+    }
+
+    #[test]
+    fn words() {
+        assert_eq!(word(b"CLOUD"), "CLOUD");
+        assert_eq!(word(b""), "");
+        assert_eq!(word(b"\xffCLOUD"), "");
     }
 }
