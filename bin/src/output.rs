@@ -160,22 +160,8 @@ pub fn path_error(path: &[u8], e: Errno) -> Line {
     Line::format(format_args!("{}: {}", Shown(path), Os(e)))
 }
 
-/// Shows bytes from outside (paths, names) with anything unprintable escaped, so a
-/// message can never carry a terminal escape or a line break.
-pub struct Shown<'a>(pub &'a [u8]);
-
-impl fmt::Display for Shown<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for &byte in self.0 {
-            if (0x20..0x7f).contains(&byte) {
-                f.write_char(byte as char)?;
-            } else {
-                write!(f, "\\x{byte:02x}")?;
-            }
-        }
-        Ok(())
-    }
-}
+/// Bytes from outside (paths, names) with anything unprintable escaped.
+pub use wisp_core::text::Shown;
 
 /// An errno as words.
 pub struct Os(pub Errno);

@@ -1,11 +1,11 @@
 //! The command line. This contract is tested from outside and kept exactly.
 
-use core::fmt::{self, Write};
+use core::fmt;
 
 use crate::clean;
 use crate::config::{Cloud, CLOUD_NAMES_MESSAGE};
 use crate::phase::Phase;
-use crate::text::word;
+use crate::text::{word, Shown};
 
 pub const USAGE: &str = "\
 usage: wisp [--root DIR] [--config FILE] [--cloud NAME] COMMAND
@@ -87,16 +87,7 @@ pub enum Error<'a> {
 
 impl fmt::Display for Error<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let shown = |f: &mut fmt::Formatter<'_>, bytes: &[u8]| -> fmt::Result {
-            for &b in bytes {
-                if (0x20..0x7f).contains(&b) {
-                    f.write_char(b as char)?;
-                } else {
-                    write!(f, "\\x{b:02x}")?;
-                }
-            }
-            Ok(())
-        };
+        let shown = |f: &mut fmt::Formatter<'_>, bytes: &[u8]| Shown(bytes).fmt(f);
         match *self {
             Error::NoCommand => f.write_str("no command given"),
             Error::UnknownCommand(word) => {

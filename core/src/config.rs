@@ -111,15 +111,8 @@ pub struct UnknownAction<'c> {
 
 impl fmt::Display for UnknownAction<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {} names an unknown action '", self.line, self.variable)?;
-        for b in self.word.bytes() {
-            if b.is_ascii_graphic() {
-                write!(f, "{}", b as char)?;
-            } else {
-                write!(f, "\\x{b:02x}")?;
-            }
-        }
-        f.write_str("'")
+        // The list is split at white space, so the word holds none for Shown to keep.
+        write!(f, "{}: {} names an unknown action '{}'", self.line, self.variable, crate::text::Shown(self.word.as_bytes()))
     }
 }
 

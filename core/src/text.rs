@@ -1,4 +1,7 @@
-//! Small readings of text that several parsers share.
+//! Small readings of text that several parsers share, and bytes from outside shown
+//! safely in messages.
+
+use core::fmt;
 
 /// A decimal number of at most `max_digits` digits (and no sign, space or other byte).
 pub fn decimal(digits: &[u8], max_digits: usize) -> Option<u64> {
@@ -15,6 +18,42 @@ pub fn word(bytes: &[u8]) -> &str {
     core::str::from_utf8(bytes).unwrap_or("")
 }
 
+/// Shows bytes from outside (paths, names, arguments) with anything but printable ASCII
+/// escaped as `\xHH`, so a message can never carry a terminal escape or a line break.
+#[derive(Clone, Copy)]
+pub struct Shown<'a>(pub &'a [u8]);
+
+impl fmt::Display for Shown<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for &byte in self.0 {
+            if (0x20..0x7f).contains(&byte) {
+                f.write_str(byte_as_str(&[byte]))?;
+            } else {
+                f.write_str("\\x")?;
+                Hex(byte).fmt(f)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A byte as two lowercase hex digits, as `{:02x}` would write it without core's padding
+/// machinery.
+#[derive(Clone, Copy)]
+pub struct Hex(pub u8);
+
+impl fmt::Display for Hex {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        f.write_str(byte_as_str(&[DIGITS[usize::from(self.0 >> 4)], DIGITS[usize::from(self.0 & 15)]]))
+    }
+}
+
+/// ASCII bytes as text.
+fn byte_as_str(ascii: &[u8]) -> &str {
+    core::str::from_utf8(ascii).unwrap_or("?")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -29,6 +68,13 @@ mod tests {
         for bad in [&b""[..], b"-1", b"+1", b" 1", b"1 ", b"1e3", b"x"] {
             assert_eq!(decimal(bad, 10), None);
         }
+    }
+
+    #[test]
+    fn shown_escapes_all_but_printable_ascii() {
+        assert_eq!(Shown(b"a b~").to_string(), "a b~");
+        assert_eq!(Shown(b"\x1b[0m\n\x7f\xff").to_string(), "\\x1b[0m\\x0a\\x7f\\xff");
+        assert_eq!(Hex(0x0f).to_string(), "0f");
     }
 
     #[test]
