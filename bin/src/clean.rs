@@ -72,7 +72,9 @@ fn remove_matching(dir: &Dir, depth: usize, matches: fn(&[u8]) -> bool) -> Resul
         dir.for_each_entry(|entry| {
             if matches(entry) {
                 // Names are at most 255 bytes; past NAMES_PER_PASS, the next pass.
-                let _ = heapless::Vec::from_slice(entry).map(|name| names.push(name));
+                if let Ok(name) = heapless::Vec::from_slice(entry) {
+                    let _ = names.push(name);
+                }
             }
         })?;
         if names.is_empty() {

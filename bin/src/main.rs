@@ -3,9 +3,6 @@
 //! `wisp-os-linux`'s system calls.
 #![no_std]
 #![no_main]
-// Failures carry their message in a fixed 1 KiB `Line`: there is no allocator to box it,
-// and a failure happens once per run, not in a loop.
-#![allow(clippy::result_large_err)]
 // A build without some features leaves helpers that only the others call: the full build
 // keeps every warning.
 #![cfg_attr(

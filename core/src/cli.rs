@@ -1,10 +1,11 @@
 //! The command line. This contract is tested from outside and kept exactly.
 
-use core::fmt::{self, Write};
+use core::fmt;
 
 use crate::clean;
 use crate::config::{Cloud, CLOUD_NAMES_MESSAGE};
 use crate::phase::Phase;
+use crate::text::{word, Shown};
 
 pub const USAGE: &str = "\
 usage: wisp [--root DIR] [--config FILE] [--cloud NAME] COMMAND
@@ -86,16 +87,7 @@ pub enum Error<'a> {
 
 impl fmt::Display for Error<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let shown = |f: &mut fmt::Formatter<'_>, bytes: &[u8]| -> fmt::Result {
-            for &b in bytes {
-                if (0x20..0x7f).contains(&b) {
-                    f.write_char(b as char)?;
-                } else {
-                    write!(f, "\\x{b:02x}")?;
-                }
-            }
-            Ok(())
-        };
+        let shown = |f: &mut fmt::Formatter<'_>, bytes: &[u8]| Shown(bytes).fmt(f);
         match *self {
             Error::NoCommand => f.write_str("no command given"),
             Error::UnknownCommand(word) => {
@@ -148,12 +140,12 @@ pub fn parse<'a>(args: &'a [&'a [u8]]) -> Result<Invocation<'a>, Error<'a>> {
     loop {
         let Some(&arg) = args.get(i) else { return Err(Error::NoCommand) };
         i += 1;
-        let slot = match option_name(arg) {
-            Some(b"--help") | Some(b"-h") => return only(args, i, Command::Help, invocation),
-            Some(b"--version") => return only(args, i, Command::Version, invocation),
-            Some(b"--root") => (&mut invocation.root, "--root"),
-            Some(b"--config") => (&mut invocation.config, "--config"),
-            Some(b"--cloud") => (&mut cloud, "--cloud"),
+        let slot = match option_name(arg).map(word) {
+            Some("--help" | "-h") => return only(args, i, Command::Help, invocation),
+            Some("--version") => return only(args, i, Command::Version, invocation),
+            Some("--root") => (&mut invocation.root, "--root"),
+            Some("--config") => (&mut invocation.config, "--config"),
+            Some("--cloud") => (&mut cloud, "--cloud"),
             Some(_) => return Err(Error::UnknownOption(arg)),
             None => break,
         };
@@ -166,34 +158,36 @@ pub fn parse<'a>(args: &'a [&'a [u8]]) -> Result<Invocation<'a>, Error<'a>> {
     if let Some(name) = cloud {
         invocation.cloud = Some(Cloud::from_name(name).ok_or(Error::BadCloud(name))?);
     }
-    let word = args[i - 1];
+    let name = args[i - 1];
     let rest = &args[i..];
-    invocation.command = match word {
-        b"bootstrap" => no_more(rest, Command::Bootstrap)?,
-        b"net-sync" => no_more(rest, Command::NetSync)?,
-        b"imds" if rest.is_empty() => return Err(Error::NoKeys),
-        b"imds" => Command::Imds { keys: rest },
-        b"status" => status(rest)?,
-        b"mark" => match rest {
-            [b"complete"] => Command::Mark { complete: true },
-            [b"incomplete"] => Command::Mark { complete: false },
+    invocation.command = match word(name) {
+        "bootstrap" => no_more(rest, Command::Bootstrap)?,
+        "net-sync" => no_more(rest, Command::NetSync)?,
+        "imds" if rest.is_empty() => return Err(Error::NoKeys),
+        "imds" => Command::Imds { keys: rest },
+        "status" => status(rest)?,
+        "mark" => match rest {
             [] => return Err(Error::MissingValue("mark")),
-            [other] => return Err(Error::BadMark(other)),
             [_, extra, ..] => return Err(Error::UnexpectedArgument(extra)),
+            [value] => match word(value) {
+                "complete" => Command::Mark { complete: true },
+                "incomplete" => Command::Mark { complete: false },
+                _ => return Err(Error::BadMark(value)),
+            },
         },
-        b"grow" => Command::Grow { target: grow_target(rest)? },
-        b"userdata" => match rest {
+        "grow" => Command::Grow { target: grow_target(rest)? },
+        "userdata" => match rest {
             [] => return Err(Error::MissingValue("userdata")),
-            [b"show", file, ..] if option_name(file).is_some() => return Err(Error::UnknownOption(file)),
-            [b"show", file] => Command::Userdata { file: Some(file) },
-            [b"show", _, extra, ..] => return Err(Error::UnexpectedArgument(extra)),
-            [b"show"] => Command::Userdata { file: None },
-            [other, ..] => return Err(Error::BadUserdata(other)),
+            [other, ..] if word(other) != "show" => return Err(Error::BadUserdata(other)),
+            [_, file, ..] if option_name(file).is_some() => return Err(Error::UnknownOption(file)),
+            [_, file] => Command::Userdata { file: Some(file) },
+            [_, _, extra, ..] => return Err(Error::UnexpectedArgument(extra)),
+            [_] => Command::Userdata { file: None },
         },
-        b"clean" => Command::Clean(clean_options(rest)?),
-        _ => match Phase::from_name(word) {
+        "clean" => Command::Clean(clean_options(rest)?),
+        _ => match Phase::from_name(name) {
             Some(phase) => no_more(rest, Command::Phase(phase))?,
-            None => return Err(Error::UnknownCommand(word)),
+            None => return Err(Error::UnknownCommand(name)),
         },
     };
     Ok(invocation)
@@ -239,15 +233,15 @@ pub const TIMEOUT_MAX_S: u32 = 86_400;
 
 /// `status`, `status --wait`, `status --wait --timeout SECONDS`.
 fn status<'a>(rest: &'a [&'a [u8]]) -> Result<Command<'a>, Error<'a>> {
-    let [b"--wait", more @ ..] = rest else {
-        return match rest.first() {
-            Some(arg) if option_name(arg) == Some(b"--timeout") => Err(Error::TimeoutNeedsWait),
-            _ => no_more(rest, Command::Status { wait: false, timeout_s: None }),
-        };
+    let is_timeout = |arg: &[u8]| option_name(arg).map(word) == Some("--timeout");
+    let more = match rest {
+        [first, more @ ..] if word(first) == "--wait" => more,
+        [first, ..] if is_timeout(first) => return Err(Error::TimeoutNeedsWait),
+        _ => return no_more(rest, Command::Status { wait: false, timeout_s: None }),
     };
     let mut timeout_s = None;
     let mut i = 0;
-    if let Some(&arg) = more.first().filter(|arg| option_name(arg) == Some(b"--timeout")) {
+    if let Some(&arg) = more.first().filter(|arg| is_timeout(arg)) {
         i = 1;
         let value = option_value(arg, more, &mut i, "--timeout")?;
         let seconds = crate::text::decimal(value, 5).map(|n| n as u32).filter(|n| (1..=TIMEOUT_MAX_S).contains(n));
@@ -261,14 +255,14 @@ fn grow_target<'a>(rest: &'a [&'a [u8]]) -> Result<GrowTarget<'a>, Error<'a>> {
     let mut i = 0;
     while let Some(&arg) = rest.get(i) {
         i += 1;
-        match option_name(arg) {
-            Some(b"--image") => {
+        match option_name(arg).map(word) {
+            Some("--image") => {
                 let value = option_value(arg, rest, &mut i, "--image")?;
                 if image.replace(value).is_some() {
                     return Err(Error::Repeated("--image"));
                 }
             }
-            Some(b"--partition") => {
+            Some("--partition") => {
                 let value = option_value(arg, rest, &mut i, "--partition")?;
                 let number = parse_partition(value).ok_or(Error::BadPartition(value))?;
                 if partition.replace(number).is_some() {
@@ -292,10 +286,10 @@ fn grow_target<'a>(rest: &'a [&'a [u8]]) -> Result<GrowTarget<'a>, Error<'a>> {
 fn clean_options<'a>(rest: &'a [&'a [u8]]) -> Result<clean::Options, Error<'a>> {
     let mut options = clean::Options::default();
     for &arg in rest {
-        match arg {
-            b"--logs" => options.logs = true,
-            b"--ssh-host-keys" => options.ssh_host_keys = true,
-            b"--machine-id" => options.machine_id = true,
+        match word(arg) {
+            "--logs" => options.logs = true,
+            "--ssh-host-keys" => options.ssh_host_keys = true,
+            "--machine-id" => options.machine_id = true,
             _ if option_name(arg).is_some() => return Err(Error::UnknownOption(arg)),
             _ => return Err(Error::UnexpectedArgument(arg)),
         }

@@ -111,15 +111,8 @@ pub struct UnknownAction<'c> {
 
 impl fmt::Display for UnknownAction<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {} names an unknown action '", self.line, self.variable)?;
-        for b in self.word.bytes() {
-            if b.is_ascii_graphic() {
-                write!(f, "{}", b as char)?;
-            } else {
-                write!(f, "\\x{b:02x}")?;
-            }
-        }
-        f.write_str("'")
+        // The list is split at white space, so the word holds none for Shown to keep.
+        write!(f, "{}: {} names an unknown action '{}'", self.line, self.variable, crate::text::Shown(self.word.as_bytes()))
     }
 }
 
@@ -376,35 +369,35 @@ fn expand(
 
 /// Sets a known variable, set on `line`; `Ok(false)` for an unknown one.
 fn apply(config: &mut Config, name: &[u8], value: &str, line: u32) -> Result<bool, ErrorKind> {
-    match name {
-        b"CLOUD" => config.cloud = Cloud::from_name(value.as_bytes()).ok_or(ErrorKind::BadCloud)?,
-        b"CLOUD_USER" => {
+    match crate::text::word(name) {
+        "CLOUD" => config.cloud = Cloud::from_name(value.as_bytes()).ok_or(ErrorKind::BadCloud)?,
+        "CLOUD_USER" => {
             if !is_user_name(value) {
                 return Err(ErrorKind::BadUserName);
             }
             config.cloud_user = String::try_from(value).map_err(|_| ErrorKind::BadUserName)?;
         }
-        b"IMDS_TOKEN_TTL" => config.imds_token_ttl = number("IMDS_TOKEN_TTL", value, 1, 21_600)?,
-        b"TINY_CLOUD_VAR" => config.var_dir = absolute("TINY_CLOUD_VAR", value)?,
-        b"TINY_CLOUD_LOGS" => config.logs_dir = absolute("TINY_CLOUD_LOGS", value)?,
-        b"SKIP_INIT_ACTIONS" => {
+        "IMDS_TOKEN_TTL" => config.imds_token_ttl = number("IMDS_TOKEN_TTL", value, 1, 21_600)?,
+        "TINY_CLOUD_VAR" => config.var_dir = absolute("TINY_CLOUD_VAR", value)?,
+        "TINY_CLOUD_LOGS" => config.logs_dir = absolute("TINY_CLOUD_LOGS", value)?,
+        "SKIP_INIT_ACTIONS" => {
             config.skip_actions = list("SKIP_INIT_ACTIONS", value)?;
             config.action_lines[4] = line;
         }
-        b"INIT_ACTIONS_BOOT" | b"INIT_ACTIONS_EARLY" | b"INIT_ACTIONS_MAIN" | b"INIT_ACTIONS_FINAL" => {
+        "INIT_ACTIONS_BOOT" | "INIT_ACTIONS_EARLY" | "INIT_ACTIONS_MAIN" | "INIT_ACTIONS_FINAL" => {
             let phase = Phase::ALL.into_iter().find(|phase| phase.init_actions_variable().as_bytes() == name).unwrap_or(Phase::Boot);
             config.init_actions[phase as usize] = Some(list(phase.init_actions_variable(), value)?);
             config.action_lines[phase as usize] = line;
         }
-        b"WISP_HTTP_CONNECT_MS" => config.http_connect_ms = number("WISP_HTTP_CONNECT_MS", value, 1, 600_000)?,
-        b"WISP_HTTP_READ_MS" => config.http_read_ms = number("WISP_HTTP_READ_MS", value, 1, 600_000)?,
-        b"WISP_HTTP_TOTAL_MS" => config.http_total_ms = number("WISP_HTTP_TOTAL_MS", value, 1, 3_600_000)?,
-        b"WISP_HTTP_BACKOFF_MS" => config.http_backoff_ms = number("WISP_HTTP_BACKOFF_MS", value, 0, 600_000)?,
-        b"WISP_HTTP_BACKOFF_MAX_MS" => config.http_backoff_max_ms = number("WISP_HTTP_BACKOFF_MAX_MS", value, 0, 600_000)?,
-        b"WISP_DHCP_MS" => config.dhcp_ms = number("WISP_DHCP_MS", value, 1000, 600_000)?,
-        b"WISP_USERDATA_LIMIT" => config.userdata_limit = number("WISP_USERDATA_LIMIT", value, 1024, USERDATA_LIMIT_MAX)?,
+        "WISP_HTTP_CONNECT_MS" => config.http_connect_ms = number("WISP_HTTP_CONNECT_MS", value, 1, 600_000)?,
+        "WISP_HTTP_READ_MS" => config.http_read_ms = number("WISP_HTTP_READ_MS", value, 1, 600_000)?,
+        "WISP_HTTP_TOTAL_MS" => config.http_total_ms = number("WISP_HTTP_TOTAL_MS", value, 1, 3_600_000)?,
+        "WISP_HTTP_BACKOFF_MS" => config.http_backoff_ms = number("WISP_HTTP_BACKOFF_MS", value, 0, 600_000)?,
+        "WISP_HTTP_BACKOFF_MAX_MS" => config.http_backoff_max_ms = number("WISP_HTTP_BACKOFF_MAX_MS", value, 0, 600_000)?,
+        "WISP_DHCP_MS" => config.dhcp_ms = number("WISP_DHCP_MS", value, 1000, 600_000)?,
+        "WISP_USERDATA_LIMIT" => config.userdata_limit = number("WISP_USERDATA_LIMIT", value, 1024, USERDATA_LIMIT_MAX)?,
         // tiny-cloud's hotplug settings: wisp installs no hotplug handlers (see README).
-        b"HOTPLUG_TYPE" | b"HOTPLUG_MODULES" => {}
+        "HOTPLUG_TYPE" | "HOTPLUG_MODULES" => {}
         _ => return Ok(false),
     }
     Ok(true)

@@ -2,6 +2,7 @@
 //! no network probe: a wrong guess would cost a boot's worth of timeouts.
 
 use crate::config::Cloud;
+use crate::text::word;
 
 /// The DMI files wisp reads, each already stripped of its trailing newline; an
 /// unreadable file is empty.
@@ -35,11 +36,11 @@ pub fn detect(dmi: &Dmi<'_>) -> Option<Cloud> {
     } else if <[u8]>::trim_ascii_end(dmi.chassis_asset_tag) == b"OracleCloud.com" {
         Some(Cloud::Oci)
     } else {
-        match <[u8]>::trim_ascii_end(dmi.sys_vendor) {
-            b"Hetzner" => Some(Cloud::Hetzner),
-            b"DigitalOcean" => Some(Cloud::Digitalocean),
-            b"Scaleway" => Some(Cloud::Scaleway),
-            b"Vultr" => Some(Cloud::Vultr),
+        match word(<[u8]>::trim_ascii_end(dmi.sys_vendor)) {
+            "Hetzner" => Some(Cloud::Hetzner),
+            "DigitalOcean" => Some(Cloud::Digitalocean),
+            "Scaleway" => Some(Cloud::Scaleway),
+            "Vultr" => Some(Cloud::Vultr),
             _ => None,
         }
     }
@@ -48,7 +49,7 @@ pub fn detect(dmi: &Dmi<'_>) -> Option<Cloud> {
 /// OpenStack, from DMI. Checked after the local seeds: an OpenStack instance with a config
 /// drive reads the drive rather than the network.
 pub fn is_openstack(dmi: &Dmi<'_>) -> bool {
-    matches!(dmi.product_name.trim_ascii_end(), b"OpenStack Nova" | b"OpenStack Compute")
+    matches!(word(dmi.product_name.trim_ascii_end()), "OpenStack Nova" | "OpenStack Compute")
 }
 
 /// Xen-era EC2 instances lack "Amazon EC2" in sys_vendor but their UUID starts with

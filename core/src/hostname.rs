@@ -24,7 +24,7 @@ impl fmt::Display for HostnameError {
         match *self {
             HostnameError::Empty => f.write_str("hostname is empty"),
             HostnameError::BadCharacter { byte, position } => {
-                write!(f, "hostname has byte 0x{byte:02x} at position {position}: only letters, digits, '-' and '.' are allowed")
+                write!(f, "hostname has byte 0x{} at position {position}: only letters, digits, '-' and '.' are allowed", crate::text::Hex(byte))
             }
             HostnameError::EmptyLabel { position } => write!(f, "hostname has an empty label at position {position}"),
             HostnameError::HyphenAtLabelEdge { position } => {

@@ -1,9 +1,57 @@
-//! Small readings of text that several parsers share.
+//! Small readings of text that several parsers share, and bytes from outside shown
+//! safely in messages.
+
+use core::fmt;
 
 /// A decimal number of at most `max_digits` digits (and no sign, space or other byte).
 pub fn decimal(digits: &[u8], max_digits: usize) -> Option<u64> {
     let valid = !digits.is_empty() && digits.len() <= max_digits.min(19) && digits.iter().all(u8::is_ascii_digit);
     valid.then(|| digits.iter().fold(0, |n, &d| n * 10 + u64::from(d - b'0')))
+}
+
+/// Bytes as text to match against the words wisp knows, as in
+/// `match word(name) { "CLOUD" => ... }`: matching a `&[u8]` against byte-string
+/// patterns compiles to a compare and a branch per byte of every pattern (ten bytes of
+/// code per character), matching a `&str` against string patterns to one comparison per
+/// arm. Bytes that are not UTF-8 are no word wisp knows: "", which no arm names.
+pub fn word(bytes: &[u8]) -> &str {
+    core::str::from_utf8(bytes).unwrap_or("")
+}
+
+/// Shows bytes from outside (paths, names, arguments) with anything but printable ASCII
+/// escaped as `\xHH`, so a message can never carry a terminal escape or a line break.
+#[derive(Clone, Copy)]
+pub struct Shown<'a>(pub &'a [u8]);
+
+impl fmt::Display for Shown<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for &byte in self.0 {
+            if (0x20..0x7f).contains(&byte) {
+                f.write_str(byte_as_str(&[byte]))?;
+            } else {
+                f.write_str("\\x")?;
+                Hex(byte).fmt(f)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A byte as two lowercase hex digits, as `{:02x}` would write it without core's padding
+/// machinery.
+#[derive(Clone, Copy)]
+pub struct Hex(pub u8);
+
+impl fmt::Display for Hex {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        f.write_str(byte_as_str(&[DIGITS[usize::from(self.0 >> 4)], DIGITS[usize::from(self.0 & 15)]]))
+    }
+}
+
+/// ASCII bytes as text.
+fn byte_as_str(ascii: &[u8]) -> &str {
+    core::str::from_utf8(ascii).unwrap_or("?")
 }
 
 #[cfg(test)]
@@ -20,5 +68,19 @@ mod tests {
         for bad in [&b""[..], b"-1", b"+1", b" 1", b"1 ", b"1e3", b"x"] {
             assert_eq!(decimal(bad, 10), None);
         }
+    }
+
+    #[test]
+    fn shown_escapes_all_but_printable_ascii() {
+        assert_eq!(Shown(b"a b~").to_string(), "a b~");
+        assert_eq!(Shown(b"\x1b[0m\n\x7f\xff").to_string(), "\\x1b[0m\\x0a\\x7f\\xff");
+        assert_eq!(Hex(0x0f).to_string(), "0f");
+    }
+
+    #[test]
+    fn words() {
+        assert_eq!(word(b"CLOUD"), "CLOUD");
+        assert_eq!(word(b""), "");
+        assert_eq!(word(b"\xffCLOUD"), "");
     }
 }

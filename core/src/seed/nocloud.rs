@@ -27,10 +27,10 @@ pub fn tokens(text: &[u8]) -> Option<Tokens<'_>> {
             Some(eq) => (&option[..eq], &option[eq + 1..]),
             None => continue,
         };
-        match key {
-            b"s" | b"seedfrom" => found.seed_from = Some(value),
-            b"h" | b"local-hostname" => found.hostname = Some(value),
-            b"i" | b"instance-id" => found.instance_id = Some(value),
+        match crate::text::word(key) {
+            "s" | "seedfrom" => found.seed_from = Some(value),
+            "h" | "local-hostname" => found.hostname = Some(value),
+            "i" | "instance-id" => found.instance_id = Some(value),
             _ => {}
         }
     }
