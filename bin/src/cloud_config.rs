@@ -11,7 +11,7 @@ use wisp_os_linux::fs::{Dir, ReadError};
 
 use crate::actions::USER_DATA_LIMIT;
 use crate::context::Context;
-use crate::once::Once;
+use crate::take_once::TakeOnce;
 use crate::output::{Line, Os, Shown};
 use crate::phases::Session;
 use crate::scripts;
@@ -20,7 +20,7 @@ use crate::scripts;
 pub const NODES_LIMIT: usize = 64 * 1024;
 
 /// The parsed documents live for the whole run, so their values are `'static`.
-static ARENA: Once<Option<Arena<'static>>> = Once::new(None);
+static ARENA: TakeOnce<Option<Arena<'static>>> = TakeOnce::new(None);
 
 /// Parses every cloud-config part of the user-data, in order, and merges them (their
 /// keys' shapes are for `CloudConfig::validate`).

@@ -56,7 +56,6 @@ mod memory;
 mod network;
 #[cfg(feature = "ntp")]
 mod ntp;
-mod once;
 mod output;
 mod phases;
 #[cfg(feature = "cloud-config")]
@@ -71,6 +70,7 @@ mod seed;
 #[cfg(feature = "ssh")]
 mod sshd;
 mod state;
+mod take_once;
 mod userdata;
 mod users;
 
