@@ -11,10 +11,9 @@ use wisp_os_linux::fs::{self, Dir};
 
 use crate::context::Context;
 use crate::output::Line;
-use crate::phases::Session;
+use crate::session::Session;
 use crate::state;
-
-pub use wisp_core::state_files::USER_DATA;
+use wisp_core::state_files::USER_DATA;
 
 pub fn run(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: Action) -> Result<Line, Line> {
     match action {
@@ -29,7 +28,7 @@ pub fn run(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: 
         Action::EnableSshd => enable_sshd(ctx),
         Action::SaveUserdata => save_userdata(ctx, session, var),
         #[cfg(feature = "userdata")]
-        Action::UserdataBoothooks => crate::scripts::run_boothooks(ctx, session, var),
+        Action::UserdataBoothooks => crate::scripts::run_boothooks(ctx, var, session.userdata(ctx, var)),
         Action::CreateDefaultUser => {
             let config = session.cloud_config_if_valid(ctx, var);
             crate::users::create_default_user(ctx, config.as_ref())
@@ -47,7 +46,10 @@ pub fn run(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: 
             let config = session.cloud_config_if_valid(ctx, var);
             crate::host_keys::set_ssh_host_keys(ctx, var, config.as_ref())
         }
-        Action::RunUserdata => crate::scripts::run_userdata(ctx, session, var),
+        Action::RunUserdata => {
+            let later_boot = session.later_boot;
+            crate::scripts::run_userdata(ctx, var, later_boot, || session.userdata_or_report(ctx, var))
+        }
         Action::BootstrapComplete => state::set_complete(ctx, var, true).map(|()| msg!("marked complete")),
         #[cfg(feature = "cloud-config")]
         Action::UserdataBootcmd
@@ -61,10 +63,20 @@ pub fn run(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: 
         | Action::UserdataApkRepos
         | Action::UserdataWriteFilesDeferred
         | Action::UserdataRuncmd
-        | Action::UserdataPowerState => crate::cloud_config::run(ctx, session, var, action),
+        | Action::UserdataPowerState => apply_cloud_config(ctx, session, var, action),
         // Planning refuses these by name first (phases::plan); this is the same answer.
         #[allow(unreachable_patterns)]
         _ => Err(crate::features::missing(action.name(), crate::features::missing_for(action).unwrap_or("it"))),
+    }
+}
+
+/// A `userdata_*` action of cloud-config, with the documents merged once per run.
+#[cfg(feature = "cloud-config")]
+fn apply_cloud_config(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir, action: Action) -> Result<Line, Line> {
+    match session.cloud_config(ctx, var) {
+        Ok(Some(config)) => crate::cloud_config::run(ctx, &config, var, action),
+        Ok(None) => Ok(msg!("no cloud-config")),
+        Err(e) => Err(session.report(e)),
     }
 }
 
@@ -119,9 +131,6 @@ fn enable_sshd(ctx: &Context<'_>) -> Result<Line, Line> {
         Err(e) => Err(crate::output::os_error("/etc/runlevels/default/sshd", e)),
     }
 }
-
-/// The size of wisp's user-data buffers; `WISP_USERDATA_LIMIT` may set a lower bound.
-pub const USER_DATA_LIMIT: usize = wisp_core::config::USERDATA_LIMIT_MAX as usize;
 
 /// `raw` gunzipped into a buffer reserved for it, or as it is when it is not gzip or does
 /// not decompress.

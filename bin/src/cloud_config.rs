@@ -9,11 +9,10 @@ use wisp_core::{accounts, base64, gzip};
 use wisp_os_linux::cpath::CPath;
 use wisp_os_linux::fs::{Dir, ReadError};
 
-use crate::actions::USER_DATA_LIMIT;
+use crate::userdata::USER_DATA_LIMIT;
 use crate::context::Context;
 use crate::take_once::TakeOnce;
 use crate::output::{Line, Os, Shown};
-use crate::phases::Session;
 use crate::scripts;
 
 /// Most YAML nodes in all cloud-config documents together.
@@ -79,13 +78,8 @@ pub fn warn_unapplied(config: &CloudConfig<'static>, keys: bool, warn: &dyn Fn(c
     }
 }
 
-pub fn run(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir, action: Action) -> Result<Line, Line> {
-    let config = match session.cloud_config(ctx, var) {
-        Ok(Some(config)) => config,
-        Ok(None) => return Ok(msg!("no cloud-config")),
-        Err(e) => return Err(session.report(e)),
-    };
-    let config = &config;
+/// The action `action` with the merged cloud-config.
+pub fn run(ctx: &Context<'_>, config: &CloudConfig<'static>, var: &Dir, action: Action) -> Result<Line, Line> {
     match action {
         Action::UserdataBootcmd => run_commands(ctx, config, "bootcmd", Some(&scripts::instance_env(var)?), None),
         // runcmd as a whole, once per instance: a crash inside it runs it again, one after

@@ -8,7 +8,7 @@ use core::fmt::{self, Write};
 use wisp_os_linux::cpath::CPath;
 use wisp_os_linux::fs::{self, ReadError};
 
-use crate::actions::USER_DATA;
+use wisp_core::state_files::USER_DATA;
 use crate::context::Context;
 use crate::output::{self, Line, Shown};
 use crate::userdata::{self, Includes};

@@ -48,6 +48,7 @@ mod host;
 #[cfg(feature = "ssh")]
 mod host_keys;
 mod imds;
+mod instance_id;
 mod markers;
 #[cfg(feature = "cloud-config")]
 mod inspect;
@@ -63,6 +64,7 @@ mod cloud_config;
 #[cfg(feature = "cloud-config")]
 mod passwords;
 mod scripts;
+mod session;
 #[cfg(feature = "cloud-config")]
 mod system_config;
 #[cfg(any(feature = "nocloud", feature = "configdrive", feature = "azure"))]

@@ -10,7 +10,7 @@ use wisp_os_linux::fs::Dir;
 
 use crate::context::Context;
 use crate::output::{Line, Os};
-use crate::state::INSTANCE_ID_LIMIT;
+use crate::instance_id::INSTANCE_ID_LIMIT;
 
 pub struct Markers {
     dir: Dir,
@@ -22,7 +22,7 @@ impl Markers {
     #[inline(never)]
     pub fn open(var: &Dir) -> Result<Markers, Line> {
         let mut buf = [0u8; INSTANCE_ID_LIMIT];
-        let id = crate::state::saved_instance_id(var, &mut buf).ok_or_else(|| msg!("no saved instance-id"))?;
+        let id = crate::instance_id::saved(var, &mut buf).ok_or_else(|| msg!("no saved instance-id"))?;
         var.create_dir(SEM_DIR, 0o700).map_err(|e| crate::output::os_error("sem", e))?;
         let dir = var.open_child(SEM_DIR).map_err(|e| crate::output::os_error("sem", e))?;
         Ok(Markers { dir, id: heapless::Vec::from_slice(id).unwrap_or_default() })

@@ -13,106 +13,15 @@ use crate::actions;
 use crate::cloud_init_status;
 use crate::context::Context;
 use crate::features::missing_for;
-use crate::imds::{take_metadata, Imds, ImdsError, Metadata};
+use crate::imds::{take_metadata, Imds};
 use crate::output::{Line, Shown};
 use crate::state;
-use crate::userdata::{Includes, UserData};
-use wisp_core::cloud_config::CloudConfig;
-use wisp_core::retry::Timeouts;
+use crate::instance_id;
+use crate::session::Session;
 use crate::{EXIT_FAILED, EXIT_USAGE};
 
 /// Files that switch wisp off, as tiny-cloud's does.
 const DISABLED_FILES: [&str; 2] = ["/etc/wisp.disabled", "/etc/tiny-cloud.disabled"];
-
-/// The metadata service and what was read from it, shared by the phases of one run.
-pub struct Session<'c> {
-    pub imds: Imds<'c>,
-    pub metadata: &'c mut Metadata,
-    /// A failure of the first round that belongs to one action's item, reported when
-    /// that action runs (and never fetched again this run).
-    pub fetch_failed: Option<ImdsError>,
-    /// The actions that failed, or were held back, this boot.
-    pub failed: Failed,
-    /// Whether an action was held back by a failure this run: the run then fails too.
-    held_back: bool,
-    /// Whether the first round, which fetches what every phase of the run reads, is done.
-    fetched_once: bool,
-    /// A later boot of a bootstrapped instance: only every-boot actions run.
-    pub later_boot: bool,
-    /// The decoded user-data, once an action has needed it.
-    decoded: Option<Result<Option<UserData>, Line>>,
-    /// Its cloud-config documents, parsed and merged, once an action has needed them.
-    #[cfg(feature = "cloud-config")]
-    config: Option<Result<CloudConfig<'static>, Line>>,
-    /// Whether an action has reported why the user-data cannot be applied.
-    reported: bool,
-    cloud: Cloud,
-    /// What this run fetches is kept for the later phases of this boot (other processes).
-    keep_for_later: bool,
-}
-
-impl Session<'_> {
-    /// The decoded user-data (`None` when there is none), decoded once per run; includes
-    /// come from what the early phase fetched.
-    pub fn userdata(&mut self, ctx: &Context<'_>, var: &Dir) -> Result<Option<&UserData>, Line> {
-        if self.decoded.is_none() {
-            self.decoded = Some(crate::userdata::load(ctx, var, Includes::Kept));
-        }
-        match self.decoded.as_ref() {
-            Some(Ok(userdata)) => Ok(userdata.as_ref()),
-            Some(Err(e)) => Err(*e),
-            None => Ok(None),
-        }
-    }
-
-    /// The merged cloud-config (`None` when the user-data has none); parsed once per run,
-    /// with a warning for each key wisp does not know.
-    #[cfg(feature = "cloud-config")]
-    pub fn cloud_config(&mut self, ctx: &Context<'_>, var: &Dir) -> Result<Option<CloudConfig<'static>>, Line> {
-        if self.config.is_none() {
-            let parsed = match self.userdata(ctx, var) {
-                Ok(Some(userdata)) => crate::cloud_config::parse(userdata).and_then(|c| c.validate().map(|()| c).map_err(crate::output::line)),
-                Ok(None) => Ok(CloudConfig::default()),
-                Err(e) => Err(e),
-            };
-            if let Ok(config) = &parsed {
-                crate::cloud_config::warn_unapplied(config, false, &|args| ctx.warn(args));
-            }
-            self.config = Some(parsed);
-        }
-        match self.config.as_ref() {
-            Some(Ok(config)) if !config.is_empty() => Ok(Some(config.clone())),
-            Some(Err(e)) => Err(*e),
-            _ => Ok(None),
-        }
-    }
-
-    /// The cloud-config for the actions that run from metadata too: a document that
-    /// does not parse counts as none here (the user-data actions report it).
-    #[cfg(feature = "cloud-config")]
-    pub fn cloud_config_if_valid(&mut self, ctx: &Context<'_>, var: &Dir) -> Option<CloudConfig<'static>> {
-        self.cloud_config(ctx, var).ok().flatten()
-    }
-
-    /// A build without cloud-config has none: user-data that holds some does not decode.
-    #[cfg(not(feature = "cloud-config"))]
-    pub fn cloud_config_if_valid(&mut self, _: &Context<'_>, _: &Dir) -> Option<CloudConfig<'static>> {
-        None
-    }
-
-    /// Why the user-data cannot be applied, reported by the first action that needs it;
-    /// the later user-data actions of the run are then held back by it.
-    pub fn report(&mut self, e: Line) -> Line {
-        self.reported = true;
-        e
-    }
-
-    /// Decodes the user-data just saved, fetching its includes.
-    pub fn decode_saved(&mut self, ctx: &Context<'_>, var: &Dir, timeouts: &Timeouts) -> Result<Option<&UserData>, Line> {
-        self.decoded = Some(crate::userdata::load(ctx, var, Includes::Fetch(timeouts)));
-        self.userdata(ctx, var)
-    }
-}
 
 /// Runs `phases` in order; returns the exit status.
 pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
@@ -275,8 +184,8 @@ fn run_phase(
         }
         return Ok(run_actions(ctx, session, var, phase, plan, started));
     }
-    let mut saved_buf = [0u8; state::INSTANCE_ID_LIMIT];
-    let saved = state::saved_instance_id(var, &mut saved_buf);
+    let mut saved_buf = [0u8; instance_id::INSTANCE_ID_LIMIT];
+    let saved = instance_id::saved(var, &mut saved_buf);
     // A later boot asks the service nothing where the DMI names the instance.
     let dmi_says = match (complete, saved) {
         (true, Some(id)) => crate::boot_cache::dmi_same_instance(ctx, session.cloud, id),
@@ -322,7 +231,7 @@ fn run_phase(
         state::set_complete(ctx, var, false).map_err(|e| logged(ctx, phase, e))?;
     }
     if !same_instance {
-        state::save_instance_id(var, &instance_id).map_err(|e| logged(ctx, phase, e))?;
+        instance_id::save(var, &instance_id).map_err(|e| logged(ctx, phase, e))?;
     }
     let mut boot_errors = None;
     if complete && phase == Phase::Early {
@@ -365,7 +274,7 @@ fn logged(ctx: &mut Context<'_>, phase: Phase, e: Line) -> Line {
 }
 
 /// The instance-id, fetched together with `also` so that a first boot costs one round.
-fn fetch_instance_id(session: &mut Session<'_>, also: &[Item]) -> Result<heapless::Vec<u8, { state::INSTANCE_ID_LIMIT }>, Line> {
+fn fetch_instance_id(session: &mut Session<'_>, also: &[Item]) -> Result<heapless::Vec<u8, { instance_id::INSTANCE_ID_LIMIT }>, Line> {
     let mut wanted: heapless::Vec<Item, 6> = heapless::Vec::new();
     let _ = wanted.push(Item::InstanceId);
     let _ = wanted.extend_from_slice(also);
@@ -379,7 +288,7 @@ fn fetch_instance_id(session: &mut Session<'_>, also: &[Item]) -> Result<heaples
     }
     let id = session.metadata.get(Item::InstanceId).unwrap_or(b"");
     let id = id.trim_ascii_end();
-    if id.is_empty() || id.len() > state::INSTANCE_ID_LIMIT || !id.iter().all(|b| b.is_ascii_graphic() && *b != b'/') {
+    if id.is_empty() || id.len() > instance_id::INSTANCE_ID_LIMIT || !id.iter().all(|b| b.is_ascii_graphic() && *b != b'/') {
         return Err(msg!("the metadata service gave an invalid instance-id \"{}\"", Shown(&id[..id.len().min(64)])));
     }
     Ok(heapless::Vec::from_slice(id).unwrap_or_default())

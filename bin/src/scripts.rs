@@ -15,8 +15,7 @@ use wisp_os_linux::{AsFd, BorrowedFd, OwnedFd};
 use crate::context::Context;
 use crate::markers::Markers;
 use crate::output::{Line, Os, Shown};
-use crate::phases::Session;
-use crate::userdata::{var_child, Part};
+use crate::userdata::{var_child, Part, UserData};
 
 // Under TINY_CLOUD_VAR: MIME script parts, and cloud-init's script directories in
 // `scripts`; the markers of the per-once and per-instance scripts.
@@ -54,21 +53,21 @@ impl Frequency {
 
 /// `run_userdata`: the per-X script directories (user-data's per-X parts written into
 /// them first), then the user-data script or MIME script parts. On a later boot of a
-/// bootstrapped instance, only the per-boot directory.
+/// bootstrapped instance, only the per-boot directory. `userdata` is asked for only
+/// when it is used (the log is opened first).
 #[inline(never)]
-pub fn run_userdata(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) -> Result<Line, Line> {
-    let later_boot = session.later_boot;
-    let mut id_buf = [0u8; crate::state::INSTANCE_ID_LIMIT];
-    let id = crate::state::saved_instance_id(var, &mut id_buf).unwrap_or(b"");
+pub fn run_userdata<'u>(
+    ctx: &Context<'_>,
+    var: &Dir,
+    later_boot: bool,
+    userdata: impl FnOnce() -> Result<Option<&'u UserData>, Line>,
+) -> Result<Line, Line> {
+    let mut id_buf = [0u8; crate::instance_id::INSTANCE_ID_LIMIT];
+    let id = crate::instance_id::saved(var, &mut id_buf).unwrap_or(b"");
     let output = open_log(ctx, later_boot)?;
     let userdata = match later_boot {
         true => None,
-        false => {
-            if let Some(e) = session.userdata(ctx, var).err() {
-                return Err(session.report(e));
-            }
-            session.userdata(ctx, var)?
-        }
+        false => userdata()?,
     };
     let scripts = ctx.create_dir(var_child(ctx, SCRIPTS_DIR)?.as_bytes())?;
     let mut ran = 0;
@@ -131,13 +130,13 @@ pub fn run_userdata(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) -> 
                 }
                 #[cfg(feature = "userdata")]
                 let path = if part.whole {
-                    script_path(ctx, &[crate::actions::USER_DATA])?
+                    script_path(ctx, &[wisp_core::state_files::USER_DATA])?
                 } else {
                     scripts.write_volatile(name.as_bytes(), part.bytes, 0o700).map_err(|e| msg!("cannot save {name}: {}", Os(e)))?;
                     script_path(ctx, &[SCRIPTS_DIR, b"/", name.as_bytes()])?
                 };
                 #[cfg(not(feature = "userdata"))]
-                let path = script_path(ctx, &[crate::actions::USER_DATA])?;
+                let path = script_path(ctx, &[wisp_core::state_files::USER_DATA])?;
                 let status = run_script(ctx, part.bytes, &path, None, output.as_fd())?;
                 markers.mark_done(ctx, "script", Some(name))?;
                 finish(ctx, status, if part.whole { "user-data script" } else { name })?;
@@ -165,8 +164,8 @@ pub fn run_userdata(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) -> 
 /// has no `#!` line).
 #[cfg(feature = "userdata")]
 #[inline(never)]
-pub fn run_boothooks(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) -> Result<Line, Line> {
-    let userdata = match session.userdata(ctx, var) {
+pub fn run_boothooks(ctx: &Context<'_>, var: &Dir, userdata: Result<Option<&UserData>, Line>) -> Result<Line, Line> {
+    let userdata = match userdata {
         Ok(Some(userdata)) => userdata,
         Ok(None) => return Ok(msg!("no user-data")),
         // The main phase reports it and stops: the instance still gets its keys first.
@@ -192,8 +191,8 @@ pub fn run_boothooks(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) ->
 
 /// `INSTANCE_ID=<saved instance-id>`, which cloud-init gives boothooks and `bootcmd`.
 pub fn instance_env(var: &Dir) -> Result<CPath, Line> {
-    let mut id = [0u8; crate::state::INSTANCE_ID_LIMIT];
-    let id = crate::state::saved_instance_id(var, &mut id).unwrap_or(b"");
+    let mut id = [0u8; crate::instance_id::INSTANCE_ID_LIMIT];
+    let id = crate::instance_id::saved(var, &mut id).unwrap_or(b"");
     CPath::from_parts(&[b"INSTANCE_ID=", id]).map_err(crate::output::line)
 }
 

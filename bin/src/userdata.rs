@@ -17,9 +17,12 @@ use wisp_core::retry::Timeouts;
 use wisp_core::userdata::{Kind, SCRIPT_NAME_LIMIT};
 use wisp_os_linux::fs::{Dir, ReadError};
 
-use crate::actions::{USER_DATA, USER_DATA_LIMIT};
+use wisp_core::state_files::USER_DATA;
 use crate::context::Context;
 use crate::output::Line;
+
+/// The size of wisp's user-data buffers; `WISP_USERDATA_LIMIT` may set a lower bound.
+pub const USER_DATA_LIMIT: usize = wisp_core::config::USERDATA_LIMIT_MAX as usize;
 
 /// One leaf of the document: what it is, and its decoded bytes.
 pub struct Part {
