@@ -5,7 +5,7 @@
 use miniz_oxide::inflate::core::DecompressorOxide;
 #[cfg(feature = "userdata")]
 use wisp_core::gzip;
-use wisp_core::phase::Action;
+use wisp_core::phase::{Action, UserdataWork};
 use wisp_core::provider::Item;
 use wisp_os_linux::fs::{self, Dir};
 
@@ -52,18 +52,7 @@ pub fn run(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: 
         }
         Action::BootstrapComplete => state::set_complete(ctx, var, true).map(|()| msg!("marked complete")),
         #[cfg(feature = "cloud-config")]
-        Action::UserdataBootcmd
-        | Action::UserdataUsers
-        | Action::UserdataWriteFiles
-        | Action::UserdataMounts
-        | Action::UserdataTimezone
-        | Action::UserdataPackages
-        | Action::UserdataSshPwauth
-        | Action::UserdataNtp
-        | Action::UserdataApkRepos
-        | Action::UserdataWriteFilesDeferred
-        | Action::UserdataRuncmd
-        | Action::UserdataPowerState => apply_cloud_config(ctx, session, var, action),
+        _ if action.userdata_work() == Some(UserdataWork::CloudConfig) => apply_cloud_config(ctx, session, var, action),
         // Planning refuses these by name first (phases::plan); this is the same answer.
         #[allow(unreachable_patterns)]
         _ => Err(crate::features::missing(action.name(), crate::features::missing_for(action).unwrap_or("it"))),

@@ -4,7 +4,7 @@
 //! runs (core's `Action::needs`), and the phase ends with status 1.
 
 use wisp_core::config::Cloud;
-use wisp_core::phase::{Action, Failed, Needs, Phase, Plan};
+use wisp_core::phase::{Action, Failed, Phase, Plan};
 use wisp_core::provider::Item;
 use wisp_os_linux::fs::Dir;
 use wisp_os_linux::time::monotonic_ms;
@@ -314,7 +314,7 @@ fn run_actions(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, phas
         let action_started = monotonic_ms();
         let reason = match action.held_back(session.failed) {
             Some(reason) => Some(msg!("{reason}")),
-            None if session.reported && action.needs() == Needs::Actions(&[Action::SaveUserdata]) => {
+            None if session.reported && action.needs_saved_userdata() => {
                 Some(msg!("not run: the user-data's error is above"))
             }
             None => None,
