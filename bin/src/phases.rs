@@ -4,7 +4,8 @@
 //! runs (core's `Action::needs`), and the phase ends with status 1.
 
 use wisp_core::config::Cloud;
-use wisp_core::phase::{Action, Failed, Phase, Plan};
+use wisp_core::instance::{self, Course, Current, Progress, Saved, INSTANCE_ID_LIMIT};
+use wisp_core::phase::{Action, Phase, Plan};
 use wisp_core::provider::Item;
 use wisp_os_linux::fs::Dir;
 use wisp_os_linux::time::monotonic_ms;
@@ -12,6 +13,7 @@ use wisp_os_linux::time::monotonic_ms;
 use crate::actions;
 use crate::cloud_init_status;
 use crate::context::Context;
+use crate::host::OpenDir;
 use crate::features::missing_for;
 use crate::imds::{take_metadata, Imds};
 use crate::output::{Line, Shown};
@@ -86,14 +88,12 @@ pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
         imds: Imds::new(cloud, &timeouts, ctx.config.imds_token_ttl),
         metadata,
         fetch_failed: None,
-        failed: Failed::default(),
+        progress: Progress::default(),
         fetched_once: false,
-        held_back: false,
         later_boot: false,
         decoded: None,
         #[cfg(feature = "cloud-config")]
         config: None,
-        reported: false,
         cloud,
         keep_for_later: !kept && !phases.contains(&Phase::Final),
     };
@@ -116,7 +116,7 @@ pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
         let earlier = cloud_init_status::stage_started(ctx, phase, Some(cloud));
         // A phase run alone goes on from what the earlier phases of this boot recorded.
         if phase == phases[0] {
-            session.failed = earlier;
+            session.progress = Progress::after(earlier);
         }
         // A phase whose actions failed lets the next phase run (each runs what does not
         // need the failures); one that could not start its actions ends the run.
@@ -150,7 +150,7 @@ pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
         ctx.log.line(format_args!("{e}"));
         status = EXIT_FAILED;
     }
-    if session.held_back {
+    if session.progress.held_back() {
         EXIT_FAILED
     } else {
         status
@@ -168,33 +168,88 @@ fn run_phase(
     run_items: &[Item],
 ) -> Result<Option<Line>, Line> {
     let started = monotonic_ms();
-    let complete = state::is_complete(var).map_err(|e| logged(ctx, phase, e))?;
+    let mut saved_buf = [0u8; INSTANCE_ID_LIMIT];
+    let saved = Saved::read(&mut OpenDir { dir: var }, &mut saved_buf)
+        .map_err(|e| logged(ctx, phase, crate::output::os_error("cannot read the completion marker", crate::host::errno(e))))?;
     let plan = &plans[phase as usize];
-    if phase == Phase::Boot {
-        // The network may not be up yet, so the instance cannot be asked for its id: a
-        // new instance is found by the early phase, which then runs boot's actions too.
-        if complete {
-            let every_boot: Plan = plan.iter().copied().filter(|action| action.every_boot()).collect();
+    let mut id: heapless::Vec<u8, INSTANCE_ID_LIMIT> = heapless::Vec::new();
+    let mut unknown = None;
+    // The network may not be up in the boot phase, so the instance cannot be asked for
+    // its id there: a new instance is found by the early phase.
+    let current = match phase {
+        Phase::Boot => Current::NotAsked,
+        _ => match current_instance_id(ctx, session, saved, run_items) {
+            Ok(found) => {
+                id = found;
+                Current::Id(&id)
+            }
+            Err(e) => {
+                unknown = Some(e);
+                Current::Unknown
+            }
+        },
+    };
+    let unknown = unknown.unwrap_or_else(Line::new);
+    match saved.course(phase, current) {
+        Course::EveryBootOnly => {
+            let every_boot = instance::every_boot(plan);
+            let what = if every_boot.is_empty() { "nothing to do" } else { "per-boot work only" };
+            match phase {
+                Phase::Boot => ctx.log.line(format_args!("boot: bootstrap complete: {what}")),
+                _ => ctx.log.line(format_args!("{}: bootstrap complete for {}: {what}", phase.name(), Shown(&id))),
+            }
             if every_boot.is_empty() {
-                ctx.log.line(format_args!("boot: bootstrap complete: nothing to do"));
                 return Ok(None);
             }
-            ctx.log.line(format_args!("boot: bootstrap complete: per-boot work only"));
+            session.later_boot = phase != Phase::Boot;
             return Ok(run_actions(ctx, session, var, phase, &every_boot, started));
         }
-        return Ok(run_actions(ctx, session, var, phase, plan, started));
+        Course::AssumeSame => {
+            ctx.log.line(format_args!("{}: cannot check the instance-id ({unknown}): assuming the same instance", phase.name()));
+            return Ok(None);
+        }
+        Course::Stop => return Err(logged(ctx, phase, msg!("failed: {unknown}"))),
+        Course::Bootstrap { save_id } => {
+            if save_id {
+                instance_id::save(var, &id).map_err(|e| logged(ctx, phase, e))?;
+            }
+        }
+        Course::NewInstance { was, boot_actions_first } => {
+            ctx.log.line(format_args!("{}: new instance {} (was {}): bootstrapping again", phase.name(), Shown(&id), Shown(was.unwrap_or(b"unknown"))));
+            state::set_complete(ctx, var, false).map_err(|e| logged(ctx, phase, e))?;
+            instance_id::save(var, &id).map_err(|e| logged(ctx, phase, e))?;
+            if boot_actions_first {
+                let boot = boot_plan(ctx)?;
+                let boot_errors = run_actions(ctx, session, var, Phase::Boot, &boot, monotonic_ms());
+                return Ok(match (boot_errors, run_actions(ctx, session, var, phase, plan, started)) {
+                    (Some(mut boot), Some(errors)) => {
+                        let _ = core::fmt::Write::write_fmt(&mut boot, format_args!("\n{errors}"));
+                        Some(boot)
+                    }
+                    (boot, errors) => boot.or(errors),
+                });
+            }
+        }
     }
-    let mut saved_buf = [0u8; instance_id::INSTANCE_ID_LIMIT];
-    let saved = instance_id::saved(var, &mut saved_buf);
-    // A later boot asks the service nothing where the DMI names the instance.
-    let dmi_says = match (complete, saved) {
+    Ok(run_actions(ctx, session, var, phase, plan, started))
+}
+
+/// The instance-id, asked of the DMI where it names the instance (a later boot then asks
+/// the service nothing), else of the metadata service with what the run needs.
+fn current_instance_id(
+    ctx: &Context<'_>,
+    session: &mut Session<'_>,
+    saved: Saved<'_>,
+    run_items: &[Item],
+) -> Result<heapless::Vec<u8, INSTANCE_ID_LIMIT>, Line> {
+    let dmi_says = match (saved.complete, saved.instance_id) {
         (true, Some(id)) => crate::boot_cache::dmi_same_instance(ctx, session.cloud, id),
         _ => None,
     };
     // Later phases of the run ask only for the instance-id (fetched already): an item
     // the first round could not fetch is not waited for again.
-    let wanted: &[Item] = if session.fetched_once || (complete && dmi_says.is_none()) { &[] } else { run_items };
-    let fetched = match (dmi_says, saved) {
+    let wanted: &[Item] = if session.fetched_once || (saved.complete && dmi_says.is_none()) { &[] } else { run_items };
+    let fetched = match (dmi_says, saved.instance_id) {
         (Some(true), Some(id)) => Ok(heapless::Vec::from_slice(id).unwrap_or_default()),
         _ => fetch_instance_id(session, wanted),
     };
@@ -202,49 +257,7 @@ fn run_phase(
         crate::boot_cache::save(ctx, session.metadata);
         session.keep_for_later = false;
     }
-    let instance_id = match fetched {
-        Ok(id) => id,
-        Err(e) if complete => {
-            ctx.log.line(format_args!("{}: cannot check the instance-id ({e}): assuming the same instance", phase.name()));
-            return Ok(None);
-        }
-        Err(e) => return Err(logged(ctx, phase, msg!("failed: {e}"))),
-    };
-    let same_instance = saved == Some(instance_id.as_slice());
-    if complete && same_instance {
-        let every_boot: Plan = plan.iter().copied().filter(|action| action.every_boot()).collect();
-        if every_boot.is_empty() {
-            ctx.log.line(format_args!("{}: bootstrap complete for {}: nothing to do", phase.name(), Shown(&instance_id)));
-            return Ok(None);
-        }
-        ctx.log.line(format_args!("{}: bootstrap complete for {}: per-boot work only", phase.name(), Shown(&instance_id)));
-        session.later_boot = true;
-        return Ok(run_actions(ctx, session, var, phase, &every_boot, started));
-    }
-    if complete {
-        ctx.log.line(format_args!(
-            "{}: new instance {} (was {}): bootstrapping again",
-            phase.name(),
-            Shown(&instance_id),
-            Shown(saved.unwrap_or(b"unknown"))
-        ));
-        state::set_complete(ctx, var, false).map_err(|e| logged(ctx, phase, e))?;
-    }
-    if !same_instance {
-        instance_id::save(var, &instance_id).map_err(|e| logged(ctx, phase, e))?;
-    }
-    let mut boot_errors = None;
-    if complete && phase == Phase::Early {
-        let boot = boot_plan(ctx)?;
-        boot_errors = run_actions(ctx, session, var, Phase::Boot, &boot, monotonic_ms());
-    }
-    Ok(match (boot_errors, run_actions(ctx, session, var, phase, plan, started)) {
-        (Some(mut boot), Some(errors)) => {
-            let _ = core::fmt::Write::write_fmt(&mut boot, format_args!("\n{errors}"));
-            Some(boot)
-        }
-        (boot, errors) => boot.or(errors),
-    })
+    fetched
 }
 
 fn boot_plan(ctx: &mut Context<'_>) -> Result<Plan, Line> {
@@ -274,7 +287,7 @@ fn logged(ctx: &mut Context<'_>, phase: Phase, e: Line) -> Line {
 }
 
 /// The instance-id, fetched together with `also` so that a first boot costs one round.
-fn fetch_instance_id(session: &mut Session<'_>, also: &[Item]) -> Result<heapless::Vec<u8, { instance_id::INSTANCE_ID_LIMIT }>, Line> {
+fn fetch_instance_id(session: &mut Session<'_>, also: &[Item]) -> Result<heapless::Vec<u8, INSTANCE_ID_LIMIT>, Line> {
     let mut wanted: heapless::Vec<Item, 6> = heapless::Vec::new();
     let _ = wanted.push(Item::InstanceId);
     let _ = wanted.extend_from_slice(also);
@@ -288,7 +301,7 @@ fn fetch_instance_id(session: &mut Session<'_>, also: &[Item]) -> Result<heaples
     }
     let id = session.metadata.get(Item::InstanceId).unwrap_or(b"");
     let id = id.trim_ascii_end();
-    if id.is_empty() || id.len() > instance_id::INSTANCE_ID_LIMIT || !id.iter().all(|b| b.is_ascii_graphic() && *b != b'/') {
+    if !instance::is_valid_id(id) {
         return Err(msg!("the metadata service gave an invalid instance-id \"{}\"", Shown(&id[..id.len().min(64)])));
     }
     Ok(heapless::Vec::from_slice(id).unwrap_or_default())
@@ -312,17 +325,7 @@ fn run_actions(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, phas
     for &action in plan {
         crate::markers::crash_point(ctx);
         let action_started = monotonic_ms();
-        let reason = match action.held_back(session.failed) {
-            Some(reason) => Some(msg!("{reason}")),
-            None if session.reported && action.needs_saved_userdata() => {
-                Some(msg!("not run: the user-data's error is above"))
-            }
-            None => None,
-        };
-        if let Some(reason) = reason {
-            // Recorded as held back, not as an error of its own: the error is the cause's.
-            session.failed.add(action);
-            session.held_back = true;
+        if let Err(reason) = session.progress.may_run(action) {
             ctx.log.line(format_args!("{}/{}: {reason}", phase.name(), action.name()));
             continue;
         }
@@ -332,7 +335,7 @@ fn run_actions(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, phas
         match result {
             Ok(note) => ctx.log.line(format_args!("{}/{name}: ok: {} ({ms} ms)", phase.name(), note)),
             Err(e) => {
-                session.failed.add(action);
+                session.progress.failed(action);
                 failures += 1;
                 ctx.log.line(format_args!("{}/{name}: failed: {} ({ms} ms)", phase.name(), e));
                 let line = errors.get_or_insert_with(Line::new);

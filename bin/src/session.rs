@@ -4,7 +4,7 @@
 
 use wisp_core::cloud_config::CloudConfig;
 use wisp_core::config::Cloud;
-use wisp_core::phase::Failed;
+use wisp_core::instance::Progress;
 use wisp_core::retry::Timeouts;
 use wisp_os_linux::fs::Dir;
 
@@ -20,10 +20,8 @@ pub struct Session<'c> {
     /// A failure of the first round that belongs to one action's item, reported when
     /// that action runs (and never fetched again this run).
     pub fetch_failed: Option<ImdsError>,
-    /// The actions that failed, or were held back, this boot.
-    pub failed: Failed,
-    /// Whether an action was held back by a failure this run: the run then fails too.
-    pub held_back: bool,
+    /// What failed this boot, and so which actions may run (core's `Progress`).
+    pub progress: Progress,
     /// Whether the first round, which fetches what every phase of the run reads, is done.
     pub fetched_once: bool,
     /// A later boot of a bootstrapped instance: only every-boot actions run.
@@ -33,8 +31,6 @@ pub struct Session<'c> {
     /// Its cloud-config documents, parsed and merged, once an action has needed them.
     #[cfg(feature = "cloud-config")]
     pub config: Option<Result<CloudConfig<'static>, Line>>,
-    /// Whether an action has reported why the user-data cannot be applied.
-    pub reported: bool,
     pub cloud: Cloud,
     /// What this run fetches is kept for the later phases of this boot (other processes).
     pub keep_for_later: bool,
@@ -58,7 +54,7 @@ impl Session<'_> {
             self.decoded = Some(crate::userdata::load(ctx, var, Includes::Kept));
         }
         if report && matches!(self.decoded, Some(Err(_))) {
-            self.reported = true;
+            self.progress.userdata_unusable();
         }
         match self.decoded.as_ref() {
             Some(Ok(userdata)) => Ok(userdata.as_ref()),
@@ -105,7 +101,7 @@ impl Session<'_> {
     /// Why the user-data cannot be applied, reported by the first action that needs it;
     /// the later user-data actions of the run are then held back by it.
     pub fn report(&mut self, e: Line) -> Line {
-        self.reported = true;
+        self.progress.userdata_unusable();
         e
     }
 

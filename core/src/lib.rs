@@ -43,6 +43,7 @@ pub mod ntp;
 // scripts they run, and the record of them that cloud-init's tools read.
 pub mod cloud_init_status;
 pub mod markers;
+pub mod instance;
 pub mod phase;
 pub mod provider;
 pub mod script;
