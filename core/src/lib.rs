@@ -47,6 +47,7 @@ pub mod instance;
 pub mod phase;
 pub mod provider;
 pub mod script;
+pub mod script_directories;
 pub mod seed;
 pub mod state_files;
 
