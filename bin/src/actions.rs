@@ -5,6 +5,7 @@
 use miniz_oxide::inflate::core::DecompressorOxide;
 #[cfg(feature = "userdata")]
 use wisp_core::gzip;
+use wisp_core::default_interfaces::{self, FirstEthernet};
 use wisp_core::phase::{Action, UserdataWork};
 use wisp_core::provider::Item;
 use wisp_os_linux::fs::{self, Dir};
@@ -77,31 +78,23 @@ fn set_default_interfaces(ctx: &Context<'_>) -> Result<Line, Line> {
     if etc_network.metadata(b"interfaces").map_err(|e| crate::output::os_error("/etc/network/interfaces", e))?.is_some() {
         return Ok(msg!("already set up"));
     }
-    let mut first: Option<(u32, heapless::String<16>)> = None;
+    let mut first = FirstEthernet::default();
     if let Ok(net) = ctx.open_dir(b"/sys/class/net") {
         let _ = net.for_each_entry(|name| {
-            let Some(name) = core::str::from_utf8(name).ok().and_then(|name| heapless::String::<16>::try_from(name).ok()) else { return };
-            if !name.starts_with("eth") {
-                return;
-            }
-            let mut path = [0u8; 64];
-            let mut out = wisp_core::out::Out::new(&mut path);
-            let _ = out.put_all(&[b"/sys/class/net/", name.as_bytes(), b"/ifindex"]);
-            let mut buf = [0u8; 16];
-            let index = ctx.read(out.written(), &mut buf).ok().flatten().and_then(parse_u32).unwrap_or(u32::MAX);
-            if first.as_ref().is_none_or(|(best, _)| index < *best) {
-                first = Some((index, name));
-            }
+            first.consider(name, |name| {
+                let mut path = [0u8; 64];
+                let mut out = wisp_core::out::Out::new(&mut path);
+                let _ = out.put_all(&[b"/sys/class/net/", name.as_bytes(), b"/ifindex"]);
+                let mut buf = [0u8; 16];
+                ctx.read(out.written(), &mut buf).ok().flatten().and_then(parse_u32)
+            })
         });
     }
-    let mut text = heapless::String::<256>::new();
-    let _ = text.push_str("auto lo\niface lo inet loopback\n\n");
-    if let Some((_, name)) = &first {
-        let _ = core::fmt::write(&mut text, format_args!("auto {name}\niface {name}\n\tuse dhcp\n\n"));
-    }
+    let mut text = default_interfaces::InterfacesFile::new();
+    default_interfaces::interfaces_file(first.name(), &mut text);
     etc_network.write_atomic(b"interfaces", text.as_bytes(), 0o644, None).map_err(|e| crate::output::os_error("/etc/network/interfaces", e))?;
-    Ok(match first {
-        Some((_, name)) => msg!("lo and {name} (dhcp)"),
+    Ok(match first.name() {
+        Some(name) => msg!("lo and {name} (dhcp)"),
         None => msg!("lo only: no eth* interface"),
     })
 }

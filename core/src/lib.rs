@@ -48,6 +48,9 @@ pub mod phase;
 pub mod provider;
 pub mod script;
 pub mod script_directories;
+pub mod write_files;
+pub mod packages;
+pub mod default_interfaces;
 pub mod seed;
 pub mod state_files;
 
