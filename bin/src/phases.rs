@@ -1,7 +1,8 @@
-//! Runs phases: decides whether this instance still needs them, fetches what their
-//! actions read from the metadata service in one go, and runs the actions in order. A
-//! failed action is logged and recorded; every later action that does not need it still
-//! runs (core's `Action::needs`), and the phase ends with status 1.
+//! Runs phases: fetches what their actions read from the metadata service in one go,
+//! follows the course core's `instance` chooses (first boot, later boot, new instance),
+//! and runs the actions in order. A failed action is logged and recorded; every later
+//! action that does not need it still runs (core's `instance::Progress`), and the phase
+//! ends with status 1.
 
 use wisp_core::config::Cloud;
 use wisp_core::instance::{self, Course, Current, Progress, Saved, INSTANCE_ID_LIMIT};
