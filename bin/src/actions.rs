@@ -5,16 +5,16 @@
 use miniz_oxide::inflate::core::DecompressorOxide;
 #[cfg(feature = "userdata")]
 use wisp_core::gzip;
-use wisp_core::phase::Action;
+use wisp_core::default_interfaces::{self, FirstEthernet};
+use wisp_core::phase::{Action, UserdataWork};
 use wisp_core::provider::Item;
 use wisp_os_linux::fs::{self, Dir};
 
 use crate::context::Context;
 use crate::output::Line;
-use crate::phases::Session;
+use crate::session::Session;
 use crate::state;
-
-pub use wisp_core::state_files::USER_DATA;
+use wisp_core::state_files::USER_DATA;
 
 pub fn run(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: Action) -> Result<Line, Line> {
     match action {
@@ -29,7 +29,7 @@ pub fn run(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: 
         Action::EnableSshd => enable_sshd(ctx),
         Action::SaveUserdata => save_userdata(ctx, session, var),
         #[cfg(feature = "userdata")]
-        Action::UserdataBoothooks => crate::scripts::run_boothooks(ctx, session, var),
+        Action::UserdataBoothooks => crate::scripts::run_boothooks(ctx, var, session.userdata(ctx, var)),
         Action::CreateDefaultUser => {
             let config = session.cloud_config_if_valid(ctx, var);
             crate::users::create_default_user(ctx, config.as_ref())
@@ -47,24 +47,26 @@ pub fn run(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: 
             let config = session.cloud_config_if_valid(ctx, var);
             crate::host_keys::set_ssh_host_keys(ctx, var, config.as_ref())
         }
-        Action::RunUserdata => crate::scripts::run_userdata(ctx, session, var),
+        Action::RunUserdata => {
+            let later_boot = session.later_boot;
+            crate::scripts::run_userdata(ctx, var, later_boot, || session.userdata_or_report(ctx, var))
+        }
         Action::BootstrapComplete => state::set_complete(ctx, var, true).map(|()| msg!("marked complete")),
         #[cfg(feature = "cloud-config")]
-        Action::UserdataBootcmd
-        | Action::UserdataUsers
-        | Action::UserdataWriteFiles
-        | Action::UserdataMounts
-        | Action::UserdataTimezone
-        | Action::UserdataPackages
-        | Action::UserdataSshPwauth
-        | Action::UserdataNtp
-        | Action::UserdataApkRepos
-        | Action::UserdataWriteFilesDeferred
-        | Action::UserdataRuncmd
-        | Action::UserdataPowerState => crate::cloud_config::run(ctx, session, var, action),
+        _ if action.userdata_work() == Some(UserdataWork::CloudConfig) => apply_cloud_config(ctx, session, var, action),
         // Planning refuses these by name first (phases::plan); this is the same answer.
         #[allow(unreachable_patterns)]
         _ => Err(crate::features::missing(action.name(), crate::features::missing_for(action).unwrap_or("it"))),
+    }
+}
+
+/// A `userdata_*` action of cloud-config, with the documents merged once per run.
+#[cfg(feature = "cloud-config")]
+fn apply_cloud_config(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir, action: Action) -> Result<Line, Line> {
+    match session.cloud_config(ctx, var) {
+        Ok(Some(config)) => crate::cloud_config::run(ctx, &config, var, action),
+        Ok(None) => Ok(msg!("no cloud-config")),
+        Err(e) => Err(session.report(e)),
     }
 }
 
@@ -76,31 +78,23 @@ fn set_default_interfaces(ctx: &Context<'_>) -> Result<Line, Line> {
     if etc_network.metadata(b"interfaces").map_err(|e| crate::output::os_error("/etc/network/interfaces", e))?.is_some() {
         return Ok(msg!("already set up"));
     }
-    let mut first: Option<(u32, heapless::String<16>)> = None;
+    let mut first = FirstEthernet::default();
     if let Ok(net) = ctx.open_dir(b"/sys/class/net") {
         let _ = net.for_each_entry(|name| {
-            let Some(name) = core::str::from_utf8(name).ok().and_then(|name| heapless::String::<16>::try_from(name).ok()) else { return };
-            if !name.starts_with("eth") {
-                return;
-            }
-            let mut path = [0u8; 64];
-            let mut out = wisp_core::out::Out::new(&mut path);
-            let _ = out.put_all(&[b"/sys/class/net/", name.as_bytes(), b"/ifindex"]);
-            let mut buf = [0u8; 16];
-            let index = ctx.read(out.written(), &mut buf).ok().flatten().and_then(parse_u32).unwrap_or(u32::MAX);
-            if first.as_ref().is_none_or(|(best, _)| index < *best) {
-                first = Some((index, name));
-            }
+            first.consider(name, |name| {
+                let mut path = [0u8; 64];
+                let mut out = wisp_core::out::Out::new(&mut path);
+                let _ = out.put_all(&[b"/sys/class/net/", name.as_bytes(), b"/ifindex"]);
+                let mut buf = [0u8; 16];
+                ctx.read(out.written(), &mut buf).ok().flatten().and_then(parse_u32)
+            })
         });
     }
-    let mut text = heapless::String::<256>::new();
-    let _ = text.push_str("auto lo\niface lo inet loopback\n\n");
-    if let Some((_, name)) = &first {
-        let _ = core::fmt::write(&mut text, format_args!("auto {name}\niface {name}\n\tuse dhcp\n\n"));
-    }
+    let mut text = default_interfaces::InterfacesFile::new();
+    default_interfaces::interfaces_file(first.name(), &mut text);
     etc_network.write_atomic(b"interfaces", text.as_bytes(), 0o644, None).map_err(|e| crate::output::os_error("/etc/network/interfaces", e))?;
-    Ok(match first {
-        Some((_, name)) => msg!("lo and {name} (dhcp)"),
+    Ok(match first.name() {
+        Some(name) => msg!("lo and {name} (dhcp)"),
         None => msg!("lo only: no eth* interface"),
     })
 }
@@ -119,9 +113,6 @@ fn enable_sshd(ctx: &Context<'_>) -> Result<Line, Line> {
         Err(e) => Err(crate::output::os_error("/etc/runlevels/default/sshd", e)),
     }
 }
-
-/// The size of wisp's user-data buffers; `WISP_USERDATA_LIMIT` may set a lower bound.
-pub const USER_DATA_LIMIT: usize = wisp_core::config::USERDATA_LIMIT_MAX as usize;
 
 /// `raw` gunzipped into a buffer reserved for it, or as it is when it is not gzip or does
 /// not decompress.

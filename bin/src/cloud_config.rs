@@ -5,22 +5,22 @@ use wisp_core::cloud_config::{self, CloudConfig, Encoding, WriteFile};
 use wisp_core::phase::Action;
 use wisp_core::userdata::Kind;
 use wisp_core::yaml::{Arena, Node};
-use wisp_core::{accounts, base64, gzip};
+use wisp_core::write_files::{self, Owner};
+use wisp_core::{base64, gzip};
 use wisp_os_linux::cpath::CPath;
 use wisp_os_linux::fs::{Dir, ReadError};
 
-use crate::actions::USER_DATA_LIMIT;
+use crate::userdata::USER_DATA_LIMIT;
 use crate::context::Context;
-use crate::once::Once;
+use crate::take_once::TakeOnce;
 use crate::output::{Line, Os, Shown};
-use crate::phases::Session;
 use crate::scripts;
 
 /// Most YAML nodes in all cloud-config documents together.
 pub const NODES_LIMIT: usize = 64 * 1024;
 
 /// The parsed documents live for the whole run, so their values are `'static`.
-static ARENA: Once<Option<Arena<'static>>> = Once::new(None);
+static ARENA: TakeOnce<Option<Arena<'static>>> = TakeOnce::new(None);
 
 /// Parses every cloud-config part of the user-data, in order, and merges them (their
 /// keys' shapes are for `CloudConfig::validate`).
@@ -80,13 +80,8 @@ pub fn warn_unapplied(config: &CloudConfig<'static>, keys: bool, warn: &dyn Fn(c
     }
 }
 
-pub fn run(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir, action: Action) -> Result<Line, Line> {
-    let config = match session.cloud_config(ctx, var) {
-        Ok(Some(config)) => config,
-        Ok(None) => return Ok(msg!("no cloud-config")),
-        Err(e) => return Err(session.report(e)),
-    };
-    let config = &config;
+/// The action `action` with the merged cloud-config.
+pub fn run(ctx: &Context<'_>, config: &CloudConfig<'static>, var: &Dir, action: Action) -> Result<Line, Line> {
     match action {
         Action::UserdataBootcmd => run_commands(ctx, config, "bootcmd", Some(&scripts::instance_env(var)?), None),
         // runcmd as a whole, once per instance: a crash inside it runs it again, one after
@@ -204,7 +199,7 @@ fn write_file(ctx: &Context<'_>, file: &WriteFile<'_>) -> Result<(), Line> {
         },
     };
     let added = decode_content(file, &mut buffer[old..])?;
-    if file.append && (added == 0 || (old >= added && buffer[old - added..old] == buffer[old..old + added])) {
+    if file.append && write_files::appended_already(&buffer[..old], &buffer[old..old + added]) {
         return Ok(());
     }
     // The directory too: it may be on a filesystem the completion marker's sync does not
@@ -237,28 +232,17 @@ fn decode_content(file: &WriteFile<'_>, out: &mut [u8]) -> Result<usize, Line> {
     }
 }
 
-/// `user[:group]` (names or numbers) as ids; the group defaults to the user's own.
+/// `user[:group]` (names or numbers) as ids, by core's `write_files::Owner`.
 fn owner_ids(ctx: &Context<'_>, owner: &str) -> Result<(u32, u32), Line> {
-    let (user, group) = owner.split_once(':').map_or((owner, None), |(u, g)| (u, Some(g)));
+    let parsed = Owner::parse(owner);
     let mut passwd = [0u8; 32 * 1024];
     let passwd = ctx.read(b"/etc/passwd", &mut passwd)?.unwrap_or(b"");
-    let found = accounts::find_user(passwd, user.as_bytes());
-    let uid = match (found, user.parse::<u32>()) {
-        (Some(found), _) => found.uid,
-        (None, Ok(uid)) => uid,
-        (None, Err(_)) => return Err(msg!("owner {}: no such user", Shown(user.as_bytes()))),
+    let uid = parsed.uid(passwd).map_err(|_| msg!("owner {}: no such user", Shown(parsed.user.as_bytes())))?;
+    let mut groups = [0u8; 32 * 1024];
+    let groups = match parsed.names_group() {
+        true => ctx.read(b"/etc/group", &mut groups)?.unwrap_or(b""),
+        false => b"",
     };
-    let gid = match group {
-        None | Some("") => found.map_or(uid, |found| found.gid),
-        Some(group) => {
-            let mut groups = [0u8; 32 * 1024];
-            let groups = ctx.read(b"/etc/group", &mut groups)?.unwrap_or(b"");
-            match (accounts::find_group(groups, group.as_bytes()), group.parse::<u32>()) {
-                (Some(found), _) => found.gid,
-                (None, Ok(gid)) => gid,
-                (None, Err(_)) => return Err(msg!("owner {}: no such group", Shown(owner.as_bytes()))),
-            }
-        }
-    };
-    Ok((uid, gid))
+    let gid = parsed.gid(uid, groups).map_err(|_| msg!("owner {}: no such group", Shown(owner.as_bytes())))?;
+    Ok((uid.0, gid))
 }

@@ -2,7 +2,7 @@
 //! so that `cloud-init status --wait` works on a wisp image. A file that cannot be written
 //! is logged and never fails the bootstrap: the status only reports on the work.
 
-use wisp_core::cloud_init_status::{self as documents, Errors, Stage, Status};
+use wisp_core::cloud_init_status::{self as documents, Status};
 use wisp_core::config::Cloud;
 use wisp_core::out::Out;
 use wisp_core::phase::{Failed, Phase};
@@ -68,10 +68,8 @@ fn write_documents(ctx: &Context<'_>, phase: Phase, cloud: Option<Cloud>, end: O
     let dir = ctx.create_dir(RUN_DIR)?;
     let mut earlier = [0u8; DOCUMENT_LIMIT];
     let mut status = Status::default();
-    // The boot phase starts a new record, as cloud-init's init-local does; a later phase,
-    // perhaps run alone by its own service, keeps the stages before it. A damaged
-    // document is started afresh.
-    if phase != Phase::Boot || end.is_some() {
+    // A damaged document is started afresh.
+    if Status::continues_record(phase, end.is_some()) {
         if let Ok(Some(len)) = dir.read(STATUS_FILE.as_bytes(), &mut earlier) {
             if status.read(&earlier[..len]).is_err() {
                 status = Status::default();
@@ -81,21 +79,15 @@ fn write_documents(ctx: &Context<'_>, phase: Phase, cloud: Option<Cloud>, end: O
     let failed = status.failed_before(phase);
     status.datasource = cloud.and_then(documents::datasource);
     let now = Some(realtime_ms());
-    let stage = &mut status.stages[phase as usize];
     match end {
         None => {
             dir.remove(RESULT_FILE.as_bytes()).map_err(|e| msg!("cannot remove {RESULT_FILE}: {}", Os(e)))?;
-            *stage = Stage { start_ms: now, finished_ms: None, errors: Errors::None };
-            status.running = Some(phase);
+            status.start(phase, now);
         }
-        Some(failure) => {
-            stage.start_ms = stage.start_ms.or(now);
-            stage.finished_ms = now;
-            stage.errors = failure.map_or(Errors::None, Errors::Lines);
-        }
+        Some(failure) => status.finish(phase, now, failure),
     }
     write(&dir, STATUS_FILE, &status, false)?;
-    if end.is_some() && (phase == Phase::Final || status.has_errors()) {
+    if end.is_some() && status.result_due(phase) {
         write(&dir, RESULT_FILE, &status, true)?;
     }
     Ok(failed)

@@ -7,6 +7,7 @@ use crate::context::Context;
 use crate::imds::{take_metadata, Imds, USERDATA_RESPONSE};
 use crate::output::{self, Shown};
 use crate::state;
+use crate::instance_id;
 use crate::{EXIT_FAILED, EXIT_USAGE};
 
 /// `wisp imds KEY...`: each value on standard output, in order. Known keys print the
@@ -127,9 +128,9 @@ pub fn status(ctx: &Context<'_>, wait: bool, timeout_s: Option<u32>) -> i32 {
             return EXIT_FAILED;
         }
     };
-    let mut buf = [0u8; state::INSTANCE_ID_LIMIT];
+    let mut buf = [0u8; instance_id::INSTANCE_ID_LIMIT];
     let word = if complete { "complete" } else { "incomplete" };
-    match var.as_ref().and_then(|var| state::saved_instance_id(var, &mut buf)) {
+    match var.as_ref().and_then(|var| instance_id::saved(var, &mut buf)) {
         Some(id) => output::print(format_args!("{word} {}", Shown(id))),
         None => output::print(format_args!("{word}")),
     }

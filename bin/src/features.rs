@@ -3,7 +3,7 @@
 //! with its name, never skipped in silence.
 
 use wisp_core::config::Cloud;
-use wisp_core::phase::Action;
+use wisp_core::phase::{Action, Feature};
 
 use crate::output::Line;
 
@@ -102,26 +102,18 @@ pub const fn has_cloud(cloud: Cloud) -> bool {
     }
 }
 
-/// The feature `action` needs that this build lacks, if any.
+/// The feature `action` needs (core's table) that this build lacks, if any.
 pub const fn missing_for(action: Action) -> Option<&'static str> {
-    let (feature, built) = match action {
-        Action::ExpandRoot => ("grow", cfg!(feature = "grow")),
-        Action::SetSshHostKeys | Action::UserdataSshPwauth => ("ssh", cfg!(feature = "ssh")),
-        Action::UserdataNtp => ("ntp", cfg!(feature = "ntp")),
-        Action::UserdataApkRepos => ("apk-repos", cfg!(feature = "apk-repos")),
-        Action::UserdataBoothooks => ("userdata", cfg!(feature = "userdata")),
-        Action::UserdataBootcmd
-        | Action::UserdataUsers
-        | Action::UserdataWriteFiles
-        | Action::UserdataMounts
-        | Action::UserdataTimezone
-        | Action::UserdataPackages
-        | Action::UserdataWriteFilesDeferred
-        | Action::UserdataRuncmd
-        | Action::UserdataPowerState => ("cloud-config", cfg!(feature = "cloud-config")),
-        _ => return None,
+    let Some(feature) = action.feature() else { return None };
+    let built = match feature {
+        Feature::Grow => cfg!(feature = "grow"),
+        Feature::Ssh => cfg!(feature = "ssh"),
+        Feature::Ntp => cfg!(feature = "ntp"),
+        Feature::ApkRepos => cfg!(feature = "apk-repos"),
+        Feature::Userdata => cfg!(feature = "userdata"),
+        Feature::CloudConfig => cfg!(feature = "cloud-config"),
     };
-    if built { None } else { Some(feature) }
+    if built { None } else { Some(feature.name()) }
 }
 
 /// `WHAT: wisp was built without FEATURE`.

@@ -14,7 +14,7 @@ use core::ffi::CStr;
 
 use crate::context::Context;
 use crate::output::{Line, Shown};
-use crate::state;
+use crate::instance_id;
 
 /// The image's key generator.
 const SSH_KEYGEN: &CStr = c"/usr/bin/ssh-keygen";
@@ -28,8 +28,8 @@ const FILES_LIMIT: usize = 16;
 
 #[inline(never)]
 pub fn set_ssh_host_keys(ctx: &mut Context<'_>, var: &Dir, config: Option<&CloudConfig<'_>>) -> Result<Line, Line> {
-    let mut id_buf = [0u8; state::INSTANCE_ID_LIMIT];
-    let instance_id = state::saved_instance_id(var, &mut id_buf).unwrap_or(b"");
+    let mut id_buf = [0u8; instance_id::INSTANCE_ID_LIMIT];
+    let instance_id = instance_id::saved(var, &mut id_buf).unwrap_or(b"");
     if !instance_id.is_empty() && var.has_contents(DONE_FILE, instance_id).unwrap_or(false) {
         return Ok(msg!("already made for this instance"));
     }

@@ -31,7 +31,7 @@ use wisp_os_linux::cpath::CPath;
 use wisp_core::retry::Timeouts;
 
 use crate::fetch::{exchange_all, exchange_all_at, Endpoint, Exchange, Failure, PARALLEL_LIMIT};
-use crate::once::Once;
+use crate::take_once::TakeOnce;
 use crate::output::Line;
 
 /// One GET of a round: what it is (for messages), where, and where its answer goes.
@@ -203,7 +203,7 @@ impl Metadata {
     }
 }
 
-static METADATA: Once<Option<Metadata>> = Once::new(None);
+static METADATA: TakeOnce<Option<Metadata>> = TakeOnce::new(None);
 
 /// The process's metadata store, mapped when first needed; an error if it was taken before.
 pub fn take_metadata() -> Result<&'static mut Metadata, Line> {

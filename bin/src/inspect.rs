@@ -8,7 +8,7 @@ use core::fmt::{self, Write};
 use wisp_os_linux::cpath::CPath;
 use wisp_os_linux::fs::{self, ReadError};
 
-use crate::actions::USER_DATA;
+use wisp_core::state_files::USER_DATA;
 use crate::context::Context;
 use crate::output::{self, Line, Shown};
 use crate::userdata::{self, Includes};
@@ -35,7 +35,7 @@ fn show_document(ctx: &Context<'_>, file: Option<&[u8]>) -> Result<(), Line> {
     let _ = out.write_str("{\"parts\":[");
     for (index, part) in decoded.iter().flat_map(|d| d.parts.iter()).enumerate() {
         let comma = if index > 0 { "," } else { "" };
-        let _ = write!(out, "{comma}{{\"kind\":\"{}\",\"type\":\"{}\",\"bytes\":{}}}", userdata::kind_name(part.kind), part.media_type, part.bytes.len());
+        let _ = write!(out, "{comma}{{\"kind\":\"{}\",\"type\":\"{}\",\"bytes\":{}}}", part.kind.name(), part.media_type, part.bytes.len());
     }
     let _ = out.write_str("],\"cloud_config\":");
     let _ = config.write_json(&mut out);

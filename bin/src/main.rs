@@ -45,6 +45,7 @@ mod host;
 #[cfg(feature = "ssh")]
 mod host_keys;
 mod imds;
+mod instance_id;
 mod markers;
 #[cfg(feature = "cloud-config")]
 mod inspect;
@@ -53,7 +54,6 @@ mod memory;
 mod network;
 #[cfg(feature = "ntp")]
 mod ntp;
-mod once;
 mod output;
 mod phases;
 #[cfg(feature = "cloud-config")]
@@ -61,6 +61,7 @@ mod cloud_config;
 #[cfg(feature = "cloud-config")]
 mod passwords;
 mod scripts;
+mod session;
 #[cfg(feature = "cloud-config")]
 mod system_config;
 #[cfg(any(feature = "nocloud", feature = "configdrive", feature = "azure"))]
@@ -68,6 +69,7 @@ mod seed;
 #[cfg(feature = "ssh")]
 mod sshd;
 mod state;
+mod take_once;
 mod userdata;
 mod users;
 

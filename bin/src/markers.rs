@@ -4,13 +4,14 @@
 
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
-use wisp_core::markers;
+use wisp_core::markers::{self, MarkError};
 use wisp_core::state_files::SEM_DIR;
 use wisp_os_linux::fs::Dir;
 
 use crate::context::Context;
+use crate::host::OpenDir;
 use crate::output::{Line, Os};
-use crate::state::INSTANCE_ID_LIMIT;
+use crate::instance_id::INSTANCE_ID_LIMIT;
 
 pub struct Markers {
     dir: Dir,
@@ -22,7 +23,7 @@ impl Markers {
     #[inline(never)]
     pub fn open(var: &Dir) -> Result<Markers, Line> {
         let mut buf = [0u8; INSTANCE_ID_LIMIT];
-        let id = crate::state::saved_instance_id(var, &mut buf).ok_or_else(|| msg!("no saved instance-id"))?;
+        let id = crate::instance_id::saved(var, &mut buf).ok_or_else(|| msg!("no saved instance-id"))?;
         var.create_dir(SEM_DIR, 0o700).map_err(|e| crate::output::os_error("sem", e))?;
         let dir = var.open_child(SEM_DIR).map_err(|e| crate::output::os_error("sem", e))?;
         Ok(Markers { dir, id: heapless::Vec::from_slice(id).unwrap_or_default() })
@@ -32,7 +33,7 @@ impl Markers {
     /// about to start: the markers of the work before it are made durable first.
     #[inline(never)]
     pub fn is_done(&self, work: &str, item: Option<&str>) -> Result<bool, Line> {
-        let done = markers::name(work, item, &self.id).is_ok_and(|name| matches!(self.dir.metadata(name.as_bytes()), Ok(Some(_))));
+        let done = markers::is_done(&mut OpenDir { dir: &self.dir }, work, item, &self.id);
         if !done && PENDING.swap(false, Ordering::Relaxed) {
             self.dir.sync().map_err(|e| msg!("sem: {}", Os(e)))?;
         }
@@ -42,8 +43,10 @@ impl Markers {
     /// Records that `work` finished; made durable before the next piece of work starts.
     #[inline(never)]
     pub fn mark_done(&self, ctx: &Context<'_>, work: &str, item: Option<&str>) -> Result<(), Line> {
-        let name = markers::name(work, item, &self.id).map_err(crate::output::line)?;
-        self.dir.write_volatile(name.as_bytes(), b"", 0o600).map_err(|e| msg!("sem/{name}: {}", Os(e)))?;
+        markers::mark_done(&mut OpenDir { dir: &self.dir }, work, item, &self.id).map_err(|e| match e {
+            MarkError::BadName(e) => crate::output::line(e),
+            MarkError::Host { name, error } => msg!("sem/{name}: {}", Os(crate::host::errno(error))),
+        })?;
         PENDING.store(true, Ordering::Relaxed);
         crash_point(ctx);
         Ok(())

@@ -1,10 +1,12 @@
-//! Runs phases: decides whether this instance still needs them, fetches what their
-//! actions read from the metadata service in one go, and runs the actions in order. A
-//! failed action is logged and recorded; every later action that does not need it still
-//! runs (core's `Action::needs`), and the phase ends with status 1.
+//! Runs phases: fetches what their actions read from the metadata service in one go,
+//! follows the course core's `instance` chooses (first boot, later boot, new instance),
+//! and runs the actions in order. A failed action is logged and recorded; every later
+//! action that does not need it still runs (core's `instance::Progress`), and the phase
+//! ends with status 1.
 
 use wisp_core::config::Cloud;
-use wisp_core::phase::{Action, Failed, Needs, Phase, Plan};
+use wisp_core::instance::{self, Course, Current, Progress, Saved, INSTANCE_ID_LIMIT};
+use wisp_core::phase::{Action, Phase, Plan};
 use wisp_core::provider::Item;
 use wisp_os_linux::fs::Dir;
 use wisp_os_linux::time::monotonic_ms;
@@ -12,107 +14,17 @@ use wisp_os_linux::time::monotonic_ms;
 use crate::actions;
 use crate::cloud_init_status;
 use crate::context::Context;
+use crate::host::OpenDir;
 use crate::features::missing_for;
-use crate::imds::{take_metadata, Imds, ImdsError, Metadata};
+use crate::imds::{take_metadata, Imds};
 use crate::output::{Line, Shown};
 use crate::state;
-use crate::userdata::{Includes, UserData};
-use wisp_core::cloud_config::CloudConfig;
-use wisp_core::retry::Timeouts;
+use crate::instance_id;
+use crate::session::Session;
 use crate::{EXIT_FAILED, EXIT_USAGE};
 
 /// Files that switch wisp off, as tiny-cloud's does.
 const DISABLED_FILES: [&str; 2] = ["/etc/wisp.disabled", "/etc/tiny-cloud.disabled"];
-
-/// The metadata service and what was read from it, shared by the phases of one run.
-pub struct Session<'c> {
-    pub imds: Imds<'c>,
-    pub metadata: &'c mut Metadata,
-    /// A failure of the first round that belongs to one action's item, reported when
-    /// that action runs (and never fetched again this run).
-    pub fetch_failed: Option<ImdsError>,
-    /// The actions that failed, or were held back, this boot.
-    pub failed: Failed,
-    /// Whether an action was held back by a failure this run: the run then fails too.
-    held_back: bool,
-    /// Whether the first round, which fetches what every phase of the run reads, is done.
-    fetched_once: bool,
-    /// A later boot of a bootstrapped instance: only every-boot actions run.
-    pub later_boot: bool,
-    /// The decoded user-data, once an action has needed it.
-    decoded: Option<Result<Option<UserData>, Line>>,
-    /// Its cloud-config documents, parsed and merged, once an action has needed them.
-    #[cfg(feature = "cloud-config")]
-    config: Option<Result<CloudConfig<'static>, Line>>,
-    /// Whether an action has reported why the user-data cannot be applied.
-    reported: bool,
-    cloud: Cloud,
-    /// What this run fetches is kept for the later phases of this boot (other processes).
-    keep_for_later: bool,
-}
-
-impl Session<'_> {
-    /// The decoded user-data (`None` when there is none), decoded once per run; includes
-    /// come from what the early phase fetched.
-    pub fn userdata(&mut self, ctx: &Context<'_>, var: &Dir) -> Result<Option<&UserData>, Line> {
-        if self.decoded.is_none() {
-            self.decoded = Some(crate::userdata::load(ctx, var, Includes::Kept));
-        }
-        match self.decoded.as_ref() {
-            Some(Ok(userdata)) => Ok(userdata.as_ref()),
-            Some(Err(e)) => Err(*e),
-            None => Ok(None),
-        }
-    }
-
-    /// The merged cloud-config (`None` when the user-data has none); parsed once per run,
-    /// with a warning for each key wisp does not know.
-    #[cfg(feature = "cloud-config")]
-    pub fn cloud_config(&mut self, ctx: &Context<'_>, var: &Dir) -> Result<Option<CloudConfig<'static>>, Line> {
-        if self.config.is_none() {
-            let parsed = match self.userdata(ctx, var) {
-                Ok(Some(userdata)) => crate::cloud_config::parse(userdata).and_then(|c| c.validate().map(|()| c).map_err(crate::output::line)),
-                Ok(None) => Ok(CloudConfig::default()),
-                Err(e) => Err(e),
-            };
-            if let Ok(config) = &parsed {
-                crate::cloud_config::warn_unapplied(config, false, &|args| ctx.warn(args));
-            }
-            self.config = Some(parsed);
-        }
-        match self.config.as_ref() {
-            Some(Ok(config)) if !config.is_empty() => Ok(Some(config.clone())),
-            Some(Err(e)) => Err(*e),
-            _ => Ok(None),
-        }
-    }
-
-    /// The cloud-config for the actions that run from metadata too: a document that
-    /// does not parse counts as none here (the user-data actions report it).
-    #[cfg(feature = "cloud-config")]
-    pub fn cloud_config_if_valid(&mut self, ctx: &Context<'_>, var: &Dir) -> Option<CloudConfig<'static>> {
-        self.cloud_config(ctx, var).ok().flatten()
-    }
-
-    /// A build without cloud-config has none: user-data that holds some does not decode.
-    #[cfg(not(feature = "cloud-config"))]
-    pub fn cloud_config_if_valid(&mut self, _: &Context<'_>, _: &Dir) -> Option<CloudConfig<'static>> {
-        None
-    }
-
-    /// Why the user-data cannot be applied, reported by the first action that needs it;
-    /// the later user-data actions of the run are then held back by it.
-    pub fn report(&mut self, e: Line) -> Line {
-        self.reported = true;
-        e
-    }
-
-    /// Decodes the user-data just saved, fetching its includes.
-    pub fn decode_saved(&mut self, ctx: &Context<'_>, var: &Dir, timeouts: &Timeouts) -> Result<Option<&UserData>, Line> {
-        self.decoded = Some(crate::userdata::load(ctx, var, Includes::Fetch(timeouts)));
-        self.userdata(ctx, var)
-    }
-}
 
 /// Runs `phases` in order; returns the exit status.
 pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
@@ -177,14 +89,12 @@ pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
         imds: Imds::new(cloud, &timeouts, ctx.config.imds_token_ttl),
         metadata,
         fetch_failed: None,
-        failed: Failed::default(),
+        progress: Progress::default(),
         fetched_once: false,
-        held_back: false,
         later_boot: false,
         decoded: None,
         #[cfg(feature = "cloud-config")]
         config: None,
-        reported: false,
         cloud,
         keep_for_later: !kept && !phases.contains(&Phase::Final),
     };
@@ -207,7 +117,7 @@ pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
         let earlier = cloud_init_status::stage_started(ctx, phase, Some(cloud));
         // A phase run alone goes on from what the earlier phases of this boot recorded.
         if phase == phases[0] {
-            session.failed = earlier;
+            session.progress = Progress::after(earlier);
         }
         // A phase whose actions failed lets the next phase run (each runs what does not
         // need the failures); one that could not start its actions ends the run.
@@ -241,7 +151,7 @@ pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
         ctx.log.line(format_args!("{e}"));
         status = EXIT_FAILED;
     }
-    if session.held_back {
+    if session.progress.held_back() {
         EXIT_FAILED
     } else {
         status
@@ -259,33 +169,88 @@ fn run_phase(
     run_items: &[Item],
 ) -> Result<Option<Line>, Line> {
     let started = monotonic_ms();
-    let complete = state::is_complete(var).map_err(|e| logged(ctx, phase, e))?;
+    let mut saved_buf = [0u8; INSTANCE_ID_LIMIT];
+    let saved = Saved::read(&mut OpenDir { dir: var }, &mut saved_buf)
+        .map_err(|e| logged(ctx, phase, crate::output::os_error("cannot read the completion marker", crate::host::errno(e))))?;
     let plan = &plans[phase as usize];
-    if phase == Phase::Boot {
-        // The network may not be up yet, so the instance cannot be asked for its id: a
-        // new instance is found by the early phase, which then runs boot's actions too.
-        if complete {
-            let every_boot: Plan = plan.iter().copied().filter(|action| action.every_boot()).collect();
+    let mut id: heapless::Vec<u8, INSTANCE_ID_LIMIT> = heapless::Vec::new();
+    let mut unknown = None;
+    // The network may not be up in the boot phase, so the instance cannot be asked for
+    // its id there: a new instance is found by the early phase.
+    let current = match phase {
+        Phase::Boot => Current::NotAsked,
+        _ => match current_instance_id(ctx, session, saved, run_items) {
+            Ok(found) => {
+                id = found;
+                Current::Id(&id)
+            }
+            Err(e) => {
+                unknown = Some(e);
+                Current::Unknown
+            }
+        },
+    };
+    let unknown = unknown.unwrap_or_else(Line::new);
+    match saved.course(phase, current) {
+        Course::EveryBootOnly => {
+            let every_boot = instance::every_boot(plan);
+            let what = if every_boot.is_empty() { "nothing to do" } else { "per-boot work only" };
+            match phase {
+                Phase::Boot => ctx.log.line(format_args!("boot: bootstrap complete: {what}")),
+                _ => ctx.log.line(format_args!("{}: bootstrap complete for {}: {what}", phase.name(), Shown(&id))),
+            }
             if every_boot.is_empty() {
-                ctx.log.line(format_args!("boot: bootstrap complete: nothing to do"));
                 return Ok(None);
             }
-            ctx.log.line(format_args!("boot: bootstrap complete: per-boot work only"));
+            session.later_boot = phase != Phase::Boot;
             return Ok(run_actions(ctx, session, var, phase, &every_boot, started));
         }
-        return Ok(run_actions(ctx, session, var, phase, plan, started));
+        Course::AssumeSame => {
+            ctx.log.line(format_args!("{}: cannot check the instance-id ({unknown}): assuming the same instance", phase.name()));
+            return Ok(None);
+        }
+        Course::Stop => return Err(logged(ctx, phase, msg!("failed: {unknown}"))),
+        Course::Bootstrap { save_id } => {
+            if save_id {
+                instance_id::save(var, &id).map_err(|e| logged(ctx, phase, e))?;
+            }
+        }
+        Course::NewInstance { was, boot_actions_first } => {
+            ctx.log.line(format_args!("{}: new instance {} (was {}): bootstrapping again", phase.name(), Shown(&id), Shown(was.unwrap_or(b"unknown"))));
+            state::set_complete(ctx, var, false).map_err(|e| logged(ctx, phase, e))?;
+            instance_id::save(var, &id).map_err(|e| logged(ctx, phase, e))?;
+            if boot_actions_first {
+                let boot = boot_plan(ctx)?;
+                let boot_errors = run_actions(ctx, session, var, Phase::Boot, &boot, monotonic_ms());
+                return Ok(match (boot_errors, run_actions(ctx, session, var, phase, plan, started)) {
+                    (Some(mut boot), Some(errors)) => {
+                        let _ = core::fmt::Write::write_fmt(&mut boot, format_args!("\n{errors}"));
+                        Some(boot)
+                    }
+                    (boot, errors) => boot.or(errors),
+                });
+            }
+        }
     }
-    let mut saved_buf = [0u8; state::INSTANCE_ID_LIMIT];
-    let saved = state::saved_instance_id(var, &mut saved_buf);
-    // A later boot asks the service nothing where the DMI names the instance.
-    let dmi_says = match (complete, saved) {
+    Ok(run_actions(ctx, session, var, phase, plan, started))
+}
+
+/// The instance-id, asked of the DMI where it names the instance (a later boot then asks
+/// the service nothing), else of the metadata service with what the run needs.
+fn current_instance_id(
+    ctx: &Context<'_>,
+    session: &mut Session<'_>,
+    saved: Saved<'_>,
+    run_items: &[Item],
+) -> Result<heapless::Vec<u8, INSTANCE_ID_LIMIT>, Line> {
+    let dmi_says = match (saved.complete, saved.instance_id) {
         (true, Some(id)) => crate::boot_cache::dmi_same_instance(ctx, session.cloud, id),
         _ => None,
     };
     // Later phases of the run ask only for the instance-id (fetched already): an item
     // the first round could not fetch is not waited for again.
-    let wanted: &[Item] = if session.fetched_once || (complete && dmi_says.is_none()) { &[] } else { run_items };
-    let fetched = match (dmi_says, saved) {
+    let wanted: &[Item] = if session.fetched_once || (saved.complete && dmi_says.is_none()) { &[] } else { run_items };
+    let fetched = match (dmi_says, saved.instance_id) {
         (Some(true), Some(id)) => Ok(heapless::Vec::from_slice(id).unwrap_or_default()),
         _ => fetch_instance_id(session, wanted),
     };
@@ -293,49 +258,7 @@ fn run_phase(
         crate::boot_cache::save(ctx, session.metadata);
         session.keep_for_later = false;
     }
-    let instance_id = match fetched {
-        Ok(id) => id,
-        Err(e) if complete => {
-            ctx.log.line(format_args!("{}: cannot check the instance-id ({e}): assuming the same instance", phase.name()));
-            return Ok(None);
-        }
-        Err(e) => return Err(logged(ctx, phase, msg!("failed: {e}"))),
-    };
-    let same_instance = saved == Some(instance_id.as_slice());
-    if complete && same_instance {
-        let every_boot: Plan = plan.iter().copied().filter(|action| action.every_boot()).collect();
-        if every_boot.is_empty() {
-            ctx.log.line(format_args!("{}: bootstrap complete for {}: nothing to do", phase.name(), Shown(&instance_id)));
-            return Ok(None);
-        }
-        ctx.log.line(format_args!("{}: bootstrap complete for {}: per-boot work only", phase.name(), Shown(&instance_id)));
-        session.later_boot = true;
-        return Ok(run_actions(ctx, session, var, phase, &every_boot, started));
-    }
-    if complete {
-        ctx.log.line(format_args!(
-            "{}: new instance {} (was {}): bootstrapping again",
-            phase.name(),
-            Shown(&instance_id),
-            Shown(saved.unwrap_or(b"unknown"))
-        ));
-        state::set_complete(ctx, var, false).map_err(|e| logged(ctx, phase, e))?;
-    }
-    if !same_instance {
-        state::save_instance_id(var, &instance_id).map_err(|e| logged(ctx, phase, e))?;
-    }
-    let mut boot_errors = None;
-    if complete && phase == Phase::Early {
-        let boot = boot_plan(ctx)?;
-        boot_errors = run_actions(ctx, session, var, Phase::Boot, &boot, monotonic_ms());
-    }
-    Ok(match (boot_errors, run_actions(ctx, session, var, phase, plan, started)) {
-        (Some(mut boot), Some(errors)) => {
-            let _ = core::fmt::Write::write_fmt(&mut boot, format_args!("\n{errors}"));
-            Some(boot)
-        }
-        (boot, errors) => boot.or(errors),
-    })
+    fetched
 }
 
 fn boot_plan(ctx: &mut Context<'_>) -> Result<Plan, Line> {
@@ -365,7 +288,7 @@ fn logged(ctx: &mut Context<'_>, phase: Phase, e: Line) -> Line {
 }
 
 /// The instance-id, fetched together with `also` so that a first boot costs one round.
-fn fetch_instance_id(session: &mut Session<'_>, also: &[Item]) -> Result<heapless::Vec<u8, { state::INSTANCE_ID_LIMIT }>, Line> {
+fn fetch_instance_id(session: &mut Session<'_>, also: &[Item]) -> Result<heapless::Vec<u8, INSTANCE_ID_LIMIT>, Line> {
     let mut wanted: heapless::Vec<Item, 6> = heapless::Vec::new();
     let _ = wanted.push(Item::InstanceId);
     let _ = wanted.extend_from_slice(also);
@@ -379,7 +302,7 @@ fn fetch_instance_id(session: &mut Session<'_>, also: &[Item]) -> Result<heaples
     }
     let id = session.metadata.get(Item::InstanceId).unwrap_or(b"");
     let id = id.trim_ascii_end();
-    if id.is_empty() || id.len() > state::INSTANCE_ID_LIMIT || !id.iter().all(|b| b.is_ascii_graphic() && *b != b'/') {
+    if !instance::is_valid_id(id) {
         return Err(msg!("the metadata service gave an invalid instance-id \"{}\"", Shown(&id[..id.len().min(64)])));
     }
     Ok(heapless::Vec::from_slice(id).unwrap_or_default())
@@ -403,17 +326,7 @@ fn run_actions(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, phas
     for &action in plan {
         crate::markers::crash_point(ctx);
         let action_started = monotonic_ms();
-        let reason = match action.held_back(session.failed) {
-            Some(reason) => Some(msg!("{reason}")),
-            None if session.reported && action.needs() == Needs::Actions(&[Action::SaveUserdata]) => {
-                Some(msg!("not run: the user-data's error is above"))
-            }
-            None => None,
-        };
-        if let Some(reason) = reason {
-            // Recorded as held back, not as an error of its own: the error is the cause's.
-            session.failed.add(action);
-            session.held_back = true;
+        if let Err(reason) = session.progress.may_run(action) {
             ctx.log.line(format_args!("{}/{}: {reason}", phase.name(), action.name()));
             continue;
         }
@@ -423,7 +336,7 @@ fn run_actions(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, phas
         match result {
             Ok(note) => ctx.log.line(format_args!("{}/{name}: ok: {} ({ms} ms)", phase.name(), note)),
             Err(e) => {
-                session.failed.add(action);
+                session.progress.failed(action);
                 failures += 1;
                 ctx.log.line(format_args!("{}/{name}: failed: {} ({ms} ms)", phase.name(), e));
                 let line = errors.get_or_insert_with(Line::new);

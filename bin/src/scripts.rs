@@ -6,7 +6,8 @@
 use core::ffi::CStr;
 
 use wisp_core::script;
-use wisp_core::userdata::Kind;
+use wisp_core::script_directories::{self, Frequency, DIRECTORY_LIMIT};
+use wisp_core::userdata::{self, Handling, Kind, ScriptName};
 use wisp_os_linux::cpath::CPath;
 use wisp_os_linux::fs::{self, Dir};
 use wisp_os_linux::process::{self, ExitStatus};
@@ -15,60 +16,29 @@ use wisp_os_linux::{AsFd, BorrowedFd, OwnedFd};
 use crate::context::Context;
 use crate::markers::Markers;
 use crate::output::{Line, Os, Shown};
-use crate::phases::Session;
-use crate::userdata::{var_child, Part};
+use crate::userdata::{var_child, Part, UserData};
 
 // Under TINY_CLOUD_VAR: MIME script parts, and cloud-init's script directories in
 // `scripts`; the markers of the per-once and per-instance scripts.
 use wisp_core::state_files::{BOOTHOOKS_DIR, PER_INSTANCE_DONE, PER_ONCE_DONE, SCRIPTS_DIR, USER_DATA_EXIT, USER_DATA_LOG};
-/// Most scripts run from one directory.
-const DIRECTORY_LIMIT: usize = 64;
-
-/// cloud-init's frequencies, in the order its final stage runs them.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Frequency {
-    Once,
-    Boot,
-    Instance,
-}
-
-impl Frequency {
-    const ALL: [Frequency; 3] = [Frequency::Once, Frequency::Boot, Frequency::Instance];
-
-    fn directory(self) -> &'static [u8] {
-        match self {
-            Frequency::Once => b"per-once",
-            Frequency::Boot => b"per-boot",
-            Frequency::Instance => b"per-instance",
-        }
-    }
-
-    fn part_kind(self) -> Kind {
-        match self {
-            Frequency::Once => Kind::ScriptPerOnce,
-            Frequency::Boot => Kind::ScriptPerBoot,
-            Frequency::Instance => Kind::ScriptPerInstance,
-        }
-    }
-}
 
 /// `run_userdata`: the per-X script directories (user-data's per-X parts written into
 /// them first), then the user-data script or MIME script parts. On a later boot of a
-/// bootstrapped instance, only the per-boot directory.
+/// bootstrapped instance, only the per-boot directory. `userdata` is asked for only
+/// when it is used (the log is opened first).
 #[inline(never)]
-pub fn run_userdata(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) -> Result<Line, Line> {
-    let later_boot = session.later_boot;
-    let mut id_buf = [0u8; crate::state::INSTANCE_ID_LIMIT];
-    let id = crate::state::saved_instance_id(var, &mut id_buf).unwrap_or(b"");
+pub fn run_userdata<'u>(
+    ctx: &Context<'_>,
+    var: &Dir,
+    later_boot: bool,
+    userdata: impl FnOnce() -> Result<Option<&'u UserData>, Line>,
+) -> Result<Line, Line> {
+    let mut id_buf = [0u8; crate::instance_id::INSTANCE_ID_LIMIT];
+    let id = crate::instance_id::saved(var, &mut id_buf).unwrap_or(b"");
     let output = open_log(ctx, later_boot)?;
     let userdata = match later_boot {
         true => None,
-        false => {
-            if let Some(e) = session.userdata(ctx, var).err() {
-                return Err(session.report(e));
-            }
-            session.userdata(ctx, var)?
-        }
+        false => userdata()?,
     };
     let scripts = ctx.create_dir(var_child(ctx, SCRIPTS_DIR)?.as_bytes())?;
     let mut ran = 0;
@@ -85,13 +55,11 @@ pub fn run_userdata(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) -> 
                 dir.write_volatile(name.as_bytes(), part.bytes, 0o700).map_err(|e| msg!("cannot save {name}: {}", Os(e)))?;
             }
         }
-        let due = match frequency {
-            Frequency::Boot => true,
-            _ if later_boot => false,
-            Frequency::Once => !matches!(var.metadata(PER_ONCE_DONE), Ok(Some(_))),
-            Frequency::Instance => !var.has_contents(PER_INSTANCE_DONE, id).unwrap_or(false),
+        let ran_before = || match frequency {
+            Frequency::Instance => var.has_contents(PER_INSTANCE_DONE, id).unwrap_or(false),
+            _ => matches!(var.metadata(PER_ONCE_DONE), Ok(Some(_))),
         };
-        if !due {
+        if !frequency.is_due(later_boot, ran_before) {
             continue;
         }
         let markers = match frequency {
@@ -115,8 +83,8 @@ pub fn run_userdata(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) -> 
     let markers = Markers::open(var)?;
     let (mut skipped, mut done) = (0, 0);
     for (index, part) in userdata.parts.iter().enumerate() {
-        match part.kind {
-            Kind::Script => {
+        match part.kind.handling() {
+            Handling::Script => {
                 // A lone script runs as tiny-cloud runs it: the saved file itself; a build
                 // without `userdata` has no other kind.
                 #[cfg(feature = "userdata")]
@@ -131,29 +99,25 @@ pub fn run_userdata(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) -> 
                 }
                 #[cfg(feature = "userdata")]
                 let path = if part.whole {
-                    script_path(ctx, &[crate::actions::USER_DATA])?
+                    script_path(ctx, &[wisp_core::state_files::USER_DATA])?
                 } else {
                     scripts.write_volatile(name.as_bytes(), part.bytes, 0o700).map_err(|e| msg!("cannot save {name}: {}", Os(e)))?;
                     script_path(ctx, &[SCRIPTS_DIR, b"/", name.as_bytes()])?
                 };
                 #[cfg(not(feature = "userdata"))]
-                let path = script_path(ctx, &[crate::actions::USER_DATA])?;
+                let path = script_path(ctx, &[wisp_core::state_files::USER_DATA])?;
                 let status = run_script(ctx, part.bytes, &path, None, output.as_fd())?;
                 markers.mark_done(ctx, "script", Some(name))?;
                 finish(ctx, status, if part.whole { "user-data script" } else { name })?;
                 ran += 1;
             }
-            // Handled by other actions, or above.
-            Kind::CloudConfig | Kind::Boothook | Kind::ScriptPerBoot | Kind::ScriptPerInstance | Kind::ScriptPerOnce => {}
-            kind => {
+            // An include is followed as the user-data is decoded: one here was not.
+            Handling::Unsupported | Handling::Include => {
                 skipped += 1;
-                crate::output::error(format_args!(
-                    "user-data part {} ({}): {}: not supported, not run",
-                    index + 1,
-                    part.media_type,
-                    crate::userdata::kind_name(kind)
-                ));
+                crate::output::error(format_args!("user-data part {} ({}): {}: not supported, not run", index + 1, part.media_type, part.kind.name()));
             }
+            // Handled by other actions.
+            Handling::ScriptDirectory | Handling::CloudConfig | Handling::Boothook => {}
         }
     }
     record_exit(ctx, ExitStatus::Exited(0))?;
@@ -165,8 +129,8 @@ pub fn run_userdata(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) -> 
 /// has no `#!` line).
 #[cfg(feature = "userdata")]
 #[inline(never)]
-pub fn run_boothooks(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) -> Result<Line, Line> {
-    let userdata = match session.userdata(ctx, var) {
+pub fn run_boothooks(ctx: &Context<'_>, var: &Dir, userdata: Result<Option<&UserData>, Line>) -> Result<Line, Line> {
+    let userdata = match userdata {
         Ok(Some(userdata)) => userdata,
         Ok(None) => return Ok(msg!("no user-data")),
         // The main phase reports it and stops: the instance still gets its keys first.
@@ -192,19 +156,18 @@ pub fn run_boothooks(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) ->
 
 /// `INSTANCE_ID=<saved instance-id>`, which cloud-init gives boothooks and `bootcmd`.
 pub fn instance_env(var: &Dir) -> Result<CPath, Line> {
-    let mut id = [0u8; crate::state::INSTANCE_ID_LIMIT];
-    let id = crate::state::saved_instance_id(var, &mut id).unwrap_or(b"");
+    let mut id = [0u8; crate::instance_id::INSTANCE_ID_LIMIT];
+    let id = crate::instance_id::saved(var, &mut id).unwrap_or(b"");
     CPath::from_parts(&[b"INSTANCE_ID=", id]).map_err(crate::output::line)
 }
 
 /// Runs the executable files of a script directory in name order, as run-parts does.
 /// Scripts `markers` has marked done are not run again.
 fn run_directory(ctx: &Context<'_>, directory: &[u8], dir: &Dir, output: BorrowedFd<'_>, markers: Option<&Markers>) -> Result<usize, Line> {
-    let mut names: heapless::Vec<heapless::String<{ wisp_core::userdata::SCRIPT_NAME_LIMIT }>, DIRECTORY_LIMIT> = heapless::Vec::new();
+    let mut names: heapless::Vec<ScriptName, DIRECTORY_LIMIT> = heapless::Vec::new();
     let mut refused: Option<Line> = None;
     dir.for_each_entry(|name| {
-        // Hidden names are skipped: a temporary file a crash left behind is one.
-        if name.starts_with(b".") || refused.is_some() {
+        if !script_directories::is_listed(name) || refused.is_some() {
             return;
         }
         let kept = core::str::from_utf8(name).ok().and_then(|n| heapless::String::try_from(n).ok());
@@ -223,15 +186,7 @@ fn run_directory(ctx: &Context<'_>, directory: &[u8], dir: &Dir, output: Borrowe
     if let Some(reason) = refused {
         return Err(reason);
     }
-    // By insertion: a directory holds at most DIRECTORY_LIMIT names, and core's
-    // sort_unstable is 2 KB of code.
-    for sorted in 1..names.len() {
-        let mut at = sorted;
-        while at > 0 && names[at - 1] > names[at] {
-            names.swap(at - 1, at);
-            at -= 1;
-        }
-    }
+    script_directories::sort(&mut names);
     let mut ran = 0;
     for name in &names {
         let executable = matches!(dir.metadata(name.as_bytes()), Ok(Some(m)) if m.is_file() && m.permissions() & 0o111 != 0);
@@ -257,16 +212,8 @@ fn run_directory(ctx: &Context<'_>, directory: &[u8], dir: &Dir, output: Borrowe
     Ok(ran)
 }
 
-/// The part's own file name, or `part-NNN` when it has none or it names something wisp
-/// keeps in the scripts directory itself.
-fn part_name(part: &Part, index: usize) -> heapless::String<{ wisp_core::userdata::SCRIPT_NAME_LIMIT }> {
-    const RESERVED: [&str; 6] = ["per-boot", "per-instance", "per-once", "bootcmd", "runcmd", "power-state-condition"];
-    if let Some(name) = part.filename.as_ref().filter(|name| !RESERVED.contains(&name.as_str())) {
-        return name.clone();
-    }
-    let mut name = heapless::String::new();
-    let _ = core::fmt::write(&mut name, format_args!("part-{:03}", index + 1));
-    name
+fn part_name(part: &Part, index: usize) -> ScriptName {
+    userdata::script_name(part.filename.as_ref(), index)
 }
 
 /// `$TINY_CLOUD_VAR/<parts...>` as a program sees it: inside the root it runs in.

@@ -1,14 +1,13 @@
-//! What persists between boots in TINY_CLOUD_VAR: the completion marker (tiny-cloud's
-//! file) and the instance-id it belongs to.
+//! The completion marker in TINY_CLOUD_VAR (tiny-cloud's file): set once a bootstrap
+//! is done, and made durable with everything before it. The instance-id it belongs to
+//! is `instance_id`'s.
 
 use wisp_os_linux::fs::Dir;
 
 use crate::context::Context;
 use crate::output::{Line, Os};
 
-pub use wisp_core::state_files::{INSTANCE_ID, MARKER};
-/// Longest instance-id kept.
-pub const INSTANCE_ID_LIMIT: usize = 256;
+pub use wisp_core::state_files::MARKER;
 
 pub fn is_complete(var: &Dir) -> Result<bool, Line> {
     match var.metadata(MARKER) {
@@ -52,25 +51,4 @@ pub fn set_complete(ctx: &Context<'_>, var: &Dir, complete: bool) -> Result<(), 
         var.remove(MARKER).map_err(fail)?;
     }
     var.sync().map_err(fail)
-}
-
-/// The instance-id saved by an earlier run, if any.
-pub fn saved_instance_id<'b>(var: &Dir, buf: &'b mut [u8; INSTANCE_ID_LIMIT]) -> Option<&'b [u8]> {
-    match var.read(INSTANCE_ID, buf) {
-        Ok(Some(len)) => Some(buf[..len].strip_suffix(b"\n").unwrap_or(&buf[..len])),
-        _ => None,
-    }
-}
-
-pub fn save_instance_id(var: &Dir, id: &[u8]) -> Result<(), Line> {
-    let mut line = heapless::Vec::<u8, { INSTANCE_ID_LIMIT + 1 }>::new();
-    if line.extend_from_slice(id).is_err() || line.push(b'\n').is_err() {
-        return Err(msg!("instance-id longer than {INSTANCE_ID_LIMIT} bytes"));
-    }
-    if var.has_contents(INSTANCE_ID, &line).unwrap_or(false) {
-        return Ok(());
-    }
-    // Without its own fsync: the sync before the completion marker makes it durable, and
-    // until then a lost or cut copy only means "a new instance", as it is.
-    var.write_volatile(INSTANCE_ID, &line, 0o644).map_err(|e| crate::output::os_error("cannot save the instance-id", e))
 }

@@ -4,6 +4,7 @@
 use core::ffi::CStr;
 
 use wisp_core::cloud_config::{self, CloudConfig, Condition, PowerMode};
+use wisp_core::packages::Package;
 use wisp_core::{fstab, mount_options};
 use wisp_os_linux::mount;
 use wisp_os_linux::system::PowerAction;
@@ -35,14 +36,12 @@ pub fn packages(ctx: &Context<'_>, config: &CloudConfig<'static>) -> Result<Line
                 Kind::Sequence => item.items().map(|w| cloud_config::text("packages", w)).collect::<Result<_, _>>()?,
                 _ => core::iter::once(cloud_config::text("packages", item)).collect::<Result<_, _>>()?,
             };
-            let bad = || msg!("cloud-config line {}: packages: a package is a name or [name, version]", item.line());
-            let valid = |w: &str| !w.is_empty() && !w.starts_with('-') && w.bytes().all(|b| b.is_ascii_graphic());
-            match words.as_slice() {
-                [name_only] if valid(name_only) => name.push(name_only.as_bytes()),
-                [package, version] if valid(package) && valid(version) => {
-                    name.push(package.as_bytes()).and_then(|()| name.push(b"=")).and_then(|()| name.push(version.as_bytes()))
-                }
-                _ => return Err(bad()),
+            let Some(package) = Package::from_words(&words) else {
+                return Err(msg!("cloud-config line {}: packages: a package is a name or [name, version]", item.line()));
+            };
+            match package.version {
+                None => name.push(package.name.as_bytes()),
+                Some(version) => name.push(package.name.as_bytes()).and_then(|()| name.push(b"=")).and_then(|()| name.push(version.as_bytes())),
             }
             .map_err(|e| msg!("packages: {e}"))?;
             names.push(name).map_err(|_| msg!("packages: more than {} packages", ARGS_LIMIT - 2))?;

@@ -14,12 +14,15 @@ pub use decoder::DEFLATE_RATIO_LIMIT;
 
 use wisp_core::mime;
 use wisp_core::retry::Timeouts;
-use wisp_core::userdata::{Kind, SCRIPT_NAME_LIMIT};
+use wisp_core::userdata::{Kind, ScriptName};
 use wisp_os_linux::fs::{Dir, ReadError};
 
-use crate::actions::{USER_DATA, USER_DATA_LIMIT};
+use wisp_core::state_files::USER_DATA;
 use crate::context::Context;
 use crate::output::Line;
+
+/// The size of wisp's user-data buffers; `WISP_USERDATA_LIMIT` may set a lower bound.
+pub const USER_DATA_LIMIT: usize = wisp_core::config::USERDATA_LIMIT_MAX as usize;
 
 /// One leaf of the document: what it is, and its decoded bytes.
 pub struct Part {
@@ -27,7 +30,7 @@ pub struct Part {
     /// The MIME type it came with (or `text/plain`), for the log.
     pub media_type: heapless::String<64>,
     /// Its `filename` parameter, when that is a safe script name.
-    pub filename: Option<heapless::String<SCRIPT_NAME_LIMIT>>,
+    pub filename: Option<ScriptName>,
     pub bytes: &'static [u8],
     /// The part is the whole saved `user-data` file (no MIME, no include).
     pub whole: bool,
@@ -87,25 +90,6 @@ pub fn load_with(
 /// `$TINY_CLOUD_VAR/name`, as an absolute path inside the instance.
 pub fn var_child(ctx: &Context<'_>, name: &[u8]) -> Result<wisp_os_linux::cpath::CPath, Line> {
     wisp_os_linux::cpath::CPath::from_parts(&[ctx.config.var_dir.as_bytes(), b"/", name]).map_err(crate::output::line)
-}
-
-/// cloud-init's names for what a part holds.
-pub fn kind_name(kind: Kind) -> &'static str {
-    match kind {
-        Kind::Script => "script",
-        Kind::ScriptPerBoot => "script-per-boot",
-        Kind::ScriptPerInstance => "script-per-instance",
-        Kind::ScriptPerOnce => "script-per-once",
-        Kind::CloudConfig => "cloud-config",
-        Kind::CloudConfigArchive => "cloud-config-archive",
-        Kind::CloudConfigJsonp => "cloud-config-jsonp",
-        Kind::Include => "include",
-        Kind::IncludeOnce => "include-once",
-        Kind::Boothook => "cloud-boothook",
-        Kind::PartHandler => "part-handler",
-        Kind::Jinja => "jinja",
-        Kind::Unknown => "unknown",
-    }
 }
 
 /// A part of a kind that needs a feature this build lacks is refused by name: applying

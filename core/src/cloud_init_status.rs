@@ -109,6 +109,33 @@ impl<'a> Status<'a> {
         self.stages.iter().any(|stage| stage.errors != Errors::None)
     }
 
+    /// Whether an update of `phase` goes on from the document the earlier phases of this
+    /// boot wrote: all do but the boot phase's start, which begins a new record, as
+    /// cloud-init's init-local does (a later phase may run alone, as its own process).
+    pub fn continues_record(phase: Phase, finishing: bool) -> bool {
+        phase != Phase::Boot || finishing
+    }
+
+    /// `phase` starts at `now`: the stage afresh, and the running one.
+    pub fn start(&mut self, phase: Phase, now: Option<u64>) {
+        self.stages[phase as usize] = Stage { start_ms: now, finished_ms: None, errors: Errors::None };
+        self.running = Some(phase);
+    }
+
+    /// `phase` ends at `now`, with the reason it failed, if it did (one line per error).
+    pub fn finish(&mut self, phase: Phase, now: Option<u64>, failure: Option<&'a str>) {
+        let stage = &mut self.stages[phase as usize];
+        stage.start_ms = stage.start_ms.or(now);
+        stage.finished_ms = now;
+        stage.errors = failure.map_or(Errors::None, Errors::Lines);
+    }
+
+    /// Whether `result.json` is written once `phase` finished: at the final phase's end,
+    /// and at any failure, so that `cloud-init status --wait` ends.
+    pub fn result_due(&self, phase: Phase) -> bool {
+        phase == Phase::Final || self.has_errors()
+    }
+
     /// `status.json`.
     pub fn write(&self, out: &mut Out<'_>) -> Result<(), Full> {
         out.put(b"{\"v1\": {\"datasource\": ")?;
@@ -238,6 +265,29 @@ mod tests {
     }
 
     const STAGE_NULL: &str = r#"{"errors": [], "recoverable_errors": {}, "start": null, "finished": null}"#;
+
+    #[test]
+    fn a_boot_of_four_phases_and_a_phase_run_alone() {
+        assert!(!Status::continues_record(Phase::Boot, false));
+        assert!(Status::continues_record(Phase::Boot, true) && Status::continues_record(Phase::Main, false));
+        let mut status = Status::default();
+        status.start(Phase::Boot, Some(1));
+        assert_eq!(status.running, Some(Phase::Boot));
+        status.finish(Phase::Boot, Some(2), None);
+        assert!(!status.result_due(Phase::Boot));
+        status.start(Phase::Main, Some(3));
+        status.finish(Phase::Main, Some(4), Some("main/set_hostname: bad"));
+        assert_eq!(status.stages[2], Stage { start_ms: Some(3), finished_ms: Some(4), errors: Errors::Lines("main/set_hostname: bad") });
+        // A failure ends `status --wait` at once; the final phase runs alone from it.
+        assert!(status.result_due(Phase::Main));
+        let failed = status.failed_before(Phase::Final);
+        assert!(failed.contains(crate::phase::Action::SetHostname));
+        // A stage that finishes without having been seen to start takes its end as start.
+        let mut alone = Status::default();
+        alone.finish(Phase::Final, Some(9), None);
+        assert_eq!(alone.stages[3].start_ms, Some(9));
+        assert!(alone.result_due(Phase::Final));
+    }
 
     #[test]
     fn running_then_failed() {

@@ -43,9 +43,14 @@ pub mod ntp;
 // scripts they run, and the record of them that cloud-init's tools read.
 pub mod cloud_init_status;
 pub mod markers;
+pub mod instance;
 pub mod phase;
 pub mod provider;
 pub mod script;
+pub mod script_directories;
+pub mod write_files;
+pub mod packages;
+pub mod default_interfaces;
 pub mod seed;
 pub mod state_files;
 

@@ -9,6 +9,9 @@
 
 use core::fmt;
 
+use crate::host::directory::Directory;
+use crate::host::HostError;
+
 /// Longest marker name (a file name).
 pub const NAME_LIMIT: usize = 255;
 
@@ -40,9 +43,58 @@ pub fn name(work: &str, item: Option<&str>, instance_id: &[u8]) -> Result<Marker
     Ok(name)
 }
 
+/// Whether `work` (`item` of it) finished for the instance, by its marker in `sem`. A
+/// name that cannot be made, or a marker that cannot be read, is not done: the work runs.
+#[inline]
+pub fn is_done(sem: &mut impl Directory, work: &str, item: Option<&str>, instance_id: &[u8]) -> bool {
+    name(work, item, instance_id).is_ok_and(|name| sem.exists(name.as_bytes()).unwrap_or(false))
+}
+
+/// A marker that could not be written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MarkError {
+    BadName(BadMarkerName),
+    Host { name: MarkerName, error: HostError },
+}
+
+/// Records in `sem` that `work` (`item` of it) finished for the instance: an empty file,
+/// durable with the directory's next sync (the caller's to make before the next work).
+#[inline]
+pub fn mark_done(sem: &mut impl Directory, work: &str, item: Option<&str>, instance_id: &[u8]) -> Result<(), MarkError> {
+    let name = name(work, item, instance_id).map_err(MarkError::BadName)?;
+    sem.write_volatile(name.as_bytes(), b"", 0o600).map_err(|error| MarkError::Host { name, error })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::host::memory::MemoryHost;
+
+    #[test]
+    fn a_crash_between_items_runs_only_what_had_not_finished() {
+        let mut host = MemoryHost::new();
+        let scripts = ["part-001", "part-002", "part-003"];
+        // The first run finishes two scripts, then the machine stops.
+        for script in &scripts[..2] {
+            assert!(!is_done(&mut host.dir("/var/lib/cloud/sem"), "script", Some(script), b"i-1"));
+            mark_done(&mut host.dir("/var/lib/cloud/sem"), "script", Some(script), b"i-1").unwrap();
+        }
+        // The rerun skips them and runs the third; another instance runs all three.
+        let done: std::vec::Vec<bool> = scripts.iter().map(|s| is_done(&mut host.dir("/var/lib/cloud/sem"), "script", Some(s), b"i-1")).collect();
+        assert_eq!(done, [true, true, false]);
+        assert!(scripts.iter().all(|s| !is_done(&mut host.dir("/var/lib/cloud/sem"), "script", Some(s), b"i-2")));
+        // runcmd as a whole: its marker is its own.
+        assert!(!is_done(&mut host.dir("/var/lib/cloud/sem"), "runcmd", None, b"i-1"));
+        // A marker that cannot be read is not done; one that cannot be written says which.
+        host.fail.insert(b"/var/lib/cloud/sem/script.part-001.i-1".to_vec(), HostError { errno: 5 });
+        assert!(!is_done(&mut host.dir("/var/lib/cloud/sem"), "script", Some("part-001"), b"i-1"));
+        host.fail.insert(b"/var/lib/cloud/sem/runcmd.i-1".to_vec(), HostError { errno: 28 });
+        assert_eq!(
+            mark_done(&mut host.dir("/var/lib/cloud/sem"), "runcmd", None, b"i-1"),
+            Err(MarkError::Host { name: MarkerName::try_from("runcmd.i-1").unwrap(), error: HostError { errno: 28 } })
+        );
+        assert_eq!(mark_done(&mut host.dir("/var/lib/cloud/sem"), "runcmd", None, b""), Err(MarkError::BadName(BadMarkerName)));
+    }
 
     #[test]
     fn names() {

@@ -155,7 +155,83 @@ pub enum Needs {
     Everything,
 }
 
+/// What of the user-data an action applies. The one table of the user-data actions:
+/// what they need (`Action::needs`), the feature a build needs for them
+/// (`Action::feature`) and how bin runs them follow from it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UserdataWork {
+    /// `#cloud-boothook` parts.
+    Boothooks,
+    /// Script parts and cloud-init's script directories.
+    Scripts,
+    /// A key of the merged `#cloud-config`.
+    CloudConfig,
+}
+
+/// The Cargo features (bin's) that actions need.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Feature {
+    Grow,
+    Ssh,
+    Ntp,
+    ApkRepos,
+    Userdata,
+    CloudConfig,
+}
+
+impl Feature {
+    /// The feature's name in bin's Cargo.toml.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Feature::Grow => "grow",
+            Feature::Ssh => "ssh",
+            Feature::Ntp => "ntp",
+            Feature::ApkRepos => "apk-repos",
+            Feature::Userdata => "userdata",
+            Feature::CloudConfig => "cloud-config",
+        }
+    }
+}
+
 impl Action {
+    /// What of the user-data the action applies; `None`: none (`save_userdata` keeps it,
+    /// it applies none).
+    pub const fn userdata_work(self) -> Option<UserdataWork> {
+        match self {
+            Action::UserdataBoothooks => Some(UserdataWork::Boothooks),
+            Action::RunUserdata => Some(UserdataWork::Scripts),
+            Action::UserdataBootcmd
+            | Action::UserdataUsers
+            | Action::UserdataSshPwauth
+            | Action::UserdataWriteFiles
+            | Action::UserdataMounts
+            | Action::UserdataTimezone
+            | Action::UserdataNtp
+            | Action::UserdataApkRepos
+            | Action::UserdataPackages
+            | Action::UserdataWriteFilesDeferred
+            | Action::UserdataRuncmd
+            | Action::UserdataPowerState => Some(UserdataWork::CloudConfig),
+            _ => None,
+        }
+    }
+
+    /// The Cargo feature a build needs to run the action; `None`: every build runs it.
+    pub const fn feature(self) -> Option<Feature> {
+        match self {
+            Action::ExpandRoot => Some(Feature::Grow),
+            Action::SetSshHostKeys | Action::UserdataSshPwauth => Some(Feature::Ssh),
+            Action::UserdataNtp => Some(Feature::Ntp),
+            Action::UserdataApkRepos => Some(Feature::ApkRepos),
+            _ => match self.userdata_work() {
+                Some(UserdataWork::Boothooks) => Some(Feature::Userdata),
+                Some(UserdataWork::CloudConfig) => Some(Feature::CloudConfig),
+                // A build without `userdata` runs a plain `#!` document.
+                Some(UserdataWork::Scripts) | None => None,
+            },
+        }
+    }
+
     /// The dependencies, as data: the keys go to the default user, so they need it; every
     /// user-data action reads the copy `save_userdata` keeps, so a failed save (which may
     /// leave a previous instance's copy) applies none of it; power goes off only once the
@@ -164,23 +240,19 @@ impl Action {
     pub const fn needs(self) -> Needs {
         match self {
             Action::SetSshKeys => Needs::Actions(&[Action::CreateDefaultUser]),
-            Action::UserdataBoothooks
-            | Action::UserdataBootcmd
-            | Action::UserdataUsers
-            | Action::UserdataWriteFiles
-            | Action::UserdataMounts
-            | Action::UserdataTimezone
-            | Action::UserdataPackages
-            | Action::UserdataSshPwauth
-            | Action::UserdataNtp
-            | Action::UserdataApkRepos
-            | Action::UserdataWriteFilesDeferred
-            | Action::RunUserdata
-            | Action::UserdataRuncmd => Needs::Actions(&[Action::SaveUserdata]),
             Action::BootstrapComplete => Needs::Everything,
             Action::UserdataPowerState => Needs::Actions(&[Action::BootstrapComplete]),
-            _ => Needs::Nothing,
+            _ => match self.userdata_work() {
+                Some(_) => Needs::Actions(&[Action::SaveUserdata]),
+                None => Needs::Nothing,
+            },
         }
+    }
+
+    /// Whether the action applies the user-data `save_userdata` kept, and so is held
+    /// back once an action reported that it cannot be applied.
+    pub fn needs_saved_userdata(self) -> bool {
+        self.needs() == Needs::Actions(&[Action::SaveUserdata])
     }
 
     /// Why this action must not run, given what failed so far this boot; `None`: it may.
@@ -427,6 +499,27 @@ mod tests {
         }
         for action in [Action::CreateDefaultUser, Action::SetHostname, Action::SetSshKeys, Action::ExpandRoot] {
             assert_eq!(action.held_back(failed), None, "{}", action.name());
+        }
+    }
+
+    #[test]
+    fn one_table_of_the_userdata_actions() {
+        // Every userdata_* action applies user-data, and needs its saved copy, but power:
+        // that waits for the completion marker.
+        for action in Action::ALL {
+            let userdata_name = action.name().starts_with("userdata_") || action == Action::RunUserdata;
+            assert_eq!(action.userdata_work().is_some(), userdata_name, "{}", action.name());
+            assert_eq!(action.needs_saved_userdata(), userdata_name && action != Action::UserdataPowerState, "{}", action.name());
+        }
+        assert_eq!(Action::UserdataBoothooks.feature(), Some(Feature::Userdata));
+        assert_eq!(Action::UserdataRuncmd.feature(), Some(Feature::CloudConfig));
+        assert_eq!(Action::UserdataPowerState.feature(), Some(Feature::CloudConfig));
+        assert_eq!(Action::UserdataNtp.feature(), Some(Feature::Ntp));
+        assert_eq!(Action::UserdataSshPwauth.feature(), Some(Feature::Ssh));
+        assert_eq!(Action::ExpandRoot.feature(), Some(Feature::Grow));
+        assert_eq!(Feature::ApkRepos.name(), "apk-repos");
+        for action in [Action::RunUserdata, Action::SaveUserdata, Action::SetSshKeys, Action::BootstrapComplete] {
+            assert_eq!(action.feature(), None, "{}", action.name());
         }
     }
 

@@ -18,6 +18,94 @@ pub enum Kind {
     Unknown,
 }
 
+impl Kind {
+    /// cloud-init's name for what a part holds.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Kind::Script => "script",
+            Kind::ScriptPerBoot => "script-per-boot",
+            Kind::ScriptPerInstance => "script-per-instance",
+            Kind::ScriptPerOnce => "script-per-once",
+            Kind::CloudConfig => "cloud-config",
+            Kind::CloudConfigArchive => "cloud-config-archive",
+            Kind::CloudConfigJsonp => "cloud-config-jsonp",
+            Kind::Include => "include",
+            Kind::IncludeOnce => "include-once",
+            Kind::Boothook => "cloud-boothook",
+            Kind::PartHandler => "part-handler",
+            Kind::Jinja => "jinja",
+            Kind::Unknown => "unknown",
+        }
+    }
+
+    /// What becomes of a part of this kind.
+    pub const fn handling(self) -> Handling {
+        match self {
+            Kind::Script => Handling::Script,
+            Kind::ScriptPerBoot | Kind::ScriptPerInstance | Kind::ScriptPerOnce => Handling::ScriptDirectory,
+            Kind::CloudConfig => Handling::CloudConfig,
+            Kind::Boothook => Handling::Boothook,
+            Kind::Include | Kind::IncludeOnce => Handling::Include,
+            Kind::CloudConfigArchive | Kind::CloudConfigJsonp | Kind::PartHandler | Kind::Jinja | Kind::Unknown => Handling::Unsupported,
+        }
+    }
+}
+
+/// What wisp does with a part: which action applies it, or that none does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Handling {
+    /// Run by `run_userdata`, in order.
+    Script,
+    /// Written into cloud-init's per-boot, per-instance or per-once directory, whose
+    /// scripts `run_userdata` runs first.
+    ScriptDirectory,
+    /// Merged with the other cloud-config parts; the `userdata_*` actions apply its keys.
+    CloudConfig,
+    /// Run by `userdata_boothooks`, every boot.
+    Boothook,
+    /// Replaced by the documents its URLs name, as the user-data is decoded.
+    Include,
+    /// Logged and skipped by `run_userdata`: part handlers, jinja templates,
+    /// `#cloud-config-archive`, `#cloud-config-jsonp`, unknown types.
+    Unsupported,
+}
+
+/// The kind of a MIME part (or a whole document, as `text/plain`), after any gzip was
+/// inflated (a gzip'd part is `text/plain` then: its own type no longer says what it
+/// is). Its Content-Type decides, but for `text/plain` and `text/x-shellscript`, whose
+/// text does, as cloud-init sniffs them (some tools label every part x-shellscript).
+pub fn kind_of(media_type: &[u8], body: &[u8]) -> Kind {
+    match from_content_type(media_type) {
+        Some(Kind::Script) | None => match sniff(body) {
+            Kind::Unknown => from_content_type(media_type).unwrap_or(Kind::Unknown),
+            sniffed => sniffed,
+        },
+        Some(kind) => kind,
+    }
+}
+
+/// How a MIME part's body is encoded (`Content-Transfer-Encoding`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TransferEncoding {
+    /// None, `7bit`, `8bit` or `binary`: the body as it is.
+    Identity,
+    Base64,
+    /// Anything else (`quoted-printable`): refused, since wisp cannot decode it.
+    Unsupported,
+}
+
+impl TransferEncoding {
+    /// From the header's value, `None` when the part has none.
+    pub fn parse(header: Option<&[u8]>) -> TransferEncoding {
+        match header.map(<[u8]>::trim_ascii) {
+            None => TransferEncoding::Identity,
+            Some(e) if [&b"7bit"[..], b"8bit", b"binary"].iter().any(|known| e.eq_ignore_ascii_case(known)) => TransferEncoding::Identity,
+            Some(e) if e.eq_ignore_ascii_case(b"base64") => TransferEncoding::Base64,
+            Some(_) => TransferEncoding::Unsupported,
+        }
+    }
+}
+
 /// cloud-init's prefixes; the longest match wins (`#include-once` before `#include`).
 const PREFIXES: [(&[u8], Kind); 10] = [
     (b"#cloud-config-archive", Kind::CloudConfigArchive),
@@ -114,6 +202,23 @@ pub fn is_safe_script_name(name: &[u8]) -> bool {
         && name.iter().all(|&b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
 }
 
+/// Names wisp keeps in the scripts directory itself: a part's `filename` must not take one.
+const RESERVED_SCRIPT_NAMES: [&str; 6] = ["per-boot", "per-instance", "per-once", "bootcmd", "runcmd", "power-state-condition"];
+
+pub type ScriptName = heapless::String<SCRIPT_NAME_LIMIT>;
+
+/// The file name of the part `index` (from 0) among the scripts: its own `filename` (one
+/// `is_safe_script_name` let through), or `part-NNN` when it has none or it names
+/// something wisp keeps in the scripts directory itself.
+pub fn script_name(filename: Option<&ScriptName>, index: usize) -> ScriptName {
+    if let Some(name) = filename.filter(|name| !RESERVED_SCRIPT_NAMES.contains(&name.as_str())) {
+        return name.clone();
+    }
+    let mut name = ScriptName::new();
+    let _ = core::fmt::write(&mut name, format_args!("part-{:03}", index + 1));
+    name
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -151,6 +256,58 @@ mod tests {
             assert!(!is_safe_script_name(bad), "{bad:?}");
         }
         assert!(!is_safe_script_name(&[b'a'; SCRIPT_NAME_LIMIT + 1]));
+    }
+
+    #[test]
+    fn a_part_is_typed_by_its_content_type_or_by_its_text() {
+        // text/plain and x-shellscript parts are sniffed, as cloud-init does.
+        assert_eq!(kind_of(b"text/x-shellscript", b"#cloud-config\nhostname: a"), Kind::CloudConfig);
+        assert_eq!(kind_of(b"text/x-shellscript", b"echo no shebang"), Kind::Script);
+        assert_eq!(kind_of(b"text/plain", b"#!/bin/sh\n"), Kind::Script);
+        assert_eq!(kind_of(b"text/plain", b"#include\nhttp://10.0.0.1/x"), Kind::Include);
+        assert_eq!(kind_of(b"text/plain", b"plain words"), Kind::Unknown);
+        assert_eq!(kind_of(b"text/x-not-multipart", b"#cloud-boothook\n"), Kind::Boothook);
+        // Any other type decides alone, whatever the text says.
+        assert_eq!(kind_of(b"text/cloud-config", b"#!/bin/sh\n"), Kind::CloudConfig);
+        assert_eq!(kind_of(b"text/x-shellscript-per-boot", b"#!/bin/sh\n"), Kind::ScriptPerBoot);
+        assert_eq!(kind_of(b"text/x-include-once-url", b"http://10.0.0.1/x"), Kind::IncludeOnce);
+        assert_eq!(kind_of(b"application/octet-stream", b"#!/bin/sh\n"), Kind::Unknown);
+    }
+
+    #[test]
+    fn what_becomes_of_each_kind() {
+        assert_eq!(Kind::Script.handling(), Handling::Script);
+        for kind in [Kind::ScriptPerBoot, Kind::ScriptPerInstance, Kind::ScriptPerOnce] {
+            assert_eq!(kind.handling(), Handling::ScriptDirectory);
+        }
+        assert_eq!(Kind::CloudConfig.handling(), Handling::CloudConfig);
+        assert_eq!(Kind::Boothook.handling(), Handling::Boothook);
+        assert_eq!(Kind::IncludeOnce.handling(), Handling::Include);
+        for kind in [Kind::CloudConfigArchive, Kind::CloudConfigJsonp, Kind::PartHandler, Kind::Jinja, Kind::Unknown] {
+            assert_eq!(kind.handling(), Handling::Unsupported, "{}", kind.name());
+        }
+        assert_eq!(Kind::Boothook.name(), "cloud-boothook");
+        assert_eq!(Kind::ScriptPerOnce.name(), "script-per-once");
+    }
+
+    #[test]
+    fn transfer_encodings() {
+        assert_eq!(TransferEncoding::parse(None), TransferEncoding::Identity);
+        assert_eq!(TransferEncoding::parse(Some(b" 7BIT ")), TransferEncoding::Identity);
+        assert_eq!(TransferEncoding::parse(Some(b"binary")), TransferEncoding::Identity);
+        assert_eq!(TransferEncoding::parse(Some(b"Base64")), TransferEncoding::Base64);
+        assert_eq!(TransferEncoding::parse(Some(b"quoted-printable")), TransferEncoding::Unsupported);
+    }
+
+    #[test]
+    fn script_file_names() {
+        let own = ScriptName::try_from("setup.sh").unwrap();
+        assert_eq!(script_name(Some(&own), 0), "setup.sh");
+        assert_eq!(script_name(None, 0), "part-001");
+        assert_eq!(script_name(None, 41), "part-042");
+        // A name wisp keeps for its own scripts is not taken.
+        let runcmd = ScriptName::try_from("runcmd").unwrap();
+        assert_eq!(script_name(Some(&runcmd), 2), "part-003");
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use miniz_oxide::inflate::core::DecompressorOxide;
 use wisp_core::mime::{self, Entity};
-use wisp_core::userdata::{self, Kind};
+use wisp_core::userdata::{self, Kind, TransferEncoding};
 use wisp_core::{base64, gzip, http};
 use wisp_os_linux::fs::ReadError;
 
@@ -67,14 +67,17 @@ impl Decoder<'_, '_> {
             return Ok(());
         }
         let number = self.parts.len() + 1;
-        let body = match entity.header("Content-Transfer-Encoding").map(<[u8]>::trim_ascii) {
-            None => entity.body,
-            Some(e) if [&b"7bit"[..], b"8bit", b"binary"].iter().any(|known| e.eq_ignore_ascii_case(known)) => entity.body,
-            Some(e) if e.eq_ignore_ascii_case(b"base64") => {
+        let encoding = entity.header("Content-Transfer-Encoding");
+        let body = match TransferEncoding::parse(encoding) {
+            TransferEncoding::Identity => entity.body,
+            TransferEncoding::Base64 => {
                 let most = entity.body.len() / 4 * 3 + 3;
                 self.take(most, |out| base64::decode(entity.body, out).map_err(|e| msg!("user-data part {number}: {e}")))?
             }
-            Some(e) => return Err(msg!("user-data part {number}: unsupported transfer encoding {}", Shown(e))),
+            TransferEncoding::Unsupported => {
+                let e = encoding.unwrap_or(b"").trim_ascii();
+                return Err(msg!("user-data part {number}: unsupported transfer encoding {}", Shown(e)));
+            }
         };
         let filename = entity.parameter("Content-Disposition", "filename");
         self.leaf(body, entity.media_type(), filename, depth)
@@ -91,14 +94,7 @@ impl Decoder<'_, '_> {
         }
         // A gzip'd part's own type no longer says what it is: its text does.
         let (body, media_type) = if gzip::is_gzip(body) { (self.gunzip(body)?, &b"text/plain"[..]) } else { (body, media_type) };
-        let kind = match userdata::from_content_type(media_type) {
-            // cloud-init sniffs x-shellscript parts too, since some tools label every part so.
-            Some(Kind::Script) | None => match userdata::sniff(body) {
-                Kind::Unknown => userdata::from_content_type(media_type).unwrap_or(Kind::Unknown),
-                sniffed => sniffed,
-            },
-            Some(kind) => kind,
-        };
+        let kind = userdata::kind_of(media_type, body);
         if matches!(kind, Kind::Include | Kind::IncludeOnce) && !matches!(self.includes, Includes::Listed) {
             return self.include(body, kind == Kind::IncludeOnce, depth);
         }

@@ -143,3 +143,58 @@ mod tests {
         assert_eq!(host.write(b"/etc/hostname", b"a", 0o644, None), Ok(()));
     }
 }
+
+// --- phases (issue #12): `Directory` over the in-memory tree, for the instance state. ---
+
+use super::directory::Directory;
+
+/// One directory of a `MemoryHost`, as `Directory` sees it.
+pub struct MemoryDir<'h> {
+    host: &'h mut MemoryHost,
+    path: Vec<u8>,
+}
+
+impl MemoryHost {
+    /// The directory at `path` (made when first written in).
+    pub fn dir(&mut self, path: &str) -> MemoryDir<'_> {
+        MemoryDir { host: self, path: path.as_bytes().to_vec() }
+    }
+}
+
+impl MemoryDir<'_> {
+    fn child(&self, name: &[u8]) -> Vec<u8> {
+        let mut path = self.path.clone();
+        path.push(b'/');
+        path.extend_from_slice(name);
+        path
+    }
+}
+
+impl Directory for MemoryDir<'_> {
+    fn exists(&mut self, name: &[u8]) -> Result<bool, HostError> {
+        let path = self.child(name);
+        Ok(self.host.metadata(&path)?.is_some())
+    }
+
+    fn read(&mut self, name: &[u8], buf: &mut [u8]) -> Result<Option<usize>, HostError> {
+        let path = self.child(name);
+        Files::read(self.host, &path, buf)
+    }
+
+    fn write_volatile(&mut self, name: &[u8], contents: &[u8], mode: u32) -> Result<(), HostError> {
+        let path = self.child(name);
+        self.host.call("write_volatile", &path)?;
+        self.host.put(&path, contents, mode, (0, 0));
+        Ok(())
+    }
+
+    fn remove(&mut self, name: &[u8]) -> Result<bool, HostError> {
+        let path = self.child(name);
+        Files::remove(self.host, &path)
+    }
+
+    fn sync(&mut self) -> Result<(), HostError> {
+        let path = self.path.clone();
+        self.host.call("sync", &path)
+    }
+}

@@ -1,20 +1,21 @@
-//! Values in .bss handed out once, so that a `&'static mut` to them is never shared.
+//! A static value (in .bss) whose `&'static mut` is taken at most once, so it is never
+//! shared: not `std::sync::Once`, which runs code once and holds nothing.
 
 use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicBool, Ordering};
 
-pub struct Once<T> {
+pub struct TakeOnce<T> {
     value: UnsafeCell<T>,
     taken: AtomicBool,
 }
 
 // SAFETY: `take` hands the value out at most once, so no two references to it ever
 // exist, whatever thread asks (and wisp has one).
-unsafe impl<T> Sync for Once<T> {}
+unsafe impl<T> Sync for TakeOnce<T> {}
 
-impl<T> Once<T> {
+impl<T> TakeOnce<T> {
     pub const fn new(value: T) -> Self {
-        Once { value: UnsafeCell::new(value), taken: AtomicBool::new(false) }
+        TakeOnce { value: UnsafeCell::new(value), taken: AtomicBool::new(false) }
     }
 
     /// The value; `None` if it was taken before. Handing out `&mut` from `&self` is sound
