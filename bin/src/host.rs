@@ -96,3 +96,110 @@ impl Files for Linux<'_> {
         dir.for_each_entry(visit).map_err(host_error)
     }
 }
+
+// Accounts, passwords, keys and host names (issue #12): the root's files with a batch of
+// replacements, the run's messages, randomness and the kernel's host name.
+
+/// What the accounts' rules run against: the root, a batch, and the context's log.
+pub struct System<'c> {
+    files: Linux<'c>,
+    batch: wisp_os_linux::fs::Batch,
+    ctx: &'c crate::context::Context<'c>,
+}
+
+impl<'c> System<'c> {
+    pub fn new(ctx: &'c crate::context::Context<'c>) -> System<'c> {
+        System { files: ctx.host(), batch: wisp_os_linux::fs::Batch::new(), ctx }
+    }
+}
+
+/// Days since 1970, as /etc/shadow counts them.
+pub fn today() -> u64 {
+    wisp_os_linux::time::realtime_secs() / wisp_core::clock::SECONDS_PER_DAY
+}
+
+impl Files for System<'_> {
+    fn read(&mut self, path: &[u8], buf: &mut [u8]) -> Result<Option<usize>, HostError> {
+        self.files.read(path, buf)
+    }
+    fn write(&mut self, path: &[u8], contents: &[u8], mode: u32, owner: Option<(u32, u32)>) -> Result<(), HostError> {
+        self.files.write(path, contents, mode, owner)
+    }
+    fn create_dir(&mut self, path: &[u8], mode: u32) -> Result<bool, HostError> {
+        self.files.create_dir(path, mode)
+    }
+    fn metadata(&mut self, path: &[u8]) -> Result<Option<Metadata>, HostError> {
+        self.files.metadata(path)
+    }
+    fn set_owner_and_mode(&mut self, path: &[u8], uid: u32, gid: u32, mode: u32) -> Result<(), HostError> {
+        self.files.set_owner_and_mode(path, uid, gid, mode)
+    }
+    fn remove(&mut self, path: &[u8]) -> Result<bool, HostError> {
+        self.files.remove(path)
+    }
+    fn list(&mut self, dir: &[u8], visit: &mut dyn FnMut(&[u8])) -> Result<(), HostError> {
+        self.files.list(dir, visit)
+    }
+}
+
+impl wisp_core::host::batch::Batch for System<'_> {
+    fn stage(&mut self, path: &[u8], contents: &[u8], mode: u32, owner: Option<(u32, u32)>) -> Result<(), HostError> {
+        let (_, name) = split(path)?;
+        let dir = self.files.parent(path)?;
+        dir.stage(name, contents, mode, owner, &mut self.batch).map_err(host_error)
+    }
+
+    fn commit(&mut self) -> Result<(), HostError> {
+        core::mem::take(&mut self.batch).commit().map_err(host_error)
+    }
+}
+
+impl wisp_core::host::messages::Messages for System<'_> {
+    type Text = crate::output::Line;
+
+    fn text(&self, args: core::fmt::Arguments<'_>) -> crate::output::Line {
+        crate::output::Line::format(args)
+    }
+
+    fn warn(&self, args: core::fmt::Arguments<'_>) {
+        self.ctx.warn(args);
+    }
+
+    fn error(&self, args: core::fmt::Arguments<'_>) {
+        crate::output::error(args);
+    }
+
+    fn reason(error: HostError) -> impl core::fmt::Display {
+        crate::output::Os(Errno::from_raw_os_error(error.errno))
+    }
+
+    fn shown(bytes: &[u8]) -> impl core::fmt::Display + '_ {
+        crate::output::Shown(bytes)
+    }
+
+    fn under_root<'p>(&'p self, path: &'p [u8]) -> impl core::fmt::Display + 'p {
+        UnderRoot(self.ctx.path(path).ok(), path)
+    }
+}
+
+/// A path under `--root` for messages (as given, when too long to join).
+struct UnderRoot<'p>(Option<wisp_os_linux::cpath::CPath>, &'p [u8]);
+
+impl core::fmt::Display for UnderRoot<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let path = self.0.as_ref().map_or(self.1, |p| p.as_bytes());
+        core::fmt::Display::fmt(&crate::output::Shown(path), f)
+    }
+}
+
+impl wisp_core::host::random::Random for System<'_> {
+    fn fill(&mut self, buf: &mut [u8]) -> Result<(), HostError> {
+        wisp_os_linux::system::random_bytes(buf).map_err(host_error)
+    }
+}
+
+impl wisp_core::host::uts::HostName for System<'_> {
+    fn set_host_name(&mut self, name: &[u8]) -> Result<(), HostError> {
+        wisp_os_linux::system::set_hostname(name).map_err(host_error)
+    }
+}

@@ -61,8 +61,6 @@ mod output;
 mod phases;
 #[cfg(feature = "cloud-config")]
 mod cloud_config;
-#[cfg(feature = "cloud-config")]
-mod passwords;
 mod scripts;
 #[cfg(feature = "cloud-config")]
 mod system_config;

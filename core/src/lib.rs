@@ -30,12 +30,15 @@ pub mod accounts;
 pub mod authorized_keys;
 pub mod hostname;
 pub mod hosts_file;
+pub mod passwords;
+pub mod set_hostname;
 pub mod sha256;
 pub mod sha512_crypt;
 pub mod shadow;
 pub mod sshd_config;
 pub mod ssh_host_keys;
 pub mod timezone;
+pub mod users;
 pub mod apk_repositories;
 pub mod ntp;
 

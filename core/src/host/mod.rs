@@ -12,6 +12,11 @@
 use core::fmt;
 
 pub mod files;
+// accounts, passwords, keys and host names (issue #12)
+pub mod batch;
+pub mod messages;
+pub mod random;
+pub mod uts;
 #[cfg(test)]
 pub mod memory;
 
