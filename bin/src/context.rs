@@ -121,6 +121,11 @@ impl<'a> Context<'a> {
         self.program_root.as_ref().map(CPath::as_cstr)
     }
 
+    /// `--root` without trailing slashes: empty for the real root.
+    pub fn root(&self) -> &'a [u8] {
+        self.root
+    }
+
     /// `absolute` under the root.
     pub fn path(&self, absolute: &[u8]) -> Result<CPath, Line> {
         CPath::from_parts(&[self.root, absolute]).map_err(|e| msg!("{}{}: {e}", Shown(self.root), Shown(absolute)))

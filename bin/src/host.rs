@@ -150,7 +150,11 @@ impl wisp_core::host::batch::Batch for System<'_> {
     }
 
     fn commit(&mut self) -> Result<(), HostError> {
-        core::mem::take(&mut self.batch).commit().map_err(host_error)
+        self.batch.commit().map_err(host_error)
+    }
+
+    fn discard(&mut self) {
+        self.batch.discard();
     }
 }
 
@@ -159,6 +163,10 @@ impl wisp_core::host::messages::Messages for System<'_> {
 
     fn text(&self, args: core::fmt::Arguments<'_>) -> crate::output::Line {
         crate::output::Line::format(args)
+    }
+
+    fn log(&self, args: core::fmt::Arguments<'_>) {
+        self.ctx.log.line(args);
     }
 
     fn warn(&self, args: core::fmt::Arguments<'_>) {
@@ -178,17 +186,16 @@ impl wisp_core::host::messages::Messages for System<'_> {
     }
 
     fn under_root<'p>(&'p self, path: &'p [u8]) -> impl core::fmt::Display + 'p {
-        UnderRoot(self.ctx.path(path).ok(), path)
+        UnderRoot(self.ctx.root(), path)
     }
 }
 
-/// A path under `--root` for messages (as given, when too long to join).
-struct UnderRoot<'p>(Option<wisp_os_linux::cpath::CPath>, &'p [u8]);
+/// A path under `--root` (the root, then the path), for messages.
+struct UnderRoot<'p>(&'p [u8], &'p [u8]);
 
 impl core::fmt::Display for UnderRoot<'_> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        let path = self.0.as_ref().map_or(self.1, |p| p.as_bytes());
-        core::fmt::Display::fmt(&crate::output::Shown(path), f)
+        write!(f, "{}{}", crate::output::Shown(self.0), crate::output::Shown(self.1))
     }
 }
 
@@ -201,5 +208,34 @@ impl wisp_core::host::random::Random for System<'_> {
 impl wisp_core::host::uts::HostName for System<'_> {
     fn set_host_name(&mut self, name: &[u8]) -> Result<(), HostError> {
         wisp_os_linux::system::set_hostname(name).map_err(host_error)
+    }
+}
+
+#[cfg(feature = "ssh")]
+impl wisp_core::host::programs::Programs for System<'_> {
+    fn has_program(&mut self, program: &[u8]) -> bool {
+        // stat(2), following symlinks: dropbearkey is often one to dropbearmulti.
+        let Ok(path) = self.ctx.path(program) else { return false };
+        matches!(wisp_os_linux::fs::metadata(path.as_cstr()), Ok(Some(m)) if m.is_file())
+    }
+
+    fn run(&mut self, program: &core::ffi::CStr, args: &[&core::ffi::CStr], output: wisp_core::host::programs::Output<'_>) -> Result<bool, wisp_core::host::programs::RunError> {
+        use wisp_core::host::programs::{Output, RunError};
+        use wisp_os_linux::AsFd;
+        let file = match output {
+            Output::StandardError => None,
+            Output::File(path, mode) => {
+                let (_, name) = split(path).map_err(RunError::Output)?;
+                let dir = self.files.parent(path).map_err(RunError::Output)?;
+                Some(dir.create_truncate(name, mode).map_err(|e| RunError::Output(host_error(e)))?)
+            }
+        };
+        let output = file.as_ref().map_or(wisp_os_linux::stdio::stderr(), |f| f.as_fd());
+        let input = wisp_os_linux::fs::open_read(c"/dev/null").map_err(|e| RunError::Run(host_error(e)))?;
+        // Run chrooted into the root: the program and its files by their paths inside it.
+        match wisp_os_linux::process::run(self.ctx.start, self.ctx.program_root(), program, args, None, input.as_fd(), output) {
+            Ok(status) => Ok(status == wisp_os_linux::process::ExitStatus::Exited(0)),
+            Err(e) => Err(RunError::Run(host_error(e))),
+        }
     }
 }

@@ -44,11 +44,11 @@ pub fn shadow_field<'b, H: Messages + Random>(
 fn hash_plain<H: Messages + Random>(host: &mut H, password: &[u8], out: &mut [u8]) -> Result<usize, H::Text> {
     const SALT_ALPHABET: &[u8; 64] = b"./0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
     let mut salt = [0u8; 16];
-    host.fill(&mut salt).map_err(|e| host.text(format_args!("no random salt: {}", H::reason(e))))?;
+    host.fill(&mut salt).map_err(|e| users::failed(host, b"no random salt", e, ""))?;
     for byte in salt.iter_mut() {
         *byte = SALT_ALPHABET[usize::from(*byte & 63)];
     }
-    sha512_crypt::hash(password, &salt, None, out).map_err(|e| host.text(format_args!("{e}")))
+    sha512_crypt::hash(password, &salt, None, out).map_err(|e| users::said(host, &e))
 }
 
 /// `password` (for `default_user`) and `chpasswd`; the number of passwords set. Every
@@ -75,7 +75,6 @@ struct Entry<'a> {
 }
 
 /// `write: false` checks everything and changes nothing.
-#[inline(never)]
 fn passwords<H: Files + Batch + Messages + Random>(host: &mut H, default_user: &str, config: &CloudConfig<'_>, today: u64, write: bool) -> Result<usize, H::Text> {
     let chpasswd = config.value("chpasswd");
     let field = |name: &str| chpasswd.and_then(|c| c.get(name)).filter(|v| !v.is_null());

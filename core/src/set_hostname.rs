@@ -49,18 +49,18 @@ pub fn set_hostname<H: Files + Batch + Messages + HostName>(host: &mut H, value:
     let _ = hostname_line.extend_from_slice(name.as_bytes());
     let _ = hostname_line.push(b'\n');
     if !users::has_contents(host, b"/etc/hostname", &hostname_line, &mut [0u8; 80]) {
-        host.stage(b"/etc/hostname", &hostname_line, 0o644, None).map_err(|e| host.text(format_args!("/etc/hostname: {}", H::reason(e))))?;
+        host.stage(b"/etc/hostname", &hostname_line, 0o644, None).map_err(|e| users::failed(host, b"/etc/hostname", e, ""))?;
     }
     if manage_hosts {
         let mut hosts_buf = [0u8; FILE_LIMIT];
         let mut hosts = SystemFile::read(host, "/etc/hosts", 0o644, &mut hosts_buf)?;
         let mut new = [0u8; FILE_LIMIT];
-        if let Some(len) = hosts_file::update(hosts.text(), full, short, &mut new).map_err(|e| host.text(format_args!("{e}")))? {
+        if let Some(len) = hosts_file::update(hosts.text(), full, short, &mut new).map_err(|e| users::said(host, &e))? {
             hosts.replace(&new[..len], host)?;
         }
     }
     users::commit(host)?;
-    host.set_host_name(name.as_bytes()).map_err(|e| host.text(format_args!("sethostname: {}", H::reason(e))))?;
+    host.set_host_name(name.as_bytes()).map_err(|e| users::failed(host, b"sethostname", e, ""))?;
     Ok(host.text(format_args!("{name} ({full})")))
 }
 

@@ -24,7 +24,7 @@ pub const KEYS_LIMIT: usize = 32;
 pub const HOME_LIMIT: usize = 64;
 
 /// What the file-too-large errno (EFBIG) says: the file did not fit the buffer.
-const TOO_LARGE: HostError = HostError { errno: 27 };
+pub const TOO_LARGE: HostError = HostError { errno: 27 };
 /// ELOOP: what opening a symlink with O_NOFOLLOW says.
 pub const SYMLINK: HostError = HostError { errno: 40 };
 
@@ -40,18 +40,17 @@ pub struct SystemFile<'b> {
 impl<'b> SystemFile<'b> {
     /// `path` (in /etc), into `buf`, whose size is the limit; an absent file is empty.
     pub fn read<H: Files + Messages>(host: &mut H, path: &'static str, default_mode: u32, buf: &'b mut [u8]) -> Result<SystemFile<'b>, H::Text> {
-        let (directory, _) = split_path(path.as_bytes()).unwrap_or((b"/", b""));
-        if let Err(e) = host.create_dir(directory, 0o755) {
-            return Err(path_error(host, directory, e));
+        if let Err(e) = host.create_dir(b"/etc", 0o755) {
+            return Err(path_error(host, b"/etc", e));
         }
         let mut file = SystemFile { path, text: buf, len: 0, mode: default_mode, owner: None };
-        let meta = host.metadata(path.as_bytes()).map_err(|e| host.text(format_args!("{path}: {}", H::reason(e))))?;
+        let meta = host.metadata(path.as_bytes()).map_err(|e| failed(host, path.as_bytes(), e, ""))?;
         if let Some(meta) = meta {
             file.mode = meta.mode;
             file.owner = Some((meta.uid, meta.gid));
             // Never read through a symlink planted at a system file's name.
             if meta.kind == Kind::Symlink {
-                return Err(host.text(format_args!("{path}: {}", H::reason(SYMLINK))));
+                return Err(failed(host, path.as_bytes(), SYMLINK, ""));
             }
         }
         file.len = match host.read(path.as_bytes(), file.text) {
@@ -60,7 +59,7 @@ impl<'b> SystemFile<'b> {
                 let limit = file.text.len();
                 return Err(host.text(format_args!("{path} is larger than {limit} bytes")));
             }
-            Err(e) => return Err(host.text(format_args!("{path}: {}", H::reason(e)))),
+            Err(e) => return Err(failed(host, path.as_bytes(), e, "")),
         };
         Ok(file)
     }
@@ -73,7 +72,7 @@ impl<'b> SystemFile<'b> {
     /// committed, and remembers it.
     pub fn replace<H: Batch + Messages>(&mut self, new: &[u8], host: &mut H) -> Result<(), H::Text> {
         let path = self.path;
-        host.stage(path.as_bytes(), new, self.mode, self.owner).map_err(|e| host.text(format_args!("{path}: {}", H::reason(e))))?;
+        host.stage(path.as_bytes(), new, self.mode, self.owner).map_err(|e| failed(host, path.as_bytes(), e, ""))?;
         self.text[..new.len()].copy_from_slice(new);
         self.len = new.len();
         Ok(())
@@ -83,15 +82,26 @@ impl<'b> SystemFile<'b> {
 /// `path: reason` for a path the host resolved under its root; a symlink it refused is
 /// said as such.
 pub fn path_error<H: Messages>(host: &H, path: &[u8], e: HostError) -> H::Text {
-    match e {
-        SYMLINK => host.text(format_args!("{}: a symlink in the path is refused", host.under_root(path))),
-        e => host.text(format_args!("{}: {}", host.under_root(path), H::reason(e))),
-    }
+    let reason = H::reason(e);
+    let why: &dyn fmt::Display = if e == SYMLINK { &"a symlink in the path is refused" } else { &reason };
+    host.text(format_args!("{}: {why}", host.under_root(path)))
+}
+
+/// `what: reason` (then `note`) for a failed host call: one function for every such line.
+#[inline(never)]
+pub fn failed<H: Messages>(host: &H, what: &[u8], e: HostError, note: &str) -> H::Text {
+    host.text(format_args!("{}: {}{note}", H::shown(what), H::reason(e)))
+}
+
+/// A rule's error in its own words.
+#[inline(never)]
+pub fn said<H: Messages>(host: &H, e: &dyn fmt::Display) -> H::Text {
+    host.text(format_args!("{e}"))
 }
 
 /// Gives the staged files their names, durably (see `Batch`).
 pub fn commit<H: Batch + Messages>(host: &mut H) -> Result<(), H::Text> {
-    host.commit().map_err(|e| host.text(format_args!("cannot replace the files: {}", H::reason(e))))
+    host.commit().map_err(|e| failed(host, b"cannot replace the files", e, ""))
 }
 
 /// Whether `path` is a regular file (not a symlink) holding exactly `expected`.
@@ -100,16 +110,28 @@ pub fn has_contents<H: Files>(host: &mut H, path: &[u8], expected: &[u8], buf: &
         && matches!(host.read(path, buf), Ok(Some(len)) if buf[..len] == *expected)
 }
 
+/// The whole file at `path` into `buf` as `Files::read`, but never through a symlink
+/// at `path` itself (the error O_NOFOLLOW gives).
+pub fn read_file_itself<H: Files>(host: &mut H, path: &[u8], buf: &mut [u8]) -> Result<Option<usize>, HostError> {
+    if host.metadata(path)?.is_some_and(|m| m.kind == Kind::Symlink) {
+        return Err(SYMLINK);
+    }
+    host.read(path, buf)
+}
+
 /// Whether `path` opens as a directory (its symlinks followed inside the root).
 pub fn is_directory<H: Files>(host: &mut H, path: &[u8]) -> bool {
     host.list(path, &mut |_| {}).is_ok()
 }
 
-/// What opening a directory with O_NOFOLLOW says of a path of this kind.
-fn not_a_directory(kind: Kind) -> HostError {
-    match kind {
-        Kind::Symlink => SYMLINK,
-        _ => HostError { errno: 20 },
+/// That `path` is a directory itself, not a symlink to one: the error opening it with
+/// O_NOFOLLOW would give otherwise.
+fn directory_itself<H: Files>(host: &mut H, path: &[u8]) -> Result<(), HostError> {
+    match host.metadata(path)?.map(|m| m.kind) {
+        Some(Kind::Directory) => Ok(()),
+        Some(Kind::Symlink) => Err(SYMLINK),
+        Some(_) => Err(HostError { errno: 20 }),
+        None => Err(HostError::NOT_FOUND),
     }
 }
 
@@ -177,7 +199,7 @@ pub fn ensure_account<H: Files + Batch + Messages>(host: &mut H, account: &Accou
     let mut shadow = SystemFile::read(host, "/etc/shadow", 0o640, &mut shadow_buf)?;
     let mut new = [0u8; FILE_LIMIT];
     let ids = if account.system { accounts::SYSTEM_IDS } else { accounts::FIRST_ID..=accounts::LAST_ID };
-    let no_free_id = |host: &H| host.text(format_args!("{}", AccountsError::NoFreeId));
+    let no_free_id = |host: &H| said(host, &AccountsError::NoFreeId);
     let (uid, gid, home) = match accounts::find_user(passwd.text(), name) {
         Some(user) => (user.uid, user.gid, home_path(host, user.home)?),
         None => {
@@ -194,7 +216,7 @@ pub fn ensure_account<H: Files + Batch + Messages>(host: &mut H, account: &Accou
                         Some(uid) if accounts::gid_is_free(group.text(), uid) => uid,
                         _ => accounts::free_id_in(passwd.text(), group.text(), ids.clone()).ok_or_else(|| no_free_id(host))?,
                     };
-                    let len = accounts::add_group(group.text(), group_name, id, &mut new).map_err(|e| host.text(format_args!("{e}")))?;
+                    let len = accounts::add_group(group.text(), group_name, id, &mut new).map_err(|e| said(host, &e))?;
                     group.replace(&new[..len], host)?;
                     let _ = done.push("group");
                     id
@@ -216,18 +238,18 @@ pub fn ensure_account<H: Files + Batch + Messages>(host: &mut H, account: &Accou
                 }
             };
             let user = User { name, uid, gid, home: &home, shell: account.shell };
-            let len = accounts::add_user(passwd.text(), &user, account.gecos, &mut new).map_err(|e| host.text(format_args!("{e}")))?;
+            let len = accounts::add_user(passwd.text(), &user, account.gecos, &mut new).map_err(|e| said(host, &e))?;
             passwd.replace(&new[..len], host)?;
             let _ = done.push("user");
             (uid, gid, home)
         }
     };
     if !accounts::has_shadow_entry(shadow.text(), name) {
-        let len = accounts::add_shadow(shadow.text(), name, account.password, today, &mut new).map_err(|e| host.text(format_args!("{e}")))?;
+        let len = accounts::add_shadow(shadow.text(), name, account.password, today, &mut new).map_err(|e| said(host, &e))?;
         shadow.replace(&new[..len], host)?;
         let _ = done.push("shadow");
     } else if account.set_password {
-        let len = crate::shadow::set_shadow_password(shadow.text(), name, account.password, today, &mut new).map_err(|e| host.text(format_args!("{e}")))?;
+        let len = crate::shadow::set_shadow_password(shadow.text(), name, account.password, today, &mut new).map_err(|e| said(host, &e))?;
         if new[..len] != *shadow.text() {
             shadow.replace(&new[..len], host)?;
             let _ = done.push("password");
@@ -237,7 +259,7 @@ pub fn ensure_account<H: Files + Batch + Messages>(host: &mut H, account: &Accou
     for (&member_of, optional) in account.groups.iter().map(|g| (g, false)).chain(account.optional_groups.iter().map(|g| (g, true))) {
         if !optional && accounts::find_group(group.text(), member_of).is_none() {
             let id = accounts::free_id_in(passwd.text(), group.text(), accounts::SYSTEM_IDS).ok_or_else(|| no_free_id(host))?;
-            let len = accounts::add_group(group.text(), member_of, id, &mut new).map_err(|e| host.text(format_args!("{e}")))?;
+            let len = accounts::add_group(group.text(), member_of, id, &mut new).map_err(|e| said(host, &e))?;
             group.replace(&new[..len], host)?;
         }
         match accounts::add_member(group.text(), member_of, name, &mut new) {
@@ -247,7 +269,7 @@ pub fn ensure_account<H: Files + Batch + Messages>(host: &mut H, account: &Accou
             }
             Ok(None) => {}
             Err(AccountsError::MissingGroup) => missing_optional = true,
-            Err(e) => return Err(host.text(format_args!("{e}"))),
+            Err(e) => return Err(said(host, &e)),
         }
     }
     if account.create_home && create_home(host, &home, uid, gid)? {
@@ -279,21 +301,17 @@ pub fn create_default_user<H: Files + Batch + Messages>(host: &mut H, name: &[u8
     let mut done = Done::new();
     // The account's files and its rules take their new contents together.
     let ensured = ensure_account(host, &account, today, &mut done)?;
-    for (directory, file, rule) in [SUDOERS_RULE, DOAS_RULE] {
+    for (directory, path, rule) in [SUDOERS_RULE, DOAS_RULE] {
         // Like tiny-cloud, a rule only where the tool's drop-in directory exists; or where
         // this run's userdata_users makes it, so that a rerun, finding the directory an
         // earlier run made, decides as the first run did.
         let doas = directory == DOAS_RULE.0;
-        if !is_directory(host, directory.as_bytes()) {
-            if !config.is_some_and(|c| c.has_user_rules(doas)) {
-                continue;
-            }
-            host.create_dir(directory.as_bytes(), 0o755).map_err(|e| path_error(host, directory.as_bytes(), e))?;
+        if !rules_directory(host, directory, config.is_some_and(|c| c.has_user_rules(doas)))? {
+            continue;
         }
-        let mut path = [0u8; 64];
-        let path = joined(&mut path, &[directory.as_bytes(), b"/", file.as_bytes()]);
+        let path = path.as_bytes();
         if !has_contents(host, path, rule.as_bytes(), &mut [0u8; 64]) {
-            host.stage(path, rule.as_bytes(), 0o440, None).map_err(|e| host.text(format_args!("{directory}/{file}: {}", H::reason(e))))?;
+            host.stage(path, rule.as_bytes(), 0o440, None).map_err(|e| failed(host, path, e, ""))?;
             let _ = done.push(if doas { "doas" } else { "sudo" });
         }
     }
@@ -304,6 +322,17 @@ pub fn create_default_user<H: Files + Batch + Messages>(host: &mut H, name: &[u8
         true => host.text(format_args!("{user} already exists{note}")),
         false => host.text(format_args!("{user} (uid {}):{}{note}", ensured.uid, Steps(&done))),
     })
+}
+
+/// Whether the directory of sudo's or doas' rules is there, made when missing if `make`.
+fn rules_directory<H: Files + Messages>(host: &mut H, directory: &str, make: bool) -> Result<bool, H::Text> {
+    if !is_directory(host, directory.as_bytes()) {
+        if !make {
+            return Ok(false);
+        }
+        host.create_dir(directory.as_bytes(), 0o755).map_err(|e| path_error(host, directory.as_bytes(), e))?;
+    }
+    Ok(true)
 }
 
 /// The steps taken, each after a space.
@@ -327,7 +356,7 @@ fn split_home<'h, H: Messages>(host: &H, home: &'h [u8]) -> Result<(&'h [u8], &'
 fn create_home<H: Files + Messages>(host: &mut H, home: &[u8], uid: u32, gid: u32) -> Result<bool, H::Text> {
     let (parent, _) = split_home(host, home)?;
     host.create_dir(parent, 0o755).map_err(|e| path_error(host, parent, e))?;
-    let home_error = |host: &H, e| host.text(format_args!("{}: {}", H::shown(home), H::reason(e)));
+    let home_error = |host: &H, e| failed(host, home, e, "");
     let created = host.create_dir(home, 0o755).map_err(|e| home_error(host, e))?;
     let meta = host.metadata(home).map_err(|e| home_error(host, e))?;
     // A home still root's is one a crash left between mkdir and chown: it gets its owner.
@@ -384,29 +413,19 @@ pub fn install_keys<H: Files + Messages>(host: &mut H, name: &[u8], keys: &[Publ
     let passwd = SystemFile::read(host, "/etc/passwd", 0o644, &mut passwd_buf)?;
     let user = accounts::find_user(passwd.text(), name).ok_or_else(|| host.text(format_args!("user {} does not exist", H::shown(name))))?;
     let (parent, _) = split_home(host, user.home)?;
-    let ssh_error = |host: &H, e| host.text(format_args!("~/.ssh: {}", H::reason(e)));
-    let refused = |host: &H, what: &str, e| host.text(format_args!("{what}: {} (a symlink is refused)", H::reason(e)));
+    let ssh_error = |host: &H, e| failed(host, b"~/.ssh", e, "");
+    let refused = |host: &H, what: &str, e| failed(host, what.as_bytes(), e, " (a symlink is refused)");
     if let Err(e) = host.list(parent, &mut |_| {}) {
         return Err(path_error(host, parent, e));
     }
-    match host.metadata(user.home) {
-        Ok(Some(m)) if m.kind == Kind::Directory => {}
-        Ok(Some(m)) => return Err(host.text(format_args!("{}: {}", H::shown(user.home), H::reason(not_a_directory(m.kind))))),
-        Ok(None) => return Err(host.text(format_args!("{}: {}", H::shown(user.home), H::reason(HostError::NOT_FOUND)))),
-        Err(e) => return Err(host.text(format_args!("{}: {}", H::shown(user.home), H::reason(e)))),
-    }
+    directory_itself(host, user.home).map_err(|e| failed(host, user.home, e, ""))?;
     let mut ssh = [0u8; HOME_LIMIT + 8];
     let ssh = joined(&mut ssh, &[user.home, b"/.ssh"]);
     let mut file = [0u8; HOME_LIMIT + 24];
     let file = joined(&mut file, &[ssh, b"/authorized_keys"]);
     host.create_dir(ssh, 0o700).map_err(|e| ssh_error(host, e))?;
     // A symlink planted at ~/.ssh is refused, not followed.
-    match host.metadata(ssh) {
-        Ok(Some(m)) if m.kind == Kind::Directory => {}
-        Ok(Some(m)) => return Err(refused(host, "~/.ssh", not_a_directory(m.kind))),
-        Ok(None) => return Err(refused(host, "~/.ssh", HostError::NOT_FOUND)),
-        Err(e) => return Err(refused(host, "~/.ssh", e)),
-    }
+    directory_itself(host, ssh).map_err(|e| refused(host, "~/.ssh", e))?;
     host.set_owner_and_mode(ssh, user.uid, user.gid, 0o700).map_err(|e| ssh_error(host, e))?;
     let mut existing = [0u8; FILE_LIMIT];
     let meta = host.metadata(file).map_err(|e| refused(host, "~/.ssh/authorized_keys", e))?;
@@ -421,8 +440,8 @@ pub fn install_keys<H: Files + Messages>(host: &mut H, name: &[u8], keys: &[Publ
     let mut new = [0u8; FILE_LIMIT];
     let owner = Some((user.uid, user.gid));
     let count = keys.len();
-    let write_error = |host: &H, e| host.text(format_args!("authorized_keys: {}", H::reason(e)));
-    match authorized_keys::merge(&existing[..existing_len], keys, &mut new).map_err(|e| host.text(format_args!("{e}")))? {
+    let write_error = |host: &H, e| failed(host, b"authorized_keys", e, "");
+    match authorized_keys::merge(&existing[..existing_len], keys, &mut new).map_err(|e| said(host, &e))? {
         Some(len) => {
             host.write(file, &new[..len], 0o600, owner).map_err(|e| write_error(host, e))?;
             Ok(host.text(format_args!("{count} keys for {}", H::shown(name))))
@@ -439,8 +458,8 @@ pub fn install_keys<H: Files + Messages>(host: &mut H, name: &[u8], keys: &[Publ
 
 /// Where the sudo and doas rules of cloud-config's users go: whole files, rewritten from
 /// the configuration each time, so a rerun never adds a rule twice.
-const SUDOERS_USERS: (&str, &str) = ("/etc/sudoers.d", "wisp-users");
-const DOAS_USERS: (&str, &str) = ("/etc/doas.d", "wisp-users.conf");
+const SUDOERS_USERS: (&str, &str) = ("/etc/sudoers.d", "/etc/sudoers.d/wisp-users");
+const DOAS_USERS: (&str, &str) = ("/etc/doas.d", "/etc/doas.d/wisp-users.conf");
 /// Most supplementary groups of one user.
 const GROUPS_LIMIT: usize = 16;
 /// Largest file of the users' sudo rules, and of their doas rules.
@@ -460,12 +479,12 @@ pub fn apply_users<H: Files + Batch + Messages + Random>(host: &mut H, default_u
     let mut doas_out = Out::new(&mut doas);
     let mut users = 0;
     // A user that cannot be made fails the action once the others are made.
-    let mut failed: Option<H::Text> = None;
+    let mut first_failure: Option<H::Text> = None;
     if let Some(list) = config.value("users") {
         cloud_config::for_each_user(list, |entry, at| -> Result<(), H::Text> {
             let UserEntry::User(spec) = entry else { return Ok(()) };
             if let Err(e) = apply_user(host, &spec, today) {
-                failed.get_or_insert(e);
+                first_failure.get_or_insert(e);
                 return Ok(());
             }
             let full = |_| host.text(format_args!("cloud-config line {}: users: too many sudo or doas rules", at.line()));
@@ -479,16 +498,12 @@ pub fn apply_users<H: Files + Batch + Messages + Random>(host: &mut H, default_u
             Ok(())
         })?;
     }
-    for ((directory, file), rules) in [(SUDOERS_USERS, sudoers_out.written()), (DOAS_USERS, doas_out.written())] {
-        if !is_directory(host, directory.as_bytes()) {
-            if rules.is_empty() {
-                continue;
-            }
-            host.create_dir(directory.as_bytes(), 0o755).map_err(|e| path_error(host, directory.as_bytes(), e))?;
+    for ((directory, path), rules) in [(SUDOERS_USERS, sudoers_out.written()), (DOAS_USERS, doas_out.written())] {
+        if !rules_directory(host, directory, !rules.is_empty())? {
+            continue;
         }
-        let mut path = [0u8; 64];
-        let path = joined(&mut path, &[directory.as_bytes(), b"/", file.as_bytes()]);
-        let rules_error = |host: &H, e| host.text(format_args!("{directory}/{file}: {}", H::reason(e)));
+        let path = path.as_bytes();
+        let rules_error = |host: &H, e| failed(host, path, e, "");
         if rules.is_empty() {
             host.remove(path).map_err(|e| rules_error(host, e))?;
         } else if !has_contents(host, path, rules, &mut [0u8; RULES_LIMIT + 1]) {
@@ -496,7 +511,7 @@ pub fn apply_users<H: Files + Batch + Messages + Random>(host: &mut H, default_u
         }
     }
     let passwords = crate::passwords::apply(host, default_user, config, today)?;
-    match failed {
+    match first_failure {
         Some(e) => Err(e),
         None => Ok(host.text(format_args!("{users} users, {groups_made} groups, {passwords} passwords"))),
     }
@@ -507,7 +522,7 @@ fn apply_user<H: Files + Batch + Messages + Random>(host: &mut H, spec: &cloud_c
     let mut groups: heapless::Vec<&[u8], GROUPS_LIMIT> = heapless::Vec::new();
     if let Some(listed) = spec.groups {
         cloud_config::for_each_name("users", listed, |name, at| groups.push(name.as_bytes()).map_err(|_| cloud_config::error("users", at, "more than 16 groups")))
-            .map_err(|e| host.text(format_args!("{e}")))?;
+            .map_err(|e| said(host, &e))?;
     }
     let mut hash = [0u8; crate::passwords::HASH_LIMIT];
     let password = crate::passwords::shadow_field(host, spec.hashed_passwd, spec.plain_text_passwd, spec.lock_passwd, &mut hash)?;
@@ -533,9 +548,11 @@ fn apply_user<H: Files + Batch + Messages + Random>(host: &mut H, spec: &cloud_c
     };
     accounts::check_requested_account(passwd, account.name, spec.uid, spec.system).map_err(|e| host.text(format_args!("user {}: {e}", H::shown(account.name))))?;
     let mut done = Done::new();
-    ensure_account(host, &account, today, &mut done)
-        .and_then(|_| commit(host))
-        .map_err(|e| host.text(format_args!("user {}: {e}", H::shown(spec.name.as_bytes()))))?;
+    if let Err(e) = ensure_account(host, &account, today, &mut done).and_then(|_| commit(host)) {
+        // The next user starts from the files as they are, without this one's pieces.
+        host.discard();
+        return Err(host.text(format_args!("user {}: {e}", H::shown(spec.name.as_bytes()))));
+    }
     if let Some(listed) = spec.ssh_authorized_keys {
         let mut keys: heapless::Vec<PublicKey<'_>, KEYS_LIMIT> = heapless::Vec::new();
         add_config_keys(host, listed, &mut keys)?;
@@ -556,7 +573,7 @@ fn apply_groups<H: Files + Batch + Messages>(host: &mut H, groups: crate::yaml::
     // Every group's change is one rewrite of /etc/group, made when all are known.
     let mut ensure = |host: &mut H, name: &str, members: Option<crate::yaml::Value<'_>>| -> Result<(), H::Text> {
         if accounts::find_group(group.text(), name.as_bytes()).is_none() {
-            let id = accounts::free_id_in(passwd.text(), group.text(), accounts::SYSTEM_IDS).ok_or_else(|| host.text(format_args!("{}", AccountsError::NoFreeId)))?;
+            let id = accounts::free_id_in(passwd.text(), group.text(), accounts::SYSTEM_IDS).ok_or_else(|| said(host, &AccountsError::NoFreeId))?;
             let len = accounts::add_group(group.text(), name.as_bytes(), id, &mut new).map_err(|e| host.text(format_args!("group {}: {e}", H::shown(name.as_bytes()))))?;
             group.replace(&new[..len], host)?;
             made += 1;
@@ -567,7 +584,7 @@ fn apply_groups<H: Files + Batch + Messages>(host: &mut H, groups: crate::yaml::
                     host.error(format_args!("groups: {}: no user {}: not added", H::shown(name.as_bytes()), H::shown(member.as_bytes())));
                     return Ok(());
                 }
-                if let Some(len) = accounts::add_member(group.text(), name.as_bytes(), member.as_bytes(), &mut new).map_err(|e| host.text(format_args!("{e}")))? {
+                if let Some(len) = accounts::add_member(group.text(), name.as_bytes(), member.as_bytes(), &mut new).map_err(|e| said(host, &e))? {
                     group.replace(&new[..len], host)?;
                 }
                 Ok(())
@@ -749,6 +766,26 @@ pub(crate) mod tests {
             let said = host.said.borrow();
             assert_eq!(said.len(), 1);
             assert!(said[0].starts_with("warning: cloud-config line 7: ssh_authorized_keys: ") && said[0].ends_with(": left out"), "{said:?}");
+        });
+    }
+
+    #[test]
+    fn a_user_that_fails_leaves_none_of_its_pieces_to_the_next() {
+        let long = "/x".repeat(40);
+        let source = std::format!("users:\n  - name: ann\n    homedir: {long}\n  - name: bob\n");
+        with_config(&source, |config| {
+            // bob is there already: his run stages nothing, and commits.
+            let mut host = image()
+                .with_file("/etc/passwd", "root:x:0:0:root:/root:/bin/sh\nbob:x:1000:1000::/home/bob:/bin/sh\n")
+                .with_file("/etc/group", "root:x:0:\nbob:x:1000:\n")
+                .with_file("/etc/shadow", "root:*:19000:0:::::\nbob:*:19000:0:99999:7:::\n")
+                .with_dir("/home/bob", (1000, 1000));
+            let e = apply_users(&mut host, "alpine", config, TODAY).unwrap_err();
+            assert_eq!(e, std::format!("user ann: home directory {long} is too long"));
+            // ann's group was staged before her home was refused: it is not committed
+            // with bob's (empty) batch.
+            assert_eq!(host.contents("/etc/group"), Some("root:x:0:\nbob:x:1000:\n"));
+            assert_eq!(host.commits, 1);
         });
     }
 

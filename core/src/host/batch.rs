@@ -12,6 +12,10 @@ pub trait Batch {
     /// for the next commit; staging a path again replaces what was staged for it.
     fn stage(&mut self, path: &[u8], contents: &[u8], mode: u32, owner: Option<(u32, u32)>) -> Result<(), HostError>;
 
-    /// Gives the staged files their names, durably, and empties the batch.
+    /// Gives the staged files their names, durably, and empties the batch; after a
+    /// failure, what is left staged stays until discarded.
     fn commit(&mut self) -> Result<(), HostError>;
+
+    /// Forgets what is staged, removing its new files: the old ones stay.
+    fn discard(&mut self);
 }

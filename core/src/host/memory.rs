@@ -160,11 +160,16 @@ pub struct MemorySystem {
     pub host_name: Option<Vec<u8>>,
     /// The byte every random byte is.
     pub random: u8,
+    /// The programs the image has, and what each run does to the files: given the
+    /// arguments, the output file's new contents (for `Output::File`), or `None` to fail.
+    pub programs: Vec<(Vec<u8>, fn(&mut MemoryHost, &[&[u8]]) -> Option<Vec<u8>>)>,
+    /// Each program run, as its arguments joined by spaces.
+    pub runs: Vec<std::string::String>,
 }
 
 impl MemorySystem {
     pub fn new(host: MemoryHost) -> MemorySystem {
-        MemorySystem { host, staged: Vec::new(), commits: 0, said: Default::default(), host_name: None, random: 7 }
+        MemorySystem { host, staged: Vec::new(), commits: 0, said: Default::default(), host_name: None, random: 7, programs: Vec::new(), runs: Vec::new() }
     }
 
     pub fn contents(&self, path: &str) -> Option<&str> {
@@ -238,6 +243,10 @@ impl super::batch::Batch for MemorySystem {
         self.commits += 1;
         Ok(())
     }
+
+    fn discard(&mut self) {
+        self.staged.clear();
+    }
 }
 
 impl super::messages::Messages for MemorySystem {
@@ -245,6 +254,10 @@ impl super::messages::Messages for MemorySystem {
 
     fn text(&self, args: core::fmt::Arguments<'_>) -> std::string::String {
         std::format!("{args}")
+    }
+
+    fn log(&self, args: core::fmt::Arguments<'_>) {
+        self.said.borrow_mut().push(std::format!("{args}"));
     }
 
     fn warn(&self, args: core::fmt::Arguments<'_>) {
@@ -286,5 +299,24 @@ impl super::uts::HostName for MemorySystem {
         self.host.call("set_host_name", name)?;
         self.host_name = Some(name.to_vec());
         Ok(())
+    }
+}
+
+impl super::programs::Programs for MemorySystem {
+    fn has_program(&mut self, program: &[u8]) -> bool {
+        self.programs.iter().any(|(name, _)| name == program)
+    }
+
+    fn run(&mut self, program: &core::ffi::CStr, args: &[&core::ffi::CStr], output: super::programs::Output<'_>) -> Result<bool, super::programs::RunError> {
+        let args: Vec<&[u8]> = args.iter().map(|a| a.to_bytes()).collect();
+        self.runs.push(args.iter().map(|a| std::string::String::from_utf8_lossy(a)).collect::<Vec<_>>().join(" "));
+        let Some(&(_, behave)) = self.programs.iter().find(|(name, _)| name == program.to_bytes()) else {
+            return Err(super::programs::RunError::Run(HostError::NOT_FOUND));
+        };
+        let Some(printed) = behave(&mut self.host, &args) else { return Ok(false) };
+        if let super::programs::Output::File(path, mode) = output {
+            self.host.put(path, &printed, mode, (0, 0));
+        }
+        Ok(true)
     }
 }

@@ -14,6 +14,9 @@ pub trait Messages {
 
     fn text(&self, args: fmt::Arguments<'_>) -> Self::Text;
 
+    /// A line of the action log.
+    fn log(&self, args: fmt::Arguments<'_>);
+
     /// An item left out, or a form not applied: said in the log, never fatal.
     fn warn(&self, args: fmt::Arguments<'_>);
 
