@@ -14,7 +14,7 @@ use crate::host::programs::{Output, Programs, RunError};
 use crate::out::Out;
 use crate::ssh_host_keys::{self, BEGIN_FINGERPRINTS, DEFAULT_TYPES, END_FINGERPRINTS, KNOWN_TYPES};
 use crate::state_files::SSH_HOST_KEYS_DONE as DONE_FILE;
-use crate::users::{self, joined};
+use crate::system_files::{self, joined};
 
 /// The image's key generator.
 const SSH_KEYGEN: &CStr = c"/usr/bin/ssh-keygen";
@@ -35,7 +35,7 @@ type Names = heapless::Vec<heapless::String<64>, FILES_LIMIT>;
 pub fn set_ssh_host_keys<H: Files + Messages + Programs>(host: &mut H, var_dir: &[u8], instance_id: &[u8], config: Option<&CloudConfig<'_>>) -> Result<H::Text, H::Text> {
     let mut done_path = [0u8; PATH_LIMIT];
     let done_path = joined(&mut done_path, &[var_dir, b"/", DONE_FILE]);
-    if !instance_id.is_empty() && users::has_contents(host, done_path, instance_id, &mut [0u8; PATH_LIMIT + 1]) {
+    if !instance_id.is_empty() && system_files::has_contents(host, done_path, instance_id, &mut [0u8; PATH_LIMIT + 1]) {
         return Ok(host.text(format_args!("already made for this instance")));
     }
     let empty = CloudConfig::default();
@@ -65,11 +65,11 @@ pub fn set_ssh_host_keys<H: Files + Messages + Programs>(host: &mut H, var_dir: 
         mark_done(host, done_path, instance_id)?;
         return Ok(host.text(format_args!("dropbear: {made} made, {printed} fingerprints printed, the image's removed: {delete}")));
     }
-    host.create_dir(b"/etc/ssh", 0o755).map_err(|e| users::path_error(host, b"/etc/ssh", e))?;
+    host.create_dir(b"/etc/ssh", 0o755).map_err(|e| system_files::path_error(host, b"/etc/ssh", e))?;
     if delete {
         for name in host_key_files(host, b"/etc/ssh", ssh_host_keys::is_host_key_file)? {
             let mut path = [0u8; PATH_LIMIT];
-            host.remove(joined(&mut path, &[b"/etc/ssh/", name.as_bytes()])).map_err(|e| users::failed(host, b"/etc/ssh", e, ""))?;
+            host.remove(joined(&mut path, &[b"/etc/ssh/", name.as_bytes()])).map_err(|e| system_files::failed(host, b"/etc/ssh", e, ""))?;
         }
     }
     let mut made = 0;
@@ -83,7 +83,7 @@ pub fn set_ssh_host_keys<H: Files + Messages + Programs>(host: &mut H, var_dir: 
             let text = cloud_config::text("ssh_keys", key)?;
             let mut path = [0u8; PATH_LIMIT];
             let path = joined(&mut path, &[b"/etc/ssh/", file.as_bytes()]);
-            host.write(path, text.as_bytes(), mode, None).map_err(|e| users::failed(host, b"/etc/ssh", e, ""))?;
+            host.write(path, text.as_bytes(), mode, None).map_err(|e| system_files::failed(host, b"/etc/ssh", e, ""))?;
             if entry.ends_with("_certificate") {
                 crate::sshd::set_option(host, "HostCertificate", core::str::from_utf8(path).unwrap_or(""))?;
             }
@@ -121,7 +121,7 @@ fn mark_done<H: Files + Messages>(host: &mut H, done_path: &[u8], instance_id: &
     if instance_id.is_empty() {
         return Ok(());
     }
-    host.write(done_path, instance_id, 0o644, None).map_err(|e| users::failed(host, b".ssh-host-keys", e, ""))
+    host.write(done_path, instance_id, 0o644, None).map_err(|e| system_files::failed(host, b".ssh-host-keys", e, ""))
 }
 
 /// Dropbear's host keys (`/etc/dropbear/dropbear_TYPE_host_key`), for an image with
@@ -130,8 +130,8 @@ fn mark_done<H: Files + Messages>(host: &mut H, done_path: &[u8], instance_id: &
 /// `dropbearkey -y` shows (caught in a scratch file in TINY_CLOUD_VAR).
 fn dropbear_keys<H: Files + Messages + Programs>(host: &mut H, var_dir: &[u8], delete: bool, types: &[&str]) -> Result<(usize, usize), H::Text> {
     let directory = b"/etc/dropbear";
-    host.create_dir(directory, 0o755).map_err(|e| users::path_error(host, directory, e))?;
-    let dropbear_error = |host: &H, e| users::failed(host, directory, e, "");
+    host.create_dir(directory, 0o755).map_err(|e| system_files::path_error(host, directory, e))?;
+    let dropbear_error = |host: &H, e| system_files::failed(host, directory, e, "");
     let is_key = |name: &[u8]| name.starts_with(b"dropbear_") && name.ends_with(b"_host_key");
     if delete {
         for name in host_key_files(host, directory, is_key)? {
@@ -161,7 +161,7 @@ fn dropbear_keys<H: Files + Messages + Programs>(host: &mut H, var_dir: &[u8], d
         let path = c_string(host, &mut path, &[b"/etc/dropbear/", name.as_bytes()])?;
         run(host, DROPBEARKEY, &[c"dropbearkey", c"-y", c"-f", path], Output::File(scratch, 0o600), b".host-key-public")?;
         let mut shown = [0u8; 2 * ssh_host_keys::BLOB_LIMIT];
-        let len = users::read_file_itself(host, scratch, &mut shown).ok().flatten().unwrap_or(0);
+        let len = system_files::read_file_itself(host, scratch, &mut shown).ok().flatten().unwrap_or(0);
         let _ = host.remove(scratch);
         // "Public key portion is:", then the key line, then dropbear's own fingerprint.
         let public = shown[..len].split(|&b| b == b'\n').nth(1).unwrap_or(b"");
@@ -206,7 +206,7 @@ fn run<H: Messages + Programs>(host: &mut H, program: &CStr, args: &[&CStr], out
             let last = args.last().map_or(&b""[..], |a| a.to_bytes());
             Err(host.text(format_args!("{} {} failed", H::shown(program.to_bytes()), H::shown(last))))
         }
-        Err(RunError::Output(e)) => Err(users::failed(host, output_what, e, "")),
+        Err(RunError::Output(e)) => Err(system_files::failed(host, output_what, e, "")),
         Err(RunError::Run(e)) => Err(host.text(format_args!("{}", H::reason(e)))),
     }
 }
@@ -220,7 +220,7 @@ fn print_fingerprints<H: Files + Messages>(host: &mut H) -> Result<usize, H::Tex
         let mut text = [0u8; 2 * ssh_host_keys::BLOB_LIMIT];
         let mut path = [0u8; PATH_LIMIT];
         let path = joined(&mut path, &[b"/etc/ssh/", name.as_bytes()]);
-        let len = users::read_file_itself(host, path, &mut text).ok().flatten().unwrap_or(0);
+        let len = system_files::read_file_itself(host, path, &mut text).ok().flatten().unwrap_or(0);
         print_fingerprint(host, name, &text[..len]);
     }
     host.log(format_args!("{END_FINGERPRINTS}"));
@@ -250,7 +250,7 @@ fn host_key_files<H: Files + Messages>(host: &mut H, directory: &[u8], wanted: i
             overflow |= name.is_none_or(|name| files.push(name).is_err());
         }
     })
-    .map_err(|e| users::failed(host, b"/etc/ssh", e, ""))?;
+    .map_err(|e| system_files::failed(host, b"/etc/ssh", e, ""))?;
     if overflow {
         return Err(host.text(format_args!("/etc/ssh: more than {FILES_LIMIT} host key files, or a name that is not UTF-8")));
     }

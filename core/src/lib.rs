@@ -39,6 +39,7 @@ pub mod shadow;
 pub mod sshd;
 pub mod sshd_config;
 pub mod ssh_host_keys;
+pub mod system_files;
 pub mod timezone;
 pub mod users;
 pub mod apk_repositories;

@@ -8,7 +8,7 @@ use crate::host::files::Files;
 use crate::host::messages::Messages;
 use crate::host::random::Random;
 use crate::sha512_crypt;
-use crate::users::{self, SystemFile, FILE_LIMIT};
+use crate::system_files::{self, SystemFile, FILE_LIMIT};
 use crate::yaml::{Kind, Value};
 
 /// Longest `$6$salt$hash` (with a `!` for a locked password).
@@ -44,11 +44,11 @@ pub fn shadow_field<'b, H: Messages + Random>(
 fn hash_plain<H: Messages + Random>(host: &mut H, password: &[u8], out: &mut [u8]) -> Result<usize, H::Text> {
     const SALT_ALPHABET: &[u8; 64] = b"./0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
     let mut salt = [0u8; 16];
-    host.fill(&mut salt).map_err(|e| users::failed(host, b"no random salt", e, ""))?;
+    host.fill(&mut salt).map_err(|e| system_files::failed(host, b"no random salt", e, ""))?;
     for byte in salt.iter_mut() {
         *byte = SALT_ALPHABET[usize::from(*byte & 63)];
     }
-    sha512_crypt::hash(password, &salt, None, out).map_err(|e| users::said(host, &e))
+    sha512_crypt::hash(password, &salt, None, out).map_err(|e| system_files::said(host, &e))
 }
 
 /// `password` (for `default_user`) and `chpasswd`; the number of passwords set. Every
@@ -165,7 +165,7 @@ fn set_shadow<H: Files + Batch + Messages>(host: &mut H, name: &[u8], field: &[u
         return Ok(());
     }
     shadow.replace(&new[..len], host)?;
-    users::commit(host)
+    system_files::commit(host)
 }
 
 #[cfg(test)]

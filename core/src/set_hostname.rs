@@ -8,7 +8,7 @@ use crate::host::messages::Messages;
 use crate::host::uts::HostName;
 use crate::hostname::{self, Hostname};
 use crate::hosts_file;
-use crate::users::{self, SystemFile, FILE_LIMIT};
+use crate::system_files::{self, SystemFile, FILE_LIMIT};
 
 /// The host name, from the metadata's `value` and cloud-config's `hostname`, `fqdn` and
 /// `prefer_fqdn_over_hostname` as cloud-init chooses it (`hostname::short_and_full`),
@@ -44,23 +44,23 @@ pub fn set_hostname<H: Files + Batch + Messages + HostName>(host: &mut H, value:
         host.warn(format_args!("set_hostname: {name}: over 64 bytes: left out"));
         return Ok(host.text(format_args!("left as it is")));
     }
-    host.create_dir(b"/etc", 0o755).map_err(|e| users::path_error(host, b"/etc", e))?;
+    host.create_dir(b"/etc", 0o755).map_err(|e| system_files::path_error(host, b"/etc", e))?;
     let mut hostname_line = heapless::Vec::<u8, 80>::new();
     let _ = hostname_line.extend_from_slice(name.as_bytes());
     let _ = hostname_line.push(b'\n');
-    if !users::has_contents(host, b"/etc/hostname", &hostname_line, &mut [0u8; 80]) {
-        host.stage(b"/etc/hostname", &hostname_line, 0o644, None).map_err(|e| users::failed(host, b"/etc/hostname", e, ""))?;
+    if !system_files::has_contents(host, b"/etc/hostname", &hostname_line, &mut [0u8; 80]) {
+        host.stage(b"/etc/hostname", &hostname_line, 0o644, None).map_err(|e| system_files::failed(host, b"/etc/hostname", e, ""))?;
     }
     if manage_hosts {
         let mut hosts_buf = [0u8; FILE_LIMIT];
         let mut hosts = SystemFile::read(host, "/etc/hosts", 0o644, &mut hosts_buf)?;
         let mut new = [0u8; FILE_LIMIT];
-        if let Some(len) = hosts_file::update(hosts.text(), full, short, &mut new).map_err(|e| users::said(host, &e))? {
+        if let Some(len) = hosts_file::update(hosts.text(), full, short, &mut new).map_err(|e| system_files::said(host, &e))? {
             hosts.replace(&new[..len], host)?;
         }
     }
-    users::commit(host)?;
-    host.set_host_name(name.as_bytes()).map_err(|e| users::failed(host, b"sethostname", e, ""))?;
+    system_files::commit(host)?;
+    host.set_host_name(name.as_bytes()).map_err(|e| system_files::failed(host, b"sethostname", e, ""))?;
     Ok(host.text(format_args!("{name} ({full})")))
 }
 

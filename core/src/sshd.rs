@@ -8,7 +8,7 @@ use crate::cloud_config::{self, CloudConfig};
 use crate::host::files::Files;
 use crate::host::messages::Messages;
 use crate::sshd_config;
-use crate::users::{self, TOO_LARGE};
+use crate::system_files::{self, TOO_LARGE};
 use crate::yaml::Scalar;
 
 /// Largest sshd_config read.
@@ -39,12 +39,12 @@ pub fn ssh_pwauth<H: Files + Messages>(host: &mut H, config: &CloudConfig<'_>) -
 /// `sshd_config.d/*.conf`, else sshd_config itself. The file's name, and whether it
 /// changed.
 pub fn set_option<H: Files + Messages>(host: &mut H, keyword: &str, value: &str) -> Result<(&'static str, bool), H::Text> {
-    host.create_dir(b"/etc/ssh", 0o755).map_err(|e| users::path_error(host, b"/etc/ssh", e))?;
+    host.create_dir(b"/etc/ssh", 0o755).map_err(|e| system_files::path_error(host, b"/etc/ssh", e))?;
     let mut main = [0u8; CONFIG_LIMIT];
     let main_len = read(host, b"/etc/ssh/sshd_config", &mut main)?;
     let (path, name, mode): (&[u8], _, _) = if sshd_config::includes_drop_ins(&main[..main_len]) {
         let directory = b"/etc/ssh/sshd_config.d";
-        host.create_dir(directory, 0o755).map_err(|e| users::path_error(host, directory, e))?;
+        host.create_dir(directory, 0o755).map_err(|e| system_files::path_error(host, directory, e))?;
         (b"/etc/ssh/sshd_config.d/50-cloud-init.conf", sshd_config::DROP_IN, 0o600)
     } else {
         (b"/etc/ssh/sshd_config", "sshd_config", 0o644)
@@ -58,7 +58,7 @@ pub fn set_option<H: Files + Messages>(host: &mut H, keyword: &str, value: &str)
                 Ok(Some(existing)) => existing.mode,
                 _ => mode,
             };
-            host.write(path, &updated[..new_len], keep_mode, None).map_err(|e| users::failed(host, name.as_bytes(), e, ""))?;
+            host.write(path, &updated[..new_len], keep_mode, None).map_err(|e| system_files::failed(host, name.as_bytes(), e, ""))?;
             Ok((name, true))
         }
         Ok(None) => Ok((name, false)),
@@ -68,10 +68,10 @@ pub fn set_option<H: Files + Messages>(host: &mut H, keyword: &str, value: &str)
 
 /// A configuration file, never through a symlink; an absent one is empty.
 fn read<H: Files + Messages>(host: &mut H, path: &[u8], buf: &mut [u8]) -> Result<usize, H::Text> {
-    match users::read_file_itself(host, path, buf) {
+    match system_files::read_file_itself(host, path, buf) {
         Ok(found) => Ok(found.unwrap_or(0)),
         Err(TOO_LARGE) => Err(host.text(format_args!("/etc/ssh: a config file larger than {CONFIG_LIMIT} bytes"))),
-        Err(e) => Err(users::failed(host, b"/etc/ssh/sshd_config", e, "")),
+        Err(e) => Err(system_files::failed(host, b"/etc/ssh/sshd_config", e, "")),
     }
 }
 
