@@ -168,7 +168,7 @@ impl<'a> Context<'a> {
         }
     }
 
-    fn path_error(&self, absolute: &[u8], e: wisp_os_linux::Errno) -> Line {
+    pub fn path_error(&self, absolute: &[u8], e: wisp_os_linux::Errno) -> Line {
         match self.path(absolute) {
             Ok(path) if e == wisp_os_linux::Errno::LOOP => msg!("{}: a symlink in the path is refused", Shown(path.as_bytes())),
             Ok(path) => crate::output::path_error(path.as_bytes(), e),

@@ -185,6 +185,10 @@ impl wisp_core::host::messages::Messages for System<'_> {
         crate::output::Shown(bytes)
     }
 
+    fn path_error(&self, path: &[u8], error: HostError) -> crate::output::Line {
+        self.ctx.path_error(path, Errno::from_raw_os_error(error.errno))
+    }
+
     fn under_root<'p>(&'p self, path: &'p [u8]) -> impl core::fmt::Display + 'p {
         UnderRoot(self.ctx.root(), path)
     }

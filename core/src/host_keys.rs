@@ -65,7 +65,7 @@ pub fn set_ssh_host_keys<H: Files + Messages + Programs>(host: &mut H, var_dir: 
         mark_done(host, done_path, instance_id)?;
         return Ok(host.text(format_args!("dropbear: {made} made, {printed} fingerprints printed, the image's removed: {delete}")));
     }
-    host.create_dir(b"/etc/ssh", 0o755).map_err(|e| system_files::path_error(host, b"/etc/ssh", e))?;
+    host.create_dir(b"/etc/ssh", 0o755).map_err(|e| host.path_error(b"/etc/ssh", e))?;
     if delete {
         for name in host_key_files(host, b"/etc/ssh", ssh_host_keys::is_host_key_file)? {
             let mut path = [0u8; PATH_LIMIT];
@@ -130,7 +130,7 @@ fn mark_done<H: Files + Messages>(host: &mut H, done_path: &[u8], instance_id: &
 /// `dropbearkey -y` shows (caught in a scratch file in TINY_CLOUD_VAR).
 fn dropbear_keys<H: Files + Messages + Programs>(host: &mut H, var_dir: &[u8], delete: bool, types: &[&str]) -> Result<(usize, usize), H::Text> {
     let directory = b"/etc/dropbear";
-    host.create_dir(directory, 0o755).map_err(|e| system_files::path_error(host, directory, e))?;
+    host.create_dir(directory, 0o755).map_err(|e| host.path_error(directory, e))?;
     let dropbear_error = |host: &H, e| system_files::failed(host, directory, e, "");
     let is_key = |name: &[u8]| name.starts_with(b"dropbear_") && name.ends_with(b"_host_key");
     if delete {

@@ -39,12 +39,12 @@ pub fn ssh_pwauth<H: Files + Messages>(host: &mut H, config: &CloudConfig<'_>) -
 /// `sshd_config.d/*.conf`, else sshd_config itself. The file's name, and whether it
 /// changed.
 pub fn set_option<H: Files + Messages>(host: &mut H, keyword: &str, value: &str) -> Result<(&'static str, bool), H::Text> {
-    host.create_dir(b"/etc/ssh", 0o755).map_err(|e| system_files::path_error(host, b"/etc/ssh", e))?;
+    host.create_dir(b"/etc/ssh", 0o755).map_err(|e| host.path_error(b"/etc/ssh", e))?;
     let mut main = [0u8; CONFIG_LIMIT];
     let main_len = read(host, b"/etc/ssh/sshd_config", &mut main)?;
     let (path, name, mode): (&[u8], _, _) = if sshd_config::includes_drop_ins(&main[..main_len]) {
         let directory = b"/etc/ssh/sshd_config.d";
-        host.create_dir(directory, 0o755).map_err(|e| system_files::path_error(host, directory, e))?;
+        host.create_dir(directory, 0o755).map_err(|e| host.path_error(directory, e))?;
         (b"/etc/ssh/sshd_config.d/50-cloud-init.conf", sshd_config::DROP_IN, 0o600)
     } else {
         (b"/etc/ssh/sshd_config", "sshd_config", 0o644)

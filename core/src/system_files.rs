@@ -32,7 +32,7 @@ impl<'b> SystemFile<'b> {
     /// `path` (in /etc), into `buf`, whose size is the limit; an absent file is empty.
     pub fn read<H: Files + Messages>(host: &mut H, path: &'static str, default_mode: u32, buf: &'b mut [u8]) -> Result<SystemFile<'b>, H::Text> {
         if let Err(e) = host.create_dir(b"/etc", 0o755) {
-            return Err(path_error(host, b"/etc", e));
+            return Err(host.path_error(b"/etc", e));
         }
         let mut file = SystemFile { path, text: buf, len: 0, mode: default_mode, owner: None };
         let meta = host.metadata(path.as_bytes()).map_err(|e| failed(host, path.as_bytes(), e, ""))?;
@@ -68,14 +68,6 @@ impl<'b> SystemFile<'b> {
         self.len = new.len();
         Ok(())
     }
-}
-
-/// `path: reason` for a path the host resolved under its root; a symlink it refused is
-/// said as such.
-pub fn path_error<H: Messages>(host: &H, path: &[u8], e: HostError) -> H::Text {
-    let reason = H::reason(e);
-    let why: &dyn fmt::Display = if e == SYMLINK { &"a symlink in the path is refused" } else { &reason };
-    host.text(format_args!("{}: {why}", host.under_root(path)))
 }
 
 /// `what: reason` (then `note`) for a failed host call: one function for every such line.

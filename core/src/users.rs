@@ -13,7 +13,7 @@ use crate::host::files::{Files, Kind};
 use crate::host::messages::Messages;
 use crate::host::random::Random;
 use crate::out::Out;
-use crate::system_files::{commit, directory_itself, failed, has_contents, is_directory, joined, path_error, said, split_path, SystemFile, FILE_LIMIT, SYMLINK, TOO_LARGE};
+use crate::system_files::{commit, directory_itself, failed, has_contents, is_directory, joined, said, split_path, SystemFile, FILE_LIMIT, SYMLINK, TOO_LARGE};
 
 /// Most keys installed at once.
 pub const KEYS_LIMIT: usize = 32;
@@ -197,7 +197,7 @@ fn rules_directory<H: Files + Messages>(host: &mut H, directory: &str, make: boo
         if !make {
             return Ok(false);
         }
-        host.create_dir(directory.as_bytes(), 0o755).map_err(|e| path_error(host, directory.as_bytes(), e))?;
+        host.create_dir(directory.as_bytes(), 0o755).map_err(|e| host.path_error(directory.as_bytes(), e))?;
     }
     Ok(true)
 }
@@ -222,7 +222,7 @@ fn split_home<'h, H: Messages>(host: &H, home: &'h [u8]) -> Result<(&'h [u8], &'
 /// The user's home, created if missing and never through a symlink; `Ok(true)` if made.
 fn create_home<H: Files + Messages>(host: &mut H, home: &[u8], uid: u32, gid: u32) -> Result<bool, H::Text> {
     let (parent, _) = split_home(host, home)?;
-    host.create_dir(parent, 0o755).map_err(|e| path_error(host, parent, e))?;
+    host.create_dir(parent, 0o755).map_err(|e| host.path_error(parent, e))?;
     let home_error = |host: &H, e| failed(host, home, e, "");
     let created = host.create_dir(home, 0o755).map_err(|e| home_error(host, e))?;
     let meta = host.metadata(home).map_err(|e| home_error(host, e))?;
@@ -283,7 +283,7 @@ pub fn install_keys<H: Files + Messages>(host: &mut H, name: &[u8], keys: &[Publ
     let ssh_error = |host: &H, e| failed(host, b"~/.ssh", e, "");
     let refused = |host: &H, what: &str, e| failed(host, what.as_bytes(), e, " (a symlink is refused)");
     if let Err(e) = host.list(parent, &mut |_| {}) {
-        return Err(path_error(host, parent, e));
+        return Err(host.path_error(parent, e));
     }
     directory_itself(host, user.home).map_err(|e| failed(host, user.home, e, ""))?;
     let mut ssh = [0u8; HOME_LIMIT + 8];
@@ -411,7 +411,7 @@ fn apply_user<H: Files + Batch + Messages + Random>(host: &mut H, spec: &cloud_c
     let passwd = match host.read(b"/etc/passwd", &mut passwd) {
         Ok(len) => &passwd[..len.unwrap_or(0)],
         Err(TOO_LARGE) => return Err(host.text(format_args!("{}: larger than {FILE_LIMIT} bytes", host.under_root(b"/etc/passwd")))),
-        Err(e) => return Err(path_error(host, b"/etc/passwd", e)),
+        Err(e) => return Err(host.path_error(b"/etc/passwd", e)),
     };
     accounts::check_requested_account(passwd, account.name, spec.uid, spec.system).map_err(|e| host.text(format_args!("user {}: {e}", H::shown(account.name))))?;
     let mut done = Done::new();

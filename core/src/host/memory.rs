@@ -276,6 +276,13 @@ impl super::messages::Messages for MemorySystem {
         std::string::String::from_utf8_lossy(bytes)
     }
 
+    fn path_error(&self, path: &[u8], error: HostError) -> std::string::String {
+        match error.errno {
+            40 => std::format!("{}: a symlink in the path is refused", std::string::String::from_utf8_lossy(path)),
+            _ => std::format!("{}: {error}", std::string::String::from_utf8_lossy(path)),
+        }
+    }
+
     fn under_root<'p>(&'p self, path: &'p [u8]) -> impl core::fmt::Display + 'p {
         std::string::String::from_utf8_lossy(path)
     }

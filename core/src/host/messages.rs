@@ -29,6 +29,10 @@ pub trait Messages {
     /// Bytes from outside (names, paths) with anything unprintable escaped.
     fn shown(bytes: &[u8]) -> impl fmt::Display + '_;
 
+    /// `path: reason` for a call on an image path, the path as the host reached it
+    /// (under its root); a symlink it refused to follow is said as such.
+    fn path_error(&self, path: &[u8], error: HostError) -> Self::Text;
+
     /// An image path as the host reaches it (under its root), for messages.
     fn under_root<'p>(&'p self, path: &'p [u8]) -> impl fmt::Display + 'p;
 }
