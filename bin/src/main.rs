@@ -69,6 +69,7 @@ mod seed;
 #[cfg(feature = "ssh")]
 mod sshd;
 mod state;
+mod system;
 mod userdata;
 mod users;
 
