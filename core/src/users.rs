@@ -207,7 +207,11 @@ struct Steps<'a>(&'a [&'static str]);
 
 impl fmt::Display for Steps<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.iter().try_for_each(|step| write!(f, " {step}"))
+        for step in self.0 {
+            f.write_str(" ")?;
+            f.write_str(step)?;
+        }
+        Ok(())
     }
 }
 
