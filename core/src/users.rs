@@ -585,7 +585,7 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn a_failed_write_leaves_every_file_as_it_was() {
+    fn a_failed_host_call_commits_nothing() {
         let mut host = image();
         host.host.fail.insert(b"/etc/shadow".to_vec(), HostError { errno: 28 });
         let files = host.host.files.clone();
