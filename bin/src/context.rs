@@ -121,6 +121,11 @@ impl<'a> Context<'a> {
         self.program_root.as_ref().map(CPath::as_cstr)
     }
 
+    /// `--root` without trailing slashes: empty for the real root.
+    pub fn root(&self) -> &'a [u8] {
+        self.root
+    }
+
     /// `absolute` under the root.
     pub fn path(&self, absolute: &[u8]) -> Result<CPath, Line> {
         CPath::from_parts(&[self.root, absolute]).map_err(|e| msg!("{}{}: {e}", Shown(self.root), Shown(absolute)))
@@ -163,7 +168,7 @@ impl<'a> Context<'a> {
         }
     }
 
-    fn path_error(&self, absolute: &[u8], e: wisp_os_linux::Errno) -> Line {
+    pub fn path_error(&self, absolute: &[u8], e: wisp_os_linux::Errno) -> Line {
         match self.path(absolute) {
             Ok(path) if e == wisp_os_linux::Errno::LOOP => msg!("{}: a symlink in the path is refused", Shown(path.as_bytes())),
             Ok(path) => crate::output::path_error(path.as_bytes(), e),

@@ -11,12 +11,12 @@ pub struct Linux<'a> {
     pub root: &'a Dir,
 }
 
-fn host_error(e: Errno) -> HostError {
+pub(crate) fn host_error(e: Errno) -> HostError {
     HostError { errno: e.raw_os_error() }
 }
 
 /// `/a/b/name` as (`/a/b`, `name`); the root's own entries have the parent `""`.
-fn split(path: &[u8]) -> Result<(&[u8], &[u8]), HostError> {
+pub(crate) fn split(path: &[u8]) -> Result<(&[u8], &[u8]), HostError> {
     let trimmed = path.strip_suffix(b"/").unwrap_or(path);
     match trimmed.iter().rposition(|&b| b == b'/') {
         Some(i) if i + 1 < trimmed.len() => Ok((&trimmed[..i], &trimmed[i + 1..])),
@@ -26,7 +26,7 @@ fn split(path: &[u8]) -> Result<(&[u8], &[u8]), HostError> {
 
 impl Linux<'_> {
     /// The directory `path` is in, open.
-    fn parent(&self, path: &[u8]) -> Result<Dir, HostError> {
+    pub(crate) fn parent(&self, path: &[u8]) -> Result<Dir, HostError> {
         let (parent, _) = split(path)?;
         self.root.open_beneath(parent, Resolve::InRoot).map_err(host_error)
     }

@@ -58,8 +58,6 @@ mod output;
 mod phases;
 #[cfg(feature = "cloud-config")]
 mod cloud_config;
-#[cfg(feature = "cloud-config")]
-mod passwords;
 mod scripts;
 mod session;
 #[cfg(feature = "cloud-config")]
@@ -70,6 +68,7 @@ mod seed;
 mod sshd;
 mod state;
 mod take_once;
+mod system;
 mod userdata;
 mod users;
 

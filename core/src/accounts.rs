@@ -269,9 +269,9 @@ pub fn add_member(group: &[u8], group_name: &[u8], user: &[u8], out: &mut [u8]) 
     Ok(Some(writer.len()))
 }
 
-/// The rules tiny-cloud writes for members of `wheel`: (directory, file, contents).
-pub const SUDOERS_RULE: (&str, &str, &str) = ("/etc/sudoers.d", "wheel", "%wheel ALL=(ALL) NOPASSWD: ALL\n");
-pub const DOAS_RULE: (&str, &str, &str) = ("/etc/doas.d", "wheel.conf", "permit nopass :wheel\n");
+/// The rules tiny-cloud writes for members of `wheel`: (directory, file's path, contents).
+pub const SUDOERS_RULE: (&str, &str, &str) = ("/etc/sudoers.d", "/etc/sudoers.d/wheel", "%wheel ALL=(ALL) NOPASSWD: ALL\n");
+pub const DOAS_RULE: (&str, &str, &str) = ("/etc/doas.d", "/etc/doas.d/wheel.conf", "permit nopass :wheel\n");
 
 #[cfg(test)]
 mod tests {

@@ -426,8 +426,8 @@ pub const BATCH_LIMIT: usize = 8;
 /// Files replaced together, as one step: each is written to its temporary name when
 /// staged (`Dir::stage`), and `commit` makes them all durable with one syncfs(2) per
 /// filesystem, then renames each over its old name. A crash before the renames leaves
-/// every old file; after, complete new ones. Dropped uncommitted, it removes its
-/// temporary files.
+/// every old file; after, complete new ones. Discarded or dropped uncommitted (or after a
+/// failed commit), it removes its temporary files.
 pub struct Batch {
     staged: heapless::Vec<Staged, BATCH_LIMIT>,
 }
@@ -452,7 +452,7 @@ impl Batch {
 
     /// One syncfs(2) per filesystem staged on, then renameat(2) of each file, in the
     /// order staged.
-    pub fn commit(mut self) -> Result<(), Errno> {
+    pub fn commit(&mut self) -> Result<(), Errno> {
         for (i, staged) in self.staged.iter().enumerate() {
             if !self.staged[..i].iter().any(|earlier| earlier.directory.0 == staged.directory.0) {
                 rustix::fs::syncfs(&staged.dir)?;
@@ -467,6 +467,16 @@ impl Batch {
         self.staged.clear();
         Ok(())
     }
+
+    /// Removes the staged temporary files, and forgets them.
+    pub fn discard(&mut self) {
+        for staged in &self.staged {
+            if let Ok(temp) = staged.temp_name() {
+                let _ = rustix::fs::unlinkat(&staged.dir, temp.as_cstr(), AtFlags::empty());
+            }
+        }
+        self.staged.clear();
+    }
 }
 
 impl Default for Batch {
@@ -477,11 +487,7 @@ impl Default for Batch {
 
 impl Drop for Batch {
     fn drop(&mut self) {
-        for staged in &self.staged {
-            if let Ok(temp) = staged.temp_name() {
-                let _ = rustix::fs::unlinkat(&staged.dir, temp.as_cstr(), AtFlags::empty());
-            }
-        }
+        self.discard();
     }
 }
 

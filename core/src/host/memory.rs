@@ -198,3 +198,187 @@ impl Directory for MemoryDir<'_> {
         self.host.call("sync", &path)
     }
 }
+
+// Accounts, passwords, keys and host names (issue #12): a `MemoryHost` with a batch,
+// message lines as strings, a fixed randomness and a kernel host name.
+
+/// A `MemoryHost` with what the accounts' rules ask besides files.
+pub struct MemorySystem {
+    pub host: MemoryHost,
+    /// Staged replacements, applied by `commit`.
+    pub staged: Vec<(Vec<u8>, Vec<u8>, u32, Option<(u32, u32)>)>,
+    /// How many commits were made (each one sync in the real host).
+    pub commits: usize,
+    /// Warnings and errors said, in order, as `"warning: ..."` and `"error: ..."`.
+    pub said: std::cell::RefCell<Vec<std::string::String>>,
+    /// The kernel's host name, once set.
+    pub host_name: Option<Vec<u8>>,
+    /// The byte every random byte is.
+    pub random: u8,
+    /// The programs the image has, and what each run does to the files: given the
+    /// arguments, the output file's new contents (for `Output::File`), or `None` to fail.
+    pub programs: Vec<(Vec<u8>, fn(&mut MemoryHost, &[&[u8]]) -> Option<Vec<u8>>)>,
+    /// Each program run, as its arguments joined by spaces.
+    pub runs: Vec<std::string::String>,
+}
+
+impl MemorySystem {
+    pub fn new(host: MemoryHost) -> MemorySystem {
+        MemorySystem { host, staged: Vec::new(), commits: 0, said: Default::default(), host_name: None, random: 7, programs: Vec::new(), runs: Vec::new() }
+    }
+
+    pub fn contents(&self, path: &str) -> Option<&str> {
+        self.host.contents(path).map(|c| core::str::from_utf8(c).unwrap())
+    }
+
+    pub fn meta(&self, path: &str) -> Metadata {
+        self.host.files[path.as_bytes()].meta
+    }
+
+    /// A directory owned by `owner` (its parents are not made).
+    pub fn with_dir(mut self, path: &str, owner: (u32, u32)) -> MemorySystem {
+        let meta = Metadata { kind: Kind::Directory, mode: 0o755, uid: owner.0, gid: owner.1, len: 0 };
+        self.host.files.insert(path.as_bytes().to_vec(), Entry { contents: Vec::new(), meta });
+        self
+    }
+
+    pub fn with_symlink(mut self, path: &str) -> MemorySystem {
+        let meta = Metadata { kind: Kind::Symlink, mode: 0o777, uid: 0, gid: 0, len: 0 };
+        self.host.files.insert(path.as_bytes().to_vec(), Entry { contents: Vec::new(), meta });
+        self
+    }
+
+    pub fn with_file(mut self, path: &str, contents: &str) -> MemorySystem {
+        self.host = self.host.with_file(path, contents.as_bytes());
+        self
+    }
+}
+
+impl Files for MemorySystem {
+    fn read(&mut self, path: &[u8], buf: &mut [u8]) -> Result<Option<usize>, HostError> {
+        self.host.read(path, buf)
+    }
+    fn write(&mut self, path: &[u8], contents: &[u8], mode: u32, owner: Option<(u32, u32)>) -> Result<(), HostError> {
+        self.host.write(path, contents, mode, owner)
+    }
+    fn create_dir(&mut self, path: &[u8], mode: u32) -> Result<bool, HostError> {
+        self.host.create_dir(path, mode)
+    }
+    fn metadata(&mut self, path: &[u8]) -> Result<Option<Metadata>, HostError> {
+        self.host.metadata(path)
+    }
+    fn set_owner_and_mode(&mut self, path: &[u8], uid: u32, gid: u32, mode: u32) -> Result<(), HostError> {
+        self.host.set_owner_and_mode(path, uid, gid, mode)
+    }
+    fn remove(&mut self, path: &[u8]) -> Result<bool, HostError> {
+        self.host.remove(path)
+    }
+    fn list(&mut self, dir: &[u8], visit: &mut dyn FnMut(&[u8])) -> Result<(), HostError> {
+        // As the real host: a directory that is not there cannot be listed.
+        match self.host.files.get(dir) {
+            Some(e) if e.meta.kind == Kind::Directory => self.host.list(dir, visit),
+            _ => Err(HostError::NOT_FOUND),
+        }
+    }
+}
+
+impl super::batch::Batch for MemorySystem {
+    fn stage(&mut self, path: &[u8], contents: &[u8], mode: u32, owner: Option<(u32, u32)>) -> Result<(), HostError> {
+        self.host.call("stage", path)?;
+        self.staged.retain(|staged| staged.0 != path);
+        self.staged.push((path.to_vec(), contents.to_vec(), mode, owner));
+        Ok(())
+    }
+
+    fn commit(&mut self) -> Result<(), HostError> {
+        self.host.call("commit", b"")?;
+        for (path, contents, mode, owner) in core::mem::take(&mut self.staged) {
+            self.host.put(&path, &contents, mode, owner.unwrap_or((0, 0)));
+        }
+        self.commits += 1;
+        Ok(())
+    }
+
+    fn discard(&mut self) {
+        self.staged.clear();
+    }
+}
+
+impl super::messages::Messages for MemorySystem {
+    type Text = std::string::String;
+
+    fn text(&self, args: core::fmt::Arguments<'_>) -> std::string::String {
+        std::format!("{args}")
+    }
+
+    fn log(&self, args: core::fmt::Arguments<'_>) {
+        self.said.borrow_mut().push(std::format!("{args}"));
+    }
+
+    fn warn(&self, args: core::fmt::Arguments<'_>) {
+        self.said.borrow_mut().push(std::format!("warning: {args}"));
+    }
+
+    fn error(&self, args: core::fmt::Arguments<'_>) {
+        self.said.borrow_mut().push(std::format!("error: {args}"));
+    }
+
+    fn reason(error: HostError) -> impl core::fmt::Display {
+        error
+    }
+
+    fn shown(bytes: &[u8]) -> impl core::fmt::Display + '_ {
+        std::string::String::from_utf8_lossy(bytes)
+    }
+
+    fn path_error(&self, path: &[u8], error: HostError) -> std::string::String {
+        match error.errno {
+            40 => std::format!("{}: a symlink in the path is refused", std::string::String::from_utf8_lossy(path)),
+            _ => std::format!("{}: {error}", std::string::String::from_utf8_lossy(path)),
+        }
+    }
+
+    fn under_root<'p>(&'p self, path: &'p [u8]) -> impl core::fmt::Display + 'p {
+        std::string::String::from_utf8_lossy(path)
+    }
+}
+
+impl From<crate::cloud_config::ConfigError> for std::string::String {
+    fn from(e: crate::cloud_config::ConfigError) -> std::string::String {
+        std::format!("{e}")
+    }
+}
+
+impl super::random::Random for MemorySystem {
+    fn fill(&mut self, buf: &mut [u8]) -> Result<(), HostError> {
+        buf.fill(self.random);
+        Ok(())
+    }
+}
+
+impl super::uts::HostName for MemorySystem {
+    fn set_host_name(&mut self, name: &[u8]) -> Result<(), HostError> {
+        self.host.call("set_host_name", name)?;
+        self.host_name = Some(name.to_vec());
+        Ok(())
+    }
+}
+
+impl super::programs::Programs for MemorySystem {
+    fn has_program(&mut self, program: &[u8]) -> bool {
+        self.programs.iter().any(|(name, _)| name == program)
+    }
+
+    fn run(&mut self, program: &core::ffi::CStr, args: &[&core::ffi::CStr], output: super::programs::Output<'_>) -> Result<bool, super::programs::RunError> {
+        let args: Vec<&[u8]> = args.iter().map(|a| a.to_bytes()).collect();
+        self.runs.push(args.iter().map(|a| std::string::String::from_utf8_lossy(a)).collect::<Vec<_>>().join(" "));
+        let Some(&(_, behave)) = self.programs.iter().find(|(name, _)| name == program.to_bytes()) else {
+            return Err(super::programs::RunError::Run(HostError::NOT_FOUND));
+        };
+        let Some(printed) = behave(&mut self.host, &args) else { return Ok(false) };
+        if let super::programs::Output::File(path, mode) = output {
+            self.host.put(path, &printed, mode, (0, 0));
+        }
+        Ok(true)
+    }
+}

@@ -13,6 +13,12 @@ use core::fmt;
 
 pub mod directory;
 pub mod files;
+// accounts, passwords, keys and host names (issue #12)
+pub mod batch;
+pub mod messages;
+pub mod programs;
+pub mod random;
+pub mod uts;
 #[cfg(test)]
 pub mod memory;
 

@@ -1,0 +1,156 @@
+//! The host the rules of accounts, passwords, keys and host names run against: the
+//! root's files (`Linux`) with a batch of replacements, the run's messages and log,
+//! randomness, the kernel's host name and the image's programs. Each method is the
+//! calls it names; every decision is core's.
+
+use wisp_core::host::files::{Files, Metadata};
+use wisp_core::host::HostError;
+use wisp_os_linux::Errno;
+
+use crate::context::Context;
+use crate::host::{host_error, split, Linux};
+use crate::output::{Line, Os, Shown};
+
+/// What the accounts' rules run against: the root, a batch, and the context's log.
+pub struct System<'c> {
+    files: Linux<'c>,
+    batch: wisp_os_linux::fs::Batch,
+    ctx: &'c Context<'c>,
+}
+
+impl<'c> System<'c> {
+    pub fn new(ctx: &'c Context<'c>) -> System<'c> {
+        System { files: ctx.host(), batch: wisp_os_linux::fs::Batch::new(), ctx }
+    }
+}
+
+/// Days since 1970, as /etc/shadow counts them.
+pub fn today() -> u64 {
+    wisp_os_linux::time::realtime_secs() / wisp_core::clock::SECONDS_PER_DAY
+}
+
+impl Files for System<'_> {
+    fn read(&mut self, path: &[u8], buf: &mut [u8]) -> Result<Option<usize>, HostError> {
+        self.files.read(path, buf)
+    }
+    fn write(&mut self, path: &[u8], contents: &[u8], mode: u32, owner: Option<(u32, u32)>) -> Result<(), HostError> {
+        self.files.write(path, contents, mode, owner)
+    }
+    fn create_dir(&mut self, path: &[u8], mode: u32) -> Result<bool, HostError> {
+        self.files.create_dir(path, mode)
+    }
+    fn metadata(&mut self, path: &[u8]) -> Result<Option<Metadata>, HostError> {
+        self.files.metadata(path)
+    }
+    fn set_owner_and_mode(&mut self, path: &[u8], uid: u32, gid: u32, mode: u32) -> Result<(), HostError> {
+        self.files.set_owner_and_mode(path, uid, gid, mode)
+    }
+    fn remove(&mut self, path: &[u8]) -> Result<bool, HostError> {
+        self.files.remove(path)
+    }
+    fn list(&mut self, dir: &[u8], visit: &mut dyn FnMut(&[u8])) -> Result<(), HostError> {
+        self.files.list(dir, visit)
+    }
+}
+
+impl wisp_core::host::batch::Batch for System<'_> {
+    fn stage(&mut self, path: &[u8], contents: &[u8], mode: u32, owner: Option<(u32, u32)>) -> Result<(), HostError> {
+        let (_, name) = split(path)?;
+        let dir = self.files.parent(path)?;
+        dir.stage(name, contents, mode, owner, &mut self.batch).map_err(host_error)
+    }
+
+    fn commit(&mut self) -> Result<(), HostError> {
+        self.batch.commit().map_err(host_error)
+    }
+
+    fn discard(&mut self) {
+        self.batch.discard();
+    }
+}
+
+impl wisp_core::host::messages::Messages for System<'_> {
+    type Text = Line;
+
+    fn text(&self, args: core::fmt::Arguments<'_>) -> Line {
+        Line::format(args)
+    }
+
+    fn log(&self, args: core::fmt::Arguments<'_>) {
+        self.ctx.log.line(args);
+    }
+
+    fn warn(&self, args: core::fmt::Arguments<'_>) {
+        self.ctx.warn(args);
+    }
+
+    fn error(&self, args: core::fmt::Arguments<'_>) {
+        crate::output::error(args);
+    }
+
+    fn reason(error: HostError) -> impl core::fmt::Display {
+        Os(Errno::from_raw_os_error(error.errno))
+    }
+
+    fn shown(bytes: &[u8]) -> impl core::fmt::Display + '_ {
+        Shown(bytes)
+    }
+
+    fn path_error(&self, path: &[u8], error: HostError) -> Line {
+        self.ctx.path_error(path, Errno::from_raw_os_error(error.errno))
+    }
+
+    fn under_root<'p>(&'p self, path: &'p [u8]) -> impl core::fmt::Display + 'p {
+        UnderRoot(self.ctx.root(), path)
+    }
+}
+
+/// A path under `--root` (the root, then the path), for messages.
+struct UnderRoot<'p>(&'p [u8], &'p [u8]);
+
+impl core::fmt::Display for UnderRoot<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "{}{}", Shown(self.0), Shown(self.1))
+    }
+}
+
+impl wisp_core::host::random::Random for System<'_> {
+    fn fill(&mut self, buf: &mut [u8]) -> Result<(), HostError> {
+        wisp_os_linux::system::random_bytes(buf).map_err(host_error)
+    }
+}
+
+impl wisp_core::host::uts::HostName for System<'_> {
+    fn set_host_name(&mut self, name: &[u8]) -> Result<(), HostError> {
+        wisp_os_linux::system::set_hostname(name).map_err(host_error)
+    }
+}
+
+#[cfg(feature = "ssh")]
+impl wisp_core::host::programs::Programs for System<'_> {
+    fn has_program(&mut self, program: &[u8]) -> bool {
+        // stat(2), following symlinks: dropbearkey is often one to dropbearmulti.
+        let Ok(path) = self.ctx.path(program) else { return false };
+        matches!(wisp_os_linux::fs::metadata(path.as_cstr()), Ok(Some(m)) if m.is_file())
+    }
+
+    fn run(&mut self, program: &core::ffi::CStr, args: &[&core::ffi::CStr], output: wisp_core::host::programs::Output<'_>) -> Result<bool, wisp_core::host::programs::RunError> {
+        use wisp_core::host::programs::{Output, RunError};
+        use wisp_os_linux::AsFd;
+        let file = match output {
+            Output::StandardError => None,
+            Output::File(path, mode) => {
+                let (_, name) = split(path).map_err(RunError::Output)?;
+                let dir = self.files.parent(path).map_err(RunError::Output)?;
+                Some(dir.create_truncate(name, mode).map_err(|e| RunError::Output(host_error(e)))?)
+            }
+        };
+        let output = file.as_ref().map_or(wisp_os_linux::stdio::stderr(), |f| f.as_fd());
+        let input = wisp_os_linux::fs::open_read(c"/dev/null").map_err(|e| RunError::Run(host_error(e)))?;
+        // Run chrooted into the root: the program and its files by their paths inside it.
+        match wisp_os_linux::process::run(self.ctx.start, self.ctx.program_root(), program, args, None, input.as_fd(), output) {
+            Ok(status) => Ok(status == wisp_os_linux::process::ExitStatus::Exited(0)),
+            Err(e) => Err(RunError::Run(host_error(e))),
+        }
+    }
+}

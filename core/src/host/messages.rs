@@ -1,0 +1,38 @@
+//! What a rule says: its result and error lines, and the warnings of items it leaves out.
+
+use core::fmt;
+
+use super::HostError;
+use crate::cloud_config::ConfigError;
+
+/// The host's message lines. A rule builds its lines here, in the host's words for what
+/// core cannot know (the system's reason for an errno, a path under the root), so that
+/// what is printed is the host's to store and show.
+pub trait Messages {
+    /// One line of text, kept by the host.
+    type Text: fmt::Display + From<ConfigError>;
+
+    fn text(&self, args: fmt::Arguments<'_>) -> Self::Text;
+
+    /// A line of the action log.
+    fn log(&self, args: fmt::Arguments<'_>);
+
+    /// An item left out, or a form not applied: said in the log, never fatal.
+    fn warn(&self, args: fmt::Arguments<'_>);
+
+    /// A problem said at once (on standard error), never fatal.
+    fn error(&self, args: fmt::Arguments<'_>);
+
+    /// The system's words for `error` ("No such file or directory").
+    fn reason(error: HostError) -> impl fmt::Display;
+
+    /// Bytes from outside (names, paths) with anything unprintable escaped.
+    fn shown(bytes: &[u8]) -> impl fmt::Display + '_;
+
+    /// `path: reason` for a call on an image path, the path as the host reached it
+    /// (under its root); a symlink it refused to follow is said as such.
+    fn path_error(&self, path: &[u8], error: HostError) -> Self::Text;
+
+    /// An image path as the host reaches it (under its root), for messages.
+    fn under_root<'p>(&'p self, path: &'p [u8]) -> impl fmt::Display + 'p;
+}

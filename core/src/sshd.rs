@@ -1,0 +1,132 @@
+//! sshd's configuration on the host, as cloud-init edits it. `ssh_pwauth`:
+//! `PasswordAuthentication`, in `/etc/ssh/sshd_config` or, when that file includes
+//! `sshd_config.d/*.conf`, in the drop-in `50-cloud-init.conf` there (0600). Written only
+//! when it changes, so a rerun changes nothing; sshd is not restarted (the bootstrap runs
+//! before it starts). The text edit is `sshd_config`'s.
+
+use crate::cloud_config::{self, CloudConfig};
+use crate::host::files::Files;
+use crate::host::messages::Messages;
+use crate::sshd_config;
+use crate::system_files::{self, TOO_LARGE};
+use crate::yaml::Scalar;
+
+/// Largest sshd_config read.
+pub const CONFIG_LIMIT: usize = 64 * 1024;
+
+pub fn ssh_pwauth<H: Files + Messages>(host: &mut H, config: &CloudConfig<'_>) -> Result<H::Text, H::Text> {
+    let Some(value) = config.value("ssh_pwauth") else { return Ok(host.text(format_args!("no ssh_pwauth"))) };
+    // cloud-init takes a boolean, or (deprecated) its spelling as a string.
+    let allow = match value.scalar() {
+        Some(Scalar::Bool(allow)) => allow,
+        Some(Scalar::Str(text)) => match keyword(text) {
+            Some(b"true" | b"yes" | b"on" | b"1") => true,
+            Some(b"false" | b"no" | b"off" | b"0") => false,
+            Some(b"unchanged") => return Ok(host.text(format_args!("unchanged"))),
+            _ => return Err(cloud_config::error("ssh_pwauth", value, "not true, false or unchanged").into()),
+        },
+        _ => return Err(cloud_config::error("ssh_pwauth", value, "not true, false or unchanged").into()),
+    };
+    let setting = if allow { "yes" } else { "no" };
+    let (name, changed) = set_option(host, "PasswordAuthentication", setting)?;
+    Ok(match changed {
+        true => host.text(format_args!("PasswordAuthentication {setting} in {name}")),
+        false => host.text(format_args!("PasswordAuthentication {setting} already in {name}")),
+    })
+}
+
+/// Sets `keyword value` where cloud-init would: the drop-in when sshd_config includes
+/// `sshd_config.d/*.conf`, else sshd_config itself. The file's name, and whether it
+/// changed.
+pub fn set_option<H: Files + Messages>(host: &mut H, keyword: &str, value: &str) -> Result<(&'static str, bool), H::Text> {
+    host.create_dir(b"/etc/ssh", 0o755).map_err(|e| host.path_error(b"/etc/ssh", e))?;
+    let mut main = [0u8; CONFIG_LIMIT];
+    let main_len = read(host, b"/etc/ssh/sshd_config", &mut main)?;
+    let (path, name, mode): (&[u8], _, _) = if sshd_config::includes_drop_ins(&main[..main_len]) {
+        let directory = b"/etc/ssh/sshd_config.d";
+        host.create_dir(directory, 0o755).map_err(|e| host.path_error(directory, e))?;
+        (b"/etc/ssh/sshd_config.d/50-cloud-init.conf", sshd_config::DROP_IN, 0o600)
+    } else {
+        (b"/etc/ssh/sshd_config", "sshd_config", 0o644)
+    };
+    let mut text = [0u8; CONFIG_LIMIT];
+    let len = read(host, path, &mut text)?;
+    let mut updated = [0u8; CONFIG_LIMIT + 512];
+    match sshd_config::set_option(&text[..len], keyword, value, &mut updated) {
+        Ok(Some(new_len)) => {
+            let keep_mode = match host.metadata(path) {
+                Ok(Some(existing)) => existing.mode,
+                _ => mode,
+            };
+            host.write(path, &updated[..new_len], keep_mode, None).map_err(|e| system_files::failed(host, name.as_bytes(), e, ""))?;
+            Ok((name, true))
+        }
+        Ok(None) => Ok((name, false)),
+        Err(full) => Err(host.text(format_args!("{name} would be larger than {} bytes", full.limit))),
+    }
+}
+
+/// A configuration file, never through a symlink; an absent one is empty.
+fn read<H: Files + Messages>(host: &mut H, path: &[u8], buf: &mut [u8]) -> Result<usize, H::Text> {
+    match system_files::read_file_itself(host, path, buf) {
+        Ok(found) => Ok(found.unwrap_or(0)),
+        Err(TOO_LARGE) => Err(host.text(format_args!("/etc/ssh: a config file larger than {CONFIG_LIMIT} bytes"))),
+        Err(e) => Err(system_files::failed(host, b"/etc/ssh/sshd_config", e, "")),
+    }
+}
+
+/// The words cloud-init's `is_true`, `is_false` and "unchanged" take, any case.
+fn keyword(text: &str) -> Option<&'static [u8]> {
+    const WORDS: [&[u8]; 9] = [b"true", b"yes", b"on", b"1", b"false", b"no", b"off", b"0", b"unchanged"];
+    WORDS.into_iter().find(|word| text.as_bytes().eq_ignore_ascii_case(word))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::memory::{MemoryHost, MemorySystem};
+    use crate::users::tests::with_config;
+
+    fn image(main: &str) -> MemorySystem {
+        MemorySystem::new(MemoryHost::new()).with_dir("/etc", (0, 0)).with_dir("/etc/ssh", (0, 0)).with_file("/etc/ssh/sshd_config", main)
+    }
+
+    #[test]
+    fn ssh_pwauth_goes_in_sshd_config_or_its_drop_in_once() {
+        with_config("ssh_pwauth: true\n", |config| {
+            let mut host = image("Port 22\nPasswordAuthentication no\n");
+            assert_eq!(ssh_pwauth(&mut host, config).unwrap(), "PasswordAuthentication yes in sshd_config");
+            assert_eq!(host.contents("/etc/ssh/sshd_config"), Some("Port 22\nPasswordAuthentication yes\n"));
+            assert_eq!(ssh_pwauth(&mut host, config).unwrap(), "PasswordAuthentication yes already in sshd_config");
+        });
+        with_config("ssh_pwauth: \"no\"\n", |config| {
+            let mut host = image("Include /etc/ssh/sshd_config.d/*.conf\n");
+            assert_eq!(ssh_pwauth(&mut host, config).unwrap(), "PasswordAuthentication no in 50-cloud-init.conf");
+            assert_eq!(host.contents("/etc/ssh/sshd_config.d/50-cloud-init.conf"), Some("PasswordAuthentication no\n"));
+            assert_eq!(host.meta("/etc/ssh/sshd_config.d/50-cloud-init.conf").mode, 0o600);
+            assert_eq!(host.contents("/etc/ssh/sshd_config"), Some("Include /etc/ssh/sshd_config.d/*.conf\n"));
+        });
+    }
+
+    #[test]
+    fn unchanged_and_wrong_values() {
+        with_config("ssh_pwauth: unchanged\n", |config| {
+            let mut host = image("Port 22\n");
+            assert_eq!(ssh_pwauth(&mut host, config).unwrap(), "unchanged");
+            assert_eq!(host.contents("/etc/ssh/sshd_config"), Some("Port 22\n"));
+        });
+        with_config("ssh_pwauth: maybe\n", |config| {
+            let e = ssh_pwauth(&mut image(""), config).unwrap_err();
+            assert!(e.contains("ssh_pwauth: not true, false or unchanged"), "{e}");
+        });
+        with_config("hostname: a\n", |config| assert_eq!(ssh_pwauth(&mut image(""), config).unwrap(), "no ssh_pwauth"));
+    }
+
+    #[test]
+    fn a_symlink_at_sshd_config_is_refused() {
+        with_config("ssh_pwauth: true\n", |config| {
+            let mut host = MemorySystem::new(MemoryHost::new()).with_dir("/etc/ssh", (0, 0)).with_symlink("/etc/ssh/sshd_config");
+            assert_eq!(ssh_pwauth(&mut host, config).unwrap_err(), "/etc/ssh/sshd_config: errno 40");
+        });
+    }
+}

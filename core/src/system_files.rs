@@ -1,0 +1,137 @@
+//! The image's system files as the rules read and replace them: a file read whole with
+//! the mode and owner it keeps (`SystemFile`), contents compared and read without
+//! following a symlink at the name, and the lines that say why a host call failed.
+
+use core::fmt;
+
+use crate::host::batch::Batch;
+use crate::host::files::{Files, Kind};
+use crate::host::messages::Messages;
+use crate::host::HostError;
+use crate::out::Out;
+
+/// Largest /etc/passwd, /etc/group, /etc/shadow, /etc/hosts or authorized_keys: a cloud
+/// image's are a few hundred bytes, and several of these buffers live at once.
+pub const FILE_LIMIT: usize = 32 * 1024;
+
+/// What the file-too-large errno (EFBIG) says: the file did not fit the buffer.
+pub const TOO_LARGE: HostError = HostError { errno: 27 };
+/// ELOOP: what opening a symlink with O_NOFOLLOW says.
+pub const SYMLINK: HostError = HostError { errno: 40 };
+
+/// A system file read whole, with the mode and owner it must keep when rewritten.
+pub struct SystemFile<'b> {
+    path: &'static str,
+    text: &'b mut [u8],
+    len: usize,
+    mode: u32,
+    owner: Option<(u32, u32)>,
+}
+
+impl<'b> SystemFile<'b> {
+    /// `path` (in /etc), into `buf`, whose size is the limit; an absent file is empty.
+    pub fn read<H: Files + Messages>(host: &mut H, path: &'static str, default_mode: u32, buf: &'b mut [u8]) -> Result<SystemFile<'b>, H::Text> {
+        if let Err(e) = host.create_dir(b"/etc", 0o755) {
+            return Err(host.path_error(b"/etc", e));
+        }
+        let mut file = SystemFile { path, text: buf, len: 0, mode: default_mode, owner: None };
+        let meta = host.metadata(path.as_bytes()).map_err(|e| failed(host, path.as_bytes(), e, ""))?;
+        if let Some(meta) = meta {
+            file.mode = meta.mode;
+            file.owner = Some((meta.uid, meta.gid));
+            // Never read through a symlink planted at a system file's name.
+            if meta.kind == Kind::Symlink {
+                return Err(failed(host, path.as_bytes(), SYMLINK, ""));
+            }
+        }
+        file.len = match host.read(path.as_bytes(), file.text) {
+            Ok(len) => len.unwrap_or(0),
+            Err(TOO_LARGE) => {
+                let limit = file.text.len();
+                return Err(host.text(format_args!("{path} is larger than {limit} bytes")));
+            }
+            Err(e) => return Err(failed(host, path.as_bytes(), e, "")),
+        };
+        Ok(file)
+    }
+
+    pub fn text(&self) -> &[u8] {
+        &self.text[..self.len]
+    }
+
+    /// Replaces the file with `new` (keeping mode and owner) when `host`'s batch is
+    /// committed, and remembers it.
+    pub fn replace<H: Batch + Messages>(&mut self, new: &[u8], host: &mut H) -> Result<(), H::Text> {
+        let path = self.path;
+        host.stage(path.as_bytes(), new, self.mode, self.owner).map_err(|e| failed(host, path.as_bytes(), e, ""))?;
+        self.text[..new.len()].copy_from_slice(new);
+        self.len = new.len();
+        Ok(())
+    }
+}
+
+/// `what: reason` (then `note`) for a failed host call: one function for every such line.
+#[inline(never)]
+pub fn failed<H: Messages>(host: &H, what: &[u8], e: HostError, note: &str) -> H::Text {
+    host.text(format_args!("{}: {}{note}", H::shown(what), H::reason(e)))
+}
+
+/// A rule's error in its own words.
+#[inline(never)]
+pub fn said<H: Messages>(host: &H, e: &dyn fmt::Display) -> H::Text {
+    host.text(format_args!("{e}"))
+}
+
+/// Gives the staged files their names, durably (see `Batch`).
+pub fn commit<H: Batch + Messages>(host: &mut H) -> Result<(), H::Text> {
+    host.commit().map_err(|e| failed(host, b"cannot replace the files", e, ""))
+}
+
+/// Whether `path` is a regular file (not a symlink) holding exactly `expected`.
+pub fn has_contents<H: Files>(host: &mut H, path: &[u8], expected: &[u8], buf: &mut [u8]) -> bool {
+    matches!(host.metadata(path), Ok(Some(m)) if m.kind == Kind::File)
+        && matches!(host.read(path, buf), Ok(Some(len)) if buf[..len] == *expected)
+}
+
+/// The whole file at `path` into `buf` as `Files::read`, but never through a symlink
+/// at `path` itself (the error O_NOFOLLOW gives).
+pub fn read_file_itself<H: Files>(host: &mut H, path: &[u8], buf: &mut [u8]) -> Result<Option<usize>, HostError> {
+    if host.metadata(path)?.is_some_and(|m| m.kind == Kind::Symlink) {
+        return Err(SYMLINK);
+    }
+    host.read(path, buf)
+}
+
+/// Whether `path` opens as a directory (its symlinks followed inside the root).
+pub fn is_directory<H: Files>(host: &mut H, path: &[u8]) -> bool {
+    host.list(path, &mut |_| {}).is_ok()
+}
+
+/// That `path` is a directory itself, not a symlink to one: the error opening it with
+/// O_NOFOLLOW would give otherwise.
+pub fn directory_itself<H: Files>(host: &mut H, path: &[u8]) -> Result<(), HostError> {
+    match host.metadata(path)?.map(|m| m.kind) {
+        Some(Kind::Directory) => Ok(()),
+        Some(Kind::Symlink) => Err(SYMLINK),
+        Some(_) => Err(HostError { errno: 20 }),
+        None => Err(HostError::NOT_FOUND),
+    }
+}
+
+/// `/a/b/name` as (`/a/b`, `name`), the root's own entries as (`/`, `name`).
+pub fn split_path(path: &[u8]) -> Option<(&[u8], &[u8])> {
+    match path.iter().rposition(|&b| b == b'/') {
+        Some(i) if path.first() == Some(&b'/') && i + 1 < path.len() => Some((if i == 0 { b"/" } else { &path[..i] }, &path[i + 1..])),
+        _ => None,
+    }
+}
+
+/// `parts` joined into `buf`; a path too long for it is cut, and then not found.
+pub fn joined<'b>(buf: &'b mut [u8], parts: &[&[u8]]) -> &'b [u8] {
+    let mut out = Out::new(buf);
+    for part in parts {
+        let _ = out.put(part);
+    }
+    let len = out.len();
+    &buf[..len]
+}
