@@ -11,6 +11,7 @@
 
 use core::fmt;
 
+pub mod block;
 pub mod files;
 #[cfg(test)]
 pub mod memory;
