@@ -101,12 +101,14 @@ impl Files for Linux<'_> {
 
 /// An open disk or image file. `crash_after` is a test hook: stop the process (as a crash
 /// would) right after that many writes.
+#[cfg(feature = "grow")]
 pub struct Disk<'fd> {
     pub fd: wisp_os_linux::BorrowedFd<'fd>,
     pub writes: u32,
     pub crash_after: Option<u32>,
 }
 
+#[cfg(feature = "grow")]
 impl wisp_core::host::block::BlockDevice for Disk<'_> {
     fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> Result<(), HostError> {
         wisp_os_linux::block::read_at(self.fd, offset, buf).map_err(host_error)
@@ -133,8 +135,10 @@ impl wisp_core::host::block::BlockDevice for Disk<'_> {
 }
 
 /// A mounted filesystem, through its mount point's directory.
+#[cfg(feature = "grow")]
 pub struct Mount<'fd>(pub wisp_os_linux::BorrowedFd<'fd>);
 
+#[cfg(feature = "grow")]
 impl wisp_core::host::block::MountedFilesystem for Mount<'_> {
     fn block_size(&mut self) -> Result<u64, HostError> {
         wisp_os_linux::block::filesystem_block_size(self.0).map_err(host_error)
@@ -158,6 +162,7 @@ impl wisp_core::host::block::MountedFilesystem for Mount<'_> {
 }
 
 /// A system error in words, for core's messages.
+#[cfg(feature = "grow")]
 pub fn errno_words(e: HostError, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
     core::fmt::Display::fmt(&crate::output::Os(Errno::from_raw_os_error(e.errno)), f)
 }

@@ -38,7 +38,7 @@ const CARRIER_WAIT_MS: u64 = 2000;
 const LAST_ADDRESS_FILE: &[u8] = b".dhcp-address";
 
 pub fn set_ephemeral_network(ctx: &mut Context<'_>, metadata: &mut Metadata) -> Result<Line, Line> {
-    let cloud = ctx.cloud()?;
+    let cloud = crate::cloud::resolve(ctx)?;
     let local_seed = matches!(cloud, Cloud::Nocloud | Cloud::Configdrive);
     let var = ctx.var_dir()?;
     // `wisp boot` alone has not read the seed yet: its network-config is needed now.
@@ -128,7 +128,7 @@ pub fn net_sync(ctx: &mut Context<'_>) -> i32 {
 }
 
 fn sync_addresses(ctx: &mut Context<'_>) -> Result<(), Line> {
-    let cloud = ctx.cloud()?;
+    let cloud = crate::cloud::resolve(ctx)?;
     if cloud != Cloud::Aws {
         return Err(msg!("{}: only AWS's metadata lists an interface's addresses", cloud.name()));
     }
