@@ -162,7 +162,24 @@ impl wisp_core::host::block::MountedFilesystem for Mount<'_> {
 }
 
 /// A system error in words, for core's messages.
-#[cfg(feature = "grow")]
+#[cfg(any(feature = "grow", feature = "network"))]
 pub fn errno_words(e: HostError, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
     core::fmt::Display::fmt(&crate::output::Os(Errno::from_raw_os_error(e.errno)), f)
+}
+
+// --- network: the routing socket ------------------------------------------------------
+
+/// A NETLINK_ROUTE socket.
+#[cfg(feature = "network")]
+pub struct RouteSocket(pub wisp_os_linux::OwnedFd);
+
+#[cfg(feature = "network")]
+impl wisp_core::host::netlink::Netlink for RouteSocket {
+    fn send(&mut self, request: &[u8]) -> Result<(), HostError> {
+        wisp_os_linux::netlink::send(&self.0, request).map_err(host_error)
+    }
+
+    fn recv(&mut self, buf: &mut [u8]) -> Result<usize, HostError> {
+        wisp_os_linux::netlink::recv(&self.0, buf).map_err(host_error)
+    }
 }

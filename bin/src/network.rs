@@ -7,8 +7,8 @@
 use core::net::{IpAddr, Ipv4Addr};
 
 use wisp_core::config::Cloud;
-use wisp_core::net::address::{self, Address};
-use wisp_core::net::bring_up::{self, Changes};
+use wisp_core::net::address;
+use wisp_core::net::bring_up;
 use wisp_core::base64;
 use wisp_core::net::{eni, ip_text, network_config, network_data, secondary};
 use wisp_core::provider::Item;
@@ -16,22 +16,20 @@ use wisp_core::yaml::{Arena, Node};
 use wisp_os_linux::fs::Dir;
 use wisp_core::net::dhcp::Lease;
 use wisp_core::net::dhcp_client::{Client, Event, Step, PACKET_LIMIT};
+use wisp_core::host::block::Worded;
 use wisp_core::net::link::{self, Link, LinkChange};
-use wisp_core::net::netlink::{self, Message};
-use wisp_core::net::route::{self, Route, TABLE_MAIN};
+use wisp_core::net::netlink;
+use wisp_core::net::rtnl::{Rtnl, RtnlError, State};
 use wisp_core::out::Out;
 use wisp_os_linux::net::{PollFd, PollFlags};
 use wisp_os_linux::time::monotonic_ms;
 use wisp_os_linux::{packet, Errno, OwnedFd};
 
 use crate::context::Context;
+use crate::host::{errno_words, RouteSocket};
 use crate::imds::Metadata;
 use crate::output::{os_error, Line, Shown};
 
-/// Most links, addresses and main-table routes read back from the kernel.
-const LINKS_LIMIT: usize = 32;
-const ADDRESSES_LIMIT: usize = 64;
-const ROUTES_LIMIT: usize = 64;
 /// How long a link just brought up may take to report its carrier.
 const CARRIER_WAIT_MS: u64 = 2000;
 /// The address of the last lease, asked for again first at the next boot (INIT-REBOOT).
@@ -48,7 +46,7 @@ pub fn set_ephemeral_network(ctx: &mut Context<'_>, metadata: &mut Metadata) -> 
             ctx.log.line(format_args!("{}: {e}: using the saved network-config, if any", cloud.name()));
         }
     }
-    let mut kernel = Rtnl::open()?;
+    let mut kernel = open_kernel()?;
     let mut state = kernel.read_state()?;
     let mut dhcp_on: Option<u32> = None;
     match apply_network_config(ctx, &var, &mut kernel, &state, &mut dhcp_on)? {
@@ -134,7 +132,7 @@ fn sync_addresses(ctx: &mut Context<'_>) -> Result<(), Line> {
     }
     let timeouts = ctx.timeouts;
     let mut imds = crate::imds::Imds::new(cloud, &timeouts, ctx.config.imds_token_ttl);
-    let mut kernel = Rtnl::open()?;
+    let mut kernel = open_kernel()?;
     let state = kernel.read_state()?;
     let mut body = [0u8; 2048];
     for link in state.links.iter().filter(|l| l.is_ethernet()) {
@@ -176,7 +174,7 @@ fn sync_addresses(ctx: &mut Context<'_>) -> Result<(), Line> {
 
 /// A link that is down reports no carrier: brings the ethernet links up, then waits a
 /// little for one to see its carrier.
-fn raise_links(kernel: &mut Rtnl, state: &mut State) -> Result<(), Line> {
+fn raise_links(kernel: &mut Rtnl<RouteSocket>, state: &mut State) -> Result<(), Line> {
     let mut raised = false;
     for link in state.links.iter().filter(|l| l.is_ethernet() && !l.is_up()) {
         kernel.link("link up", LinkChange { index: link.index, up: Some(true), ..Default::default() })?;
@@ -209,7 +207,7 @@ const CONFIG_NODES: usize = 1024;
 /// (saved in `$TINY_CLOUD_VAR/network-config`), applied
 /// through rtnetlink and kept as `/etc/network/interfaces` and `/etc/resolv.conf`. An
 /// interface with `dhcp4` is the one DHCP runs on, if nothing else gives an address.
-fn apply_network_config(ctx: &mut Context<'_>, var: &Dir, kernel: &mut Rtnl, state: &State, dhcp_on: &mut Option<u32>) -> Result<Configured, Line> {
+fn apply_network_config(ctx: &mut Context<'_>, var: &Dir, kernel: &mut Rtnl<RouteSocket>, state: &State, dhcp_on: &mut Option<u32>) -> Result<Configured, Line> {
     let mut document = [0u8; CONFIG_LIMIT];
     let mut cmdline = [0u8; 4096];
     let encoded = ctx.read(b"/proc/cmdline", &mut cmdline).ok().flatten().and_then(network_config::from_cmdline);
@@ -372,144 +370,13 @@ fn wait(socket: &OwnedFd, timeout_ms: u64, buf: &mut [u8]) -> Result<Option<usiz
     }
 }
 
-/// What the kernel has: links, addresses, and the main table's routes.
-struct State {
-    links: heapless::Vec<Link, LINKS_LIMIT>,
-    addresses: heapless::Vec<Address, ADDRESSES_LIMIT>,
-    routes: heapless::Vec<Route, ROUTES_LIMIT>,
-}
-
-impl State {
-    /// A link, an address or a main-table route from a dump.
-    fn keep(&mut self, message: &Message<'_>) -> Result<(), Line> {
-        let full = match message.kind() {
-            link::RTM_NEWLINK => Link::parse(message).map(|l| l.map(|l| self.links.push(l).is_err())),
-            address::RTM_NEWADDR => Address::parse(message).map(|a| a.map(|a| self.addresses.push(a).is_err())),
-            _ => Route::parse(message).map(|r| r.filter(|r| r.table == TABLE_MAIN).map(|r| self.routes.push(r).is_err())),
-        };
-        match full.map_err(|e| msg!("{e}"))? {
-            Some(true) => Err(msg!("more than {LINKS_LIMIT} links, {ADDRESSES_LIMIT} addresses or {ROUTES_LIMIT} main-table routes")),
-            _ => Ok(()),
-        }
-    }
-
-    fn name_of(&self, index: u32) -> &[u8] {
-        self.links.iter().find(|l| l.index == index).map_or(b"?", |l| l.name())
+impl From<RtnlError> for Line {
+    fn from(e: RtnlError) -> Line {
+        msg!("{}", Worded(&e, errno_words))
     }
 }
 
-/// Writes one request into the buffer, with the sequence number given.
-type Build<'f> = dyn FnMut(&mut [u8], u32) -> Result<&[u8], netlink::Error> + 'f;
-
-/// The NETLINK_ROUTE socket, with its sequence numbers and one receive buffer.
-struct Rtnl {
-    socket: OwnedFd,
-    sequence: u32,
-    /// A dump's datagrams are at most 32 KiB (the kernel's NLMSG_GOODSIZE is smaller).
-    buf: [u8; 32768],
-}
-
-impl Rtnl {
-    fn open() -> Result<Rtnl, Line> {
-        let socket = wisp_os_linux::netlink::route_socket().map_err(|e| os_error("rtnetlink socket", e))?;
-        Ok(Rtnl { socket, sequence: 1, buf: [0; 32768] })
-    }
-
-    fn read_state(&mut self) -> Result<State, Line> {
-        let mut state = State { links: heapless::Vec::new(), addresses: heapless::Vec::new(), routes: heapless::Vec::new() };
-        for request in [link::dump_request, address::dump_request, route::dump_request] {
-            self.dump(request, &mut |message| state.keep(message))?;
-        }
-        Ok(state)
-    }
-
-    fn read_links(&mut self) -> Result<heapless::Vec<Link, LINKS_LIMIT>, Line> {
-        let mut state = State { links: heapless::Vec::new(), addresses: heapless::Vec::new(), routes: heapless::Vec::new() };
-        self.dump(link::dump_request, &mut |message| state.keep(message))?;
-        Ok(state.links)
-    }
-
-    /// Sends a dump request and hands each message of the answer to `each`.
-    fn dump(
-        &mut self,
-        request: fn(&mut [u8], u32) -> Result<&[u8], netlink::Error>,
-        each: &mut dyn FnMut(&Message<'_>) -> Result<(), Line>,
-    ) -> Result<(), Line> {
-        let what = "rtnetlink dump";
-        let sequence = self.send(what, &mut |buf, seq| request(buf, seq))?;
-        loop {
-            let len = wisp_os_linux::netlink::recv(&self.socket, &mut self.buf).map_err(|e| os_error(what, e))?;
-            for message in netlink::messages(&self.buf[..len]) {
-                let message = message.map_err(|e| msg!("{what}: {e}"))?;
-                if message.sequence() != sequence {
-                    continue;
-                }
-                match message.kind() {
-                    netlink::NLMSG_DONE => return Ok(()),
-                    netlink::NLMSG_ERROR => return Err(refused(what, message.error_code().unwrap_or(0))),
-                    _ => each(&message)?,
-                }
-            }
-        }
-    }
-
-    /// One change to a link.
-    fn link(&mut self, what: &str, change: LinkChange<'_>) -> Result<(), Line> {
-        self.change(what, &mut |buf, seq| change.emit(buf, seq))
-    }
-
-    /// Sends a change and waits for its acknowledgement.
-    fn change(&mut self, what: &str, request: &mut Build<'_>) -> Result<(), Line> {
-        let sequence = self.send(what, request)?;
-        loop {
-            let len = wisp_os_linux::netlink::recv(&self.socket, &mut self.buf).map_err(|e| os_error(what, e))?;
-            for message in netlink::messages(&self.buf[..len]).flatten() {
-                if message.sequence() == sequence {
-                    return match message.error_code() {
-                        Some(0) => Ok(()),
-                        Some(code) => Err(refused(what, code)),
-                        None => Err(msg!("{what}: no acknowledgement")),
-                    };
-                }
-            }
-        }
-    }
-
-    fn send(&mut self, what: &str, build: &mut Build<'_>) -> Result<u32, Line> {
-        self.sequence += 1;
-        let sequence = self.sequence;
-        let request = build(&mut self.buf, sequence).map_err(|e| msg!("{what}: {e}"))?;
-        wisp_os_linux::netlink::send(&self.socket, request).map_err(|e| os_error(what, e))?;
-        Ok(sequence)
-    }
-
-    /// Changes to `link`, in order: its name (while it is down), MTU, up, addresses,
-    /// routes (a gateway's own route first).
-    fn apply(&mut self, changes: &Changes, link: &Link, name: &[u8]) -> Result<(), Line> {
-        let create = netlink::F_CREATE | netlink::F_REPLACE;
-        let index = changes.interface;
-        if changes.rename {
-            if link.is_up() {
-                self.link("link down", LinkChange { index, up: Some(false), ..Default::default() })?;
-            }
-            self.link("rename", LinkChange { index, name: Some(name), ..Default::default() })?;
-        }
-        if let Some(mtu) = changes.mtu {
-            self.link("set MTU", LinkChange { index, mtu: Some(mtu), ..Default::default() })?;
-        }
-        if changes.rename || !link.is_up() {
-            self.link("link up", LinkChange { index, up: Some(true), ..Default::default() })?;
-        }
-        for address in &changes.addresses {
-            self.change("add address", &mut |buf, seq| address.emit(buf, address::RTM_NEWADDR, create, seq))?;
-        }
-        for route in &changes.routes {
-            self.change("add route", &mut |buf, seq| route.emit(buf, route::RTM_NEWROUTE, create, seq))?;
-        }
-        Ok(())
-    }
-}
-
-fn refused(what: &str, code: i32) -> Line {
-    os_error(what, Errno::from_raw_os_error(-code))
+fn open_kernel() -> Result<Rtnl<RouteSocket>, Line> {
+    let socket = wisp_os_linux::netlink::route_socket().map_err(|e| os_error("rtnetlink socket", e))?;
+    Ok(Rtnl::new(RouteSocket(socket)))
 }

@@ -240,3 +240,44 @@ impl super::block::MountedFilesystem for MemoryMount {
         self.refuse.map_or(Ok(()), Err)
     }
 }
+
+// --- network: a routing socket --------------------------------------------------------
+
+/// A routing socket whose kernel acknowledges every change (or refuses the one numbered
+/// `refuse_request` with its errno) and answers every dump with an empty NLMSG_DONE.
+/// Each request is kept as sent.
+#[derive(Default)]
+pub struct MemoryNetlink {
+    pub sent: Vec<Vec<u8>>,
+    pub refuse_request: Option<(usize, i32)>,
+    pub answer: Vec<u8>,
+}
+
+impl super::netlink::Netlink for MemoryNetlink {
+    fn send(&mut self, request: &[u8]) -> Result<(), HostError> {
+        self.sent.push(request.to_vec());
+        let flags = u16::from_ne_bytes([request[6], request[7]]);
+        let is_dump = flags & 0x300 == 0x300;
+        let code = match self.refuse_request {
+            Some((number, errno)) if number == self.sent.len() => -errno,
+            _ => 0,
+        };
+        let (kind, payload): (u16, Vec<u8>) =
+            if is_dump { (3, 0i32.to_ne_bytes().to_vec()) } else { (2, [&code.to_ne_bytes()[..], &request[..16]].concat()) };
+        let mut answer = Vec::new();
+        answer.extend_from_slice(&(16 + payload.len() as u32).to_ne_bytes());
+        answer.extend_from_slice(&kind.to_ne_bytes());
+        answer.extend_from_slice(&0u16.to_ne_bytes());
+        answer.extend_from_slice(&request[8..12]);
+        answer.extend_from_slice(&0u32.to_ne_bytes());
+        answer.extend_from_slice(&payload);
+        self.answer = answer;
+        Ok(())
+    }
+
+    fn recv(&mut self, buf: &mut [u8]) -> Result<usize, HostError> {
+        let len = self.answer.len();
+        buf[..len].copy_from_slice(&self.answer);
+        Ok(len)
+    }
+}

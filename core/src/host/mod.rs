@@ -13,6 +13,7 @@ use core::fmt;
 
 pub mod block;
 pub mod files;
+pub mod netlink;
 #[cfg(test)]
 pub mod memory;
 

@@ -17,6 +17,7 @@ pub mod dhcp;
 pub mod dhcp_client;
 
 pub mod bring_up;
+pub mod rtnl;
 pub mod network_config;
 pub mod network_data;
 pub mod eni;
