@@ -15,18 +15,18 @@ use wisp_core::provider::Item;
 use wisp_core::yaml::{Arena, Node};
 use wisp_os_linux::fs::Dir;
 use wisp_core::net::dhcp::Lease;
-use wisp_core::net::dhcp_client::{Client, Event, Step, PACKET_LIMIT};
+use wisp_core::net::dhcp_client::Event;
+use wisp_core::net::dhcp_exchange;
 use wisp_core::host::block::Worded;
 use wisp_core::net::link::{self, Link, LinkChange};
 use wisp_core::net::netlink;
 use wisp_core::net::rtnl::{Rtnl, RtnlError, State};
 use wisp_core::out::Out;
-use wisp_os_linux::net::{PollFd, PollFlags};
 use wisp_os_linux::time::monotonic_ms;
-use wisp_os_linux::{packet, Errno, OwnedFd};
+use wisp_os_linux::packet;
 
 use crate::context::Context;
-use crate::host::{errno_words, RouteSocket};
+use crate::host::{errno_words, DhcpOn, RouteSocket};
 use crate::imds::Metadata;
 use crate::output::{os_error, Line, Shown};
 
@@ -325,49 +325,26 @@ fn write_resolv_conf(ctx: &Context<'_>, text: &[u8]) -> Result<(), Line> {
 }
 
 /// The DHCP exchange on `link`, within WISP_DHCP_MS.
+#[inline(never)]
 fn take_lease(ctx: &mut Context<'_>, link: &Link, mac: [u8; 6], previous: Option<Ipv4Addr>) -> Result<Lease, Line> {
     let name = Shown(link.name());
     let socket = packet::ipv4_socket(link.index).map_err(|e| msg!("{name}: DHCP socket: {}", crate::output::Os(e)))?;
     let mut xid = [0u8; 4];
     wisp_os_linux::system::random_bytes(&mut xid).map_err(|e| os_error("getrandom", e))?;
-    let mut client = Client::new(mac, u32::from_ne_bytes(xid), monotonic_ms(), ctx.config.dhcp_ms as u64, previous);
-    let mut out = [0u8; PACKET_LIMIT];
-    let mut received = [0u8; 2048];
-    let mut received_len = None;
-    loop {
-        let now = monotonic_ms();
-        let step = client.step(now, received_len.take().map(|len| &received[..len]), &mut out);
-        match client.take_event() {
-            Some(Event::Offered { address, server }) => {
-                ctx.log.line(format_args!("{name}: DHCP offer of {} from {}", Shown(&text(Some(address))), Shown(&text(Some(server)))))
-            }
-            Some(Event::Refused { server }) => ctx.log.line(format_args!("{name}: DHCPNAK from {}: discovering again", Shown(&text(server)))),
-            None => {}
+    let log = &ctx.log;
+    let on_event = |event| match event {
+        Event::Offered { address, server } => {
+            log.line(format_args!("{name}: DHCP offer of {} from {}", Shown(&text(Some(address))), Shown(&text(Some(server)))))
         }
-        match step {
-            Step::Send(packet) => packet::send_broadcast(&socket, link.index, packet).map_err(|e| msg!("{name}: DHCP send: {}", crate::output::Os(e)))?,
-            Step::Wait { until_ms } => received_len = wait(&socket, until_ms.saturating_sub(now), &mut received).map_err(|e| msg!("{name}: DHCP receive: {}", crate::output::Os(e)))?,
-            Step::Bound(lease) => return Ok(lease),
-            Step::Failed(failure) => return Err(msg!("{name}: {failure}")),
-        }
-    }
+        Event::Refused { server } => log.line(format_args!("{name}: DHCPNAK from {}: discovering again", Shown(&text(server)))),
+    };
+    let mut socket = DhcpOn { socket, index: link.index };
+    dhcp_exchange::take_lease(&mut socket, mac, u32::from_ne_bytes(xid), ctx.config.dhcp_ms as u64, previous, on_event)
+        .map_err(|e| msg!("{name}: {}", Worded(&e, errno_words)))
 }
 
 fn text(ip: Option<Ipv4Addr>) -> heapless::Vec<u8, { ip_text::IP_TEXT_LIMIT }> {
     ip_text::ip_text(&IpAddr::V4(ip.unwrap_or(Ipv4Addr::UNSPECIFIED)))
-}
-
-/// A packet within `timeout_ms`, or `None`.
-fn wait(socket: &OwnedFd, timeout_ms: u64, buf: &mut [u8]) -> Result<Option<usize>, Errno> {
-    let mut fds = [PollFd::new(socket, PollFlags::IN)];
-    if wisp_os_linux::net::poll(&mut fds, timeout_ms.min(u32::MAX as u64) as u32)? == 0 {
-        return Ok(None);
-    }
-    match packet::recv(socket, buf) {
-        Ok(len) => Ok(Some(len)),
-        Err(Errno::AGAIN) | Err(Errno::INTR) => Ok(None),
-        Err(e) => Err(e),
-    }
 }
 
 impl From<RtnlError> for Line {

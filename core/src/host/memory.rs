@@ -281,3 +281,42 @@ impl super::netlink::Netlink for MemoryNetlink {
         Ok(len)
     }
 }
+
+/// A DHCP server's side, scripted: each wait receives the next of `answers` 10 ms later,
+/// or lets the whole timeout pass when none is left. Each packet sent is kept with the
+/// time it was sent.
+#[derive(Default)]
+pub struct MemoryDhcp {
+    pub now_ms: u64,
+    pub answers: std::collections::VecDeque<Vec<u8>>,
+    pub sent: Vec<(u64, Vec<u8>)>,
+    pub fail_send: Option<HostError>,
+}
+
+impl super::dhcp::DhcpSocket for MemoryDhcp {
+    fn send_broadcast(&mut self, packet: &[u8]) -> Result<(), HostError> {
+        if let Some(e) = self.fail_send {
+            return Err(e);
+        }
+        self.sent.push((self.now_ms, packet.to_vec()));
+        Ok(())
+    }
+
+    fn receive(&mut self, timeout_ms: u64, buf: &mut [u8]) -> Result<Option<usize>, HostError> {
+        match self.answers.pop_front() {
+            Some(answer) => {
+                self.now_ms += 10;
+                buf[..answer.len()].copy_from_slice(&answer);
+                Ok(Some(answer.len()))
+            }
+            None => {
+                self.now_ms += timeout_ms;
+                Ok(None)
+            }
+        }
+    }
+
+    fn now_ms(&mut self) -> u64 {
+        self.now_ms
+    }
+}

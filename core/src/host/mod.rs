@@ -12,6 +12,7 @@
 use core::fmt;
 
 pub mod block;
+pub mod dhcp;
 pub mod files;
 pub mod netlink;
 #[cfg(test)]

@@ -15,6 +15,7 @@ pub mod route;
 pub mod ipv4_udp;
 pub mod dhcp;
 pub mod dhcp_client;
+pub mod dhcp_exchange;
 
 pub mod bring_up;
 pub mod rtnl;
