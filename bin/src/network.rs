@@ -8,7 +8,7 @@ use core::net::{IpAddr, Ipv4Addr};
 
 use wisp_core::config::Cloud;
 use wisp_core::net::address;
-use wisp_core::net::bring_up;
+use wisp_core::net::bring_up::{self, Need};
 use wisp_core::base64;
 use wisp_core::net::{eni, ip_text, network_config, network_data, secondary};
 use wisp_core::provider::Item;
@@ -57,11 +57,12 @@ pub fn set_ephemeral_network(ctx: &mut Context<'_>, metadata: &mut Metadata) -> 
         }
         Configured::Nothing => {}
     }
-    if let Some(configured) = bring_up::configured_address(&state.addresses, &state.links) {
-        return Ok(msg!("{} on {}: already configured, left alone", Shown(&ip_text::ip_text(&configured.ip)), Shown(state.name_of(configured.index))));
-    }
-    if local_seed && dhcp_on.is_none() {
-        return Ok(msg!("{}: the seed is local: no network needed", cloud.name()));
+    match bring_up::need_dhcp(&state.addresses, &state.links, local_seed, dhcp_on.is_some()) {
+        Need::Configured(configured) => {
+            return Ok(msg!("{} on {}: already configured, left alone", Shown(&ip_text::ip_text(&configured.ip)), Shown(state.name_of(configured.index))))
+        }
+        Need::LocalSeed => return Ok(msg!("{}: the seed is local: no network needed", cloud.name())),
+        Need::Dhcp => {}
     }
     let link = match dhcp_on.and_then(|index| state.links.iter().find(|l| l.index == index)) {
         Some(link) => *link,
