@@ -4,7 +4,7 @@
 //! and tells the kernel, and `partition::filesystem` grows the mounted filesystem.
 
 use wisp_core::cli::GrowTarget;
-use wisp_core::host::block::Worded;
+use wisp_core::host::explain::Worded;
 use wisp_core::mountinfo;
 use wisp_core::partition::{filesystem, grow};
 use wisp_os_linux::block;

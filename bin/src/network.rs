@@ -17,7 +17,7 @@ use wisp_os_linux::fs::Dir;
 use wisp_core::net::dhcp::Lease;
 use wisp_core::net::dhcp_client::Event;
 use wisp_core::net::dhcp_exchange;
-use wisp_core::host::block::Worded;
+use wisp_core::host::explain::Worded;
 use wisp_core::net::link::{self, Link, LinkChange};
 use wisp_core::net::netlink;
 use wisp_core::net::rtnl::{Rtnl, RtnlError, State};

@@ -1,9 +1,7 @@
-//! Disks and the filesystems mounted from them: bytes at offsets, the kernel's view of a
-//! device's size, and the ioctls that tell the kernel a partition grew or grow a mounted
-//! filesystem. Each method is one call; which calls are made, and in what order, is
-//! `partition::grow`'s and `partition::filesystem`'s decision.
-
-use core::fmt;
+//! Disks and the filesystems mounted from them: bytes at offsets, a sync, and the ioctls
+//! that tell the kernel a partition grew or grow a mounted filesystem. Each method is one
+//! call; which calls are made, and in what order, is `partition::grow`'s and
+//! `partition::filesystem`'s decision.
 
 use super::HostError;
 
@@ -47,26 +45,4 @@ impl HostError {
     pub const PERMISSION: HostError = HostError { errno: 1 };
     pub const ACCESS: HostError = HostError { errno: 13 };
     pub const NOT_SUPPORTED: HostError = HostError { errno: 95 };
-}
-
-/// How a message words a system error: bin names the errno (`Permission denied`), core's
-/// tests and `Display` give its number (`errno 1`).
-pub type ErrnoWords = fn(HostError, &mut fmt::Formatter<'_>) -> fmt::Result;
-
-pub fn errno_number(e: HostError, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-    write!(f, "errno {}", e.errno)
-}
-
-/// An error whose message holds system errors, worded by the caller.
-pub trait Explain {
-    fn explain(&self, f: &mut fmt::Formatter<'_>, words: ErrnoWords) -> fmt::Result;
-}
-
-/// `error` as its message, its system errors in `words`.
-pub struct Worded<'a, E: Explain>(pub &'a E, pub ErrnoWords);
-
-impl<E: Explain> fmt::Display for Worded<'_, E> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.explain(f, self.1)
-    }
 }

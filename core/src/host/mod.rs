@@ -13,6 +13,7 @@ use core::fmt;
 
 pub mod block;
 pub mod dhcp;
+pub mod explain;
 pub mod files;
 pub mod netlink;
 #[cfg(test)]

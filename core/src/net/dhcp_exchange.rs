@@ -7,7 +7,7 @@ use core::net::Ipv4Addr;
 
 use super::dhcp::Lease;
 use super::dhcp_client::{Client, Event, Failure, Step, PACKET_LIMIT};
-use crate::host::block::{errno_number, ErrnoWords, Explain};
+use crate::host::explain::{errno_number, ErrnoWords, Explain};
 use crate::host::dhcp::DhcpSocket;
 use crate::host::HostError;
 

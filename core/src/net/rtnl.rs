@@ -9,7 +9,7 @@ use super::bring_up::Changes;
 use super::link::{self, Link, LinkChange};
 use super::netlink::{self, Message};
 use super::route::{self, Route, TABLE_MAIN};
-use crate::host::block::{errno_number, ErrnoWords, Explain};
+use crate::host::explain::{errno_number, ErrnoWords, Explain};
 use crate::host::netlink::Netlink;
 use crate::host::HostError;
 

@@ -3,7 +3,8 @@
 
 use core::fmt;
 
-use crate::host::block::{errno_number, ErrnoWords, Explain, MountedFilesystem};
+use crate::host::block::MountedFilesystem;
+use crate::host::explain::{errno_number, ErrnoWords, Explain};
 use crate::host::HostError;
 use crate::mountinfo::Filesystem;
 

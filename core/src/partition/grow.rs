@@ -13,7 +13,8 @@ use core::fmt;
 use super::gpt::{self, GptError, Header};
 use super::mbr::{self, MbrError};
 use super::{is_supported_sector_size, Decision};
-use crate::host::block::{errno_number, BlockDevice, ErrnoWords, Explain};
+use crate::host::block::BlockDevice;
+use crate::host::explain::{errno_number, ErrnoWords, Explain};
 use crate::host::HostError;
 
 /// Largest sector handled.
@@ -453,7 +454,7 @@ mod tests {
         assert_eq!(std::format!("{e}"), "backup GPT: read at sector 8191: errno 5");
         let words = |_: HostError, f: &mut fmt::Formatter<'_>| f.write_str("Input/output error");
         assert_eq!(
-            std::format!("{}", crate::host::block::Worded(&e, words)),
+            std::format!("{}", crate::host::explain::Worded(&e, words)),
             "backup GPT: read at sector 8191: Input/output error"
         );
     }
