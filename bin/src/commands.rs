@@ -16,7 +16,7 @@ use crate::{EXIT_FAILED, EXIT_USAGE};
 #[inline(never)]
 pub fn imds(ctx: &mut Context<'_>, keys: &[&[u8]]) -> i32 {
     // Only reads: a detected cloud is not remembered, a seed's extras are not kept.
-    let cloud = match ctx.cloud_read_only() {
+    let cloud = match crate::cloud::resolve_read_only(ctx) {
         Ok((cloud, _)) => cloud,
         Err(e) => {
             output::error(format_args!("{e}"));

@@ -1,24 +1,20 @@
-//! What every command works with: the root every path is taken under, the configuration,
-//! the cloud, and the log.
+//! What every command works with: the root every path is taken under, the configuration
+//! (with the cloud asked for: `cloud` resolves it), and the log.
 
 use wisp_core::cli::Invocation;
 use wisp_core::config::{self, Cloud, Config};
-use wisp_core::detect::{self, Dmi};
 use wisp_core::retry::Timeouts;
 use wisp_os_linux::cpath::CPath;
 use wisp_os_linux::fs::{self, Dir, ReadError, Resolve};
 use wisp_os_linux::process::StartInfo;
 
-use crate::features;
-use crate::output::{self, Line, Log, Os, Shown};
+use crate::output::{self, Line, Log, Shown};
 
 /// The configuration files wisp reads, first found wins: its own, then tiny-cloud 3.x's
 /// and 2.x's, so an image switching from tiny-cloud keeps its settings.
 pub const CONFIG_FILES: [&str; 3] = ["/etc/wisp.conf", "/etc/tiny-cloud.conf", "/etc/conf.d/tiny-cloud"];
 /// Largest configuration file.
 const CONFIG_LIMIT: usize = 16 * 1024;
-/// Where the detected cloud is kept, under TINY_CLOUD_VAR.
-use wisp_core::state_files::AUTODETECT as AUTODETECT_FILE;
 
 pub struct Context<'a> {
     pub start: &'a StartInfo,
@@ -202,52 +198,18 @@ impl<'a> Context<'a> {
         }
     }
 
-    /// `--cloud`, else `CLOUD`; `auto` is resolved from DMI once and remembered in
-    /// `$TINY_CLOUD_VAR/.autodetect`.
-    #[inline(never)]
-    pub fn cloud(&self) -> Result<Cloud, Line> {
-        let (cloud, remembered) = self.cloud_read_only()?;
-        if remembered {
-            return Ok(cloud);
-        }
-        let var = self.var_dir()?;
-        let mut line = heapless::String::<64>::new();
-        let _ = core::fmt::write(&mut line, format_args!("CLOUD={}\n", cloud.name()));
-        // A lost or cut copy is detected again.
-        var.write_volatile(AUTODETECT_FILE, line.as_bytes(), 0o644)
-            .map_err(|e| msg!("cannot save {}: {}", Shown(AUTODETECT_FILE), Os(e)))?;
-        Ok(cloud)
+    /// `--cloud`, else `CLOUD`: `Auto` when neither names one.
+    pub fn configured_cloud(&self) -> Cloud {
+        self.cloud_override.unwrap_or(self.config.cloud)
     }
 
-    /// The cloud as `cloud` finds it, writing nothing (for the commands that only read),
-    /// and whether it was configured or remembered rather than detected now.
-    /// A cloud this build lacks is refused by name, by every command alike.
-    #[inline(never)]
-    pub fn cloud_read_only(&self) -> Result<(Cloud, bool), Line> {
-        let (cloud, remembered) = self.resolve_cloud()?;
-        if let Some(feature) = features::cloud_feature(cloud).filter(|_| !features::has_cloud(cloud)) {
-            return Err(msg!("CLOUD={}: wisp was built without {feature}", cloud.name()));
+    /// The configuration file, for messages: the first wisp reads when none was found.
+    pub fn config_file_for_messages(&self) -> Shown<'_> {
+        if self.config_file.as_bytes().is_empty() {
+            Shown(CONFIG_FILES[0].as_bytes())
+        } else {
+            Shown(self.config_file.as_bytes())
         }
-        Ok((cloud, remembered))
-    }
-
-    fn resolve_cloud(&self) -> Result<(Cloud, bool), Line> {
-        let configured = self.cloud_override.unwrap_or(self.config.cloud);
-        if configured != Cloud::Auto {
-            return Ok((configured, true));
-        }
-        let mut cached = [0u8; 64];
-        if let Some(var) = self.existing_var_dir()? {
-            if let Ok(Some(len)) = var.read(AUTODETECT_FILE, &mut cached) {
-                let line = cached[..len].strip_suffix(b"\n").unwrap_or(&cached[..len]);
-                if let Some(cloud) = Cloud::from_name(line.strip_prefix(b"CLOUD=").unwrap_or(line)) {
-                    if cloud != Cloud::Auto {
-                        return Ok((cloud, true));
-                    }
-                }
-            }
-        }
-        Ok((self.detect_cloud()?, false))
     }
 
     /// Incus's guest API socket, else LXD's, when the instance has one.
@@ -257,40 +219,6 @@ impl<'a> Context<'a> {
             .into_iter()
             .filter_map(|socket| self.path(socket.as_bytes()).ok())
             .find(|path| matches!(fs::metadata(path.as_cstr()), Ok(Some(_))))
-    }
-
-    fn detect_cloud(&self) -> Result<Cloud, Line> {
-        let mut buffers = [[0u8; 128]; 4];
-        let mut values: [&[u8]; 4] = [b""; 4];
-        for ((path, buf), value) in Dmi::PATHS.iter().zip(buffers.iter_mut()).zip(values.iter_mut()) {
-            // Missing or unreadable DMI files (product_uuid is root-only) count as empty.
-            if let Ok(Some(text)) = self.read(path.as_bytes(), buf) {
-                *value = text;
-            }
-        }
-        let dmi = Dmi { sys_vendor: values[0], product_name: values[1], product_uuid: values[2], chassis_asset_tag: values[3] };
-        let openstack = || detect::is_openstack(&dmi).then_some(Cloud::Openstack);
-        #[cfg(any(feature = "nocloud", feature = "configdrive"))]
-        let local = || crate::seed::detect(self);
-        #[cfg(not(any(feature = "nocloud", feature = "configdrive")))]
-        let local = || None;
-        #[cfg(feature = "incus")]
-        let local = || self.guest_socket().map(|_| Cloud::Incus).or_else(local);
-        match detect::detect(&dmi).or_else(local).or_else(openstack) {
-            Some(cloud) => Ok(cloud),
-            None => Err(msg!(
-                "CLOUD=auto found no known cloud in /sys/class/dmi/id: set CLOUD in {}",
-                self.config_file_for_messages()
-            )),
-        }
-    }
-
-    fn config_file_for_messages(&self) -> Shown<'_> {
-        if self.config_file.as_bytes().is_empty() {
-            Shown(CONFIG_FILES[0].as_bytes())
-        } else {
-            Shown(self.config_file.as_bytes())
-        }
     }
 }
 

@@ -136,3 +136,121 @@ impl Directory for OpenDir<'_> {
 pub fn errno(e: HostError) -> Errno {
     Errno::from_raw_os_error(e.errno)
 }
+
+// --- grow: disks, mounted filesystems ------------------------------------------------
+
+/// An open disk or image file. `crash_after` is a test hook: stop the process (as a crash
+/// would) right after that many writes.
+#[cfg(feature = "grow")]
+pub struct Disk<'fd> {
+    pub fd: wisp_os_linux::BorrowedFd<'fd>,
+    pub writes: u32,
+    pub crash_after: Option<u32>,
+}
+
+#[cfg(feature = "grow")]
+impl wisp_core::host::block::BlockDevice for Disk<'_> {
+    fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> Result<(), HostError> {
+        wisp_os_linux::block::read_at(self.fd, offset, buf).map_err(host_error)
+    }
+
+    fn write_at(&mut self, offset: u64, bytes: &[u8]) -> Result<(), HostError> {
+        wisp_os_linux::block::write_at(self.fd, offset, bytes).map_err(host_error)?;
+        self.writes += 1;
+        if self.crash_after == Some(self.writes) {
+            let _ = wisp_os_linux::block::sync(self.fd);
+            crate::output::error(format_args!("{}: stopping after write {}", crate::grow::CRASH_AFTER_WRITES, self.writes));
+            wisp_os_linux::process::exit(99);
+        }
+        Ok(())
+    }
+
+    fn sync(&mut self) -> Result<(), HostError> {
+        wisp_os_linux::block::sync(self.fd).map_err(host_error)
+    }
+
+    fn resize_partition(&mut self, number: u32, start: u64, length: u64) -> Result<(), HostError> {
+        wisp_os_linux::block::resize_partition(self.fd, number, start, length).map_err(host_error)
+    }
+}
+
+/// A mounted filesystem, through its mount point's directory.
+#[cfg(feature = "grow")]
+pub struct Mount<'fd>(pub wisp_os_linux::BorrowedFd<'fd>);
+
+#[cfg(feature = "grow")]
+impl wisp_core::host::block::MountedFilesystem for Mount<'_> {
+    fn block_size(&mut self) -> Result<u64, HostError> {
+        wisp_os_linux::block::filesystem_block_size(self.0).map_err(host_error)
+    }
+
+    fn ext4_resize(&mut self, blocks: u64) -> Result<(), HostError> {
+        wisp_os_linux::block::ext4_resize(self.0, blocks).map_err(host_error)
+    }
+
+    fn xfs_geometry(&mut self) -> Result<(u32, u64, u32), HostError> {
+        wisp_os_linux::block::xfs_geometry(self.0).map_err(host_error)
+    }
+
+    fn xfs_grow(&mut self, blocks: u64, imaxpct: u32) -> Result<(), HostError> {
+        wisp_os_linux::block::xfs_grow(self.0, blocks, imaxpct).map_err(host_error)
+    }
+
+    fn btrfs_resize_max(&mut self) -> Result<(), HostError> {
+        wisp_os_linux::block::btrfs_resize_max(self.0).map_err(host_error)
+    }
+}
+
+/// A system error in words, for core's messages.
+#[cfg(any(feature = "grow", feature = "network"))]
+pub fn errno_words(e: HostError, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+    core::fmt::Display::fmt(&crate::output::Os(Errno::from_raw_os_error(e.errno)), f)
+}
+
+// --- network: the routing socket ------------------------------------------------------
+
+/// A NETLINK_ROUTE socket.
+#[cfg(feature = "network")]
+pub struct RouteSocket(pub wisp_os_linux::OwnedFd);
+
+#[cfg(feature = "network")]
+impl wisp_core::host::netlink::Netlink for RouteSocket {
+    fn send(&mut self, request: &[u8]) -> Result<(), HostError> {
+        wisp_os_linux::netlink::send(&self.0, request).map_err(host_error)
+    }
+
+    fn recv(&mut self, buf: &mut [u8]) -> Result<usize, HostError> {
+        wisp_os_linux::netlink::recv(&self.0, buf).map_err(host_error)
+    }
+}
+
+/// One interface's IPv4 packets, for DHCP.
+#[cfg(feature = "network")]
+pub struct DhcpOn {
+    pub socket: wisp_os_linux::OwnedFd,
+    pub index: u32,
+}
+
+#[cfg(feature = "network")]
+impl wisp_core::host::dhcp::DhcpSocket for DhcpOn {
+    fn send_broadcast(&mut self, packet: &[u8]) -> Result<(), HostError> {
+        wisp_os_linux::packet::send_broadcast(&self.socket, self.index, packet).map_err(host_error)
+    }
+
+    fn receive(&mut self, timeout_ms: u64, buf: &mut [u8]) -> Result<Option<usize>, HostError> {
+        use wisp_os_linux::net::{PollFd, PollFlags};
+        let mut fds = [PollFd::new(&self.socket, PollFlags::IN)];
+        if wisp_os_linux::net::poll(&mut fds, timeout_ms.min(u32::MAX as u64) as u32).map_err(host_error)? == 0 {
+            return Ok(None);
+        }
+        match wisp_os_linux::packet::recv(&self.socket, buf) {
+            Ok(len) => Ok(Some(len)),
+            Err(Errno::AGAIN) | Err(Errno::INTR) => Ok(None),
+            Err(e) => Err(host_error(e)),
+        }
+    }
+
+    fn now_ms(&mut self) -> u64 {
+        wisp_os_linux::time::monotonic_ms()
+    }
+}

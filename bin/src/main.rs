@@ -34,6 +34,7 @@ mod clean;
 #[cfg_attr(not(feature = "cloud-init-status"), path = "absent/cloud_init_status.rs")]
 mod cloud_init_status;
 mod commands;
+mod cloud;
 mod context;
 mod features;
 mod fetch;

@@ -7,38 +7,36 @@
 use core::net::{IpAddr, Ipv4Addr};
 
 use wisp_core::config::Cloud;
-use wisp_core::net::address::{self, Address};
-use wisp_core::net::bring_up::{self, Changes};
+use wisp_core::net::address;
+use wisp_core::net::bring_up::{self, Need};
 use wisp_core::base64;
 use wisp_core::net::{eni, ip_text, network_config, network_data, secondary};
 use wisp_core::provider::Item;
 use wisp_core::yaml::{Arena, Node};
 use wisp_os_linux::fs::Dir;
 use wisp_core::net::dhcp::Lease;
-use wisp_core::net::dhcp_client::{Client, Event, Step, PACKET_LIMIT};
+use wisp_core::net::dhcp_client::Event;
+use wisp_core::net::dhcp_exchange;
+use wisp_core::host::explain::Worded;
 use wisp_core::net::link::{self, Link, LinkChange};
-use wisp_core::net::netlink::{self, Message};
-use wisp_core::net::route::{self, Route, TABLE_MAIN};
+use wisp_core::net::netlink;
+use wisp_core::net::rtnl::{Rtnl, RtnlError, State};
 use wisp_core::out::Out;
-use wisp_os_linux::net::{PollFd, PollFlags};
 use wisp_os_linux::time::monotonic_ms;
-use wisp_os_linux::{packet, Errno, OwnedFd};
+use wisp_os_linux::packet;
 
 use crate::context::Context;
+use crate::host::{errno_words, DhcpOn, RouteSocket};
 use crate::imds::Metadata;
 use crate::output::{os_error, Line, Shown};
 
-/// Most links, addresses and main-table routes read back from the kernel.
-const LINKS_LIMIT: usize = 32;
-const ADDRESSES_LIMIT: usize = 64;
-const ROUTES_LIMIT: usize = 64;
 /// How long a link just brought up may take to report its carrier.
 const CARRIER_WAIT_MS: u64 = 2000;
 /// The address of the last lease, asked for again first at the next boot (INIT-REBOOT).
 const LAST_ADDRESS_FILE: &[u8] = b".dhcp-address";
 
 pub fn set_ephemeral_network(ctx: &mut Context<'_>, metadata: &mut Metadata) -> Result<Line, Line> {
-    let cloud = ctx.cloud()?;
+    let cloud = crate::cloud::resolve(ctx)?;
     let local_seed = matches!(cloud, Cloud::Nocloud | Cloud::Configdrive);
     let var = ctx.var_dir()?;
     // `wisp boot` alone has not read the seed yet: its network-config is needed now.
@@ -48,7 +46,7 @@ pub fn set_ephemeral_network(ctx: &mut Context<'_>, metadata: &mut Metadata) -> 
             ctx.log.line(format_args!("{}: {e}: using the saved network-config, if any", cloud.name()));
         }
     }
-    let mut kernel = Rtnl::open()?;
+    let mut kernel = open_kernel()?;
     let mut state = kernel.read_state()?;
     let mut dhcp_on: Option<u32> = None;
     match apply_network_config(ctx, &var, &mut kernel, &state, &mut dhcp_on)? {
@@ -59,11 +57,12 @@ pub fn set_ephemeral_network(ctx: &mut Context<'_>, metadata: &mut Metadata) -> 
         }
         Configured::Nothing => {}
     }
-    if let Some(configured) = bring_up::configured_address(&state.addresses, &state.links) {
-        return Ok(msg!("{} on {}: already configured, left alone", Shown(&ip_text::ip_text(&configured.ip)), Shown(state.name_of(configured.index))));
-    }
-    if local_seed && dhcp_on.is_none() {
-        return Ok(msg!("{}: the seed is local: no network needed", cloud.name()));
+    match bring_up::need_dhcp(&state.addresses, &state.links, local_seed, dhcp_on.is_some()) {
+        Need::Configured(configured) => {
+            return Ok(msg!("{} on {}: already configured, left alone", Shown(&ip_text::ip_text(&configured.ip)), Shown(state.name_of(configured.index))))
+        }
+        Need::LocalSeed => return Ok(msg!("{}: the seed is local: no network needed", cloud.name())),
+        Need::Dhcp => {}
     }
     let link = match dhcp_on.and_then(|index| state.links.iter().find(|l| l.index == index)) {
         Some(link) => *link,
@@ -129,13 +128,13 @@ pub fn net_sync(ctx: &mut Context<'_>) -> i32 {
 }
 
 fn sync_addresses(ctx: &mut Context<'_>) -> Result<(), Line> {
-    let cloud = ctx.cloud()?;
+    let cloud = crate::cloud::resolve(ctx)?;
     if cloud != Cloud::Aws {
         return Err(msg!("{}: only AWS's metadata lists an interface's addresses", cloud.name()));
     }
     let timeouts = ctx.timeouts;
     let mut imds = crate::imds::Imds::new(cloud, &timeouts, ctx.config.imds_token_ttl);
-    let mut kernel = Rtnl::open()?;
+    let mut kernel = open_kernel()?;
     let state = kernel.read_state()?;
     let mut body = [0u8; 2048];
     for link in state.links.iter().filter(|l| l.is_ethernet()) {
@@ -177,7 +176,7 @@ fn sync_addresses(ctx: &mut Context<'_>) -> Result<(), Line> {
 
 /// A link that is down reports no carrier: brings the ethernet links up, then waits a
 /// little for one to see its carrier.
-fn raise_links(kernel: &mut Rtnl, state: &mut State) -> Result<(), Line> {
+fn raise_links(kernel: &mut Rtnl<RouteSocket>, state: &mut State) -> Result<(), Line> {
     let mut raised = false;
     for link in state.links.iter().filter(|l| l.is_ethernet() && !l.is_up()) {
         kernel.link("link up", LinkChange { index: link.index, up: Some(true), ..Default::default() })?;
@@ -210,7 +209,7 @@ const CONFIG_NODES: usize = 1024;
 /// (saved in `$TINY_CLOUD_VAR/network-config`), applied
 /// through rtnetlink and kept as `/etc/network/interfaces` and `/etc/resolv.conf`. An
 /// interface with `dhcp4` is the one DHCP runs on, if nothing else gives an address.
-fn apply_network_config(ctx: &mut Context<'_>, var: &Dir, kernel: &mut Rtnl, state: &State, dhcp_on: &mut Option<u32>) -> Result<Configured, Line> {
+fn apply_network_config(ctx: &mut Context<'_>, var: &Dir, kernel: &mut Rtnl<RouteSocket>, state: &State, dhcp_on: &mut Option<u32>) -> Result<Configured, Line> {
     let mut document = [0u8; CONFIG_LIMIT];
     let mut cmdline = [0u8; 4096];
     let encoded = ctx.read(b"/proc/cmdline", &mut cmdline).ok().flatten().and_then(network_config::from_cmdline);
@@ -328,189 +327,35 @@ fn write_resolv_conf(ctx: &Context<'_>, text: &[u8]) -> Result<(), Line> {
 }
 
 /// The DHCP exchange on `link`, within WISP_DHCP_MS.
+#[inline(never)]
 fn take_lease(ctx: &mut Context<'_>, link: &Link, mac: [u8; 6], previous: Option<Ipv4Addr>) -> Result<Lease, Line> {
     let name = Shown(link.name());
     let socket = packet::ipv4_socket(link.index).map_err(|e| msg!("{name}: DHCP socket: {}", crate::output::Os(e)))?;
     let mut xid = [0u8; 4];
     wisp_os_linux::system::random_bytes(&mut xid).map_err(|e| os_error("getrandom", e))?;
-    let mut client = Client::new(mac, u32::from_ne_bytes(xid), monotonic_ms(), ctx.config.dhcp_ms as u64, previous);
-    let mut out = [0u8; PACKET_LIMIT];
-    let mut received = [0u8; 2048];
-    let mut received_len = None;
-    loop {
-        let now = monotonic_ms();
-        let step = client.step(now, received_len.take().map(|len| &received[..len]), &mut out);
-        match client.take_event() {
-            Some(Event::Offered { address, server }) => {
-                ctx.log.line(format_args!("{name}: DHCP offer of {} from {}", Shown(&text(Some(address))), Shown(&text(Some(server)))))
-            }
-            Some(Event::Refused { server }) => ctx.log.line(format_args!("{name}: DHCPNAK from {}: discovering again", Shown(&text(server)))),
-            None => {}
+    let log = &ctx.log;
+    let on_event = |event| match event {
+        Event::Offered { address, server } => {
+            log.line(format_args!("{name}: DHCP offer of {} from {}", Shown(&text(Some(address))), Shown(&text(Some(server)))))
         }
-        match step {
-            Step::Send(packet) => packet::send_broadcast(&socket, link.index, packet).map_err(|e| msg!("{name}: DHCP send: {}", crate::output::Os(e)))?,
-            Step::Wait { until_ms } => received_len = wait(&socket, until_ms.saturating_sub(now), &mut received).map_err(|e| msg!("{name}: DHCP receive: {}", crate::output::Os(e)))?,
-            Step::Bound(lease) => return Ok(lease),
-            Step::Failed(failure) => return Err(msg!("{name}: {failure}")),
-        }
-    }
+        Event::Refused { server } => log.line(format_args!("{name}: DHCPNAK from {}: discovering again", Shown(&text(server)))),
+    };
+    let mut socket = DhcpOn { socket, index: link.index };
+    dhcp_exchange::take_lease(&mut socket, mac, u32::from_ne_bytes(xid), ctx.config.dhcp_ms as u64, previous, on_event)
+        .map_err(|e| msg!("{name}: {}", Worded(&e, errno_words)))
 }
 
 fn text(ip: Option<Ipv4Addr>) -> heapless::Vec<u8, { ip_text::IP_TEXT_LIMIT }> {
     ip_text::ip_text(&IpAddr::V4(ip.unwrap_or(Ipv4Addr::UNSPECIFIED)))
 }
 
-/// A packet within `timeout_ms`, or `None`.
-fn wait(socket: &OwnedFd, timeout_ms: u64, buf: &mut [u8]) -> Result<Option<usize>, Errno> {
-    let mut fds = [PollFd::new(socket, PollFlags::IN)];
-    if wisp_os_linux::net::poll(&mut fds, timeout_ms.min(u32::MAX as u64) as u32)? == 0 {
-        return Ok(None);
-    }
-    match packet::recv(socket, buf) {
-        Ok(len) => Ok(Some(len)),
-        Err(Errno::AGAIN) | Err(Errno::INTR) => Ok(None),
-        Err(e) => Err(e),
+impl From<RtnlError> for Line {
+    fn from(e: RtnlError) -> Line {
+        msg!("{}", Worded(&e, errno_words))
     }
 }
 
-/// What the kernel has: links, addresses, and the main table's routes.
-struct State {
-    links: heapless::Vec<Link, LINKS_LIMIT>,
-    addresses: heapless::Vec<Address, ADDRESSES_LIMIT>,
-    routes: heapless::Vec<Route, ROUTES_LIMIT>,
-}
-
-impl State {
-    /// A link, an address or a main-table route from a dump.
-    fn keep(&mut self, message: &Message<'_>) -> Result<(), Line> {
-        let full = match message.kind() {
-            link::RTM_NEWLINK => Link::parse(message).map(|l| l.map(|l| self.links.push(l).is_err())),
-            address::RTM_NEWADDR => Address::parse(message).map(|a| a.map(|a| self.addresses.push(a).is_err())),
-            _ => Route::parse(message).map(|r| r.filter(|r| r.table == TABLE_MAIN).map(|r| self.routes.push(r).is_err())),
-        };
-        match full.map_err(|e| msg!("{e}"))? {
-            Some(true) => Err(msg!("more than {LINKS_LIMIT} links, {ADDRESSES_LIMIT} addresses or {ROUTES_LIMIT} main-table routes")),
-            _ => Ok(()),
-        }
-    }
-
-    fn name_of(&self, index: u32) -> &[u8] {
-        self.links.iter().find(|l| l.index == index).map_or(b"?", |l| l.name())
-    }
-}
-
-/// Writes one request into the buffer, with the sequence number given.
-type Build<'f> = dyn FnMut(&mut [u8], u32) -> Result<&[u8], netlink::Error> + 'f;
-
-/// The NETLINK_ROUTE socket, with its sequence numbers and one receive buffer.
-struct Rtnl {
-    socket: OwnedFd,
-    sequence: u32,
-    /// A dump's datagrams are at most 32 KiB (the kernel's NLMSG_GOODSIZE is smaller).
-    buf: [u8; 32768],
-}
-
-impl Rtnl {
-    fn open() -> Result<Rtnl, Line> {
-        let socket = wisp_os_linux::netlink::route_socket().map_err(|e| os_error("rtnetlink socket", e))?;
-        Ok(Rtnl { socket, sequence: 1, buf: [0; 32768] })
-    }
-
-    fn read_state(&mut self) -> Result<State, Line> {
-        let mut state = State { links: heapless::Vec::new(), addresses: heapless::Vec::new(), routes: heapless::Vec::new() };
-        for request in [link::dump_request, address::dump_request, route::dump_request] {
-            self.dump(request, &mut |message| state.keep(message))?;
-        }
-        Ok(state)
-    }
-
-    fn read_links(&mut self) -> Result<heapless::Vec<Link, LINKS_LIMIT>, Line> {
-        let mut state = State { links: heapless::Vec::new(), addresses: heapless::Vec::new(), routes: heapless::Vec::new() };
-        self.dump(link::dump_request, &mut |message| state.keep(message))?;
-        Ok(state.links)
-    }
-
-    /// Sends a dump request and hands each message of the answer to `each`.
-    fn dump(
-        &mut self,
-        request: fn(&mut [u8], u32) -> Result<&[u8], netlink::Error>,
-        each: &mut dyn FnMut(&Message<'_>) -> Result<(), Line>,
-    ) -> Result<(), Line> {
-        let what = "rtnetlink dump";
-        let sequence = self.send(what, &mut |buf, seq| request(buf, seq))?;
-        loop {
-            let len = wisp_os_linux::netlink::recv(&self.socket, &mut self.buf).map_err(|e| os_error(what, e))?;
-            for message in netlink::messages(&self.buf[..len]) {
-                let message = message.map_err(|e| msg!("{what}: {e}"))?;
-                if message.sequence() != sequence {
-                    continue;
-                }
-                match message.kind() {
-                    netlink::NLMSG_DONE => return Ok(()),
-                    netlink::NLMSG_ERROR => return Err(refused(what, message.error_code().unwrap_or(0))),
-                    _ => each(&message)?,
-                }
-            }
-        }
-    }
-
-    /// One change to a link.
-    fn link(&mut self, what: &str, change: LinkChange<'_>) -> Result<(), Line> {
-        self.change(what, &mut |buf, seq| change.emit(buf, seq))
-    }
-
-    /// Sends a change and waits for its acknowledgement.
-    fn change(&mut self, what: &str, request: &mut Build<'_>) -> Result<(), Line> {
-        let sequence = self.send(what, request)?;
-        loop {
-            let len = wisp_os_linux::netlink::recv(&self.socket, &mut self.buf).map_err(|e| os_error(what, e))?;
-            for message in netlink::messages(&self.buf[..len]).flatten() {
-                if message.sequence() == sequence {
-                    return match message.error_code() {
-                        Some(0) => Ok(()),
-                        Some(code) => Err(refused(what, code)),
-                        None => Err(msg!("{what}: no acknowledgement")),
-                    };
-                }
-            }
-        }
-    }
-
-    fn send(&mut self, what: &str, build: &mut Build<'_>) -> Result<u32, Line> {
-        self.sequence += 1;
-        let sequence = self.sequence;
-        let request = build(&mut self.buf, sequence).map_err(|e| msg!("{what}: {e}"))?;
-        wisp_os_linux::netlink::send(&self.socket, request).map_err(|e| os_error(what, e))?;
-        Ok(sequence)
-    }
-
-    /// Changes to `link`, in order: its name (while it is down), MTU, up, addresses,
-    /// routes (a gateway's own route first).
-    fn apply(&mut self, changes: &Changes, link: &Link, name: &[u8]) -> Result<(), Line> {
-        let create = netlink::F_CREATE | netlink::F_REPLACE;
-        let index = changes.interface;
-        if changes.rename {
-            if link.is_up() {
-                self.link("link down", LinkChange { index, up: Some(false), ..Default::default() })?;
-            }
-            self.link("rename", LinkChange { index, name: Some(name), ..Default::default() })?;
-        }
-        if let Some(mtu) = changes.mtu {
-            self.link("set MTU", LinkChange { index, mtu: Some(mtu), ..Default::default() })?;
-        }
-        if changes.rename || !link.is_up() {
-            self.link("link up", LinkChange { index, up: Some(true), ..Default::default() })?;
-        }
-        for address in &changes.addresses {
-            self.change("add address", &mut |buf, seq| address.emit(buf, address::RTM_NEWADDR, create, seq))?;
-        }
-        for route in &changes.routes {
-            self.change("add route", &mut |buf, seq| route.emit(buf, route::RTM_NEWROUTE, create, seq))?;
-        }
-        Ok(())
-    }
-}
-
-fn refused(what: &str, code: i32) -> Line {
-    os_error(what, Errno::from_raw_os_error(-code))
+fn open_kernel() -> Result<Rtnl<RouteSocket>, Line> {
+    let socket = wisp_os_linux::netlink::route_socket().map_err(|e| os_error("rtnetlink socket", e))?;
+    Ok(Rtnl::new(RouteSocket(socket)))
 }

@@ -37,7 +37,7 @@ pub fn ntp(ctx: &Context<'_>, config: &CloudConfig<'static>) -> Result<Line, Lin
     let mut servers = sources(field("servers"))?;
     let mut pools = sources(field("pools"))?;
     if servers.is_empty() && pools.is_empty() {
-        match (ctx.cloud()?, client) {
+        match (crate::cloud::resolve(ctx)?, client) {
             (Cloud::Aws, _) => drop(servers.push(ntp::AWS_TIME_SYNC)),
             (_, Client::Chrony) => pools.extend(ntp::DEFAULT_POOLS),
             (_, Client::Busybox) => servers.extend(ntp::DEFAULT_POOLS),

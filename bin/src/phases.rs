@@ -50,7 +50,7 @@ pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
             Err(_) => {}
         }
     }
-    let cloud = match ctx.cloud() {
+    let cloud = match crate::cloud::resolve(ctx) {
         Ok(cloud) => cloud,
         Err(e) => return usage_error(ctx, phases, e),
     };

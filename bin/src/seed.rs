@@ -26,7 +26,7 @@ use wisp_core::seed::udf;
 use wisp_core::seed::vfat;
 #[cfg(feature = "nocloud")]
 use wisp_core::seed::nocloud;
-use wisp_core::seed::{Device, SeedError};
+use wisp_core::seed::{Device, Filesystem, SeedError};
 use wisp_core::state_files::{META_DATA, NETWORK_CONFIG, VENDOR_DATA};
 use wisp_os_linux::block;
 #[cfg(feature = "nocloud")]
@@ -53,28 +53,12 @@ impl Device for BlockDevice {
     }
 }
 
-/// `$body` once for every reader this build has: their `find`, `read` and files'
-/// `is_dir` are spelled alike, so one text serves all (issue #12).
-macro_rules! each_reader {
-    ($volume:expr, $v:ident => $body:expr) => {
-        match $volume {
-            #[cfg(feature = "iso9660")]
-            Volume::Iso($v) => $body,
-            #[cfg(feature = "vfat")]
-            Volume::Fat($v) => $body,
-            #[cfg(feature = "udf")]
-            Volume::Udf($v) => $body,
-        }
-    };
-}
-
 /// A seed filesystem read in user space.
 enum Volume {
     #[cfg(feature = "iso9660")]
     Iso(iso9660::Volume),
     #[cfg(feature = "vfat")]
     Fat(vfat::Volume),
-    /// UDF has no label wisp reads: only the Azure provisioning media's file matters.
     #[cfg(feature = "udf")]
     Udf(udf::Volume),
 }
@@ -96,29 +80,31 @@ impl Volume {
         None
     }
 
-    fn label(&self) -> &[u8] {
+    /// The reader, whichever it is: what follows is written once for all.
+    fn filesystem(&self) -> &dyn Filesystem<BlockDevice> {
         match self {
             #[cfg(feature = "iso9660")]
-            Volume::Iso(volume) => volume.label(),
+            Volume::Iso(volume) => volume,
             #[cfg(feature = "vfat")]
-            Volume::Fat(volume) => volume.label(),
+            Volume::Fat(volume) => volume,
             #[cfg(feature = "udf")]
-            Volume::Udf(_) => b"",
+            Volume::Udf(volume) => volume,
         }
+    }
+
+    fn label(&self) -> &[u8] {
+        self.filesystem().label()
     }
 
     /// Whether a regular file is at `path` (an unreadable volume has none).
     #[cfg(feature = "azure")]
     fn has_file(&self, device: &mut BlockDevice, path: &[&[u8]]) -> bool {
-        each_reader!(self, volume => matches!(volume.find(device, path), Ok(Some(file)) if !file.is_dir))
+        matches!(self.filesystem().read_file(device, path, None), Ok(Some(_)))
     }
 
     /// Reads the regular file at `path` into `out`; `Ok(None)` when absent.
     fn read(&self, device: &mut BlockDevice, path: &[&[u8]], out: &mut [u8]) -> Result<Option<usize>, SeedError> {
-        each_reader!(self, volume => match volume.find(device, path)? {
-            Some(file) if !file.is_dir => volume.read(device, file, out).map(Some),
-            _ => Ok(None),
-        })
+        self.filesystem().read_file(device, path, Some(out))
     }
 }
 

@@ -382,3 +382,180 @@ impl super::programs::Programs for MemorySystem {
         Ok(true)
     }
 }
+
+// --- grow: an in-memory disk and mounted filesystem ----------------------------------
+
+/// A disk as bytes. Each call is recorded (`"read 512+512"`, `"write 1024+512"`, `"sync"`,
+/// `"resize 1 1048576+2097152"`), and each write kept, so a test can replay the first few
+/// onto the old disk: the state a crash after them leaves.
+#[derive(Default)]
+pub struct MemoryDisk {
+    pub bytes: Vec<u8>,
+    pub calls: Vec<std::string::String>,
+    pub writes: Vec<(u64, Vec<u8>)>,
+    /// Offsets whose read fails with this error.
+    pub fail_reads: BTreeMap<u64, HostError>,
+}
+
+impl MemoryDisk {
+    pub fn new(bytes: Vec<u8>) -> MemoryDisk {
+        MemoryDisk { bytes, ..MemoryDisk::default() }
+    }
+
+    /// The calls that wrote or synced, in order.
+    pub fn changes(&self) -> Vec<&str> {
+        self.calls.iter().map(|c| c.as_str()).filter(|c| !c.starts_with("read")).collect()
+    }
+}
+
+impl super::block::BlockDevice for MemoryDisk {
+    fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> Result<(), HostError> {
+        self.calls.push(std::format!("read {offset}+{}", buf.len()));
+        if let Some(&e) = self.fail_reads.get(&offset) {
+            return Err(e);
+        }
+        let source = self.bytes.get(offset as usize..offset as usize + buf.len()).ok_or(HostError { errno: 5 })?;
+        buf.copy_from_slice(source);
+        Ok(())
+    }
+
+    fn write_at(&mut self, offset: u64, bytes: &[u8]) -> Result<(), HostError> {
+        self.calls.push(std::format!("write {offset}+{}", bytes.len()));
+        let dest = self.bytes.get_mut(offset as usize..offset as usize + bytes.len()).ok_or(HostError { errno: 28 })?;
+        dest.copy_from_slice(bytes);
+        self.writes.push((offset, bytes.to_vec()));
+        Ok(())
+    }
+
+    fn sync(&mut self) -> Result<(), HostError> {
+        self.calls.push("sync".into());
+        Ok(())
+    }
+
+    fn resize_partition(&mut self, number: u32, start: u64, length: u64) -> Result<(), HostError> {
+        self.calls.push(std::format!("resize {number} {start}+{length}"));
+        Ok(())
+    }
+}
+
+/// A mounted filesystem's answers, each call recorded as `"ext4_resize 1024"`.
+#[derive(Default)]
+pub struct MemoryMount {
+    pub block_size: u64,
+    /// xfs: block size, data blocks, imaxpct; `xfs_grow` sets the data blocks to what
+    /// `xfs_grows_to` says (xfs may keep fewer than asked).
+    pub xfs: (u32, u64, u32),
+    pub xfs_grows_to: Option<u64>,
+    /// The error every resize call fails with.
+    pub refuse: Option<HostError>,
+    pub calls: Vec<std::string::String>,
+}
+
+impl super::block::MountedFilesystem for MemoryMount {
+    fn block_size(&mut self) -> Result<u64, HostError> {
+        self.calls.push("block_size".into());
+        Ok(self.block_size)
+    }
+
+    fn ext4_resize(&mut self, blocks: u64) -> Result<(), HostError> {
+        self.calls.push(std::format!("ext4_resize {blocks}"));
+        self.refuse.map_or(Ok(()), Err)
+    }
+
+    fn xfs_geometry(&mut self) -> Result<(u32, u64, u32), HostError> {
+        self.calls.push("xfs_geometry".into());
+        Ok(self.xfs)
+    }
+
+    fn xfs_grow(&mut self, blocks: u64, imaxpct: u32) -> Result<(), HostError> {
+        self.calls.push(std::format!("xfs_grow {blocks} {imaxpct}"));
+        self.refuse.map_or(Ok(()), Err)?;
+        self.xfs.1 = self.xfs_grows_to.unwrap_or(blocks);
+        Ok(())
+    }
+
+    fn btrfs_resize_max(&mut self) -> Result<(), HostError> {
+        self.calls.push("btrfs_resize_max".into());
+        self.refuse.map_or(Ok(()), Err)
+    }
+}
+
+// --- network: a routing socket --------------------------------------------------------
+
+/// A routing socket whose kernel acknowledges every change (or refuses the one numbered
+/// `refuse_request` with its errno) and answers every dump with an empty NLMSG_DONE.
+/// Each request is kept as sent.
+#[derive(Default)]
+pub struct MemoryNetlink {
+    pub sent: Vec<Vec<u8>>,
+    pub refuse_request: Option<(usize, i32)>,
+    pub answer: Vec<u8>,
+}
+
+impl super::netlink::Netlink for MemoryNetlink {
+    fn send(&mut self, request: &[u8]) -> Result<(), HostError> {
+        self.sent.push(request.to_vec());
+        let flags = u16::from_ne_bytes([request[6], request[7]]);
+        let is_dump = flags & 0x300 == 0x300;
+        let code = match self.refuse_request {
+            Some((number, errno)) if number == self.sent.len() => -errno,
+            _ => 0,
+        };
+        let (kind, payload): (u16, Vec<u8>) =
+            if is_dump { (3, 0i32.to_ne_bytes().to_vec()) } else { (2, [&code.to_ne_bytes()[..], &request[..16]].concat()) };
+        let mut answer = Vec::new();
+        answer.extend_from_slice(&(16 + payload.len() as u32).to_ne_bytes());
+        answer.extend_from_slice(&kind.to_ne_bytes());
+        answer.extend_from_slice(&0u16.to_ne_bytes());
+        answer.extend_from_slice(&request[8..12]);
+        answer.extend_from_slice(&0u32.to_ne_bytes());
+        answer.extend_from_slice(&payload);
+        self.answer = answer;
+        Ok(())
+    }
+
+    fn recv(&mut self, buf: &mut [u8]) -> Result<usize, HostError> {
+        let len = self.answer.len();
+        buf[..len].copy_from_slice(&self.answer);
+        Ok(len)
+    }
+}
+
+/// A DHCP server's side, scripted: each wait receives the next of `answers` 10 ms later,
+/// or lets the whole timeout pass when none is left. Each packet sent is kept with the
+/// time it was sent.
+#[derive(Default)]
+pub struct MemoryDhcp {
+    pub now_ms: u64,
+    pub answers: std::collections::VecDeque<Vec<u8>>,
+    pub sent: Vec<(u64, Vec<u8>)>,
+    pub fail_send: Option<HostError>,
+}
+
+impl super::dhcp::DhcpSocket for MemoryDhcp {
+    fn send_broadcast(&mut self, packet: &[u8]) -> Result<(), HostError> {
+        if let Some(e) = self.fail_send {
+            return Err(e);
+        }
+        self.sent.push((self.now_ms, packet.to_vec()));
+        Ok(())
+    }
+
+    fn receive(&mut self, timeout_ms: u64, buf: &mut [u8]) -> Result<Option<usize>, HostError> {
+        match self.answers.pop_front() {
+            Some(answer) => {
+                self.now_ms += 10;
+                buf[..answer.len()].copy_from_slice(&answer);
+                Ok(Some(answer.len()))
+            }
+            None => {
+                self.now_ms += timeout_ms;
+                Ok(None)
+            }
+        }
+    }
+
+    fn now_ms(&mut self) -> u64 {
+        self.now_ms
+    }
+}

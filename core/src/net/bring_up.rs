@@ -21,6 +21,27 @@ pub fn configured_address<'a>(addresses: &'a [Address], links: &[Link]) -> Optio
     addresses.iter().find(|a| a.scope == SCOPE_UNIVERSE && !loopback(a.index))
 }
 
+/// Whether the boot phase takes a DHCP lease, once the network configuration is applied.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Need<'a> {
+    /// An address is there already: the network is left alone.
+    Configured(&'a Address),
+    /// The cloud's seed is on the instance and its configuration asks for no DHCP.
+    LocalSeed,
+    Dhcp,
+}
+
+/// An address already configured wins; a local seed needs the network only when its
+/// configuration asks for DHCP (`dhcp_asked`); any other cloud's metadata is served
+/// over the network.
+pub fn need_dhcp<'a>(addresses: &'a [Address], links: &[Link], local_seed: bool, dhcp_asked: bool) -> Need<'a> {
+    match configured_address(addresses, links) {
+        Some(configured) => Need::Configured(configured),
+        None if local_seed && !dhcp_asked => Need::LocalSeed,
+        None => Need::Dhcp,
+    }
+}
+
 /// tiny-cloud's choice: the ethernet interface with a carrier and the lowest ifindex,
 /// else the lowest ifindex of all.
 pub fn choose_interface(links: &[Link]) -> Option<&Link> {
@@ -218,6 +239,20 @@ mod tests {
     static DUMP_ADDR: &[u8] = include_bytes!("captures/dump-addr.bin");
     static DUMP_ROUTE: &[u8] = include_bytes!("captures/dump-route.bin");
     static ACK: &[u8] = include_bytes!("captures/dnsmasq-ack.ip");
+
+    #[test]
+    fn dhcp_runs_unless_an_address_is_there_or_a_local_seed_asks_for_none() {
+        let links = [veth()];
+        let global = [Address::new(links[0].index, IpAddr::V4(core::net::Ipv4Addr::new(10, 0, 0, 5)), 24)];
+        for local_seed in [false, true] {
+            for dhcp_asked in [false, true] {
+                assert_eq!(need_dhcp(&global, &links, local_seed, dhcp_asked), Need::Configured(&global[0]));
+            }
+        }
+        assert_eq!(need_dhcp(&[], &links, true, false), Need::LocalSeed);
+        assert_eq!(need_dhcp(&[], &links, true, true), Need::Dhcp);
+        assert_eq!(need_dhcp(&[], &links, false, false), Need::Dhcp);
+    }
 
     fn veth() -> Link {
         Link::parse(&netlink::Message::new_checked(NEWLINK).unwrap()).unwrap().unwrap()

@@ -15,8 +15,10 @@ pub mod route;
 pub mod ipv4_udp;
 pub mod dhcp;
 pub mod dhcp_client;
+pub mod dhcp_exchange;
 
 pub mod bring_up;
+pub mod rtnl;
 pub mod network_config;
 pub mod network_data;
 pub mod eni;

@@ -1,8 +1,11 @@
-//! Partition tables, and how far the partition under a filesystem can grow. Everything
-//! here works on sectors already read into the caller's buffers; the caller writes what
-//! the plans produce, in the order they give.
+//! Partition tables, and how far the partition under a filesystem can grow. `gpt` and
+//! `mbr` work on sectors already read into the caller's buffers; `grow` reads and writes
+//! them on a `BlockDevice` in the order that survives a crash, and `filesystem` grows
+//! the mounted filesystem afterwards.
 
+pub mod filesystem;
 pub mod gpt;
+pub mod grow;
 pub mod mbr;
 
 /// Partition ends are aligned so the partition ends on a MiB boundary, as growpart 0.34

@@ -210,6 +210,19 @@ impl fmt::Display for Extent {
     }
 }
 
+impl<D: Device> super::Filesystem<D> for Volume {
+    fn label(&self) -> &[u8] {
+        Volume::label(self)
+    }
+
+    fn read_file(&self, device: &mut D, path: &[&[u8]], out: Option<&mut [u8]>) -> Result<Option<usize>, SeedError> {
+        match self.find(device, path)? {
+            Some(file) if !file.is_dir => out.map_or(Ok(0), |out| self.read(device, file, out)).map(Some),
+            _ => Ok(None),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -282,6 +295,26 @@ mod tests {
         assert_eq!(volume.find(&mut &disk[..], &[b"meta-data", b"x"]).unwrap(), None);
         let mut tiny = [0u8; 4];
         assert_eq!(volume.read(&mut &disk[..], file, &mut tiny), Err(SeedError::FileTooLarge { limit: 4 }));
+    }
+
+    #[test]
+    fn read_as_any_seed_filesystem() {
+        use crate::seed::Filesystem;
+        let disk = image(b"cidata", &[
+            record(20, 12, false, b"META_DAT.;1", Some(b"meta-data")),
+            record(19, SECTOR as u32, true, b"OPENSTAC", Some(b"openstack")),
+        ]);
+        let volume = open(&disk).unwrap();
+        let seed: &dyn Filesystem<&[u8]> = &volume;
+        assert_eq!(seed.label(), b"cidata");
+        let mut out = [0u8; 64];
+        assert_eq!(seed.read_file(&mut &disk[..], &[b"meta-data"], Some(&mut out)), Ok(Some(12)));
+        assert_eq!(&out[..12], b"instance-id:");
+        // Asked only whether it is there; a directory is no file; nothing is nothing.
+        assert_eq!(seed.read_file(&mut &disk[..], &[b"meta-data"], None), Ok(Some(0)));
+        assert_eq!(seed.read_file(&mut &disk[..], &[b"openstack"], Some(&mut out)), Ok(None));
+        assert_eq!(seed.read_file(&mut &disk[..], &[b"vendor-data"], None), Ok(None));
+        assert_eq!(seed.read_file(&mut &disk[..], &[b"meta-data"], Some(&mut [0u8; 4])), Err(SeedError::FileTooLarge { limit: 4 }));
     }
 
     #[test]

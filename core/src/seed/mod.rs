@@ -14,6 +14,18 @@ pub trait Device {
     fn read(&mut self, offset: u64, buf: &mut [u8]) -> Result<(), SeedError>;
 }
 
+/// What every seed filesystem reader offers, so that a caller holding any of them reads it
+/// one way: bin keeps one enum of the readers its build has and dispatches once.
+pub trait Filesystem<D: Device> {
+    /// The volume label, trimmed (`cidata`, `config-2`); empty where wisp reads none.
+    fn label(&self) -> &[u8];
+
+    /// Reads the regular file at `path` (components compared without case) into `out`,
+    /// whose size is the limit: its length, `None` when nothing or a directory is there.
+    /// Without `out`, only whether the file is there (`Some(0)`).
+    fn read_file(&self, device: &mut D, path: &[&[u8]], out: Option<&mut [u8]>) -> Result<Option<usize>, SeedError>;
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SeedError {
     /// Reading failed (the caller's errno).

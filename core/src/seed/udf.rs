@@ -195,6 +195,20 @@ fn name_matches(name: &[u8], wanted: &[u8]) -> bool {
     }
 }
 
+impl<D: Device> super::Filesystem<D> for Volume {
+    /// UDF has no label wisp reads: only the Azure provisioning media's file matters.
+    fn label(&self) -> &[u8] {
+        b""
+    }
+
+    fn read_file(&self, device: &mut D, path: &[&[u8]], out: Option<&mut [u8]>) -> Result<Option<usize>, SeedError> {
+        match self.find(device, path)? {
+            Some(file) if !file.is_dir => out.map_or(Ok(0), |out| self.read(device, file, out)).map(Some),
+            _ => Ok(None),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

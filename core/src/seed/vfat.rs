@@ -311,6 +311,19 @@ fn short_name_matches(short: &[u8], wanted: &[u8]) -> bool {
     base.eq_ignore_ascii_case(wanted_base) && extension.eq_ignore_ascii_case(wanted_extension)
 }
 
+impl<D: Device> super::Filesystem<D> for Volume {
+    fn label(&self) -> &[u8] {
+        Volume::label(self)
+    }
+
+    fn read_file(&self, device: &mut D, path: &[&[u8]], out: Option<&mut [u8]>) -> Result<Option<usize>, SeedError> {
+        match self.find(device, path)? {
+            Some(file) if !file.is_dir => out.map_or(Ok(0), |out| self.read(device, file, out)).map(Some),
+            _ => Ok(None),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,259 @@
+//! The conversation on the routing socket: reading the kernel's links, addresses and
+//! main-table routes, and making changes one request at a time, each acknowledged before
+//! the next (so that a refusal names the change refused), in the order a link needs them.
+
+use core::fmt;
+
+use super::address::{self, Address};
+use super::bring_up::Changes;
+use super::link::{self, Link, LinkChange};
+use super::netlink::{self, Message};
+use super::route::{self, Route, TABLE_MAIN};
+use crate::host::explain::{errno_number, ErrnoWords, Explain};
+use crate::host::netlink::Netlink;
+use crate::host::HostError;
+
+/// Most links, addresses and main-table routes read back from the kernel.
+pub const LINKS_LIMIT: usize = 32;
+pub const ADDRESSES_LIMIT: usize = 64;
+pub const ROUTES_LIMIT: usize = 64;
+/// A dump's datagrams are at most 32 KiB (the kernel's NLMSG_GOODSIZE is smaller).
+const DATAGRAM_LIMIT: usize = 32768;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RtnlError {
+    /// The socket call failed, or the kernel refused the request (its errno).
+    Call { what: &'static str, error: HostError },
+    Message { what: &'static str, error: netlink::Error },
+    NoAcknowledgement { what: &'static str },
+    /// A link, address or route in a dump that does not parse.
+    Dump(netlink::Error),
+    TooMany,
+}
+
+impl Explain for RtnlError {
+    fn explain(&self, f: &mut fmt::Formatter<'_>, words: ErrnoWords) -> fmt::Result {
+        match *self {
+            RtnlError::Call { what, error } => {
+                write!(f, "{what}: ")?;
+                words(error, f)
+            }
+            RtnlError::Message { what, error } => write!(f, "{what}: {error}"),
+            RtnlError::NoAcknowledgement { what } => write!(f, "{what}: no acknowledgement"),
+            RtnlError::Dump(error) => write!(f, "{error}"),
+            RtnlError::TooMany => write!(f, "more than {LINKS_LIMIT} links, {ADDRESSES_LIMIT} addresses or {ROUTES_LIMIT} main-table routes"),
+        }
+    }
+}
+
+impl fmt::Display for RtnlError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.explain(f, errno_number)
+    }
+}
+
+/// What the kernel has: links, addresses, and the main table's routes.
+#[derive(Default)]
+pub struct State {
+    pub links: heapless::Vec<Link, LINKS_LIMIT>,
+    pub addresses: heapless::Vec<Address, ADDRESSES_LIMIT>,
+    pub routes: heapless::Vec<Route, ROUTES_LIMIT>,
+}
+
+impl State {
+    /// A link, an address or a main-table route from a dump.
+    fn keep(&mut self, message: &Message<'_>) -> Result<(), RtnlError> {
+        let full = match message.kind() {
+            link::RTM_NEWLINK => Link::parse(message).map(|l| l.map(|l| self.links.push(l).is_err())),
+            address::RTM_NEWADDR => Address::parse(message).map(|a| a.map(|a| self.addresses.push(a).is_err())),
+            _ => Route::parse(message).map(|r| r.filter(|r| r.table == TABLE_MAIN).map(|r| self.routes.push(r).is_err())),
+        };
+        match full.map_err(RtnlError::Dump)? {
+            Some(true) => Err(RtnlError::TooMany),
+            _ => Ok(()),
+        }
+    }
+
+    pub fn name_of(&self, index: u32) -> &[u8] {
+        self.links.iter().find(|l| l.index == index).map_or(b"?", |l| l.name())
+    }
+}
+
+/// Writes one request into the buffer, with the sequence number given.
+pub type Build<'f> = dyn FnMut(&mut [u8], u32) -> Result<&[u8], netlink::Error> + 'f;
+
+/// The routing socket, with its sequence numbers and one receive buffer.
+pub struct Rtnl<N: Netlink> {
+    socket: N,
+    sequence: u32,
+    buf: [u8; DATAGRAM_LIMIT],
+}
+
+impl<N: Netlink> Rtnl<N> {
+    pub fn new(socket: N) -> Rtnl<N> {
+        Rtnl { socket, sequence: 1, buf: [0; DATAGRAM_LIMIT] }
+    }
+
+    pub fn read_state(&mut self) -> Result<State, RtnlError> {
+        let mut state = State::default();
+        for request in [link::dump_request, address::dump_request, route::dump_request] {
+            self.dump(request, &mut |message| state.keep(message))?;
+        }
+        Ok(state)
+    }
+
+    pub fn read_links(&mut self) -> Result<heapless::Vec<Link, LINKS_LIMIT>, RtnlError> {
+        let mut state = State::default();
+        self.dump(link::dump_request, &mut |message| state.keep(message))?;
+        Ok(state.links)
+    }
+
+    /// Sends a dump request and hands each message of the answer to `each`.
+    fn dump(
+        &mut self,
+        request: fn(&mut [u8], u32) -> Result<&[u8], netlink::Error>,
+        each: &mut dyn FnMut(&Message<'_>) -> Result<(), RtnlError>,
+    ) -> Result<(), RtnlError> {
+        let what = "rtnetlink dump";
+        let sequence = self.send(what, &mut |buf, seq| request(buf, seq))?;
+        loop {
+            let len = self.socket.recv(&mut self.buf).map_err(|error| RtnlError::Call { what, error })?;
+            for message in netlink::messages(&self.buf[..len]) {
+                let message = message.map_err(|error| RtnlError::Message { what, error })?;
+                if message.sequence() != sequence {
+                    continue;
+                }
+                match message.kind() {
+                    netlink::NLMSG_DONE => return Ok(()),
+                    netlink::NLMSG_ERROR => return Err(refused(what, message.error_code().unwrap_or(0))),
+                    _ => each(&message)?,
+                }
+            }
+        }
+    }
+
+    /// One change to a link.
+    pub fn link(&mut self, what: &'static str, change: LinkChange<'_>) -> Result<(), RtnlError> {
+        self.change(what, &mut |buf, seq| change.emit(buf, seq))
+    }
+
+    /// Sends a change and waits for its acknowledgement.
+    pub fn change(&mut self, what: &'static str, request: &mut Build<'_>) -> Result<(), RtnlError> {
+        let sequence = self.send(what, request)?;
+        loop {
+            let len = self.socket.recv(&mut self.buf).map_err(|error| RtnlError::Call { what, error })?;
+            for message in netlink::messages(&self.buf[..len]).flatten() {
+                if message.sequence() == sequence {
+                    return match message.error_code() {
+                        Some(0) => Ok(()),
+                        Some(code) => Err(refused(what, code)),
+                        None => Err(RtnlError::NoAcknowledgement { what }),
+                    };
+                }
+            }
+        }
+    }
+
+    fn send(&mut self, what: &'static str, build: &mut Build<'_>) -> Result<u32, RtnlError> {
+        self.sequence += 1;
+        let sequence = self.sequence;
+        let request = build(&mut self.buf, sequence).map_err(|error| RtnlError::Message { what, error })?;
+        self.socket.send(request).map_err(|error| RtnlError::Call { what, error })?;
+        Ok(sequence)
+    }
+
+    /// Changes to `link`, in order: its name (while it is down), MTU, up, addresses,
+    /// routes (a gateway's own route first).
+    pub fn apply(&mut self, changes: &Changes, link: &Link, name: &[u8]) -> Result<(), RtnlError> {
+        let create = netlink::F_CREATE | netlink::F_REPLACE;
+        let index = changes.interface;
+        if changes.rename {
+            if link.is_up() {
+                self.link("link down", LinkChange { index, up: Some(false), ..Default::default() })?;
+            }
+            self.link("rename", LinkChange { index, name: Some(name), ..Default::default() })?;
+        }
+        if let Some(mtu) = changes.mtu {
+            self.link("set MTU", LinkChange { index, mtu: Some(mtu), ..Default::default() })?;
+        }
+        if changes.rename || !link.is_up() {
+            self.link("link up", LinkChange { index, up: Some(true), ..Default::default() })?;
+        }
+        for address in &changes.addresses {
+            self.change("add address", &mut |buf, seq| address.emit(buf, address::RTM_NEWADDR, create, seq))?;
+        }
+        for route in &changes.routes {
+            self.change("add route", &mut |buf, seq| route.emit(buf, route::RTM_NEWROUTE, create, seq))?;
+        }
+        Ok(())
+    }
+}
+
+/// An NLMSG_ERROR's negative errno, as the host error it is.
+fn refused(what: &'static str, code: i32) -> RtnlError {
+    RtnlError::Call { what, error: HostError { errno: -code } }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::memory::MemoryNetlink;
+    use std::vec::Vec;
+
+    fn eth0(flags: u32) -> Link {
+        let mut name = [0u8; link::NAME_LIMIT];
+        name[..4].copy_from_slice(b"eth0");
+        Link { index: 2, hardware_type: link::ARPHRD_ETHER, flags, name, name_len: 4, mtu: 1500, mac: None, carrier: true }
+    }
+
+    /// Each request as (message kind, the link's IFF_UP change flag when a link change).
+    fn kinds(sent: &[Vec<u8>]) -> Vec<u16> {
+        sent.iter().map(|request| u16::from_ne_bytes([request[4], request[5]])).collect()
+    }
+
+    #[test]
+    fn a_rename_takes_the_link_down_first_and_up_last() {
+        let mut kernel = Rtnl::new(MemoryNetlink::default());
+        let changes = Changes { interface: 2, rename: true, mtu: Some(9000), addresses: heapless::Vec::new(), routes: heapless::Vec::new() };
+        kernel.apply(&changes, &eth0(link::IFF_UP), b"lan0").unwrap();
+        let sent = &kernel.socket.sent;
+        // down, rename, MTU, up: four link changes, each acknowledged before the next.
+        assert_eq!(kinds(sent), [link::RTM_NEWLINK; 4]);
+        let change_flags = |request: &Vec<u8>| u32::from_ne_bytes([request[28], request[29], request[30], request[31]]);
+        let up_flags = |request: &Vec<u8>| u32::from_ne_bytes([request[24], request[25], request[26], request[27]]);
+        assert_eq!((up_flags(&sent[0]) & link::IFF_UP, change_flags(&sent[0])), (0, link::IFF_UP));
+        assert_eq!(change_flags(&sent[1]), 0);
+        assert_eq!((up_flags(&sent[3]) & link::IFF_UP, change_flags(&sent[3])), (link::IFF_UP, link::IFF_UP));
+        // Sequence numbers rise by one per request.
+        let sequences: Vec<u32> = sent.iter().map(|r| u32::from_ne_bytes([r[8], r[9], r[10], r[11]])).collect();
+        assert_eq!(sequences, [2, 3, 4, 5]);
+    }
+
+    #[test]
+    fn a_link_already_up_and_named_is_not_raised_again() {
+        let mut kernel = Rtnl::new(MemoryNetlink::default());
+        let changes = Changes { interface: 2, rename: false, mtu: None, addresses: heapless::Vec::new(), routes: heapless::Vec::new() };
+        kernel.apply(&changes, &eth0(link::IFF_UP), b"eth0").unwrap();
+        assert!(kernel.socket.sent.is_empty());
+        kernel.apply(&changes, &eth0(0), b"eth0").unwrap();
+        assert_eq!(kinds(&kernel.socket.sent), [link::RTM_NEWLINK]);
+    }
+
+    #[test]
+    fn a_refused_change_stops_the_rest_and_names_itself() {
+        let mut kernel = Rtnl::new(MemoryNetlink { refuse_request: Some((2, 22)), ..MemoryNetlink::default() });
+        let changes = Changes { interface: 2, rename: true, mtu: Some(9000), addresses: heapless::Vec::new(), routes: heapless::Vec::new() };
+        let e = kernel.apply(&changes, &eth0(0), b"lan0").unwrap_err();
+        assert_eq!(e, RtnlError::Call { what: "set MTU", error: HostError { errno: 22 } });
+        assert_eq!(std::format!("{e}"), "set MTU: errno 22");
+        assert_eq!(kernel.socket.sent.len(), 2);
+    }
+
+    #[test]
+    fn a_dump_reads_until_done() {
+        let mut kernel = Rtnl::new(MemoryNetlink::default());
+        let state = kernel.read_state().unwrap();
+        assert!(state.links.is_empty() && state.addresses.is_empty() && state.routes.is_empty());
+        assert_eq!(kinds(&kernel.socket.sent), [link::RTM_GETLINK, address::RTM_GETADDR, route::RTM_GETROUTE]);
+    }
+}
