@@ -11,7 +11,9 @@
 
 use core::fmt;
 
+pub mod clock;
 pub mod files;
+pub mod http;
 #[cfg(test)]
 pub mod memory;
 
