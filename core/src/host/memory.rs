@@ -252,15 +252,19 @@ impl Http for MemoryNetwork {
                     let mut response = std::format!("HTTP/1.0 {status} X\r\nContent-Length: {}\r\n\r\n", body.len()).into_bytes();
                     response.extend_from_slice(&body);
                     let capacity = exchange.response.len();
-                    let filled = response.len().min(capacity);
-                    exchange.response[..filled].copy_from_slice(&response[..filled]);
-                    match crate::http::parse_response(&exchange.response[..filled], capacity, true) {
+                    // As Linux's exchange: an answer that overflows the buffer is too large.
+                    if response.len() > capacity {
+                        exchange.outcome = Outcome::Failed(Cause::Http(crate::http::Error::BodyTooLarge { limit: capacity }).into());
+                        continue;
+                    }
+                    exchange.response[..response.len()].copy_from_slice(&response);
+                    match crate::http::parse_response(&exchange.response[..response.len()], capacity, true) {
                         Ok(crate::http::Status::Complete(reply)) => Outcome::Reply {
                             status,
                             body_start: reply.body.as_ptr() as usize - exchange.response.as_ptr() as usize,
                             body_len: reply.body.len(),
                         },
-                        Ok(crate::http::Status::Partial) => Outcome::Failed(Cause::Http(crate::http::body_overflow(&response, capacity)).into()),
+                        Ok(crate::http::Status::Partial) => unreachable!("a complete answer"),
                         Err(e) => Outcome::Failed(Cause::Http(e).into()),
                     }
                 }
