@@ -32,14 +32,10 @@ pub struct Service {
     pub endpoint: Endpoint,
     /// The `Host` header.
     pub host: &'static str,
-    /// Sent with every request (but to `bare_path`).
+    /// Sent with every request (but to the document's fallback).
     pub headers: &'static [(&'static str, &'static str)],
     /// IMDSv2: every request carries a session token, fetched first.
     pub session_token: bool,
-    /// A path served only to a privileged source port (Scaleway's user-data).
-    pub privileged_path: Option<&'static str>,
-    /// A path asked without the headers (OCI's version 1).
-    pub bare_path: Option<&'static str>,
     /// The clouds that answer with one document: where it is.
     pub document: Option<&'static Document>,
     /// `None`: wisp has no metadata service for this cloud (its paths can still be read).
@@ -53,8 +49,6 @@ impl Service {
         host: IMDS_HOST,
         headers: &[],
         session_token: false,
-        privileged_path: None,
-        bare_path: None,
         document: None,
         rounds: None,
     };
@@ -186,8 +180,7 @@ impl<'c> Imds<'c> {
 
     /// GETs `path` into `buf`: the body, or `None` for 404.
     pub fn get_path<'b>(&mut self, host: &mut dyn Http, path: &str, buf: &'b mut [u8]) -> Result<Option<&'b [u8]>, ImdsError> {
-        let mut state = ValueState::NotFetched;
-        self.round(host, &mut [Target { what: "path", path, buf: &mut *buf, state: &mut state }])?;
+        let state = self.get_one(host, "path", path, buf)?;
         Ok(state.range().map(|range| &buf[range]))
     }
 
@@ -212,15 +205,18 @@ impl<'c> Imds<'c> {
             let token = core::str::from_utf8(&self.token).unwrap_or("");
             let token_header = [(aws::TOKEN_HEADER, token)];
             let headers: &[(&str, &str)] = if service.session_token { &token_header } else { service.headers };
-            let mut endpoint = service.endpoint;
-            if let (Endpoint::Tcp { privileged, .. }, Some(path)) = (&mut endpoint, service.privileged_path) {
-                *privileged = targets.iter().any(|target| target.path == path);
+            let (mut bare_path, mut endpoint) = (None, service.endpoint);
+            if let Some(document) = service.document {
+                bare_path = document.fallback;
+                if let (Endpoint::Tcp { privileged, .. }, true) = (&mut endpoint, document.privileged_user_data) {
+                    *privileged = targets.iter().any(|target| Some(target.path) == document.user_data);
+                }
             }
             // Each target's request, its buffer to the exchange, its state kept for the answer.
             let mut exchanges: heapless::Vec<Exchange<'_>, PARALLEL_LIMIT> = heapless::Vec::new();
             let mut states: heapless::Vec<(&'static str, &mut ValueState), PARALLEL_LIMIT> = heapless::Vec::new();
             for (Target { what, path, buf, state }, request) in targets.iter_mut().zip(requests.iter_mut()) {
-                let headers = if Some(*path) == service.bare_path { &[] } else { headers };
+                let headers = if Some(*path) == bare_path { &[] } else { headers };
                 let get = Request { method: Method::Get, host: service.host, path, headers, body: b"" };
                 let length = http::write_request(&get, request).map_err(ImdsError::Request)?;
                 let _ = exchanges.push(Exchange::new(&request[..length], buf));

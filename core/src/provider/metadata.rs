@@ -78,6 +78,10 @@ pub struct Metadata<'a> {
     pub(crate) document: Value<'a>,
 }
 
+fn slot<'m>(item: Item, value: &'m mut Value<'_>) -> Slot<'m> {
+    Slot { item, buf: &mut *value.buf, state: &mut value.state }
+}
+
 impl<'a> Metadata<'a> {
     /// Carves the values' buffers out of `space`, which holds `METADATA_SIZE` bytes.
     pub fn new(mut space: &'a mut [u8]) -> Self {
@@ -98,12 +102,8 @@ impl<'a> Metadata<'a> {
     /// Each item's buffer and state, in `Item::ALL`'s order, and the document's: what a
     /// round fills.
     pub(crate) fn slots(&mut self) -> ([Slot<'_>; 5], &mut Value<'a>) {
-        let mut items = Item::ALL.into_iter();
-        let slots = self.values.each_mut().map(|value| Slot {
-            item: items.next().unwrap_or(Item::InstanceId),
-            buf: &mut *value.buf,
-            state: &mut value.state,
-        });
+        let [a, b, c, d, e] = &mut self.values;
+        let slots = [slot(Item::InstanceId, a), slot(Item::Hostname, b), slot(Item::LocalHostname, c), slot(Item::SshKeys, d), slot(Item::UserData, e)];
         (slots, &mut self.document)
     }
 

@@ -11,7 +11,6 @@ pub const AUTHORIZATION: (&str, &str) = ("Authorization", "Bearer Oracle");
 
 pub const SERVICE: Service = Service {
     headers: &[AUTHORIZATION],
-    bare_path: Some(V1_PATH),
     ..Service::document(&Document { fallback: Some(V1_PATH), ..Document::at(V2_PATH, extract) })
 };
 

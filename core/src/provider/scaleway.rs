@@ -30,8 +30,7 @@ pub const USER_DATA_PATH: &str = "/user_data/cloud-init";
 pub const SERVICE: Service = Service {
     endpoint: Endpoint::Tcp { address: ADDRESS, port: 80, privileged: false },
     host: HOST,
-    privileged_path: Some(USER_DATA_PATH),
-    ..Service::document(&Document { user_data: Some(USER_DATA_PATH), ..Document::at(CONF_PATH, extract) })
+    ..Service::document(&Document { user_data: Some(USER_DATA_PATH), privileged_user_data: true, ..Document::at(CONF_PATH, extract) })
 };
 
 /// Copies `item` out of the `conf` document into `out` (keys one per line); `Ok(None)`
