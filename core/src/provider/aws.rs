@@ -71,8 +71,22 @@ fn parse_index(digits: &[u8]) -> Option<u16> {
 pub fn key_path(index: u16) -> heapless::String<64> {
     let mut path = heapless::String::new();
     // Cannot fail: the longest result is 52 bytes.
-    let _ = core::fmt::write(&mut path, format_args!("{KEYS_PATH}{index}/openssh-key"));
+    let _ = path.push_str(KEYS_PATH);
+    push_decimal(&mut path, index.into());
+    let _ = path.push_str("/openssh-key");
     path
+}
+
+/// `n` in decimal, without the formatting machinery (smaller where it is all there is).
+fn push_decimal<const N: usize>(text: &mut heapless::String<N>, n: u32) {
+    let mut divisor = 1_000_000_000;
+    while divisor > 1 && n / divisor == 0 {
+        divisor /= 10;
+    }
+    while divisor > 0 {
+        let _ = text.push(char::from(b'0' + (n / divisor % 10) as u8));
+        divisor /= 10;
+    }
 }
 
 /// Round one: the values named by a path, and the key listing; round two the keys.
@@ -133,7 +147,7 @@ fn fetch_keys(imds: &mut Imds<'_>, host: &mut dyn Http, listing: &[u8], keys: Sl
 /// IMDSv2's session token: one PUT, reused for every later request of this run.
 pub(crate) fn fetch_token(imds: &mut Imds<'_>, host: &mut dyn Http) -> Result<(), ImdsError> {
     let mut ttl = heapless::String::<10>::new();
-    let _ = core::fmt::write(&mut ttl, format_args!("{}", imds.token_ttl));
+    push_decimal(&mut ttl, imds.token_ttl);
     let headers = [(TOKEN_TTL_HEADER, ttl.as_str())];
     let put = Request { method: Method::Put, host: IMDS_HOST, path: TOKEN_PATH, headers: &headers, body: b"" };
     let mut request = [0u8; super::imds::REQUEST_LIMIT];
@@ -185,6 +199,13 @@ mod tests {
     fn paths() {
         assert_eq!(key_path(0).as_str(), "/latest/meta-data/public-keys/0/openssh-key");
         assert_eq!(key_path(9999).as_str(), "/latest/meta-data/public-keys/9999/openssh-key");
+        assert_eq!(key_path(10).as_str(), "/latest/meta-data/public-keys/10/openssh-key");
+        let mut text = heapless::String::<10>::new();
+        push_decimal(&mut text, u32::MAX);
+        assert_eq!(text.as_str(), "4294967295");
+        let mut text = heapless::String::<10>::new();
+        push_decimal(&mut text, 0);
+        assert_eq!(text.as_str(), "0");
         assert_eq!(path(Item::UserData), Some("/latest/user-data"));
         assert_eq!(Item::from_key(b"@ssh-keys"), Some(Item::SshKeys));
         assert_eq!(Item::from_key(b"ssh-keys"), None);
