@@ -107,31 +107,36 @@ fn start(attempt: &mut Attempt<'_, '_>, endpoint: Endpoint, guest_socket: Option
     }
 }
 
+/// The events an attempt waits for, and until when; `None` when it waits for none.
+fn interest(attempt: &Attempt<'_, '_>) -> Option<(PollFlags, u64)> {
+    match attempt.stage {
+        Stage::Connecting { deadline } | Stage::Sending { deadline, .. } => Some((PollFlags::OUT, deadline)),
+        Stage::Receiving { deadline, .. } => Some((PollFlags::IN, deadline)),
+        Stage::Idle { .. } | Stage::Finished => None,
+    }
+}
+
 /// poll(2) until a socket is ready or the earliest deadline or restart time.
 fn wait(attempts: &[Attempt<'_, '_>], ready: &mut [PollFlags; PARALLEL_LIMIT], now: u64) {
     let mut fds: heapless::Vec<PollFd<'_>, PARALLEL_LIMIT> = heapless::Vec::new();
-    let mut owners: heapless::Vec<usize, PARALLEL_LIMIT> = heapless::Vec::new();
     let mut wake_at = u64::MAX;
-    for (i, attempt) in attempts.iter().enumerate() {
-        let (flags, at) = match attempt.stage {
-            Stage::Idle { start_at } => {
-                wake_at = wake_at.min(start_at);
-                continue;
-            }
-            Stage::Finished => continue,
-            Stage::Connecting { deadline } | Stage::Sending { deadline, .. } => (PollFlags::OUT, deadline),
-            Stage::Receiving { deadline, .. } => (PollFlags::IN, deadline),
-        };
-        wake_at = wake_at.min(at);
-        if let Some(socket) = &attempt.socket {
+    for attempt in attempts {
+        if let Stage::Idle { start_at } = attempt.stage {
+            wake_at = wake_at.min(start_at);
+        }
+        if let (Some((flags, deadline)), Some(socket)) = (interest(attempt), &attempt.socket) {
+            wake_at = wake_at.min(deadline);
             let _ = fds.push(PollFd::new(socket, flags));
-            let _ = owners.push(i);
         }
     }
     let timeout = wake_at.saturating_sub(now).min(u64::from(u32::MAX)) as u32;
     if net::poll(&mut fds, timeout).is_ok() {
-        for (fd, &owner) in fds.iter().zip(&owners) {
-            ready[owner] = fd.revents();
+        // The descriptors are in the attempts' order, one for each that has interest.
+        let mut polled = fds.iter();
+        for (attempt, ready) in attempts.iter().zip(ready.iter_mut()) {
+            if let (Some(_), Some(_)) = (interest(attempt), &attempt.socket) {
+                *ready = polled.next().map_or(PollFlags::empty(), PollFd::revents);
+            }
         }
     }
 }
