@@ -144,7 +144,6 @@ mod tests {
         assert_eq!(lines(&network), ["GET /openstack/latest/meta_data.json", "GET /openstack/latest/user_data"]);
         assert_eq!(values[0].as_deref(), Some(&b"83679162-1378-4288-a2d4-70e13ec132aa"[..]));
         assert_eq!(values[4].as_deref(), Some(&b"#cloud-config\n"[..]));
-        // The document is fetched once per run; a later item asks only for itself.
     }
 
     #[test]
