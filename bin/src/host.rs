@@ -254,3 +254,28 @@ impl wisp_core::host::dhcp::DhcpSocket for DhcpOn {
         wisp_os_linux::time::monotonic_ms()
     }
 }
+
+// ---- imds: the network, for core's metadata services and the wireserver ----
+
+/// Linux's network for core's HTTP exchanges (`fetch.rs`), and the wall clock. It needs
+/// no root: only where the guest API's socket is, when the instance has one.
+pub struct Network<'p> {
+    pub guest_socket: Option<&'p core::ffi::CStr>,
+}
+
+impl wisp_core::host::http::Http for Network<'_> {
+    fn exchange_all(
+        &mut self,
+        endpoint: wisp_core::host::http::Endpoint,
+        exchanges: &mut [wisp_core::host::http::Exchange<'_>],
+        timeouts: &wisp_core::retry::Timeouts,
+    ) {
+        crate::fetch::exchange_all(endpoint, self.guest_socket, exchanges, timeouts)
+    }
+}
+
+impl wisp_core::host::clock::Clock for Network<'_> {
+    fn realtime_secs(&mut self) -> u64 {
+        wisp_os_linux::time::realtime_secs()
+    }
+}

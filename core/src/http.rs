@@ -88,8 +88,6 @@ pub enum Error {
     /// The peer closed before the head was complete (`expected` = None) or before the
     /// announced body arrived.
     Truncated { received: usize, expected: Option<usize> },
-    /// Reading or writing the connection failed (the blocking helpers only).
-    Io,
 }
 
 impl fmt::Display for Error {
@@ -110,7 +108,6 @@ impl fmt::Display for Error {
             Error::Truncated { received, expected: None } => {
                 write!(f, "connection closed after {received} bytes, inside the response head")
             }
-            Error::Io => f.write_str("connection failed"),
         }
     }
 }
@@ -266,49 +263,6 @@ pub fn parse_url(url: &str) -> Result<Url<'_>, UrlError> {
         return Err(UrlError::HostName);
     }
     Ok(Url { address, port, host: authority, path })
-}
-
-/// Writes `request` to a blocking stream, formatting it in `scratch`.
-pub fn send<W: embedded_io::Write>(stream: &mut W, request: &Request<'_>, scratch: &mut [u8]) -> Result<(), Error> {
-    let len = write_request(request, scratch)?;
-    stream.write_all(&scratch[..len]).map_err(|_| Error::Io)?;
-    stream.flush().map_err(|_| Error::Io)
-}
-
-/// Reads one response from a blocking stream into `buf`, until it is complete.
-pub fn receive<'b, R: embedded_io::Read>(stream: &mut R, buf: &'b mut [u8]) -> Result<Response<'b>, Error> {
-    let capacity = buf.len();
-    let mut filled = 0;
-    loop {
-        let eof = if filled < capacity {
-            let n = stream.read(&mut buf[filled..]).map_err(|_| Error::Io)?;
-            filled += n;
-            n == 0
-        } else {
-            let mut probe = [0u8; 1];
-            match stream.read(&mut probe).map_err(|_| Error::Io)? {
-                0 => true,
-                _ => return Err(body_overflow(&buf[..filled], capacity)),
-            }
-        };
-        match parse_response(&buf[..filled], capacity, eof)? {
-            Status::Complete(_) => break,
-            Status::Partial => {}
-        }
-    }
-    match parse_response(&buf[..filled], capacity, true)? {
-        Status::Complete(response) => Ok(response),
-        Status::Partial => Err(Error::Truncated { received: filled, expected: None }),
-    }
-}
-
-/// The error for a close-delimited response that overflows a full buffer.
-pub fn body_overflow(buf: &[u8], capacity: usize) -> Error {
-    let mut headers = [httparse::EMPTY_HEADER; HEADERS_LIMIT];
-    match httparse::Response::new(&mut headers).parse(buf) {
-        Ok(httparse::Status::Complete(head_len)) => Error::BodyTooLarge { limit: capacity - head_len },
-        _ => Error::HeadTooLarge { limit: capacity },
-    }
 }
 
 #[cfg(test)]
@@ -492,24 +446,5 @@ mod tests {
         assert_eq!(parse_url("http://10.0.0.1.5/"), Err(UrlError::HostName));
         assert_eq!(parse_url("http://10.0.0.1:0/"), Err(UrlError::BadPort));
         assert_eq!(parse_url("http://10.0.0.1:99999/"), Err(UrlError::BadPort));
-    }
-
-    #[test]
-    fn blocking_helpers() {
-        let mut stream: &[u8] = OK;
-        let mut buf = [0u8; 256];
-        let response = receive(&mut stream, &mut buf).unwrap();
-        assert_eq!(response.body, b"i-0123456789abcdef0");
-
-        let mut stream: &[u8] = b"HTTP/1.0 200 OK\r\n\r\n0123456789";
-        let mut small = [0u8; 25];
-        assert_eq!(receive(&mut stream, &mut small), Err(Error::BodyTooLarge { limit: 6 }));
-
-        let mut sent = [0u8; 128];
-        let mut sink: &mut [u8] = &mut sent;
-        let get = Request { method: Method::Get, host: "h", path: "/", headers: &[], body: b"" };
-        let mut scratch = [0u8; 64];
-        send(&mut sink, &get, &mut scratch).unwrap();
-        assert!(sent.starts_with(b"GET / HTTP/1.0\r\nHost: h\r\n\r\n"));
     }
 }

@@ -559,3 +559,139 @@ impl super::dhcp::DhcpSocket for MemoryDhcp {
         self.now_ms
     }
 }
+
+// ---- imds: a metadata service of canned answers ----
+
+use std::collections::VecDeque;
+use std::string::String;
+
+use super::clock::Clock;
+use super::http::{Cause, Endpoint, Exchange, Failure, Http, Outcome};
+use crate::retry::{status_is_retryable, GaveUp, Timeouts};
+
+/// What one canned answer is: a status and a body, or a transport failure.
+#[derive(Clone, Debug)]
+pub enum Answer {
+    Reply(u16, Vec<u8>),
+    Fail(Cause),
+}
+
+/// A request as the network received it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Seen {
+    pub endpoint: Endpoint,
+    /// `"GET /latest/meta-data/instance-id"`.
+    pub line: String,
+    /// Each header but `Host`, as `"Name: value"`, in order.
+    pub headers: Vec<String>,
+    pub host: String,
+    pub body: Vec<u8>,
+}
+
+/// A network whose services answer from a table: each `"METHOD /path"` has a queue of
+/// answers, the last of which repeats; anything else is a 404. Every request is
+/// recorded, grouped by the `exchange_all` call (the round) that sent it.
+#[derive(Default)]
+pub struct MemoryNetwork {
+    pub answers: BTreeMap<String, VecDeque<Answer>>,
+    pub rounds: Vec<Vec<Seen>>,
+    pub now: u64,
+}
+
+impl MemoryNetwork {
+    pub fn new() -> MemoryNetwork {
+        MemoryNetwork::default()
+    }
+
+    /// Answers `request` ("GET /path") with `status` and `body`, after the answers
+    /// queued before.
+    pub fn serve(mut self, request: &str, status: u16, body: &[u8]) -> MemoryNetwork {
+        self.answers.entry(request.into()).or_default().push_back(Answer::Reply(status, body.to_vec()));
+        self
+    }
+
+    pub fn fail(mut self, request: &str, cause: Cause) -> MemoryNetwork {
+        self.answers.entry(request.into()).or_default().push_back(Answer::Fail(cause));
+        self
+    }
+
+    /// Each round's request lines.
+    pub fn lines(&self) -> Vec<Vec<String>> {
+        self.rounds.iter().map(|round| round.iter().map(|seen| seen.line.clone()).collect()).collect()
+    }
+
+    /// Every request, in the order sent.
+    pub fn seen(&self) -> Vec<&Seen> {
+        self.rounds.iter().flatten().collect()
+    }
+
+    fn answer(&mut self, line: &str) -> Answer {
+        match self.answers.get_mut(line) {
+            Some(queue) if queue.len() > 1 => queue.pop_front().unwrap(),
+            Some(queue) => queue.front().unwrap().clone(),
+            None => Answer::Reply(404, b"not found".to_vec()),
+        }
+    }
+}
+
+/// The request's line, `Host` and other headers, and body, as written by `http::write_request`.
+fn parse_request(endpoint: Endpoint, request: &[u8]) -> Seen {
+    let text = String::from_utf8(request.to_vec()).expect("requests are ASCII");
+    let (head, body) = text.split_once("\r\n\r\n").expect("a complete head");
+    let mut lines = head.split("\r\n");
+    let first = lines.next().unwrap();
+    let line = first.strip_suffix(" HTTP/1.0").or_else(|| first.strip_suffix(" HTTP/1.1")).unwrap_or(first).into();
+    let mut host = String::new();
+    let mut headers = Vec::new();
+    for header in lines {
+        match header.strip_prefix("Host: ") {
+            Some(name) => host = name.into(),
+            None => headers.push(header.into()),
+        }
+    }
+    Seen { endpoint, line, headers, host, body: body.as_bytes().to_vec() }
+}
+
+impl Http for MemoryNetwork {
+    fn exchange_all(&mut self, endpoint: Endpoint, exchanges: &mut [Exchange<'_>], timeouts: &Timeouts) {
+        let mut round = Vec::new();
+        for exchange in exchanges.iter_mut() {
+            let seen = parse_request(endpoint, exchange.request);
+            let answer = self.answer(&seen.line);
+            round.push(seen);
+            exchange.outcome = match answer {
+                Answer::Fail(cause) => Outcome::Failed(Failure { cause, gave_up: Some(GaveUp { attempts: 3, total_ms: timeouts.total_ms }) }),
+                Answer::Reply(status, _) if status_is_retryable(status) => {
+                    Outcome::Failed(Failure { cause: Cause::Status(status), gave_up: Some(GaveUp { attempts: 3, total_ms: timeouts.total_ms }) })
+                }
+                Answer::Reply(status, body) => {
+                    let mut response = std::format!("HTTP/1.0 {status} X\r\nContent-Length: {}\r\n\r\n", body.len()).into_bytes();
+                    response.extend_from_slice(&body);
+                    let capacity = exchange.response.len();
+                    // As Linux's exchange: an answer that overflows the buffer is too large.
+                    if response.len() > capacity {
+                        exchange.outcome = Outcome::Failed(Cause::Http(crate::http::Error::BodyTooLarge { limit: capacity }).into());
+                        continue;
+                    }
+                    exchange.response[..response.len()].copy_from_slice(&response);
+                    match crate::http::parse_response(&exchange.response[..response.len()], capacity, true) {
+                        Ok(crate::http::Status::Complete(reply)) => Outcome::Reply {
+                            status,
+                            body_start: reply.body.as_ptr() as usize - exchange.response.as_ptr() as usize,
+                            body_len: reply.body.len(),
+                        },
+                        Ok(crate::http::Status::Partial) => unreachable!("a complete answer"),
+                        Err(e) => Outcome::Failed(Cause::Http(e).into()),
+                    }
+                }
+            };
+        }
+        self.rounds.push(round);
+    }
+}
+
+impl Clock for MemoryNetwork {
+    fn realtime_secs(&mut self) -> u64 {
+        self.now
+    }
+}

@@ -12,10 +12,12 @@
 use core::fmt;
 
 pub mod block;
+pub mod clock;
 pub mod dhcp;
 pub mod directory;
 pub mod explain;
 pub mod files;
+pub mod http;
 pub mod netlink;
 // accounts, passwords, keys and host names (issue #12)
 pub mod batch;

@@ -1,12 +1,16 @@
 //! Azure's instance metadata service (one JSON document, `Metadata: true`) and the
 //! wireserver's provisioning report, without which a VM never finishes provisioning.
 
+use super::document::Document;
+use super::imds::Service;
 use super::{document_value, DocumentError, Item};
 use crate::json::{JsonError, Value};
 use crate::out::{Full, Out};
 
 pub const METADATA: (&str, &str) = ("Metadata", "true");
 pub const INSTANCE_PATH: &str = "/metadata/instance?api-version=2021-02-01";
+
+pub const SERVICE: Service = Service { headers: &[METADATA], ..Service::document(&Document::at(INSTANCE_PATH, extract)) };
 pub const WIRESERVER_ADDRESS: [u8; 4] = [168, 63, 129, 16];
 pub const WIRESERVER_HOST: &str = "168.63.129.16";
 pub const HEALTH_PATH: &str = "/provisioning/health";

@@ -14,10 +14,14 @@
 //!   whole document as `$TINY_CLOUD_VAR/meta-data` for the network configuration.
 //! - Detected by DMI `sys_vendor` "DigitalOcean".
 
+use super::document::Document;
+use super::imds::Service;
 use super::{json_lines, json_text, DocumentError, Item};
 use crate::json::Value;
 
 pub const METADATA_PATH: &str = "/metadata/v1.json";
+
+pub const SERVICE: Service = Service::document(&Document::at(METADATA_PATH, extract));
 
 /// Copies `item` out of the droplet document into `out` (keys one per line); `Ok(None)`
 /// when absent.

@@ -2,8 +2,12 @@
 //! `Metadata-Flavor: Google`; SSH keys from the instance, the legacy `sshKeys` and the
 //! project, unless the instance blocks the project's.
 
+use super::imds::{item_targets, Host, Imds, ImdsError, Service, Target};
+use super::metadata::{Metadata, ValueState};
 use super::Item;
 use crate::out::{Full, Out};
+
+pub const SERVICE: Service = Service { headers: &[FLAVOR], rounds: Some(rounds), ..Service::PLAIN };
 
 pub const FLAVOR: (&str, &str) = ("Metadata-Flavor", "Google");
 pub const INSTANCE_KEYS: &str = "/computeMetadata/v1/instance/attributes/ssh-keys";
@@ -39,6 +43,58 @@ pub fn append_keys(value: &[u8], now: u64, out: &mut Out<'_>) -> Result<(), Full
         out.put_all(&[key, b"\n"])?;
     }
     Ok(())
+}
+
+/// Every value in one round; the keys from the instance, its legacy attribute and the
+/// project (unless blocked), expired ones dropped; user-data decoded when its encoding
+/// says base64.
+fn rounds(imds: &mut Imds<'_>, host: &mut dyn Host, metadata: &mut Metadata<'_>, wanted: &[Item]) -> Result<(), ImdsError> {
+    let ([mut instance_id, mut hostname, mut local_hostname, keys, mut user_data], document) = metadata.slots();
+    let mut encoding = [0u8; 256];
+    let mut encoding_state = ValueState::NotFetched;
+    let mut block = [0u8; 256];
+    let mut block_state = ValueState::NotFetched;
+    let mut key_states = [ValueState::NotFetched; 3];
+    let mut targets: heapless::Vec<Target<'_, '_>, 10> = heapless::Vec::new();
+    item_targets([&mut instance_id, &mut hostname, &mut local_hostname, &mut user_data], wanted, path, &mut targets);
+    if wanted.contains(&Item::UserData) {
+        let _ = targets.push(Target { what: "@userdata", path: USER_DATA_ENCODING, buf: &mut encoding, state: &mut encoding_state });
+    }
+    let want_keys = wanted.contains(&Item::SshKeys);
+    let third = keys.buf.len() / 3;
+    if want_keys {
+        let sources = [INSTANCE_KEYS, LEGACY_KEYS, PROJECT_KEYS];
+        for ((path, buf), state) in sources.into_iter().zip(keys.buf.chunks_mut(third)).zip(key_states.iter_mut()) {
+            let _ = targets.push(Target { what: "@ssh-keys", path, buf, state });
+        }
+        let _ = targets.push(Target { what: "@ssh-keys", path: BLOCK_PROJECT_KEYS, buf: &mut block, state: &mut block_state });
+    }
+    let round = imds.round(host, &mut targets);
+    drop(targets);
+    if let (Some(range), Some(at)) = (user_data.state.range(), encoding_state.range()) {
+        if encoding[at].trim_ascii() == b"base64" {
+            let decoded = super::decode_base64_in_place(&mut user_data.buf[range.start..], range.len())
+                .map_err(|error| ImdsError::Document { what: "@userdata", error })?;
+            *user_data.state = ValueState::Present { start: range.start, len: decoded };
+        }
+    }
+    if want_keys && key_states.iter().all(|state| *state != ValueState::NotFetched) {
+        let blocked = block_state.range().is_some_and(|range| blocks_project_keys(&block[range]));
+        let now = host.realtime_secs();
+        let mut out = Out::new(document.buf);
+        for (i, state) in key_states.iter().enumerate() {
+            if let (Some(range), false) = (state.range(), blocked && i == 2) {
+                let value = &keys.buf[i * third + range.start..i * third + range.end];
+                append_keys(value, now, &mut out).map_err(|full| ImdsError::ValueTooLarge { what: "@ssh-keys", limit: full.limit })?;
+            }
+        }
+        let len = out.len();
+        let limit = keys.buf.len();
+        let joined = keys.buf.get_mut(..len).ok_or(ImdsError::ValueTooLarge { what: "@ssh-keys", limit })?;
+        joined.copy_from_slice(&document.buf[..len]);
+        *keys.state = ValueState::Present { start: 0, len };
+    }
+    round
 }
 
 /// `user:ssh-ed25519 AAAA...` -> `ssh-ed25519 AAAA...`: the prefix ends at the first ':'
@@ -104,5 +160,90 @@ mod tests {
         let mut buf = [0u8; 8];
         let mut out = Out::new(&mut buf);
         assert_eq!(append_keys(b"a:ssh-rsa AAAAAAAA", NOW, &mut out), Err(Full { limit: 8 }));
+    }
+
+    use crate::config::Cloud;
+    use crate::provider::imds::fetch_from;
+
+    const BASE: &str = "GET /computeMetadata/v1/instance/";
+    fn get(path: &str) -> String {
+        format!("{BASE}{path}")
+    }
+    const PROJECT: &str = "GET /computeMetadata/v1/project/attributes/ssh-keys";
+
+    fn instance() -> MemoryNetwork {
+        MemoryNetwork::new()
+            .serve(&get("id"), 200, b"4520")
+            .serve(&get("hostname"), 200, b"vm-1.c.project.internal")
+            .serve(&get("attributes/user-data"), 200, b"IyEvYmluL3NoCg==")
+            .serve(&get("attributes/user-data-encoding"), 200, b"base64\n")
+            .serve(&get("attributes/ssh-keys"), 200, b"alice:ssh-ed25519 AAAA alice")
+            .serve(&get("attributes/sshKeys"), 200, b"bob:ssh-rsa BBBB bob\n")
+            .serve(PROJECT, 200, b"carol:ssh-ed25519 CCCC carol\ndave:ssh-rsa DDDD google-ssh {\"expireOn\":\"2026-11-22T09:44:31+0000\"}")
+    }
+
+    use crate::host::memory::MemoryNetwork;
+
+    #[test]
+    fn one_round_with_the_flavor_header_and_the_keys_merged() {
+        let mut network = instance();
+        network.now = NOW;
+        let (result, values) = fetch_from(Cloud::Gcp, &SERVICE, &mut network, &Item::ALL);
+        assert_eq!(result, Ok(()));
+        let round: Vec<String> = ["id", "hostname", "hostname", "attributes/user-data", "attributes/user-data-encoding", "attributes/ssh-keys", "attributes/sshKeys"]
+            .iter()
+            .map(|path| get(path))
+            .chain([PROJECT.to_string(), get("attributes/block-project-ssh-keys")])
+            .collect();
+        assert_eq!(network.lines(), [round]);
+        assert!(network.seen().iter().all(|seen| seen.headers == ["Metadata-Flavor: Google"]));
+        assert_eq!(values[0].as_deref(), Some(&b"4520"[..]));
+        assert_eq!(values[1], values[2]);
+        // Instance, legacy, project; the expired key of the project left out.
+        assert_eq!(values[3].as_deref(), Some(&b"ssh-ed25519 AAAA alice\nssh-rsa BBBB bob\nssh-ed25519 CCCC carol\n"[..]));
+        assert_eq!(values[4].as_deref(), Some(&b"#!/bin/sh\n"[..]));
+    }
+
+    #[test]
+    fn the_instance_can_block_the_projects_keys() {
+        let mut network = instance().serve(&get("attributes/block-project-ssh-keys"), 200, b"TRUE");
+        let (result, values) = fetch_from(Cloud::Gcp, &SERVICE, &mut network, &[Item::SshKeys]);
+        assert_eq!(result, Ok(()));
+        assert_eq!(network.seen().len(), 4);
+        assert_eq!(values[3].as_deref(), Some(&b"ssh-ed25519 AAAA alice\nssh-rsa BBBB bob\n"[..]));
+        let mut network = instance().serve(&get("attributes/block-project-ssh-keys"), 200, b"false");
+        network.now = NOW;
+        let (_, values) = fetch_from(Cloud::Gcp, &SERVICE, &mut network, &[Item::SshKeys]);
+        assert!(values[3].as_deref().unwrap().ends_with(b"CCCC carol\n"));
+    }
+
+    #[test]
+    fn no_key_anywhere_is_an_empty_list_and_plain_user_data_stays_as_is() {
+        let mut network = MemoryNetwork::new().serve(&get("attributes/user-data"), 200, b"IyEvYmluL3NoCg==");
+        let (result, values) = fetch_from(Cloud::Gcp, &SERVICE, &mut network, &[Item::SshKeys, Item::UserData]);
+        assert_eq!(result, Ok(()));
+        assert_eq!(values[3].as_deref(), Some(&b""[..]));
+        assert_eq!(values[4].as_deref(), Some(&b"IyEvYmluL3NoCg=="[..]));
+    }
+
+    #[test]
+    fn user_data_that_is_not_base64_as_its_encoding_says_is_a_document_error() {
+        let mut network = instance().serve(&get("attributes/user-data"), 200, b"#!/bin/sh");
+        network.answers.get_mut(&get("attributes/user-data")).unwrap().pop_front();
+        let (result, _) = fetch_from(Cloud::Gcp, &SERVICE, &mut network, &[Item::UserData]);
+        let error = result.unwrap_err();
+        assert!(matches!(error, ImdsError::Document { what: "@userdata", .. }), "{error:?}");
+        assert_eq!(error.item(), Some(Item::UserData));
+    }
+
+    #[test]
+    fn a_failed_key_source_leaves_the_keys_unfetched() {
+        let mut network = instance().serve(PROJECT, 500, b"");
+        network.answers.get_mut(PROJECT).unwrap().pop_front();
+        let (result, values) = fetch_from(Cloud::Gcp, &SERVICE, &mut network, &[Item::SshKeys, Item::InstanceId]);
+        let error = result.unwrap_err();
+        assert!(matches!(error, ImdsError::Fetch { what: "@ssh-keys", .. }), "{error:?}");
+        assert_eq!(values[3], None);
+        assert_eq!(values[0].as_deref(), Some(&b"4520"[..]));
     }
 }

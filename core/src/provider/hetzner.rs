@@ -17,6 +17,8 @@
 //! - `GET http://169.254.169.254/hetzner/v1/userdata`: the user-data, raw (empty when none).
 //! - Detected by DMI `sys_vendor` "Hetzner" (`product_serial` holds the instance-id).
 
+use super::document::Document;
+use super::imds::Service;
 use super::{DocumentError, Item};
 use crate::json::JsonError;
 use crate::out::Out;
@@ -24,6 +26,8 @@ use crate::yaml::{self, Arena, Kind, Node, Scalar};
 
 pub const METADATA_PATH: &str = "/hetzner/v1/metadata";
 pub const USER_DATA_PATH: &str = "/hetzner/v1/userdata";
+
+pub const SERVICE: Service = Service::document(&Document { user_data: Some(USER_DATA_PATH), ..Document::at(METADATA_PATH, extract) });
 
 /// Most YAML nodes of a metadata document (a server with several networks has ~100).
 pub const NODES_LIMIT: usize = 512;

@@ -13,6 +13,9 @@
 //!   likewise. wisp saves the network configuration as `$TINY_CLOUD_VAR/network-config`.
 //! - No SSH keys: those come in the user-data or vendor-data.
 
+use super::document::Document;
+use super::imds::Service;
+use crate::host::http::Endpoint;
 use super::{DocumentError, Item};
 use crate::seed::nocloud;
 
@@ -23,6 +26,16 @@ pub const HOST: &str = "incus";
 pub const META_DATA_PATH: &str = "/1.0/meta-data";
 pub const USER_DATA_PATH: &str = "/1.0/config/cloud-init.user-data";
 pub const LEGACY_USER_DATA_PATH: &str = "/1.0/config/user.user-data";
+
+pub const SERVICE: Service = Service {
+    endpoint: Endpoint::GuestSocket,
+    host: HOST,
+    ..Service::document(&Document {
+        user_data: Some(USER_DATA_PATH),
+        legacy_user_data: Some(LEGACY_USER_DATA_PATH),
+        ..Document::at(META_DATA_PATH, extract)
+    })
+};
 pub const NETWORK_CONFIG_PATH: &str = "/1.0/config/cloud-init.network-config";
 
 /// Copies `item` out of the meta-data text into `out`; `Ok(None)` when absent.

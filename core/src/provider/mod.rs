@@ -1,12 +1,17 @@
-//! Metadata services: the requests each cloud expects and the documents it answers with.
-//! Providers make no system calls; the binary sends what they describe.
+//! Metadata services: the requests each cloud expects, in what rounds, and the documents
+//! it answers with. Each cloud's module holds its whole protocol (`SERVICE`); `imds`
+//! runs a round over the host's HTTP, `metadata` keeps what arrived.
 
 pub mod aws;
 pub mod azure;
+pub mod azure_report;
 pub mod digitalocean;
+pub mod document;
 pub mod gcp;
 pub mod hetzner;
+pub mod imds;
 pub mod incus;
+pub mod metadata;
 pub mod oci;
 pub mod openstack;
 pub mod scaleway;

@@ -1,11 +1,18 @@
 //! Oracle Cloud's instance metadata: one JSON document. Version 2 wants
 //! `Authorization: Bearer Oracle`; version 1, the fallback, wants nothing.
 
+use super::document::Document;
+use super::imds::Service;
 use super::{document_value, DocumentError, Item};
 
 pub const V2_PATH: &str = "/opc/v2/instance/";
 pub const V1_PATH: &str = "/opc/v1/instance/";
 pub const AUTHORIZATION: (&str, &str) = ("Authorization", "Bearer Oracle");
+
+pub const SERVICE: Service = Service {
+    headers: &[AUTHORIZATION],
+    ..Service::document(&Document { fallback: Some(V1_PATH), ..Document::at(V2_PATH, extract) })
+};
 
 /// Copies `item` out of the instance document into `out`: `Ok(None)` when absent;
 /// user-data is base64-decoded.

@@ -1,11 +1,15 @@
 //! OpenStack's metadata: `meta_data.json` and `user_data`, served by the metadata service
 //! under `/openstack/latest/` or found on a config drive under `openstack/latest/`.
 
+use super::document::Document;
+use super::imds::Service;
 use super::{DocumentError, Item};
 use crate::seed::nocloud;
 
 pub const META_DATA_PATH: &str = "/openstack/latest/meta_data.json";
 pub const USER_DATA_PATH: &str = "/openstack/latest/user_data";
+
+pub const SERVICE: Service = Service::document(&Document { user_data: Some(USER_DATA_PATH), ..Document::at(META_DATA_PATH, extract) });
 
 /// The versions a config drive may carry, `latest` first and then newest first, as
 /// cloud-init looks for them.

@@ -16,6 +16,9 @@
 //!   whole document as `$TINY_CLOUD_VAR/meta-data` for the network configuration.
 //! - Detected by DMI `sys_vendor` "Scaleway".
 
+use super::document::Document;
+use super::imds::Service;
+use crate::host::http::Endpoint;
 use super::{json_lines, json_text, DocumentError, Item};
 use crate::json::Value;
 
@@ -23,6 +26,12 @@ pub const ADDRESS: [u8; 4] = [169, 254, 42, 42];
 pub const HOST: &str = "169.254.42.42";
 pub const CONF_PATH: &str = "/conf?format=json";
 pub const USER_DATA_PATH: &str = "/user_data/cloud-init";
+
+pub const SERVICE: Service = Service {
+    endpoint: Endpoint::Tcp { address: ADDRESS, port: 80, privileged: false },
+    host: HOST,
+    ..Service::document(&Document { user_data: Some(USER_DATA_PATH), privileged_user_data: true, ..Document::at(CONF_PATH, extract) })
+};
 
 /// Copies `item` out of the `conf` document into `out` (keys one per line); `Ok(None)`
 /// when absent. User-data is a request of its own.

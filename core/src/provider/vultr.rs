@@ -13,11 +13,15 @@
 //!   {network, prefix}`, `network-type`), kept in the saved document.
 //! - Detected by DMI `sys_vendor` "Vultr".
 
+use super::document::Document;
+use super::imds::Service;
 use super::{json_lines, json_text, DocumentError, Item};
 use crate::json::Value;
 
 pub const METADATA_PATH: &str = "/v1.json";
 pub const TOKEN: (&str, &str) = ("Metadata-Token", "cloudinit");
+
+pub const SERVICE: Service = Service { headers: &[TOKEN], ..Service::document(&Document::at(METADATA_PATH, extract)) };
 
 /// Copies `item` out of the document into `out` (keys one per line); `Ok(None)` when
 /// absent, and for empty user-data.

@@ -1,0 +1,366 @@
+//! A conversation with a metadata service: each cloud's rounds (`Service::rounds`, in the
+//! cloud's own module) ask for several values at once through `Imds::round`, which
+//! writes the requests, carries the cloud's headers and session token, and says what
+//! each answer means: 200 a value, 404 none, a 401 to a token a new token and the round
+//! once more, any other status a refusal.
+
+use core::fmt;
+
+use super::metadata::{Metadata, Slot, ValueState};
+use super::document::Document;
+use super::{aws, DocumentError, Item, IMDS_ADDRESS, IMDS_HOST};
+use crate::config::Cloud;
+use crate::host::clock::Clock;
+use crate::host::http::{Described, Endpoint, ErrnoWords, Exchange, Failure, Http, PARALLEL_LIMIT};
+use crate::http::{self, Method, Request};
+use crate::retry::Timeouts;
+
+/// Longest session token wisp keeps (AWS's are 56 bytes).
+pub const TOKEN_LIMIT: usize = 256;
+/// Longest request wisp writes to a metadata service.
+pub const REQUEST_LIMIT: usize = 512;
+
+/// What the rounds ask of the system: the network, and the clock keys expire by.
+pub trait Host: Http + Clock {}
+impl<T: Http + Clock> Host for T {}
+
+/// Fetches the `wanted` items (none of them fetched yet) into the store.
+pub type Rounds = fn(&mut Imds<'_>, &mut dyn Host, &mut Metadata<'_>, &[Item]) -> Result<(), ImdsError>;
+
+/// How a cloud's metadata service is spoken to.
+pub struct Service {
+    pub endpoint: Endpoint,
+    /// The `Host` header.
+    pub host: &'static str,
+    /// Sent with every request (but to the document's fallback).
+    pub headers: &'static [(&'static str, &'static str)],
+    /// IMDSv2: every request carries a session token, fetched first.
+    pub session_token: bool,
+    /// The clouds that answer with one document: where it is.
+    pub document: Option<&'static Document>,
+    /// `None`: wisp has no metadata service for this cloud (its paths can still be read).
+    pub rounds: Option<Rounds>,
+}
+
+impl Service {
+    /// The metadata address and nothing else: for the clouds with no service of their own.
+    pub const PLAIN: Service = Service {
+        endpoint: Endpoint::Tcp { address: IMDS_ADDRESS, port: 80, privileged: false },
+        host: IMDS_HOST,
+        headers: &[],
+        session_token: false,
+        document: None,
+        rounds: None,
+    };
+
+    /// A cloud that answers with `document`, at the metadata address.
+    pub const fn document(document: &'static Document) -> Service {
+        Service { document: Some(document), rounds: Some(super::document::rounds), ..Service::PLAIN }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ImdsError {
+    Fetch { what: &'static str, failure: Failure },
+    /// A status that means the service refuses us, such as 403 when IMDS is disabled.
+    Refused { what: &'static str, status: u16 },
+    Request(http::Error),
+    TokenTooLong { limit: usize },
+    KeyListing(aws::KeyListingError),
+    /// The document, or a value in it, is not what the cloud documents.
+    Document { what: &'static str, error: DocumentError },
+    ValueTooLarge { what: &'static str, limit: usize },
+    /// This wisp has no metadata service for the cloud.
+    NoService { cloud: &'static str },
+}
+
+impl ImdsError {
+    /// The item whose fetch failed, when it was one item's.
+    pub fn item(&self) -> Option<Item> {
+        match self {
+            ImdsError::Fetch { what, .. } | ImdsError::Refused { what, .. } => match *what {
+                "public-keys" | "openssh-key" => Some(Item::SshKeys),
+                what => Item::from_key(what.as_bytes()),
+            },
+            ImdsError::KeyListing(_) => Some(Item::SshKeys),
+            ImdsError::Document { what, .. } | ImdsError::ValueTooLarge { what, .. } => Item::from_key(what.as_bytes()),
+            _ => None,
+        }
+    }
+
+    pub fn describe(&self, f: &mut fmt::Formatter<'_>, words: ErrnoWords) -> fmt::Result {
+        match self {
+            ImdsError::Fetch { what, failure } => {
+                write!(f, "metadata {what}: ")?;
+                failure.describe(f, words)
+            }
+            ImdsError::Refused { what, status } => write!(f, "metadata {what}: refused with HTTP status {}", u32::from(*status)),
+            ImdsError::Request(e) => write!(f, "cannot write the metadata request: {e}"),
+            ImdsError::TokenTooLong { limit } => write!(f, "metadata token longer than {limit} bytes"),
+            ImdsError::KeyListing(e) => write!(f, "metadata {e}"),
+            ImdsError::Document { what, error } => write!(f, "metadata {what}: {error}"),
+            ImdsError::ValueTooLarge { what, limit } => write!(f, "metadata {what} larger than {limit} bytes"),
+            ImdsError::NoService { cloud } => write!(f, "CLOUD={cloud} has no metadata service this wisp can read"),
+        }
+    }
+}
+
+/// Errnos as numbers; the host's words come through `Described`.
+impl fmt::Display for ImdsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.describe(f, |e, f| write!(f, "{e}"))
+    }
+}
+
+impl fmt::Display for Described<'_, ImdsError> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.describe(f, self.1)
+    }
+}
+
+/// One GET of a round: what it is (for messages), where, and where its answer goes.
+pub(crate) struct Target<'b, 's> {
+    pub what: &'static str,
+    pub path: &'s str,
+    pub buf: &'b mut [u8],
+    pub state: &'b mut ValueState,
+}
+
+/// The targets of a round for the `wanted` items the cloud serves at a path of their
+/// own, in the order given.
+pub(crate) fn item_targets<'t, 's: 't, const N: usize>(
+    slots: impl IntoIterator<Item = &'t mut Slot<'s>>,
+    wanted: &[Item],
+    path: fn(Item) -> Option<&'static str>,
+    targets: &mut heapless::Vec<Target<'t, 'static>, N>,
+) {
+    for Slot { item, buf, state } in slots {
+        if let (true, Some(path)) = (wanted.contains(item), path(*item)) {
+            let _ = targets.push(Target { what: item.key(), path, buf, state });
+        }
+    }
+}
+
+/// A conversation with the metadata service: its settings and its session token.
+pub struct Imds<'c> {
+    cloud: Cloud,
+    service: &'static Service,
+    pub(crate) timeouts: &'c Timeouts,
+    pub(crate) token_ttl: u32,
+    pub(crate) token: heapless::Vec<u8, TOKEN_LIMIT>,
+    /// Requests sent so far, for the log.
+    pub requests: u32,
+}
+
+impl<'c> Imds<'c> {
+    pub fn new(cloud: Cloud, service: &'static Service, timeouts: &'c Timeouts, token_ttl: u32) -> Self {
+        Imds { cloud, service, timeouts, token_ttl, token: heapless::Vec::new(), requests: 0 }
+    }
+
+    pub fn cloud(&self) -> Cloud {
+        self.cloud
+    }
+
+    pub(crate) fn service(&self) -> &'static Service {
+        self.service
+    }
+
+    /// Fetches the items not fetched yet, all at once.
+    pub fn fetch(&mut self, host: &mut dyn Host, metadata: &mut Metadata<'_>, items: &[Item]) -> Result<(), ImdsError> {
+        let wanted: heapless::Vec<Item, 5> =
+            Item::ALL.into_iter().filter(|&item| items.contains(&item) && !metadata.is_fetched(item)).collect();
+        if wanted.is_empty() {
+            return Ok(());
+        }
+        match self.service.rounds {
+            Some(rounds) => rounds(self, host, metadata, &wanted),
+            None => Err(ImdsError::NoService { cloud: self.cloud.name() }),
+        }
+    }
+
+    /// GETs `path` into `buf`: the body, or `None` for 404.
+    pub fn get_path<'b>(&mut self, host: &mut dyn Http, path: &str, buf: &'b mut [u8]) -> Result<Option<&'b [u8]>, ImdsError> {
+        let state = self.get_one(host, "path", path, buf)?;
+        Ok(state.range().map(|range| &buf[range]))
+    }
+
+    /// One GET into a value of its own: its state afterwards, `Absent` for a 404.
+    pub(crate) fn get_one(&mut self, host: &mut dyn Http, what: &'static str, path: &str, buf: &mut [u8]) -> Result<ValueState, ImdsError> {
+        let mut state = ValueState::NotFetched;
+        self.round(host, &mut [Target { what, path, buf, state: &mut state }])?;
+        Ok(state)
+    }
+
+    /// GETs every target at once, each into its own buffer. Every target of the round is
+    /// filled in before the first failure is reported, so that one bad value does not
+    /// hide the others. A 401 (the session token expired) fetches a new token and
+    /// repeats the round once.
+    pub(crate) fn round(&mut self, host: &mut dyn Http, targets: &mut [Target<'_, '_>]) -> Result<(), ImdsError> {
+        let service = self.service;
+        for attempt in 0..2 {
+            if service.session_token && (self.token.is_empty() || attempt == 1) {
+                aws::fetch_token(self, host)?;
+            }
+            let mut requests = [[0u8; REQUEST_LIMIT]; PARALLEL_LIMIT];
+            let token = core::str::from_utf8(&self.token).unwrap_or("");
+            let token_header = [(aws::TOKEN_HEADER, token)];
+            let headers: &[(&str, &str)] = if service.session_token { &token_header } else { service.headers };
+            let (mut bare_path, mut endpoint) = (None, service.endpoint);
+            if let Some(document) = service.document {
+                bare_path = document.fallback;
+                if let (Endpoint::Tcp { privileged, .. }, true) = (&mut endpoint, document.privileged_user_data) {
+                    *privileged = targets.iter().any(|target| Some(target.path) == document.user_data);
+                }
+            }
+            // Each target's request, its buffer to the exchange, its state kept for the answer.
+            let mut exchanges: heapless::Vec<Exchange<'_>, PARALLEL_LIMIT> = heapless::Vec::new();
+            let mut states: heapless::Vec<(&'static str, &mut ValueState), PARALLEL_LIMIT> = heapless::Vec::new();
+            for (Target { what, path, buf, state }, request) in targets.iter_mut().zip(requests.iter_mut()) {
+                let headers = if Some(*path) == bare_path { &[] } else { headers };
+                let get = Request { method: Method::Get, host: service.host, path, headers, body: b"" };
+                let length = http::write_request(&get, request).map_err(ImdsError::Request)?;
+                let _ = exchanges.push(Exchange::new(&request[..length], buf));
+                let _ = states.push((*what, state));
+            }
+            host.exchange_all(endpoint, &mut exchanges, self.timeouts);
+            self.requests += exchanges.len() as u32;
+            let mut expired = false;
+            let mut first_error = None;
+            for (exchange, (what, state)) in exchanges.iter().zip(states) {
+                *state = match exchange.result() {
+                    Ok((200, body)) => ValueState::Present { start: body.start, len: body.len() },
+                    Ok((404, _)) => ValueState::Absent,
+                    Ok((401, _)) if attempt == 0 && service.session_token => {
+                        expired = true;
+                        ValueState::NotFetched
+                    }
+                    Ok((status, _)) => {
+                        first_error = first_error.or(Some(ImdsError::Refused { what, status }));
+                        ValueState::NotFetched
+                    }
+                    Err(failure) => {
+                        first_error = first_error.or(Some(ImdsError::Fetch { what, failure }));
+                        ValueState::NotFetched
+                    }
+                };
+            }
+            if let Some(error) = first_error {
+                return Err(error);
+            }
+            if !expired {
+                break;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One GET of `host` `path` at `address:port` (a user-data include, a seed's URL), the
+/// body moved to the start of `out`: its length, `None` for a 404.
+pub fn get(http: &mut dyn Http, address: [u8; 4], port: u16, host: &str, path: &str, out: &mut [u8], timeouts: &Timeouts) -> Result<Option<usize>, GetError> {
+    let get = Request { method: Method::Get, host, path, headers: &[], body: b"" };
+    let mut request = [0u8; 1024];
+    let len = http::write_request(&get, &mut request).map_err(GetError::Request)?;
+    let mut exchanges = [Exchange::new(&request[..len], out)];
+    http.exchange_all(Endpoint::Tcp { address, port, privileged: false }, &mut exchanges, timeouts);
+    let (status, body) = exchanges[0].result().map_err(GetError::Fetch)?;
+    match status {
+        200 => {
+            let len = body.len();
+            out.copy_within(body, 0);
+            Ok(Some(len))
+        }
+        404 => Ok(None),
+        status => Err(GetError::Status(status)),
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GetError {
+    Request(http::Error),
+    Fetch(Failure),
+    Status(u16),
+}
+
+impl fmt::Display for Described<'_, GetError> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            GetError::Request(e) => write!(f, "{e}"),
+            GetError::Fetch(failure) => failure.describe(f, self.1),
+            GetError::Status(status) => write!(f, "HTTP status {}", u32::from(*status)),
+        }
+    }
+}
+
+/// A fetch of `items` with a fresh store against a canned network: the result and each
+/// item's value, in `Item::ALL`'s order.
+#[cfg(test)]
+pub(crate) fn fetch_from(
+    cloud: Cloud,
+    service: &'static Service,
+    network: &mut crate::host::memory::MemoryNetwork,
+    items: &[Item],
+) -> (Result<(), ImdsError>, std::vec::Vec<Option<std::vec::Vec<u8>>>) {
+    let timeouts = Timeouts::default();
+    let mut space = std::vec![0u8; super::metadata::METADATA_SIZE];
+    let mut metadata = Metadata::new(&mut space);
+    let mut imds = Imds::new(cloud, service, &timeouts, 300);
+    let result = imds.fetch(network, &mut metadata, items);
+    assert_eq!(imds.requests as usize, network.seen().len());
+    (result, Item::ALL.iter().map(|&item| metadata.get(item).map(<[u8]>::to_vec)).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::http::Cause;
+    use crate::host::memory::MemoryNetwork;
+    use crate::host::HostError;
+
+    #[test]
+    fn a_cloud_without_a_service_says_so_and_sends_nothing() {
+        let mut network = MemoryNetwork::new();
+        let (result, _) = fetch_from(Cloud::Nocloud, &Service::PLAIN, &mut network, &[Item::InstanceId]);
+        assert_eq!(result, Err(ImdsError::NoService { cloud: "nocloud" }));
+        assert_eq!(result.unwrap_err().to_string(), "CLOUD=nocloud has no metadata service this wisp can read");
+        assert!(network.rounds.is_empty());
+    }
+
+    #[test]
+    fn a_path_is_read_as_served_and_a_404_is_none() {
+        let timeouts = Timeouts::default();
+        let mut imds = Imds::new(Cloud::Nocloud, &Service::PLAIN, &timeouts, 300);
+        let mut network = MemoryNetwork::new().serve("GET /latest/meta-data/placement/region", 200, b"eu-west-1");
+        let mut buf = [0u8; 256];
+        assert_eq!(imds.get_path(&mut network, "/latest/meta-data/placement/region", &mut buf), Ok(Some(&b"eu-west-1"[..])));
+        assert_eq!(imds.get_path(&mut network, "/nothing", &mut buf), Ok(None));
+        assert_eq!(network.seen()[0].headers, std::vec::Vec::<std::string::String>::new());
+    }
+
+    #[test]
+    fn a_transport_failure_names_what_failed_with_the_hosts_words() {
+        let timeouts = Timeouts::default();
+        let mut imds = Imds::new(Cloud::Nocloud, &Service::PLAIN, &timeouts, 300);
+        let mut network = MemoryNetwork::new().fail("GET /x", Cause::Connect(HostError { errno: 111 }));
+        let error = imds.get_path(&mut network, "/x", &mut [0u8; 256]).unwrap_err();
+        let words: ErrnoWords = |e, f| if e.errno == 111 { f.write_str("connection refused") } else { write!(f, "{e}") };
+        assert_eq!(
+            std::format!("{}", Described(&error, words)),
+            "metadata path: cannot connect: connection refused; gave up after 3 attempts in the 30000 ms deadline (WISP_HTTP_TOTAL_MS)"
+        );
+    }
+
+    #[test]
+    fn a_status_other_than_200_404_or_401_is_a_refusal() {
+        let timeouts = Timeouts::default();
+        let mut imds = Imds::new(Cloud::Nocloud, &Service::PLAIN, &timeouts, 300);
+        let mut network = MemoryNetwork::new().serve("GET /x", 403, b"forbidden");
+        let error = imds.get_path(&mut network, "/x", &mut [0u8; 256]).unwrap_err();
+        assert_eq!(error, ImdsError::Refused { what: "path", status: 403 });
+        assert_eq!(error.to_string(), "metadata path: refused with HTTP status 403");
+        // 401 is a refusal too where the service has no session token.
+        let mut network = MemoryNetwork::new().serve("GET /x", 401, b"");
+        assert_eq!(imds.get_path(&mut network, "/x", &mut [0u8; 256]), Err(ImdsError::Refused { what: "path", status: 401 }));
+        assert_eq!(network.rounds.len(), 1);
+    }
+}

@@ -1,0 +1,141 @@
+//! The store of everything a bootstrap reads from the metadata service: one value per
+//! item, each kept in the buffer its response was received into (no copy), fetched on
+//! demand and only once.
+
+use super::imds::ImdsError;
+use super::{aws, Item};
+
+/// The size of each response buffer: head and body together.
+pub const SMALL_RESPONSE: usize = 4 * 1024;
+/// A key's response: an RSA key of 16384 bits is 2.8 KiB of base64.
+pub const KEY_RESPONSE: usize = 4 * 1024;
+/// AWS caps user-data at 16 KiB; other clouds allow up to 256 KiB.
+pub const USERDATA_RESPONSE: usize = 256 * 1024 + 1024;
+/// Room for every key of a listing, one response each.
+pub const KEYS_RESPONSE: usize = aws::KEYS_LIMIT * KEY_RESPONSE;
+/// The room of every value together.
+pub const METADATA_SIZE: usize = 3 * SMALL_RESPONSE + 2 * USERDATA_RESPONSE + KEYS_RESPONSE;
+
+/// One metadata value, stored in the buffer its response was received into.
+pub struct Value<'a> {
+    pub(crate) buf: &'a mut [u8],
+    pub(crate) state: ValueState,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ValueState {
+    NotFetched,
+    /// The service has no such value (404).
+    Absent,
+    Present { start: usize, len: usize },
+}
+
+impl ValueState {
+    /// The value is the first `len` bytes of its buffer, or absent.
+    pub(crate) fn at_start(len: Option<usize>) -> ValueState {
+        len.map_or(ValueState::Absent, |len| ValueState::Present { start: 0, len })
+    }
+
+    pub(crate) fn range(self) -> Option<core::ops::Range<usize>> {
+        match self {
+            ValueState::Present { start, len } => Some(start..start + len),
+            _ => None,
+        }
+    }
+}
+
+impl<'a> Value<'a> {
+    /// The first `len` bytes of `space` as a value's buffer; the rest is left in `space`.
+    fn new(space: &mut &'a mut [u8], len: usize) -> Self {
+        let (buf, rest) = core::mem::take(space).split_at_mut(len);
+        *space = rest;
+        Value { buf, state: ValueState::NotFetched }
+    }
+
+    /// `None` when the service has no such value (404) or it was not fetched.
+    pub fn get(&self) -> Option<&[u8]> {
+        self.state.range().map(|range| &self.buf[range])
+    }
+
+    pub fn is_fetched(&self) -> bool {
+        self.state != ValueState::NotFetched
+    }
+}
+
+/// An item's buffer and state, borrowed for a round.
+pub(crate) struct Slot<'m> {
+    pub item: Item,
+    pub buf: &'m mut [u8],
+    pub state: &'m mut ValueState,
+}
+
+/// Everything a bootstrap reads from the metadata service, fetched on demand.
+pub struct Metadata<'a> {
+    /// One per item, in `Item::ALL`'s order; the keys one per line.
+    pub(crate) values: [Value<'a>; 5],
+    /// The whole document of the clouds that answer with one, and GCP's keys while they
+    /// are combined.
+    pub(crate) document: Value<'a>,
+}
+
+fn slot<'m>(item: Item, value: &'m mut Value<'_>) -> Slot<'m> {
+    Slot { item, buf: &mut *value.buf, state: &mut value.state }
+}
+
+impl<'a> Metadata<'a> {
+    /// Carves the values' buffers out of `space`, which holds `METADATA_SIZE` bytes.
+    pub fn new(mut space: &'a mut [u8]) -> Self {
+        let space = &mut space;
+        Metadata {
+            values: Item::ALL.map(|item| {
+                let len = match item {
+                    Item::UserData => USERDATA_RESPONSE,
+                    Item::SshKeys => KEYS_RESPONSE,
+                    _ => SMALL_RESPONSE,
+                };
+                Value::new(space, len)
+            }),
+            document: Value::new(space, USERDATA_RESPONSE),
+        }
+    }
+
+    /// Each item's buffer and state, in `Item::ALL`'s order, and the document's: what a
+    /// round fills.
+    pub(crate) fn slots(&mut self) -> ([Slot<'_>; 5], &mut Value<'a>) {
+        let [a, b, c, d, e] = &mut self.values;
+        let slots = [slot(Item::InstanceId, a), slot(Item::Hostname, b), slot(Item::LocalHostname, c), slot(Item::SshKeys, d), slot(Item::UserData, e)];
+        (slots, &mut self.document)
+    }
+
+    pub fn get(&self, item: Item) -> Option<&[u8]> {
+        self.values[item as usize].get()
+    }
+
+    /// The buffer an item's value is kept in, for filling from a local seed.
+    pub fn buffer(&mut self, item: Item) -> &mut [u8] {
+        self.values[item as usize].buf
+    }
+
+    /// The value is the first `len` bytes of its buffer (`None`: absent).
+    pub fn set_len(&mut self, item: Item, len: Option<usize>) {
+        self.values[item as usize].state = ValueState::at_start(len);
+    }
+
+    /// Sets a value from bytes (a seed's `h=`/`i=` override).
+    pub fn set(&mut self, item: Item, value: &[u8]) -> Result<(), ImdsError> {
+        let buf = self.buffer(item);
+        let limit = buf.len();
+        buf.get_mut(..value.len()).ok_or(ImdsError::ValueTooLarge { what: item.key(), limit })?.copy_from_slice(value);
+        self.set_len(item, Some(value.len()));
+        Ok(())
+    }
+
+    pub fn is_fetched(&self, item: Item) -> bool {
+        self.values[item as usize].is_fetched()
+    }
+
+    /// The instance document of the clouds that answer with one, once fetched.
+    pub fn document(&self) -> Option<&[u8]> {
+        self.document.get()
+    }
+}
