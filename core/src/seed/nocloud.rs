@@ -27,11 +27,15 @@ pub fn tokens(text: &[u8]) -> Option<Tokens<'_>> {
             Some(eq) => (&option[..eq], &option[eq + 1..]),
             None => continue,
         };
-        match key {
-            b"s" | b"seedfrom" => found.seed_from = Some(value),
-            b"h" | b"local-hostname" => found.hostname = Some(value),
-            b"i" | b"instance-id" => found.instance_id = Some(value),
-            _ => {}
+        // Compared with `==`, not matched: a byte-string pattern compiles to a compare and
+        // branch per byte.
+        let is = |short: &[u8], long: &[u8]| key == short || key == long;
+        if is(b"s", b"seedfrom") {
+            found.seed_from = Some(value);
+        } else if is(b"h", b"local-hostname") {
+            found.hostname = Some(value);
+        } else if is(b"i", b"instance-id") {
+            found.instance_id = Some(value);
         }
     }
     Some(found)
