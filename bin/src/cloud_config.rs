@@ -223,8 +223,7 @@ fn decode_content(file: &WriteFile<'_>, out: &mut [u8]) -> Result<usize, Line> {
         Encoding::GzipBase64 => {
             let (inflated, encoded) = out.split_at_mut(out.len() / 2);
             let len = base64::decode(content, encoded).map_err(crate::output::line)?;
-            let mut state = miniz_oxide::inflate::core::DecompressorOxide::new();
-            gzip::decompress(&encoded[..len], inflated, &mut state).map_err(crate::output::line)
+            gzip::decompress(&encoded[..len], inflated).map_err(crate::output::line)
         }
     }
 }
