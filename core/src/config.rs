@@ -341,8 +341,7 @@ fn unquote(raw: &[u8], seen: &[(&[u8], String<VALUE_LIMIT>)]) -> Result<String<V
             }
         }
     }
-    let text = core::str::from_utf8(&value).map_err(|_| ErrorKind::NotAnAssignment)?;
-    String::try_from(text).map_err(|_| too_long)
+    String::from_utf8(value).map_err(|_| ErrorKind::NotAnAssignment)
 }
 
 /// Expands `$NAME` or `${NAME}` at `raw[at]`; returns where the text continues.
