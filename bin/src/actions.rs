@@ -2,8 +2,6 @@
 //! log on success, or the reason it failed.
 
 #[cfg(feature = "userdata")]
-use miniz_oxide::inflate::core::DecompressorOxide;
-#[cfg(feature = "userdata")]
 use wisp_core::gzip;
 use wisp_core::default_interfaces::{self, FirstEthernet};
 use wisp_core::phase::{Action, UserdataWork};
@@ -123,8 +121,7 @@ fn gunzipped<'r>(ctx: &Context<'_>, raw: &'r [u8]) -> Result<&'r [u8], Line> {
     }
     let most = raw.len().saturating_mul(crate::userdata::DEFLATE_RATIO_LIMIT);
     let out = crate::memory::reserve(most.min(ctx.config.userdata_limit as usize), "gunzipped user-data")?;
-    let mut state = DecompressorOxide::new();
-    Ok(match gzip::decompress(raw, out, &mut state) {
+    Ok(match gzip::decompress(raw, out) {
         Ok(len) => &out[..len],
         Err(_) => raw,
     })

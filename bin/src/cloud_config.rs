@@ -226,8 +226,7 @@ fn decode_content(file: &WriteFile<'_>, out: &mut [u8]) -> Result<usize, Line> {
                     &encoded[..len]
                 }
             };
-            let mut state = miniz_oxide::inflate::core::DecompressorOxide::new();
-            gzip::decompress(gzipped, inflated, &mut state).map_err(crate::output::line)
+            gzip::decompress(gzipped, inflated).map_err(crate::output::line)
         }
     }
 }

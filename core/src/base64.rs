@@ -59,7 +59,6 @@ pub fn encode_unpadded(input: &[u8], out: &mut [u8]) -> Option<usize> {
 
 /// Decodes `input` into `out`, returning the decoded length.
 pub fn decode(input: &[u8], out: &mut [u8]) -> Result<usize, Error> {
-    let limit = out.len();
     let mut written = 0;
     let mut group = [0u8; 4];
     let mut filled = 0;
@@ -82,11 +81,7 @@ pub fn decode(input: &[u8], out: &mut [u8]) -> Result<usize, Error> {
             filled += 1;
         }
         if filled + padding == 4 {
-            let bytes = [group[0] << 2 | group[1] >> 4, group[1] << 4 | group[2] >> 2, group[2] << 6 | group[3]];
-            let count = filled - 1;
-            let slot = out.get_mut(written..written + count).ok_or(Error::OutputTooLarge { limit })?;
-            slot.copy_from_slice(&bytes[..count]);
-            written += count;
+            written = put_group(&group, filled, out, written)?;
             if padding > 0 {
                 // Anything but white space after the padding is an error.
                 if let Some(extra) = input[offset + 1..].iter().position(|b| !b.is_ascii_whitespace()) {
@@ -100,13 +95,7 @@ pub fn decode(input: &[u8], out: &mut [u8]) -> Result<usize, Error> {
     match filled + padding {
         0 => Ok(written),
         // Unpadded input (as some services send) ends in a group of two or three.
-        2 | 3 if padding == 0 => {
-            let bytes = [group[0] << 2 | group[1] >> 4, group[1] << 4 | group[2] >> 2];
-            let count = filled - 1;
-            let slot = out.get_mut(written..written + count).ok_or(Error::OutputTooLarge { limit })?;
-            slot.copy_from_slice(&bytes[..count]);
-            Ok(written + count)
-        }
+        2 | 3 if padding == 0 => put_group(&group, filled, out, written),
         _ => Err(Error::Truncated),
     }
 }
@@ -140,6 +129,17 @@ pub fn decode_in_place(buf: &mut [u8]) -> Result<usize, Error> {
         }
     }
     Ok(decoded)
+}
+
+/// Writes the `filled - 1` bytes that the first `filled` (2 to 4) values of `group` hold
+/// at `out[written..]`; returns where the output has reached. One copy for the loop and
+/// the unpadded tail.
+fn put_group(group: &[u8; 4], filled: usize, out: &mut [u8], written: usize) -> Result<usize, Error> {
+    let bytes = [group[0] << 2 | group[1] >> 4, group[1] << 4 | group[2] >> 2, group[2] << 6 | group[3]];
+    let count = filled - 1;
+    let limit = out.len();
+    out.get_mut(written..written + count).ok_or(Error::OutputTooLarge { limit })?.copy_from_slice(&bytes[..count]);
+    Ok(written + count)
 }
 
 #[cfg(test)]

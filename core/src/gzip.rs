@@ -1,14 +1,11 @@
-//! gzip (RFC 1952): the framing around a raw deflate stream, which miniz_oxide inflates.
+//! gzip (RFC 1952): the framing around a raw deflate stream, which `inflate` decodes.
 //! The caller's output buffer is the limit: a document that would expand past it (a
 //! decompression bomb) is refused before anything of it is used.
 
 use core::fmt;
 
-use miniz_oxide::inflate::core::inflate_flags::TINFL_FLAG_USING_NON_WRAPPING_OUTPUT_BUF;
-use miniz_oxide::inflate::core::{decompress as inflate, DecompressorOxide};
-use miniz_oxide::inflate::TINFLStatus;
-
 use crate::crc32::crc32;
+use crate::inflate::{inflate, InflateError};
 
 const FHCRC: u8 = 0x02;
 const FEXTRA: u8 = 0x04;
@@ -63,13 +60,12 @@ pub fn other_compression(data: &[u8]) -> Option<&'static str> {
     MAGIC.iter().find(|(magic, _)| data.starts_with(magic)).map(|&(_, name)| name)
 }
 
-/// Decompresses every member of `input` into `out`; `state` is miniz_oxide's (about
-/// 10 KiB, so the caller decides where it lives). Returns the length.
-pub fn decompress(input: &[u8], out: &mut [u8], state: &mut DecompressorOxide) -> Result<usize, GzipError> {
+/// Decompresses every member of `input` into `out`. Returns the length.
+pub fn decompress(input: &[u8], out: &mut [u8]) -> Result<usize, GzipError> {
     let mut at = 0;
     let mut written = 0;
     loop {
-        let (consumed, produced) = member(input.get(at..).unwrap_or_default(), out, written, state)?;
+        let (consumed, produced) = member(input.get(at..).unwrap_or_default(), out, written)?;
         at += consumed;
         written += produced;
         // Concatenated members form one document (as `cat a.gz b.gz` and gunzip agree);
@@ -85,7 +81,7 @@ pub fn decompress(input: &[u8], out: &mut [u8], state: &mut DecompressorOxide) -
 
 /// One member at the start of `input`, inflated to `out[written..]`: (bytes read, bytes
 /// written).
-fn member(input: &[u8], out: &mut [u8], written: usize, state: &mut DecompressorOxide) -> Result<(usize, usize), GzipError> {
+fn member(input: &[u8], out: &mut [u8], written: usize) -> Result<(usize, usize), GzipError> {
     if input.len() < 10 || !is_gzip(input) || input[2] != 8 {
         return Err(if input.len() < 10 && is_gzip(input) { GzipError::Truncated } else { GzipError::NotGzip });
     }
@@ -113,15 +109,12 @@ fn member(input: &[u8], out: &mut [u8], written: usize, state: &mut Decompressor
         at += 2;
     }
     let stream = input.get(at..).ok_or(GzipError::Truncated)?;
-    state.init();
-    let (status, consumed, produced) = inflate(state, stream, out, written, TINFL_FLAG_USING_NON_WRAPPING_OUTPUT_BUF);
-    match status {
-        TINFLStatus::Done => {}
-        TINFLStatus::HasMoreOutput => return Err(GzipError::OutputTooLarge { limit: out.len() }),
-        // With all input given at once, a stream that stops short "cannot make progress".
-        TINFLStatus::NeedsMoreInput | TINFLStatus::FailedCannotMakeProgress => return Err(GzipError::Truncated),
-        _ => return Err(GzipError::Corrupt),
-    }
+    let (consumed, end) = inflate(stream, out, written).map_err(|e| match e {
+        InflateError::Truncated => GzipError::Truncated,
+        InflateError::Corrupt => GzipError::Corrupt,
+        InflateError::OutputFull => GzipError::OutputTooLarge { limit: out.len() },
+    })?;
+    let produced = end - written;
     let trailer: [u8; 8] = stream.get(consumed..consumed + 8).and_then(|t| t.try_into().ok()).ok_or(GzipError::Truncated)?;
     let [c0, c1, c2, c3, s0, s1, s2, s3] = trailer;
     if crc32(out.get(written..written + produced).unwrap_or_default()) != u32::from_le_bytes([c0, c1, c2, c3]) {
@@ -148,8 +141,7 @@ mod tests {
 
     fn run(input: &[u8], limit: usize) -> Result<Vec<u8>, GzipError> {
         let mut out = vec![0u8; limit];
-        let mut state = DecompressorOxide::new();
-        decompress(input, &mut out, &mut state).map(|n| out[..n].to_vec())
+        decompress(input, &mut out).map(|n| out[..n].to_vec())
     }
 
     #[test]
@@ -226,11 +218,10 @@ mod tests {
         let good = gzip(b"#cloud-config\nhostname: x\n", &[]);
         crate::fuzz::seed("gzip", &good);
         let mut garbage = crate::fuzz::Garbage::new(31);
-        let mut state = DecompressorOxide::new();
         for _ in 0..3000 {
             let data = garbage.mutated(&good, 0..good.len(), 3);
             let mut out = [0u8; 256];
-            if let Ok(len) = decompress(&data, &mut out, &mut state) {
+            if let Ok(len) = decompress(&data, &mut out) {
                 // Accepted only with the CRC and length its trailer promises.
                 let trailer = &data[data.len() - 8..];
                 assert_eq!(crate::crc32::crc32(&out[..len]).to_le_bytes(), trailer[..4]);

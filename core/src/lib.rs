@@ -67,6 +67,7 @@ pub mod clean;
 // User-data: encodings, compression and multipart documents.
 pub mod base64;
 pub mod gzip;
+pub mod inflate;
 pub mod cloud_config;
 pub mod mime;
 pub mod userdata;

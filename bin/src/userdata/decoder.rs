@@ -1,7 +1,6 @@
 //! cloud-init's rules for user-data, whole: gzip, MIME multipart, base64 parts,
 //! includes fetched and kept, boothooks.
 
-use miniz_oxide::inflate::core::DecompressorOxide;
 use wisp_core::mime::{self, Entity};
 use wisp_core::userdata::{self, Kind, TransferEncoding};
 use wisp_core::{base64, gzip, http};
@@ -155,9 +154,8 @@ impl Decoder<'_, '_> {
             }
             return Ok(data);
         }
-        let mut state = DecompressorOxide::new();
         let most = data.len().saturating_mul(DEFLATE_RATIO_LIMIT);
-        self.take(most, |out| gzip::decompress(data, out, &mut state).map_err(|e| msg!("user-data: {e}")))
+        self.take(most, |out| gzip::decompress(data, out).map_err(|e| msg!("user-data: {e}")))
     }
 
     /// Lets `fill` write into room for `most` bytes (less when the budget has less left),

@@ -215,8 +215,10 @@ fn parse_v1<'a>(root: Value<'a>, config: &mut NetworkConfig<'a>) -> Result<(), C
                 if let Some(value) = get(&entry, "mtu") {
                     interface.mtu = Some(mtu(value)?);
                 }
-                for subnet in get(&entry, "subnets").iter().flat_map(|s| s.items()) {
-                    v1_subnet(subnet, &mut interface, config)?;
+                if let Some(list) = get(&entry, "subnets") {
+                    for subnet in list.items() {
+                        v1_subnet(subnet, &mut interface, config)?;
+                    }
                 }
                 push(&mut config.interfaces, interface, &entry, "more than 4 interfaces")?;
             }
@@ -260,14 +262,16 @@ fn v1_subnet<'a>(subnet: Value<'a>, interface: &mut Interface<'a>, config: &mut 
                     interface.gateway6 = Some(gateway);
                 }
             }
-            for route in get(&subnet, "routes").iter().flat_map(|r| r.items()) {
-                let Some(network) = get(&route, "network").or(get(&route, "destination")) else { return error(&route, "a route needs a network") };
-                let mut to = prefix(network)?;
-                if let Some(netmask) = get(&route, "netmask").or(get(&route, "prefix")) {
-                    to.len = mask(netmask)?;
+            if let Some(list) = get(&subnet, "routes") {
+                for route in list.items() {
+                    let Some(network) = get(&route, "network").or(get(&route, "destination")) else { return error(&route, "a route needs a network") };
+                    let mut to = prefix(network)?;
+                    if let Some(netmask) = get(&route, "netmask").or(get(&route, "prefix")) {
+                        to.len = mask(netmask)?;
+                    }
+                    let Some(via) = get(&route, "gateway") else { return error(&route, "a route needs a gateway") };
+                    push(&mut interface.routes, StaticRoute { to, via: ip(via)? }, &route, "more than 8 routes")?;
                 }
-                let Some(via) = get(&route, "gateway") else { return error(&route, "a route needs a gateway") };
-                push(&mut interface.routes, StaticRoute { to, via: ip(via)? }, &route, "more than 8 routes")?;
             }
             if let Some(value) = get(&subnet, "dns_nameservers") {
                 addresses(value, &mut config.nameservers)?;
@@ -283,11 +287,16 @@ fn v1_subnet<'a>(subnet: Value<'a>, interface: &mut Interface<'a>, config: &mut 
 
 fn parse_v2<'a>(root: Value<'a>, config: &mut NetworkConfig<'a>) -> Result<(), ConfigError> {
     for kind in ["bonds", "bridges", "vlans", "wifis"] {
-        for (name, _) in get(&root, kind).iter().flat_map(|v| v.entries()) {
-            let _ = config.refused.push((kind.trim_end_matches('s'), name.as_str().unwrap_or("")));
+        if let Some(list) = get(&root, kind) {
+            for (name, _) in list.entries() {
+                let _ = config.refused.push((kind.trim_end_matches('s'), name.as_str().unwrap_or("")));
+            }
         }
     }
-    for (key, entry) in get(&root, "ethernets").iter().flat_map(|v| v.entries()) {
+    // Iterated once found, not through `Option::iter().flat_map`, whose flattening
+    // costs more code than the loop (the same below).
+    let Some(ethernets) = get(&root, "ethernets") else { return Ok(()) };
+    for (key, entry) in ethernets.entries() {
         let id = text(key, "an interface id is expected")?;
         let mut interface = Interface { name: id, ..Interface::default() };
         if let Some(matching) = get(&entry, "match") {
@@ -306,8 +315,10 @@ fn parse_v2<'a>(root: Value<'a>, config: &mut NetworkConfig<'a>) -> Result<(), C
         }
         interface.dhcp4 = get(&entry, "dhcp4").and_then(|v| v.as_bool()).unwrap_or(false);
         interface.dhcp6 = get(&entry, "dhcp6").and_then(|v| v.as_bool()).unwrap_or(false);
-        for address in get(&entry, "addresses").iter().flat_map(|a| a.items()) {
-            push(&mut interface.addresses, prefix(address)?, &address, "more than 4 addresses")?;
+        if let Some(list) = get(&entry, "addresses") {
+            for address in list.items() {
+                push(&mut interface.addresses, prefix(address)?, &address, "more than 4 addresses")?;
+            }
         }
         if let Some(value) = get(&entry, "gateway4") {
             interface.gateway4 = Some(ip(value)?);
@@ -315,13 +326,15 @@ fn parse_v2<'a>(root: Value<'a>, config: &mut NetworkConfig<'a>) -> Result<(), C
         if let Some(value) = get(&entry, "gateway6") {
             interface.gateway6 = Some(ip(value)?);
         }
-        for route in get(&entry, "routes").iter().flat_map(|r| r.items()) {
-            let (Some(to), Some(via)) = (get(&route, "to"), get(&route, "via")) else { return error(&route, "a route needs to and via") };
-            let to = match to.as_str() {
-                Some("default") => Prefix { ip: IpAddr::V4(Ipv4Addr::UNSPECIFIED), len: 0 },
-                _ => prefix(to)?,
-            };
-            push(&mut interface.routes, StaticRoute { to, via: ip(via)? }, &route, "more than 8 routes")?;
+        if let Some(list) = get(&entry, "routes") {
+            for route in list.items() {
+                let (Some(to), Some(via)) = (get(&route, "to"), get(&route, "via")) else { return error(&route, "a route needs to and via") };
+                let to = match to.as_str() {
+                    Some("default") => Prefix { ip: IpAddr::V4(Ipv4Addr::UNSPECIFIED), len: 0 },
+                    _ => prefix(to)?,
+                };
+                push(&mut interface.routes, StaticRoute { to, via: ip(via)? }, &route, "more than 8 routes")?;
+            }
         }
         if let Some(nameservers) = get(&entry, "nameservers") {
             if let Some(value) = get(&nameservers, "addresses") {
