@@ -349,6 +349,18 @@ impl From<crate::cloud_config::ConfigError> for std::string::String {
     }
 }
 
+impl super::symlinks::Symlinks for MemorySystem {
+    fn create_symlink(&mut self, target: &[u8], path: &[u8]) -> Result<bool, HostError> {
+        self.host.call("create_symlink", path)?;
+        if self.host.files.contains_key(path) {
+            return Ok(false);
+        }
+        let meta = Metadata { kind: Kind::Symlink, mode: 0o777, uid: 0, gid: 0, len: target.len() as u64 };
+        self.host.files.insert(path.to_vec(), Entry { contents: target.to_vec(), meta });
+        Ok(true)
+    }
+}
+
 impl super::random::Random for MemorySystem {
     fn fill(&mut self, buf: &mut [u8]) -> Result<(), HostError> {
         buf.fill(self.random);

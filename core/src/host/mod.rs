@@ -25,6 +25,8 @@ pub mod messages;
 pub mod programs;
 pub mod random;
 pub mod uts;
+// ntp: a service enabled in a runlevel
+pub mod symlinks;
 #[cfg(test)]
 pub mod memory;
 
