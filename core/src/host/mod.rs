@@ -27,6 +27,8 @@ pub mod random;
 pub mod uts;
 // ntp: a service enabled in a runlevel
 pub mod symlinks;
+// local clouds' seeds
+pub mod seed_media;
 #[cfg(test)]
 pub mod memory;
 
