@@ -12,14 +12,10 @@ use wisp_core::config::Cloud;
 use wisp_core::http;
 #[cfg(feature = "nocloud")]
 use wisp_core::retry::Timeouts;
-#[cfg(any(feature = "nocloud", feature = "configdrive"))]
-use wisp_core::host::seed_media::SeedMedia;
-#[cfg(any(feature = "nocloud", feature = "configdrive"))]
-use wisp_core::seed::local;
-#[cfg(feature = "azure")]
-use wisp_core::provider::azure;
 #[cfg(any(feature = "nocloud", feature = "configdrive", feature = "azure"))]
-use wisp_core::provider::Item;
+use wisp_core::host::seed_media::SeedMedia;
+#[cfg(any(feature = "nocloud", feature = "configdrive", feature = "azure"))]
+use wisp_core::seed::local;
 #[cfg(feature = "iso9660")]
 use wisp_core::seed::iso9660;
 #[cfg(feature = "udf")]
@@ -91,7 +87,6 @@ impl Volume {
     }
 
     /// Whether a regular file is at `path` (an unreadable volume has none).
-    #[cfg(feature = "azure")]
     fn has_file(&self, device: &mut BlockDevice, path: &[&[u8]]) -> bool {
         matches!(self.filesystem().read_file(device, path, None), Ok(Some(_)))
     }
@@ -166,7 +161,6 @@ impl Source {
 }
 
 /// The block device whose seed filesystem's label is `label` (compared without case).
-#[cfg(any(feature = "nocloud", feature = "configdrive"))]
 fn find_labelled(ctx: &crate::context::Context<'_>, label: &[u8]) -> Option<Source> {
     find_volume(ctx, &mut |_, volume| volume.label().eq_ignore_ascii_case(label))
 }
@@ -199,41 +193,23 @@ fn find_volume(ctx: &crate::context::Context<'_>, accept: &mut dyn FnMut(&mut Bl
     None
 }
 
-/// Azure's provisioning CD: `ovf-env.xml`'s custom data (which only the CD carries, and
-/// which wins over IMDS `userData`, as in cloud-init), host name and SSH keys; IMDS gives
-/// the rest. Returns what was found where, if anything.
+/// Azure's provisioning CD (`seed::local::load_azure_ovf`).
 #[cfg(feature = "azure")]
-pub fn load_azure_custom_data(ctx: &crate::context::Context<'_>, metadata: &mut crate::imds::Metadata) -> Result<Option<Line>, Line> {
-    let mut has_ovf = |device: &mut BlockDevice, volume: &Volume| volume.has_file(device, &[b"ovf-env.xml"]);
-    let Some(mut source) = find_volume(ctx, &mut has_ovf) else { return Ok(None) };
+pub fn load_azure_custom_data<'c>(ctx: &'c crate::context::Context<'c>, metadata: &mut crate::imds::Metadata) -> Result<Option<Line>, Line> {
     // Mapped, not on the stack, whose probes would touch all of it at every call.
-    let mut room = crate::memory::map(160 * 1024, "ovf-env.xml")?;
-    let xml = room.as_mut_slice();
-    let len = source.read(&[b"ovf-env.xml"], xml)?.unwrap_or(0);
-    let xml = &xml[..len];
-    let found = azure::ovf_custom_data(xml, metadata.buffer(Item::UserData)).map_err(|e| msg!("ovf-env.xml CustomData: {e}"))?;
-    if let Some(custom) = found {
-        metadata.set_len(Item::UserData, Some(custom));
-    }
-    if let Some(hostname) = azure::ovf_element(xml, b"HostName").filter(|name| !name.is_empty()) {
-        metadata.set(Item::Hostname, hostname).map_err(|e| msg!("ovf-env.xml HostName: {e}"))?;
-    }
-    let keys = azure::ovf_keys(xml, metadata.buffer(Item::SshKeys)).map_err(|full| msg!("ovf-env.xml keys larger than {} bytes", full.limit))?;
-    if keys > 0 {
-        metadata.set_len(Item::SshKeys, Some(keys));
-    }
-    Ok(Some(msg!("ovf-env.xml on {}: {} bytes of custom data, {} bytes of keys", source.describe(), found.unwrap_or(0), keys)))
+    let mut room = crate::memory::map(local::OVF_LIMIT, "ovf-env.xml")?;
+    local::load_azure_ovf(&mut Seeds { ctx, keep: None }, metadata, room.as_mut_slice())
 }
 
 /// The local seeds as core's `SeedMedia`: directories and block devices of the root,
 /// URLs through wisp's own client, state files kept in `keep` (TINY_CLOUD_VAR).
-#[cfg(any(feature = "nocloud", feature = "configdrive"))]
+#[cfg(any(feature = "nocloud", feature = "configdrive", feature = "azure"))]
 struct Seeds<'c> {
     ctx: &'c crate::context::Context<'c>,
     keep: Option<&'c Dir>,
 }
 
-#[cfg(any(feature = "nocloud", feature = "configdrive"))]
+#[cfg(any(feature = "nocloud", feature = "configdrive", feature = "azure"))]
 impl SeedMedia for Seeds<'_> {
     type Seed = Source;
     type Text = Line;
@@ -273,6 +249,10 @@ impl SeedMedia for Seeds<'_> {
 
     fn labelled(&mut self, label: &[u8]) -> Option<Source> {
         find_labelled(self.ctx, label)
+    }
+
+    fn holding(&mut self, name: &[u8]) -> Option<Source> {
+        find_volume(self.ctx, &mut |device, volume| volume.has_file(device, &[name]))
     }
 
     fn read(&mut self, seed: &mut Source, path: &[&[u8]], out: &mut [u8]) -> Result<Option<usize>, Line> {

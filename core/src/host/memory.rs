@@ -755,6 +755,11 @@ impl super::seed_media::SeedMedia for MemorySeeds {
         self.seeds.keys().find(|k| k.strip_prefix("label:").is_some_and(|l| l.as_bytes().eq_ignore_ascii_case(label))).cloned()
     }
 
+    fn holding(&mut self, name: &[u8]) -> Option<std::string::String> {
+        let name = std::string::String::from_utf8_lossy(name);
+        self.seeds.iter().find(|(seed, files)| seed.starts_with("label:") && files.contains_key(name.as_ref())).map(|(seed, _)| seed.clone())
+    }
+
     fn read(&mut self, seed: &mut std::string::String, path: &[&[u8]], out: &mut [u8]) -> Result<Option<usize>, std::string::String> {
         let path = path.iter().map(|p| std::string::String::from_utf8_lossy(p)).collect::<Vec<_>>().join("/");
         let Some(contents) = self.seeds.get(seed.as_str()).and_then(|files| files.get(&path)) else { return Ok(None) };

@@ -26,6 +26,10 @@ pub trait SeedMedia {
     /// The first block device whose seed filesystem has `label` (without case).
     fn labelled(&mut self, label: &[u8]) -> Option<Self::Seed>;
 
+    /// The first block device whose seed filesystem has a regular file named `name` at
+    /// its top (Azure's provisioning CD has no set label).
+    fn holding(&mut self, name: &[u8]) -> Option<Self::Seed>;
+
     /// The file at `path` (components inside the seed) into `out`, whose size is the
     /// limit: its length, `None` when absent.
     fn read(&mut self, seed: &mut Self::Seed, path: &[&[u8]], out: &mut [u8]) -> Result<Option<usize>, Self::Text>;

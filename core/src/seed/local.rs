@@ -8,7 +8,7 @@ use crate::host::files::Files;
 use crate::host::seed_media::SeedMedia;
 use crate::http;
 use crate::provider::metadata::Metadata;
-use crate::provider::{openstack, Item};
+use crate::provider::{azure, openstack, Item};
 use crate::seed::nocloud::{self, Tokens};
 use crate::state_files::{META_DATA, NETWORK_CONFIG, VENDOR_DATA};
 
@@ -158,6 +158,31 @@ fn fill_configdrive<H: SeedMedia>(host: &mut H, seed: &mut H::Seed, document: &m
     Ok(version)
 }
 
+/// Largest ovf-env.xml read (its custom data is up to 64 KiB, base64 encoded).
+pub const OVF_LIMIT: usize = 160 * 1024;
+
+/// Azure's provisioning CD, the block device holding `ovf-env.xml`: its custom data (which
+/// only the CD carries, and which wins over IMDS `userData`, as in cloud-init), a
+/// non-empty host name and its SSH keys fill the store; IMDS gives the rest. `room` (of
+/// `OVF_LIMIT` bytes) holds the document. Returns what was found where, if anything.
+pub fn load_azure_ovf<H: SeedMedia>(host: &mut H, metadata: &mut Metadata<'_>, room: &mut [u8]) -> Result<Option<H::Text>, H::Text> {
+    let Some(mut seed) = host.holding(b"ovf-env.xml") else { return Ok(None) };
+    let len = host.read(&mut seed, &[b"ovf-env.xml"], room)?.unwrap_or(0);
+    let xml = &room[..len];
+    let found = azure::ovf_custom_data(xml, metadata.buffer(Item::UserData)).map_err(|e| host.text(format_args!("ovf-env.xml CustomData: {e}")))?;
+    if let Some(custom) = found {
+        metadata.set_len(Item::UserData, Some(custom));
+    }
+    if let Some(hostname) = azure::ovf_element(xml, b"HostName").filter(|name| !name.is_empty()) {
+        metadata.set(Item::Hostname, hostname).map_err(|e| host.text(format_args!("ovf-env.xml HostName: {e}")))?;
+    }
+    let keys = azure::ovf_keys(xml, metadata.buffer(Item::SshKeys)).map_err(|full| host.text(format_args!("ovf-env.xml keys larger than {} bytes", full.limit)))?;
+    if keys > 0 {
+        metadata.set_len(Item::SshKeys, Some(keys));
+    }
+    Ok(Some(host.text(format_args!("ovf-env.xml on {}: {} bytes of custom data, {} bytes of keys", host.describe(&seed), found.unwrap_or(0), keys))))
+}
+
 /// The seed's meta-data, vendor-data and network configuration, kept beside user-data for
 /// later use (0600: vendor-data can hold secrets too); rewritten only when they change,
 /// so a new instance's seed replaces the old one's.
@@ -283,5 +308,36 @@ mod tests {
         let mut no_version = MemorySeeds::default().with("label:CONFIG-2", "openstack/content/0000", "");
         assert_eq!(load_configdrive(&mut no_version, &mut metadata, false).unwrap_err(), "label:CONFIG-2: no openstack/<version>/meta_data.json");
         assert_eq!(load_configdrive(&mut MemorySeeds::default(), &mut metadata, false).unwrap_err(), "no filesystem labelled config-2");
+    }
+
+    const OVF: &str = r#"<?xml version="1.0" encoding="utf-8"?>
+<Environment xmlns="http://schemas.dmtf.org/ovf/environment/1" xmlns:ns1="http://schemas.microsoft.com/windowsazure">
+ <ns1:ProvisioningSection><ns1:LinuxProvisioningConfigurationSet>
+  <ns1:HostName>azure-vm</ns1:HostName>
+  <ns1:CustomData>I2Nsb3VkLWNvbmZpZwo=</ns1:CustomData>
+  <ns1:SSH><ns1:PublicKeys><ns1:PublicKey><ns1:Fingerprint>F</ns1:Fingerprint><ns1:Path>/home/azureuser/.ssh/authorized_keys</ns1:Path><ns1:Value>ssh-ed25519 AAAA azure</ns1:Value></ns1:PublicKey></ns1:PublicKeys></ns1:SSH>
+ </ns1:LinuxProvisioningConfigurationSet></ns1:ProvisioningSection>
+</Environment>"#;
+
+    #[test]
+    fn azures_ovf_env_gives_custom_data_host_name_and_keys() {
+        let mut space = std::vec![0u8; METADATA_SIZE];
+        let mut metadata = Metadata::new(&mut space);
+        let mut room = std::vec![0u8; OVF_LIMIT];
+        assert_eq!(load_azure_ovf(&mut MemorySeeds::default(), &mut metadata, &mut room), Ok(None));
+        let mut seeds = MemorySeeds::default().with("label:", "ovf-env.xml", OVF);
+        let said = load_azure_ovf(&mut seeds, &mut metadata, &mut room).unwrap().unwrap();
+        assert_eq!(metadata.get(Item::UserData), Some(&b"#cloud-config\n"[..]));
+        assert_eq!(metadata.get(Item::Hostname), Some(&b"azure-vm"[..]));
+        assert_eq!(metadata.get(Item::SshKeys), Some(&b"ssh-ed25519 AAAA azure\n"[..]));
+        assert_eq!(said, "ovf-env.xml on label:: 14 bytes of custom data, 23 bytes of keys");
+        // No custom data and an empty host name: IMDS's values stay.
+        let mut space = std::vec![0u8; METADATA_SIZE];
+        let mut metadata = Metadata::new(&mut space);
+        metadata.set(Item::Hostname, b"from-imds").unwrap();
+        let bare = OVF.replace("azure-vm", "").replace("<ns1:CustomData>I2Nsb3VkLWNvbmZpZwo=</ns1:CustomData>", "");
+        let mut seeds = MemorySeeds::default().with("label:", "ovf-env.xml", &bare);
+        load_azure_ovf(&mut seeds, &mut metadata, &mut room).unwrap();
+        assert_eq!((metadata.get(Item::Hostname), metadata.get(Item::UserData)), (Some(&b"from-imds"[..]), None));
     }
 }
