@@ -343,6 +343,12 @@ impl super::messages::Messages for MemorySystem {
     }
 }
 
+impl From<crate::net::rtnl::RtnlError> for std::string::String {
+    fn from(e: crate::net::rtnl::RtnlError) -> std::string::String {
+        std::format!("{e}")
+    }
+}
+
 impl From<crate::cloud_config::ConfigError> for std::string::String {
     fn from(e: crate::cloud_config::ConfigError) -> std::string::String {
         std::format!("{e}")
@@ -779,5 +785,24 @@ impl super::seed_media::SeedMedia for MemorySeeds {
         self.writes += 1;
         self.kept.insert(name.to_vec(), contents.to_vec());
         Ok(())
+    }
+}
+
+// --- a monotonic clock that moves only when paused ---
+
+#[derive(Default)]
+pub struct MemoryTimer {
+    pub now: u64,
+    pub pauses: Vec<u64>,
+}
+
+impl super::timer::Timer for MemoryTimer {
+    fn now_ms(&mut self) -> u64 {
+        self.now
+    }
+
+    fn pause_ms(&mut self, ms: u64) {
+        self.pauses.push(ms);
+        self.now += ms;
     }
 }

@@ -29,6 +29,8 @@ pub mod uts;
 pub mod symlinks;
 // local clouds' seeds
 pub mod seed_media;
+// the network's waits
+pub mod timer;
 #[cfg(test)]
 pub mod memory;
 

@@ -18,6 +18,7 @@ pub mod dhcp_client;
 pub mod dhcp_exchange;
 
 pub mod bring_up;
+pub mod configure;
 pub mod rtnl;
 pub mod network_config;
 pub mod network_data;
