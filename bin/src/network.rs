@@ -7,17 +7,15 @@
 use core::net::{IpAddr, Ipv4Addr};
 
 use wisp_core::config::Cloud;
-use wisp_core::net::address;
 use wisp_core::net::bring_up::{self, Need};
 use wisp_core::net::configure::{self, Configured};
-use wisp_core::net::{ip_text, secondary};
+use wisp_core::net::{ip_text, net_sync};
 use wisp_core::provider::Item;
 use wisp_core::net::dhcp::Lease;
 use wisp_core::net::dhcp_client::Event;
 use wisp_core::net::dhcp_exchange;
 use wisp_core::host::explain::Worded;
 use wisp_core::net::link::{self, Link};
-use wisp_core::net::netlink;
 use wisp_core::net::rtnl::{Rtnl, RtnlError};
 use wisp_core::out::Out;
 use wisp_os_linux::packet;
@@ -133,42 +131,8 @@ fn sync_addresses(ctx: &mut Context<'_>) -> Result<(), Line> {
     let mut imds = crate::imds::Imds::new(cloud, &timeouts, ctx.config.imds_token_ttl);
     let mut kernel = open_kernel()?;
     let state = kernel.read_state()?;
-    let mut body = [0u8; 2048];
-    for link in state.links.iter().filter(|l| l.is_ethernet()) {
-        let Some(mac) = link.mac else { continue };
-        let name = Shown(link.name());
-        let mut fetch = |key: &str, body: &mut [u8; 2048]| -> Result<Option<usize>, Line> {
-            let mut path = [0u8; 128];
-            let path = secondary::path(&mac, key, &mut path).map_err(|_| msg!("metadata path too long"))?;
-            // The answer's head comes first in `raw`: the body is copied out of it.
-            let mut raw = [0u8; 4096];
-            match imds.get_path(path, &mut raw) {
-                Ok(Some(value)) => {
-                    let target = body.get_mut(..value.len()).ok_or_else(|| msg!("{name}: {key}: longer than 2048 bytes"))?;
-                    target.copy_from_slice(value);
-                    Ok(Some(value.len()))
-                }
-                Ok(None) => Ok(None),
-                Err(e) => Err(msg!("{name}: {key}: {e}")),
-            }
-        };
-        let mut sync = secondary::Sync::default();
-        for (ipv6, list, subnet) in [(false, "local-ipv4s", "subnet-ipv4-cidr-block"), (true, "ipv6s", "subnet-ipv6-cidr-blocks")] {
-            let Some(len) = fetch(list, &mut body)? else { continue };
-            let wanted = secondary::addresses(&body[..len]).map_err(|line| msg!("{name}: {list} line {line}: not an address"))?;
-            let Some(len) = fetch(subnet, &mut body)? else { return Err(msg!("{name}: the metadata has no {subnet}")) };
-            let prefix_len = secondary::prefix_len(&body[..len]).ok_or_else(|| msg!("{name}: {subnet}: not a CIDR block"))?;
-            secondary::sync(link.index, &secondary::Wanted { ipv6, addresses: &wanted, prefix_len }, &state.addresses, &mut sync);
-        }
-        for address in &sync.add {
-            kernel.change("add address", &mut |buf, seq| address.emit(buf, address::RTM_NEWADDR, netlink::F_CREATE | netlink::F_REPLACE, seq))?;
-        }
-        for address in &sync.remove {
-            kernel.change("remove address", &mut |buf, seq| address.emit(buf, address::RTM_DELADDR, 0, seq))?;
-        }
-        ctx.log.line(format_args!("net-sync: {name}: {} added, {} removed", sync.add.len(), sync.remove.len()));
-    }
-    Ok(())
+    // The answer's head comes first in `raw`: core copies the body out of it.
+    net_sync::sync_interfaces(&System::new(ctx), &mut kernel, &state, |path, raw| imds.get_path(path, raw))
 }
 
 /// The DHCP exchange on `link`, within WISP_DHCP_MS.
