@@ -42,6 +42,14 @@ impl Client {
         }
     }
 
+    /// The directory of `config_path`.
+    pub const fn config_dir(self) -> &'static str {
+        match self {
+            Client::Chrony => "/etc/chrony",
+            Client::Busybox => "/etc",
+        }
+    }
+
     /// The OpenRC service.
     pub const fn service(self) -> &'static str {
         match self {
@@ -124,7 +132,7 @@ pub fn configure<H: Files + Messages + Symlinks>(host: &mut H, config: &CloudCon
         .map_err(|full| host.text(format_args!("ntp: the configuration is larger than {} bytes", full.limit)))?;
     let len = out.len();
     let path = client.config_path().as_bytes();
-    let (dir, _) = system_files::split_path(path).unwrap_or((b"/etc", path));
+    let dir = client.config_dir().as_bytes();
     host.create_dir(dir, 0o755).map_err(|e| host.path_error(dir, e))?;
     if !system_files::has_contents(host, path, &text[..len], &mut [0u8; CONFIG_LIMIT]) {
         host.write(path, &text[..len], 0o644, None).map_err(|e| failed(host, path, e, ""))?;
@@ -250,6 +258,9 @@ mod tests {
         assert!(chrony.ends_with("rtcsync\nmakestep 1 3\n"));
         assert_eq!(text(Client::Busybox, &["s1"], &["p1"]), "# Written by wisp from cloud-config ntp.\nserver p1\nserver s1\n");
         assert_eq!(Client::from_name("busybox"), Some(Client::Busybox));
+        for client in [Client::Chrony, Client::Busybox] {
+            assert_eq!(client.config_path().rsplit_once('/').unwrap().0, client.config_dir());
+        }
         assert_eq!(Client::from_name("openntpd"), None);
         assert!(is_valid_source("169.254.169.123") && !is_valid_source("a b") && !is_valid_source("#x") && !is_valid_source(""));
     }
