@@ -213,6 +213,21 @@ pub fn errno_words(e: HostError, f: &mut core::fmt::Formatter<'_>) -> core::fmt:
 #[cfg(feature = "network")]
 pub struct RouteSocket(pub wisp_os_linux::OwnedFd);
 
+/// The monotonic clock, and poll(2) with no descriptor as the pause.
+#[cfg(feature = "network")]
+pub struct Monotonic;
+
+#[cfg(feature = "network")]
+impl wisp_core::host::timer::Timer for Monotonic {
+    fn now_ms(&mut self) -> u64 {
+        wisp_os_linux::time::monotonic_ms()
+    }
+
+    fn pause_ms(&mut self, ms: u64) {
+        let _ = wisp_os_linux::net::poll(&mut [], ms.min(u32::MAX as u64) as u32);
+    }
+}
+
 #[cfg(feature = "network")]
 impl wisp_core::host::netlink::Netlink for RouteSocket {
     fn send(&mut self, request: &[u8]) -> Result<(), HostError> {

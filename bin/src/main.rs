@@ -24,8 +24,6 @@ macro_rules! msg {
 }
 
 mod actions;
-#[cfg(feature = "apk-repos")]
-mod apk_repos;
 #[cfg(feature = "azure")]
 mod azure;
 mod boot_cache;
@@ -53,8 +51,6 @@ mod inspect;
 mod memory;
 #[cfg(feature = "network")]
 mod network;
-#[cfg(feature = "ntp")]
-mod ntp;
 mod output;
 mod phases;
 #[cfg(feature = "cloud-config")]

@@ -12,22 +12,17 @@ use wisp_core::config::Cloud;
 use wisp_core::http;
 #[cfg(feature = "nocloud")]
 use wisp_core::retry::Timeouts;
-#[cfg(feature = "azure")]
-use wisp_core::provider::azure;
-#[cfg(feature = "configdrive")]
-use wisp_core::provider::openstack;
 #[cfg(any(feature = "nocloud", feature = "configdrive", feature = "azure"))]
-use wisp_core::provider::Item;
+use wisp_core::host::seed_media::SeedMedia;
+#[cfg(any(feature = "nocloud", feature = "configdrive", feature = "azure"))]
+use wisp_core::seed::local;
 #[cfg(feature = "iso9660")]
 use wisp_core::seed::iso9660;
 #[cfg(feature = "udf")]
 use wisp_core::seed::udf;
 #[cfg(feature = "vfat")]
 use wisp_core::seed::vfat;
-#[cfg(feature = "nocloud")]
-use wisp_core::seed::nocloud;
 use wisp_core::seed::{Device, Filesystem, SeedError};
-use wisp_core::state_files::{META_DATA, NETWORK_CONFIG, VENDOR_DATA};
 use wisp_os_linux::block;
 #[cfg(feature = "nocloud")]
 use wisp_os_linux::cpath::CPath;
@@ -38,11 +33,6 @@ use wisp_os_linux::OwnedFd;
 
 use crate::output::{Line, Os, Shown};
 
-/// The seed directories NoCloud looks in, as cloud-init and tiny-cloud do.
-#[cfg(feature = "nocloud")]
-pub const SEED_DIRS: [&str; 2] = ["/var/lib/cloud/seed/nocloud", "/var/lib/cloud/seed/nocloud-net"];
-/// Largest meta-data or network document read.
-const DOCUMENT_LIMIT: usize = 64 * 1024;
 
 /// A block device read through its descriptor.
 struct BlockDevice(OwnedFd);
@@ -97,7 +87,6 @@ impl Volume {
     }
 
     /// Whether a regular file is at `path` (an unreadable volume has none).
-    #[cfg(feature = "azure")]
     fn has_file(&self, device: &mut BlockDevice, path: &[&[u8]]) -> bool {
         matches!(self.filesystem().read_file(device, path, None), Ok(Some(_)))
     }
@@ -172,7 +161,6 @@ impl Source {
 }
 
 /// The block device whose seed filesystem's label is `label` (compared without case).
-#[cfg(any(feature = "nocloud", feature = "configdrive"))]
 fn find_labelled(ctx: &crate::context::Context<'_>, label: &[u8]) -> Option<Source> {
     find_volume(ctx, &mut |_, volume| volume.label().eq_ignore_ascii_case(label))
 }
@@ -205,221 +193,111 @@ fn find_volume(ctx: &crate::context::Context<'_>, accept: &mut dyn FnMut(&mut Bl
     None
 }
 
-/// Azure's provisioning CD: `ovf-env.xml`'s custom data (which only the CD carries, and
-/// which wins over IMDS `userData`, as in cloud-init), host name and SSH keys; IMDS gives
-/// the rest. Returns what was found where, if anything.
+/// Azure's provisioning CD (`seed::local::load_azure_ovf`).
 #[cfg(feature = "azure")]
-pub fn load_azure_custom_data(ctx: &crate::context::Context<'_>, metadata: &mut crate::imds::Metadata) -> Result<Option<Line>, Line> {
-    let mut has_ovf = |device: &mut BlockDevice, volume: &Volume| volume.has_file(device, &[b"ovf-env.xml"]);
-    let Some(mut source) = find_volume(ctx, &mut has_ovf) else { return Ok(None) };
+pub fn load_azure_custom_data<'c>(ctx: &'c crate::context::Context<'c>, metadata: &mut crate::imds::Metadata) -> Result<Option<Line>, Line> {
     // Mapped, not on the stack, whose probes would touch all of it at every call.
-    let mut room = crate::memory::map(160 * 1024, "ovf-env.xml")?;
-    let xml = room.as_mut_slice();
-    let len = source.read(&[b"ovf-env.xml"], xml)?.unwrap_or(0);
-    let xml = &xml[..len];
-    let found = azure::ovf_custom_data(xml, metadata.buffer(Item::UserData)).map_err(|e| msg!("ovf-env.xml CustomData: {e}"))?;
-    if let Some(custom) = found {
-        metadata.set_len(Item::UserData, Some(custom));
-    }
-    if let Some(hostname) = azure::ovf_element(xml, b"HostName").filter(|name| !name.is_empty()) {
-        metadata.set(Item::Hostname, hostname).map_err(|e| msg!("ovf-env.xml HostName: {e}"))?;
-    }
-    let keys = azure::ovf_keys(xml, metadata.buffer(Item::SshKeys)).map_err(|full| msg!("ovf-env.xml keys larger than {} bytes", full.limit))?;
-    if keys > 0 {
-        metadata.set_len(Item::SshKeys, Some(keys));
-    }
-    Ok(Some(msg!("ovf-env.xml on {}: {} bytes of custom data, {} bytes of keys", source.describe(), found.unwrap_or(0), keys)))
+    let mut room = crate::memory::map(local::OVF_LIMIT, "ovf-env.xml")?;
+    local::load_azure_ovf(&mut Seeds { ctx, keep: None }, metadata, room.as_mut_slice())
 }
 
-/// The `ds=nocloud` tokens, from the kernel command line or the DMI serial.
-#[cfg(feature = "nocloud")]
-#[inline(never)]
-fn tokens_into(ctx: &crate::context::Context<'_>, buf: &mut [u8; 4096]) -> Option<usize> {
-    for file in [&b"/proc/cmdline"[..], b"/sys/class/dmi/id/product_serial"] {
-        if let Ok(Some(text)) = ctx.read(file, buf) {
-            if nocloud::tokens(text).is_some() {
-                return Some(text.len());
-            }
-        }
+/// The local seeds as core's `SeedMedia`: directories and block devices of the root,
+/// URLs through wisp's own client, state files kept in `keep` (TINY_CLOUD_VAR).
+#[cfg(any(feature = "nocloud", feature = "configdrive", feature = "azure"))]
+struct Seeds<'c> {
+    ctx: &'c crate::context::Context<'c>,
+    keep: Option<&'c Dir>,
+}
+
+#[cfg(any(feature = "nocloud", feature = "configdrive", feature = "azure"))]
+impl SeedMedia for Seeds<'_> {
+    type Seed = Source;
+    type Text = Line;
+
+    fn text(&self, args: core::fmt::Arguments<'_>) -> Line {
+        Line::format(args)
     }
-    None
+
+    fn is_directory(&mut self, path: &[u8]) -> bool {
+        self.ctx.open_dir(path).is_ok()
+    }
+
+    #[cfg(feature = "nocloud")]
+    fn directory(&mut self, path: &[u8]) -> Result<Source, Line> {
+        Ok(Source::Directory(self.ctx.open_dir(path)?, self.ctx.path(path)?))
+    }
+    #[cfg(not(feature = "nocloud"))]
+    fn directory(&mut self, _: &[u8]) -> Result<Source, Line> {
+        Err(msg!("no NoCloud in this build"))
+    }
+
+    #[cfg(feature = "nocloud")]
+    fn url(&mut self, url: &http::Url<'_>, seed: &[u8]) -> Result<Source, Line> {
+        let too_long = |_| msg!("ds=nocloud;s={}: URL too long", Shown(seed));
+        Ok(Source::Http {
+            address: url.address,
+            port: url.port,
+            host: heapless::String::try_from(url.host).map_err(too_long)?,
+            base: heapless::String::try_from(url.path).map_err(too_long)?,
+            timeouts: self.ctx.timeouts,
+        })
+    }
+    #[cfg(not(feature = "nocloud"))]
+    fn url(&mut self, _: &wisp_core::http::Url<'_>, _: &[u8]) -> Result<Source, Line> {
+        Err(msg!("no NoCloud in this build"))
+    }
+
+    fn labelled(&mut self, label: &[u8]) -> Option<Source> {
+        find_labelled(self.ctx, label)
+    }
+
+    fn holding(&mut self, name: &[u8]) -> Option<Source> {
+        find_volume(self.ctx, &mut |device, volume| volume.has_file(device, &[name]))
+    }
+
+    fn read(&mut self, seed: &mut Source, path: &[&[u8]], out: &mut [u8]) -> Result<Option<usize>, Line> {
+        seed.read(path, out)
+    }
+
+    fn describe(&self, seed: &Source) -> Line {
+        seed.describe()
+    }
+
+    fn kept(&mut self, name: &[u8], contents: &[u8]) -> bool {
+        self.keep.is_some_and(|var| var.has_contents(name, contents).unwrap_or(false))
+    }
+
+    fn keep(&mut self, name: &[u8], contents: &[u8]) -> Result<(), Line> {
+        let Some(var) = self.keep else { return Ok(()) };
+        var.write_atomic(name, contents, 0o600, None).map_err(|e| msg!("cannot save {}: {}", Shown(name), Os(e)))
+    }
 }
 
 /// Whether a local cloud's seed is present, for `CLOUD=auto`.
 #[cfg(any(feature = "nocloud", feature = "configdrive"))]
-pub fn detect(ctx: &crate::context::Context<'_>) -> Option<Cloud> {
+pub fn detect<'c>(ctx: &'c crate::context::Context<'c>) -> Option<Cloud> {
+    let mut seeds = Seeds { ctx, keep: None };
     #[cfg(feature = "nocloud")]
-    if has_nocloud_seed(ctx) {
+    if local::has_nocloud_seed(&mut seeds, &mut ctx.host()) {
         return Some(Cloud::Nocloud);
     }
     #[cfg(feature = "configdrive")]
-    if find_labelled(ctx, b"config-2").is_some() {
+    if seeds.labelled(b"config-2").is_some() {
         return Some(Cloud::Configdrive);
     }
     None
 }
 
-#[cfg(feature = "nocloud")]
-fn has_nocloud_seed(ctx: &crate::context::Context<'_>) -> bool {
-    let mut buf = [0u8; 4096];
-    if tokens_into(ctx, &mut buf).is_some() {
-        return true;
-    }
-    for dir in SEED_DIRS {
-        if ctx.open_dir(dir.as_bytes()).is_ok() {
-            return true;
-        }
-    }
-    find_labelled(ctx, b"cidata").is_some()
-}
-
 /// Fills `metadata` from the seed of `cloud`, keeping its meta-data, vendor-data and
 /// network configuration in `keep` when given; returns where the seed was found.
 #[cfg(any(feature = "nocloud", feature = "configdrive"))]
-pub fn load(ctx: &crate::context::Context<'_>, cloud: Cloud, metadata: &mut crate::imds::Metadata, keep: Option<&wisp_os_linux::fs::Dir>) -> Result<Line, Line> {
+pub fn load<'c>(ctx: &'c crate::context::Context<'c>, cloud: Cloud, metadata: &mut crate::imds::Metadata, keep: Option<&'c Dir>) -> Result<Line, Line> {
+    let mut seeds = Seeds { ctx, keep };
     match cloud {
         #[cfg(feature = "configdrive")]
-        Cloud::Configdrive => load_configdrive_seed(ctx, metadata, keep),
+        Cloud::Configdrive => local::load_configdrive(&mut seeds, metadata, keep.is_some()),
         #[cfg(feature = "nocloud")]
-        Cloud::Nocloud => load_nocloud_seed(ctx, metadata, keep),
+        Cloud::Nocloud => local::load_nocloud(&mut seeds, &mut ctx.host(), metadata, keep.is_some()),
         other => Err(msg!("{} has no local seed", other.name())),
     }
-}
-
-/// NoCloud: the `ds=nocloud` tokens' seed (their `h=` and `i=` override its meta-data),
-/// else a seed directory, else a filesystem labelled `cidata`.
-#[cfg(feature = "nocloud")]
-fn load_nocloud_seed(ctx: &crate::context::Context<'_>, metadata: &mut crate::imds::Metadata, keep: Option<&wisp_os_linux::fs::Dir>) -> Result<Line, Line> {
-    let mut token_text = [0u8; 4096];
-    let token_len = tokens_into(ctx, &mut token_text);
-    let tokens = token_len.and_then(|len| nocloud::tokens(&token_text[..len])).unwrap_or_default();
-    let mut source = nocloud_source(ctx, tokens.seed_from)?;
-    let mut document = [0u8; DOCUMENT_LIMIT];
-    load_nocloud(&mut source, &mut document, metadata)?;
-    if let Some(hostname) = tokens.hostname {
-        metadata.set(Item::Hostname, hostname).map_err(crate::output::line)?;
-    }
-    if let Some(id) = tokens.instance_id {
-        metadata.set(Item::InstanceId, id).map_err(crate::output::line)?;
-    }
-    let len = source.read(&[b"user-data"], metadata.buffer(Item::UserData))?;
-    metadata.set_len(Item::UserData, len);
-    if let Some(var) = keep {
-        let files: [(&[&[u8]], &[u8]); 3] =
-            [(&[b"meta-data"], META_DATA), (&[b"vendor-data"], VENDOR_DATA), (&[b"network-config"], NETWORK_CONFIG)];
-        save_extras(&files, &mut source, &mut document, var)?;
-    }
-    Ok(source.describe())
-}
-
-/// ConfigDrive: a filesystem labelled `config-2`.
-#[cfg(feature = "configdrive")]
-fn load_configdrive_seed(ctx: &crate::context::Context<'_>, metadata: &mut crate::imds::Metadata, keep: Option<&wisp_os_linux::fs::Dir>) -> Result<Line, Line> {
-    let mut source = find_labelled(ctx, b"config-2").ok_or_else(|| msg!("no filesystem labelled config-2"))?;
-    let mut document = [0u8; DOCUMENT_LIMIT];
-    let version = load_configdrive(&mut source, &mut document, metadata)?;
-    let v = version.as_bytes();
-    let len = source.read(&[b"openstack", v, b"user_data"], metadata.buffer(Item::UserData))?;
-    metadata.set_len(Item::UserData, len);
-    if let Some(var) = keep {
-        let files: [(&[&[u8]], &[u8]); 3] = [
-            (&[b"openstack", v, b"meta_data.json"], META_DATA),
-            (&[b"openstack", v, b"vendor_data.json"], VENDOR_DATA),
-            (&[b"openstack", v, b"network_data.json"], NETWORK_CONFIG),
-        ];
-        save_extras(&files, &mut source, &mut document, var)?;
-    }
-    Ok(source.describe())
-}
-
-/// The seed's meta-data, vendor-data and network configuration, kept beside user-data for
-/// later use (0600: vendor-data can hold secrets too); rewritten only when they change,
-/// so a new instance's seed replaces the old one's.
-#[cfg(any(feature = "nocloud", feature = "configdrive"))]
-#[inline(never)]
-fn save_extras(files: &[(&[&[u8]], &[u8]); 3], source: &mut Source, buf: &mut [u8], var: &wisp_os_linux::fs::Dir) -> Result<(), Line> {
-    for &(path, name) in files {
-        let Some(len) = source.read(path, buf)? else { continue };
-        if !var.has_contents(name, &buf[..len]).unwrap_or(false) {
-            var.write_atomic(name, &buf[..len], 0o600, None).map_err(|e| msg!("cannot save {}: {}", Shown(name), Os(e)))?;
-        }
-    }
-    Ok(())
-}
-
-#[cfg(feature = "nocloud")]
-#[inline(never)]
-fn nocloud_source(ctx: &crate::context::Context<'_>, seed_from: Option<&[u8]>) -> Result<Source, Line> {
-    if let Some(seed) = seed_from {
-        if seed.starts_with(b"http") {
-            let text = core::str::from_utf8(seed).map_err(|_| msg!("ds=nocloud;s=: the URL is not UTF-8"))?;
-            let url = http::parse_url(text).map_err(|e| msg!("ds=nocloud;s={}: {e}", Shown(seed)))?;
-            let too_long = |_| msg!("ds=nocloud;s={}: URL too long", Shown(seed));
-            return Ok(Source::Http {
-                address: url.address,
-                port: url.port,
-                host: heapless::String::try_from(url.host).map_err(too_long)?,
-                base: heapless::String::try_from(url.path).map_err(too_long)?,
-                timeouts: ctx.timeouts,
-            });
-        }
-        let path = seed.strip_prefix(b"file://").unwrap_or(seed);
-        if path.first() != Some(&b'/') {
-            return Err(msg!("ds=nocloud;s={}: a seed is a path, file:// or http://", Shown(seed)));
-        }
-        let trimmed = path.strip_suffix(b"/").unwrap_or(path);
-        return Ok(Source::Directory(ctx.open_dir(trimmed)?, ctx.path(trimmed)?));
-    }
-    for dir in SEED_DIRS {
-        if let Ok(opened) = ctx.open_dir(dir.as_bytes()) {
-            return Ok(Source::Directory(opened, ctx.path(dir.as_bytes())?));
-        }
-    }
-    find_labelled(ctx, b"cidata").ok_or_else(|| msg!("no NoCloud seed: no ds=nocloud token, no seed directory, no filesystem labelled cidata"))
-}
-
-#[cfg(feature = "nocloud")]
-#[inline(never)]
-fn load_nocloud(source: &mut Source, document: &mut [u8], metadata: &mut crate::imds::Metadata) -> Result<(), Line> {
-    let len = source.read(&[b"meta-data"], document)?.ok_or_else(|| msg!("{}: no meta-data", source.describe()))?;
-    let meta = &document[..len];
-    let fill = |metadata: &mut crate::imds::Metadata, item: Item, keys: &[&str]| -> Result<(), Line> {
-        for key in keys {
-            let out = metadata.buffer(item);
-            if let Some(len) = nocloud::value(meta, key, out).map_err(crate::output::line)? {
-                metadata.set_len(item, Some(len));
-                return Ok(());
-            }
-        }
-        metadata.set_len(item, None);
-        Ok(())
-    };
-    fill(metadata, Item::InstanceId, &["instance-id"])?;
-    if metadata.get(Item::InstanceId).is_none() {
-        metadata.set(Item::InstanceId, b"nocloud").map_err(crate::output::line)?;
-    }
-    fill(metadata, Item::Hostname, &["local-hostname", "hostname"])?;
-    fill(metadata, Item::LocalHostname, &["local-hostname", "hostname"])?;
-    fill(metadata, Item::SshKeys, &["public-keys"])
-}
-
-/// `openstack/<version>/meta_data.json`, `latest` or the newest dated version; returns
-/// the version found.
-#[cfg(feature = "configdrive")]
-#[inline(never)]
-fn load_configdrive(source: &mut Source, document: &mut [u8], metadata: &mut crate::imds::Metadata) -> Result<&'static str, Line> {
-    let mut found = None;
-    for version in openstack::VERSIONS {
-        if let Some(len) = source.read(&[b"openstack", version.as_bytes(), b"meta_data.json"], document)? {
-            found = Some((version, len));
-            break;
-        }
-    }
-    let (version, len) = found.ok_or_else(|| msg!("{}: no openstack/<version>/meta_data.json", source.describe()))?;
-    let meta = &document[..len];
-    for item in [Item::InstanceId, Item::Hostname, Item::LocalHostname, Item::SshKeys] {
-        let found = openstack::extract(meta, item, metadata.buffer(item)).map_err(|e| msg!("meta_data.json: {e}"))?;
-        metadata.set_len(item, found);
-    }
-    Ok(version)
 }

@@ -120,6 +120,14 @@ impl wisp_core::host::random::Random for System<'_> {
     }
 }
 
+#[cfg(feature = "ntp")]
+impl wisp_core::host::symlinks::Symlinks for System<'_> {
+    fn create_symlink(&mut self, target: &[u8], path: &[u8]) -> Result<bool, HostError> {
+        let (_, name) = split(path)?;
+        self.files.parent(path)?.create_symlink(target, name).map_err(host_error)
+    }
+}
+
 impl wisp_core::host::uts::HostName for System<'_> {
     fn set_host_name(&mut self, name: &[u8]) -> Result<(), HostError> {
         wisp_os_linux::system::set_hostname(name).map_err(host_error)

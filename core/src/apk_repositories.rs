@@ -2,7 +2,16 @@
 //! `apk_configure` module, whose template the file follows line for line), and
 //! tiny-cloud's alpine-config `apk: repositories:` (each repository added once).
 
+use crate::cloud_config::{self, CloudConfig};
+use crate::host::files::Files;
+use crate::host::messages::Messages;
 use crate::out::{Full, Out};
+use crate::system_files::{self, failed};
+use crate::yaml::{Kind, Value};
+
+/// Largest repositories file.
+pub const FILE_LIMIT: usize = 16 * 1024;
+const PATH: &[u8] = b"/etc/apk/repositories";
 
 /// cloud-init's mirror when `alpine_repo` names none.
 pub const DEFAULT_MIRROR: &str = "https://alpine.global.ssl.fastly.net/alpine";
@@ -76,9 +85,139 @@ pub fn has_line(existing: &[u8], line: &[u8]) -> bool {
     existing.split(|&b| b == b'\n').any(|l| l == line)
 }
 
+/// cloud-config `apk_repos` and `apk: repositories:`: the file cloud-init's template
+/// renders (unless `preserve_repositories`), then each tiny-cloud repository not listed
+/// yet appended; written only when that changed it. Runs before `packages`, so the
+/// packages come from these repositories.
+pub fn apply<'c, H: Files + Messages>(host: &mut H, config: &CloudConfig<'c>) -> Result<H::Text, H::Text> {
+    let cloud_init = config.value("apk_repos");
+    let tiny_cloud = config.value("apk").and_then(|apk| apk.get("repositories")).filter(|v| !v.is_null());
+    if cloud_init.is_none() && tiny_cloud.is_none() {
+        return Ok(host.text(format_args!("no apk_repos")));
+    }
+    host.create_dir(b"/etc/apk", 0o755).map_err(|e| host.path_error(b"/etc/apk", e))?;
+    let mut file = [0u8; FILE_LIMIT];
+    let mut len = match host.read(PATH, &mut file) {
+        Ok(found) => found.unwrap_or(0),
+        Err(_) => return Err(host.text(format_args!("/etc/apk/repositories: unreadable or larger than {FILE_LIMIT} bytes"))),
+    };
+    let mut note = "";
+    if let Some(section) = cloud_init {
+        let field = |value: Value<'c>, name| value.get(name).filter(|v| !v.is_null());
+        let flag = |value, name, default| field(value, name).map(|v| cloud_config::flag("apk_repos", v)).transpose().map(|v| v.unwrap_or(default));
+        let text = |value, name, default| field(value, name).map(|v| cloud_config::text("apk_repos", v)).transpose().map(|v| v.unwrap_or(default));
+        if section.kind() != Kind::Mapping {
+            return Err(cloud_config::error("apk_repos", section, "expected a mapping").into());
+        }
+        // As cloud-init: nothing without alpine_repo and its version.
+        match field(section, "alpine_repo") {
+            _ if flag(section, "preserve_repositories", false)? => note = "preserved",
+            Some(alpine) if !text(alpine, "version", "")?.is_empty() => {
+                let repo = AlpineRepo {
+                    base_url: text(alpine, "base_url", DEFAULT_MIRROR)?,
+                    version: text(alpine, "version", "")?,
+                    community: flag(alpine, "community_enabled", false)?,
+                    testing: flag(alpine, "testing_enabled", false)?,
+                    local_repo: text(section, "local_repo_base_url", "")?,
+                };
+                let mut out = Out::new(&mut file);
+                render(&repo, &mut out).map_err(|_| too_large(host))?;
+                len = out.len();
+                note = "written";
+            }
+            _ => note = "no alpine_repo version: left alone",
+        }
+    }
+    let mut added = 0;
+    if let Some(list) = tiny_cloud {
+        let mut os_release = [0u8; 4096];
+        let os_release_len = host.read(b"/etc/os-release", &mut os_release).ok().flatten().unwrap_or(0);
+        let mut version_buf = [0u8; 16];
+        let default_version = default_version(&os_release[..os_release_len], &mut version_buf).unwrap_or(b"");
+        for entry in cloud_config::items("apk", list)? {
+            let text = |name| entry.get(name).filter(|v| !v.is_null()).map(|v| cloud_config::text("apk", v)).transpose();
+            let base_url = text("base_url")?.ok_or_else(|| cloud_config::error("apk", entry, "a repository needs base_url"))?;
+            let version = text("version")?.map_or(default_version, str::as_bytes);
+            let Some(repos) = entry.get("repos").filter(|v| !v.is_null()) else { continue };
+            for repo in cloud_config::items("apk", repos)? {
+                // Appended in place: the file so far, a line break if it lacks its last,
+                // then the repository.
+                let start = len + usize::from(len > 0 && file[len - 1] != b'\n');
+                let mut out = Out::new(file.get_mut(start..).unwrap_or_default());
+                let repo = cloud_config::text("apk", repo)?.as_bytes();
+                uri(base_url.as_bytes(), version, repo, &mut out).map_err(|_| too_large(host))?;
+                out.put(b"\n").map_err(|_| too_large(host))?;
+                let line_len = out.len();
+                if !has_line(&file[..len], &file[start..start + line_len - 1]) {
+                    if start > len {
+                        file[len] = b'\n';
+                    }
+                    len = start + line_len;
+                    added += 1;
+                }
+            }
+        }
+    }
+    let changed = note == "written" || added > 0;
+    if changed && !system_files::has_contents(host, PATH, &file[..len], &mut [0u8; FILE_LIMIT]) {
+        host.write(PATH, &file[..len], 0o644, None).map_err(|e| failed(host, PATH, e, ""))?;
+    }
+    Ok(host.text(format_args!("apk_repos {note}; {added} repositories added")))
+}
+
+fn too_large<H: Messages>(host: &H) -> H::Text {
+    host.text(format_args!("/etc/apk/repositories would be larger than {FILE_LIMIT} bytes"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::host::memory::{MemoryHost, MemorySystem};
+    use crate::users::tests::with_config;
+
+    const OS_RELEASE: &str = "NAME=\"Alpine Linux\"\nVERSION_ID=3.20.3\n";
+
+    fn run(host: &mut MemorySystem, source: &str) -> Result<std::string::String, std::string::String> {
+        let mut result = None;
+        with_config(source, |config| result = Some(apply(host, config)));
+        result.unwrap()
+    }
+
+    #[test]
+    fn tiny_cloud_repositories_are_added_once_after_the_existing_lines() {
+        let mut host = MemorySystem::new(MemoryHost::new()).with_file("/etc/os-release", OS_RELEASE).with_file("/etc/apk/repositories", "https://cdn/v3.20/main");
+        let source = "apk:\n  repositories:\n    - base_url: https://cdn\n      repos: [main, community]\n";
+        assert_eq!(run(&mut host, source).unwrap(), "apk_repos ; 1 repositories added");
+        assert_eq!(host.contents("/etc/apk/repositories"), Some("https://cdn/v3.20/main\nhttps://cdn/v3.20/community\n"));
+        let writes = host.host.calls.iter().filter(|c| c.starts_with("write")).count();
+        assert_eq!(run(&mut host, source).unwrap(), "apk_repos ; 0 repositories added");
+        assert_eq!(host.host.calls.iter().filter(|c| c.starts_with("write")).count(), writes);
+    }
+
+    #[test]
+    fn cloud_inits_template_replaces_the_file_unless_preserved() {
+        let mut host = MemorySystem::new(MemoryHost::new()).with_file("/etc/apk/repositories", "old\n");
+        let preserve = "apk_repos:\n  preserve_repositories: true\n  alpine_repo: {version: v3.20}\n";
+        assert_eq!(run(&mut host, preserve).unwrap(), "apk_repos preserved; 0 repositories added");
+        assert_eq!(host.contents("/etc/apk/repositories"), Some("old\n"));
+        assert_eq!(run(&mut host, "apk_repos:\n  alpine_repo: {}\n").unwrap(), "apk_repos no alpine_repo version: left alone; 0 repositories added");
+        assert_eq!(run(&mut host, "apk_repos:\n  alpine_repo: {version: v3.20, base_url: B}\n").unwrap(), "apk_repos written; 0 repositories added");
+        assert!(host.contents("/etc/apk/repositories").unwrap().ends_with("#\n\nB/v3.20/main\n\n"));
+    }
+
+    #[test]
+    fn bad_sections_and_a_full_file_are_errors() {
+        let mut host = MemorySystem::new(MemoryHost::new());
+        assert_eq!(run(&mut host, "hostname: a\n").unwrap(), "no apk_repos");
+        assert!(run(&mut host, "apk_repos: [a]\n").unwrap_err().contains("expected a mapping"));
+        assert!(run(&mut host, "apk:\n  repositories:\n    - repos: [main]\n").unwrap_err().contains("a repository needs base_url"));
+        let big = "x".repeat(FILE_LIMIT - 4);
+        let mut host = MemorySystem::new(MemoryHost::new()).with_file("/etc/apk/repositories", &big);
+        let err = run(&mut host, "apk:\n  repositories:\n    - {base_url: https://cdn, version: v3.20, repos: [main]}\n").unwrap_err();
+        assert_eq!(err, "/etc/apk/repositories would be larger than 16384 bytes");
+        let mut host = MemorySystem::new(MemoryHost::new()).with_file("/etc/apk/repositories", &"x".repeat(FILE_LIMIT + 1));
+        assert!(run(&mut host, "apk_repos: {}\n").unwrap_err().contains("unreadable or larger than 16384 bytes"));
+    }
 
     fn rendered(repo: AlpineRepo<'_>) -> String {
         let mut buf = [0u8; 1024];

@@ -343,9 +343,27 @@ impl super::messages::Messages for MemorySystem {
     }
 }
 
+impl From<crate::net::rtnl::RtnlError> for std::string::String {
+    fn from(e: crate::net::rtnl::RtnlError) -> std::string::String {
+        std::format!("{e}")
+    }
+}
+
 impl From<crate::cloud_config::ConfigError> for std::string::String {
     fn from(e: crate::cloud_config::ConfigError) -> std::string::String {
         std::format!("{e}")
+    }
+}
+
+impl super::symlinks::Symlinks for MemorySystem {
+    fn create_symlink(&mut self, target: &[u8], path: &[u8]) -> Result<bool, HostError> {
+        self.host.call("create_symlink", path)?;
+        if self.host.files.contains_key(path) {
+            return Ok(false);
+        }
+        let meta = Metadata { kind: Kind::Symlink, mode: 0o777, uid: 0, gid: 0, len: target.len() as u64 };
+        self.host.files.insert(path.to_vec(), Entry { contents: target.to_vec(), meta });
+        Ok(true)
     }
 }
 
@@ -693,5 +711,98 @@ impl Http for MemoryNetwork {
 impl Clock for MemoryNetwork {
     fn realtime_secs(&mut self) -> u64 {
         self.now
+    }
+}
+
+// --- local seeds: directories, labelled volumes and URLs, each a map of files. ---
+
+/// Seeds by where they are (`dir:/var/lib/cloud/seed/nocloud`, `label:CIDATA`,
+/// `url:10.0.0.2:8000/seed/`), each a map of paths (`openstack/latest/user_data`) to
+/// contents; the state files kept, and how many times one was written.
+#[derive(Default)]
+pub struct MemorySeeds {
+    pub seeds: BTreeMap<std::string::String, BTreeMap<std::string::String, Vec<u8>>>,
+    pub kept: BTreeMap<Vec<u8>, Vec<u8>>,
+    pub writes: usize,
+}
+
+impl MemorySeeds {
+    pub fn with(mut self, seed: &str, path: &str, contents: &str) -> MemorySeeds {
+        self.seeds.entry(seed.into()).or_default().insert(path.into(), contents.as_bytes().to_vec());
+        self
+    }
+}
+
+impl super::seed_media::SeedMedia for MemorySeeds {
+    type Seed = std::string::String;
+    type Text = std::string::String;
+
+    fn text(&self, args: core::fmt::Arguments<'_>) -> std::string::String {
+        std::format!("{args}")
+    }
+
+    fn is_directory(&mut self, path: &[u8]) -> bool {
+        self.seeds.contains_key(&std::format!("dir:{}", std::string::String::from_utf8_lossy(path)))
+    }
+
+    fn directory(&mut self, path: &[u8]) -> Result<std::string::String, std::string::String> {
+        let path = std::string::String::from_utf8_lossy(path);
+        match self.is_directory(path.as_bytes()) {
+            true => Ok(std::format!("dir:{path}")),
+            false => Err(std::format!("{path}: {}", HostError::NOT_FOUND)),
+        }
+    }
+
+    fn url(&mut self, url: &crate::http::Url<'_>, _: &[u8]) -> Result<std::string::String, std::string::String> {
+        Ok(std::format!("url:{}{}", url.host, url.path))
+    }
+
+    fn labelled(&mut self, label: &[u8]) -> Option<std::string::String> {
+        self.seeds.keys().find(|k| k.strip_prefix("label:").is_some_and(|l| l.as_bytes().eq_ignore_ascii_case(label))).cloned()
+    }
+
+    fn holding(&mut self, name: &[u8]) -> Option<std::string::String> {
+        let name = std::string::String::from_utf8_lossy(name);
+        self.seeds.iter().find(|(seed, files)| seed.starts_with("label:") && files.contains_key(name.as_ref())).map(|(seed, _)| seed.clone())
+    }
+
+    fn read(&mut self, seed: &mut std::string::String, path: &[&[u8]], out: &mut [u8]) -> Result<Option<usize>, std::string::String> {
+        let path = path.iter().map(|p| std::string::String::from_utf8_lossy(p)).collect::<Vec<_>>().join("/");
+        let Some(contents) = self.seeds.get(seed.as_str()).and_then(|files| files.get(&path)) else { return Ok(None) };
+        out.get_mut(..contents.len()).ok_or(std::format!("{seed}/{path}: too large"))?.copy_from_slice(contents);
+        Ok(Some(contents.len()))
+    }
+
+    fn describe(&self, seed: &std::string::String) -> std::string::String {
+        seed.clone()
+    }
+
+    fn kept(&mut self, name: &[u8], contents: &[u8]) -> bool {
+        self.kept.get(name).is_some_and(|kept| kept == contents)
+    }
+
+    fn keep(&mut self, name: &[u8], contents: &[u8]) -> Result<(), std::string::String> {
+        self.writes += 1;
+        self.kept.insert(name.to_vec(), contents.to_vec());
+        Ok(())
+    }
+}
+
+// --- a monotonic clock that moves only when paused ---
+
+#[derive(Default)]
+pub struct MemoryTimer {
+    pub now: u64,
+    pub pauses: Vec<u64>,
+}
+
+impl super::timer::Timer for MemoryTimer {
+    fn now_ms(&mut self) -> u64 {
+        self.now
+    }
+
+    fn pause_ms(&mut self, ms: u64) {
+        self.pauses.push(ms);
+        self.now += ms;
     }
 }

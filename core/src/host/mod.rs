@@ -25,6 +25,12 @@ pub mod messages;
 pub mod programs;
 pub mod random;
 pub mod uts;
+// ntp: a service enabled in a runlevel
+pub mod symlinks;
+// local clouds' seeds
+pub mod seed_media;
+// the network's waits
+pub mod timer;
 #[cfg(test)]
 pub mod memory;
 

@@ -18,11 +18,13 @@ pub mod dhcp_client;
 pub mod dhcp_exchange;
 
 pub mod bring_up;
+pub mod configure;
 pub mod rtnl;
 pub mod network_config;
 pub mod network_data;
 pub mod eni;
 pub mod secondary;
+pub mod net_sync;
 
 /// Address families as rtnetlink writes them (AF_INET, AF_INET6).
 pub const AF_INET: u8 = 2;

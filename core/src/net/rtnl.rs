@@ -84,7 +84,7 @@ pub type Build<'f> = dyn FnMut(&mut [u8], u32) -> Result<&[u8], netlink::Error> 
 
 /// The routing socket, with its sequence numbers and one receive buffer.
 pub struct Rtnl<N: Netlink> {
-    socket: N,
+    pub(crate) socket: N,
     sequence: u32,
     buf: [u8; DATAGRAM_LIMIT],
 }

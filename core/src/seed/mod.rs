@@ -5,6 +5,7 @@
 use core::fmt;
 
 pub mod iso9660;
+pub mod local;
 pub mod nocloud;
 pub mod udf;
 pub mod vfat;

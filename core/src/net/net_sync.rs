@@ -1,0 +1,129 @@
+//! `wisp net-sync`: on AWS, each ethernet interface gets the addresses the metadata lists
+//! for its MAC and loses the global ones it does not list, as tiny-cloud's
+//! `imds-net-sync`. What to ask and what to change is `secondary`'s; this is the loop over
+//! the interfaces and families, and the order of the kernel's changes.
+
+use crate::host::messages::Messages;
+use crate::host::netlink::Netlink;
+use crate::net::rtnl::{Rtnl, RtnlError, State};
+use crate::net::{address, netlink, secondary};
+
+/// Largest metadata answer read (an address list, a CIDR block).
+pub const BODY_LIMIT: usize = 2048;
+/// The room an answer is received in, its head included.
+pub const ANSWER_LIMIT: usize = 4096;
+
+/// The families, each as its address list's key and its subnet's.
+const FAMILIES: [(bool, &str, &str); 2] = [(false, "local-ipv4s", "subnet-ipv4-cidr-block"), (true, "ipv6s", "subnet-ipv6-cidr-blocks")];
+
+/// Each ethernet interface with a MAC synced to what `fetch` (a metadata path, the room
+/// of the answer: its body, `None` when the metadata has no such key) says. Interfaces the
+/// metadata does not know are left alone; IPv6 is managed only where it lists `ipv6s`.
+pub fn sync_interfaces<H: Messages, N: Netlink, E: core::fmt::Display>(
+    host: &H,
+    kernel: &mut Rtnl<N>,
+    state: &State,
+    mut fetch: impl for<'b> FnMut(&str, &'b mut [u8; ANSWER_LIMIT]) -> Result<Option<&'b [u8]>, E>,
+) -> Result<(), H::Text>
+where
+    H::Text: From<RtnlError>,
+{
+    let mut body = [0u8; BODY_LIMIT];
+    for link in state.links.iter().filter(|l| l.is_ethernet()) {
+        let Some(mac) = link.mac else { continue };
+        let name = H::shown(link.name());
+        let mut get = |key: &str, body: &mut [u8; BODY_LIMIT]| -> Result<Option<usize>, H::Text> {
+            let mut path = [0u8; 128];
+            let path = secondary::path(&mac, key, &mut path).map_err(|_| host.text(format_args!("metadata path too long")))?;
+            let mut raw = [0u8; ANSWER_LIMIT];
+            match fetch(path, &mut raw) {
+                Ok(Some(value)) => {
+                    let target = body.get_mut(..value.len()).ok_or_else(|| host.text(format_args!("{name}: {key}: longer than {BODY_LIMIT} bytes")))?;
+                    target.copy_from_slice(value);
+                    Ok(Some(value.len()))
+                }
+                Ok(None) => Ok(None),
+                Err(e) => Err(host.text(format_args!("{name}: {key}: {e}"))),
+            }
+        };
+        let mut sync = secondary::Sync::default();
+        for (ipv6, list, subnet) in FAMILIES {
+            let Some(len) = get(list, &mut body)? else { continue };
+            let wanted = secondary::addresses(&body[..len]).map_err(|line| host.text(format_args!("{name}: {list} line {line}: not an address")))?;
+            let Some(len) = get(subnet, &mut body)? else { return Err(host.text(format_args!("{name}: the metadata has no {subnet}"))) };
+            let prefix_len = secondary::prefix_len(&body[..len]).ok_or_else(|| host.text(format_args!("{name}: {subnet}: not a CIDR block")))?;
+            secondary::sync(link.index, &secondary::Wanted { ipv6, addresses: &wanted, prefix_len }, &state.addresses, &mut sync);
+        }
+        for address in &sync.add {
+            kernel.change("add address", &mut |buf, seq| address.emit(buf, address::RTM_NEWADDR, netlink::F_CREATE | netlink::F_REPLACE, seq))?;
+        }
+        for address in &sync.remove {
+            kernel.change("remove address", &mut |buf, seq| address.emit(buf, address::RTM_DELADDR, 0, seq))?;
+        }
+        host.log(format_args!("net-sync: {name}: {} added, {} removed", sync.add.len(), sync.remove.len()));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::memory::{MemoryHost, MemoryNetlink, MemorySystem};
+    use crate::net::address::Address;
+    use crate::net::link::{self, Link};
+    use core::net::IpAddr;
+
+    const MAC: [u8; 6] = [2, 0, 0, 0, 0, 1];
+    const PREFIX: &str = "/latest/meta-data/network/interfaces/macs/02:00:00:00:00:01/";
+
+    fn state() -> State {
+        let mut name = [0u8; link::NAME_LIMIT];
+        name[..4].copy_from_slice(b"eth0");
+        let mut state = State::default();
+        state.links.push(Link { index: 2, hardware_type: link::ARPHRD_ETHER, flags: link::IFF_UP, name, name_len: 4, mtu: 9001, mac: Some(MAC), carrier: true }).unwrap();
+        let ip = |text: &str| text.parse::<IpAddr>().unwrap();
+        state.addresses.push(Address::new(2, ip("10.0.1.5"), 24)).unwrap();
+        state.addresses.push(Address::new(2, ip("10.0.1.99"), 24)).unwrap();
+        state
+    }
+
+    fn sync(answers: &[(&str, &str)]) -> (Result<(), std::string::String>, std::vec::Vec<u16>, std::vec::Vec<std::string::String>) {
+        let host = MemorySystem::new(MemoryHost::new());
+        let mut kernel = Rtnl::new(MemoryNetlink::default());
+        let mut asked = std::vec::Vec::new();
+        let result = sync_interfaces(&host, &mut kernel, &state(), |path, raw| {
+            let key = path.strip_prefix(PREFIX).unwrap().to_string();
+            asked.push(key.clone());
+            Ok::<_, &str>(answers.iter().find(|(k, _)| *k == key).map(|(_, value)| {
+                raw[..value.len()].copy_from_slice(value.as_bytes());
+                &raw[..value.len()]
+            }))
+        });
+        let kinds = kernel.socket.sent.iter().map(|r| u16::from_ne_bytes([r[4], r[5]])).collect();
+        let said = host.said.borrow().clone();
+        (result, kinds, said)
+    }
+
+    #[test]
+    fn listed_addresses_are_added_and_unlisted_global_ones_removed() {
+        let (result, kinds, said) = sync(&[("local-ipv4s", "10.0.1.5\n10.0.1.6\n"), ("subnet-ipv4-cidr-block", "10.0.1.0/24")]);
+        result.unwrap();
+        assert_eq!(kinds, [address::RTM_NEWADDR, address::RTM_DELADDR]);
+        assert_eq!(said, ["net-sync: eth0: 1 added, 1 removed"]);
+    }
+
+    #[test]
+    fn an_unknown_interface_is_left_alone_and_bad_answers_are_named() {
+        let (result, kinds, said) = sync(&[]);
+        result.unwrap();
+        assert!(kinds.is_empty());
+        assert_eq!(said, ["net-sync: eth0: 0 added, 0 removed"]);
+        let (result, kinds, _) = sync(&[("local-ipv4s", "10.0.1.5\n")]);
+        assert_eq!(result.unwrap_err(), "eth0: the metadata has no subnet-ipv4-cidr-block");
+        assert!(kinds.is_empty());
+        let (result, _, _) = sync(&[("local-ipv4s", "10.0.1.5\nnot-an-ip\n"), ("subnet-ipv4-cidr-block", "10.0.1.0/24")]);
+        assert_eq!(result.unwrap_err(), "eth0: local-ipv4s line 2: not an address");
+        let (result, _, _) = sync(&[("local-ipv4s", "10.0.1.5\n"), ("subnet-ipv4-cidr-block", "10.0.1.0")]);
+        assert_eq!(result.unwrap_err(), "eth0: subnet-ipv4-cidr-block: not a CIDR block");
+    }
+}
