@@ -140,7 +140,8 @@ SCRIPT = "#!/bin/sh\necho hello from user-data\n"
 SYNC_CALLS = ("fsync", "fdatasync", "sync", "syncfs")
 # A whole first boot, four phases: the boot phase's interfaces file, the default user's
 # files (one step), the host name's (one step), the keys, then one syncfs before the
-# completion marker and the fsync of its directory.
+# completion marker and the fsync of its directory. cloud-config that installs no packages
+# leaves no marker to sync, and Azure's "ready was reported" goes with the last syncfs.
 FIRST_BOOT_SYNC_LIMIT = 6
 
 
@@ -174,8 +175,18 @@ def syncs(calls):
     return [(phase, call, argument) for phase, call, argument in calls if call in SYNC_CALLS]
 
 
-def test_first_boot_syncs_little_and_marks_complete_last(run, imds, root, tmp_path):
-    imds(aws_metadata(user_data=SCRIPT))
+CLOUD_CONFIG = "#cloud-config\nhostname: synced\n"
+VM_ID = "d0df4c54-4ecb-4a4b-9954-5bdf3ed5c3b8"
+
+
+@pytest.mark.parametrize("cloud,user_data", [("aws", SCRIPT), ("aws", CLOUD_CONFIG), ("azure", CLOUD_CONFIG)])
+def test_first_boot_syncs_little_and_marks_complete_last(cloud, user_data, run, imds, root, tmp_path):
+    (root / "etc/wisp.conf").write_text(f"CLOUD={cloud}\n")
+    config = aws_metadata(user_data=user_data, instance_id=VM_ID if cloud == "azure" else "i-0123456789abcdef0")
+    config["mode"] = cloud
+    imds(config)
+    if cloud == "azure":
+        wireserver = imds({"mode": "wireserver"}, bind="168.63.129.16")
     calls = four_phases(run, root, tmp_path)
     made = syncs(calls)
     assert len(made) <= FIRST_BOOT_SYNC_LIMIT, made
@@ -191,6 +202,10 @@ def test_first_boot_syncs_little_and_marks_complete_last(run, imds, root, tmp_pa
     for i, (phase, call, argument) in enumerate(calls):
         if call.startswith("rename") and "/etc/" in argument and ".wisp-new" in argument:
             assert any(c[1] in ("fsync", "syncfs") for c in calls[:i] if c[0] == phase), (argument, calls[:i])
+    if cloud == "azure":
+        # Ready was reported, and remembered without a sync of its own.
+        assert (root / "var/lib/cloud/.azure-reported").exists()
+        assert [r for r in wireserver.requests() if r["method"] == "POST"], wireserver.requests()
     # A later boot of the same instance writes nothing that needs a sync.
     again = four_phases(run, root, tmp_path)
     assert syncs(again) == [], syncs(again)
@@ -258,9 +273,14 @@ def test_a_later_boot_on_aws_xen_asks_nothing_when_its_uuid_is_the_one_remembere
     server.update(instance_id="i-0fedcba9876543210")
     server.clear_log()
     four_phases(run, root, tmp_path)
-    assert [r["path"] for r in server.requests()][:2] == ["/latest/api/token", "/latest/meta-data/instance-id"]
+    paths = [r["path"] for r in server.requests()]
+    assert paths[:2] == ["/latest/api/token", "/latest/meta-data/instance-id"]
+    # The rest of that boot's metadata in one more round with the same token, kept for
+    # the later phases: the same seven requests as a first boot.
+    assert len(paths) == AWS_FIRST_BOOT_REQUESTS and paths.count("/latest/api/token") == 1, paths
     assert (root / "var/lib/cloud/.instance-id").read_text() == "i-0fedcba9876543210\n"
     assert marker.read_text() == "EC2A0A0A-1111-2222-3333-444455556666"
+    assert len((root / "home/alpine/.ssh/authorized_keys").read_text().splitlines()) == 2
 
 
 @pytest.mark.parametrize("shared", ["00000000-0000-0000-0000-000000000000", "03000200-0400-0500-0006-000700080009"])
@@ -290,7 +310,6 @@ def test_a_phase_run_again_in_the_same_boot_reads_what_was_kept(run, imds, root)
     assert len(server.requests()) == AWS_FIRST_BOOT_REQUESTS
 
 
-VM_ID = "d0df4c54-4ecb-4a4b-9954-5bdf3ed5c3b8"
 # (first boot, later boot) requests of the four phases; Azure's report goes to the
 # wireserver, another server. GCP's one round asks every value and the three key sources.
 CLOUD_REQUESTS = {"gcp": (8, 1), "oci": (1, 1), "azure": (1, 1)}

@@ -23,7 +23,9 @@ pub fn report_ready(timeouts: &Timeouts, var: &Dir, instance_id: &[u8]) -> Line 
     let mut goal = [0u8; GOAL_STATE_LIMIT];
     match azure_report::report_ready(&mut Network { guest_socket: None }, timeouts, &mut goal) {
         Ok(how) => {
-            if let Err(e) = var.write_atomic(REPORTED, &azure_report::ready_record(instance_id), 0o644, None) {
+            // Durable with the rest by the sync before the completion marker: a crash
+            // before it costs one more "Ready" at the next boot, which Azure takes again.
+            if let Err(e) = var.write_volatile(REPORTED, &azure_report::ready_record(instance_id), 0o644) {
                 return msg!("azure: reported ready ({how}), but cannot remember it: {}", crate::output::Os(e));
             }
             msg!("azure: reported ready ({how})")

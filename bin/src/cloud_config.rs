@@ -92,11 +92,11 @@ pub fn run(ctx: &Context<'_>, config: &CloudConfig<'static>, var: &Dir, action: 
         Action::UserdataUsers => crate::users::apply_users(ctx, config),
         Action::UserdataMounts => crate::system_config::mounts(ctx, config),
         Action::UserdataTimezone => crate::system_config::timezone(ctx, config),
-        // Marked done once apk succeeded: a failed or cut-short install runs again.
-        Action::UserdataPackages => once_per_instance(var, "packages", |markers| {
-            let note = crate::system_config::packages(ctx, config)?;
-            markers.mark_done(ctx, "packages", None)?;
-            Ok(note)
+        // Marked done once apk succeeded: a failed or cut-short install runs again. Nothing
+        // asked is no work to mark (nor a sync to make it durable).
+        Action::UserdataPackages => once_per_instance(var, "packages", |markers| match crate::system_config::packages(ctx, config)? {
+            Some(note) => markers.mark_done(ctx, "packages", None).map(|()| note),
+            None => Ok(msg!("no packages")),
         }),
         Action::UserdataPowerState => crate::system_config::power_state(ctx, config),
         #[cfg(feature = "ssh")]

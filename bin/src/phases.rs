@@ -249,11 +249,18 @@ fn current_instance_id(
     };
     // Later phases of the run ask only for the instance-id (fetched already): an item
     // the first round could not fetch is not waited for again.
+    let first_round = !session.fetched_once;
     let wanted: &[Item] = if session.fetched_once || (saved.complete && dmi_says.is_none()) { &[] } else { run_items };
     let fetched = match (dmi_says, saved.instance_id) {
         (Some(true), Some(id)) => Ok(heapless::Vec::from_slice(id).unwrap_or_default()),
         _ => fetch_instance_id(session, wanted),
     };
+    // A new instance found by asking for the id alone: what the rest of the boot reads,
+    // as a first round with the same token, kept below for the later phases.
+    if first_round && wanted.is_empty() && fetched.as_ref().is_ok_and(|id| saved.is_another_instance(id)) {
+        session.fetched_once = false;
+        let _ = fetch_instance_id(session, run_items);
+    }
     if session.keep_for_later && session.imds.requests > 0 {
         crate::boot_cache::save(ctx, session.metadata);
         session.keep_for_later = false;

@@ -23,8 +23,9 @@ const ARGS_LIMIT: usize = 48;
 
 /// `package_update`, `package_upgrade` and `packages`, in cloud-init's order, with the
 /// image's apk (`/sbin/apk` under the root); an image without apk gets a clear error.
+/// `None`: none of them asks for anything.
 #[inline(never)]
-pub fn packages(ctx: &Context<'_>, config: &CloudConfig<'static>) -> Result<Line, Line> {
+pub fn packages(ctx: &Context<'_>, config: &CloudConfig<'static>) -> Result<Option<Line>, Line> {
     let update = config.flag("package_update", false)?;
     let upgrade = config.flag("package_upgrade", false)?;
     let mut names: heapless::Vec<CPath, { ARGS_LIMIT - 2 }> = heapless::Vec::new();
@@ -48,7 +49,7 @@ pub fn packages(ctx: &Context<'_>, config: &CloudConfig<'static>) -> Result<Line
         }
     }
     if !update && !upgrade && names.is_empty() {
-        return Ok(msg!("no packages"));
+        return Ok(None);
     }
     if !matches!(wisp_os_linux::fs::metadata(ctx.path(b"/sbin/apk")?.as_cstr()), Ok(Some(_))) {
         return Err(msg!("packages: /sbin/apk not found (wisp installs packages with apk only)"));
@@ -67,7 +68,7 @@ pub fn packages(ctx: &Context<'_>, config: &CloudConfig<'static>) -> Result<Line
         }
         run(ctx, c"/sbin/apk", &args, "apk add")?;
     }
-    Ok(msg!("{} packages{}{}", names.len(), if update { ", updated" } else { "" }, if upgrade { ", upgraded" } else { "" }))
+    Ok(Some(msg!("{} packages{}{}", names.len(), if update { ", updated" } else { "" }, if upgrade { ", upgraded" } else { "" })))
 }
 
 /// Runs a program of the image (a path inside the root) with its output in

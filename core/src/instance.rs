@@ -42,6 +42,12 @@ impl<'b> Saved<'b> {
         Ok(Saved { complete, instance_id: saved_id(var, buf) })
     }
 
+    /// Whether a bootstrap completed for another instance than `id`: an image captured
+    /// without `wisp clean`, started as a new instance (`Course::NewInstance`).
+    pub fn is_another_instance(&self, id: &[u8]) -> bool {
+        self.complete && self.instance_id != Some(id)
+    }
+
     /// What the phase does, given what the metadata service says the instance is.
     pub fn course<'c>(&self, phase: Phase, current: Current<'c>) -> Course<'b> {
         match (self.complete, current) {
@@ -239,6 +245,18 @@ mod tests {
         assert_eq!(host.calls.iter().filter(|call| call.starts_with("write")).count(), writes);
         // Without an answer, a first boot cannot go on.
         assert_eq!(course(&mut host, Phase::Main, Current::Unknown), Course::Stop);
+    }
+
+    #[test]
+    fn another_instance_is_what_the_course_takes_for_a_new_one() {
+        let bootstrapped = Saved { complete: true, instance_id: Some(b"i-1") };
+        let unfinished = Saved { complete: false, instance_id: Some(b"i-1") };
+        let unsaved = Saved { complete: true, instance_id: None };
+        for (saved, id) in [(bootstrapped, &b"i-1"[..]), (bootstrapped, b"i-2"), (unfinished, b"i-2"), (unsaved, b"i-1")] {
+            let new = matches!(saved.course(Phase::Main, Current::Id(id)), Course::NewInstance { .. });
+            assert_eq!(saved.is_another_instance(id), new, "{saved:?} {id:?}");
+        }
+        assert!(bootstrapped.is_another_instance(b"i-2") && !unfinished.is_another_instance(b"i-2"));
     }
 
     #[test]
