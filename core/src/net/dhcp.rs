@@ -96,7 +96,7 @@ pub enum Error {
     BadOption { code: u8 },
     /// An option with more entries than wisp keeps (DNS servers are cut at DNS_LIMIT
     /// instead: resolv.conf reads no more).
-    TooMany { code: u8, limit: usize },
+    TooMany { code: u8, limit: u16 },
 }
 
 impl core::fmt::Display for Error {
@@ -225,7 +225,7 @@ fn name(value: &[u8], code: u8) -> Result<Name, Error> {
     if value.is_empty() || !value.iter().all(|b| b.is_ascii_graphic()) {
         return Err(Error::BadOption { code });
     }
-    Name::from_slice(value).map_err(|_| Error::TooMany { code, limit: NAME_LIMIT })
+    Name::from_slice(value).map_err(|_| Error::TooMany { code, limit: NAME_LIMIT as u16 })
 }
 
 /// RFC 3442: each route is a prefix width, the destination's significant octets, and
@@ -241,7 +241,7 @@ fn classless_routes(mut value: &[u8]) -> Result<heapless::Vec<ClasslessRoute, RO
         let mut destination = [0u8; 4];
         destination[..significant].copy_from_slice(&rest[..significant]);
         let route = ClasslessRoute { destination: Ipv4Addr::from(destination), prefix_len: width, gateway: address(&rest[significant..]) };
-        routes.push(route).map_err(|_| Error::TooMany { code, limit: ROUTES_LIMIT })?;
+        routes.push(route).map_err(|_| Error::TooMany { code, limit: ROUTES_LIMIT as u16 })?;
         value = &rest[significant + 4..];
     }
     Ok(routes)
@@ -251,7 +251,7 @@ fn classless_routes(mut value: &[u8]) -> Result<heapless::Vec<ClasslessRoute, RO
 /// written out as text separated by spaces.
 fn search_list(value: &[u8]) -> Result<Name, Error> {
     let bad = Error::BadOption { code: option::DOMAIN_SEARCH };
-    let too_long = Error::TooMany { code: option::DOMAIN_SEARCH, limit: NAME_LIMIT };
+    let too_long = Error::TooMany { code: option::DOMAIN_SEARCH, limit: NAME_LIMIT as u16 };
     let mut out = Name::new();
     let mut start = 0;
     while start < value.len() {
