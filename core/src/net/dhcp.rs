@@ -103,8 +103,9 @@ impl core::fmt::Display for Error {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
             Error::NotDhcp => f.write_str("not a DHCP message"),
-            Error::BadOption { code } => write!(f, "malformed DHCP option {code}"),
-            Error::TooMany { code, limit } => write!(f, "DHCP option {code} has more than {limit} entries"),
+            // As u32, whose formatting the binary carries anyway; u8's would be more code.
+            Error::BadOption { code } => write!(f, "malformed DHCP option {}", u32::from(*code)),
+            Error::TooMany { code, limit } => write!(f, "DHCP option {} has more than {} entries", u32::from(*code), u32::from(*limit)),
         }
     }
 }
