@@ -96,15 +96,16 @@ pub enum Error {
     BadOption { code: u8 },
     /// An option with more entries than wisp keeps (DNS servers are cut at DNS_LIMIT
     /// instead: resolv.conf reads no more).
-    TooMany { code: u8, limit: usize },
+    TooMany { code: u8, limit: u16 },
 }
 
 impl core::fmt::Display for Error {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
             Error::NotDhcp => f.write_str("not a DHCP message"),
-            Error::BadOption { code } => write!(f, "malformed DHCP option {code}"),
-            Error::TooMany { code, limit } => write!(f, "DHCP option {code} has more than {limit} entries"),
+            // As u32, whose formatting the binary carries anyway; u8's would be more code.
+            Error::BadOption { code } => write!(f, "malformed DHCP option {}", u32::from(*code)),
+            Error::TooMany { code, limit } => write!(f, "DHCP option {} has more than {} entries", u32::from(*code), u32::from(*limit)),
         }
     }
 }
@@ -225,7 +226,7 @@ fn name(value: &[u8], code: u8) -> Result<Name, Error> {
     if value.is_empty() || !value.iter().all(|b| b.is_ascii_graphic()) {
         return Err(Error::BadOption { code });
     }
-    Name::from_slice(value).map_err(|_| Error::TooMany { code, limit: NAME_LIMIT })
+    Name::from_slice(value).map_err(|_| Error::TooMany { code, limit: NAME_LIMIT as u16 })
 }
 
 /// RFC 3442: each route is a prefix width, the destination's significant octets, and
@@ -241,7 +242,7 @@ fn classless_routes(mut value: &[u8]) -> Result<heapless::Vec<ClasslessRoute, RO
         let mut destination = [0u8; 4];
         destination[..significant].copy_from_slice(&rest[..significant]);
         let route = ClasslessRoute { destination: Ipv4Addr::from(destination), prefix_len: width, gateway: address(&rest[significant..]) };
-        routes.push(route).map_err(|_| Error::TooMany { code, limit: ROUTES_LIMIT })?;
+        routes.push(route).map_err(|_| Error::TooMany { code, limit: ROUTES_LIMIT as u16 })?;
         value = &rest[significant + 4..];
     }
     Ok(routes)
@@ -251,7 +252,7 @@ fn classless_routes(mut value: &[u8]) -> Result<heapless::Vec<ClasslessRoute, RO
 /// written out as text separated by spaces.
 fn search_list(value: &[u8]) -> Result<Name, Error> {
     let bad = Error::BadOption { code: option::DOMAIN_SEARCH };
-    let too_long = Error::TooMany { code: option::DOMAIN_SEARCH, limit: NAME_LIMIT };
+    let too_long = Error::TooMany { code: option::DOMAIN_SEARCH, limit: NAME_LIMIT as u16 };
     let mut out = Name::new();
     let mut start = 0;
     while start < value.len() {

@@ -1,6 +1,8 @@
 //! IP addresses as text, both ways, small: IPv4 dotted decimal, IPv6 as eight groups
 //! (written unshortened, read with `::`). core::net's formatter and parser would cost
-//! about 4 KB of the binary.
+//! about 4 KB of the binary. Also read here: the prefix lengths and MAC addresses that
+//! network-config and network_data.json write beside them, shared by both readers and
+//! without core's integer parsing.
 
 use core::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
@@ -95,6 +97,28 @@ pub fn parse_ip(text: &[u8]) -> Option<IpAddr> {
     }
 }
 
+/// A prefix length as `str::parse::<u8>` reads one: digits after an optional `+`.
+pub fn parse_prefix_len(text: &str) -> Option<u8> {
+    crate::text::decimal(text.strip_prefix('+').unwrap_or(text).as_bytes(), usize::MAX).and_then(|n| u8::try_from(n).ok())
+}
+
+/// A MAC address: six pairs of hex digits between colons (`52:54:00:12:34:56`).
+pub fn parse_mac(text: &[u8]) -> Option<[u8; 6]> {
+    if text.len() != 17 {
+        return None;
+    }
+    let mut mac = [0u8; 6];
+    for (i, byte) in mac.iter_mut().enumerate() {
+        let pair = &text[i * 3..i * 3 + 2];
+        if i > 0 && text[i * 3 - 1] != b':' {
+            return None;
+        }
+        let digit = |b: u8| char::from(b).to_digit(16);
+        *byte = (digit(pair[0])? * 16 + digit(pair[1])?) as u8;
+    }
+    Some(mac)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -112,6 +136,21 @@ mod tests {
         assert_eq!(parse_ipv4(b"10.77.0.56\n"), Some(v4(10, 77, 0, 56)));
         for bad in [&b"10.77.0"[..], b"10.77.0.256", b"10.77.0.5.1", b"1..2.3", b"a.b.c.d", b""] {
             assert_eq!(parse_ipv4(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn prefix_lengths_read_as_str_parse_reads_them() {
+        for text in ["24", "+24", "0024", "0", "255", "256", "-1", "+", "", "2 4", " 24", "24 ", "++4", "0x10", "99999999999999999999"] {
+            assert_eq!(parse_prefix_len(text), text.parse::<u8>().ok(), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn mac_addresses() {
+        assert_eq!(parse_mac(b"52:54:00:aB:Cd:ef"), Some([0x52, 0x54, 0, 0xab, 0xcd, 0xef]));
+        for bad in ["", "52:54:00:ab:cd", "52:54:00:ab:cd:ef:01", "52:54:00:ab:cd:e", "52-54-00-ab-cd-ef", "52:54:00:ab:cd:eg", "5:254:00:ab:cd:ef", "+2:54:00:ab:cd:ef", "52:54:00:ab:cd:éf"] {
+            assert_eq!(parse_mac(bad.as_bytes()), None, "{bad}");
         }
     }
 

@@ -35,8 +35,9 @@ pub const F_DUMP: u16 = 0x300;
 pub enum Error {
     /// A header or attribute whose length runs past the bytes received, or is too short.
     Truncated,
-    /// The request does not fit the buffer given to the writer.
-    BufferTooSmall { limit: usize },
+    /// The request does not fit the buffer given to the writer. (u32: the error stays 8
+    /// bytes, and a request's `Result<&[u8], Error>` two registers.)
+    BufferTooSmall { limit: u32 },
     /// An interface name longer than the kernel's 15 bytes (IFNAMSIZ less its NUL).
     NameTooLong,
 }
@@ -210,7 +211,7 @@ impl<'b> Writer<'b> {
     /// The finished request.
     pub fn finish(self) -> Result<&'b [u8], Error> {
         if self.overflow {
-            return Err(Error::BufferTooSmall { limit: self.buffer.len() });
+            return Err(Error::BufferTooSmall { limit: self.buffer.len() as u32 });
         }
         self.buffer[field::LENGTH].copy_from_slice(&(self.len as u32).to_ne_bytes());
         Ok(&self.buffer[..self.len])

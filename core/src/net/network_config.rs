@@ -6,7 +6,7 @@
 
 use core::net::{IpAddr, Ipv4Addr};
 
-use super::ip_text::{parse_ip, parse_ipv4};
+use super::ip_text::{parse_ip, parse_ipv4, parse_mac, parse_prefix_len};
 use crate::yaml::{Kind, Value};
 
 pub const INTERFACES_LIMIT: usize = 4;
@@ -105,7 +105,7 @@ fn prefix(value: Value<'_>) -> Result<Prefix, ConfigError> {
     let (ip, len) = s.split_once('/').unwrap_or((s, ""));
     let ip = parse_ip(ip.as_bytes()).ok_or_else(|| fail(&value, "not an IP address"))?;
     let max = if ip.is_ipv4() { 32 } else { 128 };
-    let len = if len.is_empty() { max } else { len.parse().ok().filter(|&l| l <= max).map_or_else(|| error(&value, "bad prefix length"), Ok)? };
+    let len = if len.is_empty() { max } else { parse_prefix_len(len).filter(|&l| l <= max).map_or_else(|| error(&value, "bad prefix length"), Ok)? };
     Ok(Prefix { ip, len })
 }
 
@@ -116,7 +116,7 @@ fn ip(value: Value<'_>) -> Result<IpAddr, ConfigError> {
 /// A netmask (`255.255.0.0`) or prefix length (`16`) as a prefix length.
 fn mask(value: Value<'_>) -> Result<u8, ConfigError> {
     let s = text(value, "a netmask is expected")?;
-    if let Ok(len) = s.parse::<u8>() {
+    if let Some(len) = parse_prefix_len(s) {
         return if len <= 128 { Ok(len) } else { error(&value, "bad prefix length") };
     }
     let bits = u32::from(parse_ipv4(s.as_bytes()).ok_or_else(|| fail(&value, "bad netmask"))?);
@@ -127,17 +127,7 @@ fn mask(value: Value<'_>) -> Result<u8, ConfigError> {
 }
 
 fn mac(value: Value<'_>) -> Result<[u8; 6], ConfigError> {
-    let s = text(value, "a MAC address is expected")?;
-    let mut out = [0u8; 6];
-    let mut parts = s.split(':');
-    for byte in out.iter_mut() {
-        let part = parts.next().filter(|p| p.len() == 2).map_or_else(|| error(&value, "bad MAC address"), Ok)?;
-        *byte = u8::from_str_radix(part, 16).or_else(|_| error(&value, "bad MAC address"))?;
-    }
-    if parts.next().is_some() {
-        return error(&value, "bad MAC address");
-    }
-    Ok(out)
+    parse_mac(text(value, "a MAC address is expected")?.as_bytes()).ok_or_else(|| fail(&value, "bad MAC address"))
 }
 
 fn mtu(value: Value<'_>) -> Result<u32, ConfigError> {

@@ -5,7 +5,7 @@
 
 use core::net::IpAddr;
 
-use super::ip_text::parse_ip;
+use super::ip_text::{parse_ip, parse_mac, parse_prefix_len};
 use super::network_config::{Interface, NetworkConfig, Prefix, StaticRoute};
 use crate::json::{JsonError, Value};
 
@@ -59,7 +59,7 @@ fn address(text: &str) -> Result<IpAddr, DataError> {
 
 /// A netmask (`255.255.255.0`, `ffff:ffff::`) or a prefix length as text.
 fn prefix_len(mask: &str) -> Result<u8, DataError> {
-    if let Ok(len) = mask.parse::<u8>() {
+    if let Some(len) = parse_prefix_len(mask) {
         return Ok(len);
     }
     let bits: u128 = match parse_ip(mask.as_bytes()).ok_or(bad("bad netmask"))? {
@@ -73,13 +73,7 @@ fn prefix_len(mask: &str) -> Result<u8, DataError> {
 }
 
 fn mac(text: &str) -> Result<[u8; 6], DataError> {
-    let mut out = [0u8; 6];
-    let mut parts = text.split(':');
-    for byte in out.iter_mut() {
-        let part = parts.next().filter(|p| p.len() == 2).ok_or(bad("bad MAC address"))?;
-        *byte = u8::from_str_radix(part, 16).map_err(|_| bad("bad MAC address"))?;
-    }
-    parts.next().is_none().then_some(out).ok_or(bad("bad MAC address"))
+    parse_mac(text.as_bytes()).ok_or(bad("bad MAC address"))
 }
 
 pub fn parse(document: &[u8]) -> Result<NetworkConfig<'_>, DataError> {

@@ -9,7 +9,7 @@ use super::resolve::{decimal_digits, split_sign};
 /// strings (`1`, `true` and `null` keys become "1", "true" and "null"), floats as numbers
 /// of the same value (`Infinity`, `-Infinity`, `NaN` for the special ones), and bytes
 /// (`!!binary`) as cloud-init's `json_dumps` does.
-pub fn write_json(value: Value<'_>, out: &mut impl Write) -> fmt::Result {
+pub fn write_json(value: Value<'_>, out: &mut dyn Write) -> fmt::Result {
     match value.kind() {
         Kind::Scalar => match value.scalar() {
             Some(Scalar::Str(_) | Scalar::Binary(_)) => write_json_key(value, out),
@@ -41,7 +41,7 @@ pub fn write_json(value: Value<'_>, out: &mut impl Write) -> fmt::Result {
 }
 
 /// A mapping key as JSON has it: always a string.
-pub fn write_json_key(key: Value<'_>, out: &mut impl Write) -> fmt::Result {
+pub fn write_json_key(key: Value<'_>, out: &mut dyn Write) -> fmt::Result {
     match key.scalar() {
         Some(Scalar::Str(text)) => write_string(text, out),
         scalar => {
@@ -52,7 +52,7 @@ pub fn write_json_key(key: Value<'_>, out: &mut impl Write) -> fmt::Result {
     }
 }
 
-fn write_scalar(scalar: Option<Scalar<'_>>, out: &mut impl Write) -> fmt::Result {
+fn write_scalar(scalar: Option<Scalar<'_>>, out: &mut dyn Write) -> fmt::Result {
     match scalar {
         Some(Scalar::Bool(true)) => out.write_str("true"),
         Some(Scalar::Bool(false)) => out.write_str("false"),
@@ -65,7 +65,7 @@ fn write_scalar(scalar: Option<Scalar<'_>>, out: &mut impl Write) -> fmt::Result
 }
 
 /// Bytes as cloud-init's `json_dumps` writes them: `ci-b64:` and their base64.
-fn write_binary(bytes: &[u8], out: &mut impl Write) -> fmt::Result {
+fn write_binary(bytes: &[u8], out: &mut dyn Write) -> fmt::Result {
     out.write_str("ci-b64:")?;
     for group in bytes.chunks(3) {
         let mut four = *b"====";
@@ -75,7 +75,7 @@ fn write_binary(bytes: &[u8], out: &mut impl Write) -> fmt::Result {
     Ok(())
 }
 
-fn write_string(text: &str, out: &mut impl Write) -> fmt::Result {
+fn write_string(text: &str, out: &mut dyn Write) -> fmt::Result {
     out.write_char('"')?;
     for c in text.chars() {
         match c {
@@ -94,7 +94,7 @@ fn write_string(text: &str, out: &mut impl Write) -> fmt::Result {
 
 /// A YAML 1.1 float (already matched by `is_float`) as a JSON number of the same value:
 /// underscores dropped, `.5` and `1.` completed, sexagesimal parts added up.
-fn write_float(text: &[u8], out: &mut impl Write) -> fmt::Result {
+fn write_float(text: &[u8], out: &mut dyn Write) -> fmt::Result {
     let (negative, body) = split_sign(text);
     if body.eq_ignore_ascii_case(b".nan") {
         return out.write_str("NaN");
@@ -125,7 +125,7 @@ fn write_float(text: &[u8], out: &mut impl Write) -> fmt::Result {
     write_digits(&rest[e..], out)
 }
 
-fn write_digits(text: &[u8], out: &mut impl Write) -> fmt::Result {
+fn write_digits(text: &[u8], out: &mut dyn Write) -> fmt::Result {
     text.iter().filter(|&&b| b != b'_').try_for_each(|&b| out.write_char(b as char))
 }
 

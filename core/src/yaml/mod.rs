@@ -58,9 +58,11 @@ pub enum ErrorKind {
     BadEscape,
     BadBlockHeader,
     BadInteger,
-    TooManyNodes { limit: usize },
-    TextFull { limit: usize },
-    TooDeep { limit: usize },
+    // u32, as the nodes' own offsets are: the error stays 16 bytes, so that every parsing
+    // step's result comes back in registers.
+    TooManyNodes { limit: u32 },
+    TextFull { limit: u32 },
+    TooDeep { limit: u32 },
 }
 
 impl fmt::Display for ErrorKind {
@@ -96,9 +98,10 @@ impl fmt::Display for ErrorKind {
             BadEscape => "invalid escape sequence",
             BadBlockHeader => "invalid block scalar header (| or >, then 1-9 and - or +, then a comment)",
             BadInteger => "integer beyond 64 bits, or without digits",
-            TooManyNodes { limit } => return write!(f, "more than {limit} nodes"),
-            TextFull { limit } => return write!(f, "more than {limit} bytes of scalar text"),
-            TooDeep { limit } => return write!(f, "collections nested deeper than {limit} levels"),
+            // Written as usize: the u32 formatter would be a second copy of the digits' code.
+            TooManyNodes { limit } => return write!(f, "more than {} nodes", limit as usize),
+            TextFull { limit } => return write!(f, "more than {} bytes of scalar text", limit as usize),
+            TooDeep { limit } => return write!(f, "collections nested deeper than {} levels", limit as usize),
         };
         f.write_str(reason)
     }

@@ -186,7 +186,7 @@ impl Parser<'_, '_> {
     fn enter(&mut self) -> Result<(), Error> {
         self.depth += 1;
         if self.depth > DEPTH_LIMIT {
-            return Err(self.error(ErrorKind::TooDeep { limit: DEPTH_LIMIT }));
+            return Err(self.error(ErrorKind::TooDeep { limit: DEPTH_LIMIT as u32 }));
         }
         Ok(())
     }
@@ -194,7 +194,7 @@ impl Parser<'_, '_> {
     fn push(&mut self, kind: Kind, resolved: Resolved, text_start: usize, at: Mark) -> Result<u32, Error> {
         let limit = self.nodes.len();
         if self.nodes_used >= limit {
-            return Err(self.error_at(at, ErrorKind::TooManyNodes { limit }));
+            return Err(self.error_at(at, ErrorKind::TooManyNodes { limit: limit as u32 }));
         }
         self.nodes[self.nodes_used] = Node {
             kind,
@@ -222,7 +222,7 @@ impl Parser<'_, '_> {
         let limit = self.text.len();
         let end = self.text_used + bytes.len();
         if end > limit {
-            return Err(self.error(ErrorKind::TextFull { limit }));
+            return Err(self.error(ErrorKind::TextFull { limit: limit as u32 }));
         }
         self.text[self.text_used..end].copy_from_slice(bytes);
         self.text_used = end;

@@ -358,7 +358,7 @@ fn limits() {
     assert_eq!(arena.parse(b"x").unwrap_err().kind, ErrorKind::TooManyNodes { limit: 4 });
     assert_eq!(arena.value(root).items().nth(2).unwrap().as_str(), Some("ef"));
     let deep = "[".repeat(DEPTH_LIMIT + 1) + &"]".repeat(DEPTH_LIMIT + 1);
-    assert_eq!(error(deep.as_bytes()).0, ErrorKind::TooDeep { limit: DEPTH_LIMIT });
+    assert_eq!(error(deep.as_bytes()).0, ErrorKind::TooDeep { limit: DEPTH_LIMIT as u32 });
     let ok = "[".repeat(DEPTH_LIMIT) + &"]".repeat(DEPTH_LIMIT);
     assert!(json(ok.as_bytes()).is_ok());
     let mut block = String::new();
@@ -370,7 +370,7 @@ fn limits() {
     block += "x\n";
     let mut nodes = [Node::EMPTY; 256];
     let mut text = [0u8; 16];
-    assert_eq!(Arena::new(&mut nodes, &mut text).parse(block.as_bytes()).unwrap_err().kind, ErrorKind::TooDeep { limit: DEPTH_LIMIT });
+    assert_eq!(Arena::new(&mut nodes, &mut text).parse(block.as_bytes()).unwrap_err().kind, ErrorKind::TooDeep { limit: DEPTH_LIMIT as u32 });
 }
 
 #[test]
