@@ -8,8 +8,7 @@ use wisp_core::retry::Timeouts;
 use wisp_core::state_files::AZURE_REPORTED as REPORTED;
 use wisp_os_linux::fs::Dir;
 
-use crate::fetch::errno_words;
-use crate::host::Network;
+use crate::host::{errno_words, Network};
 use crate::output::Line;
 
 /// "Ready", once per instance.

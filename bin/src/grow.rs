@@ -13,13 +13,12 @@ use wisp_os_linux::fs;
 use wisp_os_linux::{AsFd, Errno};
 
 use crate::context::Context;
-use crate::host::{errno_words, Disk, Mount};
+use crate::host::block::{Disk, Mount, CRASH_AFTER_WRITES};
+use crate::host::errno_words;
 use crate::output::{Line, Os, Shown};
 
 /// Largest /proc/self/mountinfo read.
 const MOUNTINFO_LIMIT: usize = 64 * 1024;
-/// A test hook: stop (as a crash would) right after this many table writes.
-pub const CRASH_AFTER_WRITES: &str = "WISP_TEST_CRASH_AFTER_WRITES";
 
 pub fn expand_root(ctx: &mut Context<'_>) -> Result<Line, Line> {
     let root = ctx.path(b"/")?;

@@ -26,7 +26,9 @@ use wisp_os_linux::time::monotonic_ms;
 use wisp_os_linux::packet;
 
 use crate::context::Context;
-use crate::host::{errno_words, DhcpOn, RouteSocket};
+use crate::host::dhcp::DhcpOn;
+use crate::host::errno_words;
+use crate::host::netlink::RouteSocket;
 use crate::imds::Metadata;
 use crate::output::{os_error, Line, Shown};
 
