@@ -26,6 +26,10 @@ impl Directory for OpenDir<'_> {
         }
     }
 
+    fn write(&mut self, name: &[u8], contents: &[u8], mode: u32) -> Result<(), HostError> {
+        self.dir.write_atomic(name, contents, mode, None).map_err(host_error)
+    }
+
     fn write_volatile(&mut self, name: &[u8], contents: &[u8], mode: u32) -> Result<(), HostError> {
         self.dir.write_volatile(name, contents, mode).map_err(host_error)
     }

@@ -181,6 +181,13 @@ impl Directory for MemoryDir<'_> {
         Files::read(self.host, &path, buf)
     }
 
+    fn write(&mut self, name: &[u8], contents: &[u8], mode: u32) -> Result<(), HostError> {
+        let path = self.child(name);
+        self.host.call("write", &path)?;
+        self.host.put(&path, contents, mode, (0, 0));
+        Ok(())
+    }
+
     fn write_volatile(&mut self, name: &[u8], contents: &[u8], mode: u32) -> Result<(), HostError> {
         let path = self.child(name);
         self.host.call("write_volatile", &path)?;
