@@ -1,36 +1,23 @@
 //! Azure's provisioning report (core's `provider::azure_report`) over Linux's network,
-//! remembered under TINY_CLOUD_VAR. A report that cannot be delivered is logged: it
+//! remembered under TINY_CLOUD_VAR, in words. A report that cannot be delivered is logged: it
 //! never stops the bootstrap.
 
 use wisp_core::host::http::Described;
-use wisp_core::provider::azure_report::{self, GOAL_STATE_LIMIT};
+use wisp_core::provider::azure_report::{self, Ready, GOAL_STATE_LIMIT};
 use wisp_core::retry::Timeouts;
-use wisp_core::state_files::AZURE_REPORTED as REPORTED;
 use wisp_os_linux::fs::Dir;
 
-use crate::fetch::errno_words;
-use crate::host::Network;
+use crate::host::{errno, errno_words, Network, OpenDir};
 use crate::output::Line;
 
 /// "Ready", once per instance.
 pub fn report_ready(timeouts: &Timeouts, var: &Dir, instance_id: &[u8]) -> Line {
-    let mut saved = [0u8; 256];
-    if let Ok(Some(len)) = var.read(REPORTED, &mut saved) {
-        if azure_report::already_reported(&saved[..len], instance_id) {
-            return msg!("azure: ready was reported for this instance already");
-        }
-    }
     let mut goal = [0u8; GOAL_STATE_LIMIT];
-    match azure_report::report_ready(&mut Network { guest_socket: None }, timeouts, &mut goal) {
-        Ok(how) => {
-            // Durable with the rest by the sync before the completion marker: a crash
-            // before it costs one more "Ready" at the next boot, which Azure takes again.
-            if let Err(e) = var.write_volatile(REPORTED, &azure_report::ready_record(instance_id), 0o644) {
-                return msg!("azure: reported ready ({how}), but cannot remember it: {}", crate::output::Os(e));
-            }
-            msg!("azure: reported ready ({how})")
-        }
-        Err(e) => msg!("azure: could not report ready: {}", Described(&e, errno_words)),
+    match azure_report::report_ready_once(&mut Network { guest_socket: None }, &mut OpenDir { dir: var }, timeouts, instance_id, &mut goal) {
+        Ready::AlreadyReported => msg!("azure: ready was reported for this instance already"),
+        Ready::Reported(how) => msg!("azure: reported ready ({how})"),
+        Ready::NotRemembered(how, e) => msg!("azure: reported ready ({how}), but cannot remember it: {}", crate::output::Os(errno(e))),
+        Ready::Failed(e) => msg!("azure: could not report ready: {}", Described(&e, errno_words)),
     }
 }
 

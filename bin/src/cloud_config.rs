@@ -102,9 +102,9 @@ pub fn run(ctx: &Context<'_>, config: &CloudConfig<'static>, var: &Dir, action: 
         #[cfg(feature = "ssh")]
         Action::UserdataSshPwauth => crate::sshd::ssh_pwauth(ctx, config),
         #[cfg(feature = "ntp")]
-        Action::UserdataNtp => wisp_core::ntp::configure(&mut crate::system::System::new(ctx), config, || crate::cloud::resolve(ctx)),
+        Action::UserdataNtp => wisp_core::ntp::configure(&mut crate::host::system::System::new(ctx), config, || crate::cloud::resolve(ctx)),
         #[cfg(feature = "apk-repos")]
-        Action::UserdataApkRepos => wisp_core::apk_repositories::apply(&mut crate::system::System::new(ctx), config),
+        Action::UserdataApkRepos => wisp_core::apk_repositories::apply(&mut crate::host::system::System::new(ctx), config),
         _ => Ok(msg!("not a cloud-config action")),
     }
 }

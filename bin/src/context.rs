@@ -106,10 +106,9 @@ impl<'a> Context<'a> {
         self.config.check_actions().map_err(|e| msg!("{file}:{e}"))
     }
 
-    /// The root as core's host traits see it.
-    #[allow(dead_code)]
-    pub fn host(&self) -> crate::host::Linux<'_> {
-        crate::host::Linux { root: &self.root_dir }
+    /// The root, open, for `host::files::Root`.
+    pub fn root_dir(&self) -> &Dir {
+        &self.root_dir
     }
 
     /// The directory programs are chrooted into: `--root`, `None` for the real root.

@@ -1,11 +1,12 @@
 //! Growing a filesystem and the partition under it: `expand_root`, `wisp grow
-//! MOUNTPOINT` and `wisp grow --image FILE --partition N`. This module finds the device
-//! under a mount point and opens it; core's `partition::grow` reads and writes the table
-//! and tells the kernel, and `partition::filesystem` grows the mounted filesystem.
+//! MOUNTPOINT` and `wisp grow --image FILE --partition N`. core's `partition::device`
+//! finds the device under a mount point, this module opens it, `partition::grow` reads
+//! and writes the table and tells the kernel, and `partition::filesystem` grows the
+//! mounted filesystem.
 
 use wisp_core::cli::GrowTarget;
 use wisp_core::host::explain::Worded;
-use wisp_core::mountinfo;
+use wisp_core::partition::device::{self, FindError, Found};
 use wisp_core::partition::{filesystem, grow};
 use wisp_os_linux::block;
 use wisp_os_linux::cpath::CPath;
@@ -13,13 +14,11 @@ use wisp_os_linux::fs;
 use wisp_os_linux::{AsFd, Errno};
 
 use crate::context::Context;
-use crate::host::{errno_words, Disk, Mount};
+use crate::host::block::{Disk, Mount, CRASH_AFTER_WRITES};
+use crate::host::files::Root;
+use crate::host::{errno, errno_words};
 use crate::output::{Line, Os, Shown};
 
-/// Largest /proc/self/mountinfo read.
-const MOUNTINFO_LIMIT: usize = 64 * 1024;
-/// A test hook: stop (as a crash would) right after this many table writes.
-pub const CRASH_AFTER_WRITES: &str = "WISP_TEST_CRASH_AFTER_WRITES";
 
 pub fn expand_root(ctx: &mut Context<'_>) -> Result<Line, Line> {
     let root = ctx.path(b"/")?;
@@ -46,39 +45,15 @@ pub fn command(ctx: &mut Context<'_>, target: GrowTarget<'_>) -> i32 {
 
 /// The filesystem holding `path`, and its partition.
 fn grow_mount(ctx: &Context<'_>, path: &[u8]) -> Result<Line, Line> {
-    let mut text = [0u8; MOUNTINFO_LIMIT];
-    let mountinfo = ctx.read(b"/proc/self/mountinfo", &mut text)?.ok_or_else(|| msg!("/proc/self/mountinfo is missing"))?;
-    let mount = mountinfo::find_containing(mountinfo, path)
-        .map_err(|e| msg!("/proc/self/mountinfo: {e}"))?
-        .ok_or_else(|| msg!("no mount holds {}", Shown(path)))?;
-    let filesystem = match mountinfo::growable(&mount) {
-        Ok(filesystem) => filesystem,
-        Err(reason) => return Ok(msg!("skipped: {} is on {} ({reason})", Shown(path), Shown(mount.fs_type))),
+    let mut texts = device::Texts::new();
+    let (filesystem, name, partition) = match device::find(&mut Root::of(ctx), path, &mut texts) {
+        Ok(Found::Device { filesystem, name, partition }) => (filesystem, name, partition),
+        Ok(Found::NotGrowable { fs_type, reason }) => return Ok(msg!("skipped: {} is on {} ({reason})", Shown(path), Shown(fs_type))),
+        Ok(Found::Stacked { name, reason }) => return Ok(msg!("skipped: {} is {reason}", Shown(name))),
+        Err(e) => return Err(find_error(ctx, path, &texts, e)),
     };
-    let mut sysfs = heapless::String::<64>::new();
-    match (mount.major, mount.source.strip_prefix(b"/dev/")) {
-        // btrfs reports an anonymous device number (major 0): its source names the device.
-        (0, Some(name)) if !name.contains(&b'/') => {
-            let name = core::str::from_utf8(name).map_err(|_| msg!("mount source {} is not UTF-8", Shown(mount.source)))?;
-            let _ = core::fmt::write(&mut sysfs, format_args!("/sys/class/block/{name}/uevent"));
-        }
-        _ => {
-            let _ = core::fmt::write(&mut sysfs, format_args!("/sys/dev/block/{}:{}/uevent", mount.major, mount.minor));
-        }
-    }
-    let mut uevent = [0u8; 1024];
-    let device = ctx.read(sysfs.as_bytes(), &mut uevent)?.ok_or_else(|| msg!("{sysfs} is missing"))?;
-    let name = mountinfo::uevent_value(device, b"DEVNAME").ok_or_else(|| msg!("{sysfs} names no device"))?;
-    if let Some(reason) = mountinfo::stacked_device_reason(name) {
-        return Ok(msg!("skipped: {} is {reason}", Shown(name)));
-    }
     let mut note = msg!("{}", Shown(name));
-    if let Some(number) = mountinfo::uevent_value(device, b"PARTN") {
-        let partition = parse_number(number).ok_or_else(|| msg!("{sysfs}: bad PARTN"))?;
-        let parent = parent_uevent(&sysfs);
-        let mut parent_uevent = [0u8; 1024];
-        let parent_text = ctx.read(parent.as_bytes(), &mut parent_uevent)?.ok_or_else(|| msg!("{parent} is missing"))?;
-        let disk_name = mountinfo::uevent_value(parent_text, b"DEVNAME").ok_or_else(|| msg!("{parent} names no device"))?;
+    if let Some((partition, disk_name)) = partition {
         let fd = open_device(ctx, disk_name)?;
         let sector_size = block::logical_sector_size(&fd).map_err(|e| device_error(disk_name, "sector size", e))?;
         let disk_bytes = block::size_bytes(&fd).map_err(|e| device_error(disk_name, "size", e))?;
@@ -104,13 +79,17 @@ fn grow_mount(ctx: &Context<'_>, path: &[u8]) -> Result<Line, Line> {
     Ok(note)
 }
 
-/// `/sys/dev/block/8:1/uevent` -> `/sys/dev/block/8:1/../uevent`: the kernel resolves
-/// the `..` after following the device's link, which lands on its parent disk.
-fn parent_uevent(uevent: &str) -> heapless::String<64> {
-    let mut out = heapless::String::new();
-    let _ = out.push_str(uevent.strip_suffix("uevent").unwrap_or(uevent));
-    let _ = out.push_str("../uevent");
-    out
+#[inline(never)]
+fn find_error(ctx: &Context<'_>, path: &[u8], texts: &device::Texts, e: FindError) -> Line {
+    let (file, what) = match e {
+        FindError::Read(file, error) => return ctx.path_error(texts.path(file), errno(error)),
+        FindError::Mountinfo(e) => return msg!("{}: {e}", device::MOUNTINFO),
+        FindError::NoMount => return msg!("no mount holds {}", Shown(path)),
+        FindError::Missing(file) => (file, " is missing"),
+        FindError::NamesNoDevice(file) => (file, " names no device"),
+        FindError::BadPartition => (device::File::Device, ": bad PARTN"),
+    };
+    msg!("{}{what}", Shown(texts.path(file)))
 }
 
 /// What the kernel says /dev/NAME holds, in bytes.

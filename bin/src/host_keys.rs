@@ -5,7 +5,7 @@ use wisp_core::cloud_config::CloudConfig;
 use wisp_os_linux::fs::Dir;
 
 use crate::context::Context;
-use crate::system::System;
+use crate::host::system::System;
 use crate::output::Line;
 use crate::instance_id;
 

@@ -12,8 +12,7 @@ use wisp_core::retry::Timeouts;
 
 pub use wisp_core::provider::metadata::{METADATA_SIZE, USERDATA_RESPONSE};
 
-use crate::fetch::errno_words;
-use crate::host::Network;
+use crate::host::{errno_words, Network};
 use crate::take_once::TakeOnce;
 use crate::output::Line;
 

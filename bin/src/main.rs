@@ -38,8 +38,6 @@ mod features;
 mod fetch;
 #[cfg(feature = "grow")]
 mod grow;
-// Until every host call goes through it (issue #12), parts of it are unused.
-#[allow(dead_code)]
 mod host;
 #[cfg(feature = "ssh")]
 mod host_keys;
@@ -65,7 +63,6 @@ mod seed;
 mod sshd;
 mod state;
 mod take_once;
-mod system;
 mod userdata;
 mod users;
 

@@ -21,8 +21,12 @@ use wisp_core::out::Out;
 use wisp_os_linux::packet;
 
 use crate::context::Context;
-use crate::host::{errno_words, DhcpOn, Monotonic, OpenDir, RouteSocket};
-use crate::system::System;
+use crate::host::dhcp::DhcpOn;
+use crate::host::errno_words;
+use crate::host::netlink::RouteSocket;
+use crate::host::system::System;
+use crate::host::timer::Monotonic;
+use crate::host::OpenDir;
 use crate::imds::Metadata;
 use crate::output::{os_error, Line, Shown};
 

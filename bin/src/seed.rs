@@ -278,7 +278,7 @@ impl SeedMedia for Seeds<'_> {
 pub fn detect<'c>(ctx: &'c crate::context::Context<'c>) -> Option<Cloud> {
     let mut seeds = Seeds { ctx, keep: None };
     #[cfg(feature = "nocloud")]
-    if local::has_nocloud_seed(&mut seeds, &mut ctx.host()) {
+    if local::has_nocloud_seed(&mut seeds, &mut crate::host::files::Root::of(ctx)) {
         return Some(Cloud::Nocloud);
     }
     #[cfg(feature = "configdrive")]
@@ -297,7 +297,7 @@ pub fn load<'c>(ctx: &'c crate::context::Context<'c>, cloud: Cloud, metadata: &m
         #[cfg(feature = "configdrive")]
         Cloud::Configdrive => local::load_configdrive(&mut seeds, metadata, keep.is_some()),
         #[cfg(feature = "nocloud")]
-        Cloud::Nocloud => local::load_nocloud(&mut seeds, &mut ctx.host(), metadata, keep.is_some()),
+        Cloud::Nocloud => local::load_nocloud(&mut seeds, &mut crate::host::files::Root::of(ctx), metadata, keep.is_some()),
         other => Err(msg!("{} has no local seed", other.name())),
     }
 }

@@ -4,7 +4,7 @@
 use wisp_core::cloud_config::CloudConfig;
 
 use crate::context::Context;
-use crate::system::System;
+use crate::host::system::System;
 use crate::output::Line;
 
 #[inline(never)]

@@ -5,7 +5,7 @@
 use wisp_core::cloud_config::CloudConfig;
 
 use crate::context::Context;
-use crate::system::{today, System};
+use crate::host::system::{today, System};
 use crate::output::Line;
 
 #[inline(never)]

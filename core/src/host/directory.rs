@@ -14,6 +14,7 @@ pub trait Directory {
     /// larger than `buf` is an error (EFBIG), never a truncated read.
     fn read(&mut self, name: &[u8], buf: &mut [u8]) -> Result<Option<usize>, HostError>;
 
+
     /// Replaces the file atomically (complete before it takes the name), not durably:
     /// the directory's next `sync` makes it so.
     fn write_volatile(&mut self, name: &[u8], contents: &[u8], mode: u32) -> Result<(), HostError>;

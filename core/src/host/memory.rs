@@ -181,6 +181,7 @@ impl Directory for MemoryDir<'_> {
         Files::read(self.host, &path, buf)
     }
 
+
     fn write_volatile(&mut self, name: &[u8], contents: &[u8], mode: u32) -> Result<(), HostError> {
         let path = self.child(name);
         self.host.call("write_volatile", &path)?;

@@ -3,6 +3,7 @@
 //! them on a `BlockDevice` in the order that survives a crash, and `filesystem` grows
 //! the mounted filesystem afterwards.
 
+pub mod device;
 pub mod filesystem;
 pub mod gpt;
 pub mod grow;

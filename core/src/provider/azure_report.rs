@@ -1,15 +1,18 @@
 //! Azure's provisioning report to the wireserver. Without "Ready" the platform waits and
 //! finally fails the VM; with "NotReady" and a reason the user sees why at once. "Ready"
-//! is reported once per instance (`already_reported`); where the JSON health endpoint is
+//! is reported once per instance (`report_ready_once`); where the JSON health endpoint is
 //! refused, the older goal-state protocol carries it (it has no way to carry a failure's
 //! reason, so a failure is reported on the JSON endpoint only).
 
 use core::fmt;
 
 use super::azure::{self, HEALTH_PATH, READY, WIRESERVER_ADDRESS, WIRESERVER_HEADERS, WIRESERVER_HOST};
+use crate::host::directory::Directory;
 use crate::host::http::{Described, Endpoint, ErrnoWords, Exchange, Failure, Http};
 use crate::http::{self, Method, Request};
+use crate::host::HostError;
 use crate::retry::Timeouts;
+use crate::state_files::AZURE_REPORTED;
 
 /// The goal state document the older protocol answers with.
 pub const GOAL_STATE_LIMIT: usize = 16 * 1024;
@@ -59,14 +62,46 @@ impl fmt::Display for Described<'_, ReportError<'_>> {
     }
 }
 
+/// What became of the once-per-instance "Ready".
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ready<'g> {
+    /// The record under TINY_CLOUD_VAR says this instance reported it already.
+    AlreadyReported,
+    /// Delivered (how) and remembered.
+    Reported(&'static str),
+    /// Delivered (how), but the record could not be written: the next boot reports again.
+    NotRemembered(&'static str, HostError),
+    Failed(ReportError<'g>),
+}
+
+/// "Ready", unless `var`'s record says this instance reported it; the record is written
+/// once it was delivered, durable with the rest by the sync before the completion marker
+/// (a crash before it costs one more "Ready" at the next boot, which Azure takes again). An unreadable record counts as none: reporting twice
+/// is harmless, never reporting fails the VM.
+pub fn report_ready_once<'g>(http: &mut dyn Http, var: &mut impl Directory, timeouts: &Timeouts, instance_id: &[u8], goal: &'g mut [u8]) -> Ready<'g> {
+    let mut saved = [0u8; 256];
+    if let Ok(Some(len)) = var.read(AZURE_REPORTED, &mut saved) {
+        if already_reported(&saved[..len], instance_id) {
+            return Ready::AlreadyReported;
+        }
+    }
+    match report_ready(http, timeouts, goal) {
+        Ok(how) => match var.write_volatile(AZURE_REPORTED, &ready_record(instance_id), 0o644) {
+            Ok(()) => Ready::Reported(how),
+            Err(e) => Ready::NotRemembered(how, e),
+        },
+        Err(e) => Ready::Failed(e),
+    }
+}
+
 /// Whether `saved`, the record `ready_record` wrote, says Ready was reported for this
 /// instance.
-pub fn already_reported(saved: &[u8], instance_id: &[u8]) -> bool {
+fn already_reported(saved: &[u8], instance_id: &[u8]) -> bool {
     saved.strip_suffix(b"\n") == Some(instance_id)
 }
 
 /// What to remember once Ready was reported: the instance-id, one line.
-pub fn ready_record(instance_id: &[u8]) -> heapless::Vec<u8, 257> {
+fn ready_record(instance_id: &[u8]) -> heapless::Vec<u8, 257> {
     let mut line = heapless::Vec::new();
     let _ = line.extend_from_slice(instance_id);
     let _ = line.push(b'\n');
@@ -74,7 +109,7 @@ pub fn ready_record(instance_id: &[u8]) -> heapless::Vec<u8, 257> {
 }
 
 /// "Ready": how it was delivered.
-pub fn report_ready<'g>(http: &mut dyn Http, timeouts: &Timeouts, goal: &'g mut [u8]) -> Result<&'static str, ReportError<'g>> {
+fn report_ready<'g>(http: &mut dyn Http, timeouts: &Timeouts, goal: &'g mut [u8]) -> Result<&'static str, ReportError<'g>> {
     report(http, timeouts, READY, Some(goal))
 }
 
@@ -127,8 +162,7 @@ fn exchange<'g>(http: &mut dyn Http, timeouts: &Timeouts, request: &Request<'_>,
 mod tests {
     use super::*;
     use crate::host::http::{Cause, Endpoint};
-    use crate::host::memory::MemoryNetwork;
-    use crate::host::HostError;
+    use crate::host::memory::{MemoryHost, MemoryNetwork};
 
     const HEALTH: &str = "POST /provisioning/health";
     const GOAL: &str = "GET /machine/?comp=goalstate";
@@ -204,5 +238,66 @@ mod tests {
         assert!(!already_reported(&record, b"i-2"));
         assert!(!already_reported(b"i-1", b"i-1"));
         assert!(!already_reported(b"", b""));
+    }
+
+    #[test]
+    fn ready_is_reported_then_remembered_and_not_reported_again() {
+        let mut host = MemoryHost::new();
+        let mut network = MemoryNetwork::new().serve(HEALTH, 200, b"");
+        let mut goal = [0u8; GOAL_STATE_LIMIT];
+        let ready = report_ready_once(&mut network, &mut host.dir("/var/lib/cloud"), &Timeouts::default(), b"i-1", &mut goal);
+        assert_eq!(ready, Ready::Reported("provisioning/health"));
+        assert_eq!(host.contents("/var/lib/cloud/.azure-reported"), Some(&b"i-1\n"[..]));
+        assert_eq!(host.calls, ["read /var/lib/cloud/.azure-reported", "write_volatile /var/lib/cloud/.azure-reported"]);
+        // The next boot of the same instance asks nothing of the wireserver.
+        let mut network = MemoryNetwork::new();
+        let ready = report_ready_once(&mut network, &mut host.dir("/var/lib/cloud"), &Timeouts::default(), b"i-1", &mut goal);
+        assert_eq!(ready, Ready::AlreadyReported);
+        assert!(network.seen().is_empty());
+        // A new instance from the same image reports again.
+        let mut network = MemoryNetwork::new().serve(HEALTH, 200, b"");
+        let ready = report_ready_once(&mut network, &mut host.dir("/var/lib/cloud"), &Timeouts::default(), b"i-2", &mut goal);
+        assert_eq!(ready, Ready::Reported("provisioning/health"));
+        assert_eq!(host.contents("/var/lib/cloud/.azure-reported"), Some(&b"i-2\n"[..]));
+    }
+
+    #[test]
+    fn a_failed_report_is_not_remembered_and_a_lost_record_is_said() {
+        let mut host = MemoryHost::new();
+        let mut network = MemoryNetwork::new().serve(HEALTH, 404, b"").serve(GOAL, 403, b"");
+        let mut goal = [0u8; GOAL_STATE_LIMIT];
+        let ready = report_ready_once(&mut network, &mut host.dir("/var"), &Timeouts::default(), b"i-1", &mut goal);
+        assert_eq!(ready, Ready::Failed(ReportError::GoalStateRefused { status: 403 }));
+        assert_eq!(host.contents("/var/.azure-reported"), None);
+        // An unreadable record counts as none; an unwritable one is said.
+        host.fail.insert(b"/var/.azure-reported".to_vec(), HostError { errno: 13 });
+        let mut network = MemoryNetwork::new().serve(HEALTH, 200, b"");
+        let ready = report_ready_once(&mut network, &mut host.dir("/var"), &Timeouts::default(), b"i-1", &mut goal);
+        assert_eq!(ready, Ready::Reported("provisioning/health"));
+        let mut network = MemoryNetwork::new().serve(HEALTH, 200, b"");
+        let ready = report_ready_once(&mut network, &mut FullDisk(host.dir("/var")), &Timeouts::default(), b"i-3", &mut goal);
+        assert_eq!(ready, Ready::NotRemembered("provisioning/health", HostError { errno: 28 }));
+        assert_eq!(host.contents("/var/.azure-reported"), Some(&b"i-1\n"[..]));
+    }
+
+    /// A directory whose writes fail with ENOSPC.
+    struct FullDisk<'h>(crate::host::memory::MemoryDir<'h>);
+
+    impl Directory for FullDisk<'_> {
+        fn exists(&mut self, name: &[u8]) -> Result<bool, HostError> {
+            self.0.exists(name)
+        }
+        fn read(&mut self, name: &[u8], buf: &mut [u8]) -> Result<Option<usize>, HostError> {
+            self.0.read(name, buf)
+        }
+        fn write_volatile(&mut self, _: &[u8], _: &[u8], _: u32) -> Result<(), HostError> {
+            Err(HostError { errno: 28 })
+        }
+        fn remove(&mut self, name: &[u8]) -> Result<bool, HostError> {
+            self.0.remove(name)
+        }
+        fn sync(&mut self) -> Result<(), HostError> {
+            self.0.sync()
+        }
     }
 }

@@ -7,20 +7,21 @@ use wisp_core::host::files::{Files, Metadata};
 use wisp_core::host::HostError;
 use wisp_os_linux::Errno;
 
+use super::files::{split, Root};
+use super::host_error;
 use crate::context::Context;
-use crate::host::{host_error, split, Linux};
 use crate::output::{Line, Os, Shown};
 
 /// What the accounts' rules run against: the root, a batch, and the context's log.
 pub struct System<'c> {
-    files: Linux<'c>,
+    files: Root<'c>,
     batch: wisp_os_linux::fs::Batch,
     ctx: &'c Context<'c>,
 }
 
 impl<'c> System<'c> {
     pub fn new(ctx: &'c Context<'c>) -> System<'c> {
-        System { files: ctx.host(), batch: wisp_os_linux::fs::Batch::new(), ctx }
+        System { files: Root::of(ctx), batch: wisp_os_linux::fs::Batch::new(), ctx }
     }
 }
 

@@ -1,0 +1,50 @@
+//! core's host traits over os-linux: one file a concern, as in core's `host/`, each
+//! struct the resource its calls go to. Each method is the system calls it names and
+//! nothing else; every decision is core's.
+//!
+//! - `files::Root`: the instance's root (`--root`), every path resolved inside it.
+//! - `directory::OpenDir`: a directory already open (TINY_CLOUD_VAR), for the state.
+//! - `http::Network`: HTTP exchanges and the wall clock, for the metadata services.
+//! - `system::System`: the root with a batch of replacements, the run's messages,
+//!   randomness, the host name and the image's programs, for accounts and keys.
+//! - `block::{Disk, Mount}`, `netlink::RouteSocket`, `dhcp::DhcpOn`: a disk, a mounted
+//!   filesystem, the routing socket, one interface's packets.
+//!
+//! Separate structs rather than one that implements every trait: each holds only what
+//! its calls need (a disk's descriptor, a socket), so it exists exactly as long as that
+//! resource is open, and a rule is handed no more than the concern it asks for.
+//!
+//! This module imports only `context` and `output`, never the modules that use it.
+
+use wisp_core::host::HostError;
+use wisp_os_linux::Errno;
+
+#[cfg(feature = "grow")]
+pub mod block;
+#[cfg(feature = "network")]
+pub mod dhcp;
+pub mod directory;
+pub mod files;
+pub mod http;
+#[cfg(feature = "network")]
+pub mod netlink;
+pub mod system;
+#[cfg(feature = "network")]
+pub mod timer;
+
+pub use directory::OpenDir;
+pub use http::Network;
+
+fn host_error(e: Errno) -> HostError {
+    HostError { errno: e.raw_os_error() }
+}
+
+/// The errno a host call failed with, for bin's messages.
+pub fn errno(e: HostError) -> Errno {
+    Errno::from_raw_os_error(e.errno)
+}
+
+/// A system error in words, for core's messages.
+pub fn errno_words(e: HostError, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+    core::fmt::Display::fmt(&crate::output::Os(errno(e)), f)
+}
