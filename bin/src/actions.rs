@@ -15,6 +15,7 @@ use crate::output::Line;
 use crate::session::Session;
 use crate::state;
 use wisp_core::state_files::USER_DATA;
+use wisp_core::text::Decimal;
 
 pub fn run(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: Action) -> Result<Line, Line> {
     match action {
@@ -160,9 +161,9 @@ fn save_userdata(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) -> Res
     // Decoded now, while the network is up, to fetch its includes.
     let timeouts = ctx.timeouts;
     Ok(match session.decode_saved(ctx, var, &timeouts) {
-        Ok(Some(userdata)) => msg!("{note} ({len} bytes, {} parts){facts}", userdata.parts.len()),
-        Ok(None) => msg!("{note} ({len} bytes){facts}"),
-        Err(e) => msg!("{note} ({len} bytes); it does not decode: {e}{facts}"),
+        Ok(Some(userdata)) => msg!("{note} ({len} bytes, {} parts){facts}", Decimal(userdata.parts.len() as u64), len = Decimal(len as u64)),
+        Ok(None) => msg!("{note} ({len} bytes){facts}", len = Decimal(len as u64)),
+        Err(e) => msg!("{note} ({len} bytes); it does not decode: {e}{facts}", len = Decimal(len as u64)),
     })
 }
 

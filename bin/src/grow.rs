@@ -7,6 +7,7 @@ use wisp_core::cli::GrowTarget;
 use wisp_core::host::explain::Worded;
 use wisp_core::mountinfo;
 use wisp_core::partition::{filesystem, grow};
+use wisp_core::text::Decimal;
 use wisp_os_linux::block;
 use wisp_os_linux::cpath::CPath;
 use wisp_os_linux::fs;
@@ -63,7 +64,7 @@ fn grow_mount(ctx: &Context<'_>, path: &[u8]) -> Result<Line, Line> {
             let _ = core::fmt::write(&mut sysfs, format_args!("/sys/class/block/{name}/uevent"));
         }
         _ => {
-            let _ = core::fmt::write(&mut sysfs, format_args!("/sys/dev/block/{}:{}/uevent", mount.major, mount.minor));
+            let _ = core::fmt::write(&mut sysfs, format_args!("/sys/dev/block/{}:{}/uevent", Decimal(mount.major as u64), Decimal(mount.minor as u64)));
         }
     }
     let mut uevent = [0u8; 1024];
@@ -89,7 +90,7 @@ fn grow_mount(ctx: &Context<'_>, path: &[u8]) -> Result<Line, Line> {
             let current = device_bytes(ctx, name)?;
             let told = grow::tell_kernel(&mut disk, &grown, current).map_err(|e| {
                 let e = Os(Errno::from_raw_os_error(e.errno));
-                msg!("the table says {} MiB, but the kernel refused that size for {} (BLKPG): {e}", length >> 20, Shown(name))
+                msg!("the table says {} MiB, but the kernel refused that size for {} (BLKPG): {e}", Decimal(length >> 20), Shown(name))
             })?;
             let _ = core::fmt::Write::write_str(&mut note, told.note());
         }

@@ -8,6 +8,7 @@ use wisp_core::config::Cloud;
 use wisp_core::instance::{self, Course, Current, Progress, Saved, INSTANCE_ID_LIMIT};
 use wisp_core::phase::{Action, Phase, Plan};
 use wisp_core::provider::Item;
+use wisp_core::text::Decimal;
 use wisp_os_linux::fs::Dir;
 use wisp_os_linux::time::monotonic_ms;
 
@@ -334,11 +335,11 @@ fn run_actions(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, phas
         let ms = monotonic_ms() - action_started;
         let name = action.name();
         match result {
-            Ok(note) => ctx.log.line(format_args!("{}/{name}: ok: {} ({ms} ms)", phase.name(), note)),
+            Ok(note) => ctx.log.line(format_args!("{}/{name}: ok: {} ({ms} ms)", phase.name(), note, ms = Decimal(ms as u64))),
             Err(e) => {
                 session.progress.failed(action);
                 failures += 1;
-                ctx.log.line(format_args!("{}/{name}: failed: {} ({ms} ms)", phase.name(), e));
+                ctx.log.line(format_args!("{}/{name}: failed: {} ({ms} ms)", phase.name(), e, ms = Decimal(ms as u64)));
                 let line = errors.get_or_insert_with(Line::new);
                 let separator = if line.text().is_empty() { "" } else { "\n" };
                 let _ = core::fmt::Write::write_fmt(line, format_args!("{separator}{}/{name}: {e}", phase.name()));
@@ -347,7 +348,7 @@ fn run_actions(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, phas
     }
     let ms = monotonic_ms() - started;
     let requests = session.imds.requests;
-    ctx.log.line(format_args!("{}: done, {failures} failed ({ms} ms, {requests} metadata requests so far)", phase.name()));
+    ctx.log.line(format_args!("{}: done, {failures} failed ({ms} ms, {requests} metadata requests so far)", phase.name(), failures = Decimal(failures as u64), ms = Decimal(ms as u64), requests = Decimal(requests as u64)));
     errors
 }
 

@@ -28,6 +28,7 @@ use wisp_core::seed::vfat;
 use wisp_core::seed::nocloud;
 use wisp_core::seed::{Device, Filesystem, SeedError};
 use wisp_core::state_files::{META_DATA, NETWORK_CONFIG, VENDOR_DATA};
+use wisp_core::text::Decimal;
 use wisp_os_linux::block;
 #[cfg(feature = "nocloud")]
 use wisp_os_linux::cpath::CPath;
@@ -141,7 +142,7 @@ impl Source {
                 let shown = || CPath::from_parts(&[path.as_bytes(), relative.as_bytes()]).unwrap_or_default();
                 match read {
                     Ok(len) => Ok(len),
-                    Err(ReadError::TooLarge { limit }) => Err(msg!("{} is larger than {limit} bytes", Shown(shown().as_bytes()))),
+                    Err(ReadError::TooLarge { limit }) => Err(msg!("{} is larger than {limit} bytes", Shown(shown().as_bytes()), limit = Decimal(limit as u64))),
                     Err(ReadError::Io(e)) => Err(crate::output::path_error(shown().as_bytes(), e)),
                 }
             }
@@ -224,11 +225,11 @@ pub fn load_azure_custom_data(ctx: &crate::context::Context<'_>, metadata: &mut 
     if let Some(hostname) = azure::ovf_element(xml, b"HostName").filter(|name| !name.is_empty()) {
         metadata.set(Item::Hostname, hostname).map_err(|e| msg!("ovf-env.xml HostName: {e}"))?;
     }
-    let keys = azure::ovf_keys(xml, metadata.buffer(Item::SshKeys)).map_err(|full| msg!("ovf-env.xml keys larger than {} bytes", full.limit))?;
+    let keys = azure::ovf_keys(xml, metadata.buffer(Item::SshKeys)).map_err(|full| msg!("ovf-env.xml keys larger than {} bytes", Decimal(full.limit as u64)))?;
     if keys > 0 {
         metadata.set_len(Item::SshKeys, Some(keys));
     }
-    Ok(Some(msg!("ovf-env.xml on {}: {} bytes of custom data, {} bytes of keys", source.describe(), found.unwrap_or(0), keys)))
+    Ok(Some(msg!("ovf-env.xml on {}: {} bytes of custom data, {} bytes of keys", source.describe(), Decimal(found.unwrap_or(0) as u64), Decimal(keys as u64))))
 }
 
 /// The `ds=nocloud` tokens, from the kernel command line or the DMI serial.

@@ -5,7 +5,7 @@ use core::fmt;
 use crate::clean;
 use crate::config::{Cloud, CLOUD_NAMES_MESSAGE};
 use crate::phase::Phase;
-use crate::text::{word, Shown};
+use crate::text::{Decimal, word, Shown};
 
 pub const USAGE: &str = "\
 usage: wisp [--root DIR] [--config FILE] [--cloud NAME] COMMAND
@@ -124,7 +124,7 @@ impl fmt::Display for Error<'_> {
                 write!(f, ": {CLOUD_NAMES_MESSAGE}")
             }
             Error::BadTimeout(word) => {
-                write!(f, "--timeout takes whole seconds from 1 to {TIMEOUT_MAX_S}, not ")?;
+                write!(f, "--timeout takes whole seconds from 1 to {max}, not ", max = Decimal(TIMEOUT_MAX_S as u64))?;
                 shown(f, word)
             }
             Error::TimeoutNeedsWait => f.write_str("status --timeout needs --wait"),

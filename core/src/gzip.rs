@@ -9,6 +9,7 @@ use miniz_oxide::inflate::core::{decompress as inflate, DecompressorOxide};
 use miniz_oxide::inflate::TINFLStatus;
 
 use crate::crc32::crc32;
+use crate::text::Decimal;
 
 const FHCRC: u8 = 0x02;
 const FEXTRA: u8 = 0x04;
@@ -41,7 +42,7 @@ impl fmt::Display for GzipError {
             GzipError::Corrupt => f.write_str("gzip deflate stream is corrupt"),
             GzipError::Crc => f.write_str("gzip CRC32 mismatch"),
             GzipError::Size => f.write_str("gzip size (ISIZE) mismatch"),
-            GzipError::OutputTooLarge { limit } => write!(f, "gzip data expands past {limit} bytes"),
+            GzipError::OutputTooLarge { limit } => write!(f, "gzip data expands past {limit} bytes", limit = Decimal(*limit as u64)),
         }
     }
 }

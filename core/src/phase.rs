@@ -2,6 +2,7 @@
 //! each one runs.
 
 use crate::provider::Item;
+use crate::text::Decimal;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Phase {
@@ -377,7 +378,7 @@ impl core::fmt::Display for PlanError {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
             PlanError::TooManyActions { variable, limit } => {
-                write!(f, "{variable} lists more than {limit} actions")
+                write!(f, "{variable} lists more than {limit} actions", limit = Decimal(*limit as u64))
             }
         }
     }

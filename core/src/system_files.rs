@@ -9,6 +9,7 @@ use crate::host::files::{Files, Kind};
 use crate::host::messages::Messages;
 use crate::host::HostError;
 use crate::out::Out;
+use crate::text::Decimal;
 
 /// Largest /etc/passwd, /etc/group, /etc/shadow, /etc/hosts or authorized_keys: a cloud
 /// image's are a few hundred bytes, and several of these buffers live at once.
@@ -48,7 +49,7 @@ impl<'b> SystemFile<'b> {
             Ok(len) => len.unwrap_or(0),
             Err(TOO_LARGE) => {
                 let limit = file.text.len();
-                return Err(host.text(format_args!("{path} is larger than {limit} bytes")));
+                return Err(host.text(format_args!("{path} is larger than {limit} bytes", limit = Decimal(limit as u64))));
             }
             Err(e) => return Err(failed(host, path.as_bytes(), e, "")),
         };
