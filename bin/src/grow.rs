@@ -7,7 +7,7 @@ use wisp_core::cli::GrowTarget;
 use wisp_core::host::explain::Worded;
 use wisp_core::mountinfo;
 use wisp_core::partition::{filesystem, grow};
-use wisp_core::text::Decimal;
+use wisp_core::text::{Decimal, Plain};
 use wisp_os_linux::block;
 use wisp_os_linux::cpath::CPath;
 use wisp_os_linux::fs;
@@ -54,32 +54,32 @@ fn grow_mount(ctx: &Context<'_>, path: &[u8]) -> Result<Line, Line> {
         .ok_or_else(|| msg!("no mount holds {}", Shown(path)))?;
     let filesystem = match mountinfo::growable(&mount) {
         Ok(filesystem) => filesystem,
-        Err(reason) => return Ok(msg!("skipped: {} is on {} ({reason})", Shown(path), Shown(mount.fs_type))),
+        Err(reason) => return Ok(msg!("skipped: {} is on {} ({reason})", Shown(path), Shown(mount.fs_type), reason = Plain(reason))),
     };
     let mut sysfs = heapless::String::<64>::new();
     match (mount.major, mount.source.strip_prefix(b"/dev/")) {
         // btrfs reports an anonymous device number (major 0): its source names the device.
         (0, Some(name)) if !name.contains(&b'/') => {
             let name = core::str::from_utf8(name).map_err(|_| msg!("mount source {} is not UTF-8", Shown(mount.source)))?;
-            let _ = core::fmt::write(&mut sysfs, format_args!("/sys/class/block/{name}/uevent"));
+            let _ = core::fmt::write(&mut sysfs, format_args!("/sys/class/block/{name}/uevent", name = Plain(name)));
         }
         _ => {
             let _ = core::fmt::write(&mut sysfs, format_args!("/sys/dev/block/{}:{}/uevent", Decimal(mount.major as u64), Decimal(mount.minor as u64)));
         }
     }
     let mut uevent = [0u8; 1024];
-    let device = ctx.read(sysfs.as_bytes(), &mut uevent)?.ok_or_else(|| msg!("{sysfs} is missing"))?;
-    let name = mountinfo::uevent_value(device, b"DEVNAME").ok_or_else(|| msg!("{sysfs} names no device"))?;
+    let device = ctx.read(sysfs.as_bytes(), &mut uevent)?.ok_or_else(|| msg!("{sysfs} is missing", sysfs = Plain(&sysfs)))?;
+    let name = mountinfo::uevent_value(device, b"DEVNAME").ok_or_else(|| msg!("{sysfs} names no device", sysfs = Plain(&sysfs)))?;
     if let Some(reason) = mountinfo::stacked_device_reason(name) {
-        return Ok(msg!("skipped: {} is {reason}", Shown(name)));
+        return Ok(msg!("skipped: {} is {reason}", Shown(name), reason = Plain(reason)));
     }
     let mut note = msg!("{}", Shown(name));
     if let Some(number) = mountinfo::uevent_value(device, b"PARTN") {
-        let partition = parse_number(number).ok_or_else(|| msg!("{sysfs}: bad PARTN"))?;
+        let partition = parse_number(number).ok_or_else(|| msg!("{sysfs}: bad PARTN", sysfs = Plain(&sysfs)))?;
         let parent = parent_uevent(&sysfs);
         let mut parent_uevent = [0u8; 1024];
-        let parent_text = ctx.read(parent.as_bytes(), &mut parent_uevent)?.ok_or_else(|| msg!("{parent} is missing"))?;
-        let disk_name = mountinfo::uevent_value(parent_text, b"DEVNAME").ok_or_else(|| msg!("{parent} names no device"))?;
+        let parent_text = ctx.read(parent.as_bytes(), &mut parent_uevent)?.ok_or_else(|| msg!("{parent} is missing", parent = Plain(&parent)))?;
+        let disk_name = mountinfo::uevent_value(parent_text, b"DEVNAME").ok_or_else(|| msg!("{parent} names no device", parent = Plain(&parent)))?;
         let fd = open_device(ctx, disk_name)?;
         let sector_size = block::logical_sector_size(&fd).map_err(|e| device_error(disk_name, "sector size", e))?;
         let disk_bytes = block::size_bytes(&fd).map_err(|e| device_error(disk_name, "size", e))?;
@@ -123,7 +123,7 @@ fn device_bytes(ctx: &Context<'_>, name: &[u8]) -> Result<u64, Line> {
 /// `NAME: what: reason` for a failed query of a device.
 #[inline(never)]
 fn device_error(name: &[u8], what: &str, e: Errno) -> Line {
-    msg!("{}: {what}: {}", Shown(name), Os(e))
+    msg!("{}: {what}: {}", Shown(name), Os(e), what = Plain(what))
 }
 
 fn open_device(ctx: &Context<'_>, name: &[u8]) -> Result<wisp_os_linux::OwnedFd, Line> {

@@ -75,7 +75,7 @@ mod users;
 
 use wisp_core::cli::{self, Command};
 use wisp_core::phase::Phase;
-use wisp_core::text::Decimal;
+use wisp_core::text::{Decimal, Plain};
 use wisp_os_linux::process::StartInfo;
 
 use crate::context::Context;
@@ -114,7 +114,7 @@ fn main(start: &StartInfo) -> i32 {
             return 0;
         }
         Command::Version => {
-            output::print(format_args!("wisp {} ({})", env!("CARGO_PKG_VERSION"), features::BUILT));
+            output::print(format_args!("wisp {} ({})", Plain(env!("CARGO_PKG_VERSION")), Plain(features::BUILT)));
             return 0;
         }
         _ => {}

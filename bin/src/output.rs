@@ -5,7 +5,7 @@ use core::cell::{Cell, UnsafeCell};
 use core::fmt::{self, Write};
 use core::num::NonZeroU32;
 
-use wisp_core::text::Decimal;
+use wisp_core::text::{Decimal, Plain};
 use wisp_os_linux::fs::Dir;
 use wisp_os_linux::stdio::{stderr, stdout, write_all};
 use wisp_os_linux::{AsFd, Errno, OwnedFd};
@@ -152,7 +152,7 @@ pub fn line(e: impl fmt::Display) -> Line {
 /// `what: reason` for a failed system call.
 #[inline(never)]
 pub fn os_error(what: &str, e: Errno) -> Line {
-    Line::format(format_args!("{what}: {}", Os(e)))
+    Line::format(format_args!("{what}: {}", Os(e), what = Plain(what)))
 }
 
 /// `path: reason` for a failed system call on a path from outside, shown safely.

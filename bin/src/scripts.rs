@@ -7,7 +7,7 @@ use core::ffi::CStr;
 
 use wisp_core::script;
 use wisp_core::script_directories::{self, Frequency, DIRECTORY_LIMIT};
-use wisp_core::text::Decimal;
+use wisp_core::text::{Decimal, Plain};
 use wisp_core::userdata::{self, Handling, Kind, ScriptName};
 use wisp_os_linux::cpath::CPath;
 use wisp_os_linux::fs::{self, Dir};
@@ -53,7 +53,7 @@ pub fn run_userdata<'u>(
         if let Some(userdata) = userdata {
             for (index, part) in userdata.of_kind(frequency.part_kind()) {
                 let name = part_name(part, index);
-                dir.write_volatile(name.as_bytes(), part.bytes, 0o700).map_err(|e| msg!("cannot save {name}: {}", Os(e)))?;
+                dir.write_volatile(name.as_bytes(), part.bytes, 0o700).map_err(|e| msg!("cannot save {name}: {}", Os(e), name = Plain(&name)))?;
             }
         }
         let ran_before = || match frequency {
@@ -79,7 +79,7 @@ pub fn run_userdata<'u>(
     let Some(userdata) = userdata else {
         record_exit(ctx, ExitStatus::Exited(0))?;
         let what = if later_boot { "per-boot" } else { "user-data is empty or absent; image" };
-        return Ok(msg!("{what} scripts: {ran} ran", ran = Decimal(ran as u64)));
+        return Ok(msg!("{what} scripts: {ran} ran", ran = Decimal(ran as u64), what = Plain(what)));
     };
     let markers = Markers::open(var)?;
     let (mut skipped, mut done) = (0, 0);
@@ -102,7 +102,7 @@ pub fn run_userdata<'u>(
                 let path = if part.whole {
                     script_path(ctx, &[wisp_core::state_files::USER_DATA])?
                 } else {
-                    scripts.write_volatile(name.as_bytes(), part.bytes, 0o700).map_err(|e| msg!("cannot save {name}: {}", Os(e)))?;
+                    scripts.write_volatile(name.as_bytes(), part.bytes, 0o700).map_err(|e| msg!("cannot save {name}: {}", Os(e), name = Plain(&name)))?;
                     script_path(ctx, &[SCRIPTS_DIR, b"/", name.as_bytes()])?
                 };
                 #[cfg(not(feature = "userdata"))]
@@ -115,7 +115,7 @@ pub fn run_userdata<'u>(
             // An include is followed as the user-data is decoded: one here was not.
             Handling::Unsupported | Handling::Include => {
                 skipped += 1;
-                crate::output::error(format_args!("user-data part {} ({}): {}: not supported, not run", Decimal((index + 1) as u64), part.media_type, part.kind.name()));
+                crate::output::error(format_args!("user-data part {} ({}): {}: not supported, not run", Decimal((index + 1) as u64), Plain(&part.media_type), Plain(part.kind.name())));
             }
             // Handled by other actions.
             Handling::ScriptDirectory | Handling::CloudConfig | Handling::Boothook => {}
@@ -145,7 +145,7 @@ pub fn run_boothooks(ctx: &Context<'_>, var: &Dir, userdata: Result<Option<&User
         let text = part.bytes.trim_ascii_start();
         let body = text.iter().position(|&b| b == b'\n').map_or(&b""[..], |end| &text[end + 1..]);
         let name = part_name(part, index);
-        dir.write_volatile(name.as_bytes(), body, 0o700).map_err(|e| msg!("cannot save boothook {name}: {}", Os(e)))?;
+        dir.write_volatile(name.as_bytes(), body, 0o700).map_err(|e| msg!("cannot save boothook {name}: {}", Os(e), name = Plain(&name)))?;
         let path = script_path(ctx, &[BOOTHOOKS_DIR, b"/", name.as_bytes()])?;
         let env = Some(instance_env.as_cstr());
         let status = if body.starts_with(b"#!") { run_script(ctx, body, &path, env, output.as_fd())? } else { run_shell(ctx, &path, env, output.as_fd())? };
@@ -201,12 +201,12 @@ fn run_directory(ctx: &Context<'_>, directory: &[u8], dir: &Dir, output: Borrowe
         }
         let path = script_path(ctx, &[SCRIPTS_DIR, b"/", directory, b"/", name.as_bytes()])?;
         let status = execute(ctx, path.as_cstr(), &[path.as_cstr()], None, output)
-            .map_err(|e| msg!("cannot run scripts/{}/{name}: {e}", Shown(directory)))?;
+            .map_err(|e| msg!("cannot run scripts/{}/{name}: {e}", Shown(directory), name = Plain(&name)))?;
         if let Some(markers) = markers {
             markers.mark_done(ctx, "per-instance", Some(name))?;
         }
         let mut label = heapless::String::<160>::new();
-        let _ = core::fmt::write(&mut label, format_args!("scripts/{}/{name}", Shown(directory)));
+        let _ = core::fmt::write(&mut label, format_args!("scripts/{}/{name}", Shown(directory), name = Plain(name)));
         finish(ctx, status, &label)?;
         ran += 1;
     }
@@ -279,8 +279,8 @@ pub fn finish(ctx: &Context<'_>, status: ExitStatus, what: &str) -> Result<Line,
     record_exit(ctx, status)?;
     Err(match status {
         // Never negative: printed as u32, so the binary has one formatter less (i32's).
-        ExitStatus::Exited(code) => msg!("{what} exited with status {} (output in user-data.log)", Decimal(code.unsigned_abs().into())),
-        ExitStatus::Signaled(signal) => msg!("{what} killed by signal {} (output in user-data.log)", Decimal(signal.unsigned_abs().into())),
+        ExitStatus::Exited(code) => msg!("{what} exited with status {} (output in user-data.log)", Decimal(code.unsigned_abs().into()), what = Plain(what)),
+        ExitStatus::Signaled(signal) => msg!("{what} killed by signal {} (output in user-data.log)", Decimal(signal.unsigned_abs().into()), what = Plain(what)),
     })
 }
 

@@ -9,7 +9,7 @@ use core::fmt;
 use heapless::String;
 
 use crate::phase::{action_names, Action, Phase};
-use crate::text::Decimal;
+use crate::text::{Decimal, Plain};
 
 /// Longest value of a path or list variable.
 pub const VALUE_LIMIT: usize = 256;
@@ -113,7 +113,7 @@ pub struct UnknownAction<'c> {
 impl fmt::Display for UnknownAction<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // The list is split at white space, so the word holds none for Shown to keep.
-        write!(f, "{}: {} names an unknown action '{}'", Decimal(self.line.into()), self.variable, crate::text::Shown(self.word.as_bytes()))
+        write!(f, "{}: {} names an unknown action '{}'", Decimal(self.line.into()), Plain(self.variable), crate::text::Shown(self.word.as_bytes()))
     }
 }
 
@@ -204,12 +204,12 @@ impl fmt::Display for Error {
             ErrorKind::UndefinedVariable => f.write_str("$ names a variable not set earlier in this file"),
             ErrorKind::UnquotedSpace => f.write_str("white space in a value must be quoted"),
             ErrorKind::LineTooLong { limit } => write!(f, "line longer than {limit} bytes", limit = Decimal(limit as u64)),
-            ErrorKind::ValueTooLong { name, limit } => write!(f, "{name} longer than {limit} bytes", limit = Decimal(limit as u64)),
-            ErrorKind::BadCloud => write!(f, "CLOUD: {CLOUD_NAMES_MESSAGE}"),
+            ErrorKind::ValueTooLong { name, limit } => write!(f, "{name} longer than {limit} bytes", limit = Decimal(limit as u64), name = Plain(name)),
+            ErrorKind::BadCloud => write!(f, "CLOUD: {names}", names = Plain(CLOUD_NAMES_MESSAGE)),
             ErrorKind::BadUserName => f.write_str("CLOUD_USER is not a valid user name"),
-            ErrorKind::BadNumber { name } => write!(f, "{name} is not a number"),
-            ErrorKind::OutOfRange { name, min, max } => write!(f, "{name} must be from {min} to {max}", min = Decimal(min as u64), max = Decimal(max as u64)),
-            ErrorKind::NotAbsolute { name } => write!(f, "{name} must be an absolute path"),
+            ErrorKind::BadNumber { name } => write!(f, "{name} is not a number", name = Plain(name)),
+            ErrorKind::OutOfRange { name, min, max } => write!(f, "{name} must be from {min} to {max}", min = Decimal(min as u64), max = Decimal(max as u64), name = Plain(name)),
+            ErrorKind::NotAbsolute { name } => write!(f, "{name} must be an absolute path", name = Plain(name)),
         }
     }
 }

@@ -72,6 +72,18 @@ impl fmt::Display for Decimal {
     }
 }
 
+/// Text of wisp's own (a name, a word of a message) as `{}` of a `&str` would write it,
+/// without core's padding machinery (`Formatter::pad`, 1 KB), which `{}` of any `str`
+/// brings into the binary. Bytes from outside are `Shown`.
+#[derive(Clone, Copy)]
+pub struct Plain<'a>(pub &'a str);
+
+impl fmt::Display for Plain<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
 /// ASCII bytes as text.
 fn byte_as_str(ascii: &[u8]) -> &str {
     core::str::from_utf8(ascii).unwrap_or("?")
@@ -98,6 +110,12 @@ mod tests {
         assert_eq!(Shown(b"a b~").to_string(), "a b~");
         assert_eq!(Shown(b"\x1b[0m\n\x7f\xff").to_string(), "\\x1b[0m\\x0a\\x7f\\xff");
         assert_eq!(Hex(0x0f).to_string(), "0f");
+    }
+
+    #[test]
+    fn plain_writes_as_str_does() {
+        assert_eq!(Plain("main/set_hostname").to_string(), "main/set_hostname");
+        assert_eq!(std::format!("[{}]", Plain("")), "[]");
     }
 
     #[test]

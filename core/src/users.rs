@@ -14,7 +14,7 @@ use crate::host::messages::Messages;
 use crate::host::random::Random;
 use crate::out::Out;
 use crate::system_files::{commit, directory_itself, failed, has_contents, is_directory, joined, said, split_path, SystemFile, FILE_LIMIT, SYMLINK, TOO_LARGE};
-use crate::text::Decimal;
+use crate::text::{Decimal, Plain};
 
 /// Most keys installed at once.
 pub const KEYS_LIMIT: usize = 32;
@@ -190,8 +190,8 @@ pub fn create_default_user<H: Files + Batch + Messages>(host: &mut H, name: &[u8
     let user = H::shown(name);
     let note = if ensured.missing_optional { " (no wheel group: no admin rights)" } else { "" };
     Ok(match done.is_empty() {
-        true => host.text(format_args!("{user} already exists{note}")),
-        false => host.text(format_args!("{user} (uid {}):{}{note}", Decimal(ensured.uid as u64), Steps(&done))),
+        true => host.text(format_args!("{user} already exists{note}", note = Plain(note))),
+        false => host.text(format_args!("{user} (uid {}):{}{note}", Decimal(ensured.uid as u64), Steps(&done), note = Plain(note))),
     })
 }
 

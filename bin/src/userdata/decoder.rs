@@ -88,7 +88,7 @@ impl Decoder<'_, '_> {
     fn leaf(&mut self, body: &'static [u8], media_type: &[u8], filename: Option<&[u8]>, depth: usize) -> Result<(), Line> {
         let number = self.parts.len() + 1;
         if let Some(name) = gzip::other_compression(body) {
-            return Err(msg!("user-data part {number} is {name}-compressed: unsupported compression (wisp decodes gzip only)", number = Decimal(number as u64)));
+            return Err(msg!("user-data part {number} is {name}-compressed: unsupported compression (wisp decodes gzip only)", number = Decimal(number as u64), name = wisp_core::text::Plain(name)));
         }
         if userdata::is_gzip_type(media_type) && !gzip::is_gzip(body) {
             return Err(msg!("user-data part {number} is labelled {} but is not gzip data", Shown(media_type), number = Decimal(number as u64)));
@@ -156,7 +156,7 @@ impl Decoder<'_, '_> {
     fn gunzip(&mut self, data: &'static [u8]) -> Result<&'static [u8], Line> {
         if !gzip::is_gzip(data) {
             if let Some(name) = gzip::other_compression(data) {
-                return Err(msg!("user-data is {name}-compressed: unsupported compression (wisp decodes gzip only)"));
+                return Err(msg!("user-data is {name}-compressed: unsupported compression (wisp decodes gzip only)", name = wisp_core::text::Plain(name)));
             }
             return Ok(data);
         }

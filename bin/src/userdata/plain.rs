@@ -15,7 +15,7 @@ pub fn decode(ctx: &Context<'_>, document: &'static [u8], _: Includes<'_>) -> Re
         return Err(msg!("user-data: larger than WISP_USERDATA_LIMIT ({} bytes)", wisp_core::text::Decimal(ctx.config.userdata_limit.into())));
     }
     if let Some(name) = gzip::other_compression(document) {
-        return Err(msg!("user-data is {name}-compressed: unsupported compression (wisp decodes gzip only)"));
+        return Err(msg!("user-data is {name}-compressed: unsupported compression (wisp decodes gzip only)", name = wisp_core::text::Plain(name)));
     }
     let kind = userdata::sniff(document);
     let refused = match kind {

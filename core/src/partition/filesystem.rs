@@ -7,7 +7,7 @@ use crate::host::block::MountedFilesystem;
 use crate::host::explain::{errno_number, ErrnoWords, Explain};
 use crate::host::HostError;
 use crate::mountinfo::Filesystem;
-use crate::text::Decimal;
+use crate::text::{Decimal, Plain};
 
 /// What the filesystem did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,7 +44,7 @@ impl Explain for GrowthError {
     fn explain(&self, f: &mut fmt::Formatter<'_>, words: ErrnoWords) -> fmt::Result {
         f.write_str(match *self {
             GrowthError::Call { what, error } => {
-                write!(f, "{what}: ")?;
+                write!(f, "{what}: ", what = Plain(what))?;
                 return words(error, f);
             }
             GrowthError::Ext4NeedsCapability => "the kernel refused to resize ext4 online: EXT4_IOC_RESIZE_FS needs CAP_SYS_RESOURCE",

@@ -16,7 +16,7 @@ use super::{is_supported_sector_size, Decision};
 use crate::host::block::BlockDevice;
 use crate::host::explain::{errno_number, ErrnoWords, Explain};
 use crate::host::HostError;
-use crate::text::Decimal;
+use crate::text::{Decimal, Plain};
 
 /// Largest sector handled.
 pub const SECTOR_LIMIT: usize = 4096;
@@ -69,7 +69,7 @@ impl Explain for Cause {
             Cause::UnsupportedSectorSize { size } => return write!(f, "{size}-byte sectors are not supported (512 and 4096 are)", size = Decimal(size as u64)),
             Cause::Read { lba, error } | Cause::Write { lba, error } => {
                 let verb = if let Cause::Read { .. } = self { "read" } else { "write" };
-                write!(f, "{verb} at sector {lba}: ", lba = Decimal(lba as u64))?;
+                write!(f, "{verb} at sector {lba}: ", lba = Decimal(lba as u64), verb = Plain(verb))?;
                 return words(error, f);
             }
             Cause::Sync(error) => {
@@ -140,9 +140,9 @@ impl fmt::Display for Grown {
                 "partition {partition} grown from {} MiB to {} MiB{}",
                 mib(old_end - start + 1),
                 mib(new_end - start + 1),
-                if self.capped { " (capped at the MBR's 2 TiB)" } else { "" }
+                Plain(if self.capped { " (capped at the MBR's 2 TiB)" } else { "" })
             ),
-            Decision::NoChange { reason } => write!(f, "partition {partition}: no change ({reason})"),
+            Decision::NoChange { reason } => write!(f, "partition {partition}: no change ({reason})", reason = Plain(reason)),
         }
     }
 }
