@@ -13,6 +13,7 @@ use crate::output::Line;
 use crate::session::Session;
 use crate::state;
 use wisp_core::state_files::USER_DATA;
+use wisp_core::text::{Decimal, Plain};
 
 pub fn run(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: Action) -> Result<Line, Line> {
     match action {
@@ -92,7 +93,7 @@ fn set_default_interfaces(ctx: &Context<'_>) -> Result<Line, Line> {
     default_interfaces::interfaces_file(first.name(), &mut text);
     etc_network.write_atomic(b"interfaces", text.as_bytes(), 0o644, None).map_err(|e| crate::output::os_error("/etc/network/interfaces", e))?;
     Ok(match first.name() {
-        Some(name) => msg!("lo and {name} (dhcp)"),
+        Some(name) => msg!("lo and {name} (dhcp)", name = Plain(name)),
         None => msg!("lo only: no eth* interface"),
     })
 }
@@ -157,9 +158,9 @@ fn save_userdata(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) -> Res
     // Decoded now, while the network is up, to fetch its includes.
     let timeouts = ctx.timeouts;
     Ok(match session.decode_saved(ctx, var, &timeouts) {
-        Ok(Some(userdata)) => msg!("{note} ({len} bytes, {} parts){facts}", userdata.parts.len()),
-        Ok(None) => msg!("{note} ({len} bytes){facts}"),
-        Err(e) => msg!("{note} ({len} bytes); it does not decode: {e}{facts}"),
+        Ok(Some(userdata)) => msg!("{note} ({len} bytes, {} parts){facts}", Decimal(userdata.parts.len() as u64), len = Decimal(len as u64), note = Plain(note), facts = Plain(facts)),
+        Ok(None) => msg!("{note} ({len} bytes){facts}", len = Decimal(len as u64), note = Plain(note), facts = Plain(facts)),
+        Err(e) => msg!("{note} ({len} bytes); it does not decode: {e}{facts}", len = Decimal(len as u64), note = Plain(note), facts = Plain(facts)),
     })
 }
 

@@ -5,6 +5,7 @@ use wisp_core::cloud_choice;
 use wisp_core::config::Cloud;
 use wisp_core::detect::Dmi;
 use wisp_core::state_files::AUTODETECT;
+use wisp_core::text::Plain;
 
 use crate::context::Context;
 use crate::features;
@@ -31,7 +32,7 @@ pub fn resolve(ctx: &Context<'_>) -> Result<Cloud, Line> {
 pub fn resolve_read_only(ctx: &Context<'_>) -> Result<(Cloud, bool), Line> {
     let (cloud, remembered) = configured_or_remembered(ctx)?;
     if let Some(feature) = features::cloud_feature(cloud).filter(|_| !features::has_cloud(cloud)) {
-        return Err(msg!("CLOUD={}: wisp was built without {feature}", cloud.name()));
+        return Err(msg!("CLOUD={}: wisp was built without {feature}", Plain(cloud.name()), feature = Plain(feature)));
     }
     Ok((cloud, remembered))
 }

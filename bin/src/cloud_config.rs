@@ -3,6 +3,7 @@
 
 use wisp_core::cloud_config::{self, CloudConfig, Encoding, WriteFile};
 use wisp_core::phase::Action;
+use wisp_core::text::Decimal;
 use wisp_core::userdata::Kind;
 use wisp_core::yaml::{Arena, Node};
 use wisp_core::write_files::{self, Owner};
@@ -40,12 +41,12 @@ pub fn parse(userdata: &crate::userdata::UserData) -> Result<CloudConfig<'static
     let arena = slot.insert(Arena::new(nodes, text));
     let mut roots: heapless::Vec<_, { cloud_config::DOCUMENTS_LIMIT }> = heapless::Vec::new();
     for (index, part) in userdata.of_kind(Kind::CloudConfig) {
-        let root = arena.parse(part.bytes).map_err(|e| msg!("user-data part {}: YAML {e}", index + 1))?;
-        roots.push((index, root)).map_err(|_| msg!("more than {} cloud-config parts", cloud_config::DOCUMENTS_LIMIT))?;
+        let root = arena.parse(part.bytes).map_err(|e| msg!("user-data part {}: YAML {e}", Decimal((index + 1) as u64)))?;
+        roots.push((index, root)).map_err(|_| msg!("more than {} cloud-config parts", Decimal(cloud_config::DOCUMENTS_LIMIT as u64)))?;
     }
     let arena: &'static Arena<'static> = arena;
     for (index, root) in roots {
-        config.add(arena.value(root)).map_err(|e| msg!("user-data part {}: {e}", index + 1))?;
+        config.add(arena.value(root)).map_err(|e| msg!("user-data part {}: {e}", Decimal((index + 1) as u64)))?;
     }
     Ok(config)
 }
@@ -62,7 +63,7 @@ pub fn warn_unapplied(config: &CloudConfig<'static>, keys: bool, warn: &dyn Fn(c
         };
         let separator = if section.is_empty() { "" } else { ": " };
         let (user, user_separator) = user.map_or(("", ""), |user| (user, ": "));
-        warn(format_args!("cloud-config line {}: {section}{separator}{}{user_separator}{}: {end}", at.line(), Shown(user.as_bytes()), Shown(what.as_bytes())))
+        warn(format_args!("cloud-config line {}: {section}{separator}{}{user_separator}{}: {end}", Decimal(at.line().into()), Shown(user.as_bytes()), Shown(what.as_bytes())))
     });
     if !keys {
         return;
@@ -75,7 +76,7 @@ pub fn warn_unapplied(config: &CloudConfig<'static>, keys: bool, warn: &dyn Fn(c
     let Some(list) = config.value("ssh_authorized_keys") else { return };
     for item in list.items() {
         if let Err(e) = wisp_core::authorized_keys::PublicKey::parse(item.as_str().unwrap_or("").as_bytes()) {
-            warn(format_args!("cloud-config line {}: ssh_authorized_keys: {e}: left out", item.line()));
+            warn(format_args!("cloud-config line {}: ssh_authorized_keys: {e}: left out", Decimal(item.line().into())));
         }
     }
 }
@@ -130,7 +131,7 @@ fn run_commands(ctx: &Context<'_>, config: &CloudConfig<'static>, key: &'static 
         markers.mark_done(ctx, key, None)?;
     }
     scripts::finish(ctx, status, key)?;
-    Ok(msg!("{} commands ran", commands.len()))
+    Ok(msg!("{} commands ran", Decimal(commands.len() as u64)))
 }
 
 /// `write_files`: the entries whose `defer` is `deferred`, each written atomically with its
@@ -165,7 +166,7 @@ fn write_entries(ctx: &Context<'_>, files: wisp_core::yaml::Value<'static>, defe
     }
     match failed {
         Some(e) => Err(e),
-        None => Ok(msg!("{written} files written")),
+        None => Ok(msg!("{written} files written", written = Decimal(written as u64))),
     }
 }
 
@@ -194,7 +195,7 @@ fn write_file(ctx: &Context<'_>, file: &WriteFile<'_>) -> Result<(), Line> {
         false => 0,
         true => match dir.read(name, buffer) {
             Ok(len) => len.unwrap_or(0),
-            Err(ReadError::TooLarge { limit }) => return Err(msg!("larger than {limit} bytes")),
+            Err(ReadError::TooLarge { limit }) => return Err(msg!("larger than {limit} bytes", limit = Decimal(limit as u64))),
             Err(ReadError::Io(e)) => return Err(msg!("{}", Os(e))),
         },
     };
@@ -213,7 +214,7 @@ fn decode_content(file: &WriteFile<'_>, out: &mut [u8]) -> Result<usize, Line> {
     match file.encoding {
         Encoding::Text => {
             let limit = out.len();
-            out.get_mut(..content.len()).ok_or_else(|| msg!("content larger than {limit} bytes"))?.copy_from_slice(content);
+            out.get_mut(..content.len()).ok_or_else(|| msg!("content larger than {limit} bytes", limit = Decimal(limit as u64)))?.copy_from_slice(content);
             Ok(content.len())
         }
         Encoding::Base64 => base64::decode(content, out).map_err(crate::output::line),

@@ -6,6 +6,7 @@ use wisp_core::cloud_init_status::{self as documents, Status};
 use wisp_core::config::Cloud;
 use wisp_core::out::Out;
 use wisp_core::phase::{Failed, Phase};
+use wisp_core::text::Decimal;
 use wisp_os_linux::fs::Dir;
 use wisp_os_linux::time::realtime_ms;
 
@@ -50,7 +51,7 @@ pub fn wait_for_result(ctx: &Context<'_>, timeout_s: Option<u32>) -> Result<bool
         }
         if let Some(limit) = timeout_s {
             if wisp_os_linux::time::monotonic_ms() - started >= u64::from(limit) * 1000 {
-                return Err(msg!("status --wait: no {} after {limit} s (--timeout)", crate::output::Shown(RESULT_PATH)));
+                return Err(msg!("status --wait: no {} after {limit} s (--timeout)", crate::output::Shown(RESULT_PATH), limit = Decimal(limit.into())));
             }
         }
         wisp_os_linux::time::sleep_ms(250);
@@ -97,6 +98,6 @@ fn write(dir: &Dir, name: &str, status: &Status<'_>, result: bool) -> Result<(),
     let mut buf = [0u8; DOCUMENT_LIMIT];
     let mut out = Out::new(&mut buf);
     let rendered = if result { status.write_result(&mut out) } else { status.write(&mut out) };
-    rendered.map_err(|e| msg!("{name} longer than {} bytes", e.limit))?;
+    rendered.map_err(|e| msg!("{name} longer than {} bytes", Decimal(e.limit as u64)))?;
     dir.write_volatile(name.as_bytes(), out.written(), 0o644).map_err(|e| msg!("cannot write {name}: {}", Os(e)))
 }

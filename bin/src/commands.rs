@@ -1,6 +1,7 @@
 //! The commands that are not phases: `imds`, `status`, `mark`.
 
 use wisp_core::provider::Item;
+use wisp_core::text::Plain;
 
 use crate::cloud_init_status;
 use crate::context::Context;
@@ -131,8 +132,8 @@ pub fn status(ctx: &Context<'_>, wait: bool, timeout_s: Option<u32>) -> i32 {
     let mut buf = [0u8; instance_id::INSTANCE_ID_LIMIT];
     let word = if complete { "complete" } else { "incomplete" };
     match var.as_ref().and_then(|var| instance_id::saved(var, &mut buf)) {
-        Some(id) => output::print(format_args!("{word} {}", Shown(id))),
-        None => output::print(format_args!("{word}")),
+        Some(id) => output::print(format_args!("{word} {}", Shown(id), word = Plain(word))),
+        None => output::print(format_args!("{word}", word = Plain(word))),
     }
     if failed || !(wait || complete) { EXIT_FAILED } else { 0 }
 }

@@ -4,6 +4,7 @@
 use wisp_core::cli::Invocation;
 use wisp_core::config::{self, Cloud, Config};
 use wisp_core::retry::Timeouts;
+use wisp_core::text::Decimal;
 use wisp_os_linux::cpath::CPath;
 use wisp_os_linux::fs::{self, Dir, ReadError, Resolve};
 use wisp_os_linux::process::StartInfo;
@@ -159,7 +160,7 @@ impl<'a> Context<'a> {
         match read {
             Ok(len) => Ok(Some(&buf[..len])),
             Err(ReadError::Io(e)) => Err(self.path_error(absolute, e)),
-            Err(ReadError::TooLarge { limit }) => Err(msg!("{}{}: larger than {limit} bytes", Shown(self.root), Shown(absolute))),
+            Err(ReadError::TooLarge { limit }) => Err(msg!("{}{}: larger than {limit} bytes", Shown(self.root), Shown(absolute), limit = Decimal(limit as u64))),
         }
     }
 
@@ -224,6 +225,6 @@ impl<'a> Context<'a> {
 fn read_error(path: &[u8], e: ReadError) -> Line {
     match e {
         ReadError::Io(e) => crate::output::path_error(path, e),
-        ReadError::TooLarge { limit } => msg!("{}: larger than {limit} bytes", Shown(path)),
+        ReadError::TooLarge { limit } => msg!("{}: larger than {limit} bytes", Shown(path), limit = Decimal(limit as u64)),
     }
 }

@@ -4,6 +4,7 @@
 
 use wisp_core::config::Cloud;
 use wisp_core::phase::{Action, Feature};
+use wisp_core::text::Plain;
 
 use crate::output::Line;
 
@@ -119,5 +120,5 @@ pub const fn missing_for(action: Action) -> Option<&'static str> {
 /// `WHAT: wisp was built without FEATURE`.
 #[inline(never)]
 pub fn missing(what: &str, feature: &str) -> Line {
-    msg!("{what}: wisp was built without {feature}")
+    msg!("{what}: wisp was built without {feature}", what = Plain(what), feature = Plain(feature))
 }

@@ -8,6 +8,7 @@ use wisp_core::cli::GrowTarget;
 use wisp_core::host::explain::Worded;
 use wisp_core::partition::device::{self, FindError, Found};
 use wisp_core::partition::{filesystem, grow};
+use wisp_core::text::{Decimal, Plain};
 use wisp_os_linux::block;
 use wisp_os_linux::cpath::CPath;
 use wisp_os_linux::fs;
@@ -64,7 +65,7 @@ fn grow_mount(ctx: &Context<'_>, path: &[u8]) -> Result<Line, Line> {
             let current = device_bytes(ctx, name)?;
             let told = grow::tell_kernel(&mut disk, &grown, current).map_err(|e| {
                 let e = Os(Errno::from_raw_os_error(e.errno));
-                msg!("the table says {} MiB, but the kernel refused that size for {} (BLKPG): {e}", length >> 20, Shown(name))
+                msg!("the table says {} MiB, but the kernel refused that size for {} (BLKPG): {e}", Decimal(length >> 20), Shown(name))
             })?;
             let _ = core::fmt::Write::write_str(&mut note, told.note());
         }
@@ -101,7 +102,7 @@ fn device_bytes(ctx: &Context<'_>, name: &[u8]) -> Result<u64, Line> {
 /// `NAME: what: reason` for a failed query of a device.
 #[inline(never)]
 fn device_error(name: &[u8], what: &str, e: Errno) -> Line {
-    msg!("{}: {what}: {}", Shown(name), Os(e))
+    msg!("{}: {what}: {}", Shown(name), Os(e), what = Plain(what))
 }
 
 fn open_device(ctx: &Context<'_>, name: &[u8]) -> Result<wisp_os_linux::OwnedFd, Line> {

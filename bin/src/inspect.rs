@@ -9,6 +9,7 @@ use wisp_os_linux::cpath::CPath;
 use wisp_os_linux::fs::{self, ReadError};
 
 use wisp_core::state_files::USER_DATA;
+use wisp_core::text::Decimal;
 use crate::context::Context;
 use crate::output::{self, Line, Shown};
 use crate::userdata::{self, Includes};
@@ -35,7 +36,7 @@ fn show_document(ctx: &Context<'_>, file: Option<&[u8]>) -> Result<(), Line> {
     let _ = out.write_str("{\"parts\":[");
     for (index, part) in decoded.iter().flat_map(|d| d.parts.iter()).enumerate() {
         let comma = if index > 0 { "," } else { "" };
-        let _ = write!(out, "{comma}{{\"kind\":\"{}\",\"type\":\"{}\",\"bytes\":{}}}", part.kind.name(), part.media_type, part.bytes.len());
+        let _ = write!(out, "{comma}{{\"kind\":\"{}\",\"type\":\"{}\",\"bytes\":{}}}", part.kind.name(), part.media_type, Decimal(part.bytes.len() as u64));
     }
     let _ = out.write_str("],\"cloud_config\":");
     let _ = config.write_json(&mut out);
@@ -58,7 +59,7 @@ fn read(ctx: &Context<'_>, file: Option<&[u8]>, buf: &mut [u8]) -> Result<usize,
     match fs::read_file(path.as_cstr(), buf) {
         Ok(Some(len)) => Ok(len),
         Ok(None) => Err(msg!("{}: no such file", Shown(file))),
-        Err(ReadError::TooLarge { limit }) => Err(msg!("{}: larger than {limit} bytes", Shown(file))),
+        Err(ReadError::TooLarge { limit }) => Err(msg!("{}: larger than {limit} bytes", Shown(file), limit = Decimal(limit as u64))),
         Err(ReadError::Io(e)) => Err(crate::output::path_error(file, e)),
     }
 }

@@ -17,7 +17,7 @@ pub fn saved<'b>(var: &Dir, buf: &'b mut [u8; INSTANCE_ID_LIMIT]) -> Option<&'b 
 pub fn save(var: &Dir, id: &[u8]) -> Result<(), Line> {
     match instance::save_id(&mut OpenDir { dir: var }, id) {
         Ok(()) => Ok(()),
-        Err(SaveError::TooLong) => Err(msg!("instance-id longer than {INSTANCE_ID_LIMIT} bytes")),
+        Err(SaveError::TooLong) => Err(msg!("instance-id longer than {limit} bytes", limit = wisp_core::text::Decimal(INSTANCE_ID_LIMIT as u64))),
         Err(SaveError::Host(e)) => Err(crate::output::os_error("cannot save the instance-id", crate::host::errno(e))),
     }
 }

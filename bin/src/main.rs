@@ -68,6 +68,7 @@ mod users;
 
 use wisp_core::cli::{self, Command};
 use wisp_core::phase::Phase;
+use wisp_core::text::{Decimal, Plain};
 use wisp_os_linux::process::StartInfo;
 
 use crate::context::Context;
@@ -88,7 +89,7 @@ fn main(start: &StartInfo) -> i32 {
     let mut args: heapless::Vec<&[u8], ARGS_LIMIT> = heapless::Vec::new();
     for arg in start.args().skip(1) {
         if args.push(arg).is_err() {
-            output::error(format_args!("more than {ARGS_LIMIT} arguments"));
+            output::error(format_args!("more than {limit} arguments", limit = Decimal(ARGS_LIMIT as u64)));
             return EXIT_USAGE;
         }
     }
@@ -106,7 +107,7 @@ fn main(start: &StartInfo) -> i32 {
             return 0;
         }
         Command::Version => {
-            output::print(format_args!("wisp {} ({})", env!("CARGO_PKG_VERSION"), features::BUILT));
+            output::print(format_args!("wisp {} ({})", Plain(env!("CARGO_PKG_VERSION")), Plain(features::BUILT)));
             return 0;
         }
         _ => {}

@@ -45,7 +45,7 @@ impl Markers {
     pub fn mark_done(&self, ctx: &Context<'_>, work: &str, item: Option<&str>) -> Result<(), Line> {
         markers::mark_done(&mut OpenDir { dir: &self.dir }, work, item, &self.id).map_err(|e| match e {
             MarkError::BadName(e) => crate::output::line(e),
-            MarkError::Host { name, error } => msg!("sem/{name}: {}", Os(crate::host::errno(error))),
+            MarkError::Host { name, error } => msg!("sem/{name}: {}", Os(crate::host::errno(error)), name = wisp_core::text::Plain(&name)),
         })?;
         PENDING.store(true, Ordering::Relaxed);
         crash_point(ctx);

@@ -1,6 +1,7 @@
 //! Room for what a run reads (user-data, what decoding it makes, cloud-config's tables),
 //! mapped when an action needs it and sized to its input, within the named limits.
 
+use wisp_core::text::{Decimal, Plain};
 use wisp_os_linux::memory::{self, Mapping};
 
 use crate::output::{Line, Os};
@@ -22,5 +23,5 @@ pub fn reserve_filled<T: Copy>(len: usize, fill: T, what: &str) -> Result<&'stat
 
 #[inline(never)]
 fn refused(len: usize, what: &str, e: wisp_os_linux::Errno) -> Line {
-    msg!("cannot reserve {len} bytes for {what}: {}", Os(e))
+    msg!("cannot reserve {len} bytes for {what}: {}", Os(e), len = Decimal(len as u64), what = Plain(what))
 }

@@ -5,6 +5,7 @@ use core::cell::{Cell, UnsafeCell};
 use core::fmt::{self, Write};
 use core::num::NonZeroU32;
 
+use wisp_core::text::{Decimal, Plain};
 use wisp_os_linux::fs::Dir;
 use wisp_os_linux::stdio::{stderr, stdout, write_all};
 use wisp_os_linux::{AsFd, Errno, OwnedFd};
@@ -151,7 +152,7 @@ pub fn line(e: impl fmt::Display) -> Line {
 /// `what: reason` for a failed system call.
 #[inline(never)]
 pub fn os_error(what: &str, e: Errno) -> Line {
-    Line::format(format_args!("{what}: {}", Os(e)))
+    Line::format(format_args!("{what}: {}", Os(e), what = Plain(what)))
 }
 
 /// `path: reason` for a failed system call on a path from outside, shown safely.
@@ -169,7 +170,7 @@ pub struct Os(pub Errno);
 impl fmt::Display for Os {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match wisp_os_linux::process::errno_name(self.0) {
-            "system error" => write!(f, "errno {}", self.0.raw_os_error().unsigned_abs()),
+            "system error" => write!(f, "errno {}", Decimal(self.0.raw_os_error().unsigned_abs() as u64)),
             name => f.write_str(name),
         }
     }

@@ -8,6 +8,7 @@ use wisp_core::config::Cloud;
 use wisp_core::instance::{self, Course, Current, Progress, Saved, INSTANCE_ID_LIMIT};
 use wisp_core::phase::{Action, Phase, Plan};
 use wisp_core::provider::Item;
+use wisp_core::text::{Decimal, Plain};
 use wisp_os_linux::fs::Dir;
 use wisp_os_linux::time::monotonic_ms;
 
@@ -31,7 +32,7 @@ pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
     ctx.open_log();
     for file in DISABLED_FILES {
         if ctx.path(file.as_bytes()).map(|p| exists(&p)).unwrap_or(false) {
-            ctx.log.line(format_args!("disabled by {file}: nothing to do"));
+            ctx.log.line(format_args!("disabled by {file}: nothing to do", file = Plain(file)));
             // Each phase is done at once, so `cloud-init status --wait` has nothing to wait for.
             for &phase in phases {
                 cloud_init_status::stage_started(ctx, phase, None);
@@ -68,11 +69,11 @@ pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
     #[cfg(any(feature = "nocloud", feature = "configdrive"))]
     if matches!(cloud, Cloud::Nocloud | Cloud::Configdrive) && phases.iter().any(|&p| p != Phase::Boot) {
         match crate::seed::load(ctx, cloud, metadata, Some(&var)) {
-            Ok(source) => ctx.log.line(format_args!("{}: seed {source}", cloud.name())),
+            Ok(source) => ctx.log.line(format_args!("{}: seed {source}", Plain(cloud.name()))),
             // Seed disks are often detached after the first boot: a completed bootstrap
             // then goes on as with an unreachable metadata service.
-            Err(e) if state::is_complete(&var).unwrap_or(false) => ctx.log.line(format_args!("{}: {e}", cloud.name())),
-            Err(e) => return failure(ctx, phases, msg!("{}: {e}", cloud.name())),
+            Err(e) if state::is_complete(&var).unwrap_or(false) => ctx.log.line(format_args!("{}: {e}", Plain(cloud.name()))),
+            Err(e) => return failure(ctx, phases, msg!("{}: {e}", Plain(cloud.name()))),
         }
     }
     #[cfg(feature = "azure")]
@@ -196,8 +197,8 @@ fn run_phase(
             let every_boot = instance::every_boot(plan);
             let what = if every_boot.is_empty() { "nothing to do" } else { "per-boot work only" };
             match phase {
-                Phase::Boot => ctx.log.line(format_args!("boot: bootstrap complete: {what}")),
-                _ => ctx.log.line(format_args!("{}: bootstrap complete for {}: {what}", phase.name(), Shown(&id))),
+                Phase::Boot => ctx.log.line(format_args!("boot: bootstrap complete: {what}", what = Plain(what))),
+                _ => ctx.log.line(format_args!("{}: bootstrap complete for {}: {what}", Plain(phase.name()), Shown(&id), what = Plain(what))),
             }
             if every_boot.is_empty() {
                 return Ok(None);
@@ -206,7 +207,7 @@ fn run_phase(
             return Ok(run_actions(ctx, session, var, phase, &every_boot, started));
         }
         Course::AssumeSame => {
-            ctx.log.line(format_args!("{}: cannot check the instance-id ({unknown}): assuming the same instance", phase.name()));
+            ctx.log.line(format_args!("{}: cannot check the instance-id ({unknown}): assuming the same instance", Plain(phase.name())));
             return Ok(None);
         }
         Course::Stop => return Err(logged(ctx, phase, msg!("failed: {unknown}"))),
@@ -216,7 +217,7 @@ fn run_phase(
             }
         }
         Course::NewInstance { was, boot_actions_first } => {
-            ctx.log.line(format_args!("{}: new instance {} (was {}): bootstrapping again", phase.name(), Shown(&id), Shown(was.unwrap_or(b"unknown"))));
+            ctx.log.line(format_args!("{}: new instance {} (was {}): bootstrapping again", Plain(phase.name()), Shown(&id), Shown(was.unwrap_or(b"unknown"))));
             state::set_complete(ctx, var, false).map_err(|e| logged(ctx, phase, e))?;
             instance_id::save(var, &id).map_err(|e| logged(ctx, phase, e))?;
             if boot_actions_first {
@@ -280,7 +281,7 @@ fn plan(ctx: &Context<'_>, phase: Phase) -> Result<Plan, Line> {
     let init = ctx.config.init_actions[phase as usize].as_deref();
     let mut plan = phase.plan(init, &ctx.config.skip_actions).map_err(|e| msg!("{file}: {e}"))?;
     if let (Some(_), Some(&action)) = (init, plan.iter().find(|&&action| missing_for(action).is_some())) {
-        let what = msg!("{file}: {}: {}", phase.init_actions_variable(), action.name());
+        let what = msg!("{file}: {}: {}", Plain(phase.init_actions_variable()), Plain(action.name()));
         return Err(crate::features::missing(what.text(), missing_for(action).unwrap_or("it")));
     }
     plan.retain(|&action| missing_for(action).is_none());
@@ -289,7 +290,7 @@ fn plan(ctx: &Context<'_>, phase: Phase) -> Result<Plan, Line> {
 
 /// Logs a phase's failure and returns it as the reason the run failed.
 fn logged(ctx: &mut Context<'_>, phase: Phase, e: Line) -> Line {
-    let reason = msg!("{}: {e}", phase.name());
+    let reason = msg!("{}: {e}", Plain(phase.name()));
     ctx.log.line(format_args!("{reason}"));
     reason
 }
@@ -334,27 +335,27 @@ fn run_actions(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, phas
         crate::markers::crash_point(ctx);
         let action_started = monotonic_ms();
         if let Err(reason) = session.progress.may_run(action) {
-            ctx.log.line(format_args!("{}/{}: {reason}", phase.name(), action.name()));
+            ctx.log.line(format_args!("{}/{}: {reason}", Plain(phase.name()), Plain(action.name())));
             continue;
         }
         let result = run_action(ctx, session, var, action);
         let ms = monotonic_ms() - action_started;
         let name = action.name();
         match result {
-            Ok(note) => ctx.log.line(format_args!("{}/{name}: ok: {} ({ms} ms)", phase.name(), note)),
+            Ok(note) => ctx.log.line(format_args!("{}/{name}: ok: {} ({ms} ms)", Plain(phase.name()), note, ms = Decimal(ms as u64), name = Plain(name))),
             Err(e) => {
                 session.progress.failed(action);
                 failures += 1;
-                ctx.log.line(format_args!("{}/{name}: failed: {} ({ms} ms)", phase.name(), e));
+                ctx.log.line(format_args!("{}/{name}: failed: {} ({ms} ms)", Plain(phase.name()), e, ms = Decimal(ms as u64), name = Plain(name)));
                 let line = errors.get_or_insert_with(Line::new);
                 let separator = if line.text().is_empty() { "" } else { "\n" };
-                let _ = core::fmt::Write::write_fmt(line, format_args!("{separator}{}/{name}: {e}", phase.name()));
+                let _ = core::fmt::Write::write_fmt(line, format_args!("{separator}{}/{name}: {e}", Plain(phase.name()), separator = Plain(separator), name = Plain(name)));
             }
         }
     }
     let ms = monotonic_ms() - started;
     let requests = session.imds.requests;
-    ctx.log.line(format_args!("{}: done, {failures} failed ({ms} ms, {requests} metadata requests so far)", phase.name()));
+    ctx.log.line(format_args!("{}: done, {failures} failed ({ms} ms, {requests} metadata requests so far)", Plain(phase.name()), failures = Decimal(failures as u64), ms = Decimal(ms as u64), requests = Decimal(requests as u64)));
     errors
 }
 

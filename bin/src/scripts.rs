@@ -7,6 +7,7 @@ use core::ffi::CStr;
 
 use wisp_core::script;
 use wisp_core::script_directories::{self, Frequency, DIRECTORY_LIMIT};
+use wisp_core::text::{Decimal, Plain};
 use wisp_core::userdata::{self, Handling, Kind, ScriptName};
 use wisp_os_linux::cpath::CPath;
 use wisp_os_linux::fs::{self, Dir};
@@ -52,7 +53,7 @@ pub fn run_userdata<'u>(
         if let Some(userdata) = userdata {
             for (index, part) in userdata.of_kind(frequency.part_kind()) {
                 let name = part_name(part, index);
-                dir.write_volatile(name.as_bytes(), part.bytes, 0o700).map_err(|e| msg!("cannot save {name}: {}", Os(e)))?;
+                dir.write_volatile(name.as_bytes(), part.bytes, 0o700).map_err(|e| msg!("cannot save {name}: {}", Os(e), name = Plain(&name)))?;
             }
         }
         let ran_before = || match frequency {
@@ -78,7 +79,7 @@ pub fn run_userdata<'u>(
     let Some(userdata) = userdata else {
         record_exit(ctx, ExitStatus::Exited(0))?;
         let what = if later_boot { "per-boot" } else { "user-data is empty or absent; image" };
-        return Ok(msg!("{what} scripts: {ran} ran"));
+        return Ok(msg!("{what} scripts: {ran} ran", ran = Decimal(ran as u64), what = Plain(what)));
     };
     let markers = Markers::open(var)?;
     let (mut skipped, mut done) = (0, 0);
@@ -101,7 +102,7 @@ pub fn run_userdata<'u>(
                 let path = if part.whole {
                     script_path(ctx, &[wisp_core::state_files::USER_DATA])?
                 } else {
-                    scripts.write_volatile(name.as_bytes(), part.bytes, 0o700).map_err(|e| msg!("cannot save {name}: {}", Os(e)))?;
+                    scripts.write_volatile(name.as_bytes(), part.bytes, 0o700).map_err(|e| msg!("cannot save {name}: {}", Os(e), name = Plain(&name)))?;
                     script_path(ctx, &[SCRIPTS_DIR, b"/", name.as_bytes()])?
                 };
                 #[cfg(not(feature = "userdata"))]
@@ -114,14 +115,14 @@ pub fn run_userdata<'u>(
             // An include is followed as the user-data is decoded: one here was not.
             Handling::Unsupported | Handling::Include => {
                 skipped += 1;
-                crate::output::error(format_args!("user-data part {} ({}): {}: not supported, not run", index + 1, part.media_type, part.kind.name()));
+                crate::output::error(format_args!("user-data part {} ({}): {}: not supported, not run", Decimal((index + 1) as u64), Plain(&part.media_type), Plain(part.kind.name())));
             }
             // Handled by other actions.
             Handling::ScriptDirectory | Handling::CloudConfig | Handling::Boothook => {}
         }
     }
     record_exit(ctx, ExitStatus::Exited(0))?;
-    Ok(msg!("{ran} scripts ran, {done} had run already, {skipped} parts not supported"))
+    Ok(msg!("{ran} scripts ran, {done} had run already, {skipped} parts not supported", ran = Decimal(ran as u64), done = Decimal(done as u64), skipped = Decimal(skipped as u64)))
 }
 
 /// `userdata_boothooks`: cloud-init's boothooks, every boot, before anything else of
@@ -144,14 +145,14 @@ pub fn run_boothooks(ctx: &Context<'_>, var: &Dir, userdata: Result<Option<&User
         let text = part.bytes.trim_ascii_start();
         let body = text.iter().position(|&b| b == b'\n').map_or(&b""[..], |end| &text[end + 1..]);
         let name = part_name(part, index);
-        dir.write_volatile(name.as_bytes(), body, 0o700).map_err(|e| msg!("cannot save boothook {name}: {}", Os(e)))?;
+        dir.write_volatile(name.as_bytes(), body, 0o700).map_err(|e| msg!("cannot save boothook {name}: {}", Os(e), name = Plain(&name)))?;
         let path = script_path(ctx, &[BOOTHOOKS_DIR, b"/", name.as_bytes()])?;
         let env = Some(instance_env.as_cstr());
         let status = if body.starts_with(b"#!") { run_script(ctx, body, &path, env, output.as_fd())? } else { run_shell(ctx, &path, env, output.as_fd())? };
         finish(ctx, status, &name)?;
         ran += 1;
     }
-    Ok(msg!("{ran} boothooks ran"))
+    Ok(msg!("{ran} boothooks ran", ran = Decimal(ran as u64)))
 }
 
 /// `INSTANCE_ID=<saved instance-id>`, which cloud-init gives boothooks and `bootcmd`.
@@ -173,12 +174,12 @@ fn run_directory(ctx: &Context<'_>, directory: &[u8], dir: &Dir, output: Borrowe
         let kept = core::str::from_utf8(name).ok().and_then(|n| heapless::String::try_from(n).ok());
         refused = match kept.map(|name| names.push(name)) {
             Some(Ok(())) => None,
-            Some(Err(_)) => Some(msg!("scripts/{}: more than {DIRECTORY_LIMIT} entries", Shown(directory))),
+            Some(Err(_)) => Some(msg!("scripts/{}: more than {limit} entries", Shown(directory), limit = Decimal(DIRECTORY_LIMIT as u64))),
             None => Some(msg!(
                 "scripts/{}/{}: a name longer than {} bytes, or not UTF-8",
                 Shown(directory),
                 Shown(name),
-                wisp_core::userdata::SCRIPT_NAME_LIMIT
+                Decimal(wisp_core::userdata::SCRIPT_NAME_LIMIT as u64)
             )),
         };
     })
@@ -200,12 +201,12 @@ fn run_directory(ctx: &Context<'_>, directory: &[u8], dir: &Dir, output: Borrowe
         }
         let path = script_path(ctx, &[SCRIPTS_DIR, b"/", directory, b"/", name.as_bytes()])?;
         let status = execute(ctx, path.as_cstr(), &[path.as_cstr()], None, output)
-            .map_err(|e| msg!("cannot run scripts/{}/{name}: {e}", Shown(directory)))?;
+            .map_err(|e| msg!("cannot run scripts/{}/{name}: {e}", Shown(directory), name = Plain(&name)))?;
         if let Some(markers) = markers {
             markers.mark_done(ctx, "per-instance", Some(name))?;
         }
         let mut label = heapless::String::<160>::new();
-        let _ = core::fmt::write(&mut label, format_args!("scripts/{}/{name}", Shown(directory)));
+        let _ = core::fmt::write(&mut label, format_args!("scripts/{}/{name}", Shown(directory), name = Plain(name)));
         finish(ctx, status, &label)?;
         ran += 1;
     }
@@ -278,8 +279,8 @@ pub fn finish(ctx: &Context<'_>, status: ExitStatus, what: &str) -> Result<Line,
     record_exit(ctx, status)?;
     Err(match status {
         // Never negative: printed as u32, so the binary has one formatter less (i32's).
-        ExitStatus::Exited(code) => msg!("{what} exited with status {} (output in user-data.log)", code.unsigned_abs()),
-        ExitStatus::Signaled(signal) => msg!("{what} killed by signal {} (output in user-data.log)", signal.unsigned_abs()),
+        ExitStatus::Exited(code) => msg!("{what} exited with status {} (output in user-data.log)", Decimal(code.unsigned_abs().into()), what = Plain(what)),
+        ExitStatus::Signaled(signal) => msg!("{what} killed by signal {} (output in user-data.log)", Decimal(signal.unsigned_abs().into()), what = Plain(what)),
     })
 }
 
@@ -290,7 +291,7 @@ fn record_exit(ctx: &Context<'_>, status: ExitStatus) -> Result<(), Line> {
         ExitStatus::Signaled(signal) => 128 + signal,
     };
     let mut exit_line = heapless::String::<16>::new();
-    let _ = core::fmt::write(&mut exit_line, format_args!("{}\n", code.unsigned_abs()));
+    let _ = core::fmt::write(&mut exit_line, format_args!("{}\n", Decimal(code.unsigned_abs().into())));
     let logs = ctx.logs_dir()?;
     if logs.has_contents(USER_DATA_EXIT, exit_line.as_bytes()).unwrap_or(false) {
         return Ok(());

@@ -23,6 +23,7 @@ use wisp_core::seed::udf;
 #[cfg(feature = "vfat")]
 use wisp_core::seed::vfat;
 use wisp_core::seed::{Device, Filesystem, SeedError};
+use wisp_core::text::Decimal;
 use wisp_os_linux::block;
 #[cfg(feature = "nocloud")]
 use wisp_os_linux::cpath::CPath;
@@ -130,7 +131,7 @@ impl Source {
                 let shown = || CPath::from_parts(&[path.as_bytes(), relative.as_bytes()]).unwrap_or_default();
                 match read {
                     Ok(len) => Ok(len),
-                    Err(ReadError::TooLarge { limit }) => Err(msg!("{} is larger than {limit} bytes", Shown(shown().as_bytes()))),
+                    Err(ReadError::TooLarge { limit }) => Err(msg!("{} is larger than {limit} bytes", Shown(shown().as_bytes()), limit = Decimal(limit as u64))),
                     Err(ReadError::Io(e)) => Err(crate::output::path_error(shown().as_bytes(), e)),
                 }
             }

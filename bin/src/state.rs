@@ -2,6 +2,7 @@
 //! is done, and made durable with everything before it. The instance-id it belongs to
 //! is `instance_id`'s.
 
+use wisp_core::text::Plain;
 use wisp_os_linux::fs::Dir;
 
 use crate::context::Context;
@@ -27,7 +28,7 @@ const WRITTEN: [&[u8]; 2] = [b"/etc", b"/home"];
 /// took their names, and this makes the names durable, and the files each run rewrites.
 pub fn set_complete(ctx: &Context<'_>, var: &Dir, complete: bool) -> Result<(), Line> {
     let verb = if complete { "set" } else { "clear" };
-    let fail = |e| msg!("cannot {verb} the completion marker: {}", Os(e));
+    let fail = |e| msg!("cannot {verb} the completion marker: {}", Os(e), verb = Plain(verb));
     if complete {
         let mut synced: heapless::Vec<u64, 4> = heapless::Vec::new();
         let mut sync_once = |dir: &Dir| -> Result<(), Line> {

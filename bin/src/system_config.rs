@@ -5,6 +5,7 @@ use core::ffi::CStr;
 
 use wisp_core::cloud_config::{self, CloudConfig, Condition, PowerMode};
 use wisp_core::packages::Package;
+use wisp_core::text::Decimal;
 use wisp_core::{fstab, mount_options};
 use wisp_os_linux::mount;
 use wisp_os_linux::system::PowerAction;
@@ -38,14 +39,14 @@ pub fn packages(ctx: &Context<'_>, config: &CloudConfig<'static>) -> Result<Opti
                 _ => core::iter::once(cloud_config::text("packages", item)).collect::<Result<_, _>>()?,
             };
             let Some(package) = Package::from_words(&words) else {
-                return Err(msg!("cloud-config line {}: packages: a package is a name or [name, version]", item.line()));
+                return Err(msg!("cloud-config line {}: packages: a package is a name or [name, version]", Decimal(item.line().into())));
             };
             match package.version {
                 None => name.push(package.name.as_bytes()),
                 Some(version) => name.push(package.name.as_bytes()).and_then(|()| name.push(b"=")).and_then(|()| name.push(version.as_bytes())),
             }
             .map_err(|e| msg!("packages: {e}"))?;
-            names.push(name).map_err(|_| msg!("packages: more than {} packages", ARGS_LIMIT - 2))?;
+            names.push(name).map_err(|_| msg!("packages: more than {} packages", Decimal((ARGS_LIMIT - 2) as u64)))?;
         }
     }
     if !update && !upgrade && names.is_empty() {
@@ -68,7 +69,7 @@ pub fn packages(ctx: &Context<'_>, config: &CloudConfig<'static>) -> Result<Opti
         }
         run(ctx, c"/sbin/apk", &args, "apk add")?;
     }
-    Ok(Some(msg!("{} packages{}{}", names.len(), if update { ", updated" } else { "" }, if upgrade { ", upgraded" } else { "" })))
+    Ok(Some(msg!("{} packages{}{}", Decimal(names.len() as u64), if update { ", updated" } else { "" }, if upgrade { ", upgraded" } else { "" })))
 }
 
 /// Runs a program of the image (a path inside the root) with its output in
@@ -85,7 +86,7 @@ fn run(ctx: &Context<'_>, program: &CStr, args: &[&CStr], what: &str) -> Result<
 pub fn timezone(ctx: &Context<'_>, config: &CloudConfig<'static>) -> Result<Line, Line> {
     let Some(value) = config.value("timezone") else { return Ok(msg!("no timezone")) };
     let zone = cloud_config::text("timezone", value)?;
-    wisp_core::timezone::check(zone.as_bytes()).map_err(|e| msg!("cloud-config line {}: timezone {}: {e}", value.line(), Shown(zone.as_bytes())))?;
+    wisp_core::timezone::check(zone.as_bytes()).map_err(|e| msg!("cloud-config line {}: timezone {}: {e}", Decimal(value.line().into()), Shown(zone.as_bytes())))?;
     let zoneinfo = CPath::from_parts(&[b"/usr/share/zoneinfo/", zone.as_bytes()]).map_err(|e| msg!("timezone: {e}"))?;
     if !matches!(wisp_os_linux::fs::metadata(ctx.path(zoneinfo.as_bytes())?.as_cstr()), Ok(Some(m)) if m.is_file()) {
         return Err(msg!("timezone {}: no {} in the image (install tzdata)", Shown(zone.as_bytes()), Shown(zoneinfo.as_bytes())));
@@ -136,16 +137,16 @@ pub fn power_state(ctx: &Context<'_>, config: &CloudConfig<'static>) -> Result<L
     if !matches!(wisp_os_linux::fs::metadata(path.as_cstr()), Ok(Some(_))) {
         // An image with no shutdown tool (no busybox): after the delay, the kernel is asked
         // directly, everything synced first; no service is stopped.
-        crate::output::error(format_args!("power_state: no {}: {what} with reboot(2) in {} seconds", Shown(program.to_bytes()), state.delay_seconds));
+        crate::output::error(format_args!("power_state: no {}: {what} with reboot(2) in {} seconds", Shown(program.to_bytes()), Decimal(state.delay_seconds.into())));
         wisp_os_linux::time::sleep_ms(state.delay_seconds.saturating_mul(1000).min(u64::from(u32::MAX)) as u32);
         let e = wisp_os_linux::system::reboot(action).err().unwrap_or(wisp_os_linux::Errno::INVAL);
         return Err(crate::output::os_error("reboot(2)", e));
     }
     let mut delay = heapless::String::<24>::new();
-    let _ = core::fmt::write(&mut delay, format_args!("{}", state.delay_seconds));
+    let _ = core::fmt::write(&mut delay, format_args!("{}", Decimal(state.delay_seconds.into())));
     let delay = CPath::from_parts(&[delay.as_bytes()]).map_err(crate::output::line)?;
     run(ctx, program, &[name, c"-d", delay.as_cstr()], what)?;
-    Ok(msg!("{what} in {} seconds", state.delay_seconds))
+    Ok(msg!("{what} in {} seconds", Decimal(state.delay_seconds.into())))
 }
 
 /// wisp's `mount_default_fields`: cloud-init's for systems without systemd, less
@@ -171,11 +172,11 @@ pub fn mounts(ctx: &Context<'_>, config: &CloudConfig<'static>) -> Result<Line, 
         // A device that does not exist is left out, as cloud-init leaves it out.
         if let Some(device) = entry.fields[0].filter(|d| d.starts_with(b"/dev/")) {
             if !matches!(ctx.path(device).map(|p| wisp_os_linux::fs::metadata(p.as_cstr())), Ok(Ok(Some(_)))) {
-                ctx.warn(format_args!("cloud-config line {}: mounts: {}: no such device: left out", item.line(), Shown(device)));
+                ctx.warn(format_args!("cloud-config line {}: mounts: {}: no such device: left out", Decimal(item.line().into()), Shown(device)));
                 continue;
             }
         }
-        entries.push(entry).map_err(|_| msg!("mounts: more than {MOUNTS_LIMIT} entries"))?;
+        entries.push(entry).map_err(|_| msg!("mounts: more than {limit} entries", limit = Decimal(MOUNTS_LIMIT as u64)))?;
     }
     let mut existing = [0u8; 16 * 1024];
     let existing = ctx.read(b"/etc/fstab", &mut existing)?.unwrap_or(b"");
@@ -183,7 +184,7 @@ pub fn mounts(ctx: &Context<'_>, config: &CloudConfig<'static>) -> Result<Line, 
     let mut skipped = [false; MOUNTS_LIMIT];
     let merged = fstab::merge(existing, &entries, &defaults, &mut new, |index, why| {
         skipped[index] = true;
-        crate::output::error(format_args!("mounts: entry {} left out: {why}", index + 1));
+        crate::output::error(format_args!("mounts: entry {} left out: {why}", Decimal((index + 1) as u64)));
     })
     .map_err(|e| msg!("/etc/fstab: {e}"))?;
     if let Some(len) = merged {
@@ -197,7 +198,7 @@ pub fn mounts(ctx: &Context<'_>, config: &CloudConfig<'static>) -> Result<Line, 
             continue;
         }
         let mut data = [0u8; 256];
-        let (parsed, data_len) = mount_options::parse(options, &mut data).map_err(|e| msg!("mounts {}: options longer than {} bytes", Shown(point), e.limit))?;
+        let (parsed, data_len) = mount_options::parse(options, &mut data).map_err(|e| msg!("mounts {}: options longer than {} bytes", Shown(point), Decimal(e.limit as u64)))?;
         if parsed.noauto {
             continue;
         }
@@ -208,14 +209,14 @@ pub fn mounts(ctx: &Context<'_>, config: &CloudConfig<'static>) -> Result<Line, 
             Err(e) => return Err(msg!("mounts {}: {e}", Shown(point))),
         }
     }
-    Ok(msg!("{} entries in /etc/fstab, {mounted} mounted", entries.len()))
+    Ok(msg!("{} entries in /etc/fstab, {mounted} mounted", Decimal(entries.len() as u64), mounted = Decimal(mounted as u64)))
 }
 
 /// A list of up to six fields, as `mounts` entries and `mount_default_fields` are.
 fn mount_fields(value: wisp_core::yaml::Value<'static>) -> Result<fstab::Fields<'static>, Line> {
     let mut fields: fstab::Fields<'static> = [None; 6];
     for (index, item) in cloud_config::items("mounts", value)?.enumerate() {
-        let slot = fields.get_mut(index).ok_or_else(|| msg!("cloud-config line {}: mounts: more than six fields", value.line()))?;
+        let slot = fields.get_mut(index).ok_or_else(|| msg!("cloud-config line {}: mounts: more than six fields", Decimal(value.line().into())))?;
         *slot = if item.is_null() { None } else { Some(cloud_config::text("mounts", item)?.as_bytes()) };
     }
     Ok(fields)

@@ -14,6 +14,7 @@ pub use decoder::DEFLATE_RATIO_LIMIT;
 
 use wisp_core::mime;
 use wisp_core::retry::Timeouts;
+use wisp_core::text::Decimal;
 use wisp_core::userdata::{Kind, ScriptName};
 use wisp_os_linux::fs::{Dir, ReadError};
 
@@ -66,7 +67,7 @@ pub fn load(ctx: &Context<'_>, var: &Dir, includes: Includes<'_>) -> Result<Opti
     };
     load_with(ctx, includes, size, |saved| match var.read(USER_DATA, saved) {
         Ok(len) => Ok(len),
-        Err(ReadError::TooLarge { limit }) => Err(msg!("saved user-data is larger than {limit} bytes")),
+        Err(ReadError::TooLarge { limit }) => Err(msg!("saved user-data is larger than {limit} bytes", limit = Decimal(limit as u64))),
         Err(ReadError::Io(e)) => Err(crate::output::os_error("cannot read user-data", e)),
     })
 }
@@ -97,7 +98,7 @@ pub fn var_child(ctx: &Context<'_>, name: &[u8]) -> Result<wisp_os_linux::cpath:
 fn check_built(kind: Kind, number: usize) -> Result<(), Line> {
     match kind {
         Kind::CloudConfig if !cfg!(feature = "cloud-config") => {
-            let what = msg!("user-data part {number} is cloud-config");
+            let what = msg!("user-data part {number} is cloud-config", number = Decimal(number as u64));
             Err(crate::features::missing(what.text(), "cloud-config"))
         }
         _ => Ok(()),

@@ -5,6 +5,7 @@
 use core::fmt;
 
 use crate::out::{Full, Out};
+use crate::text::{Decimal, Plain};
 
 /// The range adduser picks regular ids from.
 pub const FIRST_ID: u32 = 1000;
@@ -29,11 +30,11 @@ pub enum AccountsError {
 impl fmt::Display for AccountsError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
-            AccountsError::TooLarge { file, limit } => write!(f, "{file} would be larger than {limit} bytes"),
-            AccountsError::BadField { field } => write!(f, "the {field} holds ':' or a line break"),
-            AccountsError::NoFreeId => write!(f, "no free user and group id from {FIRST_ID} to {LAST_ID}"),
+            AccountsError::TooLarge { file, limit } => write!(f, "{file} would be larger than {limit} bytes", limit = Decimal(limit as u64), file = Plain(file)),
+            AccountsError::BadField { field } => write!(f, "the {field} holds ':' or a line break", field = Plain(field)),
+            AccountsError::NoFreeId => write!(f, "no free user and group id from {first} to {last}", first = Decimal(FIRST_ID as u64), last = Decimal(LAST_ID as u64)),
             AccountsError::MissingGroup => f.write_str("the group does not exist"),
-            AccountsError::MissingUser { file } => write!(f, "the user has no line in {file}"),
+            AccountsError::MissingUser { file } => write!(f, "the user has no line in {file}", file = Plain(file)),
             AccountsError::BadName { reason } => f.write_str(reason),
             AccountsError::Privileged { reason } => f.write_str(reason),
         }

@@ -4,6 +4,7 @@
 use core::fmt;
 
 use crate::out::{Full, Out};
+use crate::text::Decimal;
 
 /// Longest key line accepted (a 16384-bit RSA key is about 2.8 KiB).
 pub const LINE_LIMIT: usize = 16 * 1024;
@@ -44,13 +45,13 @@ impl fmt::Display for KeyError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
             KeyError::Empty => f.write_str("empty key line"),
-            KeyError::LineTooLong { limit } => write!(f, "key line longer than {limit} bytes"),
-            KeyError::ControlCharacter { position } => write!(f, "key line has a control character at position {position}"),
+            KeyError::LineTooLong { limit } => write!(f, "key line longer than {limit} bytes", limit = Decimal(limit as u64)),
+            KeyError::ControlCharacter { position } => write!(f, "key line has a control character at position {position}", position = Decimal(position as u64)),
             KeyError::UnknownType => f.write_str("key line does not start with a known key type (after its options)"),
-            KeyError::BadOptions { position } => write!(f, "key line options are not as sshd(8) reads them at position {position}"),
+            KeyError::BadOptions { position } => write!(f, "key line options are not as sshd(8) reads them at position {position}", position = Decimal(position as u64)),
             KeyError::MissingKey => f.write_str("key line has a type but no key"),
             KeyError::BadKeyData => f.write_str("key data is not a valid key of the named type"),
-            KeyError::FileTooLarge { limit } => write!(f, "authorized_keys would be larger than {limit} bytes"),
+            KeyError::FileTooLarge { limit } => write!(f, "authorized_keys would be larger than {limit} bytes", limit = Decimal(limit as u64)),
         }
     }
 }
@@ -202,7 +203,6 @@ pub fn merge(existing: &[u8], keys: &[PublicKey<'_>], out: &mut [u8]) -> Result<
     }
     Ok(added.then_some(writer.len()))
 }
-
 
 #[cfg(test)]
 mod tests {

@@ -4,6 +4,8 @@
 
 use core::fmt;
 
+use crate::text::Decimal;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Error {
     /// A byte outside the alphabet, at this offset of the input.
@@ -18,10 +20,10 @@ pub enum Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::InvalidByte { offset } => write!(f, "invalid base64 byte at offset {offset}"),
-            Error::BadPadding { offset } => write!(f, "misplaced base64 padding at offset {offset}"),
+            Error::InvalidByte { offset } => write!(f, "invalid base64 byte at offset {offset}", offset = Decimal(*offset as u64)),
+            Error::BadPadding { offset } => write!(f, "misplaced base64 padding at offset {offset}", offset = Decimal(*offset as u64)),
             Error::Truncated => f.write_str("base64 ends inside a group of four"),
-            Error::OutputTooLarge { limit } => write!(f, "decoded base64 larger than {limit} bytes"),
+            Error::OutputTooLarge { limit } => write!(f, "decoded base64 larger than {limit} bytes", limit = Decimal(*limit as u64)),
         }
     }
 }

@@ -5,7 +5,7 @@ use core::fmt;
 use crate::clean;
 use crate::config::{Cloud, CLOUD_NAMES_MESSAGE};
 use crate::phase::Phase;
-use crate::text::{word, Shown};
+use crate::text::{Decimal, word, Shown, Plain};
 
 pub const USAGE: &str = "\
 usage: wisp [--root DIR] [--config FILE] [--cloud NAME] COMMAND
@@ -98,8 +98,8 @@ impl fmt::Display for Error<'_> {
                 f.write_str("unknown option ")?;
                 shown(f, word)
             }
-            Error::MissingValue(option) => write!(f, "{option} needs a value"),
-            Error::Repeated(option) => write!(f, "{option} given twice"),
+            Error::MissingValue(option) => write!(f, "{option} needs a value", option = Plain(option)),
+            Error::Repeated(option) => write!(f, "{option} given twice", option = Plain(option)),
             Error::UnexpectedArgument(word) => {
                 f.write_str("unexpected argument ")?;
                 shown(f, word)
@@ -121,10 +121,10 @@ impl fmt::Display for Error<'_> {
             Error::BadCloud(word) => {
                 f.write_str("--cloud ")?;
                 shown(f, word)?;
-                write!(f, ": {CLOUD_NAMES_MESSAGE}")
+                write!(f, ": {names}", names = Plain(CLOUD_NAMES_MESSAGE))
             }
             Error::BadTimeout(word) => {
-                write!(f, "--timeout takes whole seconds from 1 to {TIMEOUT_MAX_S}, not ")?;
+                write!(f, "--timeout takes whole seconds from 1 to {max}, not ", max = Decimal(TIMEOUT_MAX_S as u64))?;
                 shown(f, word)
             }
             Error::TimeoutNeedsWait => f.write_str("status --timeout needs --wait"),

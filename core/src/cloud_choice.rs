@@ -6,6 +6,7 @@
 
 use crate::config::Cloud;
 use crate::detect::{self, Dmi};
+use crate::text::Plain;
 
 /// The cloud `.autodetect` names (`CLOUD=aws`, or tiny-cloud's bare `aws`); `None` for
 /// anything else, `auto` included, so that a bad copy is detected again.
@@ -17,7 +18,7 @@ pub fn remembered(text: &[u8]) -> Option<Cloud> {
 /// `.autodetect`'s contents for `cloud`.
 pub fn remembrance(cloud: Cloud) -> heapless::String<64> {
     let mut line = heapless::String::new();
-    let _ = core::fmt::write(&mut line, format_args!("CLOUD={}\n", cloud.name()));
+    let _ = core::fmt::write(&mut line, format_args!("CLOUD={}\n", Plain(cloud.name())));
     line
 }
 

@@ -5,6 +5,7 @@
 use core::fmt;
 
 use crate::out::{Full, Out};
+use crate::text::Decimal;
 use crate::yaml::{Kind, Scalar, Value};
 
 /// The keys wisp knows; any other top-level key is warned about and left alone.
@@ -57,7 +58,7 @@ pub struct ConfigError {
 
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "cloud-config line {} column {}: {}: {}", self.line, self.column, self.key, self.problem)
+        write!(f, "cloud-config line {} column {}: {}: {}", Decimal(self.line.into()), Decimal(self.column.into()), self.key, self.problem)
     }
 }
 
@@ -388,7 +389,7 @@ impl fmt::Display for ScriptError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ScriptError::Config(e) => e.fmt(f),
-            ScriptError::TooLarge { limit } => write!(f, "the script would be larger than {limit} bytes"),
+            ScriptError::TooLarge { limit } => write!(f, "the script would be larger than {limit} bytes", limit = Decimal(*limit as u64)),
         }
     }
 }

@@ -9,6 +9,7 @@ use core::fmt;
 use heapless::String;
 
 use crate::phase::{action_names, Action, Phase};
+use crate::text::{Decimal, Plain};
 
 /// Longest value of a path or list variable.
 pub const VALUE_LIMIT: usize = 256;
@@ -112,7 +113,7 @@ pub struct UnknownAction<'c> {
 impl fmt::Display for UnknownAction<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // The list is split at white space, so the word holds none for Shown to keep.
-        write!(f, "{}: {} names an unknown action '{}'", self.line, self.variable, crate::text::Shown(self.word.as_bytes()))
+        write!(f, "{}: {} names an unknown action '{}'", Decimal(self.line.into()), Plain(self.variable), crate::text::Shown(self.word.as_bytes()))
     }
 }
 
@@ -194,7 +195,7 @@ pub enum ErrorKind {
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: ", self.line)?;
+        write!(f, "{}: ", Decimal(self.line.into()))?;
         match self.kind {
             ErrorKind::NotAnAssignment => f.write_str("not a KEY=value line"),
             ErrorKind::SpaceAroundEquals => f.write_str("no spaces allowed around '='"),
@@ -202,13 +203,13 @@ impl fmt::Display for Error {
             ErrorKind::CommandSubstitution => f.write_str("command substitution is not supported"),
             ErrorKind::UndefinedVariable => f.write_str("$ names a variable not set earlier in this file"),
             ErrorKind::UnquotedSpace => f.write_str("white space in a value must be quoted"),
-            ErrorKind::LineTooLong { limit } => write!(f, "line longer than {limit} bytes"),
-            ErrorKind::ValueTooLong { name, limit } => write!(f, "{name} longer than {limit} bytes"),
-            ErrorKind::BadCloud => write!(f, "CLOUD: {CLOUD_NAMES_MESSAGE}"),
+            ErrorKind::LineTooLong { limit } => write!(f, "line longer than {limit} bytes", limit = Decimal(limit as u64)),
+            ErrorKind::ValueTooLong { name, limit } => write!(f, "{name} longer than {limit} bytes", limit = Decimal(limit as u64), name = Plain(name)),
+            ErrorKind::BadCloud => write!(f, "CLOUD: {names}", names = Plain(CLOUD_NAMES_MESSAGE)),
             ErrorKind::BadUserName => f.write_str("CLOUD_USER is not a valid user name"),
-            ErrorKind::BadNumber { name } => write!(f, "{name} is not a number"),
-            ErrorKind::OutOfRange { name, min, max } => write!(f, "{name} must be from {min} to {max}"),
-            ErrorKind::NotAbsolute { name } => write!(f, "{name} must be an absolute path"),
+            ErrorKind::BadNumber { name } => write!(f, "{name} is not a number", name = Plain(name)),
+            ErrorKind::OutOfRange { name, min, max } => write!(f, "{name} must be from {min} to {max}", min = Decimal(min as u64), max = Decimal(max as u64), name = Plain(name)),
+            ErrorKind::NotAbsolute { name } => write!(f, "{name} must be an absolute path", name = Plain(name)),
         }
     }
 }
@@ -222,7 +223,7 @@ pub struct Warning<'a> {
 
 impl fmt::Display for Warning<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: unknown variable ", self.line)?;
+        write!(f, "{}: unknown variable ", Decimal(self.line as u64))?;
         for &b in self.name {
             f.write_str(if b.is_ascii_graphic() { core::str::from_utf8(core::slice::from_ref(&b)).unwrap_or("?") } else { "?" })?;
         }
@@ -430,7 +431,6 @@ pub fn is_user_name(name: &str) -> bool {
     let first_ok = bytes.next().is_some_and(|b| b.is_ascii_lowercase() || b == b'_');
     first_ok && bytes.all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-') && name.len() <= 32
 }
-
 
 #[cfg(test)]
 mod tests {

@@ -4,6 +4,8 @@
 
 use core::fmt::Write;
 
+use crate::text::Plain;
+
 /// Longest interface name kept (IFNAMSIZ).
 pub const NAME_LIMIT: usize = 16;
 
@@ -43,7 +45,7 @@ pub type InterfacesFile = heapless::String<256>;
 pub fn interfaces_file(first: Option<&str>, text: &mut InterfacesFile) {
     let _ = text.push_str("auto lo\niface lo inet loopback\n\n");
     if let Some(name) = first {
-        let _ = write!(text, "auto {name}\niface {name}\n\tuse dhcp\n\n");
+        let _ = write!(text, "auto {name}\niface {name}\n\tuse dhcp\n\n", name = Plain(name));
     }
 }
 

@@ -16,6 +16,7 @@
 use core::fmt;
 
 use crate::out::{Full, Out};
+use crate::text::Decimal;
 
 /// What cloud-init puts in the options of every line it writes, and looks for to find
 /// them again.
@@ -62,7 +63,7 @@ pub enum FstabError {
 impl fmt::Display for FstabError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            FstabError::TooLarge { limit } => write!(f, "/etc/fstab would be larger than {limit} bytes"),
+            FstabError::TooLarge { limit } => write!(f, "/etc/fstab would be larger than {limit} bytes", limit = Decimal(*limit as u64)),
             FstabError::MissingDevice => f.write_str("the mount has no device"),
             FstabError::MetadataDevice => f.write_str("the device is named by instance metadata, which wisp does not map"),
             FstabError::AlreadyInFstab => f.write_str("the device already has a line in /etc/fstab"),

@@ -6,6 +6,7 @@ use core::fmt;
 
 use crate::crc32::crc32;
 use crate::inflate::{inflate, InflateError};
+use crate::text::Decimal;
 
 const FHCRC: u8 = 0x02;
 const FEXTRA: u8 = 0x04;
@@ -38,7 +39,7 @@ impl fmt::Display for GzipError {
             GzipError::Corrupt => f.write_str("gzip deflate stream is corrupt"),
             GzipError::Crc => f.write_str("gzip CRC32 mismatch"),
             GzipError::Size => f.write_str("gzip size (ISIZE) mismatch"),
-            GzipError::OutputTooLarge { limit } => write!(f, "gzip data expands past {limit} bytes"),
+            GzipError::OutputTooLarge { limit } => write!(f, "gzip data expands past {limit} bytes", limit = Decimal(*limit as u64)),
         }
     }
 }

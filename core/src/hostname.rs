@@ -2,6 +2,8 @@
 
 use core::fmt;
 
+use crate::text::Decimal;
+
 pub const LABEL_LIMIT: usize = 63;
 pub const NAME_LIMIT: usize = 253;
 /// The kernel's hostname holds at most 64 bytes (HOST_NAME_MAX).
@@ -24,16 +26,16 @@ impl fmt::Display for HostnameError {
         match *self {
             HostnameError::Empty => f.write_str("hostname is empty"),
             HostnameError::BadCharacter { byte, position } => {
-                write!(f, "hostname has byte 0x{} at position {position}: only letters, digits, '-' and '.' are allowed", crate::text::Hex(byte))
+                write!(f, "hostname has byte 0x{} at position {position}: only letters, digits, '-' and '.' are allowed", crate::text::Hex(byte), position = Decimal(position as u64))
             }
-            HostnameError::EmptyLabel { position } => write!(f, "hostname has an empty label at position {position}"),
+            HostnameError::EmptyLabel { position } => write!(f, "hostname has an empty label at position {position}", position = Decimal(position as u64)),
             HostnameError::HyphenAtLabelEdge { position } => {
-                write!(f, "hostname label starts or ends with '-' at position {position}")
+                write!(f, "hostname label starts or ends with '-' at position {position}", position = Decimal(position as u64))
             }
             HostnameError::LabelTooLong { label_index, limit } => {
-                write!(f, "hostname label {} is longer than {limit} bytes", label_index + 1)
+                write!(f, "hostname label {} is longer than {limit} bytes", Decimal((label_index + 1) as u64), limit = Decimal(limit as u64))
             }
-            HostnameError::TooLong { limit } => write!(f, "hostname is longer than {limit} bytes"),
+            HostnameError::TooLong { limit } => write!(f, "hostname is longer than {limit} bytes", limit = Decimal(limit as u64)),
         }
     }
 }

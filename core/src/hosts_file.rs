@@ -5,6 +5,7 @@
 use core::fmt;
 
 use crate::out::{Full, Out};
+use crate::text::Decimal;
 
 pub const ADDRESS: &[u8] = b"127.0.1.1";
 
@@ -17,7 +18,7 @@ pub enum HostsError {
 impl fmt::Display for HostsError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            HostsError::TooLarge { limit } => write!(f, "/etc/hosts would be larger than {limit} bytes"),
+            HostsError::TooLarge { limit } => write!(f, "/etc/hosts would be larger than {limit} bytes", limit = Decimal(*limit as u64)),
         }
     }
 }

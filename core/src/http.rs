@@ -6,6 +6,7 @@
 use core::fmt;
 
 use crate::out::{Full, Out};
+use crate::text::{Decimal, Plain};
 
 /// Most response headers wisp accepts.
 pub const HEADERS_LIMIT: usize = 32;
@@ -93,20 +94,20 @@ pub enum Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
-            Error::RequestTooLarge { limit } => write!(f, "request larger than {limit} bytes"),
-            Error::InvalidRequest { field } => write!(f, "invalid characters in the request's {field}"),
-            Error::HeadTooLarge { limit } => write!(f, "response head larger than {limit} bytes"),
-            Error::TooManyHeaders { limit } => write!(f, "response has more than {limit} headers"),
-            Error::BodyTooLarge { limit } => write!(f, "response body larger than {limit} bytes"),
-            Error::Malformed { what } => write!(f, "not an HTTP response ({what})"),
+            Error::RequestTooLarge { limit } => write!(f, "request larger than {limit} bytes", limit = Decimal(limit as u64)),
+            Error::InvalidRequest { field } => write!(f, "invalid characters in the request's {field}", field = Plain(field)),
+            Error::HeadTooLarge { limit } => write!(f, "response head larger than {limit} bytes", limit = Decimal(limit as u64)),
+            Error::TooManyHeaders { limit } => write!(f, "response has more than {limit} headers", limit = Decimal(limit as u64)),
+            Error::BodyTooLarge { limit } => write!(f, "response body larger than {limit} bytes", limit = Decimal(limit as u64)),
+            Error::Malformed { what } => write!(f, "not an HTTP response ({what})", what = Plain(what)),
             Error::BadContentLength => f.write_str("invalid Content-Length"),
             Error::UnsupportedTransferEncoding => f.write_str("Transfer-Encoding not allowed in an HTTP/1.0 response"),
             Error::TrailingData => f.write_str("data after the end of the response body"),
             Error::Truncated { received, expected: Some(expected) } => {
-                write!(f, "connection closed after {received} of {expected} body bytes")
+                write!(f, "connection closed after {received} of {expected} body bytes", received = Decimal(received as u64), expected = Decimal(expected as u64))
             }
             Error::Truncated { received, expected: None } => {
-                write!(f, "connection closed after {received} bytes, inside the response head")
+                write!(f, "connection closed after {received} bytes, inside the response head", received = Decimal(received as u64))
             }
         }
     }

@@ -5,6 +5,7 @@
 use core::fmt;
 
 use crate::out::{Full, Out};
+use crate::text::{Decimal, Plain};
 
 /// Deepest nesting accepted.
 pub const DEPTH_LIMIT: usize = 32;
@@ -23,10 +24,10 @@ pub enum JsonError {
 impl fmt::Display for JsonError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
-            JsonError::Syntax { offset } => write!(f, "invalid JSON at byte {offset}"),
-            JsonError::TooDeep { limit } => write!(f, "JSON nested deeper than {limit} levels"),
-            JsonError::WrongType { expected } => write!(f, "JSON value is not {expected}"),
-            JsonError::StringTooLong { limit } => write!(f, "JSON string longer than {limit} bytes"),
+            JsonError::Syntax { offset } => write!(f, "invalid JSON at byte {offset}", offset = Decimal(offset as u64)),
+            JsonError::TooDeep { limit } => write!(f, "JSON nested deeper than {limit} levels", limit = Decimal(limit as u64)),
+            JsonError::WrongType { expected } => write!(f, "JSON value is not {expected}", expected = Plain(expected)),
+            JsonError::StringTooLong { limit } => write!(f, "JSON string longer than {limit} bytes", limit = Decimal(limit as u64)),
         }
     }
 }

@@ -4,6 +4,8 @@
 
 use core::fmt;
 
+use crate::text::Decimal;
+
 /// Most parts in one multipart body.
 pub const PARTS_LIMIT: usize = 64;
 
@@ -20,7 +22,7 @@ impl fmt::Display for MimeError {
         match self {
             MimeError::NoBoundary => f.write_str("multipart MIME without a boundary"),
             MimeError::MissingClosingBoundary => f.write_str("multipart MIME without its closing boundary"),
-            MimeError::TooManyParts { limit } => write!(f, "multipart MIME with more than {limit} parts"),
+            MimeError::TooManyParts { limit } => write!(f, "multipart MIME with more than {limit} parts", limit = Decimal(*limit as u64)),
         }
     }
 }

@@ -3,6 +3,8 @@
 
 use core::fmt;
 
+use crate::text::Decimal;
+
 /// One line of mountinfo, its escaped fields (`\040` for a space) left as they are.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Mount<'a> {
@@ -23,7 +25,7 @@ pub enum MountinfoError {
 impl fmt::Display for MountinfoError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            MountinfoError::Malformed { line } => write!(f, "mountinfo line {line} is malformed"),
+            MountinfoError::Malformed { line } => write!(f, "mountinfo line {line} is malformed", line = Decimal(*line as u64)),
         }
     }
 }

@@ -9,6 +9,7 @@ use crate::host::messages::Messages;
 use crate::host::random::Random;
 use crate::sha512_crypt;
 use crate::system_files::{self, SystemFile, FILE_LIMIT};
+use crate::text::Decimal;
 use crate::yaml::{Kind, Value};
 
 /// Longest `$6$salt$hash` (with a `!` for a locked password).
@@ -27,7 +28,7 @@ pub fn shadow_field<'b, H: Messages + Random>(
     out[0] = b'!';
     let len = match (hashed, plain) {
         (Some(hash), _) => {
-            let field = out.get_mut(start..start + hash.len()).ok_or_else(|| host.text(format_args!("password hash longer than {HASH_LIMIT} bytes")))?;
+            let field = out.get_mut(start..start + hash.len()).ok_or_else(|| host.text(format_args!("password hash longer than {limit} bytes", limit = Decimal(HASH_LIMIT as u64))))?;
             if hash.bytes().any(|b| b == b':' || b.is_ascii_control()) {
                 return Err(host.text(format_args!("a password hash holds ':' or a control character")));
             }
@@ -85,7 +86,7 @@ fn passwords<H: Files + Batch + Messages + Random>(host: &mut H, default_user: &
         let hashed = match entry.kind {
             PasswordType::Random => {
                 let line = entry.at.line();
-                return Err(host.text(format_args!("cloud-config line {line}: chpasswd: RANDOM passwords are not supported (wisp does not print secrets)")));
+                return Err(host.text(format_args!("cloud-config line {line}: chpasswd: RANDOM passwords are not supported (wisp does not print secrets)", line = Decimal(line.into()))));
             }
             PasswordType::Hash => shadow_field(host, Some(entry.password), None, false, &mut out)?,
             PasswordType::Text => shadow_field(host, None, Some(entry.password), false, &mut out)?,
@@ -99,16 +100,16 @@ fn passwords<H: Files + Batch + Messages + Random>(host: &mut H, default_user: &
         for entry in cloud_config::items("chpasswd", list)? {
             let get = |key: &str| entry.get(key).filter(|v| !v.is_null()).map(|v| cloud_config::text("chpasswd", v)).transpose();
             let line = entry.line();
-            let name = get("name")?.ok_or_else(|| host.text(format_args!("cloud-config line {line}: chpasswd: a user has no name")))?;
+            let name = get("name")?.ok_or_else(|| host.text(format_args!("cloud-config line {line}: chpasswd: a user has no name", line = Decimal(line.into()))))?;
             let kind = match get("type")?.unwrap_or("hash") {
                 "text" => PasswordType::Text,
                 "hash" => PasswordType::Hash,
                 "RANDOM" => PasswordType::Random,
-                _ => return Err(host.text(format_args!("cloud-config line {line}: chpasswd: type must be text, hash or RANDOM"))),
+                _ => return Err(host.text(format_args!("cloud-config line {line}: chpasswd: type must be text, hash or RANDOM", line = Decimal(line.into())))),
             };
             let password = match kind {
                 PasswordType::Random => "",
-                _ => get("password")?.ok_or_else(|| host.text(format_args!("cloud-config line {line}: chpasswd: {name} has no password")))?,
+                _ => get("password")?.ok_or_else(|| host.text(format_args!("cloud-config line {line}: chpasswd: {name} has no password", line = Decimal(line.into()))))?,
             };
             one(host, Entry { name, password, kind, at: entry })?;
             any = true;
@@ -116,7 +117,7 @@ fn passwords<H: Files + Batch + Messages + Random>(host: &mut H, default_user: &
     }
     if let Some(list) = field("list") {
         let mut line_of = |host: &mut H, line: &str, at: Value<'_>| -> Result<(), H::Text> {
-            let (name, password) = line.split_once(':').ok_or_else(|| host.text(format_args!("cloud-config line {}: chpasswd: an entry is not user:password", at.line())))?;
+            let (name, password) = line.split_once(':').ok_or_else(|| host.text(format_args!("cloud-config line {}: chpasswd: an entry is not user:password", Decimal(at.line().into()))))?;
             let kind = match password {
                 "R" | "RANDOM" => PasswordType::Random,
                 p if is_crypt_hash(p) => PasswordType::Hash,

@@ -2,6 +2,7 @@
 //! each one runs.
 
 use crate::provider::Item;
+use crate::text::{Decimal, Plain};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Phase {
@@ -275,7 +276,7 @@ pub enum HeldBack {
 impl core::fmt::Display for HeldBack {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
-            HeldBack::By(action) => write!(f, "not run: needs {}", action.name()),
+            HeldBack::By(action) => write!(f, "not run: needs {}", Plain(action.name())),
             HeldBack::EarlierFailure => f.write_str("not run: an earlier action failed"),
         }
     }
@@ -377,7 +378,7 @@ impl core::fmt::Display for PlanError {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
             PlanError::TooManyActions { variable, limit } => {
-                write!(f, "{variable} lists more than {limit} actions")
+                write!(f, "{variable} lists more than {limit} actions", limit = Decimal(*limit as u64), variable = Plain(variable))
             }
         }
     }

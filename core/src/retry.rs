@@ -3,6 +3,8 @@
 //! attempt and every pause stays inside one total deadline per request, so a dead
 //! service costs a known, configured time and never more.
 
+use crate::text::{Decimal, Plain};
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Timeouts {
     /// Per attempt: time to establish the connection.
@@ -46,7 +48,7 @@ pub struct GaveUp {
 impl core::fmt::Display for GaveUp {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         let plural = if self.attempts == 1 { "" } else { "s" };
-        write!(f, "{} attempt{plural} in the {} ms deadline (WISP_HTTP_TOTAL_MS)", self.attempts, self.total_ms)
+        write!(f, "{} attempt{plural} in the {} ms deadline (WISP_HTTP_TOTAL_MS)", Decimal(self.attempts as u64), Decimal(self.total_ms as u64), plural = Plain(plural))
     }
 }
 

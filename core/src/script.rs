@@ -1,6 +1,8 @@
 //! The `#!` line of a user-data script. wisp runs the interpreter itself, with the script
 //! as its argument, so the saved script keeps mode 0600 and never needs the execute bit.
 
+use crate::text::Decimal;
+
 /// The `#!` line, its newline included, must fit in the 256 bytes the kernel reads
 /// (BINPRM_BUF_SIZE).
 pub const SHEBANG_LIMIT: usize = 256;
@@ -27,7 +29,7 @@ impl core::fmt::Display for ShebangError {
             ShebangError::NotAScript => f.write_str("does not start with #!"),
             ShebangError::NoInterpreter => f.write_str("#! names no interpreter"),
             ShebangError::RelativeInterpreter => f.write_str("#! interpreter is not an absolute path"),
-            ShebangError::LineTooLong { limit } => write!(f, "#! line longer than {limit} bytes"),
+            ShebangError::LineTooLong { limit } => write!(f, "#! line longer than {limit} bytes", limit = Decimal(*limit as u64)),
             ShebangError::ControlCharacter => f.write_str("#! line holds a control character"),
         }
     }

@@ -9,6 +9,7 @@ use crate::host::uts::HostName;
 use crate::hostname::{self, Hostname};
 use crate::hosts_file;
 use crate::system_files::{self, SystemFile, FILE_LIMIT};
+use crate::text::Plain;
 
 /// The host name, from the metadata's `value` and cloud-config's `hostname`, `fqdn` and
 /// `prefer_fqdn_over_hostname` as cloud-init chooses it (`hostname::short_and_full`),
@@ -41,7 +42,7 @@ pub fn set_hostname<H: Files + Batch + Messages + HostName>(host: &mut H, value:
     };
     let name = if prefer_full { full } else { short };
     if name.len() > hostname::KERNEL_LIMIT {
-        host.warn(format_args!("set_hostname: {name}: over 64 bytes: left out"));
+        host.warn(format_args!("set_hostname: {name}: over 64 bytes: left out", name = Plain(name)));
         return Ok(host.text(format_args!("left as it is")));
     }
     host.create_dir(b"/etc", 0o755).map_err(|e| host.path_error(b"/etc", e))?;
@@ -61,7 +62,7 @@ pub fn set_hostname<H: Files + Batch + Messages + HostName>(host: &mut H, value:
     }
     system_files::commit(host)?;
     host.set_host_name(name.as_bytes()).map_err(|e| system_files::failed(host, b"sethostname", e, ""))?;
-    Ok(host.text(format_args!("{name} ({full})")))
+    Ok(host.text(format_args!("{name} ({full})", name = Plain(name), full = Plain(full))))
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@
 use core::fmt;
 
 use crate::out::Out;
+use crate::text::Decimal;
 
 /// The longest salt the scheme uses; a longer one is cut, as glibc cuts it.
 pub const SALT_LIMIT: usize = 16;
@@ -27,7 +28,7 @@ impl fmt::Display for CryptError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             CryptError::BadSalt => f.write_str("the salt is empty or holds a byte outside ./0-9A-Za-z"),
-            CryptError::TooLarge { limit } => write!(f, "the password hash would be larger than {limit} bytes"),
+            CryptError::TooLarge { limit } => write!(f, "the password hash would be larger than {limit} bytes", limit = Decimal(*limit as u64)),
         }
     }
 }

@@ -9,6 +9,7 @@ use crate::host::files::{Files, Kind};
 use crate::host::messages::Messages;
 use crate::host::HostError;
 use crate::out::Out;
+use crate::text::{Decimal, Plain};
 
 /// Largest /etc/passwd, /etc/group, /etc/shadow, /etc/hosts or authorized_keys: a cloud
 /// image's are a few hundred bytes, and several of these buffers live at once.
@@ -48,7 +49,7 @@ impl<'b> SystemFile<'b> {
             Ok(len) => len.unwrap_or(0),
             Err(TOO_LARGE) => {
                 let limit = file.text.len();
-                return Err(host.text(format_args!("{path} is larger than {limit} bytes")));
+                return Err(host.text(format_args!("{path} is larger than {limit} bytes", limit = Decimal(limit as u64), path = Plain(path))));
             }
             Err(e) => return Err(failed(host, path.as_bytes(), e, "")),
         };
@@ -73,7 +74,7 @@ impl<'b> SystemFile<'b> {
 /// `what: reason` (then `note`) for a failed host call: one function for every such line.
 #[inline(never)]
 pub fn failed<H: Messages>(host: &H, what: &[u8], e: HostError, note: &str) -> H::Text {
-    host.text(format_args!("{}: {}{note}", H::shown(what), H::reason(e)))
+    host.text(format_args!("{}: {}{note}", H::shown(what), H::reason(e), note = Plain(note)))
 }
 
 /// A rule's error in its own words.

@@ -49,6 +49,41 @@ impl fmt::Display for Hex {
     }
 }
 
+/// A number in decimal, as `{}` of an integer would write it, without core's padding
+/// machinery that `{}` of any integer type brings into the binary (`pad_integral` and one
+/// formatter per type: about 1.2 KB). Messages write numbers through it.
+#[derive(Clone, Copy)]
+pub struct Decimal(pub u64);
+
+impl fmt::Display for Decimal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut digits = [0u8; 20];
+        let mut start = digits.len();
+        let mut n = self.0;
+        loop {
+            start -= 1;
+            digits[start] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        f.write_str(byte_as_str(&digits[start..]))
+    }
+}
+
+/// Text of wisp's own (a name, a word of a message) as `{}` of a `&str` would write it,
+/// without core's padding machinery (`Formatter::pad`, 1 KB), which `{}` of any `str`
+/// brings into the binary. Bytes from outside are `Shown`.
+#[derive(Clone, Copy)]
+pub struct Plain<'a>(pub &'a str);
+
+impl fmt::Display for Plain<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
 /// ASCII bytes as text.
 fn byte_as_str(ascii: &[u8]) -> &str {
     core::str::from_utf8(ascii).unwrap_or("?")
@@ -75,6 +110,19 @@ mod tests {
         assert_eq!(Shown(b"a b~").to_string(), "a b~");
         assert_eq!(Shown(b"\x1b[0m\n\x7f\xff").to_string(), "\\x1b[0m\\x0a\\x7f\\xff");
         assert_eq!(Hex(0x0f).to_string(), "0f");
+    }
+
+    #[test]
+    fn plain_writes_as_str_does() {
+        assert_eq!(Plain("main/set_hostname").to_string(), "main/set_hostname");
+        assert_eq!(std::format!("[{}]", Plain("")), "[]");
+    }
+
+    #[test]
+    fn decimal_writes_as_integers_do() {
+        for n in [0, 7, 10, 4096, 86_400, u64::from(u32::MAX), u64::MAX] {
+            assert_eq!(Decimal(n).to_string(), n.to_string());
+        }
     }
 
     #[test]

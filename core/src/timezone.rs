@@ -5,6 +5,7 @@
 //! (a copy otherwise), after checking that the zone file exists.
 
 use core::fmt;
+use crate::text::Decimal;
 
 pub const ZONEINFO_DIR: &str = "/usr/share/zoneinfo";
 /// Twice the longest name in the tz database (`America/Argentina/ComodRivadavia`, with
@@ -29,7 +30,7 @@ impl fmt::Display for TimezoneError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
             TimezoneError::Empty => f.write_str("the time zone name is empty"),
-            TimezoneError::TooLong { limit } => write!(f, "the time zone name is longer than {limit} bytes"),
+            TimezoneError::TooLong { limit } => write!(f, "the time zone name is longer than {limit} bytes", limit = Decimal(limit as u64)),
             TimezoneError::Absolute => f.write_str("the time zone name starts with '/'"),
             TimezoneError::ParentDirectory => f.write_str("the time zone name holds '..'"),
             TimezoneError::EmptyComponent => f.write_str("the time zone name has an empty part between '/'s"),

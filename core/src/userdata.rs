@@ -215,7 +215,10 @@ pub fn script_name(filename: Option<&ScriptName>, index: usize) -> ScriptName {
         return name.clone();
     }
     let mut name = ScriptName::new();
-    let _ = core::fmt::write(&mut name, format_args!("part-{:03}", index + 1));
+    // `{:03}` would bring core's padding machinery into the binary.
+    let number = index + 1;
+    let zeros = if number < 10 { "00" } else if number < 100 { "0" } else { "" };
+    let _ = core::fmt::write(&mut name, format_args!("part-{zeros}{}", crate::text::Decimal(number as u64)));
     name
 }
 

@@ -14,6 +14,7 @@ use crate::host::messages::Messages;
 use crate::host::random::Random;
 use crate::out::Out;
 use crate::system_files::{commit, directory_itself, failed, has_contents, is_directory, joined, said, split_path, SystemFile, FILE_LIMIT, SYMLINK, TOO_LARGE};
+use crate::text::{Decimal, Plain};
 
 /// Most keys installed at once.
 pub const KEYS_LIMIT: usize = 32;
@@ -74,7 +75,7 @@ pub fn ensure_account<H: Files + Batch + Messages>(host: &mut H, account: &Accou
         None => {
             // Checked before anything is written, so a refused user leaves nothing behind.
             if let Some(uid) = account.uid.filter(|&uid| !accounts::uid_is_free(passwd.text(), uid)) {
-                return Err(host.text(format_args!("uid {uid} is taken")));
+                return Err(host.text(format_args!("uid {uid} is taken", uid = Decimal(uid as u64))));
             }
             let group_name = account.primary_group.unwrap_or(name);
             let gid = match accounts::find_group(group.text(), group_name) {
@@ -189,8 +190,8 @@ pub fn create_default_user<H: Files + Batch + Messages>(host: &mut H, name: &[u8
     let user = H::shown(name);
     let note = if ensured.missing_optional { " (no wheel group: no admin rights)" } else { "" };
     Ok(match done.is_empty() {
-        true => host.text(format_args!("{user} already exists{note}")),
-        false => host.text(format_args!("{user} (uid {}):{}{note}", ensured.uid, Steps(&done))),
+        true => host.text(format_args!("{user} already exists{note}", note = Plain(note))),
+        false => host.text(format_args!("{user} (uid {}):{}{note}", Decimal(ensured.uid as u64), Steps(&done), note = Plain(note))),
     })
 }
 
@@ -251,8 +252,8 @@ pub fn set_ssh_keys<H: Files + Messages>(host: &mut H, name: &[u8], value: Optio
         }
         // A key that is wrong is wrong for good: left out, so the others still get in.
         match PublicKey::parse(line) {
-            Ok(key) => keys.push(key).map_err(|_| host.text(format_args!("more than {KEYS_LIMIT} keys")))?,
-            Err(e) => host.warn(format_args!("set_ssh_keys: metadata key {}: {e}: left out", index + 1)),
+            Ok(key) => keys.push(key).map_err(|_| host.text(format_args!("more than {limit} keys", limit = Decimal(KEYS_LIMIT as u64))))?,
+            Err(e) => host.warn(format_args!("set_ssh_keys: metadata key {}: {e}: left out", Decimal((index + 1) as u64))),
         }
     }
     if let Some(listed) = config.and_then(|c| c.value("ssh_authorized_keys")) {
@@ -262,7 +263,7 @@ pub fn set_ssh_keys<H: Files + Messages>(host: &mut H, name: &[u8], value: Optio
         return Ok(host.text(format_args!("no keys in the metadata")));
     }
     if config.is_some_and(|c| !c.wants_default_user()) {
-        return Ok(host.text(format_args!("no default user (cloud-config users lists no default): {} keys not installed", keys.len())));
+        return Ok(host.text(format_args!("no default user (cloud-config users lists no default): {} keys not installed", Decimal(keys.len() as u64))));
     }
     install_keys(host, name, &keys)
 }
@@ -273,8 +274,8 @@ fn add_config_keys<'a, H: Messages>(host: &H, listed: crate::yaml::Value<'a>, ke
     for item in cloud_config::items("ssh_authorized_keys", listed)? {
         let text = cloud_config::text("ssh_authorized_keys", item)?;
         match PublicKey::parse(text.as_bytes()) {
-            Ok(key) => keys.push(key).map_err(|_| host.text(format_args!("more than {KEYS_LIMIT} keys")))?,
-            Err(e) => host.warn(format_args!("cloud-config line {}: ssh_authorized_keys: {e}: left out", item.line())),
+            Ok(key) => keys.push(key).map_err(|_| host.text(format_args!("more than {limit} keys", limit = Decimal(KEYS_LIMIT as u64))))?,
+            Err(e) => host.warn(format_args!("cloud-config line {}: ssh_authorized_keys: {e}: left out", Decimal(item.line().into()))),
         }
     }
     Ok(())
@@ -308,7 +309,7 @@ pub fn install_keys<H: Files + Messages>(host: &mut H, name: &[u8], keys: &[Publ
     }
     let existing_len = match host.read(file, &mut existing) {
         Ok(len) => len.unwrap_or(0),
-        Err(TOO_LARGE) => return Err(host.text(format_args!("authorized_keys is larger than {FILE_LIMIT} bytes"))),
+        Err(TOO_LARGE) => return Err(host.text(format_args!("authorized_keys is larger than {limit} bytes", limit = Decimal(FILE_LIMIT as u64)))),
         Err(e) => return Err(refused(host, "~/.ssh/authorized_keys", e)),
     };
     let mut new = [0u8; FILE_LIMIT];
@@ -318,14 +319,14 @@ pub fn install_keys<H: Files + Messages>(host: &mut H, name: &[u8], keys: &[Publ
     match authorized_keys::merge(&existing[..existing_len], keys, &mut new).map_err(|e| said(host, &e))? {
         Some(len) => {
             host.write(file, &new[..len], 0o600, owner).map_err(|e| write_error(host, e))?;
-            Ok(host.text(format_args!("{count} keys for {}", H::shown(name))))
+            Ok(host.text(format_args!("{count} keys for {}", H::shown(name), count = Decimal(count as u64))))
         }
         None => {
             // The keys are there; still make sure of mode and owner.
             if meta.is_some_and(|m| m.mode != 0o600 || (m.uid, m.gid) != (user.uid, user.gid)) {
                 host.write(file, &existing[..existing_len], 0o600, owner).map_err(|e| write_error(host, e))?;
             }
-            Ok(host.text(format_args!("{count} keys for {}: all present already", H::shown(name))))
+            Ok(host.text(format_args!("{count} keys for {}: all present already", H::shown(name), count = Decimal(count as u64))))
         }
     }
 }
@@ -361,7 +362,7 @@ pub fn apply_users<H: Files + Batch + Messages + Random>(host: &mut H, default_u
                 first_failure.get_or_insert(e);
                 return Ok(());
             }
-            let full = |_| host.text(format_args!("cloud-config line {}: users: too many sudo or doas rules", at.line()));
+            let full = |_| host.text(format_args!("cloud-config line {}: users: too many sudo or doas rules", Decimal(at.line().into())));
             if let Some(rules) = spec.sudo {
                 cloud_config::for_each_line(rules, "sudo", |rule| sudoers_out.put_all(&[spec.name.as_bytes(), b" ", rule.as_bytes(), b"\n"]).map_err(full))?;
             }
@@ -387,7 +388,7 @@ pub fn apply_users<H: Files + Batch + Messages + Random>(host: &mut H, default_u
     let passwords = crate::passwords::apply(host, default_user, config, today)?;
     match first_failure {
         Some(e) => Err(e),
-        None => Ok(host.text(format_args!("{users} users, {groups_made} groups, {passwords} passwords"))),
+        None => Ok(host.text(format_args!("{users} users, {groups_made} groups, {passwords} passwords", users = Decimal(users as u64), groups_made = Decimal(groups_made as u64), passwords = Decimal(passwords as u64)))),
     }
 }
 
@@ -418,7 +419,7 @@ fn apply_user<H: Files + Batch + Messages + Random>(host: &mut H, spec: &cloud_c
     let mut passwd = [0u8; FILE_LIMIT];
     let passwd = match host.read(b"/etc/passwd", &mut passwd) {
         Ok(len) => &passwd[..len.unwrap_or(0)],
-        Err(TOO_LARGE) => return Err(host.text(format_args!("{}: larger than {FILE_LIMIT} bytes", host.under_root(b"/etc/passwd")))),
+        Err(TOO_LARGE) => return Err(host.text(format_args!("{}: larger than {FILE_LIMIT} bytes", host.under_root(b"/etc/passwd"), FILE_LIMIT = Decimal(FILE_LIMIT as u64)))),
         Err(e) => return Err(host.path_error(b"/etc/passwd", e)),
     };
     accounts::check_requested_account(passwd, account.name, spec.uid, spec.system).map_err(|e| host.text(format_args!("user {}: {e}", H::shown(account.name))))?;

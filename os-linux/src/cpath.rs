@@ -17,10 +17,29 @@ pub enum PathError {
 impl core::fmt::Display for PathError {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
-            PathError::TooLong { limit } => write!(f, "path longer than {limit} bytes"),
+            PathError::TooLong { limit } => {
+                f.write_str("path longer than ")?;
+                decimal(f, *limit)?;
+                f.write_str(" bytes")
+            }
             PathError::ContainsNul => f.write_str("path contains a NUL byte"),
         }
     }
+}
+
+/// `n` in decimal without `{}`, which would bring core's integer padding into the binary.
+fn decimal(f: &mut core::fmt::Formatter<'_>, mut n: usize) -> core::fmt::Result {
+    let mut digits = [0u8; 20];
+    let mut start = digits.len();
+    loop {
+        start -= 1;
+        digits[start] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    f.write_str(core::str::from_utf8(&digits[start..]).unwrap_or("?"))
 }
 
 pub struct CPath {

@@ -26,7 +26,7 @@ impl wisp_core::host::block::BlockDevice for Disk<'_> {
         self.writes += 1;
         if self.crash_after == Some(self.writes) {
             let _ = wisp_os_linux::block::sync(self.fd);
-            crate::output::error(format_args!("{}: stopping after write {}", CRASH_AFTER_WRITES, self.writes));
+            crate::output::error(format_args!("{}: stopping after write {}", wisp_core::text::Plain(CRASH_AFTER_WRITES), wisp_core::text::Decimal(self.writes.into())));
             wisp_os_linux::process::exit(99);
         }
         Ok(())

@@ -2,6 +2,7 @@
 //! includes fetched and kept, boothooks.
 
 use wisp_core::mime::{self, Entity};
+use wisp_core::text::Decimal;
 use wisp_core::userdata::{self, Kind, TransferEncoding};
 use wisp_core::{base64, gzip, http};
 use wisp_os_linux::fs::ReadError;
@@ -44,7 +45,7 @@ impl Decoder<'_, '_> {
         nesting(depth)?;
         // Whatever its form: a plain document counts as a decoded one does.
         if data.len() > self.budget {
-            return Err(msg!("user-data: larger than WISP_USERDATA_LIMIT ({} bytes)", self.ctx.config.userdata_limit));
+            return Err(msg!("user-data: larger than WISP_USERDATA_LIMIT ({} bytes)", wisp_core::text::Decimal(self.ctx.config.userdata_limit.into())));
         }
         let data = self.gunzip(data)?;
         if mime::is_mime(data) {
@@ -71,11 +72,11 @@ impl Decoder<'_, '_> {
             TransferEncoding::Identity => entity.body,
             TransferEncoding::Base64 => {
                 let most = entity.body.len() / 4 * 3 + 3;
-                self.take(most, |out| base64::decode(entity.body, out).map_err(|e| msg!("user-data part {number}: {e}")))?
+                self.take(most, |out| base64::decode(entity.body, out).map_err(|e| msg!("user-data part {number}: {e}", number = Decimal(number as u64))))?
             }
             TransferEncoding::Unsupported => {
                 let e = encoding.unwrap_or(b"").trim_ascii();
-                return Err(msg!("user-data part {number}: unsupported transfer encoding {}", Shown(e)));
+                return Err(msg!("user-data part {number}: unsupported transfer encoding {}", Shown(e), number = Decimal(number as u64)));
             }
         };
         let filename = entity.parameter("Content-Disposition", "filename");
@@ -86,10 +87,10 @@ impl Decoder<'_, '_> {
     fn leaf(&mut self, body: &'static [u8], media_type: &[u8], filename: Option<&[u8]>, depth: usize) -> Result<(), Line> {
         let number = self.parts.len() + 1;
         if let Some(name) = gzip::other_compression(body) {
-            return Err(msg!("user-data part {number} is {name}-compressed: unsupported compression (wisp decodes gzip only)"));
+            return Err(msg!("user-data part {number} is {name}-compressed: unsupported compression (wisp decodes gzip only)", number = Decimal(number as u64), name = wisp_core::text::Plain(name)));
         }
         if userdata::is_gzip_type(media_type) && !gzip::is_gzip(body) {
-            return Err(msg!("user-data part {number} is labelled {} but is not gzip data", Shown(media_type)));
+            return Err(msg!("user-data part {number} is labelled {} but is not gzip data", Shown(media_type), number = Decimal(number as u64)));
         }
         // A gzip'd part's own type no longer says what it is: its text does.
         let (body, media_type) = if gzip::is_gzip(body) { (self.gunzip(body)?, &b"text/plain"[..]) } else { (body, media_type) };
@@ -105,7 +106,7 @@ impl Decoder<'_, '_> {
             .and_then(|name| heapless::String::try_from(name).ok());
         check_built(kind, number)?;
         let part = Part { kind, media_type: label, filename, bytes: body, whole: false };
-        self.parts.push(part).map_err(|_| msg!("user-data: more than {} parts", mime::PARTS_LIMIT))
+        self.parts.push(part).map_err(|_| msg!("user-data: more than {} parts", Decimal(mime::PARTS_LIMIT as u64)))
     }
 
     /// Each URL of an include document, decoded as a document of its own.
@@ -124,7 +125,11 @@ impl Decoder<'_, '_> {
     fn fetch_include(&mut self, url: &str, once: bool) -> Result<&'static [u8], Line> {
         let parsed = http::parse_url(url).map_err(|e| msg!("#include {}: {e}", Shown(url.as_bytes())))?;
         let mut name = heapless::String::<24>::new();
-        let _ = core::fmt::write(&mut name, format_args!("{:016x}", fnv1a(url.as_bytes())));
+        // `{:016x}`, without core's padding machinery: the hash's eight bytes, highest first.
+        let hash = fnv1a(url.as_bytes());
+        for byte in hash.to_be_bytes() {
+            let _ = core::fmt::write(&mut name, format_args!("{}", wisp_core::text::Hex(byte)));
+        }
         let kept = self.ctx.create_dir(var_child(self.ctx, INCLUDES_DIR)?.as_bytes())?;
         let shown = Shown(url.as_bytes());
         let timeouts = match self.includes {
@@ -150,7 +155,7 @@ impl Decoder<'_, '_> {
     fn gunzip(&mut self, data: &'static [u8]) -> Result<&'static [u8], Line> {
         if !gzip::is_gzip(data) {
             if let Some(name) = gzip::other_compression(data) {
-                return Err(msg!("user-data is {name}-compressed: unsupported compression (wisp decodes gzip only)"));
+                return Err(msg!("user-data is {name}-compressed: unsupported compression (wisp decodes gzip only)", name = wisp_core::text::Plain(name)));
             }
             return Ok(data);
         }
@@ -170,14 +175,14 @@ impl Decoder<'_, '_> {
 
 fn nesting(depth: usize) -> Result<(), Line> {
     match depth > DEPTH_LIMIT {
-        true => Err(msg!("user-data: multipart or includes nested deeper than {DEPTH_LIMIT} levels")),
+        true => Err(msg!("user-data: multipart or includes nested deeper than {limit} levels", limit = Decimal(DEPTH_LIMIT as u64))),
         false => Ok(()),
     }
 }
 
 fn read_error(e: ReadError) -> Line {
     match e {
-        ReadError::TooLarge { limit } => msg!("larger than {limit} bytes"),
+        ReadError::TooLarge { limit } => msg!("larger than {limit} bytes", limit = Decimal(limit as u64)),
         ReadError::Io(e) => msg!("{}", Os(e)),
     }
 }

@@ -12,10 +12,10 @@ use crate::output::Line;
 pub fn decode(ctx: &Context<'_>, document: &'static [u8], _: Includes<'_>) -> Result<UserData, Line> {
     // Whatever its form: a plain document is bound as a decoded one is.
     if document.len() > ctx.config.userdata_limit as usize {
-        return Err(msg!("user-data: larger than WISP_USERDATA_LIMIT ({} bytes)", ctx.config.userdata_limit));
+        return Err(msg!("user-data: larger than WISP_USERDATA_LIMIT ({} bytes)", wisp_core::text::Decimal(ctx.config.userdata_limit.into())));
     }
     if let Some(name) = gzip::other_compression(document) {
-        return Err(msg!("user-data is {name}-compressed: unsupported compression (wisp decodes gzip only)"));
+        return Err(msg!("user-data is {name}-compressed: unsupported compression (wisp decodes gzip only)", name = wisp_core::text::Plain(name)));
     }
     let kind = userdata::sniff(document);
     let refused = match kind {

@@ -6,13 +6,14 @@
 use core::fmt;
 
 use super::HostError;
+use crate::text::Decimal;
 
 /// How a message words a system error: bin names the errno (`Permission denied`), core's
 /// tests and `Display` give its number (`errno 1`).
 pub type ErrnoWords = fn(HostError, &mut fmt::Formatter<'_>) -> fmt::Result;
 
 pub fn errno_number(e: HostError, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-    write!(f, "errno {}", e.errno)
+    write!(f, "errno {}", Decimal(e.errno.unsigned_abs().into()))
 }
 
 /// An error whose message holds system errors, worded by the caller.

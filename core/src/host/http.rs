@@ -12,6 +12,7 @@ use core::ops::Range;
 use super::HostError;
 use crate::http;
 use crate::retry::{GaveUp, Timeouts};
+use crate::text::Decimal;
 
 /// Most requests in flight at once: a key listing and its keys.
 pub const PARALLEL_LIMIT: usize = 24;
@@ -100,16 +101,16 @@ impl Failure {
                 f.write_str("cannot connect: ")?;
                 words(e, f)?
             }
-            Cause::ConnectTimeout { ms } => write!(f, "no connection within {ms} ms")?,
-            Cause::ReadTimeout { ms } => write!(f, "no complete answer within {ms} ms")?,
+            Cause::ConnectTimeout { ms } => write!(f, "no connection within {ms} ms", ms = Decimal(ms as u64))?,
+            Cause::ReadTimeout { ms } => write!(f, "no complete answer within {ms} ms", ms = Decimal(ms as u64))?,
             Cause::Io(e) => {
                 f.write_str("connection failed: ")?;
                 words(e, f)?
             }
             Cause::Http(e) => write!(f, "bad HTTP response: {e}")?,
             // As u32: the binary then has one formatter less (u16's).
-            Cause::Status(status) => write!(f, "HTTP status {}", u32::from(status))?,
-            Cause::TooManyRequests { limit } => write!(f, "more than {limit} requests at once")?,
+            Cause::Status(status) => write!(f, "HTTP status {}", Decimal(status.into()))?,
+            Cause::TooManyRequests { limit } => write!(f, "more than {limit} requests at once", limit = Decimal(limit as u64))?,
         }
         match self.gave_up {
             Some(gave_up) => write!(f, "; gave up after {gave_up}"),

@@ -11,6 +11,8 @@
 
 use core::fmt;
 
+use crate::text::Decimal;
+
 pub mod block;
 pub mod clock;
 pub mod dhcp;
@@ -52,6 +54,6 @@ impl HostError {
 
 impl fmt::Display for HostError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "errno {}", self.errno)
+        write!(f, "errno {}", Decimal(self.errno.unsigned_abs().into()))
     }
 }

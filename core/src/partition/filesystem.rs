@@ -7,6 +7,7 @@ use crate::host::block::MountedFilesystem;
 use crate::host::explain::{errno_number, ErrnoWords, Explain};
 use crate::host::HostError;
 use crate::mountinfo::Filesystem;
+use crate::text::{Decimal, Plain};
 
 /// What the filesystem did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -21,9 +22,9 @@ pub enum Growth {
 impl fmt::Display for Growth {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
-            Growth::Ext4 { blocks, block_size } => write!(f, "ext4 resized to {blocks} blocks of {block_size} bytes"),
-            Growth::XfsFull { blocks } => write!(f, "xfs already fills the device ({blocks} blocks)"),
-            Growth::Xfs { from, to, block_size } => write!(f, "xfs grown from {from} to {to} blocks of {block_size} bytes"),
+            Growth::Ext4 { blocks, block_size } => write!(f, "ext4 resized to {blocks} blocks of {block_size} bytes", blocks = Decimal(blocks as u64), block_size = Decimal(block_size as u64)),
+            Growth::XfsFull { blocks } => write!(f, "xfs already fills the device ({blocks} blocks)", blocks = Decimal(blocks as u64)),
+            Growth::Xfs { from, to, block_size } => write!(f, "xfs grown from {from} to {to} blocks of {block_size} bytes", from = Decimal(from as u64), to = Decimal(to as u64), block_size = Decimal(block_size as u64)),
             Growth::Btrfs => f.write_str("btrfs resized to the device's size"),
         }
     }
@@ -43,7 +44,7 @@ impl Explain for GrowthError {
     fn explain(&self, f: &mut fmt::Formatter<'_>, words: ErrnoWords) -> fmt::Result {
         f.write_str(match *self {
             GrowthError::Call { what, error } => {
-                write!(f, "{what}: ")?;
+                write!(f, "{what}: ", what = Plain(what))?;
                 return words(error, f);
             }
             GrowthError::Ext4NeedsCapability => "the kernel refused to resize ext4 online: EXT4_IOC_RESIZE_FS needs CAP_SYS_RESOURCE",

@@ -12,6 +12,7 @@ use core::fmt;
 
 use super::{decide, Decision};
 use crate::crc32::crc32_bitwise;
+use crate::text::Decimal;
 
 pub const SIGNATURE: &[u8; 8] = b"EFI PART";
 const MIN_HEADER_SIZE: usize = 92;
@@ -49,13 +50,13 @@ impl fmt::Display for GptError {
             GptError::BadHeaderSize => "GPT header size is invalid",
             GptError::HeaderCrc => "GPT header CRC mismatch",
             GptError::BadEntrySize => "GPT entry size is invalid",
-            GptError::EntriesTooLarge { limit } => return write!(f, "GPT entry array larger than {limit} bytes"),
+            GptError::EntriesTooLarge { limit } => return write!(f, "GPT entry array larger than {limit} bytes", limit = Decimal(limit as u64)),
             GptError::EntriesCrc => "GPT partition entries CRC mismatch",
             GptError::BadLayout => "GPT header describes an impossible layout",
             GptError::DiskSmallerThanTable => "the disk is smaller than its GPT claims",
-            GptError::Overlap { first, second } => return write!(f, "GPT partitions {first} and {second} overlap"),
-            GptError::OutsideUsableArea { partition } => return write!(f, "GPT partition {partition} lies outside the usable area"),
-            GptError::NoSuchPartition { partition } => return write!(f, "GPT has no partition {partition}"),
+            GptError::Overlap { first, second } => return write!(f, "GPT partitions {first} and {second} overlap", first = Decimal(first as u64), second = Decimal(second as u64)),
+            GptError::OutsideUsableArea { partition } => return write!(f, "GPT partition {partition} lies outside the usable area", partition = Decimal(partition as u64)),
+            GptError::NoSuchPartition { partition } => return write!(f, "GPT has no partition {partition}", partition = Decimal(partition as u64)),
             GptError::TablesDiffer => "the primary and backup GPTs differ",
         };
         f.write_str(text)

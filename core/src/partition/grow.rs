@@ -16,6 +16,7 @@ use super::{is_supported_sector_size, Decision};
 use crate::host::block::BlockDevice;
 use crate::host::explain::{errno_number, ErrnoWords, Explain};
 use crate::host::HostError;
+use crate::text::{Decimal, Plain};
 
 /// Largest sector handled.
 pub const SECTOR_LIMIT: usize = 4096;
@@ -65,10 +66,10 @@ fn at(stage: Stage) -> impl Fn(Cause) -> TableError {
 impl Explain for Cause {
     fn explain(&self, f: &mut fmt::Formatter<'_>, words: ErrnoWords) -> fmt::Result {
         let text = match *self {
-            Cause::UnsupportedSectorSize { size } => return write!(f, "{size}-byte sectors are not supported (512 and 4096 are)"),
+            Cause::UnsupportedSectorSize { size } => return write!(f, "{size}-byte sectors are not supported (512 and 4096 are)", size = Decimal(size as u64)),
             Cause::Read { lba, error } | Cause::Write { lba, error } => {
                 let verb = if let Cause::Read { .. } = self { "read" } else { "write" };
-                write!(f, "{verb} at sector {lba}: ")?;
+                write!(f, "{verb} at sector {lba}: ", lba = Decimal(lba as u64), verb = Plain(verb))?;
                 return words(error, f);
             }
             Cause::Sync(error) => {
@@ -131,17 +132,17 @@ impl Grown {
 
 impl fmt::Display for Grown {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let partition = self.partition;
-        let mib = |sectors: u64| (sectors * u64::from(self.sector_size)) >> 20;
+        let partition = Decimal(self.partition.into());
+        let mib = |sectors: u64| Decimal((sectors * u64::from(self.sector_size)) >> 20);
         match self.decision {
             Decision::Grow { start, old_end, new_end } => write!(
                 f,
                 "partition {partition} grown from {} MiB to {} MiB{}",
                 mib(old_end - start + 1),
                 mib(new_end - start + 1),
-                if self.capped { " (capped at the MBR's 2 TiB)" } else { "" }
+                Plain(if self.capped { " (capped at the MBR's 2 TiB)" } else { "" })
             ),
-            Decision::NoChange { reason } => write!(f, "partition {partition}: no change ({reason})"),
+            Decision::NoChange { reason } => write!(f, "partition {partition}: no change ({reason})", reason = Plain(reason)),
         }
     }
 }

@@ -4,6 +4,7 @@
 use core::fmt;
 
 use super::{decide, Decision};
+use crate::text::Decimal;
 
 const TABLE: usize = 446;
 const ENTRY: usize = 16;
@@ -23,8 +24,8 @@ impl fmt::Display for MbrError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
             MbrError::NoSignature => f.write_str("no partition table (MBR signature 55 AA missing)"),
-            MbrError::NoSuchPartition { partition } => write!(f, "MBR has no partition {partition}"),
-            MbrError::Overlap { first, second } => write!(f, "MBR partitions {first} and {second} overlap"),
+            MbrError::NoSuchPartition { partition } => write!(f, "MBR has no partition {partition}", partition = Decimal(partition as u64)),
+            MbrError::Overlap { first, second } => write!(f, "MBR partitions {first} and {second} overlap", first = Decimal(first as u64), second = Decimal(second as u64)),
             MbrError::DiskSmallerThanTable => f.write_str("the disk is smaller than its MBR claims"),
         }
     }

@@ -7,6 +7,7 @@ use super::metadata::{Metadata, Slot, ValueState, KEY_RESPONSE, SMALL_RESPONSE};
 use super::{Item, IMDS_ADDRESS, IMDS_HOST};
 use crate::host::http::{Endpoint, Exchange, Http};
 use crate::http::{self, Method, Request};
+use crate::text::Decimal;
 
 pub const SERVICE: Service = Service { session_token: true, rounds: Some(rounds), ..Service::PLAIN };
 
@@ -41,10 +42,10 @@ impl core::fmt::Display for KeyListingError {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
             KeyListingError::BadLine { line } => {
-                write!(f, "public-keys listing: line {line} is not <index>=<name>")
+                write!(f, "public-keys listing: line {line} is not <index>=<name>", line = Decimal(*line as u64))
             }
             KeyListingError::TooManyKeys { limit } => {
-                write!(f, "public-keys listing: more than {limit} keys")
+                write!(f, "public-keys listing: more than {limit} keys", limit = Decimal(*limit as u64))
             }
         }
     }

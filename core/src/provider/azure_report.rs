@@ -13,6 +13,7 @@ use crate::http::{self, Method, Request};
 use crate::host::HostError;
 use crate::retry::Timeouts;
 use crate::state_files::AZURE_REPORTED;
+use crate::text::Decimal;
 
 /// The goal state document the older protocol answers with.
 pub const GOAL_STATE_LIMIT: usize = 16 * 1024;
@@ -39,16 +40,16 @@ impl ReportError<'_> {
                 f.write_str("wireserver: ")?;
                 failure.describe(f, words)
             }
-            ReportError::HealthRefused { status } => write!(f, "provisioning/health answered {}", u32::from(*status)),
+            ReportError::HealthRefused { status } => write!(f, "provisioning/health answered {}", Decimal((*status).into())),
             ReportError::GoalStateRefused { status } => {
-                write!(f, "provisioning/health refused, and the goal state answered {}", u32::from(*status))
+                write!(f, "provisioning/health refused, and the goal state answered {}", Decimal((*status).into()))
             }
             ReportError::NoGoalState => f.write_str("the goal state names no incarnation, container and instance"),
-            ReportError::HealthReportTooLarge { limit } => write!(f, "health report larger than {limit} bytes"),
+            ReportError::HealthReportTooLarge { limit } => write!(f, "health report larger than {limit} bytes", limit = Decimal(*limit as u64)),
             ReportError::HealthReportRefused { status, incarnation } => write!(
                 f,
                 "the goal state health report answered {} (incarnation {})",
-                u32::from(*status),
+                Decimal((*status).into()),
                 // parse_goal_state admits only letters, digits and "-._".
                 core::str::from_utf8(incarnation).unwrap_or("?")
             ),

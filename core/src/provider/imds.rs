@@ -14,6 +14,7 @@ use crate::host::clock::Clock;
 use crate::host::http::{Described, Endpoint, ErrnoWords, Exchange, Failure, Http, PARALLEL_LIMIT};
 use crate::http::{self, Method, Request};
 use crate::retry::Timeouts;
+use crate::text::{Decimal, Plain};
 
 /// Longest session token wisp keeps (AWS's are 56 bytes).
 pub const TOKEN_LIMIT: usize = 256;
@@ -91,16 +92,16 @@ impl ImdsError {
     pub fn describe(&self, f: &mut fmt::Formatter<'_>, words: ErrnoWords) -> fmt::Result {
         match self {
             ImdsError::Fetch { what, failure } => {
-                write!(f, "metadata {what}: ")?;
+                write!(f, "metadata {what}: ", what = Plain(what))?;
                 failure.describe(f, words)
             }
-            ImdsError::Refused { what, status } => write!(f, "metadata {what}: refused with HTTP status {}", u32::from(*status)),
+            ImdsError::Refused { what, status } => write!(f, "metadata {what}: refused with HTTP status {}", Decimal((*status).into()), what = Plain(what)),
             ImdsError::Request(e) => write!(f, "cannot write the metadata request: {e}"),
-            ImdsError::TokenTooLong { limit } => write!(f, "metadata token longer than {limit} bytes"),
+            ImdsError::TokenTooLong { limit } => write!(f, "metadata token longer than {limit} bytes", limit = Decimal(*limit as u64)),
             ImdsError::KeyListing(e) => write!(f, "metadata {e}"),
-            ImdsError::Document { what, error } => write!(f, "metadata {what}: {error}"),
-            ImdsError::ValueTooLarge { what, limit } => write!(f, "metadata {what} larger than {limit} bytes"),
-            ImdsError::NoService { cloud } => write!(f, "CLOUD={cloud} has no metadata service this wisp can read"),
+            ImdsError::Document { what, error } => write!(f, "metadata {what}: {error}", what = Plain(what)),
+            ImdsError::ValueTooLarge { what, limit } => write!(f, "metadata {what} larger than {limit} bytes", limit = Decimal(*limit as u64), what = Plain(what)),
+            ImdsError::NoService { cloud } => write!(f, "CLOUD={cloud} has no metadata service this wisp can read", cloud = Plain(cloud)),
         }
     }
 }
@@ -287,7 +288,7 @@ impl fmt::Display for Described<'_, GetError> {
         match self.0 {
             GetError::Request(e) => write!(f, "{e}"),
             GetError::Fetch(failure) => failure.describe(f, self.1),
-            GetError::Status(status) => write!(f, "HTTP status {}", u32::from(*status)),
+            GetError::Status(status) => write!(f, "HTTP status {}", Decimal((*status).into())),
         }
     }
 }

@@ -7,6 +7,7 @@
 use core::fmt;
 
 use super::{Device, SeedError};
+use crate::text::Decimal;
 
 pub const SECTOR: usize = 2048;
 const DESCRIPTORS_START: u64 = 16;
@@ -206,7 +207,7 @@ fn rock_ridge_name(mut system_use: &[u8]) -> Option<&[u8]> {
 
 impl fmt::Display for Extent {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} bytes at sector {}", self.len, self.sector)
+        write!(f, "{} bytes at sector {}", Decimal(self.len as u64), Decimal(self.sector as u64))
     }
 }
 

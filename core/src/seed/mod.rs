@@ -3,6 +3,7 @@
 //! filesystem module in the kernel.
 
 use core::fmt;
+use crate::text::Decimal;
 
 pub mod iso9660;
 pub mod local;
@@ -42,13 +43,13 @@ pub enum SeedError {
 impl fmt::Display for SeedError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
-            SeedError::Io { errno } => write!(f, "read failed (errno {errno})"),
+            SeedError::Io { errno } => write!(f, "read failed (errno {errno})", errno = Decimal(errno.unsigned_abs().into())),
             SeedError::NotIso9660 => f.write_str("not an ISO 9660 image"),
             SeedError::NotFat => f.write_str("not a FAT filesystem"),
             SeedError::NotUdf => f.write_str("not a UDF filesystem"),
             SeedError::Corrupt { what } => write!(f, "corrupt image: {what}"),
-            SeedError::TooManyEntries { limit } => write!(f, "more than {limit} directory entries visited"),
-            SeedError::FileTooLarge { limit } => write!(f, "file larger than {limit} bytes"),
+            SeedError::TooManyEntries { limit } => write!(f, "more than {limit} directory entries visited", limit = Decimal(limit as u64)),
+            SeedError::FileTooLarge { limit } => write!(f, "file larger than {limit} bytes", limit = Decimal(limit as u64)),
         }
     }
 }

@@ -5,6 +5,7 @@ use core::fmt;
 
 use crate::json;
 use crate::out::{Full, Out};
+use crate::text::Decimal;
 
 /// What `ds=nocloud;s=...;h=...;i=...` says; each piece is optional.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -49,9 +50,9 @@ pub enum MetaDataError {
 impl fmt::Display for MetaDataError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            MetaDataError::Unsupported { line } => write!(f, "meta-data line {line}: YAML this reader does not take"),
+            MetaDataError::Unsupported { line } => write!(f, "meta-data line {line}: YAML this reader does not take", line = Decimal(*line as u64)),
             MetaDataError::Json(e) => write!(f, "meta-data: {e}"),
-            MetaDataError::TooLarge { limit } => write!(f, "meta-data value larger than {limit} bytes"),
+            MetaDataError::TooLarge { limit } => write!(f, "meta-data value larger than {limit} bytes", limit = Decimal(*limit as u64)),
         }
     }
 }

@@ -4,6 +4,7 @@ use core::fmt::{self, Write};
 
 use super::node::{Kind, Scalar, Value};
 use super::resolve::{decimal_digits, split_sign};
+use crate::text::{Decimal, Hex};
 
 /// Writes `value` as JSON, as Python's `json.dumps` writes what PyYAML loaded: keys as
 /// strings (`1`, `true` and `null` keys become "1", "true" and "null"), floats as numbers
@@ -56,7 +57,12 @@ fn write_scalar(scalar: Option<Scalar<'_>>, out: &mut dyn Write) -> fmt::Result 
     match scalar {
         Some(Scalar::Bool(true)) => out.write_str("true"),
         Some(Scalar::Bool(false)) => out.write_str("false"),
-        Some(Scalar::Int(n)) => write!(out, "{n}"),
+        Some(Scalar::Int(n)) => {
+            if n < 0 {
+                out.write_char('-')?;
+            }
+            write!(out, "{}", Decimal(n.unsigned_abs()))
+        }
         Some(Scalar::Float(text)) => write_float(text.as_bytes(), out),
         Some(Scalar::Str(text)) => out.write_str(text),
         Some(Scalar::Binary(bytes)) => write_binary(bytes, out),
@@ -85,7 +91,11 @@ fn write_string(text: &str, out: &mut dyn Write) -> fmt::Result {
             '\t' => out.write_str("\\t")?,
             '\r' => out.write_str("\\r")?,
             // Also the line separators, which wisp's reader (and YAML 1.1) counts as line breaks.
-            c if (c as u32) < 0x20 || matches!(c, '\u{85}' | '\u{2028}' | '\u{2029}') => write!(out, "\\u{:04x}", c as u32)?,
+            c if (c as u32) < 0x20 || matches!(c, '\u{85}' | '\u{2028}' | '\u{2029}') => {
+                // `{:04x}` would bring core's padding machinery into the binary.
+                let code = c as u32;
+                write!(out, "\\u{}{}", Hex((code >> 8) as u8), Hex(code as u8))?
+            }
             c => out.write_char(c)?,
         }
     }
@@ -110,7 +120,7 @@ fn write_float(text: &[u8], out: &mut dyn Write) -> fmt::Result {
     let whole = &body[..dot];
     if whole.contains(&b':') {
         let sum = whole.split(|&b| b == b':').fold(0u64, |sum, part| sum.saturating_mul(60).saturating_add(decimal_digits(part)));
-        write!(out, "{sum}")?;
+        write!(out, "{}", Decimal(sum))?;
     } else {
         let significant: &[u8] = whole.iter().position(|&b| b != b'0' && b != b'_').map_or(b"0", |i| &whole[i..]);
         write_digits(significant, out)?;

@@ -14,6 +14,8 @@
 
 use core::fmt;
 
+use crate::text::Decimal;
+
 mod json;
 mod node;
 mod parse;
@@ -98,10 +100,9 @@ impl fmt::Display for ErrorKind {
             BadEscape => "invalid escape sequence",
             BadBlockHeader => "invalid block scalar header (| or >, then 1-9 and - or +, then a comment)",
             BadInteger => "integer beyond 64 bits, or without digits",
-            // Written as usize: the u32 formatter would be a second copy of the digits' code.
-            TooManyNodes { limit } => return write!(f, "more than {} nodes", limit as usize),
-            TextFull { limit } => return write!(f, "more than {} bytes of scalar text", limit as usize),
-            TooDeep { limit } => return write!(f, "collections nested deeper than {} levels", limit as usize),
+            TooManyNodes { limit } => return write!(f, "more than {limit} nodes", limit = Decimal(limit as u64)),
+            TextFull { limit } => return write!(f, "more than {limit} bytes of scalar text", limit = Decimal(limit as u64)),
+            TooDeep { limit } => return write!(f, "collections nested deeper than {limit} levels", limit = Decimal(limit as u64)),
         };
         f.write_str(reason)
     }
@@ -117,7 +118,7 @@ pub struct Error {
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "line {} column {}: {}", self.line, self.column, self.kind)
+        write!(f, "line {} column {}: {}", Decimal(self.line.into()), Decimal(self.column.into()), self.kind)
     }
 }
 
