@@ -179,7 +179,7 @@ fn run_phase(
     // its id there: a new instance is found by the early phase.
     let current = match phase {
         Phase::Boot => Current::NotAsked,
-        _ => match current_instance_id(ctx, session, saved, run_items) {
+        _ => match current_instance_id(ctx, session, var, saved, run_items) {
             Ok(found) => {
                 id = found;
                 Current::Id(&id)
@@ -240,11 +240,12 @@ fn run_phase(
 fn current_instance_id(
     ctx: &Context<'_>,
     session: &mut Session<'_>,
+    var: &Dir,
     saved: Saved<'_>,
     run_items: &[Item],
 ) -> Result<heapless::Vec<u8, INSTANCE_ID_LIMIT>, Line> {
     let dmi_says = match (saved.complete, saved.instance_id) {
-        (true, Some(id)) => crate::boot_cache::dmi_same_instance(ctx, session.cloud, id),
+        (true, Some(id)) => crate::boot_cache::dmi_same_instance(ctx, var, session.cloud, id),
         _ => None,
     };
     // Later phases of the run ask only for the instance-id (fetched already): an item

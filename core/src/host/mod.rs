@@ -17,6 +17,7 @@ pub mod dhcp;
 pub mod directory;
 pub mod explain;
 pub mod files;
+pub mod filesystems;
 pub mod http;
 pub mod netlink;
 // accounts, passwords, keys and host names (issue #12)
