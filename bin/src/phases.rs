@@ -23,22 +23,17 @@ use crate::instance_id;
 use crate::session::Session;
 use crate::{EXIT_FAILED, EXIT_USAGE};
 
-/// Files that switch wisp off, as tiny-cloud's does.
-const DISABLED_FILES: [&str; 2] = ["/etc/wisp.disabled", "/etc/tiny-cloud.disabled"];
-
 /// Runs `phases` in order; returns the exit status.
 pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
     ctx.open_log();
-    for file in DISABLED_FILES {
-        if ctx.path(file.as_bytes()).map(|p| exists(&p)).unwrap_or(false) {
-            ctx.log.line(format_args!("disabled by {file}: nothing to do"));
-            // Each phase is done at once, so `cloud-init status --wait` has nothing to wait for.
-            for &phase in phases {
-                cloud_init_status::stage_started(ctx, phase, None);
-                cloud_init_status::stage_finished(ctx, phase, None, None);
-            }
-            return 0;
+    if let Some(file) = wisp_core::phase::disabled_by(&mut ctx.host()) {
+        ctx.log.line(format_args!("disabled by {file}: nothing to do"));
+        // Each phase is done at once, so `cloud-init status --wait` has nothing to wait for.
+        for &phase in phases {
+            cloud_init_status::stage_started(ctx, phase, None);
+            cloud_init_status::stage_finished(ctx, phase, None, None);
         }
+        return 0;
     }
     // The plans of this run's phases and of the later ones, whose metadata the first
     // fetch of this boot gets for them.
@@ -104,14 +99,7 @@ pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
     }
     // What every phase from this one to the last will read, so the first round asks for
     // all of it.
-    let mut all_items: heapless::Vec<Item, 6> = heapless::Vec::new();
-    for &phase in &Phase::ALL[phases[0] as usize..] {
-        for item in items(&plans[phase as usize]) {
-            if !all_items.contains(&item) {
-                let _ = all_items.push(item);
-            }
-        }
-    }
+    let all_items = wisp_core::phase::metadata_items(&plans, phases[0]);
     let mut status = EXIT_OK;
     for &phase in phases {
         let earlier = cloud_init_status::stage_started(ctx, phase, Some(cloud));
@@ -309,16 +297,6 @@ fn fetch_instance_id(session: &mut Session<'_>, also: &[Item]) -> Result<heaples
     Ok(heapless::Vec::from_slice(id).unwrap_or_default())
 }
 
-fn items(plan: &Plan) -> heapless::Vec<Item, 6> {
-    let mut items = heapless::Vec::new();
-    for item in plan.iter().filter_map(|action| action.metadata()) {
-        if !items.contains(&item) {
-            let _ = items.push(item);
-        }
-    }
-    items
-}
-
 /// Runs the plan's actions, each that nothing it needs failed; the failures, one per
 /// line, as `phase/action: reason`.
 fn run_actions(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, phase: Phase, plan: &Plan, started: u64) -> Option<Line> {
@@ -383,9 +361,5 @@ fn failure(ctx: &mut Context<'_>, phases: &[Phase], message: Line) -> i32 {
     ctx.log.line(format_args!("{message}"));
     cloud_init_status::stage_finished(ctx, phases[0], None, Some(&message));
     EXIT_FAILED
-}
-
-fn exists(path: &wisp_os_linux::cpath::CPath) -> bool {
-    matches!(wisp_os_linux::fs::metadata(path.as_cstr()), Ok(Some(_)))
 }
 

@@ -641,6 +641,18 @@ pub enum PowerMode {
     Halt,
 }
 
+impl PowerMode {
+    /// The image's own tool for it, so that services stop cleanly (a path inside the
+    /// root), and its name: run as `NAME -d SECONDS`.
+    pub fn program(self) -> (&'static core::ffi::CStr, &'static core::ffi::CStr) {
+        match self {
+            PowerMode::Poweroff => (c"/sbin/poweroff", c"poweroff"),
+            PowerMode::Reboot => (c"/sbin/reboot", c"reboot"),
+            PowerMode::Halt => (c"/sbin/halt", c"halt"),
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 pub enum Condition<'a> {
     Always,
@@ -870,6 +882,11 @@ mod tests {
             assert_eq!((state.mode, state.delay_seconds), (PowerMode::Halt, 0));
             assert!(matches!(state.condition, Condition::Always));
         });
+        // Each mode is the image's own tool of that name.
+        for (mode, name) in [(PowerMode::Poweroff, "poweroff"), (PowerMode::Reboot, "reboot"), (PowerMode::Halt, "halt")] {
+            let (program, argument0) = mode.program();
+            assert_eq!((program.to_str().unwrap().strip_prefix("/sbin/"), argument0.to_str().unwrap()), (Some(name), name));
+        }
         with_config(&["power_state: {mode: reboot, delay: soon}\n"], |config| {
             assert_eq!(power_state(config.get("power_state").unwrap()).unwrap_err().problem, "delay must be now, +MINUTES or MINUTES");
         });
