@@ -1,12 +1,14 @@
 //! Runs phases: fetches what their actions read from the metadata service in one go,
 //! follows the course core's `instance` chooses (first boot, later boot, new instance),
-//! and runs the actions in order. A failed action is logged and recorded; every later
-//! action that does not need it still runs (core's `instance::Progress`), and the phase
-//! ends with status 1.
+//! and runs the actions in order (core's `phase_run`). A failed action is logged and
+//! recorded; every later action that does not need it still runs, and the phase ends
+//! with status 1.
 
 use wisp_core::config::Cloud;
 use wisp_core::instance::{self, Course, Current, Progress, Saved, INSTANCE_ID_LIMIT};
+use wisp_core::host::actions::Actions;
 use wisp_core::phase::{Action, Phase, Plan};
+use wisp_core::phase_run;
 use wisp_core::provider::Item;
 use wisp_os_linux::fs::Dir;
 use wisp_os_linux::time::monotonic_ms;
@@ -236,12 +238,9 @@ fn current_instance_id(
         (true, Some(id)) => crate::boot_cache::dmi_same_instance(ctx, var, session.cloud, id),
         _ => None,
     };
-    // Later phases of the run ask only for the instance-id (fetched already): an item
-    // the first round could not fetch is not waited for again.
-    let wanted: &[Item] = if session.fetched_once || (saved.complete && dmi_says.is_none()) { &[] } else { run_items };
-    let fetched = match (dmi_says, saved.instance_id) {
-        (Some(true), Some(id)) => Ok(heapless::Vec::from_slice(id).unwrap_or_default()),
-        _ => fetch_instance_id(session, wanted),
+    let fetched = match saved.vouched_id(dmi_says) {
+        Some(id) => Ok(heapless::Vec::from_slice(id).unwrap_or_default()),
+        None => fetch_instance_id(session, saved.asked_with_id(!session.fetched_once, dmi_says, run_items)),
     };
     if session.keep_for_later && session.imds.requests > 0 {
         crate::boot_cache::save(ctx, session.metadata);
@@ -284,9 +283,9 @@ fn fetch_instance_id(session: &mut Session<'_>, also: &[Item]) -> Result<heaples
     let first_round = !session.fetched_once;
     session.fetched_once = true;
     if let Err(e) = session.imds.fetch(session.metadata, &wanted) {
-        match e.item() {
-            Some(item) if item != Item::InstanceId && first_round => session.fetch_failed = Some(e),
-            _ => return Err(msg!("{e}")),
+        match instance::failure_deferred(e.item(), first_round) {
+            true => session.fetch_failed = Some(e),
+            false => return Err(msg!("{e}")),
         }
     }
     let id = session.metadata.get(Item::InstanceId).unwrap_or(b"");
@@ -297,37 +296,47 @@ fn fetch_instance_id(session: &mut Session<'_>, also: &[Item]) -> Result<heaples
     Ok(heapless::Vec::from_slice(id).unwrap_or_default())
 }
 
-/// Runs the plan's actions, each that nothing it needs failed; the failures, one per
-/// line, as `phase/action: reason`.
+/// Runs the plan's actions (core's `phase_run`); the failures, one per line, as
+/// `phase/action: reason`.
 fn run_actions(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, phase: Phase, plan: &Plan, started: u64) -> Option<Line> {
-    let mut errors: Option<Line> = None;
-    let mut failures = 0;
-    for &action in plan {
-        crate::markers::crash_point(ctx);
-        let action_started = monotonic_ms();
-        if let Err(reason) = session.progress.may_run(action) {
-            ctx.log.line(format_args!("{}/{}: {reason}", phase.name(), action.name()));
-            continue;
-        }
-        let result = run_action(ctx, session, var, action);
-        let ms = monotonic_ms() - action_started;
-        let name = action.name();
-        match result {
-            Ok(note) => ctx.log.line(format_args!("{}/{name}: ok: {} ({ms} ms)", phase.name(), note)),
-            Err(e) => {
-                session.progress.failed(action);
-                failures += 1;
-                ctx.log.line(format_args!("{}/{name}: failed: {} ({ms} ms)", phase.name(), e));
-                let line = errors.get_or_insert_with(Line::new);
-                let separator = if line.text().is_empty() { "" } else { "\n" };
-                let _ = core::fmt::Write::write_fmt(line, format_args!("{separator}{}/{name}: {e}", phase.name()));
-            }
-        }
+    let mut errors = Line::new();
+    let failed = phase_run::run_actions(&mut PhaseActions { ctx, session, var }, phase, plan, started, &mut errors);
+    (failed > 0).then_some(errors)
+}
+
+/// The actions of a phase, on this run's context and session.
+struct PhaseActions<'r, 'c, 's> {
+    ctx: &'r mut Context<'c>,
+    session: &'r mut Session<'s>,
+    var: &'r Dir,
+}
+
+impl Actions for PhaseActions<'_, '_, '_> {
+    type Text = Line;
+
+    fn run(&mut self, action: Action) -> Result<Line, Line> {
+        run_action(self.ctx, self.session, self.var, action)
     }
-    let ms = monotonic_ms() - started;
-    let requests = session.imds.requests;
-    ctx.log.line(format_args!("{}: done, {failures} failed ({ms} ms, {requests} metadata requests so far)", phase.name()));
-    errors
+
+    fn progress(&mut self) -> &mut Progress {
+        &mut self.session.progress
+    }
+
+    fn log(&mut self, args: core::fmt::Arguments<'_>) {
+        self.ctx.log.line(args);
+    }
+
+    fn now_ms(&mut self) -> u64 {
+        monotonic_ms()
+    }
+
+    fn requests(&self) -> u32 {
+        self.session.imds.requests
+    }
+
+    fn crash_point(&mut self) {
+        crate::markers::crash_point(self.ctx);
+    }
 }
 
 /// One action, with the metadata item it reads. An item the first round could not fetch

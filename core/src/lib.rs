@@ -53,6 +53,7 @@ pub mod completion;
 pub mod markers;
 pub mod instance;
 pub mod phase;
+pub mod phase_run;
 pub mod provider;
 pub mod script;
 pub mod script_exit;

@@ -11,6 +11,7 @@
 
 use core::fmt;
 
+pub mod actions;
 pub mod block;
 pub mod clock;
 pub mod dhcp;
