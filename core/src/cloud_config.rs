@@ -403,6 +403,21 @@ pub enum Encoding {
     GzipBase64,
 }
 
+impl Encoding {
+    /// Room to decode `encoded` bytes of content into: base64 makes 3 bytes of 4, and a
+    /// gzip'd one takes twice what it may inflate to (its base64-decoded bytes kept in
+    /// the second half while the first is inflated into).
+    pub fn room(self, encoded: usize) -> usize {
+        let ratio = 2 * crate::gzip::DEFLATE_RATIO_LIMIT;
+        match self {
+            Encoding::Text => encoded,
+            Encoding::Base64 => encoded / 4 * 3 + 3,
+            Encoding::Gzip => encoded.saturating_mul(ratio),
+            Encoding::GzipBase64 => (encoded / 4 * 3 + 3).saturating_mul(ratio),
+        }
+    }
+}
+
 /// One `write_files` entry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct WriteFile<'a> {
@@ -974,5 +989,14 @@ mod tests {
         }
         // Four random bytes in this short sample rarely leave it valid, but some do.
         assert!(valid > 0, "{valid}");
+    }
+
+    #[test]
+    fn room_to_decode_write_files_content() {
+        assert_eq!(Encoding::Text.room(10), 10);
+        assert_eq!(Encoding::Base64.room(8), 9);
+        assert_eq!(Encoding::Gzip.room(10), 10 * 2 * crate::gzip::DEFLATE_RATIO_LIMIT);
+        assert_eq!(Encoding::GzipBase64.room(8), 9 * 2 * crate::gzip::DEFLATE_RATIO_LIMIT);
+        assert_eq!(Encoding::Gzip.room(usize::MAX), usize::MAX);
     }
 }
