@@ -1,8 +1,8 @@
 //! The metadata one boot's first phase fetched, kept for its later phases (separate
-//! processes under OpenRC) in `/run/wisp/metadata`, mode 0600, for this boot only; and
-//! the DMI files that name the instance. The rules are `wisp_core::boot_cache`'s.
+//! processes under OpenRC) in `/run/wisp/metadata`, mode 0600, for this boot only. The
+//! rules, and the DMI's that tell the same instance, are `wisp_core::boot_cache`'s.
 
-use wisp_core::boot_cache::{self, InstanceDmi, BOOT_ID_LIMIT};
+use wisp_core::boot_cache::{self, BOOT_ID_LIMIT};
 use wisp_core::config::Cloud;
 use wisp_core::out::Out;
 use wisp_core::provider::Item;
@@ -57,40 +57,8 @@ pub fn save(ctx: &Context<'_>, metadata: &Metadata) {
     }
 }
 
-/// The files that name the instance on some platforms, with room for each.
-const INSTANCE_DMI: [&[u8]; 3] =
-    [b"/sys/class/dmi/id/board_asset_tag", b"/sys/class/dmi/id/product_uuid", b"/sys/hypervisor/uuid"];
-pub type DmiRoom = [[u8; 128]; 3];
-
-#[inline(never)]
-fn instance_dmi<'b>(ctx: &Context<'_>, room: &'b mut DmiRoom) -> InstanceDmi<'b> {
-    let [tag, uuid, hypervisor] = room;
-    // Missing or unreadable files (product_uuid is root-only) count as empty.
-    let read = |path, buf: &'b mut [u8; 128]| ctx.read(path, buf).ok().flatten().unwrap_or(b"");
-    InstanceDmi {
-        board_asset_tag: read(INSTANCE_DMI[0], tag),
-        product_uuid: read(INSTANCE_DMI[1], uuid),
-        hypervisor_uuid: read(INSTANCE_DMI[2], hypervisor),
-    }
-}
-
 /// Whether the DMI names this instance as `saved_id`, or is the one the completion
-/// marker in `var` remembers (see `boot_cache::same_instance`).
-#[inline(never)]
-pub fn dmi_same_instance(ctx: &Context<'_>, cloud: Cloud, saved_id: &[u8]) -> Option<bool> {
-    let mut room = [[0u8; 128]; 3];
-    let mut marker = [0u8; 64];
-    // A marker that cannot be read, or is longer than a UUID, remembers nothing.
-    let remembered = match ctx.var_dir().map(|var| var.read(crate::state::MARKER, &mut marker)) {
-        Ok(Ok(Some(len))) => &marker[..len],
-        _ => b"",
-    };
-    boot_cache::same_instance(cloud, &instance_dmi(ctx, &mut room), saved_id, remembered)
-}
-
-/// What the completion marker remembers of this machine: its EC2 UUID, or nothing (see
-/// `boot_cache::instance_uuid`).
-#[inline(never)]
-pub fn instance_uuid<'r>(ctx: &Context<'_>, room: &'r mut DmiRoom) -> &'r [u8] {
-    boot_cache::instance_uuid(&instance_dmi(ctx, room)).unwrap_or_default()
+/// marker in `var` remembers (see `boot_cache::dmi_same_instance`).
+pub fn dmi_same_instance(ctx: &Context<'_>, var: &wisp_os_linux::fs::Dir, cloud: Cloud, saved_id: &[u8]) -> Option<bool> {
+    boot_cache::dmi_same_instance(&mut crate::host::files::Root::of(ctx), &mut crate::host::OpenDir { dir: var }, cloud, saved_id)
 }

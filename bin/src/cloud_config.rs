@@ -181,13 +181,7 @@ fn write_file(ctx: &Context<'_>, file: &WriteFile<'_>) -> Result<(), Line> {
         (true, Ok(Some(found))) => usize::try_from(found.size).unwrap_or(usize::MAX),
         _ => 0,
     };
-    let encoded = file.content.len();
-    let decoded = match file.encoding {
-        Encoding::Text => encoded,
-        Encoding::Base64 => encoded / 4 * 3 + 3,
-        Encoding::Gzip => encoded.saturating_mul(2 * crate::userdata::DEFLATE_RATIO_LIMIT),
-        Encoding::GzipBase64 => (encoded / 4 * 3 + 3).saturating_mul(2 * crate::userdata::DEFLATE_RATIO_LIMIT),
-    };
+    let decoded = file.encoding.room(file.content.len());
     let mut room = crate::memory::map(old_size.saturating_add(decoded).min(USER_DATA_LIMIT), "write_files content")?;
     let buffer = room.as_mut_slice();
     // Appending: the old content first, the new after it, written together atomically.

@@ -1,15 +1,15 @@
-//! `$TINY_CLOUD_VAR/sem/`: the markers of finished per-instance work (core's `markers`),
-//! each made durable before the next piece of work starts: one fsync of the directory
-//! then, unless the completion marker's syncfs came first (or, at the end of the run).
+//! `$TINY_CLOUD_VAR/sem/`: the markers of finished per-instance work, and when they are
+//! made durable (core's `markers`); and the crash points of the tests.
 
-use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use core::sync::atomic::{AtomicU32, Ordering};
 
-use wisp_core::markers::{self, MarkError};
+use wisp_core::markers::{Durability, MarkError};
 use wisp_core::state_files::SEM_DIR;
 use wisp_os_linux::fs::Dir;
+use wisp_core::host::HostError;
 
 use crate::context::Context;
-use crate::host::OpenDir;
+use crate::host::{errno, OpenDir};
 use crate::output::{Line, Os};
 use crate::instance_id::INSTANCE_ID_LIMIT;
 
@@ -29,47 +29,39 @@ impl Markers {
         Ok(Markers { dir, id: heapless::Vec::from_slice(id).unwrap_or_default() })
     }
 
-    /// Whether `work` (`item` of it) finished for this instance. When it did not, it is
-    /// about to start: the markers of the work before it are made durable first.
+    /// Whether `work` (`item` of it) finished for this instance (see `Durability::is_done`).
     #[inline(never)]
     pub fn is_done(&self, work: &str, item: Option<&str>) -> Result<bool, Line> {
-        let done = markers::is_done(&mut OpenDir { dir: &self.dir }, work, item, &self.id);
-        if !done && PENDING.swap(false, Ordering::Relaxed) {
-            self.dir.sync().map_err(|e| msg!("sem: {}", Os(e)))?;
-        }
-        Ok(done)
+        SEM.is_done(&mut OpenDir { dir: &self.dir }, work, item, &self.id).map_err(sem_error)
     }
 
     /// Records that `work` finished; made durable before the next piece of work starts.
     #[inline(never)]
     pub fn mark_done(&self, ctx: &Context<'_>, work: &str, item: Option<&str>) -> Result<(), Line> {
-        markers::mark_done(&mut OpenDir { dir: &self.dir }, work, item, &self.id).map_err(|e| match e {
+        SEM.mark_done(&mut OpenDir { dir: &self.dir }, work, item, &self.id).map_err(|e| match e {
             MarkError::BadName(e) => crate::output::line(e),
             MarkError::Host { name, error } => msg!("sem/{name}: {}", Os(crate::host::errno(error)), name = wisp_core::text::Plain(&name)),
         })?;
-        PENDING.store(true, Ordering::Relaxed);
         crash_point(ctx);
         Ok(())
     }
 }
 
-/// A marker written and not yet durable. One process runs one instance's work, and all its
-/// markers are in one directory: one flag is enough.
-static PENDING: AtomicBool = AtomicBool::new(false);
+/// Whether this run's markers are durable.
+static SEM: Durability = Durability::new();
 
-/// The filesystem holding `$TINY_CLOUD_VAR` was synced (the completion marker's syncfs):
-/// the markers written so far are durable.
+fn sem_error(e: HostError) -> Line {
+    msg!("sem: {}", Os(errno(e)))
+}
+
+/// The filesystem holding `$TINY_CLOUD_VAR` was synced (the completion marker's syncfs).
 pub fn synced() {
-    PENDING.store(false, Ordering::Relaxed);
+    SEM.synced();
 }
 
 /// At the end of a run: the markers not yet durable are made so.
 pub fn settle(var: &Dir) -> Result<(), Line> {
-    if PENDING.swap(false, Ordering::Relaxed) {
-        let dir = var.open_child(SEM_DIR).map_err(|e| crate::output::os_error("sem", e))?;
-        dir.sync().map_err(|e| msg!("sem: {}", Os(e)))?;
-    }
-    Ok(())
+    SEM.settle(|| var.open_child(SEM_DIR).and_then(|dir| dir.sync()).map_err(crate::host::host_error)).map_err(sem_error)
 }
 
 /// A test hook: `WISP_TEST_CRASH_AT=N` stops the process, as a crash would, at its N-th

@@ -1,14 +1,16 @@
 //! Runs phases: fetches what their actions read from the metadata service in one go,
 //! follows the course core's `instance` chooses (first boot, later boot, new instance),
-//! and runs the actions in order. A failed action is logged and recorded; every later
-//! action that does not need it still runs (core's `instance::Progress`), and the phase
-//! ends with status 1.
+//! and runs the actions in order (core's `phase_run`). A failed action is logged and
+//! recorded; every later action that does not need it still runs, and the phase ends
+//! with status 1.
 
 use wisp_core::config::Cloud;
 use wisp_core::instance::{self, Course, Current, Progress, Saved, INSTANCE_ID_LIMIT};
+use wisp_core::host::actions::Actions;
 use wisp_core::phase::{Action, Phase, Plan};
+use wisp_core::phase_run;
 use wisp_core::provider::Item;
-use wisp_core::text::{Decimal, Plain};
+use wisp_core::text::Plain;
 use wisp_os_linux::fs::Dir;
 use wisp_os_linux::time::monotonic_ms;
 
@@ -24,22 +26,17 @@ use crate::instance_id;
 use crate::session::Session;
 use crate::{EXIT_FAILED, EXIT_USAGE};
 
-/// Files that switch wisp off, as tiny-cloud's does.
-const DISABLED_FILES: [&str; 2] = ["/etc/wisp.disabled", "/etc/tiny-cloud.disabled"];
-
 /// Runs `phases` in order; returns the exit status.
 pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
     ctx.open_log();
-    for file in DISABLED_FILES {
-        if ctx.path(file.as_bytes()).map(|p| exists(&p)).unwrap_or(false) {
-            ctx.log.line(format_args!("disabled by {file}: nothing to do", file = Plain(file)));
-            // Each phase is done at once, so `cloud-init status --wait` has nothing to wait for.
-            for &phase in phases {
-                cloud_init_status::stage_started(ctx, phase, None);
-                cloud_init_status::stage_finished(ctx, phase, None, None);
-            }
-            return 0;
+    if let Some(file) = wisp_core::phase::disabled_by(&mut crate::host::files::Root::of(ctx)) {
+        ctx.log.line(format_args!("disabled by {file}: nothing to do", file = Plain(file)));
+        // Each phase is done at once, so `cloud-init status --wait` has nothing to wait for.
+        for &phase in phases {
+            cloud_init_status::stage_started(ctx, phase, None);
+            cloud_init_status::stage_finished(ctx, phase, None, None);
         }
+        return 0;
     }
     // The plans of this run's phases and of the later ones, whose metadata the first
     // fetch of this boot gets for them.
@@ -105,14 +102,7 @@ pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
     }
     // What every phase from this one to the last will read, so the first round asks for
     // all of it.
-    let mut all_items: heapless::Vec<Item, 6> = heapless::Vec::new();
-    for &phase in &Phase::ALL[phases[0] as usize..] {
-        for item in items(&plans[phase as usize]) {
-            if !all_items.contains(&item) {
-                let _ = all_items.push(item);
-            }
-        }
-    }
+    let all_items = wisp_core::phase::metadata_items(&plans, phases[0]);
     let mut status = EXIT_OK;
     for &phase in phases {
         let earlier = cloud_init_status::stage_started(ctx, phase, Some(cloud));
@@ -180,7 +170,7 @@ fn run_phase(
     // its id there: a new instance is found by the early phase.
     let current = match phase {
         Phase::Boot => Current::NotAsked,
-        _ => match current_instance_id(ctx, session, saved, run_items) {
+        _ => match current_instance_id(ctx, session, var, saved, run_items) {
             Ok(found) => {
                 id = found;
                 Current::Id(&id)
@@ -241,20 +231,21 @@ fn run_phase(
 fn current_instance_id(
     ctx: &Context<'_>,
     session: &mut Session<'_>,
+    var: &Dir,
     saved: Saved<'_>,
     run_items: &[Item],
 ) -> Result<heapless::Vec<u8, INSTANCE_ID_LIMIT>, Line> {
     let dmi_says = match (saved.complete, saved.instance_id) {
-        (true, Some(id)) => crate::boot_cache::dmi_same_instance(ctx, session.cloud, id),
+        (true, Some(id)) => crate::boot_cache::dmi_same_instance(ctx, var, session.cloud, id),
         _ => None,
     };
     // Later phases of the run ask only for the instance-id (fetched already): an item
     // the first round could not fetch is not waited for again.
     let first_round = !session.fetched_once;
-    let wanted: &[Item] = if session.fetched_once || (saved.complete && dmi_says.is_none()) { &[] } else { run_items };
-    let fetched = match (dmi_says, saved.instance_id) {
-        (Some(true), Some(id)) => Ok(heapless::Vec::from_slice(id).unwrap_or_default()),
-        _ => fetch_instance_id(session, wanted),
+    let wanted = saved.asked_with_id(first_round, dmi_says, run_items);
+    let fetched = match saved.vouched_id(dmi_says) {
+        Some(id) => Ok(heapless::Vec::from_slice(id).unwrap_or_default()),
+        None => fetch_instance_id(session, wanted),
     };
     // A new instance found by asking for the id alone: what the rest of the boot reads,
     // as a first round with the same token, kept below for the later phases.
@@ -303,9 +294,9 @@ fn fetch_instance_id(session: &mut Session<'_>, also: &[Item]) -> Result<heaples
     let first_round = !session.fetched_once;
     session.fetched_once = true;
     if let Err(e) = session.imds.fetch(session.metadata, &wanted) {
-        match e.item() {
-            Some(item) if item != Item::InstanceId && first_round => session.fetch_failed = Some(e),
-            _ => return Err(msg!("{e}")),
+        match instance::failure_deferred(e.item(), first_round) {
+            true => session.fetch_failed = Some(e),
+            false => return Err(msg!("{e}")),
         }
     }
     let id = session.metadata.get(Item::InstanceId).unwrap_or(b"");
@@ -316,47 +307,47 @@ fn fetch_instance_id(session: &mut Session<'_>, also: &[Item]) -> Result<heaples
     Ok(heapless::Vec::from_slice(id).unwrap_or_default())
 }
 
-fn items(plan: &Plan) -> heapless::Vec<Item, 6> {
-    let mut items = heapless::Vec::new();
-    for item in plan.iter().filter_map(|action| action.metadata()) {
-        if !items.contains(&item) {
-            let _ = items.push(item);
-        }
-    }
-    items
+/// Runs the plan's actions (core's `phase_run`); the failures, one per line, as
+/// `phase/action: reason`.
+fn run_actions(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, phase: Phase, plan: &Plan, started: u64) -> Option<Line> {
+    let mut errors = Line::new();
+    let failed = phase_run::run_actions(&mut PhaseActions { ctx, session, var }, phase, plan, started, &mut errors);
+    (failed > 0).then_some(errors)
 }
 
-/// Runs the plan's actions, each that nothing it needs failed; the failures, one per
-/// line, as `phase/action: reason`.
-fn run_actions(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, phase: Phase, plan: &Plan, started: u64) -> Option<Line> {
-    let mut errors: Option<Line> = None;
-    let mut failures = 0;
-    for &action in plan {
-        crate::markers::crash_point(ctx);
-        let action_started = monotonic_ms();
-        if let Err(reason) = session.progress.may_run(action) {
-            ctx.log.line(format_args!("{}/{}: {reason}", Plain(phase.name()), Plain(action.name())));
-            continue;
-        }
-        let result = run_action(ctx, session, var, action);
-        let ms = monotonic_ms() - action_started;
-        let name = action.name();
-        match result {
-            Ok(note) => ctx.log.line(format_args!("{}/{name}: ok: {} ({ms} ms)", Plain(phase.name()), note, ms = Decimal(ms as u64), name = Plain(name))),
-            Err(e) => {
-                session.progress.failed(action);
-                failures += 1;
-                ctx.log.line(format_args!("{}/{name}: failed: {} ({ms} ms)", Plain(phase.name()), e, ms = Decimal(ms as u64), name = Plain(name)));
-                let line = errors.get_or_insert_with(Line::new);
-                let separator = if line.text().is_empty() { "" } else { "\n" };
-                let _ = core::fmt::Write::write_fmt(line, format_args!("{separator}{}/{name}: {e}", Plain(phase.name()), separator = Plain(separator), name = Plain(name)));
-            }
-        }
+/// The actions of a phase, on this run's context and session.
+struct PhaseActions<'r, 'c, 's> {
+    ctx: &'r mut Context<'c>,
+    session: &'r mut Session<'s>,
+    var: &'r Dir,
+}
+
+impl Actions for PhaseActions<'_, '_, '_> {
+    type Text = Line;
+
+    fn run(&mut self, action: Action) -> Result<Line, Line> {
+        run_action(self.ctx, self.session, self.var, action)
     }
-    let ms = monotonic_ms() - started;
-    let requests = session.imds.requests;
-    ctx.log.line(format_args!("{}: done, {failures} failed ({ms} ms, {requests} metadata requests so far)", Plain(phase.name()), failures = Decimal(failures as u64), ms = Decimal(ms as u64), requests = Decimal(requests as u64)));
-    errors
+
+    fn progress(&mut self) -> &mut Progress {
+        &mut self.session.progress
+    }
+
+    fn log(&mut self, args: core::fmt::Arguments<'_>) {
+        self.ctx.log.line(args);
+    }
+
+    fn now_ms(&mut self) -> u64 {
+        monotonic_ms()
+    }
+
+    fn requests(&self) -> u32 {
+        self.session.imds.requests
+    }
+
+    fn crash_point(&mut self) {
+        crate::markers::crash_point(self.ctx);
+    }
 }
 
 /// One action, with the metadata item it reads. An item the first round could not fetch
@@ -390,9 +381,5 @@ fn failure(ctx: &mut Context<'_>, phases: &[Phase], message: Line) -> i32 {
     ctx.log.line(format_args!("{message}"));
     cloud_init_status::stage_finished(ctx, phases[0], None, Some(&message));
     EXIT_FAILED
-}
-
-fn exists(path: &wisp_os_linux::cpath::CPath) -> bool {
-    matches!(wisp_os_linux::fs::metadata(path.as_cstr()), Ok(Some(_)))
 }
 

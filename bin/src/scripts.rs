@@ -1,11 +1,13 @@
 //! Running user-data's scripts: the `#!` document or MIME script parts (`run_userdata`),
 //! cloud-init's per-boot, per-instance and per-once script directories, and boothooks.
-//! Output goes to `user-data.log`, the last exit status to `user-data.exit`; the first
+//! Output goes to `user-data.log`, the last exit status to `user-data.exit` (core's
+//! `script_exit`); the first
 //! script that fails stops the action.
 
 use core::ffi::CStr;
 
 use wisp_core::script;
+use wisp_core::script_exit::{self, Ended};
 use wisp_core::script_directories::{self, Frequency, DIRECTORY_LIMIT};
 use wisp_core::text::{Decimal, Plain};
 use wisp_core::userdata::{self, Handling, Kind, ScriptName};
@@ -15,13 +17,14 @@ use wisp_os_linux::process::{self, ExitStatus};
 use wisp_os_linux::{AsFd, BorrowedFd, OwnedFd};
 
 use crate::context::Context;
+use crate::host::{errno, OpenDir};
 use crate::markers::Markers;
 use crate::output::{Line, Os, Shown};
 use crate::userdata::{var_child, Part, UserData};
 
 // Under TINY_CLOUD_VAR: MIME script parts, and cloud-init's script directories in
 // `scripts`; the markers of the per-once and per-instance scripts.
-use wisp_core::state_files::{BOOTHOOKS_DIR, PER_INSTANCE_DONE, PER_ONCE_DONE, SCRIPTS_DIR, USER_DATA_EXIT, USER_DATA_LOG};
+use wisp_core::state_files::{BOOTHOOKS_DIR, PER_INSTANCE_DONE, PER_ONCE_DONE, SCRIPTS_DIR, USER_DATA_LOG};
 
 /// `run_userdata`: the per-X script directories (user-data's per-X parts written into
 /// them first), then the user-data script or MIME script parts. On a later boot of a
@@ -273,28 +276,27 @@ pub fn execute(ctx: &Context<'_>, program: &CStr, args: &[&CStr], env: Option<&C
 
 /// A script's end: a failure is recorded in `user-data.exit` and fails the action.
 pub fn finish(ctx: &Context<'_>, status: ExitStatus, what: &str) -> Result<Line, Line> {
-    if status == ExitStatus::Exited(0) {
+    let ended = ended(status);
+    if ended.succeeded() {
         return Ok(msg!("script exited 0"));
     }
     record_exit(ctx, status)?;
-    Err(match status {
+    Err(match ended {
         // Never negative: printed as u32, so the binary has one formatter less (i32's).
-        ExitStatus::Exited(code) => msg!("{what} exited with status {} (output in user-data.log)", Decimal(code.unsigned_abs().into()), what = Plain(what)),
-        ExitStatus::Signaled(signal) => msg!("{what} killed by signal {} (output in user-data.log)", Decimal(signal.unsigned_abs().into()), what = Plain(what)),
+        Ended::Exited(code) => msg!("{what} exited with status {} (output in user-data.log)", Decimal(code.unsigned_abs().into()), what = Plain(what)),
+        Ended::Signaled(signal) => msg!("{what} killed by signal {} (output in user-data.log)", Decimal(signal.unsigned_abs().into()), what = Plain(what)),
     })
 }
 
-/// `user-data.exit`: the exit status of the last user-data script, as tiny-cloud keeps it.
-fn record_exit(ctx: &Context<'_>, status: ExitStatus) -> Result<(), Line> {
-    let code = match status {
-        ExitStatus::Exited(code) => code,
-        ExitStatus::Signaled(signal) => 128 + signal,
-    };
-    let mut exit_line = heapless::String::<16>::new();
-    let _ = core::fmt::write(&mut exit_line, format_args!("{}\n", Decimal(code.unsigned_abs().into())));
-    let logs = ctx.logs_dir()?;
-    if logs.has_contents(USER_DATA_EXIT, exit_line.as_bytes()).unwrap_or(false) {
-        return Ok(());
+fn ended(status: ExitStatus) -> Ended {
+    match status {
+        ExitStatus::Exited(code) => Ended::Exited(code),
+        ExitStatus::Signaled(signal) => Ended::Signaled(signal),
     }
-    logs.write_volatile(USER_DATA_EXIT, exit_line.as_bytes(), 0o644).map_err(|e| crate::output::os_error("cannot write user-data.exit", e))
+}
+
+/// `user-data.exit`, by core's `script_exit`.
+fn record_exit(ctx: &Context<'_>, status: ExitStatus) -> Result<(), Line> {
+    let logs = ctx.logs_dir()?;
+    script_exit::record(&mut OpenDir { dir: &logs }, ended(status)).map_err(|e| crate::output::os_error("cannot write user-data.exit", errno(e)))
 }

@@ -123,10 +123,11 @@ pub fn power_state(ctx: &Context<'_>, config: &CloudConfig<'static>) -> Result<L
             }
         }
     }
-    let (program, name, action): (&CStr, &CStr, PowerAction) = match state.mode {
-        PowerMode::Poweroff => (c"/sbin/poweroff", c"poweroff", PowerAction::PowerOff),
-        PowerMode::Reboot => (c"/sbin/reboot", c"reboot", PowerAction::Restart),
-        PowerMode::Halt => (c"/sbin/halt", c"halt", PowerAction::Halt),
+    let (program, name) = state.mode.program();
+    let action = match state.mode {
+        PowerMode::Poweroff => PowerAction::PowerOff,
+        PowerMode::Reboot => PowerAction::Restart,
+        PowerMode::Halt => PowerAction::Halt,
     };
     if let Some(message) = state.message {
         crate::output::error(format_args!("power_state: {}", Shown(message.as_bytes())));
@@ -142,9 +143,11 @@ pub fn power_state(ctx: &Context<'_>, config: &CloudConfig<'static>) -> Result<L
         let e = wisp_os_linux::system::reboot(action).err().unwrap_or(wisp_os_linux::Errno::INVAL);
         return Err(crate::output::os_error("reboot(2)", e));
     }
-    let mut delay = heapless::String::<24>::new();
-    let _ = core::fmt::write(&mut delay, format_args!("{}", Decimal(state.delay_seconds.into())));
-    let delay = CPath::from_parts(&[delay.as_bytes()]).map_err(crate::output::line)?;
+    let mut digits = [0u8; 20];
+    let mut delay = wisp_core::out::Out::new(&mut digits);
+    // A u64 has at most 20 digits.
+    let _ = delay.put_decimal(state.delay_seconds);
+    let delay = CPath::from_parts(&[delay.written()]).map_err(crate::output::line)?;
     run(ctx, program, &[name, c"-d", delay.as_cstr()], what)?;
     Ok(msg!("{what} in {} seconds", Decimal(state.delay_seconds.into())))
 }

@@ -9,8 +9,11 @@
 //! ignored whole: the phase asks the service as if there were none.
 
 use crate::config::Cloud;
+use crate::host::directory::Directory;
+use crate::host::files::Files;
 use crate::out::{Full, Out};
 use crate::provider::Item;
+use crate::state_files::MARKER;
 
 const HEADER: &[u8] = b"wisp-metadata 1 boot ";
 /// Longest boot id kept (the kernel's is a 36-byte UUID).
@@ -81,6 +84,41 @@ pub struct InstanceDmi<'a> {
     /// Xen's `/sys/hypervisor/uuid`: on AWS's Xen PV instances, which have no DMI, the
     /// instance's own UUID.
     pub hypervisor_uuid: &'a [u8],
+}
+
+/// The files that name the instance on some platforms: `board_asset_tag`,
+/// `product_uuid`, the hypervisor's UUID.
+pub const INSTANCE_DMI_FILES: [&[u8]; 3] =
+    [b"/sys/class/dmi/id/board_asset_tag", b"/sys/class/dmi/id/product_uuid", b"/sys/hypervisor/uuid"];
+/// Room for each of `INSTANCE_DMI_FILES`: each holds one short line.
+pub type DmiRoom = [[u8; 128]; 3];
+
+impl<'a> InstanceDmi<'a> {
+    /// The DMI values as the host has them; a missing or unreadable file (product_uuid
+    /// is root-only) counts as empty.
+    #[inline(never)]
+    pub fn read(host: &mut impl Files, room: &'a mut DmiRoom) -> InstanceDmi<'a> {
+        let mut lens = [0; 3];
+        for ((path, buf), len) in INSTANCE_DMI_FILES.iter().zip(room.iter_mut()).zip(lens.iter_mut()) {
+            *len = host.read(path, buf).ok().flatten().unwrap_or(0);
+        }
+        let [tag, uuid, hypervisor] = room;
+        InstanceDmi { board_asset_tag: &tag[..lens[0]], product_uuid: &uuid[..lens[1]], hypervisor_uuid: &hypervisor[..lens[2]] }
+    }
+}
+
+/// Whether the host's DMI names this instance as `saved_id`, or is the one the completion
+/// marker in `var` remembers (see `same_instance`). A marker that cannot be read, or is
+/// longer than a UUID, remembers nothing.
+#[inline(never)]
+pub fn dmi_same_instance(host: &mut impl Files, var: &mut impl Directory, cloud: Cloud, saved_id: &[u8]) -> Option<bool> {
+    let mut room = [[0u8; 128]; 3];
+    let mut marker = [0u8; 64];
+    let remembered = match var.read(MARKER, &mut marker) {
+        Ok(Some(len)) => &marker[..len],
+        _ => b"",
+    };
+    same_instance(cloud, &InstanceDmi::read(host, &mut room), saved_id, remembered)
 }
 
 /// What the completion marker remembers of this machine: its EC2 UUID (AWS gives each

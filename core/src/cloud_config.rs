@@ -404,6 +404,21 @@ pub enum Encoding {
     GzipBase64,
 }
 
+impl Encoding {
+    /// Room to decode `encoded` bytes of content into: base64 makes 3 bytes of 4, and a
+    /// gzip'd one takes twice what it may inflate to (its base64-decoded bytes kept in
+    /// the second half while the first is inflated into).
+    pub fn room(self, encoded: usize) -> usize {
+        let ratio = 2 * crate::gzip::DEFLATE_RATIO_LIMIT;
+        match self {
+            Encoding::Text => encoded,
+            Encoding::Base64 => encoded / 4 * 3 + 3,
+            Encoding::Gzip => encoded.saturating_mul(ratio),
+            Encoding::GzipBase64 => (encoded / 4 * 3 + 3).saturating_mul(ratio),
+        }
+    }
+}
+
 /// One `write_files` entry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct WriteFile<'a> {
@@ -642,6 +657,18 @@ pub enum PowerMode {
     Halt,
 }
 
+impl PowerMode {
+    /// The image's own tool for it, so that services stop cleanly (a path inside the
+    /// root), and its name: run as `NAME -d SECONDS`.
+    pub fn program(self) -> (&'static core::ffi::CStr, &'static core::ffi::CStr) {
+        match self {
+            PowerMode::Poweroff => (c"/sbin/poweroff", c"poweroff"),
+            PowerMode::Reboot => (c"/sbin/reboot", c"reboot"),
+            PowerMode::Halt => (c"/sbin/halt", c"halt"),
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 pub enum Condition<'a> {
     Always,
@@ -871,6 +898,11 @@ mod tests {
             assert_eq!((state.mode, state.delay_seconds), (PowerMode::Halt, 0));
             assert!(matches!(state.condition, Condition::Always));
         });
+        // Each mode is the image's own tool of that name.
+        for (mode, name) in [(PowerMode::Poweroff, "poweroff"), (PowerMode::Reboot, "reboot"), (PowerMode::Halt, "halt")] {
+            let (program, argument0) = mode.program();
+            assert_eq!((program.to_str().unwrap().strip_prefix("/sbin/"), argument0.to_str().unwrap()), (Some(name), name));
+        }
         with_config(&["power_state: {mode: reboot, delay: soon}\n"], |config| {
             assert_eq!(power_state(config.get("power_state").unwrap()).unwrap_err().problem, "delay must be now, +MINUTES or MINUTES");
         });
@@ -958,5 +990,14 @@ mod tests {
         }
         // Four random bytes in this short sample rarely leave it valid, but some do.
         assert!(valid > 0, "{valid}");
+    }
+
+    #[test]
+    fn room_to_decode_write_files_content() {
+        assert_eq!(Encoding::Text.room(10), 10);
+        assert_eq!(Encoding::Base64.room(8), 9);
+        assert_eq!(Encoding::Gzip.room(10), 10 * 2 * crate::gzip::DEFLATE_RATIO_LIMIT);
+        assert_eq!(Encoding::GzipBase64.room(8), 9 * 2 * crate::gzip::DEFLATE_RATIO_LIMIT);
+        assert_eq!(Encoding::Gzip.room(usize::MAX), usize::MAX);
     }
 }

@@ -4,6 +4,8 @@
 //! cloud-init's four stages.
 
 use crate::config::Cloud;
+use crate::host::directory::Directory;
+use crate::host::messages::Messages;
 use crate::json::{self, JsonError, Value};
 use crate::out::{Full, Out};
 use crate::phase::{Failed, Phase};
@@ -179,6 +181,57 @@ impl<'a> Status<'a> {
             None => out.put(b"null"),
         }
     }
+}
+
+/// The documents' names in their directory (`/run/cloud-init`).
+pub const STATUS_FILE: &str = "status.json";
+pub const RESULT_FILE: &str = "result.json";
+/// Largest document: four stages of one error line each, escaped, fit with room to spare.
+pub const DOCUMENT_LIMIT: usize = 16 * 1024;
+
+/// Records in `dir` that `phase` started (`end` is `None`) or ended (with the reason
+/// it failed, if it did) at `now`. A start removes the result of an earlier run first,
+/// so a reader never sees it beside a stage that has not finished; the final phase's
+/// end, and any failure, also write `result.json`, which ends `cloud-init status
+/// --wait`. A damaged `status.json` is started afresh.
+///
+/// Returns what failed in this boot's phases before `phase`, as the document recorded
+/// them: a phase run alone (as the service scripts run them) knows what the earlier ones
+/// left undone. The boot phase starts the record, so it has nothing before it.
+#[inline(never)]
+pub fn record<M: Messages>(dir: &mut impl Directory, messages: &M, phase: Phase, cloud: Option<Cloud>, end: Option<Option<&str>>, now: Option<u64>) -> Result<Failed, M::Text> {
+    let mut earlier = [0u8; DOCUMENT_LIMIT];
+    let mut status = Status::default();
+    if Status::continues_record(phase, end.is_some()) {
+        if let Ok(Some(len)) = dir.read(STATUS_FILE.as_bytes(), &mut earlier) {
+            if status.read(&earlier[..len]).is_err() {
+                status = Status::default();
+            }
+        }
+    }
+    let failed = status.failed_before(phase);
+    status.datasource = cloud.and_then(datasource);
+    match end {
+        None => {
+            dir.remove(RESULT_FILE.as_bytes()).map_err(|e| messages.text(format_args!("cannot remove {RESULT_FILE}: {}", M::reason(e))))?;
+            status.start(phase, now);
+        }
+        Some(failure) => status.finish(phase, now, failure),
+    }
+    write_document(dir, messages, &status, false)?;
+    if end.is_some() && status.result_due(phase) {
+        write_document(dir, messages, &status, true)?;
+    }
+    Ok(failed)
+}
+
+fn write_document<M: Messages>(dir: &mut impl Directory, messages: &M, status: &Status<'_>, result: bool) -> Result<(), M::Text> {
+    let name = if result { RESULT_FILE } else { STATUS_FILE };
+    let mut buf = [0u8; DOCUMENT_LIMIT];
+    let mut out = Out::new(&mut buf);
+    let rendered = if result { status.write_result(&mut out) } else { status.write(&mut out) };
+    rendered.map_err(|e| messages.text(format_args!("{name} longer than {} bytes", e.limit)))?;
+    dir.write_volatile(name.as_bytes(), out.written(), 0o644).map_err(|e| messages.text(format_args!("cannot write {name}: {}", M::reason(e))))
 }
 
 /// Whether the `errors` list of a `result.json` has any.
@@ -386,5 +439,59 @@ mod tests {
         assert_eq!(stages, ["init-local", "init", "modules-config", "modules-final"]);
         assert_eq!(datasource(Cloud::Gcp), Some("DataSourceGCE"));
         assert_eq!(datasource(Cloud::Auto), None);
+    }
+
+    /// The documents of `/run/cloud-init` after each step, and what each step returned.
+    #[test]
+    fn a_boot_recorded_phase_by_phase_as_separate_runs() {
+        use crate::host::memory::{MemoryDir, MemoryHost, MemorySystem};
+        fn record(dir: &mut MemoryDir<'_>, phase: Phase, cloud: Option<Cloud>, end: Option<Option<&str>>, now: Option<u64>) -> Result<Failed, String> {
+            super::record(dir, &MemorySystem::new(MemoryHost::new()), phase, cloud, end, now)
+        }
+        let mut host = MemoryHost::new().with_file("/run/cloud-init/result.json", b"{\"v1\": {\"errors\": []}}");
+        let mut dir = host.dir("/run/cloud-init");
+        // The boot phase starts afresh: the result of the last boot goes first.
+        assert_eq!(record(&mut dir, Phase::Boot, None, None, Some(1_000)), Ok(Failed::default()));
+        assert_eq!(record(&mut dir, Phase::Boot, Some(Cloud::Aws), Some(None), Some(2_000)), Ok(Failed::default()));
+        assert!(host.contents("/run/cloud-init/result.json").is_none());
+        let status = String::from_utf8(host.contents("/run/cloud-init/status.json").unwrap().to_vec()).unwrap();
+        assert!(status.contains("\"init-local\": {\"errors\": [], \"recoverable_errors\": {}, \"start\": 1.000, \"finished\": 2.000}"), "{status}");
+        assert!(status.contains("DataSourceEc2"), "{status}");
+        // A failed phase writes the result at once; the next phase, run alone, learns
+        // what failed from the document.
+        let mut dir = host.dir("/run/cloud-init");
+        record(&mut dir, Phase::Early, Some(Cloud::Aws), None, Some(3_000)).unwrap();
+        record(&mut dir, Phase::Early, Some(Cloud::Aws), Some(Some("early/save_userdata: refused")), Some(4_000)).unwrap();
+        let result = String::from_utf8(host.contents("/run/cloud-init/result.json").unwrap().to_vec()).unwrap();
+        assert!(result.contains("early/save_userdata: refused"), "{result}");
+        let mut dir = host.dir("/run/cloud-init");
+        let failed = record(&mut dir, Phase::Main, Some(Cloud::Aws), None, Some(5_000)).unwrap();
+        assert!(failed.contains(crate::phase::Action::SaveUserdata));
+        // Starting removed the early failure's result; the final phase writes it again.
+        assert!(host.contents("/run/cloud-init/result.json").is_none());
+        let mut dir = host.dir("/run/cloud-init");
+        record(&mut dir, Phase::Main, Some(Cloud::Aws), Some(None), Some(6_000)).unwrap();
+        record(&mut dir, Phase::Final, Some(Cloud::Aws), None, Some(7_000)).unwrap();
+        record(&mut dir, Phase::Final, Some(Cloud::Aws), Some(None), Some(8_000)).unwrap();
+        let result = String::from_utf8(host.contents("/run/cloud-init/result.json").unwrap().to_vec()).unwrap();
+        assert!(result.contains("early/save_userdata: refused"), "{result}");
+        assert_eq!(result_has_errors(result.as_bytes()), Ok(true));
+    }
+
+    #[test]
+    fn a_damaged_status_is_started_afresh_and_a_failed_write_named() {
+        use crate::host::memory::{MemoryDir, MemoryHost, MemorySystem};
+        use crate::host::HostError;
+        fn record(dir: &mut MemoryDir<'_>, phase: Phase, cloud: Option<Cloud>, end: Option<Option<&str>>, now: Option<u64>) -> Result<Failed, String> {
+            super::record(dir, &MemorySystem::new(MemoryHost::new()), phase, cloud, end, now)
+        }
+        let mut host = MemoryHost::new().with_file("/run/cloud-init/status.json", b"{not json");
+        let mut dir = host.dir("/run/cloud-init");
+        assert_eq!(record(&mut dir, Phase::Main, None, None, None), Ok(Failed::default()));
+        let status = String::from_utf8(host.contents("/run/cloud-init/status.json").unwrap().to_vec()).unwrap();
+        assert!(status.contains("\"stage\": \"modules-config\""), "{status}");
+        host.fail.insert(b"/run/cloud-init/result.json".to_vec(), HostError { errno: 30 });
+        let mut dir = host.dir("/run/cloud-init");
+        assert_eq!(record(&mut dir, Phase::Final, None, Some(None), None).unwrap_err(), "cannot write result.json: errno 30");
     }
 }

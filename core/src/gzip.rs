@@ -8,6 +8,10 @@ use crate::crc32::crc32;
 use crate::inflate::{inflate, InflateError};
 use crate::text::Decimal;
 
+/// The most a deflate stream expands (258 bytes from each 2 bits, RFC 1951): room for a
+/// gunzipped document is sized to its compressed length with this.
+pub const DEFLATE_RATIO_LIMIT: usize = 1032;
+
 const FHCRC: u8 = 0x02;
 const FEXTRA: u8 = 0x04;
 const FNAME: u8 = 0x08;

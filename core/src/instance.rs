@@ -21,6 +21,7 @@ use core::fmt;
 use crate::host::directory::Directory;
 use crate::host::HostError;
 use crate::phase::{Action, Failed, HeldBack, Phase, Plan};
+use crate::provider::Item;
 use crate::state_files::{INSTANCE_ID, MARKER};
 
 /// Longest instance-id kept.
@@ -48,6 +49,24 @@ impl<'b> Saved<'b> {
         self.complete && self.instance_id != Some(id)
     }
 
+    /// The saved instance-id, when the DMI says it is this instance's (`dmi_says`, by
+    /// `boot_cache::dmi_same_instance`): the service is then asked nothing.
+    pub fn vouched_id(&self, dmi_says: Option<bool>) -> Option<&'b [u8]> {
+        self.instance_id.filter(|_| self.complete && dmi_says == Some(true))
+    }
+
+    /// What to ask the service for beside the instance-id: on the first round of a run,
+    /// everything the run reads (`run_items`), so a first boot costs one round. Later
+    /// rounds ask for the id alone (an item the first round could not fetch is not
+    /// waited for again), and so does a bootstrapped instance whose DMI cannot vouch
+    /// for it: only a new instance needs the rest, which its actions fetch.
+    pub fn asked_with_id<'i>(&self, first_round: bool, dmi_says: Option<bool>, run_items: &'i [Item]) -> &'i [Item] {
+        match first_round && !(self.complete && dmi_says.is_none()) {
+            true => run_items,
+            false => &[],
+        }
+    }
+
     /// What the phase does, given what the metadata service says the instance is.
     pub fn course<'c>(&self, phase: Phase, current: Current<'c>) -> Course<'b> {
         match (self.complete, current) {
@@ -62,6 +81,13 @@ impl<'b> Saved<'b> {
             (false, Current::Id(id)) => Course::Bootstrap { save_id: self.instance_id != Some(id) },
         }
     }
+}
+
+/// Whether a first-round failure to fetch `item` waits for the action that reads it
+/// (which reports it, and the next boot retries it) rather than failing the phase: any
+/// item but the instance-id, on the run's first round only.
+pub fn failure_deferred(item: Option<Item>, first_round: bool) -> bool {
+    first_round && item.is_some_and(|item| item != Item::InstanceId)
 }
 
 /// What the metadata service (or the DMI) says the instance is.
@@ -381,5 +407,31 @@ mod tests {
         let mut host = MemoryHost::new();
         assert_eq!(save_id(&mut host.dir(VAR), &[b'a'; INSTANCE_ID_LIMIT + 1]), Err(SaveError::TooLong));
         assert!(host.files.is_empty());
+    }
+
+    #[test]
+    fn what_a_phase_asks_beside_the_instance_id() {
+        let items = [Item::InstanceId, Item::SshKeys, Item::UserData];
+        let first_boot = Saved { complete: false, instance_id: None };
+        let bootstrapped = Saved { complete: true, instance_id: Some(b"i-1") };
+        // A first boot asks for everything in its first round, then for the id alone.
+        assert_eq!(first_boot.asked_with_id(true, None, &items), &items);
+        assert_eq!(first_boot.asked_with_id(false, None, &items), &[]);
+        // A bootstrapped instance asks for the id alone unless the DMI said it is another.
+        assert_eq!(bootstrapped.asked_with_id(true, None, &items), &[]);
+        assert_eq!(bootstrapped.asked_with_id(true, Some(false), &items), &items);
+        // The DMI's word is taken only for a completed bootstrap.
+        assert_eq!(bootstrapped.vouched_id(Some(true)), Some(&b"i-1"[..]));
+        assert_eq!(bootstrapped.vouched_id(Some(false)), None);
+        assert_eq!(bootstrapped.vouched_id(None), None);
+        assert_eq!(Saved { complete: false, instance_id: Some(b"i-1") }.vouched_id(Some(true)), None);
+    }
+
+    #[test]
+    fn only_a_first_round_failure_of_another_item_waits_for_its_action() {
+        assert!(failure_deferred(Some(Item::SshKeys), true));
+        assert!(!failure_deferred(Some(Item::SshKeys), false));
+        assert!(!failure_deferred(Some(Item::InstanceId), true));
+        assert!(!failure_deferred(None, true));
     }
 }

@@ -49,11 +49,14 @@ pub mod ntp;
 // Where metadata comes from (services, seed filesystems), the phases that use it, the
 // scripts they run, and the record of them that cloud-init's tools read.
 pub mod cloud_init_status;
+pub mod completion;
 pub mod markers;
 pub mod instance;
 pub mod phase;
+pub mod phase_run;
 pub mod provider;
 pub mod script;
+pub mod script_exit;
 pub mod script_directories;
 pub mod write_files;
 pub mod packages;

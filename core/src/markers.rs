@@ -8,6 +8,7 @@
 //! cloud-init does. A piece cut short by a crash has no marker and runs again.
 
 use core::fmt;
+use core::sync::atomic::{AtomicBool, Ordering};
 
 use crate::host::directory::Directory;
 use crate::host::HostError;
@@ -65,6 +66,52 @@ pub fn mark_done(sem: &mut impl Directory, work: &str, item: Option<&str>, insta
     sem.write_volatile(name.as_bytes(), b"", 0o600).map_err(|error| MarkError::Host { name, error })
 }
 
+/// When `sem/` is synced: a marker written is made durable before the next piece of work
+/// starts (one fsync of the directory then), unless the completion marker's syncfs came
+/// first, or at the end of the run. One process runs one instance's work and all its
+/// markers are in one directory, so one flag (a `static` of the caller's) is enough.
+pub struct Durability {
+    pending: AtomicBool,
+}
+
+impl Durability {
+    pub const fn new() -> Durability {
+        Durability { pending: AtomicBool::new(false) }
+    }
+
+    /// Whether `work` (`item` of it) finished for the instance. When it did not, it is
+    /// about to start: the markers of the work before it are made durable first.
+    pub fn is_done(&self, sem: &mut impl Directory, work: &str, item: Option<&str>, instance_id: &[u8]) -> Result<bool, HostError> {
+        let done = is_done(sem, work, item, instance_id);
+        if !done && self.pending.swap(false, Ordering::Relaxed) {
+            sem.sync()?;
+        }
+        Ok(done)
+    }
+
+    /// Records that `work` finished; made durable before the next piece of work starts.
+    pub fn mark_done(&self, sem: &mut impl Directory, work: &str, item: Option<&str>, instance_id: &[u8]) -> Result<(), MarkError> {
+        mark_done(sem, work, item, instance_id)?;
+        self.pending.store(true, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// The filesystem holding `sem/` was synced (the completion marker's syncfs): the
+    /// markers written so far are durable.
+    pub fn synced(&self) {
+        self.pending.store(false, Ordering::Relaxed);
+    }
+
+    /// At the end of a run: the markers not yet durable are made so (`sync_sem` opens
+    /// `sem/` and syncs it, called only then).
+    pub fn settle(&self, sync_sem: impl FnOnce() -> Result<(), HostError>) -> Result<(), HostError> {
+        match self.pending.swap(false, Ordering::Relaxed) {
+            true => sync_sem(),
+            false => Ok(()),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -109,5 +156,33 @@ mod tests {
         assert_eq!(name("script", Some("x"), b"i-\xff"), Err(BadMarkerName));
         let long = "a".repeat(250);
         assert_eq!(name("script", Some(&long), b"i-1"), Err(BadMarkerName));
+    }
+
+    #[test]
+    fn markers_are_made_durable_before_the_next_work_or_at_the_end() {
+        let mut host = MemoryHost::new();
+        let durability = Durability::new();
+        let syncs = |host: &MemoryHost| host.calls.iter().filter(|c| c.starts_with("sync")).count();
+        // Nothing written yet: starting work syncs nothing.
+        assert_eq!(durability.is_done(&mut host.dir("/sem"), "script", Some("a"), b"i-1"), Ok(false));
+        durability.mark_done(&mut host.dir("/sem"), "script", Some("a"), b"i-1").unwrap();
+        assert_eq!(syncs(&host), 0);
+        // Work already done starts nothing: its check syncs nothing either.
+        assert_eq!(durability.is_done(&mut host.dir("/sem"), "script", Some("a"), b"i-1"), Ok(true));
+        assert_eq!(syncs(&host), 0);
+        // The next work to start makes the marker before it durable, once.
+        assert_eq!(durability.is_done(&mut host.dir("/sem"), "script", Some("b"), b"i-1"), Ok(false));
+        assert_eq!(durability.is_done(&mut host.dir("/sem"), "script", Some("c"), b"i-1"), Ok(false));
+        assert_eq!(syncs(&host), 1);
+        // A syncfs in between makes the directory's sync needless; the end of the run
+        // syncs only what is pending.
+        durability.mark_done(&mut host.dir("/sem"), "script", Some("b"), b"i-1").unwrap();
+        durability.synced();
+        assert_eq!(durability.settle(|| host.dir("/sem").sync()), Ok(()));
+        assert_eq!(syncs(&host), 1);
+        durability.mark_done(&mut host.dir("/sem"), "script", Some("c"), b"i-1").unwrap();
+        assert_eq!(durability.settle(|| host.dir("/sem").sync()), Ok(()));
+        assert_eq!(syncs(&host), 2);
+        assert_eq!(durability.settle(|| Err(HostError::NOT_FOUND)), Ok(()));
     }
 }

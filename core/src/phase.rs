@@ -424,6 +424,33 @@ impl Phase {
     }
 }
 
+/// Most metadata items the actions of all phases read.
+pub const ITEMS_LIMIT: usize = 6;
+
+/// The metadata items the plans of `from` and the phases after it read, each once, in
+/// plan order: the first fetch of a run asks for all of them in one round.
+pub fn metadata_items(plans: &[Plan; 4], from: Phase) -> heapless::Vec<Item, ITEMS_LIMIT> {
+    let mut items = heapless::Vec::new();
+    for plan in &plans[from as usize..] {
+        for action in plan {
+            match action.metadata() {
+                Some(item) if !items.contains(&item) => drop(items.push(item)),
+                _ => {}
+            }
+        }
+    }
+    items
+}
+
+/// Files that switch wisp off, as tiny-cloud's does.
+pub const DISABLED_FILES: [&str; 2] = ["/etc/wisp.disabled", "/etc/tiny-cloud.disabled"];
+
+/// The file that switches wisp off, if the image has one: every phase is then done at
+/// once, with nothing to do.
+pub fn disabled_by(host: &mut impl crate::host::files::Files) -> Option<&'static str> {
+    DISABLED_FILES.into_iter().find(|file| matches!(host.metadata(file.as_bytes()), Ok(Some(_))))
+}
+
 /// The names in an action list: separated by white space or commas.
 pub fn action_names(list: &str) -> impl Iterator<Item = &str> {
     list.split(|c: char| c.is_ascii_whitespace() || c == ',').filter(|name| !name.is_empty())
@@ -556,5 +583,31 @@ mod tests {
         assert!(!odd.any());
         odd.add_message(b"main/no_such_action: x");
         assert!(odd.any());
+    }
+
+    #[test]
+    fn either_file_switches_wisp_off() {
+        use crate::host::memory::MemoryHost;
+        assert_eq!(disabled_by(&mut MemoryHost::new().with_file("/etc/hostname", b"a\n")), None);
+        assert_eq!(disabled_by(&mut MemoryHost::new().with_file("/etc/tiny-cloud.disabled", b"")), Some("/etc/tiny-cloud.disabled"));
+        let both = MemoryHost::new().with_file("/etc/tiny-cloud.disabled", b"").with_file("/etc/wisp.disabled", b"");
+        assert_eq!(disabled_by(&mut { both }), Some("/etc/wisp.disabled"));
+    }
+
+    #[test]
+    fn a_run_fetches_what_its_phases_and_the_later_ones_read_once() {
+        let mut plans = [const { Plan::new() }; 4];
+        for phase in Phase::ALL {
+            plans[phase as usize] = phase.plan(None, "").unwrap();
+        }
+        let all = metadata_items(&plans, Phase::Boot);
+        assert!(all.iter().enumerate().all(|(i, item)| !all[..i].contains(item)), "each item once: {all:?}");
+        for action in plans.iter().flatten() {
+            assert!(action.metadata().is_none_or(|item| all.contains(&item)), "{action:?}");
+        }
+        // The final phase reads nothing from the service.
+        assert!(metadata_items(&plans, Phase::Final).is_empty());
+        let main = metadata_items(&plans, Phase::Main);
+        assert!(main.iter().all(|item| all.contains(item)) && main.len() < all.len(), "{main:?} {all:?}");
     }
 }

@@ -103,3 +103,14 @@ impl Files for Root<'_> {
     }
 }
 
+impl wisp_core::host::filesystems::Filesystems for Root<'_> {
+    fn filesystem_of(&mut self, path: &[u8]) -> Result<Option<u64>, HostError> {
+        let Ok(dir) = self.root.open_beneath(path, Resolve::InRoot) else { return Ok(None) };
+        dir.filesystem().map(Some).map_err(host_error)
+    }
+
+    fn sync_filesystem(&mut self, path: &[u8]) -> Result<(), HostError> {
+        let dir = self.root.open_beneath(path, Resolve::InRoot).map_err(host_error)?;
+        dir.sync_filesystem().map_err(host_error)
+    }
+}

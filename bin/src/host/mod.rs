@@ -35,7 +35,7 @@ pub mod timer;
 pub use directory::OpenDir;
 pub use http::Network;
 
-fn host_error(e: Errno) -> HostError {
+pub fn host_error(e: Errno) -> HostError {
     HostError { errno: e.raw_os_error() }
 }
 

@@ -17,9 +17,7 @@ const DEPTH_LIMIT: usize = 4;
 /// later phases (which may run without the network) read them back.
 use wisp_core::state_files::INCLUDES_DIR;
 
-/// The most a deflate stream expands (258 bytes from each 2 bits, RFC 1951): room for a
-/// gunzipped document is sized to its compressed length with this.
-pub const DEFLATE_RATIO_LIMIT: usize = 1032;
+pub use wisp_core::gzip::DEFLATE_RATIO_LIMIT;
 
 /// Decodes `document` (any user-data: raw, gzip'd, MIME) into its parts.
 pub fn decode(ctx: &Context<'_>, document: &'static [u8], includes: Includes<'_>) -> Result<UserData, Line> {

@@ -21,6 +21,9 @@ pub struct MemoryHost {
     pub calls: Vec<std::string::String>,
     /// Paths whose next access fails with this error (then the entry is removed).
     pub fail: BTreeMap<Vec<u8>, HostError>,
+    /// Mount points and their filesystems' numbers: a directory is on the filesystem of
+    /// the longest mount point above it.
+    pub filesystems: BTreeMap<Vec<u8>, u64>,
 }
 
 impl MemoryHost {
@@ -141,6 +144,79 @@ mod tests {
         host.fail.insert(b"/etc/hostname".to_vec(), HostError { errno: 28 });
         assert_eq!(host.write(b"/etc/hostname", b"a", 0o644, None), Err(HostError { errno: 28 }));
         assert_eq!(host.write(b"/etc/hostname", b"a", 0o644, None), Ok(()));
+    }
+}
+
+impl super::filesystems::Filesystems for MemoryHost {
+    fn filesystem_of(&mut self, path: &[u8]) -> Result<Option<u64>, HostError> {
+        match self.files.get(path) {
+            Some(e) if e.meta.kind == Kind::Directory => {}
+            _ => return Ok(None),
+        }
+        let under = |point: &[u8]| point == b"/" || path == point || (path.starts_with(point) && path.get(point.len()) == Some(&b'/'));
+        Ok(self.filesystems.iter().filter(|(point, _)| under(point)).max_by_key(|(point, _)| point.len()).map(|(_, &fs)| fs))
+    }
+
+    fn sync_filesystem(&mut self, path: &[u8]) -> Result<(), HostError> {
+        self.call("syncfs", path)
+    }
+}
+
+/// A `MemoryHost` shared by a rule's host and its open directory, so that the calls of
+/// both are recorded in one order.
+pub struct Shared<'h>(pub &'h core::cell::RefCell<MemoryHost>);
+
+/// One directory of a shared `MemoryHost`.
+pub struct SharedDir<'h>(pub &'h core::cell::RefCell<MemoryHost>, pub &'static str);
+
+impl Files for Shared<'_> {
+    fn read(&mut self, path: &[u8], buf: &mut [u8]) -> Result<Option<usize>, HostError> {
+        self.0.borrow_mut().read(path, buf)
+    }
+    fn write(&mut self, path: &[u8], contents: &[u8], mode: u32, owner: Option<(u32, u32)>) -> Result<(), HostError> {
+        self.0.borrow_mut().write(path, contents, mode, owner)
+    }
+    fn create_dir(&mut self, path: &[u8], mode: u32) -> Result<bool, HostError> {
+        self.0.borrow_mut().create_dir(path, mode)
+    }
+    fn metadata(&mut self, path: &[u8]) -> Result<Option<Metadata>, HostError> {
+        self.0.borrow_mut().metadata(path)
+    }
+    fn set_owner_and_mode(&mut self, path: &[u8], uid: u32, gid: u32, mode: u32) -> Result<(), HostError> {
+        self.0.borrow_mut().set_owner_and_mode(path, uid, gid, mode)
+    }
+    fn remove(&mut self, path: &[u8]) -> Result<bool, HostError> {
+        self.0.borrow_mut().remove(path)
+    }
+    fn list(&mut self, dir: &[u8], visit: &mut dyn FnMut(&[u8])) -> Result<(), HostError> {
+        self.0.borrow_mut().list(dir, visit)
+    }
+}
+
+impl super::filesystems::Filesystems for Shared<'_> {
+    fn filesystem_of(&mut self, path: &[u8]) -> Result<Option<u64>, HostError> {
+        self.0.borrow_mut().filesystem_of(path)
+    }
+    fn sync_filesystem(&mut self, path: &[u8]) -> Result<(), HostError> {
+        self.0.borrow_mut().sync_filesystem(path)
+    }
+}
+
+impl super::directory::Directory for SharedDir<'_> {
+    fn exists(&mut self, name: &[u8]) -> Result<bool, HostError> {
+        self.0.borrow_mut().dir(self.1).exists(name)
+    }
+    fn read(&mut self, name: &[u8], buf: &mut [u8]) -> Result<Option<usize>, HostError> {
+        self.0.borrow_mut().dir(self.1).read(name, buf)
+    }
+    fn write_volatile(&mut self, name: &[u8], contents: &[u8], mode: u32) -> Result<(), HostError> {
+        self.0.borrow_mut().dir(self.1).write_volatile(name, contents, mode)
+    }
+    fn remove(&mut self, name: &[u8]) -> Result<bool, HostError> {
+        self.0.borrow_mut().dir(self.1).remove(name)
+    }
+    fn sync(&mut self) -> Result<(), HostError> {
+        self.0.borrow_mut().dir(self.1).sync()
     }
 }
 

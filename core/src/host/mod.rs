@@ -13,12 +13,14 @@ use core::fmt;
 
 use crate::text::Decimal;
 
+pub mod actions;
 pub mod block;
 pub mod clock;
 pub mod dhcp;
 pub mod directory;
 pub mod explain;
 pub mod files;
+pub mod filesystems;
 pub mod http;
 pub mod netlink;
 // accounts, passwords, keys and host names (issue #12)
