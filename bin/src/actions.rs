@@ -9,13 +9,13 @@ use wisp_core::provider::Item;
 use wisp_os_linux::fs::{self, Dir};
 
 use crate::context::Context;
-use crate::output::Line;
+use crate::output::Message;
 use crate::session::Session;
 use crate::state;
 use wisp_core::state_files::USER_DATA;
 use wisp_core::text::{Decimal, Plain};
 
-pub fn run(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: Action) -> Result<Line, Line> {
+pub fn run(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: Action) -> Result<Message, Message> {
     match action {
         #[cfg(feature = "grow")]
         Action::ExpandRoot => crate::grow::expand_root(ctx),
@@ -61,7 +61,7 @@ pub fn run(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: 
 
 /// A `userdata_*` action of cloud-config, with the documents merged once per run.
 #[cfg(feature = "cloud-config")]
-fn apply_cloud_config(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir, action: Action) -> Result<Line, Line> {
+fn apply_cloud_config(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir, action: Action) -> Result<Message, Message> {
     match session.cloud_config(ctx, var) {
         Ok(Some(config)) => crate::cloud_config::run(ctx, &config, var, action),
         Ok(None) => Ok(msg!("no cloud-config")),
@@ -72,7 +72,7 @@ fn apply_cloud_config(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir, a
 /// tiny-cloud's `/etc/network/interfaces`, written only when there is none: loopback and
 /// DHCP on the first ethernet interface (the lowest ifindex).
 #[inline(never)]
-fn set_default_interfaces(ctx: &Context<'_>) -> Result<Line, Line> {
+fn set_default_interfaces(ctx: &Context<'_>) -> Result<Message, Message> {
     let etc_network = ctx.create_dir(b"/etc/network")?;
     if etc_network.metadata(b"interfaces").map_err(|e| crate::output::os_error("/etc/network/interfaces", e))?.is_some() {
         return Ok(msg!("already set up"));
@@ -100,7 +100,7 @@ fn set_default_interfaces(ctx: &Context<'_>) -> Result<Line, Line> {
 
 /// What `rc-update add sshd default` does: a link in OpenRC's default runlevel.
 #[inline(never)]
-fn enable_sshd(ctx: &Context<'_>) -> Result<Line, Line> {
+fn enable_sshd(ctx: &Context<'_>) -> Result<Message, Message> {
     let init_script = ctx.path(b"/etc/init.d/sshd")?;
     if !matches!(fs::metadata(init_script.as_cstr()), Ok(Some(_))) {
         return Ok(msg!("no /etc/init.d/sshd (not OpenRC, or no sshd): nothing to enable"));
@@ -116,7 +116,7 @@ fn enable_sshd(ctx: &Context<'_>) -> Result<Line, Line> {
 /// `raw` gunzipped into a buffer reserved for it, or as it is when it is not gzip or does
 /// not decompress.
 #[cfg(feature = "userdata")]
-fn gunzipped<'r>(ctx: &Context<'_>, raw: &'r [u8]) -> Result<&'r [u8], Line> {
+fn gunzipped<'r>(ctx: &Context<'_>, raw: &'r [u8]) -> Result<&'r [u8], Message> {
     if !gzip::is_gzip(raw) {
         return Ok(raw);
     }
@@ -131,7 +131,7 @@ fn gunzipped<'r>(ctx: &Context<'_>, raw: &'r [u8]) -> Result<&'r [u8], Line> {
 /// Without the `userdata` feature gzip'd user-data is saved as received; decoding it
 /// then names the missing feature.
 #[cfg(not(feature = "userdata"))]
-fn gunzipped<'r>(_: &Context<'_>, raw: &'r [u8]) -> Result<&'r [u8], Line> {
+fn gunzipped<'r>(_: &Context<'_>, raw: &'r [u8]) -> Result<&'r [u8], Message> {
     Ok(raw)
 }
 
@@ -141,7 +141,7 @@ fn gunzipped<'r>(_: &Context<'_>, raw: &'r [u8]) -> Result<&'r [u8], Line> {
 /// saved as received: the main phase's user-data actions report why and apply nothing,
 /// after the instance has its user and keys.
 #[inline(never)]
-fn save_userdata(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) -> Result<Line, Line> {
+fn save_userdata(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) -> Result<Message, Message> {
     let raw = session.metadata.get(Item::UserData).unwrap_or(b"");
     let data = gunzipped(ctx, raw)?;
     let len = data.len();
@@ -170,7 +170,7 @@ fn save_userdata(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) -> Res
 /// only when changed.
 #[inline(never)]
 #[cfg_attr(not(all(feature = "hetzner", feature = "incus")), allow(unused_mut, unused_variables))]
-fn save_network_facts(session: &mut Session<'_>, var: &Dir) -> Result<&'static str, Line> {
+fn save_network_facts(session: &mut Session<'_>, var: &Dir) -> Result<&'static str, Message> {
     use wisp_core::config::Cloud;
     let cloud = session.imds.cloud();
     if !matches!(cloud, Cloud::Hetzner | Cloud::Digitalocean | Cloud::Scaleway | Cloud::Incus | Cloud::Vultr) {
@@ -197,7 +197,7 @@ fn save_network_facts(session: &mut Session<'_>, var: &Dir) -> Result<&'static s
     }
 }
 
-fn save_if_changed(var: &Dir, name: &str, contents: &[u8]) -> Result<(), Line> {
+fn save_if_changed(var: &Dir, name: &str, contents: &[u8]) -> Result<(), Message> {
     if var.has_contents(name.as_bytes(), contents).unwrap_or(false) {
         return Ok(());
     }

@@ -8,10 +8,10 @@ use wisp_core::retry::Timeouts;
 use wisp_os_linux::fs::Dir;
 
 use crate::host::{errno, errno_words, Network, OpenDir};
-use crate::output::Line;
+use crate::output::Message;
 
 /// "Ready", once per instance.
-pub fn report_ready(timeouts: &Timeouts, var: &Dir, instance_id: &[u8]) -> Line {
+pub fn report_ready(timeouts: &Timeouts, var: &Dir, instance_id: &[u8]) -> Message {
     let mut goal = [0u8; GOAL_STATE_LIMIT];
     match azure_report::report_ready_once(&mut Network { guest_socket: None }, &mut OpenDir { dir: var }, timeouts, instance_id, &mut goal) {
         Ready::AlreadyReported => msg!("azure: ready was reported for this instance already"),
@@ -22,7 +22,7 @@ pub fn report_ready(timeouts: &Timeouts, var: &Dir, instance_id: &[u8]) -> Line 
 }
 
 /// "NotReady" with the reason provisioning failed.
-pub fn report_failure(timeouts: &Timeouts, reason: &Line) -> Line {
+pub fn report_failure(timeouts: &Timeouts, reason: &Message) -> Message {
     let mut text = heapless::String::<256>::new();
     let _ = core::fmt::write(&mut text, format_args!("{reason}"));
     match azure_report::report_failure(&mut Network { guest_socket: None }, timeouts, text.as_bytes()) {

@@ -6,7 +6,7 @@ use wisp_os_linux::fs::Dir;
 use wisp_os_linux::Errno;
 
 use crate::context::Context;
-use crate::output::{self, Line, Os, Shown};
+use crate::output::{self, Message, Os, Shown};
 use crate::state;
 use crate::EXIT_FAILED;
 
@@ -26,7 +26,7 @@ pub fn command(ctx: &Context<'_>, options: Options) -> i32 {
     }
 }
 
-fn clean(ctx: &Context<'_>, options: Options) -> Result<(), Line> {
+fn clean(ctx: &Context<'_>, options: Options) -> Result<(), Message> {
     let var_path = ctx.config.var_dir.as_bytes();
     for removal in clean::plan(options) {
         let (path, name): (&[u8], &[u8]) = match removal {

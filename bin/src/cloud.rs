@@ -9,11 +9,11 @@ use wisp_core::text::Plain;
 
 use crate::context::Context;
 use crate::features;
-use crate::output::{Line, Os, Shown};
+use crate::output::{Message, Os, Shown};
 
 /// The cloud, remembering a detected one for the next runs.
 #[inline(never)]
-pub fn resolve(ctx: &Context<'_>) -> Result<Cloud, Line> {
+pub fn resolve(ctx: &Context<'_>) -> Result<Cloud, Message> {
     let (cloud, remembered) = resolve_read_only(ctx)?;
     if remembered {
         return Ok(cloud);
@@ -29,7 +29,7 @@ pub fn resolve(ctx: &Context<'_>) -> Result<Cloud, Line> {
 /// and whether it was configured or remembered rather than detected now.
 /// A cloud this build lacks is refused by name, by every command alike.
 #[inline(never)]
-pub fn resolve_read_only(ctx: &Context<'_>) -> Result<(Cloud, bool), Line> {
+pub fn resolve_read_only(ctx: &Context<'_>) -> Result<(Cloud, bool), Message> {
     let (cloud, remembered) = configured_or_remembered(ctx)?;
     if let Some(feature) = features::cloud_feature(cloud).filter(|_| !features::has_cloud(cloud)) {
         return Err(msg!("CLOUD={}: wisp was built without {feature}", Plain(cloud.name()), feature = Plain(feature)));
@@ -37,7 +37,7 @@ pub fn resolve_read_only(ctx: &Context<'_>) -> Result<(Cloud, bool), Line> {
     Ok((cloud, remembered))
 }
 
-fn configured_or_remembered(ctx: &Context<'_>) -> Result<(Cloud, bool), Line> {
+fn configured_or_remembered(ctx: &Context<'_>) -> Result<(Cloud, bool), Message> {
     let configured = ctx.configured_cloud();
     if configured != Cloud::Auto {
         return Ok((configured, true));

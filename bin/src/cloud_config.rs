@@ -8,13 +8,13 @@ use wisp_core::userdata::Kind;
 use wisp_core::yaml::{Arena, Node};
 use wisp_core::write_files::{self, Owner};
 use wisp_core::{base64, gzip};
-use wisp_os_linux::cpath::CPath;
+use wisp_os_linux::nul_terminated::NulTerminated;
 use wisp_os_linux::fs::{Dir, ReadError};
 
 use crate::userdata::USER_DATA_LIMIT;
 use crate::context::Context;
 use crate::take_once::TakeOnce;
-use crate::output::{Line, Os, Shown};
+use crate::output::{Message, Os, Shown};
 use crate::scripts;
 
 /// Most YAML nodes in all cloud-config documents together.
@@ -25,7 +25,7 @@ static ARENA: TakeOnce<Option<Arena<'static>>> = TakeOnce::new(None);
 
 /// Parses every cloud-config part of the user-data, in order, and merges them (their
 /// keys' shapes are for `CloudConfig::validate`).
-pub fn parse(userdata: &crate::userdata::UserData) -> Result<CloudConfig<'static>, Line> {
+pub fn parse(userdata: &crate::userdata::UserData) -> Result<CloudConfig<'static>, Message> {
     let mut config = CloudConfig::default();
     if userdata.of_kind(Kind::CloudConfig).next().is_none() {
         return Ok(config);
@@ -82,7 +82,7 @@ pub fn warn_unapplied(config: &CloudConfig<'static>, keys: bool, warn: &dyn Fn(c
 }
 
 /// The action `action` with the merged cloud-config.
-pub fn run(ctx: &Context<'_>, config: &CloudConfig<'static>, var: &Dir, action: Action) -> Result<Line, Line> {
+pub fn run(ctx: &Context<'_>, config: &CloudConfig<'static>, var: &Dir, action: Action) -> Result<Message, Message> {
     match action {
         Action::UserdataBootcmd => run_commands(ctx, config, "bootcmd", Some(&scripts::instance_env(var)?), None),
         // runcmd as a whole, once per instance: a crash inside it runs it again, one after
@@ -111,7 +111,7 @@ pub fn run(ctx: &Context<'_>, config: &CloudConfig<'static>, var: &Dir, action: 
 }
 
 /// `work` unless its marker says it finished for this instance.
-fn once_per_instance(var: &Dir, work: &str, run: impl FnOnce(&crate::markers::Markers) -> Result<Line, Line>) -> Result<Line, Line> {
+fn once_per_instance(var: &Dir, work: &str, run: impl FnOnce(&crate::markers::Markers) -> Result<Message, Message>) -> Result<Message, Message> {
     let markers = crate::markers::Markers::open(var)?;
     if markers.is_done(work, None)? {
         return Ok(msg!("ran already for this instance"));
@@ -122,11 +122,11 @@ fn once_per_instance(var: &Dir, work: &str, run: impl FnOnce(&crate::markers::Ma
 /// `bootcmd` or `runcmd`: written as the shell script cloud-init makes of the list, and
 /// run with `/bin/sh`, its output in user-data.log.
 /// `markers`: where the run is marked done, once it ran to its end.
-fn run_commands(ctx: &Context<'_>, config: &CloudConfig<'static>, key: &'static str, env: Option<&CPath>, markers: Option<&crate::markers::Markers>) -> Result<Line, Line> {
+fn run_commands(ctx: &Context<'_>, config: &CloudConfig<'static>, key: &'static str, env: Option<&NulTerminated>, markers: Option<&crate::markers::Markers>) -> Result<Message, Message> {
     let Some(commands) = config.value(key) else { return Ok(msg!("no {key}")) };
     let mut script = [0u8; 64 * 1024];
     let len = cloud_config::shell_script(key, commands, &mut script).map_err(crate::output::line)?;
-    let status = scripts::run_saved_shell(ctx, key.as_bytes(), &script[..len], env.map(CPath::as_cstr))?;
+    let status = scripts::run_saved_shell(ctx, key.as_bytes(), &script[..len], env.map(NulTerminated::as_cstr))?;
     if let Some(markers) = markers {
         markers.mark_done(ctx, key, None)?;
     }
@@ -137,14 +137,14 @@ fn run_commands(ctx: &Context<'_>, config: &CloudConfig<'static>, key: &'static 
 /// `write_files`: the entries whose `defer` is `deferred`, each written atomically with its
 /// mode and owner; `append` adds the content unless the file already ends with it, so a
 /// rerun never appends twice.
-fn write_files(ctx: &Context<'_>, config: &CloudConfig<'static>, deferred: bool) -> Result<Line, Line> {
+fn write_files(ctx: &Context<'_>, config: &CloudConfig<'static>, deferred: bool) -> Result<Message, Message> {
     let Some(files) = config.value("write_files") else { return Ok(msg!("no write_files")) };
     write_entries(ctx, files, deferred)
 }
 
-fn write_entries(ctx: &Context<'_>, files: wisp_core::yaml::Value<'static>, deferred: bool) -> Result<Line, Line> {
+fn write_entries(ctx: &Context<'_>, files: wisp_core::yaml::NodeRef<'static>, deferred: bool) -> Result<Message, Message> {
     let mut written = 0;
-    let mut failed: Option<Line> = None;
+    let mut failed: Option<Message> = None;
     for entry in cloud_config::items("write_files", files).map_err(crate::output::line)? {
         // An entry wrong for good is left out (said once, by the first pass); one whose
         // write fails fails the action once the others are written.
@@ -170,7 +170,7 @@ fn write_entries(ctx: &Context<'_>, files: wisp_core::yaml::Value<'static>, defe
     }
 }
 
-fn write_file(ctx: &Context<'_>, file: &WriteFile<'_>) -> Result<(), Line> {
+fn write_file(ctx: &Context<'_>, file: &WriteFile<'_>) -> Result<(), Message> {
     let (uid, gid) = owner_ids(ctx, file.owner)?;
     let split = file.path.rfind('/').unwrap_or(0);
     let (parent, name) = (&file.path[..split.max(1)], &file.path.as_bytes()[split + 1..]);
@@ -203,7 +203,7 @@ fn write_file(ctx: &Context<'_>, file: &WriteFile<'_>) -> Result<(), Line> {
 }
 
 /// The entry's content, decoded into `out`; its length.
-fn decode_content(file: &WriteFile<'_>, out: &mut [u8]) -> Result<usize, Line> {
+fn decode_content(file: &WriteFile<'_>, out: &mut [u8]) -> Result<usize, Message> {
     let content = file.content;
     match file.encoding {
         Encoding::Text => {
@@ -227,7 +227,7 @@ fn decode_content(file: &WriteFile<'_>, out: &mut [u8]) -> Result<usize, Line> {
 }
 
 /// `user[:group]` (names or numbers) as ids, by core's `write_files::Owner`.
-fn owner_ids(ctx: &Context<'_>, owner: &str) -> Result<(u32, u32), Line> {
+fn owner_ids(ctx: &Context<'_>, owner: &str) -> Result<(u32, u32), Message> {
     let parsed = Owner::parse(owner);
     let mut passwd = [0u8; 32 * 1024];
     let passwd = ctx.read(b"/etc/passwd", &mut passwd)?.unwrap_or(b"");

@@ -10,7 +10,7 @@ use wisp_os_linux::time::realtime_ms;
 
 use crate::context::Context;
 use crate::host::OpenDir;
-use crate::output::Line;
+use crate::output::Message;
 use crate::host::system::System;
 
 /// Under the root, as every path is; a tmpfs on a real system, so each boot starts afresh.
@@ -24,7 +24,7 @@ pub fn stage_started(ctx: &mut Context<'_>, phase: Phase, cloud: Option<Cloud>) 
 }
 
 /// Records the end of `phase`, with the reason it failed, if it did.
-pub fn stage_finished(ctx: &mut Context<'_>, phase: Phase, cloud: Option<Cloud>, failure: Option<&Line>) {
+pub fn stage_finished(ctx: &mut Context<'_>, phase: Phase, cloud: Option<Cloud>, failure: Option<&Message>) {
     let reason = failure.map(|line| msg!("{line}"));
     update(ctx, phase, cloud, Some(reason.as_ref().map(|line| line.text())));
 }
@@ -33,7 +33,7 @@ pub fn stage_finished(ctx: &mut Context<'_>, phase: Phase, cloud: Option<Cloud>,
 /// does; says whether its list of errors (which the log has too) is empty. Out of line:
 /// inlined into `main`, it costs 200 bytes more.
 #[inline(never)]
-pub fn wait_for_result(ctx: &Context<'_>, timeout_s: Option<u32>) -> Result<bool, Line> {
+pub fn wait_for_result(ctx: &Context<'_>, timeout_s: Option<u32>) -> Result<bool, Message> {
     let mut buf = [0u8; DOCUMENT_LIMIT];
     let started = wisp_os_linux::time::monotonic_ms();
     loop {

@@ -5,11 +5,11 @@ use wisp_core::cli::Invocation;
 use wisp_core::config::{self, Cloud, Config};
 use wisp_core::retry::Timeouts;
 use wisp_core::text::Decimal;
-use wisp_os_linux::cpath::CPath;
+use wisp_os_linux::nul_terminated::NulTerminated;
 use wisp_os_linux::fs::{self, Dir, ReadError, Resolve};
 use wisp_os_linux::process::StartInfo;
 
-use crate::output::{self, Line, Log, Shown};
+use crate::output::{self, Message, Log, Shown};
 
 /// The configuration files wisp reads, first found wins: its own, then tiny-cloud 3.x's
 /// and 2.x's, so an image switching from tiny-cloud keeps its settings.
@@ -22,12 +22,12 @@ pub struct Context<'a> {
     /// `--root` without trailing slashes: empty for the real root.
     root: &'a [u8],
     /// The same, for chroot(2): `None` for the real root.
-    program_root: Option<CPath>,
+    program_root: Option<NulTerminated>,
     /// The root, open: every path under it is resolved inside it.
     root_dir: Dir,
     pub config: Config,
     /// Which file the configuration came from, for messages.
-    pub config_file: CPath,
+    pub config_file: NulTerminated,
     cloud_override: Option<Cloud>,
     pub timeouts: Timeouts,
     pub log: Log,
@@ -41,7 +41,7 @@ impl<'a> Context<'a> {
     }
 
     #[inline(never)]
-    pub fn load(start: &'a StartInfo, invocation: &Invocation<'a>) -> Result<Context<'a>, Line> {
+    pub fn load(start: &'a StartInfo, invocation: &Invocation<'a>) -> Result<Context<'a>, Message> {
         let mut root = invocation.root.unwrap_or(b"");
         while let [rest @ .., b'/'] = root {
             root = rest;
@@ -49,13 +49,13 @@ impl<'a> Context<'a> {
         // A mistyped --root must not become a new tree of wisp's files.
         let mut program_root = None;
         if !root.is_empty() {
-            let path = CPath::from_parts(&[root]).map_err(|e| msg!("--root {}: {e}", Shown(root)))?;
+            let path = NulTerminated::from_parts(&[root]).map_err(|e| msg!("--root {}: {e}", Shown(root)))?;
             if !matches!(fs::metadata(path.as_cstr()), Ok(Some(m)) if m.is_dir()) {
                 return Err(msg!("--root {}: no such directory", Shown(root)));
             }
             program_root = Some(path);
         }
-        let root_path = CPath::from_parts(&[if root.is_empty() { b"/" } else { root }]).map_err(|e| msg!("--root: {e}"))?;
+        let root_path = NulTerminated::from_parts(&[if root.is_empty() { b"/" } else { root }]).map_err(|e| msg!("--root: {e}"))?;
         let root_dir = Dir::open(root_path.as_cstr()).map_err(|e| crate::output::path_error(root_path.as_bytes(), e))?;
         let mut context = Context {
             start,
@@ -63,7 +63,7 @@ impl<'a> Context<'a> {
             program_root,
             root_dir,
             config: Config::default(),
-            config_file: CPath::new(),
+            config_file: NulTerminated::new(),
             cloud_override: invocation.cloud,
             timeouts: Timeouts::default(),
             log: Log::new(),
@@ -81,11 +81,11 @@ impl<'a> Context<'a> {
     }
 
     /// `--config FILE` is taken as given; the default files are looked for under the root.
-    fn read_config(&mut self, explicit: Option<&[u8]>) -> Result<(), Line> {
+    fn read_config(&mut self, explicit: Option<&[u8]>) -> Result<(), Message> {
         let mut text = [0u8; CONFIG_LIMIT];
         let mut found = None;
         if let Some(file) = explicit {
-            self.config_file = CPath::from_parts(&[file]).map_err(|e| msg!("--config: {e}"))?;
+            self.config_file = NulTerminated::from_parts(&[file]).map_err(|e| msg!("--config: {e}"))?;
             match fs::read_file(self.config_file.as_cstr(), &mut text) {
                 Ok(Some(len)) => found = Some(len),
                 Ok(None) => return Err(msg!("{}: no such file", Shown(file))),
@@ -114,7 +114,7 @@ impl<'a> Context<'a> {
 
     /// The directory programs are chrooted into: `--root`, `None` for the real root.
     pub fn program_root(&self) -> Option<&core::ffi::CStr> {
-        self.program_root.as_ref().map(CPath::as_cstr)
+        self.program_root.as_ref().map(NulTerminated::as_cstr)
     }
 
     /// `--root` without trailing slashes: empty for the real root.
@@ -123,35 +123,35 @@ impl<'a> Context<'a> {
     }
 
     /// `absolute` under the root.
-    pub fn path(&self, absolute: &[u8]) -> Result<CPath, Line> {
-        CPath::from_parts(&[self.root, absolute]).map_err(|e| msg!("{}{}: {e}", Shown(self.root), Shown(absolute)))
+    pub fn path(&self, absolute: &[u8]) -> Result<NulTerminated, Message> {
+        NulTerminated::from_parts(&[self.root, absolute]).map_err(|e| msg!("{}{}: {e}", Shown(self.root), Shown(absolute)))
     }
 
     /// The directory, resolved inside the root: its symlinks (`/var/run -> /run`) are
     /// followed, but `..` and absolute links stop at the root.
-    pub fn open_dir(&self, absolute: &[u8]) -> Result<Dir, Line> {
+    pub fn open_dir(&self, absolute: &[u8]) -> Result<Dir, Message> {
         self.root_dir.open_beneath(absolute, Resolve::InRoot).map_err(|e| self.path_error(absolute, e))
     }
 
     /// Opens the directory, creating it and its parents (mode 0755) if missing, inside
     /// the root as `open_dir`.
-    pub fn create_dir(&self, absolute: &[u8]) -> Result<Dir, Line> {
+    pub fn create_dir(&self, absolute: &[u8]) -> Result<Dir, Message> {
         self.create_dir_resolved(absolute, Resolve::InRoot)
     }
 
     /// `create_dir` for a path user-data chose: no component may be a symlink.
-    pub fn create_dir_no_symlinks(&self, absolute: &[u8]) -> Result<Dir, Line> {
+    pub fn create_dir_no_symlinks(&self, absolute: &[u8]) -> Result<Dir, Message> {
         self.create_dir_resolved(absolute, Resolve::NoSymlinks)
     }
 
-    fn create_dir_resolved(&self, absolute: &[u8], resolve: Resolve) -> Result<Dir, Line> {
+    fn create_dir_resolved(&self, absolute: &[u8], resolve: Resolve) -> Result<Dir, Message> {
         self.root_dir.create_beneath(absolute, 0o755, resolve).map_err(|e| self.path_error(absolute, e))
     }
 
     /// The whole file, resolved inside the root as `open_dir`; `Ok(None)` when it does
     /// not exist.
     #[inline(never)]
-    pub fn read<'b>(&self, absolute: &[u8], buf: &'b mut [u8]) -> Result<Option<&'b [u8]>, Line> {
+    pub fn read<'b>(&self, absolute: &[u8], buf: &'b mut [u8]) -> Result<Option<&'b [u8]>, Message> {
         let read = match self.root_dir.open_file_beneath(absolute, Resolve::InRoot) {
             Ok(fd) => fs::read_to_end(&fd, buf),
             Err(wisp_os_linux::Errno::NOENT) => return Ok(None),
@@ -164,7 +164,7 @@ impl<'a> Context<'a> {
         }
     }
 
-    pub fn path_error(&self, absolute: &[u8], e: wisp_os_linux::Errno) -> Line {
+    pub fn path_error(&self, absolute: &[u8], e: wisp_os_linux::Errno) -> Message {
         match self.path(absolute) {
             Ok(path) if e == wisp_os_linux::Errno::LOOP => msg!("{}: a symlink in the path is refused", Shown(path.as_bytes())),
             Ok(path) => crate::output::path_error(path.as_bytes(), e),
@@ -172,12 +172,12 @@ impl<'a> Context<'a> {
         }
     }
 
-    pub fn var_dir(&self) -> Result<Dir, Line> {
+    pub fn var_dir(&self) -> Result<Dir, Message> {
         self.create_dir(self.config.var_dir.as_bytes())
     }
 
     /// TINY_CLOUD_VAR for a command that only reads: `None` when it does not exist.
-    pub fn existing_var_dir(&self) -> Result<Option<Dir>, Line> {
+    pub fn existing_var_dir(&self) -> Result<Option<Dir>, Message> {
         let path = self.path(self.config.var_dir.as_bytes())?;
         match Dir::open(path.as_cstr()) {
             Ok(dir) => Ok(Some(dir)),
@@ -186,7 +186,7 @@ impl<'a> Context<'a> {
         }
     }
 
-    pub fn logs_dir(&self) -> Result<Dir, Line> {
+    pub fn logs_dir(&self) -> Result<Dir, Message> {
         self.create_dir(self.config.logs_dir.as_bytes())
     }
 
@@ -214,7 +214,7 @@ impl<'a> Context<'a> {
 
     /// Incus's guest API socket, else LXD's, when the instance has one.
     #[cfg(feature = "incus")]
-    pub fn guest_socket(&self) -> Option<CPath> {
+    pub fn guest_socket(&self) -> Option<NulTerminated> {
         [wisp_core::provider::incus::SOCKET, wisp_core::provider::incus::LXD_SOCKET]
             .into_iter()
             .filter_map(|socket| self.path(socket.as_bytes()).ok())
@@ -222,7 +222,7 @@ impl<'a> Context<'a> {
     }
 }
 
-fn read_error(path: &[u8], e: ReadError) -> Line {
+fn read_error(path: &[u8], e: ReadError) -> Message {
     match e {
         ReadError::Io(e) => crate::output::path_error(path, e),
         ReadError::TooLarge { limit } => msg!("{}: larger than {limit} bytes", Shown(path), limit = Decimal(limit as u64)),

@@ -6,7 +6,7 @@ use wisp_core::config::Cloud;
 use wisp_core::phase::{Action, Feature};
 use wisp_core::text::Plain;
 
-use crate::output::Line;
+use crate::output::Message;
 
 /// The features of this build, as `wisp --version` names them.
 pub const BUILT: &str = {
@@ -119,6 +119,6 @@ pub const fn missing_for(action: Action) -> Option<&'static str> {
 
 /// `WHAT: wisp was built without FEATURE`.
 #[inline(never)]
-pub fn missing(what: &str, feature: &str) -> Line {
+pub fn missing(what: &str, feature: &str) -> Message {
     msg!("{what}: wisp was built without {feature}", what = Plain(what), feature = Plain(feature))
 }

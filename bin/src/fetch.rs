@@ -9,7 +9,7 @@ use crate::host::{errno_words, Network};
 /// One GET of `host` `path` at `address:port`, the body moved to the start of `out`:
 /// its length, `None` for a 404, an error naming the URL for any other failure.
 #[inline(never)]
-pub fn get(address: [u8; 4], port: u16, host: &str, path: &str, out: &mut [u8], timeouts: &Timeouts) -> Result<Option<usize>, crate::output::Line> {
+pub fn get(address: [u8; 4], port: u16, host: &str, path: &str, out: &mut [u8], timeouts: &Timeouts) -> Result<Option<usize>, crate::output::Message> {
     let mut network = Network { guest_socket: None };
     wisp_core::provider::imds::get(&mut network, address, port, host, path, out, timeouts)
         .map_err(|e| msg!("http://{host}{path}: {}", Described(&e, errno_words)))

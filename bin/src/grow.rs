@@ -10,7 +10,7 @@ use wisp_core::partition::device::{self, FindError, Found};
 use wisp_core::partition::{filesystem, grow};
 use wisp_core::text::{Decimal, Plain};
 use wisp_os_linux::block;
-use wisp_os_linux::cpath::CPath;
+use wisp_os_linux::nul_terminated::NulTerminated;
 use wisp_os_linux::fs;
 use wisp_os_linux::{AsFd, Errno};
 
@@ -18,10 +18,10 @@ use crate::context::Context;
 use crate::host::block::{Disk, Mount, CRASH_AFTER_WRITES};
 use crate::host::files::Root;
 use crate::host::{errno, errno_words};
-use crate::output::{Line, Os, Shown};
+use crate::output::{Message, Os, Shown};
 
 
-pub fn expand_root(ctx: &mut Context<'_>) -> Result<Line, Line> {
+pub fn expand_root(ctx: &mut Context<'_>) -> Result<Message, Message> {
     let root = ctx.path(b"/")?;
     grow_mount(ctx, root.as_bytes())
 }
@@ -45,7 +45,7 @@ pub fn command(ctx: &mut Context<'_>, target: GrowTarget<'_>) -> i32 {
 }
 
 /// The filesystem holding `path`, and its partition.
-fn grow_mount(ctx: &Context<'_>, path: &[u8]) -> Result<Line, Line> {
+fn grow_mount(ctx: &Context<'_>, path: &[u8]) -> Result<Message, Message> {
     let mut texts = device::Texts::new();
     let (filesystem, name, partition) = match device::find(&mut Root::of(ctx), path, &mut texts) {
         Ok(Found::Device { filesystem, name, partition }) => (filesystem, name, partition),
@@ -73,7 +73,7 @@ fn grow_mount(ctx: &Context<'_>, path: &[u8]) -> Result<Line, Line> {
     // The filesystem grows to what the kernel now says the device holds (for a whole-disk
     // filesystem, the disk).
     let bytes = device_bytes(ctx, name)?;
-    let mountpoint = CPath::from_parts(&[path]).map_err(crate::output::line)?;
+    let mountpoint = NulTerminated::from_parts(&[path]).map_err(crate::output::line)?;
     let handle = fs::open_directory(mountpoint.as_cstr()).map_err(|e| crate::output::path_error(path, e))?;
     let grown = filesystem::grow(&mut Mount(handle.as_fd()), filesystem, bytes).map_err(|e| msg!("{note}; {}", Worded(&e, errno_words)))?;
     let _ = core::fmt::Write::write_fmt(&mut note, format_args!("; {grown}"));
@@ -81,7 +81,7 @@ fn grow_mount(ctx: &Context<'_>, path: &[u8]) -> Result<Line, Line> {
 }
 
 #[inline(never)]
-fn find_error(ctx: &Context<'_>, path: &[u8], texts: &device::Texts, e: FindError) -> Line {
+fn find_error(ctx: &Context<'_>, path: &[u8], texts: &device::Texts, e: FindError) -> Message {
     let (file, what) = match e {
         FindError::Read(file, error) => return ctx.path_error(texts.path(file), errno(error)),
         FindError::Mountinfo(e) => return msg!("{}: {e}", device::MOUNTINFO),
@@ -95,25 +95,25 @@ fn find_error(ctx: &Context<'_>, path: &[u8], texts: &device::Texts, e: FindErro
 
 /// What the kernel says /dev/NAME holds, in bytes.
 #[inline(never)]
-fn device_bytes(ctx: &Context<'_>, name: &[u8]) -> Result<u64, Line> {
+fn device_bytes(ctx: &Context<'_>, name: &[u8]) -> Result<u64, Message> {
     block::size_bytes(&open_device(ctx, name)?).map_err(|e| device_error(name, "size", e))
 }
 
 /// `NAME: what: reason` for a failed query of a device.
 #[inline(never)]
-fn device_error(name: &[u8], what: &str, e: Errno) -> Line {
+fn device_error(name: &[u8], what: &str, e: Errno) -> Message {
     msg!("{}: {what}: {}", Shown(name), Os(e), what = Plain(what))
 }
 
-fn open_device(ctx: &Context<'_>, name: &[u8]) -> Result<wisp_os_linux::OwnedFd, Line> {
+fn open_device(ctx: &Context<'_>, name: &[u8]) -> Result<wisp_os_linux::OwnedFd, Message> {
     let mut path = ctx.path(b"/dev/")?;
     path.push(name).map_err(crate::output::line)?;
     fs::open_read_write(path.as_cstr()).map_err(|e| crate::output::path_error(path.as_bytes(), e))
 }
 
 /// `wisp grow --image FILE --partition N`: the same table rewrite on an image file.
-fn grow_image(ctx: &Context<'_>, file: &[u8], partition: u32) -> Result<Line, Line> {
-    let path = CPath::from_parts(&[file]).map_err(crate::output::line)?;
+fn grow_image(ctx: &Context<'_>, file: &[u8], partition: u32) -> Result<Message, Message> {
+    let path = NulTerminated::from_parts(&[file]).map_err(crate::output::line)?;
     let image = fs::open_read_write(path.as_cstr()).map_err(|e| crate::output::path_error(file, e))?;
     let size = block::file_size(&image).map_err(|e| crate::output::path_error(file, e))?;
     let mut disk = Disk { fd: image.as_fd(), writes: 0, crash_after: crash_hook(ctx) };
@@ -123,7 +123,7 @@ fn grow_image(ctx: &Context<'_>, file: &[u8], partition: u32) -> Result<Line, Li
 }
 
 #[inline(never)]
-fn table_error(e: grow::TableError) -> Line {
+fn table_error(e: grow::TableError) -> Message {
     msg!("{}", Worded(&e, errno_words))
 }
 

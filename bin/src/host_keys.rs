@@ -6,11 +6,11 @@ use wisp_os_linux::fs::Dir;
 
 use crate::context::Context;
 use crate::host::system::System;
-use crate::output::Line;
+use crate::output::Message;
 use crate::instance_id;
 
 #[inline(never)]
-pub fn set_ssh_host_keys(ctx: &mut Context<'_>, var: &Dir, config: Option<&CloudConfig<'_>>) -> Result<Line, Line> {
+pub fn set_ssh_host_keys(ctx: &mut Context<'_>, var: &Dir, config: Option<&CloudConfig<'_>>) -> Result<Message, Message> {
     let mut id_buf = [0u8; instance_id::INSTANCE_ID_LIMIT];
     let instance_id = instance_id::saved(var, &mut id_buf).unwrap_or(b"");
     let ctx: &Context<'_> = ctx;

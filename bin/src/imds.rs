@@ -7,14 +7,14 @@ use wisp_core::config::Cloud;
 use wisp_core::provider::imds::{self, Service};
 use wisp_core::provider::{metadata, Item};
 #[cfg(feature = "incus")]
-use wisp_os_linux::cpath::CPath;
+use wisp_os_linux::nul_terminated::NulTerminated;
 use wisp_core::retry::Timeouts;
 
 pub use wisp_core::provider::metadata::{METADATA_SIZE, USERDATA_RESPONSE};
 
 use crate::host::{errno_words, Network};
 use crate::take_once::TakeOnce;
-use crate::output::Line;
+use crate::output::Message;
 
 /// The process's metadata store: its buffers live as long as the process.
 pub type Metadata = metadata::Metadata<'static>;
@@ -39,7 +39,7 @@ impl fmt::Display for ImdsError {
 static METADATA: TakeOnce<Option<Metadata>> = TakeOnce::new(None);
 
 /// The process's metadata store, mapped when first needed; an error if it was taken before.
-pub fn take_metadata() -> Result<&'static mut Metadata, Line> {
+pub fn take_metadata() -> Result<&'static mut Metadata, Message> {
     let slot = METADATA.take().ok_or_else(|| msg!("metadata store already in use"))?;
     Ok(slot.insert(Metadata::new(crate::memory::reserve(METADATA_SIZE, "metadata")?)))
 }
@@ -78,7 +78,7 @@ pub struct Imds<'c> {
     session: imds::Imds<'c>,
     /// The guest API's socket, for the clouds served over one (Incus).
     #[cfg(feature = "incus")]
-    pub socket: Option<CPath>,
+    pub socket: Option<NulTerminated>,
 }
 
 impl<'c> core::ops::Deref for Imds<'c> {
@@ -100,7 +100,7 @@ impl<'c> Imds<'c> {
     /// The session, and the network with this instance's guest API socket.
     fn parts(&mut self) -> (&mut imds::Imds<'c>, Network<'_>) {
         #[cfg(feature = "incus")]
-        let guest_socket = self.socket.as_ref().map(CPath::as_cstr);
+        let guest_socket = self.socket.as_ref().map(NulTerminated::as_cstr);
         #[cfg(not(feature = "incus"))]
         let guest_socket = None;
         (&mut self.session, Network { guest_socket })

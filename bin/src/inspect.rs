@@ -5,13 +5,13 @@
 
 use core::fmt::{self, Write};
 
-use wisp_os_linux::cpath::CPath;
+use wisp_os_linux::nul_terminated::NulTerminated;
 use wisp_os_linux::fs::{self, ReadError};
 
 use wisp_core::state_files::USER_DATA;
 use wisp_core::text::Decimal;
 use crate::context::Context;
-use crate::output::{self, Line, Shown};
+use crate::output::{self, Message, Shown};
 use crate::userdata::{self, Includes};
 use crate::EXIT_FAILED;
 
@@ -26,7 +26,7 @@ pub fn show(ctx: &Context<'_>, file: Option<&[u8]>) -> i32 {
     }
 }
 
-fn show_document(ctx: &Context<'_>, file: Option<&[u8]>) -> Result<(), Line> {
+fn show_document(ctx: &Context<'_>, file: Option<&[u8]>) -> Result<(), Message> {
     let decoded = userdata::load_with(ctx, Includes::Listed, u64::MAX, |buf| read(ctx, file, buf).map(Some))?;
     let config = match &decoded {
         Some(decoded) => crate::cloud_config::parse(decoded)?,
@@ -50,12 +50,12 @@ fn show_document(ctx: &Context<'_>, file: Option<&[u8]>) -> Result<(), Line> {
 }
 
 /// FILE as given, else `$TINY_CLOUD_VAR/user-data` under the root.
-fn read(ctx: &Context<'_>, file: Option<&[u8]>, buf: &mut [u8]) -> Result<usize, Line> {
+fn read(ctx: &Context<'_>, file: Option<&[u8]>, buf: &mut [u8]) -> Result<usize, Message> {
     let Some(file) = file else {
         let path = userdata::var_child(ctx, USER_DATA)?;
         return ctx.read(path.as_bytes(), buf)?.map(<[u8]>::len).ok_or_else(|| msg!("no user-data saved in {}", Shown(ctx.config.var_dir.as_bytes())));
     };
-    let path = CPath::from_parts(&[file]).map_err(|e| msg!("{}: {e}", Shown(file)))?;
+    let path = NulTerminated::from_parts(&[file]).map_err(|e| msg!("{}: {e}", Shown(file)))?;
     match fs::read_file(path.as_cstr(), buf) {
         Ok(Some(len)) => Ok(len),
         Ok(None) => Err(msg!("{}: no such file", Shown(file))),

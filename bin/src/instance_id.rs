@@ -5,7 +5,7 @@ use wisp_core::instance::{self, SaveError};
 use wisp_os_linux::fs::Dir;
 
 use crate::host::OpenDir;
-use crate::output::Line;
+use crate::output::Message;
 
 pub use wisp_core::instance::INSTANCE_ID_LIMIT;
 
@@ -14,7 +14,7 @@ pub fn saved<'b>(var: &Dir, buf: &'b mut [u8; INSTANCE_ID_LIMIT]) -> Option<&'b 
     instance::saved_id(&mut OpenDir { dir: var }, buf)
 }
 
-pub fn save(var: &Dir, id: &[u8]) -> Result<(), Line> {
+pub fn save(var: &Dir, id: &[u8]) -> Result<(), Message> {
     match instance::save_id(&mut OpenDir { dir: var }, id) {
         Ok(()) => Ok(()),
         Err(SaveError::TooLong) => Err(msg!("instance-id longer than {limit} bytes", limit = wisp_core::text::Decimal(INSTANCE_ID_LIMIT as u64))),

@@ -19,7 +19,7 @@ extern crate origin;
 /// A message line, formatted into a fixed buffer.
 macro_rules! msg {
     ($($arg:tt)*) => {
-        $crate::output::Line::format(format_args!($($arg)*))
+        $crate::output::Message::format(format_args!($($arg)*))
     };
 }
 

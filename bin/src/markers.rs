@@ -10,7 +10,7 @@ use wisp_core::host::HostError;
 
 use crate::context::Context;
 use crate::host::{errno, OpenDir};
-use crate::output::{Line, Os};
+use crate::output::{Message, Os};
 use crate::instance_id::INSTANCE_ID_LIMIT;
 
 pub struct Markers {
@@ -21,7 +21,7 @@ pub struct Markers {
 impl Markers {
     /// The markers of the instance whose id is saved in `var`.
     #[inline(never)]
-    pub fn open(var: &Dir) -> Result<Markers, Line> {
+    pub fn open(var: &Dir) -> Result<Markers, Message> {
         let mut buf = [0u8; INSTANCE_ID_LIMIT];
         let id = crate::instance_id::saved(var, &mut buf).ok_or_else(|| msg!("no saved instance-id"))?;
         var.create_dir(SEM_DIR, 0o700).map_err(|e| crate::output::os_error("sem", e))?;
@@ -31,13 +31,13 @@ impl Markers {
 
     /// Whether `work` (`item` of it) finished for this instance (see `Durability::is_done`).
     #[inline(never)]
-    pub fn is_done(&self, work: &str, item: Option<&str>) -> Result<bool, Line> {
+    pub fn is_done(&self, work: &str, item: Option<&str>) -> Result<bool, Message> {
         SEM.is_done(&mut OpenDir { dir: &self.dir }, work, item, &self.id).map_err(sem_error)
     }
 
     /// Records that `work` finished; made durable before the next piece of work starts.
     #[inline(never)]
-    pub fn mark_done(&self, ctx: &Context<'_>, work: &str, item: Option<&str>) -> Result<(), Line> {
+    pub fn mark_done(&self, ctx: &Context<'_>, work: &str, item: Option<&str>) -> Result<(), Message> {
         SEM.mark_done(&mut OpenDir { dir: &self.dir }, work, item, &self.id).map_err(|e| match e {
             MarkError::BadName(e) => crate::output::line(e),
             MarkError::Host { name, error } => msg!("sem/{name}: {}", Os(crate::host::errno(error)), name = wisp_core::text::Plain(&name)),
@@ -50,7 +50,7 @@ impl Markers {
 /// Whether this run's markers are durable.
 static SEM: Durability = Durability::new();
 
-fn sem_error(e: HostError) -> Line {
+fn sem_error(e: HostError) -> Message {
     msg!("sem: {}", Os(errno(e)))
 }
 
@@ -60,7 +60,7 @@ pub fn synced() {
 }
 
 /// At the end of a run: the markers not yet durable are made so.
-pub fn settle(var: &Dir) -> Result<(), Line> {
+pub fn settle(var: &Dir) -> Result<(), Message> {
     SEM.settle(|| var.open_child(SEM_DIR).and_then(|dir| dir.sync()).map_err(crate::host::host_error)).map_err(sem_error)
 }
 

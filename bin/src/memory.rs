@@ -4,24 +4,24 @@
 use wisp_core::text::{Decimal, Plain};
 use wisp_os_linux::memory::{self, Mapping};
 
-use crate::output::{Line, Os};
+use crate::output::{Message, Os};
 
 /// `len` zeroed bytes for the rest of the run.
-pub fn reserve(len: usize, what: &str) -> Result<&'static mut [u8], Line> {
+pub fn reserve(len: usize, what: &str) -> Result<&'static mut [u8], Message> {
     Ok(map(len, what)?.leak())
 }
 
 /// `len` zeroed bytes, given back when dropped.
-pub fn map(len: usize, what: &str) -> Result<Mapping, Line> {
+pub fn map(len: usize, what: &str) -> Result<Mapping, Message> {
     Mapping::new(len).map_err(|e| refused(len, what, e))
 }
 
 /// `len` copies of `fill` for the rest of the run.
-pub fn reserve_filled<T: Copy>(len: usize, fill: T, what: &str) -> Result<&'static mut [T], Line> {
+pub fn reserve_filled<T: Copy>(len: usize, fill: T, what: &str) -> Result<&'static mut [T], Message> {
     memory::leak_filled(len, fill).map_err(|e| refused(len * core::mem::size_of::<T>(), what, e))
 }
 
 #[inline(never)]
-fn refused(len: usize, what: &str, e: wisp_os_linux::Errno) -> Line {
+fn refused(len: usize, what: &str, e: wisp_os_linux::Errno) -> Message {
     msg!("cannot reserve {len} bytes for {what}: {}", Os(e), len = Decimal(len as u64), what = Plain(what))
 }

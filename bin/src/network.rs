@@ -28,12 +28,12 @@ use crate::host::system::System;
 use crate::host::timer::Monotonic;
 use crate::host::OpenDir;
 use crate::imds::Metadata;
-use crate::output::{os_error, Line, Shown};
+use crate::output::{os_error, Message, Shown};
 
 /// The address of the last lease, asked for again first at the next boot (INIT-REBOOT).
 const LAST_ADDRESS_FILE: &[u8] = b".dhcp-address";
 
-pub fn set_ephemeral_network(ctx: &mut Context<'_>, metadata: &mut Metadata) -> Result<Line, Line> {
+pub fn set_ephemeral_network(ctx: &mut Context<'_>, metadata: &mut Metadata) -> Result<Message, Message> {
     let cloud = crate::cloud::resolve(ctx)?;
     let local_seed = matches!(cloud, Cloud::Nocloud | Cloud::Configdrive);
     let var = ctx.var_dir()?;
@@ -126,7 +126,7 @@ pub fn net_sync(ctx: &mut Context<'_>) -> i32 {
     }
 }
 
-fn sync_addresses(ctx: &mut Context<'_>) -> Result<(), Line> {
+fn sync_addresses(ctx: &mut Context<'_>) -> Result<(), Message> {
     let cloud = crate::cloud::resolve(ctx)?;
     if cloud != Cloud::Aws {
         return Err(msg!("{}: only AWS's metadata lists an interface's addresses", cloud.name()));
@@ -141,7 +141,7 @@ fn sync_addresses(ctx: &mut Context<'_>) -> Result<(), Line> {
 
 /// The DHCP exchange on `link`, within WISP_DHCP_MS.
 #[inline(never)]
-fn take_lease(ctx: &Context<'_>, link: &Link, mac: [u8; 6], previous: Option<Ipv4Addr>) -> Result<Lease, Line> {
+fn take_lease(ctx: &Context<'_>, link: &Link, mac: [u8; 6], previous: Option<Ipv4Addr>) -> Result<Lease, Message> {
     let name = Shown(link.name());
     let socket = packet::ipv4_socket(link.index).map_err(|e| msg!("{name}: DHCP socket: {}", crate::output::Os(e)))?;
     let mut xid = [0u8; 4];
@@ -162,13 +162,13 @@ fn text(ip: Option<Ipv4Addr>) -> heapless::Vec<u8, { ip_text::IP_TEXT_LIMIT }> {
     ip_text::ip_text(&IpAddr::V4(ip.unwrap_or(Ipv4Addr::UNSPECIFIED)))
 }
 
-impl From<RtnlError> for Line {
-    fn from(e: RtnlError) -> Line {
+impl From<RtnlError> for Message {
+    fn from(e: RtnlError) -> Message {
         msg!("{}", Worded(&e, errno_words))
     }
 }
 
-fn open_kernel() -> Result<Rtnl<RouteSocket>, Line> {
+fn open_kernel() -> Result<Rtnl<RouteSocket>, Message> {
     let socket = wisp_os_linux::netlink::route_socket().map_err(|e| os_error("rtnetlink socket", e))?;
     Ok(Rtnl::new(RouteSocket(socket)))
 }

@@ -15,7 +15,7 @@ pub const LINE_LIMIT: usize = 1024;
 /// Room for every message of one run: a run writes a few hundred short lines at most.
 const MESSAGES_LIMIT: usize = 256 * 1024;
 
-/// Every message of the run, appended and never changed: a `Line` is a small handle to
+/// Every message of the run, appended and never changed: a `Message` is a small handle to
 /// its text here, so results carrying one stay as small as two numbers.
 struct Messages {
     text: UnsafeCell<[u8; MESSAGES_LIMIT]>,
@@ -58,10 +58,10 @@ impl Messages {
 
 /// A message line: a handle to its text in the run's message arena. It is one non-zero
 /// `u32` (the text's start, its length and the `CUT` bit, plus one), so that a
-/// `Result<T, Line>` with a `T` of 4 bytes or less, which nearly every step of a run
+/// `Result<T, Message>` with a `T` of 4 bytes or less, which nearly every step of a run
 /// returns, travels in a register, not through memory: 24 KB less code than three fields.
 #[derive(Clone, Copy)]
-pub struct Line(NonZeroU32);
+pub struct Message(NonZeroU32);
 
 /// The bits below `START_SHIFT` hold the length, below `CUT`, and `CUT` when the text
 /// was cut at `LINE_LIMIT`; the bits above hold the start in the arena.
@@ -69,13 +69,13 @@ const CUT: u32 = 1 << 10;
 const START_SHIFT: u32 = 11;
 const _: () = assert!(LINE_LIMIT <= CUT as usize && MESSAGES_LIMIT < 1 << (32 - START_SHIFT));
 
-impl Line {
-    pub fn new() -> Line {
-        Line::at(MESSAGES.used.get(), 0)
+impl Message {
+    pub fn new() -> Message {
+        Message::at(MESSAGES.used.get(), 0)
     }
 
-    fn at(start: usize, len_cut: u32) -> Line {
-        Line(NonZeroU32::MIN.saturating_add(((start as u32) << START_SHIFT) | len_cut))
+    fn at(start: usize, len_cut: u32) -> Message {
+        Message(NonZeroU32::MIN.saturating_add(((start as u32) << START_SHIFT) | len_cut))
     }
 
     fn start(&self) -> usize {
@@ -96,8 +96,8 @@ impl Line {
 
     /// A line of formatted text; one function for every message, never inlined.
     #[inline(never)]
-    pub fn format(args: fmt::Arguments<'_>) -> Line {
-        let mut line = Line::new();
+    pub fn format(args: fmt::Arguments<'_>) -> Message {
+        let mut line = Message::new();
         let _ = line.write_fmt(args);
         line
     }
@@ -108,7 +108,7 @@ impl Line {
     }
 }
 
-impl fmt::Display for Line {
+impl fmt::Display for Message {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.text())?;
         if self.cut() {
@@ -118,13 +118,13 @@ impl fmt::Display for Line {
     }
 }
 
-impl Write for Line {
+impl Write for Message {
     /// Appends to the line, moving it to the arena's end first if others were written
     /// after it.
     fn write_str(&mut self, s: &str) -> fmt::Result {
         if self.start() + self.len() != MESSAGES.used.get() {
             let old = self.text();
-            *self = Line::at(MESSAGES.used.get(), self.len_cut() & CUT);
+            *self = Message::at(MESSAGES.used.get(), self.len_cut() & CUT);
             self.push(old);
         }
         self.push(s);
@@ -132,33 +132,33 @@ impl Write for Line {
     }
 }
 
-impl Line {
+impl Message {
     /// Appends what fits within `LINE_LIMIT`, leaving room for "...", and marks the line
     /// cut if not all of `s` did.
     fn push(&mut self, s: &str) {
         let room = if self.cut() { 0 } else { LINE_LIMIT - 4 - self.len() };
         let taken = MESSAGES.append(s, room);
         let cut = if taken < s.len() { CUT } else { 0 };
-        *self = Line::at(self.start(), (self.len_cut() + taken as u32) | cut);
+        *self = Message::at(self.start(), (self.len_cut() + taken as u32) | cut);
     }
 }
 
 /// Any error in its own words: one function per error type, not one per call.
 #[inline(never)]
-pub fn line(e: impl fmt::Display) -> Line {
-    Line::format(format_args!("{e}"))
+pub fn line(e: impl fmt::Display) -> Message {
+    Message::format(format_args!("{e}"))
 }
 
 /// `what: reason` for a failed system call.
 #[inline(never)]
-pub fn os_error(what: &str, e: Errno) -> Line {
-    Line::format(format_args!("{what}: {}", Os(e), what = Plain(what)))
+pub fn os_error(what: &str, e: Errno) -> Message {
+    Message::format(format_args!("{what}: {}", Os(e), what = Plain(what)))
 }
 
 /// `path: reason` for a failed system call on a path from outside, shown safely.
 #[inline(never)]
-pub fn path_error(path: &[u8], e: Errno) -> Line {
-    Line::format(format_args!("{}: {}", Shown(path), Os(e)))
+pub fn path_error(path: &[u8], e: Errno) -> Message {
+    Message::format(format_args!("{}: {}", Shown(path), Os(e)))
 }
 
 /// Bytes from outside (paths, names) with anything unprintable escaped.
@@ -181,8 +181,8 @@ pub fn print(args: fmt::Arguments<'_>) {
 }
 
 /// `prefix`, the formatted line ("..." if cut) and a line break, to `fd`.
-fn write_line(fd: wisp_os_linux::BorrowedFd<'_>, prefix: &[u8], args: fmt::Arguments<'_>) -> Line {
-    let line = Line::format(args);
+fn write_line(fd: wisp_os_linux::BorrowedFd<'_>, prefix: &[u8], args: fmt::Arguments<'_>) -> Message {
+    let line = Message::format(args);
     let _ = write_all(fd, prefix);
     let _ = write_all(fd, line.text().as_bytes());
     let _ = write_all(fd, if line.cut() { b"...\n" } else { b"\n" });
@@ -232,8 +232,8 @@ impl Log {
     }
 }
 
-impl From<wisp_core::cloud_config::ConfigError> for Line {
-    fn from(e: wisp_core::cloud_config::ConfigError) -> Line {
+impl From<wisp_core::cloud_config::ConfigError> for Message {
+    fn from(e: wisp_core::cloud_config::ConfigError) -> Message {
         msg!("{e}")
     }
 }

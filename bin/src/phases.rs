@@ -20,7 +20,7 @@ use crate::context::Context;
 use crate::host::OpenDir;
 use crate::features::missing_for;
 use crate::imds::{take_metadata, Imds};
-use crate::output::{Line, Shown};
+use crate::output::{Message, Shown};
 use crate::state;
 use crate::instance_id;
 use crate::session::Session;
@@ -158,7 +158,7 @@ fn run_phase(
     phase: Phase,
     plans: &[Plan; 4],
     run_items: &[Item],
-) -> Result<Option<Line>, Line> {
+) -> Result<Option<Message>, Message> {
     let started = monotonic_ms();
     let mut saved_buf = [0u8; INSTANCE_ID_LIMIT];
     let saved = Saved::read(&mut OpenDir { dir: var }, &mut saved_buf)
@@ -181,7 +181,7 @@ fn run_phase(
             }
         },
     };
-    let unknown = unknown.unwrap_or_else(Line::new);
+    let unknown = unknown.unwrap_or_else(Message::new);
     match saved.course(phase, current) {
         Course::EveryBootOnly => {
             let every_boot = instance::every_boot(plan);
@@ -234,7 +234,7 @@ fn current_instance_id(
     var: &Dir,
     saved: Saved<'_>,
     run_items: &[Item],
-) -> Result<heapless::Vec<u8, INSTANCE_ID_LIMIT>, Line> {
+) -> Result<heapless::Vec<u8, INSTANCE_ID_LIMIT>, Message> {
     let dmi_says = match (saved.complete, saved.instance_id) {
         (true, Some(id)) => crate::boot_cache::dmi_same_instance(ctx, var, session.cloud, id),
         _ => None,
@@ -260,14 +260,14 @@ fn current_instance_id(
     fetched
 }
 
-fn boot_plan(ctx: &mut Context<'_>) -> Result<Plan, Line> {
+fn boot_plan(ctx: &mut Context<'_>) -> Result<Plan, Message> {
     plan(ctx, Phase::Boot).map_err(|e| logged(ctx, Phase::Boot, e))
 }
 
 /// The actions `phase` runs by the configuration. An action that needs a feature this
 /// build lacks is left out of the defaults, and refused by name when INIT_ACTIONS_* asks
 /// for it.
-fn plan(ctx: &Context<'_>, phase: Phase) -> Result<Plan, Line> {
+fn plan(ctx: &Context<'_>, phase: Phase) -> Result<Plan, Message> {
     let file = Shown(ctx.config_file.as_bytes());
     let init = ctx.config.init_actions[phase as usize].as_deref();
     let mut plan = phase.plan(init, &ctx.config.skip_actions).map_err(|e| msg!("{file}: {e}"))?;
@@ -280,14 +280,14 @@ fn plan(ctx: &Context<'_>, phase: Phase) -> Result<Plan, Line> {
 }
 
 /// Logs a phase's failure and returns it as the reason the run failed.
-fn logged(ctx: &mut Context<'_>, phase: Phase, e: Line) -> Line {
+fn logged(ctx: &mut Context<'_>, phase: Phase, e: Message) -> Message {
     let reason = msg!("{}: {e}", Plain(phase.name()));
     ctx.log.line(format_args!("{reason}"));
     reason
 }
 
 /// The instance-id, fetched together with `also` so that a first boot costs one round.
-fn fetch_instance_id(session: &mut Session<'_>, also: &[Item]) -> Result<heapless::Vec<u8, INSTANCE_ID_LIMIT>, Line> {
+fn fetch_instance_id(session: &mut Session<'_>, also: &[Item]) -> Result<heapless::Vec<u8, INSTANCE_ID_LIMIT>, Message> {
     let mut wanted: heapless::Vec<Item, 6> = heapless::Vec::new();
     let _ = wanted.push(Item::InstanceId);
     let _ = wanted.extend_from_slice(also);
@@ -309,8 +309,8 @@ fn fetch_instance_id(session: &mut Session<'_>, also: &[Item]) -> Result<heaples
 
 /// Runs the plan's actions (core's `phase_run`); the failures, one per line, as
 /// `phase/action: reason`.
-fn run_actions(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, phase: Phase, plan: &Plan, started: u64) -> Option<Line> {
-    let mut errors = Line::new();
+fn run_actions(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, phase: Phase, plan: &Plan, started: u64) -> Option<Message> {
+    let mut errors = Message::new();
     let failed = phase_run::run_actions(&mut PhaseActions { ctx, session, var }, phase, plan, started, &mut errors);
     (failed > 0).then_some(errors)
 }
@@ -323,9 +323,9 @@ struct PhaseActions<'r, 'c, 's> {
 }
 
 impl Actions for PhaseActions<'_, '_, '_> {
-    type Text = Line;
+    type Text = Message;
 
-    fn run(&mut self, action: Action) -> Result<Line, Line> {
+    fn run(&mut self, action: Action) -> Result<Message, Message> {
         run_action(self.ctx, self.session, self.var, action)
     }
 
@@ -353,7 +353,7 @@ impl Actions for PhaseActions<'_, '_, '_> {
 /// One action, with the metadata item it reads. An item the first round could not fetch
 /// fails its action, after the action has applied what did arrive (the keys that were
 /// fetched when one was not), so the next boot retries it.
-fn run_action(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: Action) -> Result<Line, Line> {
+fn run_action(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: Action) -> Result<Message, Message> {
     let Some(item) = action.metadata() else { return actions::run(ctx, session, var, action) };
     let fetch_failed = match session.fetch_failed.filter(|e| e.item() == Some(item)) {
         Some(e) => Some(msg!("{e}")),
@@ -370,14 +370,14 @@ fn run_action(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, actio
     }
 }
 
-fn usage_error(ctx: &mut Context<'_>, phases: &[Phase], message: Line) -> i32 {
+fn usage_error(ctx: &mut Context<'_>, phases: &[Phase], message: Message) -> i32 {
     failure(ctx, phases, message);
     EXIT_USAGE
 }
 
 /// A failure before the first phase started counts as the first phase's, so that
 /// `cloud-init status --wait` ends.
-fn failure(ctx: &mut Context<'_>, phases: &[Phase], message: Line) -> i32 {
+fn failure(ctx: &mut Context<'_>, phases: &[Phase], message: Message) -> i32 {
     ctx.log.line(format_args!("{message}"));
     cloud_init_status::stage_finished(ctx, phases[0], None, Some(&message));
     EXIT_FAILED

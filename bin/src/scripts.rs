@@ -11,7 +11,7 @@ use wisp_core::script_exit::{self, Ended};
 use wisp_core::script_directories::{self, Frequency, DIRECTORY_LIMIT};
 use wisp_core::text::{Decimal, Plain};
 use wisp_core::userdata::{self, Handling, Kind, ScriptName};
-use wisp_os_linux::cpath::CPath;
+use wisp_os_linux::nul_terminated::NulTerminated;
 use wisp_os_linux::fs::{self, Dir};
 use wisp_os_linux::process::{self, ExitStatus};
 use wisp_os_linux::{AsFd, BorrowedFd, OwnedFd};
@@ -19,7 +19,7 @@ use wisp_os_linux::{AsFd, BorrowedFd, OwnedFd};
 use crate::context::Context;
 use crate::host::{errno, OpenDir};
 use crate::markers::Markers;
-use crate::output::{Line, Os, Shown};
+use crate::output::{Message, Os, Shown};
 use crate::userdata::{var_child, Part, UserData};
 
 // Under TINY_CLOUD_VAR: MIME script parts, and cloud-init's script directories in
@@ -35,8 +35,8 @@ pub fn run_userdata<'u>(
     ctx: &Context<'_>,
     var: &Dir,
     later_boot: bool,
-    userdata: impl FnOnce() -> Result<Option<&'u UserData>, Line>,
-) -> Result<Line, Line> {
+    userdata: impl FnOnce() -> Result<Option<&'u UserData>, Message>,
+) -> Result<Message, Message> {
     let mut id_buf = [0u8; crate::instance_id::INSTANCE_ID_LIMIT];
     let id = crate::instance_id::saved(var, &mut id_buf).unwrap_or(b"");
     let output = open_log(ctx, later_boot)?;
@@ -133,7 +133,7 @@ pub fn run_userdata<'u>(
 /// has no `#!` line).
 #[cfg(feature = "userdata")]
 #[inline(never)]
-pub fn run_boothooks(ctx: &Context<'_>, var: &Dir, userdata: Result<Option<&UserData>, Line>) -> Result<Line, Line> {
+pub fn run_boothooks(ctx: &Context<'_>, var: &Dir, userdata: Result<Option<&UserData>, Message>) -> Result<Message, Message> {
     let userdata = match userdata {
         Ok(Some(userdata)) => userdata,
         Ok(None) => return Ok(msg!("no user-data")),
@@ -159,17 +159,17 @@ pub fn run_boothooks(ctx: &Context<'_>, var: &Dir, userdata: Result<Option<&User
 }
 
 /// `INSTANCE_ID=<saved instance-id>`, which cloud-init gives boothooks and `bootcmd`.
-pub fn instance_env(var: &Dir) -> Result<CPath, Line> {
+pub fn instance_env(var: &Dir) -> Result<NulTerminated, Message> {
     let mut id = [0u8; crate::instance_id::INSTANCE_ID_LIMIT];
     let id = crate::instance_id::saved(var, &mut id).unwrap_or(b"");
-    CPath::from_parts(&[b"INSTANCE_ID=", id]).map_err(crate::output::line)
+    NulTerminated::from_parts(&[b"INSTANCE_ID=", id]).map_err(crate::output::line)
 }
 
 /// Runs the executable files of a script directory in name order, as run-parts does.
 /// Scripts `markers` has marked done are not run again.
-fn run_directory(ctx: &Context<'_>, directory: &[u8], dir: &Dir, output: BorrowedFd<'_>, markers: Option<&Markers>) -> Result<usize, Line> {
+fn run_directory(ctx: &Context<'_>, directory: &[u8], dir: &Dir, output: BorrowedFd<'_>, markers: Option<&Markers>) -> Result<usize, Message> {
     let mut names: heapless::Vec<ScriptName, DIRECTORY_LIMIT> = heapless::Vec::new();
-    let mut refused: Option<Line> = None;
+    let mut refused: Option<Message> = None;
     dir.for_each_entry(|name| {
         if !script_directories::is_listed(name) || refused.is_some() {
             return;
@@ -221,8 +221,8 @@ fn part_name(part: &Part, index: usize) -> ScriptName {
 }
 
 /// `$TINY_CLOUD_VAR/<parts...>` as a program sees it: inside the root it runs in.
-pub fn script_path(ctx: &Context<'_>, parts: &[&[u8]]) -> Result<CPath, Line> {
-    let mut path = CPath::from_parts(&[ctx.config.var_dir.as_bytes(), b"/"]).map_err(crate::output::line)?;
+pub fn script_path(ctx: &Context<'_>, parts: &[&[u8]]) -> Result<NulTerminated, Message> {
+    let mut path = NulTerminated::from_parts(&[ctx.config.var_dir.as_bytes(), b"/"]).map_err(crate::output::line)?;
     for part in parts {
         path.push(part).map_err(crate::output::line)?;
     }
@@ -230,7 +230,7 @@ pub fn script_path(ctx: &Context<'_>, parts: &[&[u8]]) -> Result<CPath, Line> {
 }
 
 /// `user-data.log`, started afresh by a bootstrap and appended to on later boots.
-pub fn open_log(ctx: &Context<'_>, append: bool) -> Result<OwnedFd, Line> {
+pub fn open_log(ctx: &Context<'_>, append: bool) -> Result<OwnedFd, Message> {
     let logs = ctx.logs_dir()?;
     let opened = if append { logs.open_append(USER_DATA_LOG, 0o600) } else { logs.create_truncate(USER_DATA_LOG, 0o600) };
     opened.map_err(|e| crate::output::os_error("cannot open user-data.log", e))
@@ -238,10 +238,10 @@ pub fn open_log(ctx: &Context<'_>, append: bool) -> Result<OwnedFd, Line> {
 
 /// Runs one script with the interpreter its `#!` names, so the saved copy needs no
 /// execute bit.
-pub fn run_script(ctx: &Context<'_>, text: &[u8], path: &CPath, env: Option<&CStr>, output: BorrowedFd<'_>) -> Result<ExitStatus, Line> {
+pub fn run_script(ctx: &Context<'_>, text: &[u8], path: &NulTerminated, env: Option<&CStr>, output: BorrowedFd<'_>) -> Result<ExitStatus, Message> {
     let shebang = script::parse(text).map_err(|e| msg!("user-data: {e}"))?;
-    let interpreter = CPath::from_parts(&[shebang.interpreter]).map_err(|e| msg!("user-data interpreter: {e}"))?;
-    let argument = CPath::from_parts(&[shebang.argument.unwrap_or(b"")]).map_err(|e| msg!("user-data interpreter argument: {e}"))?;
+    let interpreter = NulTerminated::from_parts(&[shebang.interpreter]).map_err(|e| msg!("user-data interpreter: {e}"))?;
+    let argument = NulTerminated::from_parts(&[shebang.argument.unwrap_or(b"")]).map_err(|e| msg!("user-data interpreter argument: {e}"))?;
     let mut args: heapless::Vec<&CStr, 3> = heapless::Vec::new();
     let _ = args.push(interpreter.as_cstr());
     if shebang.argument.is_some() {
@@ -253,7 +253,7 @@ pub fn run_script(ctx: &Context<'_>, text: &[u8], path: &CPath, env: Option<&CSt
 
 /// Saves `text` as `$TINY_CLOUD_VAR/scripts/<name>` and runs it with `/bin/sh`, its
 /// output in user-data.log: what `bootcmd`, `runcmd` and power_state's condition become.
-pub fn run_saved_shell(ctx: &Context<'_>, name: &[u8], text: &[u8], env: Option<&CStr>) -> Result<ExitStatus, Line> {
+pub fn run_saved_shell(ctx: &Context<'_>, name: &[u8], text: &[u8], env: Option<&CStr>) -> Result<ExitStatus, Message> {
     let dir = ctx.create_dir(var_child(ctx, SCRIPTS_DIR)?.as_bytes())?;
     dir.write_volatile(name, text, 0o700).map_err(|e| msg!("cannot save scripts/{}: {}", Shown(name), Os(e)))?;
     let path = script_path(ctx, &[SCRIPTS_DIR, b"/", name])?;
@@ -262,20 +262,20 @@ pub fn run_saved_shell(ctx: &Context<'_>, name: &[u8], text: &[u8], env: Option<
 }
 
 /// Runs a shell script file with `/bin/sh`, `env` added to its environment.
-pub fn run_shell(ctx: &Context<'_>, path: &CPath, env: Option<&CStr>, output: BorrowedFd<'_>) -> Result<ExitStatus, Line> {
+pub fn run_shell(ctx: &Context<'_>, path: &NulTerminated, env: Option<&CStr>, output: BorrowedFd<'_>) -> Result<ExitStatus, Message> {
     execute(ctx, c"/bin/sh", &[c"sh", path.as_cstr()], env, output).map_err(|e| msg!("cannot start /bin/sh: {e}"))
 }
 
 /// Runs `program` (a path inside the root) with standard input from /dev/null, output to
 /// `output`, chrooted into `--root` when one is given: an image builder's user-data must
 /// change the image, never the machine building it.
-pub fn execute(ctx: &Context<'_>, program: &CStr, args: &[&CStr], env: Option<&CStr>, output: BorrowedFd<'_>) -> Result<ExitStatus, Line> {
+pub fn execute(ctx: &Context<'_>, program: &CStr, args: &[&CStr], env: Option<&CStr>, output: BorrowedFd<'_>) -> Result<ExitStatus, Message> {
     let input = fs::open_read(c"/dev/null").map_err(|e| crate::output::os_error("/dev/null", e))?;
     process::run(ctx.start, ctx.program_root(), program, args, env, input.as_fd(), output).map_err(|e| msg!("{}", Os(e)))
 }
 
 /// A script's end: a failure is recorded in `user-data.exit` and fails the action.
-pub fn finish(ctx: &Context<'_>, status: ExitStatus, what: &str) -> Result<Line, Line> {
+pub fn finish(ctx: &Context<'_>, status: ExitStatus, what: &str) -> Result<Message, Message> {
     let ended = ended(status);
     if ended.succeeded() {
         return Ok(msg!("script exited 0"));
@@ -296,7 +296,7 @@ fn ended(status: ExitStatus) -> Ended {
 }
 
 /// `user-data.exit`, by core's `script_exit`.
-fn record_exit(ctx: &Context<'_>, status: ExitStatus) -> Result<(), Line> {
+fn record_exit(ctx: &Context<'_>, status: ExitStatus) -> Result<(), Message> {
     let logs = ctx.logs_dir()?;
     script_exit::record(&mut OpenDir { dir: &logs }, ended(status)).map_err(|e| crate::output::os_error("cannot write user-data.exit", errno(e)))
 }

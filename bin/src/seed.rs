@@ -26,13 +26,13 @@ use wisp_core::seed::{Device, Filesystem, SeedError};
 use wisp_core::text::Decimal;
 use wisp_os_linux::block;
 #[cfg(feature = "nocloud")]
-use wisp_os_linux::cpath::CPath;
+use wisp_os_linux::nul_terminated::NulTerminated;
 use wisp_os_linux::fs::{self, Dir, Resolve};
 #[cfg(feature = "nocloud")]
 use wisp_os_linux::fs::ReadError;
 use wisp_os_linux::OwnedFd;
 
-use crate::output::{Line, Os, Shown};
+use crate::output::{Message, Os, Shown};
 
 
 /// A block device read through its descriptor.
@@ -104,7 +104,7 @@ impl Volume {
 enum Source {
     /// A seed directory, open, and its path for messages: its files are resolved inside it.
     #[cfg(feature = "nocloud")]
-    Directory(Dir, CPath),
+    Directory(Dir, NulTerminated),
     Image { name: heapless::String<32>, device: BlockDevice, volume: Volume },
     /// `s=http://...`: files fetched with wisp's own client.
     #[cfg(feature = "nocloud")]
@@ -115,11 +115,11 @@ impl Source {
     /// Reads `file` (a path inside the seed) into `out`; `Ok(None)` when absent. Never
     /// inlined: it serves every reader and its callers are several.
     #[inline(never)]
-    fn read(&mut self, file: &[&[u8]], out: &mut [u8]) -> Result<Option<usize>, Line> {
+    fn read(&mut self, file: &[&[u8]], out: &mut [u8]) -> Result<Option<usize>, Message> {
         match self {
             #[cfg(feature = "nocloud")]
             Source::Directory(dir, path) => {
-                let mut relative = CPath::new();
+                let mut relative = NulTerminated::new();
                 for part in file {
                     relative.push(b"/").and_then(|()| relative.push(part)).map_err(crate::output::line)?;
                 }
@@ -128,7 +128,7 @@ impl Source {
                     Err(wisp_os_linux::Errno::NOENT) => Ok(None),
                     Err(e) => Err(ReadError::Io(e)),
                 };
-                let shown = || CPath::from_parts(&[path.as_bytes(), relative.as_bytes()]).unwrap_or_default();
+                let shown = || NulTerminated::from_parts(&[path.as_bytes(), relative.as_bytes()]).unwrap_or_default();
                 match read {
                     Ok(len) => Ok(len),
                     Err(ReadError::TooLarge { limit }) => Err(msg!("{} is larger than {limit} bytes", Shown(shown().as_bytes()), limit = Decimal(limit as u64))),
@@ -150,7 +150,7 @@ impl Source {
         }
     }
 
-    fn describe(&self) -> Line {
+    fn describe(&self) -> Message {
         match self {
             #[cfg(feature = "nocloud")]
             Source::Directory(_, path) => msg!("{}", Shown(path.as_bytes())),
@@ -196,7 +196,7 @@ fn find_volume(ctx: &crate::context::Context<'_>, accept: &mut dyn FnMut(&mut Bl
 
 /// Azure's provisioning CD (`seed::local::load_azure_ovf`).
 #[cfg(feature = "azure")]
-pub fn load_azure_custom_data<'c>(ctx: &'c crate::context::Context<'c>, metadata: &mut crate::imds::Metadata) -> Result<Option<Line>, Line> {
+pub fn load_azure_custom_data<'c>(ctx: &'c crate::context::Context<'c>, metadata: &mut crate::imds::Metadata) -> Result<Option<Message>, Message> {
     // Mapped, not on the stack, whose probes would touch all of it at every call.
     let mut room = crate::memory::map(local::OVF_LIMIT, "ovf-env.xml")?;
     local::load_azure_ovf(&mut Seeds { ctx, keep: None }, metadata, room.as_mut_slice())
@@ -213,10 +213,10 @@ struct Seeds<'c> {
 #[cfg(any(feature = "nocloud", feature = "configdrive", feature = "azure"))]
 impl SeedMedia for Seeds<'_> {
     type Seed = Source;
-    type Text = Line;
+    type Text = Message;
 
-    fn text(&self, args: core::fmt::Arguments<'_>) -> Line {
-        Line::format(args)
+    fn text(&self, args: core::fmt::Arguments<'_>) -> Message {
+        Message::format(args)
     }
 
     fn is_directory(&mut self, path: &[u8]) -> bool {
@@ -224,16 +224,16 @@ impl SeedMedia for Seeds<'_> {
     }
 
     #[cfg(feature = "nocloud")]
-    fn directory(&mut self, path: &[u8]) -> Result<Source, Line> {
+    fn directory(&mut self, path: &[u8]) -> Result<Source, Message> {
         Ok(Source::Directory(self.ctx.open_dir(path)?, self.ctx.path(path)?))
     }
     #[cfg(not(feature = "nocloud"))]
-    fn directory(&mut self, _: &[u8]) -> Result<Source, Line> {
+    fn directory(&mut self, _: &[u8]) -> Result<Source, Message> {
         Err(msg!("no NoCloud in this build"))
     }
 
     #[cfg(feature = "nocloud")]
-    fn url(&mut self, url: &http::Url<'_>, seed: &[u8]) -> Result<Source, Line> {
+    fn url(&mut self, url: &http::Url<'_>, seed: &[u8]) -> Result<Source, Message> {
         let too_long = |_| msg!("ds=nocloud;s={}: URL too long", Shown(seed));
         Ok(Source::Http {
             address: url.address,
@@ -244,7 +244,7 @@ impl SeedMedia for Seeds<'_> {
         })
     }
     #[cfg(not(feature = "nocloud"))]
-    fn url(&mut self, _: &wisp_core::http::Url<'_>, _: &[u8]) -> Result<Source, Line> {
+    fn url(&mut self, _: &wisp_core::http::Url<'_>, _: &[u8]) -> Result<Source, Message> {
         Err(msg!("no NoCloud in this build"))
     }
 
@@ -256,11 +256,11 @@ impl SeedMedia for Seeds<'_> {
         find_volume(self.ctx, &mut |device, volume| volume.has_file(device, &[name]))
     }
 
-    fn read(&mut self, seed: &mut Source, path: &[&[u8]], out: &mut [u8]) -> Result<Option<usize>, Line> {
+    fn read(&mut self, seed: &mut Source, path: &[&[u8]], out: &mut [u8]) -> Result<Option<usize>, Message> {
         seed.read(path, out)
     }
 
-    fn describe(&self, seed: &Source) -> Line {
+    fn describe(&self, seed: &Source) -> Message {
         seed.describe()
     }
 
@@ -268,7 +268,7 @@ impl SeedMedia for Seeds<'_> {
         self.keep.is_some_and(|var| var.has_contents(name, contents).unwrap_or(false))
     }
 
-    fn keep(&mut self, name: &[u8], contents: &[u8]) -> Result<(), Line> {
+    fn keep(&mut self, name: &[u8], contents: &[u8]) -> Result<(), Message> {
         let Some(var) = self.keep else { return Ok(()) };
         var.write_atomic(name, contents, 0o600, None).map_err(|e| msg!("cannot save {}: {}", Shown(name), Os(e)))
     }
@@ -292,7 +292,7 @@ pub fn detect<'c>(ctx: &'c crate::context::Context<'c>) -> Option<Cloud> {
 /// Fills `metadata` from the seed of `cloud`, keeping its meta-data, vendor-data and
 /// network configuration in `keep` when given; returns where the seed was found.
 #[cfg(any(feature = "nocloud", feature = "configdrive"))]
-pub fn load<'c>(ctx: &'c crate::context::Context<'c>, cloud: Cloud, metadata: &mut crate::imds::Metadata, keep: Option<&'c Dir>) -> Result<Line, Line> {
+pub fn load<'c>(ctx: &'c crate::context::Context<'c>, cloud: Cloud, metadata: &mut crate::imds::Metadata, keep: Option<&'c Dir>) -> Result<Message, Message> {
     let mut seeds = Seeds { ctx, keep };
     match cloud {
         #[cfg(feature = "configdrive")]

@@ -10,7 +10,7 @@ use wisp_os_linux::fs::Dir;
 
 use crate::context::Context;
 use crate::imds::{Imds, ImdsError, Metadata};
-use crate::output::Line;
+use crate::output::Message;
 use crate::userdata::{Includes, UserData};
 
 /// The metadata service and what was read from it, shared by the phases of one run.
@@ -27,10 +27,10 @@ pub struct Session<'c> {
     /// A later boot of a bootstrapped instance: only every-boot actions run.
     pub later_boot: bool,
     /// The decoded user-data, once an action has needed it.
-    pub decoded: Option<Result<Option<UserData>, Line>>,
+    pub decoded: Option<Result<Option<UserData>, Message>>,
     /// Its cloud-config documents, parsed and merged, once an action has needed them.
     #[cfg(feature = "cloud-config")]
-    pub config: Option<Result<CloudConfig<'static>, Line>>,
+    pub config: Option<Result<CloudConfig<'static>, Message>>,
     pub cloud: Cloud,
     /// What this run fetches is kept for the later phases of this boot (other processes).
     pub keep_for_later: bool,
@@ -39,17 +39,17 @@ pub struct Session<'c> {
 impl Session<'_> {
     /// The decoded user-data (`None` when there is none), decoded once per run; includes
     /// come from what the early phase fetched.
-    pub fn userdata(&mut self, ctx: &Context<'_>, var: &Dir) -> Result<Option<&UserData>, Line> {
+    pub fn userdata(&mut self, ctx: &Context<'_>, var: &Dir) -> Result<Option<&UserData>, Message> {
         self.decoded_userdata(ctx, var, false)
     }
 
     /// The user-data for an action that applies it: why it cannot be applied is
     /// reported (see `report`).
-    pub fn userdata_or_report(&mut self, ctx: &Context<'_>, var: &Dir) -> Result<Option<&UserData>, Line> {
+    pub fn userdata_or_report(&mut self, ctx: &Context<'_>, var: &Dir) -> Result<Option<&UserData>, Message> {
         self.decoded_userdata(ctx, var, true)
     }
 
-    fn decoded_userdata(&mut self, ctx: &Context<'_>, var: &Dir, report: bool) -> Result<Option<&UserData>, Line> {
+    fn decoded_userdata(&mut self, ctx: &Context<'_>, var: &Dir, report: bool) -> Result<Option<&UserData>, Message> {
         if self.decoded.is_none() {
             self.decoded = Some(crate::userdata::load(ctx, var, Includes::Kept));
         }
@@ -66,7 +66,7 @@ impl Session<'_> {
     /// The merged cloud-config (`None` when the user-data has none); parsed once per run,
     /// with a warning for each key wisp does not know.
     #[cfg(feature = "cloud-config")]
-    pub fn cloud_config(&mut self, ctx: &Context<'_>, var: &Dir) -> Result<Option<CloudConfig<'static>>, Line> {
+    pub fn cloud_config(&mut self, ctx: &Context<'_>, var: &Dir) -> Result<Option<CloudConfig<'static>>, Message> {
         if self.config.is_none() {
             let parsed = match self.userdata(ctx, var) {
                 Ok(Some(userdata)) => crate::cloud_config::parse(userdata).and_then(|c| c.validate().map(|()| c).map_err(crate::output::line)),
@@ -100,13 +100,13 @@ impl Session<'_> {
 
     /// Why the user-data cannot be applied, reported by the first action that needs it;
     /// the later user-data actions of the run are then held back by it.
-    pub fn report(&mut self, e: Line) -> Line {
+    pub fn report(&mut self, e: Message) -> Message {
         self.progress.userdata_unusable();
         e
     }
 
     /// Decodes the user-data just saved, fetching its includes.
-    pub fn decode_saved(&mut self, ctx: &Context<'_>, var: &Dir, timeouts: &Timeouts) -> Result<Option<&UserData>, Line> {
+    pub fn decode_saved(&mut self, ctx: &Context<'_>, var: &Dir, timeouts: &Timeouts) -> Result<Option<&UserData>, Message> {
         self.decoded = Some(crate::userdata::load(ctx, var, Includes::Fetch(timeouts)));
         self.userdata(ctx, var)
     }

@@ -7,14 +7,14 @@ use wisp_os_linux::fs::Dir;
 
 use crate::context::Context;
 use crate::host::{errno, OpenDir};
-use crate::output::{Line, Os};
+use crate::output::{Message, Os};
 
-pub fn is_complete(var: &Dir) -> Result<bool, Line> {
+pub fn is_complete(var: &Dir) -> Result<bool, Message> {
     completion::is_complete(&mut OpenDir { dir: var }).map_err(|e| crate::output::os_error("cannot read the completion marker", errno(e)))
 }
 
 /// Sets or clears the marker, durably (see `completion::set`).
-pub fn set_complete(ctx: &Context<'_>, var: &Dir, complete: bool) -> Result<(), Line> {
+pub fn set_complete(ctx: &Context<'_>, var: &Dir, complete: bool) -> Result<(), Message> {
     let verb = if complete { "set" } else { "clear" };
     let dir = &mut OpenDir { dir: var };
     let done = match complete {

@@ -10,13 +10,13 @@ use wisp_core::{fstab, mount_options};
 use wisp_os_linux::mount;
 use wisp_os_linux::system::PowerAction;
 use wisp_core::yaml::Kind;
-use wisp_os_linux::cpath::CPath;
+use wisp_os_linux::nul_terminated::NulTerminated;
 use wisp_os_linux::fs::Dir;
 use wisp_os_linux::process::ExitStatus;
 use wisp_os_linux::AsFd;
 
 use crate::context::Context;
-use crate::output::{Line, Os, Shown};
+use crate::output::{Message, Os, Shown};
 use crate::scripts;
 
 /// Most words of one command wisp runs for cloud-config (`apk add` and its packages).
@@ -26,14 +26,14 @@ const ARGS_LIMIT: usize = 48;
 /// image's apk (`/sbin/apk` under the root); an image without apk gets a clear error.
 /// `None`: none of them asks for anything.
 #[inline(never)]
-pub fn packages(ctx: &Context<'_>, config: &CloudConfig<'static>) -> Result<Option<Line>, Line> {
+pub fn packages(ctx: &Context<'_>, config: &CloudConfig<'static>) -> Result<Option<Message>, Message> {
     let update = config.flag("package_update", false)?;
     let upgrade = config.flag("package_upgrade", false)?;
-    let mut names: heapless::Vec<CPath, { ARGS_LIMIT - 2 }> = heapless::Vec::new();
+    let mut names: heapless::Vec<NulTerminated, { ARGS_LIMIT - 2 }> = heapless::Vec::new();
     if let Some(list) = config.value("packages") {
         // Another package manager's form (`{apt: [...]}`) is left out, with a warning.
         for item in cloud_config::items("packages", list)?.filter(|item| item.kind() != Kind::Mapping) {
-            let mut name = CPath::new();
+            let mut name = NulTerminated::new();
             let words: heapless::Vec<_, 2> = match item.kind() {
                 Kind::Sequence => item.items().map(|w| cloud_config::text("packages", w)).collect::<Result<_, _>>()?,
                 _ => core::iter::once(cloud_config::text("packages", item)).collect::<Result<_, _>>()?,
@@ -74,7 +74,7 @@ pub fn packages(ctx: &Context<'_>, config: &CloudConfig<'static>) -> Result<Opti
 
 /// Runs a program of the image (a path inside the root) with its output in
 /// user-data.log; a failure fails the action.
-fn run(ctx: &Context<'_>, program: &CStr, args: &[&CStr], what: &str) -> Result<(), Line> {
+fn run(ctx: &Context<'_>, program: &CStr, args: &[&CStr], what: &str) -> Result<(), Message> {
     let output = scripts::open_log(ctx, true)?;
     let status = scripts::execute(ctx, program, args, None, output.as_fd()).map_err(|e| msg!("cannot run {what}: {e}"))?;
     scripts::finish(ctx, status, what).map(|_| ())
@@ -83,11 +83,11 @@ fn run(ctx: &Context<'_>, program: &CStr, args: &[&CStr], what: &str) -> Result<
 /// `timezone`: /etc/localtime points at the zone's file (which must exist in the image),
 /// and /etc/timezone names it, as Alpine's setup-timezone leaves them.
 #[inline(never)]
-pub fn timezone(ctx: &Context<'_>, config: &CloudConfig<'static>) -> Result<Line, Line> {
+pub fn timezone(ctx: &Context<'_>, config: &CloudConfig<'static>) -> Result<Message, Message> {
     let Some(value) = config.value("timezone") else { return Ok(msg!("no timezone")) };
     let zone = cloud_config::text("timezone", value)?;
     wisp_core::timezone::check(zone.as_bytes()).map_err(|e| msg!("cloud-config line {}: timezone {}: {e}", Decimal(value.line().into()), Shown(zone.as_bytes())))?;
-    let zoneinfo = CPath::from_parts(&[b"/usr/share/zoneinfo/", zone.as_bytes()]).map_err(|e| msg!("timezone: {e}"))?;
+    let zoneinfo = NulTerminated::from_parts(&[b"/usr/share/zoneinfo/", zone.as_bytes()]).map_err(|e| msg!("timezone: {e}"))?;
     if !matches!(wisp_os_linux::fs::metadata(ctx.path(zoneinfo.as_bytes())?.as_cstr()), Ok(Some(m)) if m.is_file()) {
         return Err(msg!("timezone {}: no {} in the image (install tzdata)", Shown(zone.as_bytes()), Shown(zoneinfo.as_bytes())));
     }
@@ -109,7 +109,7 @@ pub fn timezone(ctx: &Context<'_>, config: &CloudConfig<'static>) -> Result<Line
 /// `reboot` or `halt` (so services stop cleanly), given the delay in seconds; its
 /// `condition` (a command) decides first.
 #[inline(never)]
-pub fn power_state(ctx: &Context<'_>, config: &CloudConfig<'static>) -> Result<Line, Line> {
+pub fn power_state(ctx: &Context<'_>, config: &CloudConfig<'static>) -> Result<Message, Message> {
     let Some(value) = config.value("power_state") else { return Ok(msg!("no power_state")) };
     let state = cloud_config::power_state(value)?;
     match state.condition {
@@ -147,7 +147,7 @@ pub fn power_state(ctx: &Context<'_>, config: &CloudConfig<'static>) -> Result<L
     let mut delay = wisp_core::out::Out::new(&mut digits);
     // A u64 has at most 20 digits.
     let _ = delay.put_decimal(state.delay_seconds);
-    let delay = CPath::from_parts(&[delay.written()]).map_err(crate::output::line)?;
+    let delay = NulTerminated::from_parts(&[delay.written()]).map_err(crate::output::line)?;
     run(ctx, program, &[name, c"-d", delay.as_cstr()], what)?;
     Ok(msg!("{what} in {} seconds", Decimal(state.delay_seconds.into())))
 }
@@ -163,7 +163,7 @@ const AUTO_TYPES: [&CStr; 5] = [c"ext4", c"xfs", c"btrfs", c"vfat", c"iso9660"];
 /// `mounts`: cloud-config's lines in /etc/fstab (replacing the ones it wrote before),
 /// then each mounted where nothing is mounted yet, as `mount -a` would.
 #[inline(never)]
-pub fn mounts(ctx: &Context<'_>, config: &CloudConfig<'static>) -> Result<Line, Line> {
+pub fn mounts(ctx: &Context<'_>, config: &CloudConfig<'static>) -> Result<Message, Message> {
     let Some(list) = config.value("mounts") else { return Ok(msg!("no mounts")) };
     let mut defaults = MOUNT_DEFAULTS;
     if let Some(fields) = config.value("mount_default_fields") {
@@ -216,7 +216,7 @@ pub fn mounts(ctx: &Context<'_>, config: &CloudConfig<'static>) -> Result<Line, 
 }
 
 /// A list of up to six fields, as `mounts` entries and `mount_default_fields` are.
-fn mount_fields(value: wisp_core::yaml::Value<'static>) -> Result<fstab::Fields<'static>, Line> {
+fn mount_fields(value: wisp_core::yaml::NodeRef<'static>) -> Result<fstab::Fields<'static>, Message> {
     let mut fields: fstab::Fields<'static> = [None; 6];
     for (index, item) in cloud_config::items("mounts", value)?.enumerate() {
         let slot = fields.get_mut(index).ok_or_else(|| msg!("cloud-config line {}: mounts: more than six fields", Decimal(value.line().into())))?;
@@ -226,7 +226,7 @@ fn mount_fields(value: wisp_core::yaml::Value<'static>) -> Result<fstab::Fields<
 }
 
 /// Mounts one entry unless its mount point already is one; `Ok(false)` when it was.
-fn mount_one(ctx: &Context<'_>, device: &[u8], point: &[u8], fs_type: &[u8], flags: u32, data: &[u8]) -> Result<bool, Line> {
+fn mount_one(ctx: &Context<'_>, device: &[u8], point: &[u8], fs_type: &[u8], flags: u32, data: &[u8]) -> Result<bool, Message> {
     if device.starts_with(b"LABEL=") || device.starts_with(b"UUID=") || device.starts_with(b"PARTUUID=") {
         return Err(msg!("{}: not mounted now (wisp has no blkid); the fstab line mounts it at the next boot", Shown(device)));
     }
@@ -242,12 +242,12 @@ fn mount_one(ctx: &Context<'_>, device: &[u8], point: &[u8], fs_type: &[u8], fla
     // A device path is a file inside the instance; other sources (tmpfs, server:/path) are names.
     let source = match device.first() {
         Some(b'/') => ctx.path(device)?,
-        _ => CPath::from_parts(&[fstab::device_prefix(device), device]).map_err(crate::output::line)?,
+        _ => NulTerminated::from_parts(&[fstab::device_prefix(device), device]).map_err(crate::output::line)?,
     };
     let source = if source.as_bytes().starts_with(b"/dev/") && !device.starts_with(b"/") { ctx.path(source.as_bytes())? } else { source };
-    let data = CPath::from_parts(&[data]).map_err(crate::output::line)?;
+    let data = NulTerminated::from_parts(&[data]).map_err(crate::output::line)?;
     let data = (!data.as_bytes().is_empty()).then_some(data.as_cstr());
-    let fs_type = CPath::from_parts(&[fs_type]).map_err(crate::output::line)?;
+    let fs_type = NulTerminated::from_parts(&[fs_type]).map_err(crate::output::line)?;
     let types: &[&CStr] = if fs_type.as_bytes() == b"auto" { &AUTO_TYPES } else { &[fs_type.as_cstr()] };
     let mut last = wisp_os_linux::Errno::NODEV;
     for fs_type in types {

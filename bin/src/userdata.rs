@@ -20,7 +20,7 @@ use wisp_os_linux::fs::{Dir, ReadError};
 
 use wisp_core::state_files::USER_DATA;
 use crate::context::Context;
-use crate::output::Line;
+use crate::output::Message;
 
 /// The size of wisp's user-data buffers; `WISP_USERDATA_LIMIT` may set a lower bound.
 pub const USER_DATA_LIMIT: usize = wisp_core::config::USERDATA_LIMIT_MAX as usize;
@@ -59,7 +59,7 @@ pub enum Includes<'t> {
 }
 
 /// The saved user-data, decoded; `None` when there is none (or it is empty).
-pub fn load(ctx: &Context<'_>, var: &Dir, includes: Includes<'_>) -> Result<Option<UserData>, Line> {
+pub fn load(ctx: &Context<'_>, var: &Dir, includes: Includes<'_>) -> Result<Option<UserData>, Message> {
     let size = match var.metadata(USER_DATA) {
         Ok(Some(found)) => found.size,
         Ok(None) => return Ok(None),
@@ -78,8 +78,8 @@ pub fn load_with(
     ctx: &Context<'_>,
     includes: Includes<'_>,
     size: u64,
-    read: impl FnOnce(&mut [u8]) -> Result<Option<usize>, Line>,
-) -> Result<Option<UserData>, Line> {
+    read: impl FnOnce(&mut [u8]) -> Result<Option<usize>, Message>,
+) -> Result<Option<UserData>, Message> {
     let size = size.min(USER_DATA_LIMIT as u64) as usize;
     let saved = crate::memory::reserve(size, "user-data")?;
     match read(saved)? {
@@ -89,13 +89,13 @@ pub fn load_with(
 }
 
 /// `$TINY_CLOUD_VAR/name`, as an absolute path inside the instance.
-pub fn var_child(ctx: &Context<'_>, name: &[u8]) -> Result<wisp_os_linux::cpath::CPath, Line> {
-    wisp_os_linux::cpath::CPath::from_parts(&[ctx.config.var_dir.as_bytes(), b"/", name]).map_err(crate::output::line)
+pub fn var_child(ctx: &Context<'_>, name: &[u8]) -> Result<wisp_os_linux::nul_terminated::NulTerminated, Message> {
+    wisp_os_linux::nul_terminated::NulTerminated::from_parts(&[ctx.config.var_dir.as_bytes(), b"/", name]).map_err(crate::output::line)
 }
 
 /// A part of a kind that needs a feature this build lacks is refused by name: applying
 /// the rest of the document without it would drop part of what the owner asked for.
-fn check_built(kind: Kind, number: usize) -> Result<(), Line> {
+fn check_built(kind: Kind, number: usize) -> Result<(), Message> {
     match kind {
         Kind::CloudConfig if !cfg!(feature = "cloud-config") => {
             let what = msg!("user-data part {number} is cloud-config", number = Decimal(number as u64));

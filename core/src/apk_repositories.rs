@@ -7,7 +7,7 @@ use crate::host::files::Files;
 use crate::host::messages::Messages;
 use crate::out::{Full, Out};
 use crate::system_files::{self, failed};
-use crate::yaml::{Kind, Value};
+use crate::yaml::{Kind, NodeRef};
 
 /// Largest repositories file.
 pub const FILE_LIMIT: usize = 16 * 1024;
@@ -103,7 +103,7 @@ pub fn apply<'c, H: Files + Messages>(host: &mut H, config: &CloudConfig<'c>) ->
     };
     let mut note = "";
     if let Some(section) = cloud_init {
-        let field = |value: Value<'c>, name| value.get(name).filter(|v| !v.is_null());
+        let field = |value: NodeRef<'c>, name| value.get(name).filter(|v| !v.is_null());
         let flag = |value, name, default| field(value, name).map(|v| cloud_config::flag("apk_repos", v)).transpose().map(|v| v.unwrap_or(default));
         let text = |value, name, default| field(value, name).map(|v| cloud_config::text("apk_repos", v)).transpose().map(|v| v.unwrap_or(default));
         if section.kind() != Kind::Mapping {

@@ -6,7 +6,7 @@ use core::fmt;
 
 use crate::out::{Full, Out};
 use crate::text::Decimal;
-use crate::yaml::{Kind, Scalar, Value};
+use crate::yaml::{Kind, Scalar, NodeRef};
 
 /// The keys wisp knows; any other top-level key is warned about and left alone.
 pub const KNOWN_KEYS: [&str; 30] = [
@@ -62,7 +62,7 @@ impl fmt::Display for ConfigError {
     }
 }
 
-pub fn error(key: &'static str, at: Value<'_>, problem: &'static str) -> ConfigError {
+pub fn error(key: &'static str, at: NodeRef<'_>, problem: &'static str) -> ConfigError {
     ConfigError { key, line: at.line(), column: at.column(), problem }
 }
 
@@ -70,12 +70,12 @@ pub fn error(key: &'static str, at: Value<'_>, problem: &'static str) -> ConfigE
 /// documents, cheap to copy.
 #[derive(Clone, Default)]
 pub struct CloudConfig<'a> {
-    documents: heapless::Vec<Value<'a>, DOCUMENTS_LIMIT>,
+    documents: heapless::Vec<NodeRef<'a>, DOCUMENTS_LIMIT>,
 }
 
 impl<'a> CloudConfig<'a> {
     /// Adds a document's root: a mapping, or nothing (an empty document).
-    pub fn add(&mut self, root: Value<'a>) -> Result<(), ConfigError> {
+    pub fn add(&mut self, root: NodeRef<'a>) -> Result<(), ConfigError> {
         match root.kind() {
             Kind::Mapping => self.documents.push(root).map_err(|_| error("cloud-config", root, "more than 16 cloud-config documents")),
             _ if root.is_null() => Ok(()),
@@ -88,12 +88,12 @@ impl<'a> CloudConfig<'a> {
     }
 
     /// The value of `key` from the last document that has it.
-    pub fn get(&self, key: &str) -> Option<Value<'a>> {
+    pub fn get(&self, key: &str) -> Option<NodeRef<'a>> {
         self.documents.iter().rev().find_map(|root| root.get(key))
     }
 
     /// A key that is present and not null.
-    pub fn value(&self, key: &str) -> Option<Value<'a>> {
+    pub fn value(&self, key: &str) -> Option<NodeRef<'a>> {
         self.get(key).filter(|value| !value.is_null())
     }
 
@@ -220,7 +220,7 @@ impl<'a> CloudConfig<'a> {
     /// problem: such an entry is left out, the others apply).
     #[inline(never)]
     /// `note(section, user, at, problem)`: `user` names the user whose key it is.
-    pub fn for_each_unapplied(&self, note: &mut dyn FnMut(&'static str, Option<&'a str>, Value<'a>, Option<&'static str>)) {
+    pub fn for_each_unapplied(&self, note: &mut dyn FnMut(&'static str, Option<&'a str>, NodeRef<'a>, Option<&'static str>)) {
         for (index, root) in self.documents.iter().enumerate() {
             for (key, _) in root.entries() {
                 let name = key.as_str().unwrap_or("");
@@ -267,12 +267,12 @@ impl<'a> CloudConfig<'a> {
     }
 }
 
-pub fn flag(key: &'static str, value: Value<'_>) -> Result<bool, ConfigError> {
+pub fn flag(key: &'static str, value: NodeRef<'_>) -> Result<bool, ConfigError> {
     value.as_bool().ok_or_else(|| error(key, value, "expected true or false"))
 }
 
 /// Any scalar's text (a number is its digits), as cloud-init's `str()` gives it.
-pub fn text<'a>(key: &'static str, value: Value<'a>) -> Result<&'a str, ConfigError> {
+pub fn text<'a>(key: &'static str, value: NodeRef<'a>) -> Result<&'a str, ConfigError> {
     match value.kind() {
         Kind::Scalar if !value.is_null() => value.as_str().ok_or_else(|| error(key, value, "expected text")),
         _ => Err(error(key, value, "expected text")),
@@ -280,7 +280,7 @@ pub fn text<'a>(key: &'static str, value: Value<'a>) -> Result<&'a str, ConfigEr
 }
 
 /// The items of a sequence.
-pub fn items<'a>(key: &'static str, value: Value<'a>) -> Result<impl Iterator<Item = Value<'a>>, ConfigError> {
+pub fn items<'a>(key: &'static str, value: NodeRef<'a>) -> Result<impl Iterator<Item = NodeRef<'a>>, ConfigError> {
     match value.kind() {
         Kind::Sequence => Ok(value.items()),
         _ => Err(error(key, value, "expected a list")),
@@ -288,7 +288,7 @@ pub fn items<'a>(key: &'static str, value: Value<'a>) -> Result<impl Iterator<It
 }
 
 /// Names given as a list or as one comma-separated string (`groups: [a, b]`, `"a, b"`).
-pub fn for_each_name<'a, E: From<ConfigError>>(key: &'static str, value: Value<'a>, mut visit: impl FnMut(&'a str, Value<'a>) -> Result<(), E>) -> Result<(), E> {
+pub fn for_each_name<'a, E: From<ConfigError>>(key: &'static str, value: NodeRef<'a>, mut visit: impl FnMut(&'a str, NodeRef<'a>) -> Result<(), E>) -> Result<(), E> {
     if value.kind() == Kind::Sequence {
         for item in value.items() {
             visit(text(key, item)?.trim(), item)?;
@@ -309,7 +309,7 @@ pub fn is_plain_absolute(path: &str) -> bool {
 }
 
 /// One string or a list of strings, each a line (sudo and doas rules).
-pub fn for_each_line<'a, E: From<ConfigError>>(value: Value<'a>, key: &'static str, mut visit: impl FnMut(&'a str) -> Result<(), E>) -> Result<(), E> {
+pub fn for_each_line<'a, E: From<ConfigError>>(value: NodeRef<'a>, key: &'static str, mut visit: impl FnMut(&'a str) -> Result<(), E>) -> Result<(), E> {
     if value.kind() == Kind::Sequence {
         for item in value.items() {
             visit(text(key, item)?)?;
@@ -321,7 +321,7 @@ pub fn for_each_line<'a, E: From<ConfigError>>(value: Value<'a>, key: &'static s
 
 /// A `bootcmd` or `runcmd` list as the shell script cloud-init makes of it: a string
 /// item is a line as it is; a list item is its words, each single-quoted.
-pub fn shell_script(key: &'static str, commands: Value<'_>, out: &mut [u8]) -> Result<usize, ScriptError> {
+pub fn shell_script(key: &'static str, commands: NodeRef<'_>, out: &mut [u8]) -> Result<usize, ScriptError> {
     let mut out = Out::new(out);
     out.put(b"#!/bin/sh\n")?;
     for command in items(key, commands)? {
@@ -331,14 +331,14 @@ pub fn shell_script(key: &'static str, commands: Value<'_>, out: &mut [u8]) -> R
 }
 
 /// One command (a string for the shell, or a list of words) as a script.
-pub fn command_script(key: &'static str, command: Value<'_>, out: &mut [u8]) -> Result<usize, ScriptError> {
+pub fn command_script(key: &'static str, command: NodeRef<'_>, out: &mut [u8]) -> Result<usize, ScriptError> {
     let mut out = Out::new(out);
     out.put(b"#!/bin/sh\n")?;
     put_command(key, command, &mut out)?;
     Ok(out.len())
 }
 
-fn check_command(key: &'static str, command: Value<'_>) -> Result<(), ConfigError> {
+fn check_command(key: &'static str, command: NodeRef<'_>) -> Result<(), ConfigError> {
     match command.kind() {
         Kind::Sequence => command.items().try_for_each(|word| text(key, word).map(drop)),
         Kind::Scalar if command.is_null() => Ok(()),
@@ -346,7 +346,7 @@ fn check_command(key: &'static str, command: Value<'_>) -> Result<(), ConfigErro
     }
 }
 
-fn put_command(key: &'static str, command: Value<'_>, out: &mut Out<'_>) -> Result<(), ScriptError> {
+fn put_command(key: &'static str, command: NodeRef<'_>, out: &mut Out<'_>) -> Result<(), ScriptError> {
     match command.kind() {
         Kind::Sequence => {
             for (i, word) in command.items().enumerate() {
@@ -436,7 +436,7 @@ pub struct WriteFile<'a> {
 const WRITE_FILES: &str = "write_files";
 
 /// A `write_files` entry, with cloud-init's defaults (0644, root:root, text).
-pub fn write_file(entry: Value<'_>) -> Result<WriteFile<'_>, ConfigError> {
+pub fn write_file(entry: NodeRef<'_>) -> Result<WriteFile<'_>, ConfigError> {
     if entry.kind() != Kind::Mapping {
         return Err(error(WRITE_FILES, entry, "an entry is not a mapping"));
     }
@@ -477,7 +477,7 @@ pub fn write_file(entry: Value<'_>) -> Result<WriteFile<'_>, ConfigError> {
 
 /// cloud-init's `decode_perms`: a YAML integer as it is (`0644` is octal in YAML 1.1),
 /// text as octal digits.
-fn permissions(value: Value<'_>) -> Option<u32> {
+fn permissions(value: NodeRef<'_>) -> Option<u32> {
     let mode = match value.scalar()? {
         Scalar::Int(n) => u32::try_from(n).ok()?,
         Scalar::Str(digits) => {
@@ -509,7 +509,7 @@ pub struct UserSpec<'a> {
     pub gecos: Option<&'a str>,
     pub primary_group: Option<&'a str>,
     /// Supplementary groups: a list or a comma-separated string.
-    pub groups: Option<Value<'a>>,
+    pub groups: Option<NodeRef<'a>>,
     pub shell: Option<&'a str>,
     pub homedir: Option<&'a str>,
     pub system: bool,
@@ -521,10 +521,10 @@ pub struct UserSpec<'a> {
     pub hashed_passwd: Option<&'a str>,
     pub plain_text_passwd: Option<&'a str>,
     /// sudoers rules: one string, or a list; `false` or absent: none.
-    pub sudo: Option<Value<'a>>,
+    pub sudo: Option<NodeRef<'a>>,
     /// doas rules (whole lines), a list.
-    pub doas: Option<Value<'a>>,
-    pub ssh_authorized_keys: Option<Value<'a>>,
+    pub doas: Option<NodeRef<'a>>,
+    pub ssh_authorized_keys: Option<NodeRef<'a>>,
     /// `inactive` and `expiredate`, where they are valid.
     pub expiry: crate::accounts::Expiry,
 }
@@ -532,7 +532,7 @@ pub struct UserSpec<'a> {
 const USERS: &str = "users";
 
 /// The entries of `users`: a list of names and mappings, or a comma-separated string.
-pub fn for_each_user<'a, E: From<ConfigError>>(users: Value<'a>, mut visit: impl FnMut(UserEntry<'a>, Value<'a>) -> Result<(), E>) -> Result<(), E> {
+pub fn for_each_user<'a, E: From<ConfigError>>(users: NodeRef<'a>, mut visit: impl FnMut(UserEntry<'a>, NodeRef<'a>) -> Result<(), E>) -> Result<(), E> {
     if users.kind() != Kind::Sequence {
         return for_each_name(USERS, users, |name, at| visit(named(name), at));
     }
@@ -589,11 +589,11 @@ fn same_key(key: &str, name: &str) -> bool {
 }
 
 /// A user's key, written with `_` or `-` (cloud-init reads `lock-passwd` as `lock_passwd`).
-fn user_field<'a>(item: Value<'a>, name: &str) -> Option<Value<'a>> {
+fn user_field<'a>(item: NodeRef<'a>, name: &str) -> Option<NodeRef<'a>> {
     item.entries().filter(|(key, _)| key.as_str().is_some_and(|key| same_key(key, name))).map(|(_, value)| value).last().filter(|v| !v.is_null())
 }
 
-fn user_spec(item: Value<'_>) -> Result<UserEntry<'_>, ConfigError> {
+fn user_spec(item: NodeRef<'_>) -> Result<UserEntry<'_>, ConfigError> {
     let field = |name: &str| user_field(item, name);
     let text_field = |name: &str| field(name).map(|v| text(USERS, v)).transpose();
     let flag_field = |name: &str, default: bool| field(name).map_or(Ok(default), |v| flag(USERS, v));
@@ -630,12 +630,12 @@ fn user_spec(item: Value<'_>) -> Result<UserEntry<'_>, ConfigError> {
 
 /// `inactive`: days, as useradd's `--inactive` takes them (cloud-init passes text only;
 /// a YAML number's digits are taken too).
-fn inactive_days(value: Value<'_>) -> Option<u32> {
+fn inactive_days(value: NodeRef<'_>) -> Option<u32> {
     crate::text::decimal(value.as_str()?.as_bytes(), 9).map(|days| days as u32)
 }
 
 /// `expiredate`: `YYYY-MM-DD`, as days since 1970-01-01.
-fn expire_day(value: Value<'_>) -> Option<u32> {
+fn expire_day(value: NodeRef<'_>) -> Option<u32> {
     crate::clock::days_from_date(value.as_str()?.as_bytes()).map(|day| day as u32)
 }
 
@@ -673,12 +673,12 @@ impl PowerMode {
 pub enum Condition<'a> {
     Always,
     Never,
-    Command(Value<'a>),
+    Command(NodeRef<'a>),
 }
 
 const POWER_STATE: &str = "power_state";
 
-pub fn power_state(value: Value<'_>) -> Result<PowerState<'_>, ConfigError> {
+pub fn power_state(value: NodeRef<'_>) -> Result<PowerState<'_>, ConfigError> {
     if value.kind() != Kind::Mapping {
         return Err(error(POWER_STATE, value, "expected a mapping"));
     }
@@ -981,7 +981,7 @@ mod tests {
                 config.write_json(&mut json).unwrap();
                 if config.validate().is_ok() {
                     valid += 1;
-                    assert!(crate::json::Value::parse(json.as_bytes()).is_ok() || json.contains("NaN") || json.contains("Infinity"), "{json}");
+                    assert!(crate::json::JsonText::parse(json.as_bytes()).is_ok() || json.contains("NaN") || json.contains("Infinity"), "{json}");
                 }
                 if let Some(users) = config.get("users") {
                     let _ = for_each_user(users, |_, _| Ok::<(), ConfigError>(()));

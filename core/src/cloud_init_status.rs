@@ -6,7 +6,7 @@
 use crate::config::Cloud;
 use crate::host::directory::Directory;
 use crate::host::messages::Messages;
-use crate::json::{self, JsonError, Value};
+use crate::json::{self, JsonError, JsonText};
 use crate::out::{Full, Out};
 use crate::phase::{Failed, Phase};
 
@@ -46,7 +46,7 @@ pub enum Errors<'a> {
     #[default]
     None,
     /// The `errors` array of an earlier document, an array of strings copied as it is.
-    Earlier(Value<'a>),
+    Earlier(JsonText<'a>),
     /// One error per line (a phase goes on past a failed action, so it may have several).
     Lines(&'a str),
 }
@@ -72,7 +72,7 @@ impl<'a> Status<'a> {
     /// Takes the stages of an earlier `status.json`; its `stage` and `datasource` are the
     /// writer's to set again. On an error, the stages read so far are kept.
     pub fn read(&mut self, document: &'a [u8]) -> Result<(), JsonError> {
-        let Some(v1) = Value::parse(document)?.get("v1")? else { return Ok(()) };
+        let Some(v1) = JsonText::parse(document)?.get("v1")? else { return Ok(()) };
         for (phase, record) in Phase::ALL.into_iter().zip(&mut self.stages) {
             let Some(stage) = v1.get(stage_name(phase))? else { continue };
             let time = |name| Ok::<_, JsonError>(stage.get(name)?.and_then(|v| seconds_to_ms(v.text)));
@@ -236,13 +236,13 @@ fn write_document<M: Messages>(dir: &mut impl Directory, messages: &M, status: &
 
 /// Whether the `errors` list of a `result.json` has any.
 pub fn result_has_errors(document: &[u8]) -> Result<bool, JsonError> {
-    let errors = Value::parse(document)?.path(&["v1", "errors"])?;
+    let errors = JsonText::parse(document)?.path(&["v1", "errors"])?;
     has_elements(errors.ok_or(JsonError::WrongType { expected: "an object with v1.errors" })?)
 }
 
 /// Whether an array of strings has any element; an element of another type is an error,
 /// since `cloud-init status` joins them as strings.
-fn has_elements(list: Value<'_>) -> Result<bool, JsonError> {
+fn has_elements(list: JsonText<'_>) -> Result<bool, JsonError> {
     let mut elements = list.elements()?;
     let mut any = false;
     while let Some(element) = elements.next_element()? {

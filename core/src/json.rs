@@ -41,24 +41,24 @@ impl From<Full> for JsonError {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Value<'a> {
+pub struct JsonText<'a> {
     pub text: &'a [u8],
     offset: usize,
 }
 
-impl<'a> Value<'a> {
+impl<'a> JsonText<'a> {
     /// The whole document, checked to be one well-formed value.
-    pub fn parse(document: &'a [u8]) -> Result<Value<'a>, JsonError> {
+    pub fn parse(document: &'a [u8]) -> Result<JsonText<'a>, JsonError> {
         let start = skip_space(document, 0);
         let end = skip_value(document, start, 0)?;
         if skip_space(document, end) != document.len() {
             return Err(JsonError::Syntax { offset: skip_space(document, end) });
         }
-        Ok(Value { text: &document[start..end], offset: start })
+        Ok(JsonText { text: &document[start..end], offset: start })
     }
 
     /// The member `name` of an object; `Ok(None)` when absent (or `null`).
-    pub fn get(&self, name: &str) -> Result<Option<Value<'a>>, JsonError> {
+    pub fn get(&self, name: &str) -> Result<Option<JsonText<'a>>, JsonError> {
         let mut members = self.members()?;
         while let Some((key, value)) = members.next_member()? {
             if key_equals(key.text, name.as_bytes()) {
@@ -69,7 +69,7 @@ impl<'a> Value<'a> {
     }
 
     /// Follows a path of member names.
-    pub fn path(&self, names: &[&str]) -> Result<Option<Value<'a>>, JsonError> {
+    pub fn path(&self, names: &[&str]) -> Result<Option<JsonText<'a>>, JsonError> {
         let mut current = *self;
         for name in names {
             match current.get(name)? {
@@ -149,13 +149,13 @@ impl<'a> Value<'a> {
 
 /// Iterates an object's members.
 pub struct Members<'a> {
-    value: Value<'a>,
+    value: JsonText<'a>,
     at: usize,
     first: bool,
 }
 
 impl<'a> Members<'a> {
-    pub fn next_member(&mut self) -> Result<Option<(Value<'a>, Value<'a>)>, JsonError> {
+    pub fn next_member(&mut self) -> Result<Option<(JsonText<'a>, JsonText<'a>)>, JsonError> {
         let text = self.value.text;
         let syntax = |at: usize| JsonError::Syntax { offset: self.value.offset + at };
         let mut at = skip_space(text, self.at);
@@ -173,7 +173,7 @@ impl<'a> Members<'a> {
         if text[at] != b'"' {
             return Err(syntax(at));
         }
-        let key = Value { text: &text[at..key_end], offset: self.value.offset + at };
+        let key = JsonText { text: &text[at..key_end], offset: self.value.offset + at };
         let colon = skip_space(text, key_end);
         if text.get(colon) != Some(&b':') {
             return Err(syntax(colon));
@@ -181,19 +181,19 @@ impl<'a> Members<'a> {
         let start = skip_space(text, colon + 1);
         let end = skip_value(text, start, 0)?;
         self.at = end;
-        Ok(Some((key, Value { text: &text[start..end], offset: self.value.offset + start })))
+        Ok(Some((key, JsonText { text: &text[start..end], offset: self.value.offset + start })))
     }
 }
 
 /// Iterates an array's elements.
 pub struct Elements<'a> {
-    value: Value<'a>,
+    value: JsonText<'a>,
     at: usize,
     first: bool,
 }
 
 impl<'a> Elements<'a> {
-    pub fn next_element(&mut self) -> Result<Option<Value<'a>>, JsonError> {
+    pub fn next_element(&mut self) -> Result<Option<JsonText<'a>>, JsonError> {
         let text = self.value.text;
         let mut at = skip_space(text, self.at);
         if text.get(at) == Some(&b']') {
@@ -208,7 +208,7 @@ impl<'a> Elements<'a> {
         self.first = false;
         let end = skip_value(text, at, 0)?;
         self.at = end;
-        Ok(Some(Value { text: &text[at..end], offset: self.value.offset + at }))
+        Ok(Some(JsonText { text: &text[at..end], offset: self.value.offset + at }))
     }
 }
 
@@ -302,7 +302,7 @@ fn skip_value(text: &[u8], at: usize, depth: usize) -> Result<usize, JsonError> 
 mod tests {
     use super::*;
 
-    fn string(value: Value<'_>) -> String {
+    fn string(value: JsonText<'_>) -> String {
         let mut out = [0u8; 256];
         let n = value.unescape_into(&mut out).unwrap();
         String::from_utf8(out[..n].to_vec()).unwrap()
@@ -314,7 +314,7 @@ mod tests {
 
     #[test]
     fn paths_and_strings() {
-        let doc = Value::parse(AZURE).unwrap();
+        let doc = JsonText::parse(AZURE).unwrap();
         assert_eq!(string(doc.path(&["compute", "osProfile", "computerName"]).unwrap().unwrap()), "examplevmname");
         assert_eq!(string(doc.path(&["compute", "vmId"]).unwrap().unwrap()), "02aab8a4-74ef-476e-8182-f6d2ba4166a6");
         assert_eq!(doc.path(&["compute", "zone"]).unwrap(), None);
@@ -328,7 +328,7 @@ mod tests {
 
     #[test]
     fn escapes() {
-        let doc = Value::parse(br#"{"a": "q\"b\\s\/\b\f\n\r\t\u00e9\ud83d\ude00 \u2028"}"#).unwrap();
+        let doc = JsonText::parse(br#"{"a": "q\"b\\s\/\b\f\n\r\t\u00e9\ud83d\ude00 \u2028"}"#).unwrap();
         assert_eq!(string(doc.get("a").unwrap().unwrap()), "q\"b\\s/\u{8}\u{c}\n\r\té😀 \u{2028}");
         let mut small = [0u8; 3];
         assert_eq!(doc.get("a").unwrap().unwrap().unescape_into(&mut small), Err(JsonError::StringTooLong { limit: 3 }));
@@ -336,17 +336,17 @@ mod tests {
 
     #[test]
     fn errors() {
-        assert_eq!(Value::parse(b"{\"a\": }"), Err(JsonError::Syntax { offset: 6 }));
-        assert_eq!(Value::parse(b"{\"a\": 1} x"), Err(JsonError::Syntax { offset: 9 }));
-        assert_eq!(Value::parse(b"[1, 2"), Err(JsonError::Syntax { offset: 5 }));
-        assert_eq!(Value::parse(b"\"raw\nline\""), Err(JsonError::Syntax { offset: 4 }));
+        assert_eq!(JsonText::parse(b"{\"a\": }"), Err(JsonError::Syntax { offset: 6 }));
+        assert_eq!(JsonText::parse(b"{\"a\": 1} x"), Err(JsonError::Syntax { offset: 9 }));
+        assert_eq!(JsonText::parse(b"[1, 2"), Err(JsonError::Syntax { offset: 5 }));
+        assert_eq!(JsonText::parse(b"\"raw\nline\""), Err(JsonError::Syntax { offset: 4 }));
         let deep = "[".repeat(DEPTH_LIMIT + 2) + &"]".repeat(DEPTH_LIMIT + 2);
-        assert_eq!(Value::parse(deep.as_bytes()), Err(JsonError::TooDeep { limit: DEPTH_LIMIT }));
-        let doc = Value::parse(b"{\"a\": [1], \"s\": 5}").unwrap();
+        assert_eq!(JsonText::parse(deep.as_bytes()), Err(JsonError::TooDeep { limit: DEPTH_LIMIT }));
+        let doc = JsonText::parse(b"{\"a\": [1], \"s\": 5}").unwrap();
         assert_eq!(doc.get("a").unwrap().unwrap().get("x"), Err(JsonError::WrongType { expected: "an object" }));
         assert_eq!(doc.get("s").unwrap().unwrap().elements().err(), Some(JsonError::WrongType { expected: "an array" }));
         assert_eq!(doc.get("s").unwrap().unwrap().unescape_into(&mut [0; 8]), Err(JsonError::WrongType { expected: "a string" }));
-        let bad_escape = Value::parse(b"\"\\x\"").unwrap();
+        let bad_escape = JsonText::parse(b"\"\\x\"").unwrap();
         assert_eq!(bad_escape.unescape_into(&mut [0; 8]), Err(JsonError::Syntax { offset: 1 }));
     }
 
@@ -357,7 +357,7 @@ mod tests {
         put_string(&mut out, "a\"b\\c\n\x1b é").unwrap();
         assert_eq!(out.written(), r#""a\"b\\c\u000a\u001b é""#.as_bytes());
         let mut back = [0u8; 64];
-        let len = Value::parse(out.written()).unwrap().unescape_into(&mut back).unwrap();
+        let len = JsonText::parse(out.written()).unwrap().unescape_into(&mut back).unwrap();
         assert_eq!(&back[..len], "a\"b\\c\n\x1b é".as_bytes());
         assert_eq!(put_string(&mut Out::new(&mut [0u8; 3]), "abc"), Err(Full { limit: 3 }));
     }
@@ -369,7 +369,7 @@ mod tests {
         for _ in 0..5000 {
             let text = garbage.text(&pieces, 20);
             crate::fuzz::seed("json", &text);
-            if let Ok(doc) = Value::parse(&text) {
+            if let Ok(doc) = JsonText::parse(&text) {
                 let _ = doc.get("a");
                 let mut out = [0; 16];
                 if let Ok(len) = doc.unescape_into(&mut out) {

@@ -9,7 +9,7 @@ use crate::host::messages::Messages;
 use crate::host::symlinks::Symlinks;
 use crate::out::{Full, Out};
 use crate::system_files::{self, failed};
-use crate::yaml::{Kind, Value};
+use crate::yaml::{Kind, NodeRef};
 
 /// Most servers, and most pools, configured.
 pub const SOURCES_LIMIT: usize = 16;
@@ -159,7 +159,7 @@ fn installed<H: Files>(host: &mut H, path: &[u8]) -> bool {
 }
 
 /// `servers` or `pools`: a list of names or addresses.
-fn sources<'a, H: Messages>(host: &H, list: Option<Value<'a>>) -> Result<heapless::Vec<&'a str, SOURCES_LIMIT>, H::Text> {
+fn sources<'a, H: Messages>(host: &H, list: Option<NodeRef<'a>>) -> Result<heapless::Vec<&'a str, SOURCES_LIMIT>, H::Text> {
     let mut names = heapless::Vec::new();
     for item in list.map(|list| cloud_config::items("ntp", list)).transpose()?.into_iter().flatten() {
         let name = cloud_config::text("ntp", item)?;

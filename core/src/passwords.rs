@@ -10,7 +10,7 @@ use crate::host::random::Random;
 use crate::sha512_crypt;
 use crate::system_files::{self, SystemFile, FILE_LIMIT};
 use crate::text::Decimal;
-use crate::yaml::{Kind, Value};
+use crate::yaml::{Kind, NodeRef};
 
 /// Longest `$6$salt$hash` (with a `!` for a locked password).
 pub const HASH_LIMIT: usize = 128;
@@ -72,7 +72,7 @@ struct Entry<'a> {
     name: &'a str,
     password: &'a str,
     kind: PasswordType,
-    at: Value<'a>,
+    at: NodeRef<'a>,
 }
 
 /// `write: false` checks everything and changes nothing.
@@ -116,7 +116,7 @@ fn passwords<H: Files + Batch + Messages + Random>(host: &mut H, default_user: &
         }
     }
     if let Some(list) = field("list") {
-        let mut line_of = |host: &mut H, line: &str, at: Value<'_>| -> Result<(), H::Text> {
+        let mut line_of = |host: &mut H, line: &str, at: NodeRef<'_>| -> Result<(), H::Text> {
             let (name, password) = line.split_once(':').ok_or_else(|| host.text(format_args!("cloud-config line {}: chpasswd: an entry is not user:password", Decimal(at.line().into()))))?;
             let kind = match password {
                 "R" | "RANDOM" => PasswordType::Random,

@@ -270,7 +270,7 @@ pub fn set_ssh_keys<H: Files + Messages>(host: &mut H, name: &[u8], value: Optio
 
 /// The keys of a cloud-config list, validated as the metadata's are; a wrong one is
 /// left out with a warning.
-fn add_config_keys<'a, H: Messages>(host: &H, listed: crate::yaml::Value<'a>, keys: &mut heapless::Vec<PublicKey<'a>, KEYS_LIMIT>) -> Result<(), H::Text> {
+fn add_config_keys<'a, H: Messages>(host: &H, listed: crate::yaml::NodeRef<'a>, keys: &mut heapless::Vec<PublicKey<'a>, KEYS_LIMIT>) -> Result<(), H::Text> {
     for item in cloud_config::items("ssh_authorized_keys", listed)? {
         let text = cloud_config::text("ssh_authorized_keys", item)?;
         match PublicKey::parse(text.as_bytes()) {
@@ -439,7 +439,7 @@ fn apply_user<H: Files + Batch + Messages + Random>(host: &mut H, spec: &cloud_c
 
 /// cloud-config's `groups`: names, or `{group: [members]}`; members that are not users
 /// are left out, as cloud-init does. The number of groups made.
-fn apply_groups<H: Files + Batch + Messages>(host: &mut H, groups: crate::yaml::Value<'_>) -> Result<usize, H::Text> {
+fn apply_groups<H: Files + Batch + Messages>(host: &mut H, groups: crate::yaml::NodeRef<'_>) -> Result<usize, H::Text> {
     let mut made = 0;
     // Read once for every group: /etc/group is kept up to date as groups are added.
     let (mut passwd_buf, mut group_buf) = ([0u8; FILE_LIMIT], [0u8; FILE_LIMIT]);
@@ -447,7 +447,7 @@ fn apply_groups<H: Files + Batch + Messages>(host: &mut H, groups: crate::yaml::
     let mut group = SystemFile::read(host, "/etc/group", 0o644, &mut group_buf)?;
     let mut new = [0u8; FILE_LIMIT];
     // Every group's change is one rewrite of /etc/group, made when all are known.
-    let mut ensure = |host: &mut H, name: &str, members: Option<crate::yaml::Value<'_>>| -> Result<(), H::Text> {
+    let mut ensure = |host: &mut H, name: &str, members: Option<crate::yaml::NodeRef<'_>>| -> Result<(), H::Text> {
         if accounts::find_group(group.text(), name.as_bytes()).is_none() {
             let id = accounts::free_id_in(passwd.text(), group.text(), accounts::SYSTEM_IDS).ok_or_else(|| said(host, &AccountsError::NoFreeId))?;
             let len = accounts::add_group(group.text(), name.as_bytes(), id, &mut new).map_err(|e| host.text(format_args!("group {}: {e}", H::shown(name.as_bytes()))))?;

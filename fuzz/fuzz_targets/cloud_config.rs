@@ -16,7 +16,7 @@ fuzz_target!(|data: &[u8]| {
     }
     let mut json = String::new();
     config.write_json(&mut json).unwrap();
-    if let Err(e) = wisp_core::json::Value::parse(json.as_bytes()) {
+    if let Err(e) = wisp_core::json::JsonText::parse(json.as_bytes()) {
         assert!(json.contains("NaN") || json.contains("Infinity"), "{json:?}: {e:?}");
     }
     if let Some(users) = config.value("users") {

@@ -11,7 +11,7 @@ use rustix::fd::{AsFd, OwnedFd};
 use rustix::fs::{AtFlags, Mode, OFlags, ResolveFlags, CWD};
 use rustix::io::Errno;
 
-use crate::cpath::CPath;
+use crate::nul_terminated::NulTerminated;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ReadError {
@@ -107,7 +107,7 @@ impl Dir {
     fn open_path_beneath(&self, path: &[u8], flags: OFlags, resolve: Resolve) -> Result<OwnedFd, Errno> {
         let relative = trim_slashes(path);
         let relative = if relative.is_empty() { &b"."[..] } else { relative };
-        let c_path = CPath::from_parts(&[relative]).map_err(|_| Errno::NAMETOOLONG)?;
+        let c_path = NulTerminated::from_parts(&[relative]).map_err(|_| Errno::NAMETOOLONG)?;
         let how = match resolve {
             Resolve::InRoot => ResolveFlags::IN_ROOT | ResolveFlags::NO_MAGICLINKS,
             Resolve::NoSymlinks => ResolveFlags::IN_ROOT | ResolveFlags::NO_SYMLINKS,
@@ -216,7 +216,7 @@ impl Dir {
 
     fn replace(&self, name: &[u8], contents: &[u8], mode: u32, owner: Option<(u32, u32)>, durable: bool) -> Result<(), Errno> {
         let final_name = c_name(name)?;
-        let temp_name = CPath::from_parts(&[b".", name, b".wisp-new"]).map_err(|_| Errno::NAMETOOLONG)?;
+        let temp_name = NulTerminated::from_parts(&[b".", name, b".wisp-new"]).map_err(|_| Errno::NAMETOOLONG)?;
         let result = self.write_temp(temp_name.as_cstr(), contents, mode, owner, durable).and_then(|()| {
             rustix::fs::renameat(&self.0, temp_name.as_cstr(), &self.0, final_name.as_cstr())
         });
@@ -285,7 +285,7 @@ impl Dir {
     /// symlinkat(2): creates `name` pointing at `target`; `Ok(false)` when `name` exists.
     pub fn create_symlink(&self, target: &[u8], name: &[u8]) -> Result<bool, Errno> {
         let name = c_name(name)?;
-        let target = CPath::from_parts(&[target]).map_err(|_| Errno::NAMETOOLONG)?;
+        let target = NulTerminated::from_parts(&[target]).map_err(|_| Errno::NAMETOOLONG)?;
         match rustix::fs::symlinkat(target.as_cstr(), &self.0, name.as_cstr()) {
             Ok(()) => Ok(true),
             Err(Errno::EXIST) => Ok(false),
@@ -297,8 +297,8 @@ impl Dir {
     /// to a temporary name, then renameat(2) over it.
     pub fn replace_symlink(&self, target: &[u8], name: &[u8]) -> Result<(), Errno> {
         let final_name = c_name(name)?;
-        let temp_name = CPath::from_parts(&[b".", name, b".wisp-new"]).map_err(|_| Errno::NAMETOOLONG)?;
-        let target = CPath::from_parts(&[target]).map_err(|_| Errno::NAMETOOLONG)?;
+        let temp_name = NulTerminated::from_parts(&[b".", name, b".wisp-new"]).map_err(|_| Errno::NAMETOOLONG)?;
+        let target = NulTerminated::from_parts(&[target]).map_err(|_| Errno::NAMETOOLONG)?;
         let _ = rustix::fs::unlinkat(&self.0, temp_name.as_cstr(), AtFlags::empty());
         rustix::fs::symlinkat(target.as_cstr(), &self.0, temp_name.as_cstr())?;
         rustix::fs::renameat(&self.0, temp_name.as_cstr(), &self.0, final_name.as_cstr())
@@ -368,8 +368,8 @@ impl Dir {
 
     /// `/proc/self/fd/N`: a path that names exactly this open directory, for calls that
     /// take only a path (mount(2)), so that nothing is resolved a second time.
-    pub fn proc_path(&self) -> CPath {
-        let mut path = CPath::new();
+    pub fn proc_path(&self) -> NulTerminated {
+        let mut path = NulTerminated::new();
         let _ = path.push(b"/proc/self/fd/");
         let mut digits = [0u8; 10];
         let mut n = rustix::fd::AsRawFd::as_raw_fd(&self.0).unsigned_abs();
@@ -414,7 +414,7 @@ impl Dir {
             let dir = rustix::io::fcntl_dupfd_cloexec(&self.0, 0)?;
             batch.staged.push(Staged { dir, directory: key, name: staged_name }).map_err(|_| Errno::NOBUFS)?;
         }
-        let temp_name = CPath::from_parts(&[b".", name, b".wisp-new"]).map_err(|_| Errno::NAMETOOLONG)?;
+        let temp_name = NulTerminated::from_parts(&[b".", name, b".wisp-new"]).map_err(|_| Errno::NAMETOOLONG)?;
         self.write_temp(temp_name.as_cstr(), contents, mode, owner, false)
     }
 
@@ -440,8 +440,8 @@ struct Staged {
 }
 
 impl Staged {
-    fn temp_name(&self) -> Result<CPath, Errno> {
-        CPath::from_parts(&[b".", &self.name, b".wisp-new"]).map_err(|_| Errno::NAMETOOLONG)
+    fn temp_name(&self) -> Result<NulTerminated, Errno> {
+        NulTerminated::from_parts(&[b".", &self.name, b".wisp-new"]).map_err(|_| Errno::NAMETOOLONG)
     }
 }
 
@@ -459,7 +459,7 @@ impl Batch {
             }
         }
         for staged in &self.staged {
-            let name = CPath::from_parts(&[&staged.name]).map_err(|_| Errno::NAMETOOLONG)?;
+            let name = NulTerminated::from_parts(&[&staged.name]).map_err(|_| Errno::NAMETOOLONG)?;
             rustix::fs::renameat(&staged.dir, staged.temp_name()?.as_cstr(), &staged.dir, name.as_cstr())?;
         }
         // Renamed: nothing is left for `drop` to remove (after a failure, what was renamed
@@ -576,11 +576,11 @@ fn trim_slashes(mut path: &[u8]) -> &[u8] {
 
 /// A single path component as a C string: '/' is refused so that `*at` calls stay in
 /// their directory.
-fn c_name(name: &[u8]) -> Result<CPath, Errno> {
+fn c_name(name: &[u8]) -> Result<NulTerminated, Errno> {
     if name.is_empty() || name.contains(&b'/') || name == b"." || name == b".." {
         return Err(Errno::INVAL);
     }
-    CPath::from_parts(&[name]).map_err(|_| Errno::NAMETOOLONG)
+    NulTerminated::from_parts(&[name]).map_err(|_| Errno::NAMETOOLONG)
 }
 
 #[cfg(test)]
@@ -601,7 +601,7 @@ mod tests {
         symlink("/a", root.join("in")).unwrap();
         symlink(base.join("host"), root.join("out")).unwrap();
         symlink("../../..", root.join("up")).unwrap();
-        let c_root = CPath::from_parts(&[root.as_os_str().as_encoded_bytes()]).unwrap();
+        let c_root = NulTerminated::from_parts(&[root.as_os_str().as_encoded_bytes()]).unwrap();
         (base, Dir::open(c_root.as_cstr()).unwrap())
     }
 

@@ -4,7 +4,7 @@
 #![no_std]
 
 pub mod block;
-pub mod cpath;
+pub mod nul_terminated;
 pub mod fs;
 pub mod memory;
 pub mod mount;

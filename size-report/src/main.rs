@@ -62,7 +62,7 @@ fn demangle(name: &str) -> String {
 }
 
 /// The path a symbol's code belongs to: the implementing type's for trait methods
-/// (`<wisp::output::Line as core::fmt::Write>::write_str` is `wisp::output::Line`).
+/// (`<wisp::output::Message as core::fmt::Write>::write_str` is `wisp::output::Message`).
 fn owner_path(demangled: &str) -> &str {
     let trimmed = demangled.trim_start_matches(['<', '&', '*']).trim_start_matches("mut ").trim_start_matches("const ");
     let end = trimmed.find([' ', '<', '>', '(', '[', ',']).unwrap_or(trimmed.len());
@@ -308,7 +308,7 @@ mod tests {
         assert_eq!(crate_of("<core::fmt::Formatter>::pad"), "core");
         assert_eq!(module_of("<core::fmt::Formatter>::pad"), "core::fmt");
         assert_eq!(crate_of("wisp_core::http::parse_response"), "wisp_core");
-        assert_eq!(module_of("<wisp::output::Line as core::fmt::Write>::write_str"), "wisp::output");
+        assert_eq!(module_of("<wisp::output::Message as core::fmt::Write>::write_str"), "wisp::output");
         assert_eq!(module_of("wisp::main"), "wisp");
         assert_eq!(crate_of("OUTLINED_FUNCTION_12"), "(outlined by LLVM)");
         assert_eq!(crate_of("origin_main"), "(no crate: runtime, entry)");

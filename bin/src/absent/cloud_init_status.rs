@@ -5,7 +5,7 @@ use wisp_core::config::Cloud;
 use wisp_core::phase::Phase;
 
 use crate::context::Context;
-use crate::output::Line;
+use crate::output::Message;
 
 /// Without status.json there is no record of earlier phases' failures: a phase run alone
 /// runs all its actions.
@@ -13,9 +13,9 @@ pub fn stage_started(_: &mut Context<'_>, _: Phase, _: Option<Cloud>) -> wisp_co
     wisp_core::phase::Failed::default()
 }
 
-pub fn stage_finished(_: &mut Context<'_>, _: Phase, _: Option<Cloud>, _: Option<&Line>) {}
+pub fn stage_finished(_: &mut Context<'_>, _: Phase, _: Option<Cloud>, _: Option<&Message>) {}
 
-pub fn wait_for_result(_: &Context<'_>, _: Option<u32>) -> Result<bool, Line> {
+pub fn wait_for_result(_: &Context<'_>, _: Option<u32>) -> Result<bool, Message> {
     Err(crate::features::missing("status --wait", "cloud-init-status"))
 }
 

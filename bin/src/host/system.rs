@@ -10,7 +10,7 @@ use wisp_os_linux::Errno;
 use super::files::{split, Root};
 use super::host_error;
 use crate::context::Context;
-use crate::output::{Line, Os, Shown};
+use crate::output::{Message, Os, Shown};
 
 /// What the accounts' rules run against: the root, a batch, and the context's log.
 pub struct System<'c> {
@@ -71,10 +71,10 @@ impl wisp_core::host::batch::Batch for System<'_> {
 }
 
 impl wisp_core::host::messages::Messages for System<'_> {
-    type Text = Line;
+    type Text = Message;
 
-    fn text(&self, args: core::fmt::Arguments<'_>) -> Line {
-        Line::format(args)
+    fn text(&self, args: core::fmt::Arguments<'_>) -> Message {
+        Message::format(args)
     }
 
     fn log(&self, args: core::fmt::Arguments<'_>) {
@@ -97,7 +97,7 @@ impl wisp_core::host::messages::Messages for System<'_> {
         Shown(bytes)
     }
 
-    fn path_error(&self, path: &[u8], error: HostError) -> Line {
+    fn path_error(&self, path: &[u8], error: HostError) -> Message {
         self.ctx.path_error(path, Errno::from_raw_os_error(error.errno))
     }
 

@@ -9,7 +9,7 @@ use wisp_os_linux::fs::ReadError;
 
 use super::{check_built, var_child, Includes, Part, UserData};
 use crate::context::Context;
-use crate::output::{Line, Os, Shown};
+use crate::output::{Message, Os, Shown};
 
 /// Deepest nesting of multipart documents and includes, together.
 const DEPTH_LIMIT: usize = 4;
@@ -20,7 +20,7 @@ use wisp_core::state_files::INCLUDES_DIR;
 pub use wisp_core::gzip::DEFLATE_RATIO_LIMIT;
 
 /// Decodes `document` (any user-data: raw, gzip'd, MIME) into its parts.
-pub fn decode(ctx: &Context<'_>, document: &'static [u8], includes: Includes<'_>) -> Result<UserData, Line> {
+pub fn decode(ctx: &Context<'_>, document: &'static [u8], includes: Includes<'_>) -> Result<UserData, Message> {
     let limit = ctx.config.userdata_limit as usize;
     let mut decoder = Decoder { ctx, includes, budget: limit, parts: heapless::Vec::new() };
     decoder.document(document, 0)?;
@@ -37,7 +37,7 @@ struct Decoder<'c, 't> {
 
 impl Decoder<'_, '_> {
     /// A whole document, as the top of user-data or an included one is.
-    fn document(&mut self, data: &'static [u8], depth: usize) -> Result<(), Line> {
+    fn document(&mut self, data: &'static [u8], depth: usize) -> Result<(), Message> {
         // Includes nest documents as multipart nests entities: both count against the limit,
         // so a URL that includes itself ends here.
         nesting(depth)?;
@@ -56,7 +56,7 @@ impl Decoder<'_, '_> {
         Ok(())
     }
 
-    fn entity(&mut self, entity: Entity<'static>, depth: usize) -> Result<(), Line> {
+    fn entity(&mut self, entity: Entity<'static>, depth: usize) -> Result<(), Message> {
         nesting(depth)?;
         if entity.is_multipart() {
             for part in entity.parts().map_err(|e| msg!("user-data: {e}"))? {
@@ -82,7 +82,7 @@ impl Decoder<'_, '_> {
     }
 
     /// A part that is not multipart: its kind by cloud-init's rules, includes followed.
-    fn leaf(&mut self, body: &'static [u8], media_type: &[u8], filename: Option<&[u8]>, depth: usize) -> Result<(), Line> {
+    fn leaf(&mut self, body: &'static [u8], media_type: &[u8], filename: Option<&[u8]>, depth: usize) -> Result<(), Message> {
         let number = self.parts.len() + 1;
         if let Some(name) = gzip::other_compression(body) {
             return Err(msg!("user-data part {number} is {name}-compressed: unsupported compression (wisp decodes gzip only)", number = Decimal(number as u64), name = wisp_core::text::Plain(name)));
@@ -108,7 +108,7 @@ impl Decoder<'_, '_> {
     }
 
     /// Each URL of an include document, decoded as a document of its own.
-    fn include(&mut self, list: &'static [u8], once_by_default: bool, depth: usize) -> Result<(), Line> {
+    fn include(&mut self, list: &'static [u8], once_by_default: bool, depth: usize) -> Result<(), Message> {
         for (url, once) in userdata::include_urls(list) {
             let once = once || once_by_default;
             let text = core::str::from_utf8(url).map_err(|_| msg!("#include: a URL is not UTF-8"))?;
@@ -120,7 +120,7 @@ impl Decoder<'_, '_> {
 
     /// The document at `url`: fetched and kept, or read back from what was kept.
     #[inline(never)]
-    fn fetch_include(&mut self, url: &str, once: bool) -> Result<&'static [u8], Line> {
+    fn fetch_include(&mut self, url: &str, once: bool) -> Result<&'static [u8], Message> {
         let parsed = http::parse_url(url).map_err(|e| msg!("#include {}: {e}", Shown(url.as_bytes())))?;
         let mut name = heapless::String::<24>::new();
         // `{:016x}`, without core's padding machinery: the hash's eight bytes, highest first.
@@ -150,7 +150,7 @@ impl Decoder<'_, '_> {
         Ok(content)
     }
 
-    fn gunzip(&mut self, data: &'static [u8]) -> Result<&'static [u8], Line> {
+    fn gunzip(&mut self, data: &'static [u8]) -> Result<&'static [u8], Message> {
         if !gzip::is_gzip(data) {
             if let Some(name) = gzip::other_compression(data) {
                 return Err(msg!("user-data is {name}-compressed: unsupported compression (wisp decodes gzip only)", name = wisp_core::text::Plain(name)));
@@ -163,7 +163,7 @@ impl Decoder<'_, '_> {
 
     /// Lets `fill` write into room for `most` bytes (less when the budget has less left),
     /// and keeps what it wrote. A fill that finds the room too small fails naming its size.
-    fn take(&mut self, most: usize, fill: impl FnOnce(&mut [u8]) -> Result<usize, Line>) -> Result<&'static [u8], Line> {
+    fn take(&mut self, most: usize, fill: impl FnOnce(&mut [u8]) -> Result<usize, Message>) -> Result<&'static [u8], Message> {
         let space = crate::memory::reserve(most.min(self.budget), "decoded user-data")?;
         let len = fill(space)?.min(space.len());
         self.budget -= len;
@@ -171,14 +171,14 @@ impl Decoder<'_, '_> {
     }
 }
 
-fn nesting(depth: usize) -> Result<(), Line> {
+fn nesting(depth: usize) -> Result<(), Message> {
     match depth > DEPTH_LIMIT {
         true => Err(msg!("user-data: multipart or includes nested deeper than {limit} levels", limit = Decimal(DEPTH_LIMIT as u64))),
         false => Ok(()),
     }
 }
 
-fn read_error(e: ReadError) -> Line {
+fn read_error(e: ReadError) -> Message {
     match e {
         ReadError::TooLarge { limit } => msg!("larger than {limit} bytes", limit = Decimal(limit as u64)),
         ReadError::Io(e) => msg!("{}", Os(e)),

@@ -7,9 +7,9 @@ use wisp_core::{gzip, mime};
 
 use super::{check_built, Includes, Part, UserData};
 use crate::context::Context;
-use crate::output::Line;
+use crate::output::Message;
 
-pub fn decode(ctx: &Context<'_>, document: &'static [u8], _: Includes<'_>) -> Result<UserData, Line> {
+pub fn decode(ctx: &Context<'_>, document: &'static [u8], _: Includes<'_>) -> Result<UserData, Message> {
     // Whatever its form: a plain document is bound as a decoded one is.
     if document.len() > ctx.config.userdata_limit as usize {
         return Err(msg!("user-data: larger than WISP_USERDATA_LIMIT ({} bytes)", wisp_core::text::Decimal(ctx.config.userdata_limit.into())));

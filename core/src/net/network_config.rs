@@ -7,7 +7,7 @@
 use core::net::{IpAddr, Ipv4Addr};
 
 use super::ip_text::{parse_ip, parse_ipv4, parse_mac, parse_prefix_len};
-use crate::yaml::{Kind, Value};
+use crate::yaml::{Kind, NodeRef};
 
 pub const INTERFACES_LIMIT: usize = 4;
 pub const ADDRESSES_LIMIT: usize = 4;
@@ -74,33 +74,33 @@ impl core::fmt::Display for ConfigError {
 }
 
 #[inline(never)]
-fn fail(at: &Value<'_>, what: &'static str) -> ConfigError {
+fn fail(at: &NodeRef<'_>, what: &'static str) -> ConfigError {
     ConfigError { line: at.line(), what }
 }
 
-fn error<T>(at: &Value<'_>, what: &'static str) -> Result<T, ConfigError> {
+fn error<T>(at: &NodeRef<'_>, what: &'static str) -> Result<T, ConfigError> {
     Err(fail(at, what))
 }
 
-/// `Value::get`, kept out of line: the readers below ask for some forty keys.
+/// `NodeRef::get`, kept out of line: the readers below ask for some forty keys.
 #[inline(never)]
-fn get<'a>(value: &Value<'a>, key: &str) -> Option<Value<'a>> {
+fn get<'a>(value: &NodeRef<'a>, key: &str) -> Option<NodeRef<'a>> {
     value.get(key)
 }
 
-fn text<'a>(value: Value<'a>, what: &'static str) -> Result<&'a str, ConfigError> {
+fn text<'a>(value: NodeRef<'a>, what: &'static str) -> Result<&'a str, ConfigError> {
     match value.as_str() {
         Some(s) if value.kind() == Kind::Scalar && !s.is_empty() => Ok(s),
         _ => error(&value, what),
     }
 }
 
-fn push<T, const N: usize>(vec: &mut heapless::Vec<T, N>, item: T, at: &Value<'_>, what: &'static str) -> Result<(), ConfigError> {
+fn push<T, const N: usize>(vec: &mut heapless::Vec<T, N>, item: T, at: &NodeRef<'_>, what: &'static str) -> Result<(), ConfigError> {
     vec.push(item).or_else(|_| error(at, what))
 }
 
 /// An address, `ADDRESS/PREFIX` or alone (a host: /32 or /128).
-fn prefix(value: Value<'_>) -> Result<Prefix, ConfigError> {
+fn prefix(value: NodeRef<'_>) -> Result<Prefix, ConfigError> {
     let s = text(value, "an address is expected")?;
     let (ip, len) = s.split_once('/').unwrap_or((s, ""));
     let ip = parse_ip(ip.as_bytes()).ok_or_else(|| fail(&value, "not an IP address"))?;
@@ -109,12 +109,12 @@ fn prefix(value: Value<'_>) -> Result<Prefix, ConfigError> {
     Ok(Prefix { ip, len })
 }
 
-fn ip(value: Value<'_>) -> Result<IpAddr, ConfigError> {
+fn ip(value: NodeRef<'_>) -> Result<IpAddr, ConfigError> {
     parse_ip(text(value, "an address is expected")?.as_bytes()).ok_or_else(|| fail(&value, "not an IP address"))
 }
 
 /// A netmask (`255.255.0.0`) or prefix length (`16`) as a prefix length.
-fn mask(value: Value<'_>) -> Result<u8, ConfigError> {
+fn mask(value: NodeRef<'_>) -> Result<u8, ConfigError> {
     let s = text(value, "a netmask is expected")?;
     if let Some(len) = parse_prefix_len(s) {
         return if len <= 128 { Ok(len) } else { error(&value, "bad prefix length") };
@@ -126,18 +126,18 @@ fn mask(value: Value<'_>) -> Result<u8, ConfigError> {
     Ok(bits.leading_ones() as u8)
 }
 
-fn mac(value: Value<'_>) -> Result<[u8; 6], ConfigError> {
+fn mac(value: NodeRef<'_>) -> Result<[u8; 6], ConfigError> {
     parse_mac(text(value, "a MAC address is expected")?.as_bytes()).ok_or_else(|| fail(&value, "bad MAC address"))
 }
 
-fn mtu(value: Value<'_>) -> Result<u32, ConfigError> {
+fn mtu(value: NodeRef<'_>) -> Result<u32, ConfigError> {
     match value.as_int() {
         Some(n) if (68..=65535).contains(&n) => Ok(n as u32),
         _ => error(&value, "mtu is a number from 68 to 65535"),
     }
 }
 
-fn strings<'a, const N: usize>(value: Value<'a>, into: &mut heapless::Vec<&'a str, N>) -> Result<(), ConfigError> {
+fn strings<'a, const N: usize>(value: NodeRef<'a>, into: &mut heapless::Vec<&'a str, N>) -> Result<(), ConfigError> {
     if value.kind() == Kind::Scalar {
         return push(into, text(value, "a name is expected")?, &value, "too many search domains");
     }
@@ -147,7 +147,7 @@ fn strings<'a, const N: usize>(value: Value<'a>, into: &mut heapless::Vec<&'a st
     Ok(())
 }
 
-fn addresses<const N: usize>(value: Value<'_>, into: &mut heapless::Vec<IpAddr, N>) -> Result<(), ConfigError> {
+fn addresses<const N: usize>(value: NodeRef<'_>, into: &mut heapless::Vec<IpAddr, N>) -> Result<(), ConfigError> {
     if value.kind() == Kind::Scalar {
         let _ = into.push(ip(value)?);
         return Ok(());
@@ -169,12 +169,12 @@ pub fn from_cmdline(cmdline: &[u8]) -> Option<&[u8]> {
 }
 
 /// Whether a cloud-init system configuration (cloud.cfg) has a top-level `network:`.
-pub fn has_network(root: Value<'_>) -> bool {
+pub fn has_network(root: NodeRef<'_>) -> bool {
     root.kind() == Kind::Mapping && get(&root, "network").is_some()
 }
 
 /// Reads a network configuration document (its root node).
-pub fn parse(root: Value<'_>) -> Result<NetworkConfig<'_>, ConfigError> {
+pub fn parse(root: NodeRef<'_>) -> Result<NetworkConfig<'_>, ConfigError> {
     let root = get(&root, "network").unwrap_or(root);
     let mut config = NetworkConfig::default();
     if root.kind() != Kind::Mapping {
@@ -192,7 +192,7 @@ pub fn parse(root: Value<'_>) -> Result<NetworkConfig<'_>, ConfigError> {
     Ok(config)
 }
 
-fn parse_v1<'a>(root: Value<'a>, config: &mut NetworkConfig<'a>) -> Result<(), ConfigError> {
+fn parse_v1<'a>(root: NodeRef<'a>, config: &mut NetworkConfig<'a>) -> Result<(), ConfigError> {
     let Some(entries) = get(&root, "config") else { return error(&root, "version 1 needs a config list") };
     for entry in entries.items() {
         let kind = get(&entry, "type").map_or_else(|| error(&entry, "an entry needs a type"), |t| text(t, "type is a name"))?;
@@ -230,7 +230,7 @@ fn parse_v1<'a>(root: Value<'a>, config: &mut NetworkConfig<'a>) -> Result<(), C
     Ok(())
 }
 
-fn v1_subnet<'a>(subnet: Value<'a>, interface: &mut Interface<'a>, config: &mut NetworkConfig<'a>) -> Result<(), ConfigError> {
+fn v1_subnet<'a>(subnet: NodeRef<'a>, interface: &mut Interface<'a>, config: &mut NetworkConfig<'a>) -> Result<(), ConfigError> {
     let kind = get(&subnet, "type").map_or_else(|| error(&subnet, "a subnet needs a type"), |t| text(t, "type is a name"))?;
     match kind {
         "dhcp" | "dhcp4" => interface.dhcp4 = true,
@@ -275,7 +275,7 @@ fn v1_subnet<'a>(subnet: Value<'a>, interface: &mut Interface<'a>, config: &mut 
     Ok(())
 }
 
-fn parse_v2<'a>(root: Value<'a>, config: &mut NetworkConfig<'a>) -> Result<(), ConfigError> {
+fn parse_v2<'a>(root: NodeRef<'a>, config: &mut NetworkConfig<'a>) -> Result<(), ConfigError> {
     for kind in ["bonds", "bridges", "vlans", "wifis"] {
         if let Some(list) = get(&root, kind) {
             for (name, _) in list.entries() {

@@ -7,7 +7,7 @@ use core::net::IpAddr;
 
 use super::ip_text::{parse_ip, parse_mac, parse_prefix_len};
 use super::network_config::{Interface, NetworkConfig, Prefix, StaticRoute};
-use crate::json::{JsonError, Value};
+use crate::json::{JsonError, JsonText};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DataError {
@@ -38,7 +38,7 @@ fn bad(what: &'static str) -> DataError {
 }
 
 /// A string member without escapes (ids, addresses and MACs have none).
-fn string<'a>(object: &Value<'a>, name: &str) -> Result<Option<&'a str>, DataError> {
+fn string<'a>(object: &JsonText<'a>, name: &str) -> Result<Option<&'a str>, DataError> {
     let Some(value) = object.get(name)? else { return Ok(None) };
     let text = value.text;
     if text.len() < 2 || text[0] != b'"' || text.contains(&b'\\') {
@@ -47,7 +47,7 @@ fn string<'a>(object: &Value<'a>, name: &str) -> Result<Option<&'a str>, DataErr
     Ok(Some(core::str::from_utf8(&text[1..text.len() - 1]).map_err(|_| bad("a string is not UTF-8"))?))
 }
 
-fn number(object: &Value<'_>, name: &str) -> Result<Option<u32>, DataError> {
+fn number(object: &JsonText<'_>, name: &str) -> Result<Option<u32>, DataError> {
     let Some(value) = object.get(name)? else { return Ok(None) };
     let text = core::str::from_utf8(value.text).map_err(|_| bad("mtu is not a number"))?;
     text.parse().map(Some).map_err(|_| bad("mtu is not a number"))
@@ -77,7 +77,7 @@ fn mac(text: &str) -> Result<[u8; 6], DataError> {
 }
 
 pub fn parse(document: &[u8]) -> Result<NetworkConfig<'_>, DataError> {
-    let root = Value::parse(document)?;
+    let root = JsonText::parse(document)?;
     let mut config = NetworkConfig::default();
     if let Some(links) = root.get("links")? {
         let mut elements = links.elements()?;

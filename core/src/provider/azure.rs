@@ -4,7 +4,7 @@
 use super::document::Document;
 use super::imds::Service;
 use super::{document_value, DocumentError, Item};
-use crate::json::{JsonError, Value};
+use crate::json::{JsonError, JsonText};
 use crate::out::{Full, Out};
 
 pub const METADATA: (&str, &str) = ("Metadata", "true");
@@ -27,7 +27,7 @@ pub fn extract(document: &[u8], item: Item, out: &mut [u8]) -> Result<Option<usi
         Item::Hostname | Item::LocalHostname => document_value(document, &["compute", "osProfile", "computerName"], false, out),
         Item::UserData => document_value(document, &["compute", "userData"], true, out),
         Item::SshKeys => {
-            let doc = Value::parse(document)?;
+            let doc = JsonText::parse(document)?;
             let Some(keys) = doc.path(&["compute", "publicKeys"])? else { return Ok(None) };
             let mut elements = keys.elements()?;
             let limit = out.len();

@@ -17,7 +17,7 @@
 use super::document::Document;
 use super::imds::Service;
 use super::{json_lines, json_text, DocumentError, Item};
-use crate::json::Value;
+use crate::json::JsonText;
 
 pub const METADATA_PATH: &str = "/metadata/v1.json";
 
@@ -32,7 +32,7 @@ pub fn extract(document: &[u8], item: Item, out: &mut [u8]) -> Result<Option<usi
         Item::SshKeys => "public_keys",
         Item::UserData => "user_data",
     };
-    match Value::parse(document)?.get(key)? {
+    match JsonText::parse(document)?.get(key)? {
         Some(value) if item == Item::SshKeys => json_lines(value, None, out).map(Some),
         Some(value) => json_text(value, out).map(Some),
         None => Ok(None),

@@ -112,7 +112,7 @@ fn strip_user(line: &[u8]) -> &[u8] {
 fn is_expired(key: &[u8], now: u64) -> bool {
     let Some(at) = find(key, b"google-ssh ") else { return false };
     let json = &key[at + b"google-ssh ".len()..];
-    let Ok(doc) = crate::json::Value::parse(json) else { return true };
+    let Ok(doc) = crate::json::JsonText::parse(json) else { return true };
     let Ok(Some(expire)) = doc.get("expireOn") else { return false };
     let mut text = [0u8; 64];
     let Ok(len) = expire.unescape_into(&mut text) else { return true };

@@ -79,7 +79,7 @@ pub fn network_config(document: &[u8], out: &mut [u8]) -> Result<Option<usize>, 
 fn with_value(
     document: &[u8],
     key: &str,
-    then: impl FnOnce(yaml::Value<'_>, &mut [u8]) -> Result<usize, DocumentError>,
+    then: impl FnOnce(yaml::NodeRef<'_>, &mut [u8]) -> Result<usize, DocumentError>,
     out: &mut [u8],
 ) -> Result<Option<usize>, DocumentError> {
     let mut nodes = [Node::EMPTY; NODES_LIMIT];

@@ -17,7 +17,7 @@ pub const KEYS_RESPONSE: usize = aws::KEYS_LIMIT * KEY_RESPONSE;
 pub const METADATA_SIZE: usize = 3 * SMALL_RESPONSE + 2 * USERDATA_RESPONSE + KEYS_RESPONSE;
 
 /// One metadata value, stored in the buffer its response was received into.
-pub struct Value<'a> {
+pub struct StoredValue<'a> {
     pub(crate) buf: &'a mut [u8],
     pub(crate) state: ValueState,
 }
@@ -44,12 +44,12 @@ impl ValueState {
     }
 }
 
-impl<'a> Value<'a> {
+impl<'a> StoredValue<'a> {
     /// The first `len` bytes of `space` as a value's buffer; the rest is left in `space`.
     fn new(space: &mut &'a mut [u8], len: usize) -> Self {
         let (buf, rest) = core::mem::take(space).split_at_mut(len);
         *space = rest;
-        Value { buf, state: ValueState::NotFetched }
+        StoredValue { buf, state: ValueState::NotFetched }
     }
 
     /// `None` when the service has no such value (404) or it was not fetched.
@@ -72,13 +72,13 @@ pub(crate) struct Slot<'m> {
 /// Everything a bootstrap reads from the metadata service, fetched on demand.
 pub struct Metadata<'a> {
     /// One per item, in `Item::ALL`'s order; the keys one per line.
-    pub(crate) values: [Value<'a>; 5],
+    pub(crate) values: [StoredValue<'a>; 5],
     /// The whole document of the clouds that answer with one, and GCP's keys while they
     /// are combined.
-    pub(crate) document: Value<'a>,
+    pub(crate) document: StoredValue<'a>,
 }
 
-fn slot<'m>(item: Item, value: &'m mut Value<'_>) -> Slot<'m> {
+fn slot<'m>(item: Item, value: &'m mut StoredValue<'_>) -> Slot<'m> {
     Slot { item, buf: &mut *value.buf, state: &mut value.state }
 }
 
@@ -93,15 +93,15 @@ impl<'a> Metadata<'a> {
                     Item::SshKeys => KEYS_RESPONSE,
                     _ => SMALL_RESPONSE,
                 };
-                Value::new(space, len)
+                StoredValue::new(space, len)
             }),
-            document: Value::new(space, USERDATA_RESPONSE),
+            document: StoredValue::new(space, USERDATA_RESPONSE),
         }
     }
 
     /// Each item's buffer and state, in `Item::ALL`'s order, and the document's: what a
     /// round fills.
-    pub(crate) fn slots(&mut self) -> ([Slot<'_>; 5], &mut Value<'a>) {
+    pub(crate) fn slots(&mut self) -> ([Slot<'_>; 5], &mut StoredValue<'a>) {
         let [a, b, c, d, e] = &mut self.values;
         let slots = [slot(Item::InstanceId, a), slot(Item::Hostname, b), slot(Item::LocalHostname, c), slot(Item::SshKeys, d), slot(Item::UserData, e)];
         (slots, &mut self.document)

@@ -17,7 +17,7 @@ pub mod openstack;
 pub mod scaleway;
 pub mod vultr;
 
-use crate::json::{JsonError, Value};
+use crate::json::{JsonError, JsonText};
 
 /// The metadata every cloud offers, named as `wisp imds` names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -78,7 +78,7 @@ impl core::fmt::Display for DocumentError {
 /// A string at `path` of a JSON document, unescaped (and base64-decoded in place when
 /// `base64`) into `out`; `Ok(None)` when absent.
 pub(crate) fn document_value(document: &[u8], path: &[&str], base64: bool, out: &mut [u8]) -> Result<Option<usize>, DocumentError> {
-    let Some(value) = Value::parse(document)?.path(path)? else { return Ok(None) };
+    let Some(value) = JsonText::parse(document)?.path(path)? else { return Ok(None) };
     let len = value.unescape_into(out)?;
     if !base64 {
         return Ok(Some(len));
@@ -87,7 +87,7 @@ pub(crate) fn document_value(document: &[u8], path: &[&str], base64: bool, out: 
 }
 
 /// A JSON string (unescaped) or number (as written) into `out`.
-pub(crate) fn json_text(value: Value<'_>, out: &mut [u8]) -> Result<usize, DocumentError> {
+pub(crate) fn json_text(value: JsonText<'_>, out: &mut [u8]) -> Result<usize, DocumentError> {
     if !matches!(value.text.first(), Some(b'-' | b'0'..=b'9')) {
         return Ok(value.unescape_into(out)?);
     }
@@ -98,7 +98,7 @@ pub(crate) fn json_text(value: Value<'_>, out: &mut [u8]) -> Result<usize, Docum
 }
 
 /// An array's strings, or the member `field` of each of its objects, one per line.
-pub(crate) fn json_lines(value: Value<'_>, field: Option<&str>, out: &mut [u8]) -> Result<usize, DocumentError> {
+pub(crate) fn json_lines(value: JsonText<'_>, field: Option<&str>, out: &mut [u8]) -> Result<usize, DocumentError> {
     let full = JsonError::StringTooLong { limit: out.len() };
     let mut written = 0;
     let mut elements = value.elements()?;

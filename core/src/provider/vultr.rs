@@ -16,7 +16,7 @@
 use super::document::Document;
 use super::imds::Service;
 use super::{json_lines, json_text, DocumentError, Item};
-use crate::json::Value;
+use crate::json::JsonText;
 
 pub const METADATA_PATH: &str = "/v1.json";
 pub const TOKEN: (&str, &str) = ("Metadata-Token", "cloudinit");
@@ -32,7 +32,7 @@ pub fn extract(document: &[u8], item: Item, out: &mut [u8]) -> Result<Option<usi
         Item::SshKeys => "public-keys",
         Item::UserData => "user-data",
     };
-    let found = match Value::parse(document)?.get(key)? {
+    let found = match JsonText::parse(document)?.get(key)? {
         Some(value) if item == Item::SshKeys => json_lines(value, None, out)?,
         Some(value) => json_text(value, out)?,
         None => return Ok(None),

@@ -80,7 +80,7 @@ pub fn value(document: &[u8], key: &str, out: &mut [u8]) -> Result<Option<usize>
 }
 
 fn json_value(text: &[u8], key: &str, out: &mut [u8]) -> Result<Option<usize>, MetaDataError> {
-    let doc = json::Value::parse(text)?;
+    let doc = json::JsonText::parse(text)?;
     let Some(value) = doc.get(key)? else { return Ok(None) };
     let mut writer = Out::new(out);
     match value.text.first() {
@@ -108,7 +108,7 @@ fn json_value(text: &[u8], key: &str, out: &mut [u8]) -> Result<Option<usize>, M
 /// or quoted, and one level of `- item` list or `name: value` map under a bare `key:`.
 /// Never inlined: its three callers would each hold a copy and its 16 KiB buffer.
 #[inline(never)]
-fn put_string(v: json::Value<'_>, writer: &mut Out<'_>) -> Result<(), MetaDataError> {
+fn put_string(v: json::JsonText<'_>, writer: &mut Out<'_>) -> Result<(), MetaDataError> {
     let mut buf = [0u8; 16 * 1024];
     let len = v.unescape_into(&mut buf)?;
     writer.put(&buf[..len])?;

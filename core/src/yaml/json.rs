@@ -2,7 +2,7 @@
 
 use core::fmt::{self, Write};
 
-use super::node::{Kind, Scalar, Value};
+use super::node::{Kind, Scalar, NodeRef};
 use super::resolve::{decimal_digits, split_sign};
 use crate::text::{Decimal, Hex};
 
@@ -10,7 +10,7 @@ use crate::text::{Decimal, Hex};
 /// strings (`1`, `true` and `null` keys become "1", "true" and "null"), floats as numbers
 /// of the same value (`Infinity`, `-Infinity`, `NaN` for the special ones), and bytes
 /// (`!!binary`) as cloud-init's `json_dumps` does.
-pub fn write_json(value: Value<'_>, out: &mut dyn Write) -> fmt::Result {
+pub fn write_json(value: NodeRef<'_>, out: &mut dyn Write) -> fmt::Result {
     match value.kind() {
         Kind::Scalar => match value.scalar() {
             Some(Scalar::Str(_) | Scalar::Binary(_)) => write_json_key(value, out),
@@ -42,7 +42,7 @@ pub fn write_json(value: Value<'_>, out: &mut dyn Write) -> fmt::Result {
 }
 
 /// A mapping key as JSON has it: always a string.
-pub fn write_json_key(key: Value<'_>, out: &mut dyn Write) -> fmt::Result {
+pub fn write_json_key(key: NodeRef<'_>, out: &mut dyn Write) -> fmt::Result {
     match key.scalar() {
         Some(Scalar::Str(text)) => write_string(text, out),
         scalar => {

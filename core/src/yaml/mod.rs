@@ -6,7 +6,7 @@
 //! everything PyYAML would not load.
 //!
 //! Four parts, one concept each: `parse` reads the text into nodes; `node` holds them in
-//! buffers the caller owns (an [`Arena`]) and views them (a [`Value`]); `resolve` says
+//! buffers the caller owns (an [`Arena`]) and views them (a [`NodeRef`]); `resolve` says
 //! what a plain scalar is, as PyYAML's SafeLoader (YAML 1.1) resolves it, with two
 //! differences: timestamps stay strings, and an integer beyond 64 bits is an error rather
 //! than a big number; `json` writes a value as Python's `json.dumps` writes what PyYAML
@@ -22,7 +22,7 @@ mod parse;
 mod resolve;
 
 pub use json::{write_json, write_json_key};
-pub use node::{Arena, Entries, Items, Kind, Node, NodeId, Scalar, Value};
+pub use node::{Arena, Entries, Items, Kind, Node, NodeId, Scalar, NodeRef};
 pub use parse::DEPTH_LIMIT;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

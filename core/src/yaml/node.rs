@@ -51,8 +51,8 @@ impl<'b> Arena<'b> {
     }
 
     /// The node `id` (which this arena returned).
-    pub fn value(&self, id: NodeId) -> Value<'_> {
-        Value { nodes: &self.nodes[..self.nodes_used], text: &self.text[..self.text_used], index: id.0 }
+    pub fn value(&self, id: NodeId) -> NodeRef<'_> {
+        NodeRef { nodes: &self.nodes[..self.nodes_used], text: &self.text[..self.text_used], index: id.0 }
     }
 }
 
@@ -71,13 +71,13 @@ pub enum Scalar<'a> {
 
 /// A node, with the arena it lives in.
 #[derive(Clone, Copy)]
-pub struct Value<'a> {
+pub struct NodeRef<'a> {
     nodes: &'a [Node],
     text: &'a [u8],
     index: u32,
 }
 
-impl<'a> Value<'a> {
+impl<'a> NodeRef<'a> {
     fn node(&self) -> &'a Node {
         &self.nodes[self.index as usize]
     }
@@ -147,7 +147,7 @@ impl<'a> Value<'a> {
 
     /// The value of the string key `key` in a mapping; a key written `1` or `true` is not
     /// the string "1" or "true", as in Python. The last of duplicate keys wins.
-    pub fn get(&self, key: &str) -> Option<Value<'a>> {
+    pub fn get(&self, key: &str) -> Option<NodeRef<'a>> {
         self.pairs().filter(|(k, _)| k.scalar() == Some(Scalar::Str(key))).last().map(|(_, v)| v)
     }
 
@@ -177,38 +177,38 @@ impl<'a> Value<'a> {
         self.len() == 0
     }
 
-    fn children(&self) -> impl Iterator<Item = Value<'a>> + 'a {
+    fn children(&self) -> impl Iterator<Item = NodeRef<'a>> + 'a {
         let this = *self;
         let mut next = if this.kind() == Kind::Scalar { 0 } else { this.node().first_child };
         core::iter::from_fn(move || {
             let index = next.checked_sub(1)?;
             next = this.nodes.get(index as usize)?.next_sibling;
-            Some(Value { index, ..this })
+            Some(NodeRef { index, ..this })
         })
     }
 
-    fn pairs(&self) -> impl Iterator<Item = (Value<'a>, Value<'a>)> + 'a {
+    fn pairs(&self) -> impl Iterator<Item = (NodeRef<'a>, NodeRef<'a>)> + 'a {
         let mapping = self.kind() == Kind::Mapping;
         let mut children = self.children();
         core::iter::from_fn(move || if mapping { Some((children.next()?, children.next()?)) } else { None })
     }
 }
 
-/// A mapping's entries (`Value::entries`): a type of its own with one out-of-line `next`,
+/// A mapping's entries (`NodeRef::entries`): a type of its own with one out-of-line `next`,
 /// so that the many loops over entries do not each carry a copy of it.
 pub struct Entries<'a> {
-    map: Value<'a>,
+    map: NodeRef<'a>,
     /// The next key's node index plus one; 0 at the end.
     next: u32,
 }
 
 impl<'a> Iterator for Entries<'a> {
-    type Item = (Value<'a>, Value<'a>);
+    type Item = (NodeRef<'a>, NodeRef<'a>);
 
     #[inline(never)]
-    fn next(&mut self) -> Option<(Value<'a>, Value<'a>)> {
+    fn next(&mut self) -> Option<(NodeRef<'a>, NodeRef<'a>)> {
         while let Some(index) = self.next.checked_sub(1) {
-            let key = Value { index, ..self.map };
+            let key = NodeRef { index, ..self.map };
             let value = self.map.nodes.get(index as usize)?.next_sibling.checked_sub(1)?;
             self.next = self.map.nodes.get(value as usize)?.next_sibling;
             if self.map.pairs().take_while(|(k, _)| k.index != index).any(|(earlier, _)| same_key(earlier, key)) {
@@ -220,31 +220,31 @@ impl<'a> Iterator for Entries<'a> {
     }
 }
 
-/// A sequence's items (`Value::items`), with one out-of-line `next`.
+/// A sequence's items (`NodeRef::items`), with one out-of-line `next`.
 pub struct Items<'a> {
-    of: Value<'a>,
+    of: NodeRef<'a>,
     next: u32,
 }
 
 impl<'a> Iterator for Items<'a> {
-    type Item = Value<'a>;
+    type Item = NodeRef<'a>;
 
     #[inline(never)]
-    fn next(&mut self) -> Option<Value<'a>> {
+    fn next(&mut self) -> Option<NodeRef<'a>> {
         let index = self.next.checked_sub(1)?;
         self.next = self.of.nodes.get(index as usize)?.next_sibling;
-        Some(Value { index, ..self.of })
+        Some(NodeRef { index, ..self.of })
     }
 }
 
-impl fmt::Debug for Value<'_> {
+impl fmt::Debug for NodeRef<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write_json(*self, f)
     }
 }
 
 /// Python's dict keys: equal strings, or equal numbers (`True == 1`).
-fn same_key(a: Value<'_>, b: Value<'_>) -> bool {
+fn same_key(a: NodeRef<'_>, b: NodeRef<'_>) -> bool {
     let number = |s| match s {
         Some(Scalar::Int(n)) => Some(n),
         Some(Scalar::Bool(b)) => Some(i64::from(b)),

@@ -42,19 +42,19 @@ fn decimal(f: &mut core::fmt::Formatter<'_>, mut n: usize) -> core::fmt::Result 
     f.write_str(core::str::from_utf8(&digits[start..]).unwrap_or("?"))
 }
 
-pub struct CPath {
+pub struct NulTerminated {
     buf: [u8; PATH_LIMIT + 1],
     len: usize,
 }
 
-impl CPath {
+impl NulTerminated {
     pub const fn new() -> Self {
-        CPath { buf: [0; PATH_LIMIT + 1], len: 0 }
+        NulTerminated { buf: [0; PATH_LIMIT + 1], len: 0 }
     }
 
     /// Joins the pieces as given: no separators are added or removed.
     pub fn from_parts(parts: &[&[u8]]) -> Result<Self, PathError> {
-        let mut path = CPath::new();
+        let mut path = NulTerminated::new();
         for part in parts {
             path.push(part)?;
         }
@@ -95,7 +95,7 @@ impl CPath {
     }
 }
 
-impl Default for CPath {
+impl Default for NulTerminated {
     fn default() -> Self {
         Self::new()
     }
