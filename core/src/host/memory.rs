@@ -305,6 +305,14 @@ impl super::batch::Batch for MemorySystem {
     }
 }
 
+impl super::room::Room for MemorySystem {
+    type Buffer = Vec<u8>;
+
+    fn room(&mut self, len: usize, _what: &str) -> Result<Vec<u8>, std::string::String> {
+        Ok(std::vec![0; len])
+    }
+}
+
 impl super::messages::Messages for MemorySystem {
     type Text = std::string::String;
 
