@@ -46,6 +46,9 @@ pub struct Account<'a> {
     pub set_password: bool,
     /// cloud-config's `expiredate` and `inactive`, for an account made now.
     pub expiry: accounts::Expiry,
+    /// Asked for by cloud-config's `users`: its name is checked, and uid 0 or an existing
+    /// system account (without `system`) is refused before anything is written.
+    pub requested: bool,
 }
 
 /// The account's uid once it exists as described, and whether an optional group was
@@ -69,6 +72,9 @@ pub fn ensure_account<H: Files + Batch + Messages + Room>(host: &mut H, account:
     let mut passwd = SystemFile::read(host, "/etc/passwd", 0o644, passwd_buf)?;
     let mut group = SystemFile::read(host, "/etc/group", 0o644, group_buf)?;
     let mut shadow = SystemFile::read(host, "/etc/shadow", 0o640, shadow_buf)?;
+    if account.requested {
+        accounts::check_requested_account(passwd.text(), name, account.uid, account.system).map_err(|e| said(host, &e))?;
+    }
     let ids = if account.system { accounts::SYSTEM_IDS } else { accounts::FIRST_ID..=accounts::LAST_ID };
     let no_free_id = |host: &H| said(host, &AccountsError::NoFreeId);
     let (uid, gid, home) = match accounts::find_user(passwd.text(), name) {
@@ -169,6 +175,7 @@ pub fn create_default_user<H: Files + Batch + Messages + Room>(host: &mut H, nam
         password: b"*",
         set_password: false,
         expiry: accounts::Expiry::default(),
+        requested: false,
     };
     let mut done = Done::new();
     // The account's files and its rules take their new contents together.
@@ -415,14 +422,8 @@ fn apply_user<H: Files + Batch + Messages + Random + Room>(host: &mut H, spec: &
         password: password.unwrap_or(b"*"),
         set_password: password.is_some(),
         expiry: spec.expiry,
+        requested: true,
     };
-    let mut passwd = host.room(FILE_LIMIT, "/etc/passwd")?;
-    let passwd = match host.read(b"/etc/passwd", &mut passwd) {
-        Ok(len) => &passwd[..len.unwrap_or(0)],
-        Err(TOO_LARGE) => return Err(host.text(format_args!("{}: larger than {FILE_LIMIT} bytes", host.under_root(b"/etc/passwd"), FILE_LIMIT = Decimal(FILE_LIMIT as u64)))),
-        Err(e) => return Err(host.path_error(b"/etc/passwd", e)),
-    };
-    accounts::check_requested_account(passwd, account.name, spec.uid, spec.system).map_err(|e| host.text(format_args!("user {}: {e}", H::shown(account.name))))?;
     let mut done = Done::new();
     if let Err(e) = ensure_account(host, &account, today, &mut done).and_then(|_| commit(host)) {
         // The next user starts from the files as they are, without this one's pieces.
