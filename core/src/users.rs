@@ -591,6 +591,19 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn room_the_host_refuses_is_said_by_name_and_changes_nothing() {
+        let mut host = image();
+        host.no_room = true;
+        let files = host.host.files.clone();
+        let e = create_default_user(&mut host, b"alpine", None, TODAY).unwrap_err();
+        assert_eq!(e, "cannot reserve 131072 bytes for /etc/passwd, group and shadow");
+        assert_eq!(host.host.files, files);
+        assert_eq!(host.commits, 0);
+        let e = install_keys(&mut host, b"root", &[]).unwrap_err();
+        assert_eq!(e, "cannot reserve 98304 bytes for /etc/passwd and authorized_keys");
+    }
+
+    #[test]
     fn a_failed_host_call_commits_nothing() {
         let mut host = image();
         host.host.fail.insert(b"/etc/shadow".to_vec(), HostError { errno: 28 });
