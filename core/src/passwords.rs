@@ -7,6 +7,7 @@ use crate::host::batch::Batch;
 use crate::host::files::Files;
 use crate::host::messages::Messages;
 use crate::host::random::Random;
+use crate::host::room::Room;
 use crate::sha512_crypt;
 use crate::system_files::{self, SystemFile, FILE_LIMIT};
 use crate::text::Decimal;
@@ -55,7 +56,7 @@ fn hash_plain<H: Messages + Random>(host: &mut H, password: &[u8], out: &mut [u8
 /// `password` (for `default_user`) and `chpasswd`; the number of passwords set. Every
 /// entry is checked (its form, its user's shadow entry) before any password is set; a
 /// password that does not expire is dated `today` (days since 1970).
-pub fn apply<H: Files + Batch + Messages + Random>(host: &mut H, default_user: &str, config: &CloudConfig<'_>, today: u64) -> Result<usize, H::Text> {
+pub fn apply<H: Files + Batch + Messages + Random + Room>(host: &mut H, default_user: &str, config: &CloudConfig<'_>, today: u64) -> Result<usize, H::Text> {
     passwords(host, default_user, config, today, false)?;
     passwords(host, default_user, config, today, true)
 }
@@ -76,7 +77,7 @@ struct Entry<'a> {
 }
 
 /// `write: false` checks everything and changes nothing.
-fn passwords<H: Files + Batch + Messages + Random>(host: &mut H, default_user: &str, config: &CloudConfig<'_>, today: u64, write: bool) -> Result<usize, H::Text> {
+fn passwords<H: Files + Batch + Messages + Random + Room>(host: &mut H, default_user: &str, config: &CloudConfig<'_>, today: u64, write: bool) -> Result<usize, H::Text> {
     let chpasswd = config.value("chpasswd");
     let field = |name: &str| chpasswd.and_then(|c| c.get(name)).filter(|v| !v.is_null());
     let expire = field("expire").map(|v| cloud_config::flag("chpasswd", v)).transpose()?.unwrap_or(true);
@@ -156,11 +157,11 @@ fn is_crypt_hash(text: &str) -> bool {
 
 /// Replaces the user's password field, its last change dated `days` (0 makes the user
 /// choose a new one at the next login).
-fn set_shadow<H: Files + Batch + Messages>(host: &mut H, name: &[u8], field: &[u8], days: u64, write: bool) -> Result<(), H::Text> {
-    let mut shadow_buf = [0u8; FILE_LIMIT];
-    let mut shadow = SystemFile::read(host, "/etc/shadow", 0o640, &mut shadow_buf)?;
-    let mut new = [0u8; FILE_LIMIT];
-    let len = crate::shadow::set_shadow_password(shadow.text(), name, field, days, &mut new)
+fn set_shadow<H: Files + Batch + Room>(host: &mut H, name: &[u8], field: &[u8], days: u64, write: bool) -> Result<(), H::Text> {
+    let mut room = host.room(2 * FILE_LIMIT, "/etc/shadow")?;
+    let [shadow_buf, new] = system_files::file_buffers(&mut room);
+    let mut shadow = SystemFile::read(host, "/etc/shadow", 0o640, shadow_buf)?;
+    let len = crate::shadow::set_shadow_password(shadow.text(), name, field, days, new)
         .map_err(|e| host.text(format_args!("chpasswd {}: {e}", H::shown(name))))?;
     if !write {
         return Ok(());

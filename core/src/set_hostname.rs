@@ -5,6 +5,7 @@ use crate::cloud_config::CloudConfig;
 use crate::host::batch::Batch;
 use crate::host::files::Files;
 use crate::host::messages::Messages;
+use crate::host::room::Room;
 use crate::host::uts::HostName;
 use crate::hostname::{self, Hostname};
 use crate::hosts_file;
@@ -16,7 +17,7 @@ use crate::text::Plain;
 /// unless cloud-config sets `preserve_hostname`; `manage_etc_hosts: false` leaves
 /// /etc/hosts alone. A name that is not a valid host name is left out with a warning:
 /// wrong for good, it must not fail the boot.
-pub fn set_hostname<H: Files + Batch + Messages + HostName>(host: &mut H, value: Option<&[u8]>, config: Option<&CloudConfig<'_>>) -> Result<H::Text, H::Text> {
+pub fn set_hostname<H: Files + Batch + Messages + HostName + Room>(host: &mut H, value: Option<&[u8]>, config: Option<&CloudConfig<'_>>) -> Result<H::Text, H::Text> {
     let mut manage_hosts = true;
     let (mut short, mut full, mut prefer_full) = (None, None, false);
     if let Some(config) = config {
@@ -53,10 +54,10 @@ pub fn set_hostname<H: Files + Batch + Messages + HostName>(host: &mut H, value:
         host.stage(b"/etc/hostname", &hostname_line, 0o644, None).map_err(|e| system_files::failed(host, b"/etc/hostname", e, ""))?;
     }
     if manage_hosts {
-        let mut hosts_buf = [0u8; FILE_LIMIT];
-        let mut hosts = SystemFile::read(host, "/etc/hosts", 0o644, &mut hosts_buf)?;
-        let mut new = [0u8; FILE_LIMIT];
-        if let Some(len) = hosts_file::update(hosts.text(), full, short, &mut new).map_err(|e| system_files::said(host, &e))? {
+        let mut room = host.room(2 * FILE_LIMIT, "/etc/hosts")?;
+        let [hosts_buf, new] = system_files::file_buffers(&mut room);
+        let mut hosts = SystemFile::read(host, "/etc/hosts", 0o644, hosts_buf)?;
+        if let Some(len) = hosts_file::update(hosts.text(), full, short, new).map_err(|e| system_files::said(host, &e))? {
             hosts.replace(&new[..len], host)?;
         }
     }

@@ -20,6 +20,13 @@ pub const TOO_LARGE: HostError = HostError { errno: 27 };
 /// ELOOP: what opening a symlink with O_NOFOLLOW says.
 pub const SYMLINK: HostError = HostError { errno: 40 };
 
+/// `N` buffers of `FILE_LIMIT` bytes cut from the host's room for them (`Room::room` of
+/// `N * FILE_LIMIT`), for the files a rule reads whole and the new text it writes: mapped,
+/// not on the stack, whose probes would touch every page of them however small the files.
+pub fn file_buffers<const N: usize>(room: &mut [u8]) -> &mut [[u8; FILE_LIMIT]; N] {
+    room.as_chunks_mut().0.first_chunk_mut().unwrap()
+}
+
 /// A system file read whole, with the mode and owner it must keep when rewritten.
 pub struct SystemFile<'b> {
     path: &'static str,

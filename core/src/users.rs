@@ -12,8 +12,9 @@ use crate::host::batch::Batch;
 use crate::host::files::{Files, Kind};
 use crate::host::messages::Messages;
 use crate::host::random::Random;
+use crate::host::room::Room;
 use crate::out::Out;
-use crate::system_files::{commit, directory_itself, failed, has_contents, is_directory, joined, said, split_path, SystemFile, FILE_LIMIT, SYMLINK, TOO_LARGE};
+use crate::system_files::{commit, directory_itself, failed, file_buffers, has_contents, is_directory, joined, said, split_path, SystemFile, FILE_LIMIT, SYMLINK, TOO_LARGE};
 use crate::text::{Decimal, Plain};
 
 /// Most keys installed at once.
@@ -45,6 +46,9 @@ pub struct Account<'a> {
     pub set_password: bool,
     /// cloud-config's `expiredate` and `inactive`, for an account made now.
     pub expiry: accounts::Expiry,
+    /// Asked for by cloud-config's `users`: its name is checked, and uid 0 or an existing
+    /// system account (without `system`) is refused before anything is written.
+    pub requested: bool,
 }
 
 /// The account's uid once it exists as described, and whether an optional group was
@@ -61,13 +65,16 @@ pub type Done = heapless::Vec<&'static str, 8>;
 /// after a crash completes what is missing; `done` names the steps taken. The files it
 /// changes are staged in the host's batch, for the caller to commit; a new password field
 /// is dated `today` (days since 1970).
-pub fn ensure_account<H: Files + Batch + Messages>(host: &mut H, account: &Account<'_>, today: u64, done: &mut Done) -> Result<Ensured, H::Text> {
+pub fn ensure_account<H: Files + Batch + Messages + Room>(host: &mut H, account: &Account<'_>, today: u64, done: &mut Done) -> Result<Ensured, H::Text> {
     let name = account.name;
-    let (mut passwd_buf, mut group_buf, mut shadow_buf) = ([0u8; FILE_LIMIT], [0u8; FILE_LIMIT], [0u8; FILE_LIMIT]);
-    let mut passwd = SystemFile::read(host, "/etc/passwd", 0o644, &mut passwd_buf)?;
-    let mut group = SystemFile::read(host, "/etc/group", 0o644, &mut group_buf)?;
-    let mut shadow = SystemFile::read(host, "/etc/shadow", 0o640, &mut shadow_buf)?;
-    let mut new = [0u8; FILE_LIMIT];
+    let mut room = host.room(4 * FILE_LIMIT, "/etc/passwd, group and shadow")?;
+    let [passwd_buf, group_buf, shadow_buf, new] = file_buffers(&mut room);
+    let mut passwd = SystemFile::read(host, "/etc/passwd", 0o644, passwd_buf)?;
+    let mut group = SystemFile::read(host, "/etc/group", 0o644, group_buf)?;
+    let mut shadow = SystemFile::read(host, "/etc/shadow", 0o640, shadow_buf)?;
+    if account.requested {
+        accounts::check_requested_account(passwd.text(), name, account.uid, account.system).map_err(|e| said(host, &e))?;
+    }
     let ids = if account.system { accounts::SYSTEM_IDS } else { accounts::FIRST_ID..=accounts::LAST_ID };
     let no_free_id = |host: &H| said(host, &AccountsError::NoFreeId);
     let (uid, gid, home) = match accounts::find_user(passwd.text(), name) {
@@ -86,7 +93,7 @@ pub fn ensure_account<H: Files + Batch + Messages>(host: &mut H, account: &Accou
                         Some(uid) if accounts::gid_is_free(group.text(), uid) => uid,
                         _ => accounts::free_id_in(passwd.text(), group.text(), ids.clone()).ok_or_else(|| no_free_id(host))?,
                     };
-                    let len = accounts::add_group(group.text(), group_name, id, &mut new).map_err(|e| said(host, &e))?;
+                    let len = accounts::add_group(group.text(), group_name, id, new).map_err(|e| said(host, &e))?;
                     group.replace(&new[..len], host)?;
                     let _ = done.push("group");
                     id
@@ -108,18 +115,18 @@ pub fn ensure_account<H: Files + Batch + Messages>(host: &mut H, account: &Accou
                 }
             };
             let user = User { name, uid, gid, home: &home, shell: account.shell };
-            let len = accounts::add_user(passwd.text(), &user, account.gecos, &mut new).map_err(|e| said(host, &e))?;
+            let len = accounts::add_user(passwd.text(), &user, account.gecos, new).map_err(|e| said(host, &e))?;
             passwd.replace(&new[..len], host)?;
             let _ = done.push("user");
             (uid, gid, home)
         }
     };
     if !accounts::has_shadow_entry(shadow.text(), name) {
-        let len = accounts::add_shadow(shadow.text(), name, account.password, today, account.expiry, &mut new).map_err(|e| said(host, &e))?;
+        let len = accounts::add_shadow(shadow.text(), name, account.password, today, account.expiry, new).map_err(|e| said(host, &e))?;
         shadow.replace(&new[..len], host)?;
         let _ = done.push("shadow");
     } else if account.set_password {
-        let len = crate::shadow::set_shadow_password(shadow.text(), name, account.password, today, &mut new).map_err(|e| said(host, &e))?;
+        let len = crate::shadow::set_shadow_password(shadow.text(), name, account.password, today, new).map_err(|e| said(host, &e))?;
         if new[..len] != *shadow.text() {
             shadow.replace(&new[..len], host)?;
             let _ = done.push("password");
@@ -129,10 +136,10 @@ pub fn ensure_account<H: Files + Batch + Messages>(host: &mut H, account: &Accou
     for (&member_of, optional) in account.groups.iter().map(|g| (g, false)).chain(account.optional_groups.iter().map(|g| (g, true))) {
         if !optional && accounts::find_group(group.text(), member_of).is_none() {
             let id = accounts::free_id_in(passwd.text(), group.text(), accounts::SYSTEM_IDS).ok_or_else(|| no_free_id(host))?;
-            let len = accounts::add_group(group.text(), member_of, id, &mut new).map_err(|e| said(host, &e))?;
+            let len = accounts::add_group(group.text(), member_of, id, new).map_err(|e| said(host, &e))?;
             group.replace(&new[..len], host)?;
         }
-        match accounts::add_member(group.text(), member_of, name, &mut new) {
+        match accounts::add_member(group.text(), member_of, name, new) {
             Ok(Some(len)) => {
                 group.replace(&new[..len], host)?;
                 let _ = done.push(if optional { "wheel" } else { "groups" });
@@ -150,7 +157,7 @@ pub fn ensure_account<H: Files + Batch + Messages>(host: &mut H, account: &Accou
 
 /// The default user (`name`, from CLOUD_USER), in group `wheel` where the image has one,
 /// with sudo's and doas' rules for `wheel` where those tools are.
-pub fn create_default_user<H: Files + Batch + Messages>(host: &mut H, name: &[u8], config: Option<&CloudConfig<'_>>, today: u64) -> Result<H::Text, H::Text> {
+pub fn create_default_user<H: Files + Batch + Messages + Room>(host: &mut H, name: &[u8], config: Option<&CloudConfig<'_>>, today: u64) -> Result<H::Text, H::Text> {
     if config.is_some_and(|c| !c.wants_default_user()) {
         return Ok(host.text(format_args!("cloud-config users lists no default: {} not created", H::shown(name))));
     }
@@ -168,6 +175,7 @@ pub fn create_default_user<H: Files + Batch + Messages>(host: &mut H, name: &[u8
         password: b"*",
         set_password: false,
         expiry: accounts::Expiry::default(),
+        requested: false,
     };
     let mut done = Done::new();
     // The account's files and its rules take their new contents together.
@@ -244,7 +252,7 @@ fn create_home<H: Files + Messages>(host: &mut H, home: &[u8], uid: u32, gid: u3
 
 /// The metadata's keys (one a line) and cloud-config's `ssh_authorized_keys`, for the
 /// default user `name`. A key that is wrong is left out with a warning.
-pub fn set_ssh_keys<H: Files + Messages>(host: &mut H, name: &[u8], value: Option<&[u8]>, config: Option<&CloudConfig<'_>>) -> Result<H::Text, H::Text> {
+pub fn set_ssh_keys<H: Files + Messages + Room>(host: &mut H, name: &[u8], value: Option<&[u8]>, config: Option<&CloudConfig<'_>>) -> Result<H::Text, H::Text> {
     let mut keys: heapless::Vec<PublicKey<'_>, KEYS_LIMIT> = heapless::Vec::new();
     for (index, line) in value.unwrap_or(b"").split(|&b| b == b'\n').enumerate() {
         if line.iter().all(|b| b.is_ascii_whitespace()) {
@@ -283,9 +291,10 @@ fn add_config_keys<'a, H: Messages>(host: &H, listed: crate::yaml::NodeRef<'a>, 
 
 /// Merges `keys` into the user's `~/.ssh/authorized_keys`, never through a symlink (at
 /// the home, at `.ssh` or at the file).
-pub fn install_keys<H: Files + Messages>(host: &mut H, name: &[u8], keys: &[PublicKey<'_>]) -> Result<H::Text, H::Text> {
-    let mut passwd_buf = [0u8; FILE_LIMIT];
-    let passwd = SystemFile::read(host, "/etc/passwd", 0o644, &mut passwd_buf)?;
+pub fn install_keys<H: Files + Messages + Room>(host: &mut H, name: &[u8], keys: &[PublicKey<'_>]) -> Result<H::Text, H::Text> {
+    let mut room = host.room(3 * FILE_LIMIT, "/etc/passwd and authorized_keys")?;
+    let [passwd_buf, existing, new] = file_buffers(&mut room);
+    let passwd = SystemFile::read(host, "/etc/passwd", 0o644, passwd_buf)?;
     let user = accounts::find_user(passwd.text(), name).ok_or_else(|| host.text(format_args!("user {} does not exist", H::shown(name))))?;
     let (parent, _) = split_home(host, user.home)?;
     let ssh_error = |host: &H, e| failed(host, b"~/.ssh", e, "");
@@ -302,21 +311,19 @@ pub fn install_keys<H: Files + Messages>(host: &mut H, name: &[u8], keys: &[Publ
     // A symlink planted at ~/.ssh is refused, not followed.
     directory_itself(host, ssh).map_err(|e| refused(host, "~/.ssh", e))?;
     host.set_owner_and_mode(ssh, user.uid, user.gid, 0o700).map_err(|e| ssh_error(host, e))?;
-    let mut existing = [0u8; FILE_LIMIT];
     let meta = host.metadata(file).map_err(|e| refused(host, "~/.ssh/authorized_keys", e))?;
     if meta.is_some_and(|m| m.kind == Kind::Symlink) {
         return Err(refused(host, "~/.ssh/authorized_keys", SYMLINK));
     }
-    let existing_len = match host.read(file, &mut existing) {
+    let existing_len = match host.read(file, existing) {
         Ok(len) => len.unwrap_or(0),
         Err(TOO_LARGE) => return Err(host.text(format_args!("authorized_keys is larger than {limit} bytes", limit = Decimal(FILE_LIMIT as u64)))),
         Err(e) => return Err(refused(host, "~/.ssh/authorized_keys", e)),
     };
-    let mut new = [0u8; FILE_LIMIT];
     let owner = Some((user.uid, user.gid));
     let count = keys.len();
     let write_error = |host: &H, e| failed(host, b"authorized_keys", e, "");
-    match authorized_keys::merge(&existing[..existing_len], keys, &mut new).map_err(|e| said(host, &e))? {
+    match authorized_keys::merge(&existing[..existing_len], keys, new).map_err(|e| said(host, &e))? {
         Some(len) => {
             host.write(file, &new[..len], 0o600, owner).map_err(|e| write_error(host, e))?;
             Ok(host.text(format_args!("{count} keys for {}", H::shown(name), count = Decimal(count as u64))))
@@ -343,7 +350,7 @@ const RULES_LIMIT: usize = 8 * 1024;
 /// `userdata_users`: cloud-config's `groups`, then `users` (the default user is
 /// `create_default_user`'s), each with its groups, password, sudo and doas rules and
 /// keys; then `password` and `chpasswd` for `default_user`. Dates are `today`'s.
-pub fn apply_users<H: Files + Batch + Messages + Random>(host: &mut H, default_user: &str, config: &CloudConfig<'_>, today: u64) -> Result<H::Text, H::Text> {
+pub fn apply_users<H: Files + Batch + Messages + Random + Room>(host: &mut H, default_user: &str, config: &CloudConfig<'_>, today: u64) -> Result<H::Text, H::Text> {
     let mut groups_made = 0;
     if let Some(groups) = config.value("groups") {
         groups_made = apply_groups(host, groups)?;
@@ -393,7 +400,7 @@ pub fn apply_users<H: Files + Batch + Messages + Random>(host: &mut H, default_u
 }
 
 /// One user of `users`.
-fn apply_user<H: Files + Batch + Messages + Random>(host: &mut H, spec: &cloud_config::UserSpec<'_>, today: u64) -> Result<(), H::Text> {
+fn apply_user<H: Files + Batch + Messages + Random + Room>(host: &mut H, spec: &cloud_config::UserSpec<'_>, today: u64) -> Result<(), H::Text> {
     let mut groups: heapless::Vec<&[u8], GROUPS_LIMIT> = heapless::Vec::new();
     if let Some(listed) = spec.groups {
         cloud_config::for_each_name("users", listed, |name, at| groups.push(name.as_bytes()).map_err(|_| cloud_config::error("users", at, "more than 16 groups")))
@@ -415,14 +422,8 @@ fn apply_user<H: Files + Batch + Messages + Random>(host: &mut H, spec: &cloud_c
         password: password.unwrap_or(b"*"),
         set_password: password.is_some(),
         expiry: spec.expiry,
+        requested: true,
     };
-    let mut passwd = [0u8; FILE_LIMIT];
-    let passwd = match host.read(b"/etc/passwd", &mut passwd) {
-        Ok(len) => &passwd[..len.unwrap_or(0)],
-        Err(TOO_LARGE) => return Err(host.text(format_args!("{}: larger than {FILE_LIMIT} bytes", host.under_root(b"/etc/passwd"), FILE_LIMIT = Decimal(FILE_LIMIT as u64)))),
-        Err(e) => return Err(host.path_error(b"/etc/passwd", e)),
-    };
-    accounts::check_requested_account(passwd, account.name, spec.uid, spec.system).map_err(|e| host.text(format_args!("user {}: {e}", H::shown(account.name))))?;
     let mut done = Done::new();
     if let Err(e) = ensure_account(host, &account, today, &mut done).and_then(|_| commit(host)) {
         // The next user starts from the files as they are, without this one's pieces.
@@ -439,18 +440,18 @@ fn apply_user<H: Files + Batch + Messages + Random>(host: &mut H, spec: &cloud_c
 
 /// cloud-config's `groups`: names, or `{group: [members]}`; members that are not users
 /// are left out, as cloud-init does. The number of groups made.
-fn apply_groups<H: Files + Batch + Messages>(host: &mut H, groups: crate::yaml::NodeRef<'_>) -> Result<usize, H::Text> {
+fn apply_groups<H: Files + Batch + Messages + Room>(host: &mut H, groups: crate::yaml::NodeRef<'_>) -> Result<usize, H::Text> {
     let mut made = 0;
     // Read once for every group: /etc/group is kept up to date as groups are added.
-    let (mut passwd_buf, mut group_buf) = ([0u8; FILE_LIMIT], [0u8; FILE_LIMIT]);
-    let passwd = SystemFile::read(host, "/etc/passwd", 0o644, &mut passwd_buf)?;
-    let mut group = SystemFile::read(host, "/etc/group", 0o644, &mut group_buf)?;
-    let mut new = [0u8; FILE_LIMIT];
+    let mut room = host.room(3 * FILE_LIMIT, "/etc/passwd and group")?;
+    let [passwd_buf, group_buf, new] = file_buffers(&mut room);
+    let passwd = SystemFile::read(host, "/etc/passwd", 0o644, passwd_buf)?;
+    let mut group = SystemFile::read(host, "/etc/group", 0o644, group_buf)?;
     // Every group's change is one rewrite of /etc/group, made when all are known.
     let mut ensure = |host: &mut H, name: &str, members: Option<crate::yaml::NodeRef<'_>>| -> Result<(), H::Text> {
         if accounts::find_group(group.text(), name.as_bytes()).is_none() {
             let id = accounts::free_id_in(passwd.text(), group.text(), accounts::SYSTEM_IDS).ok_or_else(|| said(host, &AccountsError::NoFreeId))?;
-            let len = accounts::add_group(group.text(), name.as_bytes(), id, &mut new).map_err(|e| host.text(format_args!("group {}: {e}", H::shown(name.as_bytes()))))?;
+            let len = accounts::add_group(group.text(), name.as_bytes(), id, new).map_err(|e| host.text(format_args!("group {}: {e}", H::shown(name.as_bytes()))))?;
             group.replace(&new[..len], host)?;
             made += 1;
         }
@@ -460,7 +461,7 @@ fn apply_groups<H: Files + Batch + Messages>(host: &mut H, groups: crate::yaml::
                     host.error(format_args!("groups: {}: no user {}: not added", H::shown(name.as_bytes()), H::shown(member.as_bytes())));
                     return Ok(());
                 }
-                if let Some(len) = accounts::add_member(group.text(), name.as_bytes(), member.as_bytes(), &mut new).map_err(|e| said(host, &e))? {
+                if let Some(len) = accounts::add_member(group.text(), name.as_bytes(), member.as_bytes(), new).map_err(|e| said(host, &e))? {
                     group.replace(&new[..len], host)?;
                 }
                 Ok(())
@@ -587,6 +588,19 @@ pub(crate) mod tests {
         assert_eq!(host.contents("/etc/sudoers.d/wheel"), Some("%wheel ALL=(ALL) NOPASSWD: ALL\n"));
         assert_eq!(host.meta("/etc/sudoers.d/wheel").mode, 0o440);
         assert!(host.contents("/etc/doas.d/wheel.conf").is_none());
+    }
+
+    #[test]
+    fn room_the_host_refuses_is_said_by_name_and_changes_nothing() {
+        let mut host = image();
+        host.no_room = true;
+        let files = host.host.files.clone();
+        let e = create_default_user(&mut host, b"alpine", None, TODAY).unwrap_err();
+        assert_eq!(e, "cannot reserve 131072 bytes for /etc/passwd, group and shadow");
+        assert_eq!(host.host.files, files);
+        assert_eq!(host.commits, 0);
+        let e = install_keys(&mut host, b"root", &[]).unwrap_err();
+        assert_eq!(e, "cannot reserve 98304 bytes for /etc/passwd and authorized_keys");
     }
 
     #[test]

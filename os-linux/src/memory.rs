@@ -51,7 +51,23 @@ impl Mapping {
     }
 }
 
+impl core::ops::Deref for Mapping {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        self.as_slice()
+    }
+}
+
+impl core::ops::DerefMut for Mapping {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        self.as_mut_slice()
+    }
+}
+
 impl Drop for Mapping {
+    // One copy for every owner's exits, not one inlined at each.
+    #[inline(never)]
     fn drop(&mut self) {
         if self.len > 0 {
             // SAFETY: munmap(2) of exactly the range mmap returned; no slice of it outlives

@@ -115,6 +115,14 @@ impl core::fmt::Display for UnderRoot<'_> {
     }
 }
 
+impl wisp_core::host::room::Room for System<'_> {
+    type Buffer = wisp_os_linux::memory::Mapping;
+
+    fn room(&mut self, len: usize, what: &str) -> Result<Self::Buffer, Message> {
+        crate::memory::map(len, what)
+    }
+}
+
 impl wisp_core::host::random::Random for System<'_> {
     fn fill(&mut self, buf: &mut [u8]) -> Result<(), HostError> {
         wisp_os_linux::system::random_bytes(buf).map_err(host_error)

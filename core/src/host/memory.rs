@@ -297,11 +297,13 @@ pub struct MemorySystem {
     pub programs: Vec<(Vec<u8>, fn(&mut MemoryHost, &[&[u8]]) -> Option<Vec<u8>>)>,
     /// Each program run, as its arguments joined by spaces.
     pub runs: Vec<std::string::String>,
+    /// Whether room is refused, as the kernel refuses a mapping (ENOMEM).
+    pub no_room: bool,
 }
 
 impl MemorySystem {
     pub fn new(host: MemoryHost) -> MemorySystem {
-        MemorySystem { host, staged: Vec::new(), commits: 0, said: Default::default(), host_name: None, random: 7, programs: Vec::new(), runs: Vec::new() }
+        MemorySystem { host, staged: Vec::new(), commits: 0, said: Default::default(), host_name: None, random: 7, programs: Vec::new(), runs: Vec::new(), no_room: false }
     }
 
     pub fn contents(&self, path: &str) -> Option<&str> {
@@ -378,6 +380,17 @@ impl super::batch::Batch for MemorySystem {
 
     fn discard(&mut self) {
         self.staged.clear();
+    }
+}
+
+impl super::room::Room for MemorySystem {
+    type Buffer = Vec<u8>;
+
+    fn room(&mut self, len: usize, what: &str) -> Result<Vec<u8>, std::string::String> {
+        match self.no_room {
+            true => Err(std::format!("cannot reserve {len} bytes for {what}")),
+            false => Ok(std::vec![0; len]),
+        }
     }
 }
 

@@ -28,6 +28,7 @@ pub mod batch;
 pub mod messages;
 pub mod programs;
 pub mod random;
+pub mod room;
 pub mod uts;
 // ntp: a service enabled in a runlevel
 pub mod symlinks;
