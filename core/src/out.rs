@@ -30,18 +30,8 @@ impl<'o> Out<'o> {
     }
 
     /// A number in decimal.
-    pub fn put_decimal(&mut self, mut n: u64) -> Result<(), Full> {
-        let mut digits = [0u8; 20];
-        let mut start = digits.len();
-        loop {
-            start -= 1;
-            digits[start] = b'0' + (n % 10) as u8;
-            n /= 10;
-            if n == 0 {
-                break;
-            }
-        }
-        self.put(&digits[start..])
+    pub fn put_decimal(&mut self, n: u64) -> Result<(), Full> {
+        self.put(crate::text::decimal_digits(n, &mut [0; 20]))
     }
 
     pub fn len(&self) -> usize {

@@ -57,19 +57,22 @@ pub struct Decimal(pub u64);
 
 impl fmt::Display for Decimal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut digits = [0u8; 20];
-        let mut start = digits.len();
-        let mut n = self.0;
-        loop {
-            start -= 1;
-            digits[start] = b'0' + (n % 10) as u8;
-            n /= 10;
-            if n == 0 {
-                break;
-            }
-        }
-        f.write_str(byte_as_str(&digits[start..]))
+        f.write_str(byte_as_str(decimal_digits(self.0, &mut [0; 20])))
     }
+}
+
+/// `n`'s decimal digits, written at the end of `buf` (a u64 has at most 20).
+pub fn decimal_digits(mut n: u64, buf: &mut [u8; 20]) -> &[u8] {
+    let mut start = buf.len();
+    loop {
+        start -= 1;
+        buf[start] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    &buf[start..]
 }
 
 /// Text of wisp's own (a name, a word of a message) as `{}` of a `&str` would write it,
