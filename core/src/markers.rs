@@ -66,10 +66,21 @@ pub fn mark_done(sem: &mut impl Directory, work: &str, item: Option<&str>, insta
     sem.write_volatile(name.as_bytes(), b"", 0o600).map_err(|error| MarkError::Host { name, error })
 }
 
+/// Whether running `work` again after a crash ends as running it once: its marker saves
+/// time, never a second outcome (`packages`: apk's world says what is wanted). Such a
+/// marker goes without a sync of its own: it becomes durable with the next one of the boot
+/// (another marker's, the completion's syncfs), or a crash before that runs the work again.
+/// Never earlier than with a sync of its own, so it never outlives its work any more than
+/// that would.
+fn rerun_is_harmless(work: &str) -> bool {
+    work == crate::packages::MARKER_WORK
+}
+
 /// When `sem/` is synced: a marker written is made durable before the next piece of work
 /// starts (one fsync of the directory then), unless the completion marker's syncfs came
-/// first, or at the end of the run. One process runs one instance's work and all its
-/// markers are in one directory, so one flag (a `static` of the caller's) is enough.
+/// first, or at the end of the run; a marker of work whose rerun is harmless waits for
+/// the boot's next sync. One process runs one instance's work and all its markers are in
+/// one directory, so one flag (a `static` of the caller's) is enough.
 pub struct Durability {
     pending: AtomicBool,
 }
@@ -89,10 +100,13 @@ impl Durability {
         Ok(done)
     }
 
-    /// Records that `work` finished; made durable before the next piece of work starts.
+    /// Records that `work` finished; made durable before the next piece of work starts
+    /// (work whose rerun is harmless: with the boot's next sync).
     pub fn mark_done(&self, sem: &mut impl Directory, work: &str, item: Option<&str>, instance_id: &[u8]) -> Result<(), MarkError> {
         mark_done(sem, work, item, instance_id)?;
-        self.pending.store(true, Ordering::Relaxed);
+        if !rerun_is_harmless(work) {
+            self.pending.store(true, Ordering::Relaxed);
+        }
         Ok(())
     }
 
@@ -184,5 +198,25 @@ mod tests {
         assert_eq!(durability.settle(|| host.dir("/sem").sync()), Ok(()));
         assert_eq!(syncs(&host), 2);
         assert_eq!(durability.settle(|| Err(HostError::NOT_FOUND)), Ok(()));
+    }
+
+    #[test]
+    fn the_packages_marker_waits_for_the_next_sync_of_the_boot() {
+        let mut host = MemoryHost::new();
+        let durability = Durability::new();
+        let syncs = |host: &MemoryHost| host.calls.iter().filter(|c| c.starts_with("sync")).count();
+        // apk ran: its marker is written, and neither the next work nor the end of the run
+        // (the main phase's process) syncs for it.
+        assert_eq!(durability.is_done(&mut host.dir("/sem"), crate::packages::MARKER_WORK, None, b"i-1"), Ok(false));
+        durability.mark_done(&mut host.dir("/sem"), crate::packages::MARKER_WORK, None, b"i-1").unwrap();
+        assert!(is_done(&mut host.dir("/sem"), crate::packages::MARKER_WORK, None, b"i-1"));
+        assert_eq!(durability.is_done(&mut host.dir("/sem"), "runcmd", None, b"i-1"), Ok(false));
+        assert_eq!(durability.settle(|| host.dir("/sem").sync()), Ok(()));
+        assert_eq!(syncs(&host), 0);
+        // Work whose rerun is not harmless still has its marker synced before the next work,
+        // which makes the packages marker durable too.
+        durability.mark_done(&mut host.dir("/sem"), "runcmd", None, b"i-1").unwrap();
+        assert_eq!(durability.is_done(&mut host.dir("/sem"), "script", Some("a"), b"i-1"), Ok(false));
+        assert_eq!(syncs(&host), 1);
     }
 }
