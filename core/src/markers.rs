@@ -38,7 +38,10 @@ pub fn name(work: &str, item: Option<&str>, instance_id: &[u8]) -> Result<Marker
         return Err(BadMarkerName);
     }
     let mut name = MarkerName::new();
-    for piece in [work, ".", item.unwrap_or(""), if item.is_some() { "." } else { "" }, id] {
+    for piece in [Some(work), item, Some(id)].into_iter().flatten() {
+        if !name.is_empty() {
+            name.push('.').map_err(|_| BadMarkerName)?;
+        }
         name.push_str(piece).map_err(|_| BadMarkerName)?;
     }
     Ok(name)
@@ -48,7 +51,8 @@ pub fn name(work: &str, item: Option<&str>, instance_id: &[u8]) -> Result<Marker
 /// name that cannot be made, or a marker that cannot be read, is not done: the work runs.
 #[inline]
 pub fn is_done(sem: &mut impl Directory, work: &str, item: Option<&str>, instance_id: &[u8]) -> bool {
-    name(work, item, instance_id).is_ok_and(|name| sem.exists(name.as_bytes()).unwrap_or(false))
+    // Borrowed where it is, not copied out of the Result.
+    name(work, item, instance_id).as_ref().is_ok_and(|name| sem.exists(name.as_bytes()).unwrap_or(false))
 }
 
 /// A marker that could not be written.
@@ -62,8 +66,12 @@ pub enum MarkError {
 /// durable with the directory's next sync (the caller's to make before the next work).
 #[inline]
 pub fn mark_done(sem: &mut impl Directory, work: &str, item: Option<&str>, instance_id: &[u8]) -> Result<(), MarkError> {
-    let name = name(work, item, instance_id).map_err(MarkError::BadName)?;
-    sem.write_volatile(name.as_bytes(), b"", 0o600).map_err(|error| MarkError::Host { name, error })
+    // A match rather than `?`: the name (264 bytes) is moved into the error, not copied
+    // out of one Result into another first.
+    match name(work, item, instance_id) {
+        Ok(name) => sem.write_volatile(name.as_bytes(), b"", 0o600).map_err(|error| MarkError::Host { name, error }),
+        Err(e) => Err(MarkError::BadName(e)),
+    }
 }
 
 /// Whether running `work` again after a crash ends as running it once: its marker saves
