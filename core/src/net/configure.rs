@@ -125,6 +125,12 @@ where
         if interface.dhcp4 && dhcp_on.is_none() {
             *dhcp_on = Some(link.index);
         }
+        if interface.dhcp6 {
+            host.warn(format_args!(
+                "network-config: {}: dhcp6 not applied: wisp has no DHCPv6 client (the kernel's SLAAC still runs); written to /etc/network/interfaces for the image's own",
+                H::shown(name)
+            ));
+        }
         applied += 1;
     }
     let mut interfaces = [0u8; ENI_LIMIT];
@@ -299,5 +305,26 @@ mod tests {
         assert_eq!(apply(&mut image(), &mut empty, &mut Rtnl::new(MemoryNetlink::default()), &state, &mut None).unwrap(), "nothing");
         let mut host = image().with_file("/proc/cmdline", "network-config=!!!\n");
         assert!(apply(&mut host, &mut var, &mut Rtnl::new(MemoryNetlink::default()), &state, &mut None).unwrap_err().starts_with("network-config= on the kernel command line: "));
+    }
+
+    #[test]
+    fn dhcp6_is_written_with_one_warning_naming_the_interface_and_slaac_is_left_to_the_kernel() {
+        let config = "version: 1\nconfig:\n  - type: physical\n    name: eth0\n    mac_address: '02:00:00:00:00:01'\n    subnets:\n      - type: dhcp6\n      - type: ipv6_slaac\n";
+        let mut host = image();
+        let mut var = MemoryHost::new().with_file("/var/lib/cloud/network-config", config.as_bytes());
+        let mut kernel = Rtnl::new(MemoryNetlink::default());
+        let mut state = State::default();
+        state.links.push(eth0(0, Some([2, 0, 0, 0, 0, 1]))).unwrap();
+        let mut dhcp_on = None;
+        assert_eq!(apply(&mut host, &mut var, &mut kernel, &state, &mut dhcp_on).unwrap(), "network-config: 1 of 1 interfaces applied");
+        assert_eq!(
+            host.said.borrow().as_slice(),
+            ["warning: network-config: eth0: dhcp6 not applied: wisp has no DHCPv6 client (the kernel's SLAAC still runs); written to /etc/network/interfaces for the image's own"]
+        );
+        // No DHCPv4 for it, and the link is brought up (SLAAC needs nothing more from wisp).
+        assert_eq!(dhcp_on, None);
+        assert_eq!(kinds(&kernel.socket.sent), [link::RTM_NEWLINK]);
+        let interfaces = host.contents("/etc/network/interfaces").unwrap();
+        assert!(interfaces.contains("auto eth0\niface eth0 inet6 dhcp\niface eth0 inet6 auto\n    dhcp 0\n"), "{interfaces}");
     }
 }
