@@ -19,6 +19,7 @@ pub mod dhcp_exchange;
 
 pub mod bring_up;
 pub mod configure;
+pub mod ephemeral;
 pub mod rtnl;
 pub mod network_config;
 pub mod network_data;

@@ -3,6 +3,7 @@
 //! `imds-net-sync`. What to ask and what to change is `secondary`'s; this is the loop over
 //! the interfaces and families, and the order of the kernel's changes.
 
+use crate::config::Cloud;
 use crate::host::messages::Messages;
 use crate::host::netlink::Netlink;
 use crate::net::rtnl::{Rtnl, RtnlError, State};
@@ -15,6 +16,14 @@ pub const ANSWER_LIMIT: usize = 4096;
 
 /// The families, each as its address list's key and its subnet's.
 const FAMILIES: [(bool, &str, &str); 2] = [(false, "local-ipv4s", "subnet-ipv4-cidr-block"), (true, "ipv6s", "subnet-ipv6-cidr-blocks")];
+
+/// Only AWS's metadata lists an interface's addresses: any other cloud is an error.
+pub fn for_aws<H: Messages>(host: &H, cloud: Cloud) -> Result<(), H::Text> {
+    match cloud {
+        Cloud::Aws => Ok(()),
+        _ => Err(host.text(format_args!("{}: only AWS's metadata lists an interface's addresses", H::shown(cloud.name().as_bytes())))),
+    }
+}
 
 /// Each ethernet interface with a MAC synced to what `fetch` (a metadata path, the room
 /// of the answer: its body, `None` when the metadata has no such key) says. Interfaces the
@@ -125,5 +134,12 @@ mod tests {
         assert_eq!(result.unwrap_err(), "eth0: local-ipv4s line 2: not an address");
         let (result, _, _) = sync(&[("local-ipv4s", "10.0.1.5\n"), ("subnet-ipv4-cidr-block", "10.0.1.0")]);
         assert_eq!(result.unwrap_err(), "eth0: subnet-ipv4-cidr-block: not a CIDR block");
+    }
+
+    #[test]
+    fn only_aws_lists_addresses() {
+        let host = MemorySystem::new(MemoryHost::new());
+        assert_eq!(for_aws(&host, Cloud::Aws), Ok(()));
+        assert_eq!(for_aws(&host, Cloud::Gcp).unwrap_err(), "gcp: only AWS's metadata lists an interface's addresses");
     }
 }
