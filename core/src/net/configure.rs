@@ -166,7 +166,15 @@ pub fn system_network<H: Files + Messages>(host: &mut H, document: &mut [u8; CON
             let _ = heapless::Vec::from_slice(name).map(|n| names.push(n));
         }
     });
-    names.sort_unstable();
+    // By name, by insertion: at most SYSTEM_FILES_LIMIT names, and core's sort_unstable
+    // is 2 KB of code.
+    for sorted in 1..names.len() {
+        let mut at = sorted;
+        while at > 0 && names[at - 1] > names[at] {
+            names.swap(at - 1, at);
+            at -= 1;
+        }
+    }
     for name in &names {
         let mut path: heapless::Vec<u8, 96> = heapless::Vec::from_slice(b"/etc/cloud/cloud.cfg.d/").unwrap_or_default();
         if path.extend_from_slice(name).is_ok() {
