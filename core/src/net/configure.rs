@@ -43,6 +43,7 @@ pub enum Configured<T> {
 
 /// A link that is down reports no carrier: brings the ethernet links up, then, when one
 /// was down, reads them again until one sees its carrier or `CARRIER_WAIT_MS` passed.
+#[inline(never)]
 pub fn raise_links<N: Netlink, T: Timer>(kernel: &mut Rtnl<N>, timer: &mut T, state: &mut State) -> Result<(), RtnlError> {
     let mut raised = false;
     for link in state.links.iter().filter(|l| l.is_ethernet() && !l.is_up()) {
@@ -67,6 +68,7 @@ pub fn raise_links<N: Netlink, T: Timer>(kernel: &mut Rtnl<N>, timer: &mut T, st
 /// (TINY_CLOUD_VAR/network-config), applied through rtnetlink and kept as
 /// `/etc/network/interfaces` and `/etc/resolv.conf`. An interface with `dhcp4` is the one
 /// DHCP runs on (`dhcp_on`), if nothing else gives an address.
+#[inline(never)]
 pub fn apply_network_config<H: Files + Messages, D: Directory, N: Netlink>(
     host: &mut H,
     var: &mut D,
@@ -157,6 +159,7 @@ where
 /// /etc/cloud/cloud.cfg and /etc/cloud/cloud.cfg.d/*.cfg, in name order, whose top level
 /// has `network:`, read into `document`. It wins over the seed's, as in cloud-init. A
 /// file wisp cannot read is cloud-init's, not wisp's to judge: it is said and skipped.
+#[inline(never)]
 pub fn system_network<H: Files + Messages>(host: &mut H, document: &mut [u8; CONFIG_LIMIT]) -> Result<Option<usize>, H::Text> {
     let mut paths: heapless::Vec<heapless::Vec<u8, 96>, SYSTEM_FILES_LIMIT> = heapless::Vec::new();
     let _ = paths.push(heapless::Vec::from_slice(b"/etc/cloud/cloud.cfg").unwrap_or_default());

@@ -40,6 +40,7 @@ fn put_route(out: &mut Out<'_>, route: &StaticRoute) -> Result<(), Full> {
     Ok(())
 }
 
+#[inline(never)]
 pub fn render(config: &NetworkConfig<'_>, out: &mut Out<'_>) -> Result<(), Full> {
     out.put(HEADER)?;
     out.put(b"auto lo\niface lo inet loopback\n")?;

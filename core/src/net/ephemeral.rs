@@ -42,6 +42,9 @@ pub struct Instance<'a> {
 /// The bring-up, against the host's files and messages (`host`), its state directory
 /// (`var`), the kernel's routing socket, a timer for carriers, and `open_dhcp`, which
 /// opens an interface's DHCP socket by its index. The result is the action's note.
+// Out of line, with the large steps it calls: their frames stay out of the action loop
+// that calls every action, and their callers do not each get a copy.
+#[inline(never)]
 pub fn set_ephemeral_network<H, D, N, T, S>(
     host: &mut H,
     var: &mut D,
@@ -126,6 +129,7 @@ where
 }
 
 /// The DHCP exchange on `link`, within `dhcp_ms`; each offer and refusal is logged.
+#[inline(never)]
 fn take_lease<H: Messages + Random, S: DhcpSocket>(
     host: &mut H,
     link: &Link,

@@ -189,6 +189,7 @@ pub fn has_network(root: NodeRef<'_>) -> bool {
 }
 
 /// Reads a network configuration document (its root node).
+#[inline(never)]
 pub fn parse(root: NodeRef<'_>) -> Result<NetworkConfig<'_>, ConfigError> {
     let root = get(&root, "network").unwrap_or(root);
     let mut config = NetworkConfig::default();

@@ -76,6 +76,7 @@ fn mac(text: &str) -> Result<[u8; 6], DataError> {
     parse_mac(text.as_bytes()).ok_or(bad("bad MAC address"))
 }
 
+#[inline(never)]
 pub fn parse(document: &[u8]) -> Result<NetworkConfig<'_>, DataError> {
     let root = JsonText::parse(document)?;
     let mut config = NetworkConfig::default();

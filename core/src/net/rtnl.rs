@@ -164,6 +164,7 @@ impl<N: Netlink> Rtnl<N> {
 
     /// Changes to `link`, in order: its name (while it is down), MTU, up, addresses,
     /// routes (a gateway's own route first).
+    #[inline(never)]
     pub fn apply(&mut self, changes: &Changes, link: &Link, name: &[u8]) -> Result<(), RtnlError> {
         let create = netlink::F_CREATE | netlink::F_REPLACE;
         let index = changes.interface;
