@@ -2,17 +2,13 @@
 //! `net::net_sync` (`wisp net-sync`) over the kernel's sockets.
 
 use wisp_core::config::Cloud;
-use wisp_core::host::explain::Worded;
-use wisp_core::net::ephemeral::{self, Instance};
-use wisp_core::net::{net_sync, rtnl::{Rtnl, RtnlError}};
-use wisp_os_linux::packet;
+use wisp_core::net::{ephemeral, net_sync, rtnl::Rtnl};
 
 use crate::context::Context;
-use crate::host::{dhcp::DhcpOn, errno_words, host_error, netlink::RouteSocket, system::System, timer::Monotonic, OpenDir};
-use crate::imds::Metadata;
+use crate::host::{dhcp::DhcpOn, host_error, netlink::RouteSocket, system::System, timer::Monotonic, OpenDir};
 use crate::output::{os_error, Message};
 
-pub fn set_ephemeral_network(ctx: &mut Context<'_>, metadata: &mut Metadata) -> Result<Message, Message> {
+pub fn set_ephemeral_network(ctx: &mut Context<'_>, metadata: &mut crate::imds::Metadata) -> Result<Message, Message> {
     let cloud = crate::cloud::resolve(ctx)?;
     let local_seed = matches!(cloud, Cloud::Nocloud | Cloud::Configdrive);
     let var = ctx.var_dir()?;
@@ -23,8 +19,8 @@ pub fn set_ephemeral_network(ctx: &mut Context<'_>, metadata: &mut Metadata) -> 
             ctx.log.line(format_args!("{}: {e}: using the saved network-config, if any", cloud.name()));
         }
     }
-    let instance = Instance { cloud: cloud.name(), local_seed, dhcp_ms: ctx.config.dhcp_ms as u64 };
-    let open_dhcp = |index| packet::ipv4_socket(index).map(|socket| DhcpOn { socket, index }).map_err(host_error);
+    let instance = ephemeral::Instance { cloud: cloud.name(), local_seed, dhcp_ms: ctx.config.dhcp_ms as u64 };
+    let open_dhcp = |index| wisp_os_linux::packet::ipv4_socket(index).map(|socket| DhcpOn { socket, index }).map_err(host_error);
     ephemeral::set_ephemeral_network(&mut System::new(ctx), &mut OpenDir { dir: &var }, &mut open_kernel()?, &mut Monotonic, open_dhcp, &instance)
 }
 
@@ -32,23 +28,13 @@ pub fn set_ephemeral_network(ctx: &mut Context<'_>, metadata: &mut Metadata) -> 
 #[inline(never)]
 pub fn net_sync(ctx: &mut Context<'_>) -> i32 {
     let synced = crate::cloud::resolve(ctx).and_then(|cloud| {
-        let system = System::new(ctx);
-        net_sync::for_aws(&system, cloud)?;
         let mut imds = crate::imds::Imds::new(cloud, &ctx.timeouts, ctx.config.imds_token_ttl);
-        let mut kernel = open_kernel()?;
-        let state = kernel.read_state()?;
         // The answer's head comes first in `raw`: core copies the body out of it.
-        net_sync::sync_interfaces(&system, &mut kernel, &state, |path, raw| imds.get_path(path, raw))
+        net_sync::run(&System::new(ctx), cloud, &mut open_kernel()?, |path, raw| imds.get_path(path, raw))
     });
     let Err(e) = synced else { return 0 };
     crate::output::error(format_args!("net-sync: {e}"));
     crate::EXIT_FAILED
-}
-
-impl From<RtnlError> for Message {
-    fn from(e: RtnlError) -> Message {
-        msg!("{}", Worded(&e, errno_words))
-    }
 }
 
 fn open_kernel() -> Result<Rtnl<RouteSocket>, Message> {

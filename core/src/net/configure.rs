@@ -75,10 +75,7 @@ pub fn apply_network_config<H: Files + Messages, D: Directory, N: Netlink>(
     kernel: &mut Rtnl<N>,
     state: &State,
     dhcp_on: &mut Option<u32>,
-) -> Result<Configured<H::Text>, H::Text>
-where
-    H::Text: From<RtnlError>,
-{
+) -> Result<Configured<H::Text>, H::Text> {
     let mut document = [0u8; CONFIG_LIMIT];
     let mut cmdline = [0u8; 4096];
     let cmdline_len = host.read(b"/proc/cmdline", &mut cmdline).ok().flatten();
@@ -123,7 +120,7 @@ where
         let name = interface.name.as_bytes();
         let changes = bring_up::config_changes(interface, &link, &state.addresses, &state.routes)
             .map_err(|e| host.text(format_args!("network-config: {}: {e}", H::shown(name))))?;
-        kernel.apply(&changes, &link, name)?;
+        kernel.apply(&changes, &link, name).map_err(|e| super::said(host, e))?;
         if interface.dhcp4 && dhcp_on.is_none() {
             *dhcp_on = Some(link.index);
         }

@@ -21,7 +21,7 @@ use crate::net::configure::{self, Configured};
 use crate::net::dhcp::Lease;
 use crate::net::dhcp_client::Event;
 use crate::net::link::{self, Link};
-use crate::net::rtnl::{Rtnl, RtnlError};
+use crate::net::rtnl::Rtnl;
 use crate::net::{bring_up, dhcp_exchange, ip_text};
 use crate::out::Out;
 
@@ -59,15 +59,15 @@ where
     N: Netlink,
     T: Timer,
     S: DhcpSocket,
-    H::Text: From<RtnlError>,
 {
-    let mut state = kernel.read_state()?;
+    let said = |host: &H, e| crate::net::said(host, e);
+    let mut state = kernel.read_state().map_err(|e| said(host, e))?;
     let mut dhcp_on: Option<u32> = None;
     match configure::apply_network_config(host, var, kernel, &state, &mut dhcp_on)? {
         Configured::Disabled => return Ok(host.text(format_args!("network-config: config disabled: the network is left alone"))),
         Configured::Applied(note) => {
             host.log(format_args!("{note}"));
-            state = kernel.read_state()?;
+            state = kernel.read_state().map_err(|e| said(host, e))?;
         }
         Configured::Nothing => {}
     }
@@ -82,7 +82,7 @@ where
     let link = match dhcp_on.and_then(|index| state.links.iter().find(|l| l.index == index)) {
         Some(link) => *link,
         None => {
-            configure::raise_links(kernel, timer, &mut state)?;
+            configure::raise_links(kernel, timer, &mut state).map_err(|e| said(host, e))?;
             let Some(link) = bring_up::choose_interface(&state.links).copied() else {
                 return Ok(host.text(format_args!("no ethernet interface: nothing to bring up")));
             };
@@ -96,12 +96,12 @@ where
         _ => None,
     };
     let lease = take_lease(host, &link, previous, open_dhcp, instance.dhcp_ms)?;
-    let state = kernel.read_state()?;
+    let state = kernel.read_state().map_err(|e| said(host, e))?;
     let changes = bring_up::lease_changes(&lease, &link, &state.addresses, &state.routes).map_err(|e| host.text(format_args!("{name}: {e}")))?;
     // The link may have been brought up since it was read.
     let mut up = link;
     up.flags |= link::IFF_UP;
-    kernel.apply(&changes, &up, link.name())?;
+    kernel.apply(&changes, &up, link.name()).map_err(|e| said(host, e))?;
     let ip = text(lease.address);
     let mut line: heapless::Vec<u8, 40> = heapless::Vec::from_slice(&ip).unwrap_or_default();
     let _ = line.push(b'\n');

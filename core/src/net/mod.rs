@@ -27,6 +27,12 @@ pub mod eni;
 pub mod secondary;
 pub mod net_sync;
 
+/// An rtnetlink failure as one of the host's lines, its errno in the host's words.
+pub fn said<H: crate::host::messages::Messages>(host: &H, error: rtnl::RtnlError) -> H::Text {
+    let words: crate::host::explain::ErrnoWords = |errno, f| write!(f, "{}", H::reason(errno));
+    host.text(format_args!("{}", crate::host::explain::Worded(&error, words)))
+}
+
 /// Address families as rtnetlink writes them (AF_INET, AF_INET6).
 pub const AF_INET: u8 = 2;
 pub const AF_INET6: u8 = 10;

@@ -6,7 +6,7 @@
 use crate::config::Cloud;
 use crate::host::messages::Messages;
 use crate::host::netlink::Netlink;
-use crate::net::rtnl::{Rtnl, RtnlError, State};
+use crate::net::rtnl::{Rtnl, State};
 use crate::net::{address, netlink, secondary};
 
 /// Largest metadata answer read (an address list, a CIDR block).
@@ -25,6 +25,19 @@ pub fn for_aws<H: Messages>(host: &H, cloud: Cloud) -> Result<(), H::Text> {
     }
 }
 
+/// `wisp net-sync`: on AWS only, the kernel's state read, then `sync_interfaces`.
+#[inline(never)]
+pub fn run<H: Messages, N: Netlink, E: core::fmt::Display>(
+    host: &H,
+    cloud: Cloud,
+    kernel: &mut Rtnl<N>,
+    fetch: impl for<'b> FnMut(&str, &'b mut [u8; ANSWER_LIMIT]) -> Result<Option<&'b [u8]>, E>,
+) -> Result<(), H::Text> {
+    for_aws(host, cloud)?;
+    let state = kernel.read_state().map_err(|e| super::said(host, e))?;
+    sync_interfaces(host, kernel, &state, fetch)
+}
+
 /// Each ethernet interface with a MAC synced to what `fetch` (a metadata path, the room
 /// of the answer: its body, `None` when the metadata has no such key) says. Interfaces the
 /// metadata does not know are left alone; IPv6 is managed only where it lists `ipv6s`.
@@ -33,10 +46,7 @@ pub fn sync_interfaces<H: Messages, N: Netlink, E: core::fmt::Display>(
     kernel: &mut Rtnl<N>,
     state: &State,
     mut fetch: impl for<'b> FnMut(&str, &'b mut [u8; ANSWER_LIMIT]) -> Result<Option<&'b [u8]>, E>,
-) -> Result<(), H::Text>
-where
-    H::Text: From<RtnlError>,
-{
+) -> Result<(), H::Text> {
     let mut body = [0u8; BODY_LIMIT];
     for link in state.links.iter().filter(|l| l.is_ethernet()) {
         let Some(mac) = link.mac else { continue };
@@ -64,10 +74,10 @@ where
             secondary::sync(link.index, &secondary::Wanted { ipv6, addresses: &wanted, prefix_len }, &state.addresses, &mut sync);
         }
         for address in &sync.add {
-            kernel.change("add address", &mut |buf, seq| address.emit(buf, address::RTM_NEWADDR, netlink::F_CREATE | netlink::F_REPLACE, seq))?;
+            kernel.change("add address", &mut |buf, seq| address.emit(buf, address::RTM_NEWADDR, netlink::F_CREATE | netlink::F_REPLACE, seq)).map_err(|e| super::said(host, e))?;
         }
         for address in &sync.remove {
-            kernel.change("remove address", &mut |buf, seq| address.emit(buf, address::RTM_DELADDR, 0, seq))?;
+            kernel.change("remove address", &mut |buf, seq| address.emit(buf, address::RTM_DELADDR, 0, seq)).map_err(|e| super::said(host, e))?;
         }
         host.log(format_args!("net-sync: {name}: {} added, {} removed", sync.add.len(), sync.remove.len()));
     }
@@ -141,5 +151,12 @@ mod tests {
         let host = MemorySystem::new(MemoryHost::new());
         assert_eq!(for_aws(&host, Cloud::Aws), Ok(()));
         assert_eq!(for_aws(&host, Cloud::Gcp).unwrap_err(), "gcp: only AWS's metadata lists an interface's addresses");
+        // Another cloud's run stops before the kernel is asked anything.
+        let mut kernel = Rtnl::new(MemoryNetlink::default());
+        let refused = run(&host, Cloud::Gcp, &mut kernel, |_, _| -> Result<Option<&[u8]>, &str> { panic!("no metadata asked") });
+        assert!(refused.is_err() && kernel.socket.sent.is_empty());
+        // On AWS the state is read (links, addresses, routes) before the interfaces.
+        run(&host, Cloud::Aws, &mut kernel, |_, _| -> Result<Option<&[u8]>, &str> { Ok(None) }).unwrap();
+        assert_eq!(kernel.socket.sent.len(), 3);
     }
 }
