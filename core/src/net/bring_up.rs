@@ -61,7 +61,7 @@ impl core::fmt::Display for LeaseError {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
             LeaseError::NoAddress => f.write_str("the DHCP acknowledgement has no address"),
-            LeaseError::TooManyRoutes { limit } => write!(f, "the DHCP lease has more than {limit} routes"),
+            LeaseError::TooManyRoutes { limit } => write!(f, "the DHCP lease has more than {} routes", crate::text::Decimal(*limit as u64)),
         }
     }
 }

@@ -16,6 +16,7 @@ use crate::net::rtnl::{Rtnl, RtnlError, State};
 use crate::net::{bring_up, eni, network_config, network_data};
 use crate::out::Out;
 use crate::system_files::{self, failed};
+use crate::text::Decimal;
 use crate::yaml::{Arena, Node};
 
 /// How long a link just brought up may take to report its carrier.
@@ -87,7 +88,7 @@ pub fn apply_network_config<H: Files + Messages, D: Directory, N: Netlink>(
             None => match var.read(b"network-config", &mut document) {
                 Ok(Some(len)) => len,
                 Ok(None) => return Ok(Configured::Nothing),
-                Err(_) => return Err(host.text(format_args!("$TINY_CLOUD_VAR/network-config: unreadable, or longer than {CONFIG_LIMIT} bytes"))),
+                Err(_) => return Err(host.text(format_args!("$TINY_CLOUD_VAR/network-config: unreadable, or longer than {} bytes", Decimal(CONFIG_LIMIT as u64)))),
             },
         },
     };
@@ -107,7 +108,7 @@ pub fn apply_network_config<H: Files + Messages, D: Directory, N: Netlink>(
     for (kind, name) in &config.refused {
         host.log(format_args!("network-config: {kind} {}: not supported by wisp: skipped", H::shown(name.as_bytes())));
     }
-    let mut applied = 0;
+    let mut applied: u64 = 0;
     for interface in config.interfaces.iter_mut() {
         let Some(link) = bring_up::find_link(interface, &state.links) else {
             host.log(format_args!("network-config: {}: no such interface: skipped", H::shown(interface.name.as_bytes())));
@@ -134,7 +135,7 @@ pub fn apply_network_config<H: Files + Messages, D: Directory, N: Netlink>(
     }
     let mut interfaces = [0u8; ENI_LIMIT];
     let mut out = Out::new(&mut interfaces);
-    eni::render(&config, &mut out).map_err(|full| host.text(format_args!("/etc/network/interfaces: longer than {} bytes", full.limit)))?;
+    eni::render(&config, &mut out).map_err(|full| host.text(format_args!("/etc/network/interfaces: longer than {} bytes", Decimal(full.limit as u64))))?;
     let len = out.len();
     write_if_changed(host, b"/etc/network", b"/etc/network/interfaces", &interfaces[..len], &mut [0u8; ENI_LIMIT])?;
     let mut resolv = [0u8; RESOLV_LIMIT];
@@ -146,9 +147,9 @@ pub fn apply_network_config<H: Files + Messages, D: Directory, N: Netlink>(
             write_resolv_conf(host, &resolv[..len])?
         }
         Ok(false) => {}
-        Err(full) => return Err(host.text(format_args!("/etc/resolv.conf: longer than {} bytes", full.limit))),
+        Err(full) => return Err(host.text(format_args!("/etc/resolv.conf: longer than {} bytes", Decimal(full.limit as u64)))),
     }
-    Ok(Configured::Applied(host.text(format_args!("network-config: {applied} of {} interfaces applied", config.interfaces.len()))))
+    Ok(Configured::Applied(host.text(format_args!("network-config: {} of {} interfaces applied", Decimal(applied), Decimal(config.interfaces.len() as u64)))))
 }
 
 /// The image's own cloud-init configuration, which an image moving from cloud-init keeps

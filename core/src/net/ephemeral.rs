@@ -24,6 +24,7 @@ use crate::net::link::{self, Link};
 use crate::net::rtnl::Rtnl;
 use crate::net::{bring_up, dhcp_exchange, ip_text};
 use crate::out::Out;
+use crate::text::Decimal;
 
 /// The address of the last lease, asked for again first at the next boot (INIT-REBOOT).
 pub const LAST_ADDRESS_FILE: &[u8] = b".dhcp-address";
@@ -115,15 +116,16 @@ where
             lease.dns.len()
         }
         Ok(false) => 0,
-        Err(full) => return Err(host.text(format_args!("/etc/resolv.conf: longer than {} bytes", full.limit))),
+        Err(full) => return Err(host.text(format_args!("/etc/resolv.conf: longer than {} bytes", Decimal(full.limit as u64)))),
     };
     let note = host.text(format_args!(
-        "{name}: {}/{} from {} for {} s, {} routes, {dns} DNS servers",
+        "{name}: {}/{} from {} for {} s, {} routes, {} DNS servers",
         H::shown(&ip),
-        lease.prefix_len,
+        Decimal(lease.prefix_len.into()),
         H::shown(&text(lease.server)),
-        lease.lease_seconds.unwrap_or(0),
-        changes.routes.len()
+        Decimal(lease.lease_seconds.unwrap_or(0).into()),
+        Decimal(changes.routes.len() as u64),
+        Decimal(dns as u64)
     ));
     Ok(note)
 }

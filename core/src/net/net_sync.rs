@@ -6,6 +6,7 @@
 use crate::config::Cloud;
 use crate::host::messages::Messages;
 use crate::host::netlink::Netlink;
+use crate::text::Decimal;
 use crate::net::rtnl::{Rtnl, State};
 use crate::net::{address, netlink, secondary};
 
@@ -57,7 +58,7 @@ pub fn sync_interfaces<H: Messages, N: Netlink, E: core::fmt::Display>(
             let mut raw = [0u8; ANSWER_LIMIT];
             match fetch(path, &mut raw) {
                 Ok(Some(value)) => {
-                    let target = body.get_mut(..value.len()).ok_or_else(|| host.text(format_args!("{name}: {key}: longer than {BODY_LIMIT} bytes")))?;
+                    let target = body.get_mut(..value.len()).ok_or_else(|| host.text(format_args!("{name}: {key}: longer than {} bytes", Decimal(BODY_LIMIT as u64))))?;
                     target.copy_from_slice(value);
                     Ok(Some(value.len()))
                 }
@@ -68,7 +69,7 @@ pub fn sync_interfaces<H: Messages, N: Netlink, E: core::fmt::Display>(
         let mut sync = secondary::Sync::default();
         for (ipv6, list, subnet) in FAMILIES {
             let Some(len) = get(list, &mut body)? else { continue };
-            let wanted = secondary::addresses(&body[..len]).map_err(|line| host.text(format_args!("{name}: {list} line {line}: not an address")))?;
+            let wanted = secondary::addresses(&body[..len]).map_err(|line| host.text(format_args!("{name}: {list} line {}: not an address", Decimal(line as u64))))?;
             let Some(len) = get(subnet, &mut body)? else { return Err(host.text(format_args!("{name}: the metadata has no {subnet}"))) };
             let prefix_len = secondary::prefix_len(&body[..len]).ok_or_else(|| host.text(format_args!("{name}: {subnet}: not a CIDR block")))?;
             secondary::sync(link.index, &secondary::Wanted { ipv6, addresses: &wanted, prefix_len }, &state.addresses, &mut sync);
@@ -79,7 +80,7 @@ pub fn sync_interfaces<H: Messages, N: Netlink, E: core::fmt::Display>(
         for address in &sync.remove {
             kernel.change("remove address", &mut |buf, seq| address.emit(buf, address::RTM_DELADDR, 0, seq)).map_err(|e| super::said(host, e))?;
         }
-        host.log(format_args!("net-sync: {name}: {} added, {} removed", sync.add.len(), sync.remove.len()));
+        host.log(format_args!("net-sync: {name}: {} added, {} removed", Decimal(sync.add.len() as u64), Decimal(sync.remove.len() as u64)));
     }
     Ok(())
 }

@@ -84,7 +84,7 @@ pub struct ConfigError {
 
 impl core::fmt::Display for ConfigError {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(f, "network-config line {}: {}", self.line, self.what)
+        write!(f, "network-config line {}: {}", crate::text::Decimal(self.line.into()), crate::text::Plain(self.what))
     }
 }
 
