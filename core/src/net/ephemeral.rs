@@ -5,7 +5,6 @@
 //! through rtnetlink with /etc/resolv.conf. Each step's rules are those modules'; this
 //! decides which steps run and what the run says.
 
-use core::fmt;
 use core::net::{IpAddr, Ipv4Addr};
 
 use crate::host::dhcp::DhcpSocket;
@@ -151,12 +150,7 @@ fn take_lease<H: Messages + Random, S: DhcpSocket>(
         Event::Refused { server } => host.log(format_args!("{name}: DHCPNAK from {}: discovering again", H::shown(&text(server)))),
     };
     dhcp_exchange::take_lease(&mut socket, mac, u32::from_ne_bytes(xid), dhcp_ms, previous, on_event)
-        .map_err(|e| host.text(format_args!("{name}: {}", Worded(&e, words::<H>))))
-}
-
-/// The host's words for an errno, as core's errors take them.
-fn words<H: Messages>(error: HostError, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-    write!(f, "{}", H::reason(error))
+        .map_err(|e| host.text(format_args!("{name}: {}", Worded(&e, crate::net::words::<H>))))
 }
 
 fn text(ip: Option<Ipv4Addr>) -> heapless::Vec<u8, { ip_text::IP_TEXT_LIMIT }> {
