@@ -560,6 +560,8 @@ def main():
     args = parser.parse_args()
     with open(args.config) as f:
         mode = json.load(f).get("mode", "aws")
+    if ":" in args.bind:
+        Server.address_family = socket.AF_INET6  # AWS's fd00:ec2::254
     server = UnixServer(args.unix, Handler) if args.unix else Server((args.bind, args.port), Handler)
     server.state = State(args.config, args.log, MODES[mode]())
     with open(args.ready, "w") as f:

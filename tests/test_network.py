@@ -306,6 +306,37 @@ def test_network_config_dhcp_on_a_local_seed(run, network, root):
     assert "auto eth0\niface eth0 inet dhcp\n" in (root / "etc/network/interfaces").read_text()
 
 
+def test_slaac_is_the_kernels_and_dhcp6_is_said_not_applied(run, network, root):
+    """dnsmasq advertises 2001:db8:77::/64 (router advertisements only): once wisp has
+    brought eth0 up, the kernel configures its own address from them. wisp has no DHCPv6
+    client: it says so once, naming the interface, and writes the stanza for the image's."""
+    network.server.exec(["ip", "addr", "add", "2001:db8:77::1/64", "dev", network.link.server_if, "nodad"], check=True)
+    network.dhcp("--enable-ra", "--dhcp-range=::,constructor:" + network.link.server_if + ",ra-only,64,1h")
+    nocloud_seed(root, """version: 1
+config:
+  - type: physical
+    name: eth0
+    subnets:
+      - type: static
+        address: 10.77.0.8/24
+      - type: ipv6_slaac
+      - type: dhcp6
+""")
+    result = run("boot", root=root)
+    assert result.rc == 0, result
+    warning = "network-config: eth0: dhcp6 not applied: wisp has no DHCPv6 client (the kernel's SLAAC still runs)"
+    assert result.stderr.count(warning) == 1, result.stderr
+    interfaces = (root / "etc/network/interfaces").read_text()
+    assert "iface eth0 inet6 dhcp\niface eth0 inet6 auto\n    dhcp 0\n" in interfaces, interfaces
+    assert network.addresses() == [("10.77.0.8", 24)]
+    deadline = time.monotonic() + 15
+    while not any(a.startswith("2001:db8:77:") for a, _ in network.addresses(family="-6")):
+        assert time.monotonic() < deadline, network.addresses(family="-6")
+        time.sleep(0.2)
+    [(slaac, prefix)] = network.addresses(family="-6")
+    assert prefix == 64
+
+
 def test_config_disabled_leaves_the_network_alone(run, network, root):
     network.dhcp(*DNS)
     nocloud_seed(root, "network: {config: disabled}\n")

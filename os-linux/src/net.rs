@@ -1,10 +1,10 @@
-//! Non-blocking IPv4 TCP and Unix stream sockets, for talking to several metadata
-//! endpoints at once.
+//! Non-blocking TCP (IPv4, and IPv6 for AWS's IPv6-only subnets) and Unix stream sockets,
+//! for talking to several metadata endpoints at once.
 
 use rustix::event::Timespec;
 use rustix::fd::{AsFd, OwnedFd};
 use rustix::io::Errno;
-use rustix::net::{AddressFamily, Ipv4Addr, RecvFlags, SendFlags, SocketAddrUnix, SocketAddrV4, SocketFlags, SocketType};
+use rustix::net::{AddressFamily, Ipv4Addr, RecvFlags, SendFlags, SocketAddrUnix, SocketAddrV4, SocketAddrV6, SocketFlags, SocketType};
 
 pub use rustix::event::{PollFd, PollFlags};
 
@@ -39,6 +39,26 @@ pub fn connect_start_from(ip: [u8; 4], port: u16, privileged: bool) -> Result<Ow
     match rustix::net::connect(&socket, &address) {
         Ok(()) | Err(Errno::INPROGRESS) => Ok(socket),
         Err(e) => Err(e),
+    }
+}
+
+/// `connect_start` to an IPv6 address (ipv6(7)).
+#[inline(never)]
+pub fn connect6_start(ip: [u8; 16], port: u16) -> Result<OwnedFd, Errno> {
+    let flags = SocketFlags::NONBLOCK | SocketFlags::CLOEXEC;
+    let socket = rustix::net::socket_with(AddressFamily::INET6, SocketType::STREAM, flags, None)?;
+    match rustix::net::connect(&socket, &SocketAddrV6::new(ip.into(), port, 0, 0)) {
+        Ok(()) | Err(Errno::INPROGRESS) => Ok(socket),
+        Err(e) => Err(e),
+    }
+}
+
+/// Whether the kernel has a route to `ip:port`: connect(2) of a datagram socket looks the
+/// route up and sends nothing (udp(7); ENETUNREACH when there is none).
+pub fn has_route(ip: [u8; 4], port: u16) -> bool {
+    match rustix::net::socket_with(AddressFamily::INET, SocketType::DGRAM, SocketFlags::CLOEXEC, None) {
+        Ok(socket) => rustix::net::connect(&socket, &SocketAddrV4::new(ip.into(), port)).is_ok(),
+        Err(_) => false,
     }
 }
 

@@ -80,3 +80,17 @@ pub fn send_broadcast<Fd: AsFd>(socket: Fd, ifindex: u32, packet: &[u8]) -> Resu
 pub fn recv<Fd: AsFd>(socket: Fd, buf: &mut [u8]) -> Result<usize, Errno> {
     rustix::net::recv(socket, buf, RecvFlags::empty()).map(|(n, _)| n)
 }
+
+/// poll(2) up to `timeout_ms` for one packet, then `recv` it: `None` when the time passed,
+/// the wait was interrupted, or the packet was gone (EAGAIN) first.
+pub fn recv_within<Fd: AsFd>(socket: Fd, timeout_ms: u64, buf: &mut [u8]) -> Result<Option<usize>, Errno> {
+    let mut fds = [crate::net::PollFd::new(&socket, crate::net::PollFlags::IN)];
+    if crate::net::poll(&mut fds, timeout_ms.min(u32::MAX as u64) as u32)? == 0 {
+        return Ok(None);
+    }
+    match recv(&socket, buf) {
+        Ok(len) => Ok(Some(len)),
+        Err(Errno::AGAIN) | Err(Errno::INTR) => Ok(None),
+        Err(e) => Err(e),
+    }
+}

@@ -24,6 +24,13 @@ impl wisp_core::host::http::Http for Network<'_> {
     fn exchange_all(&mut self, endpoint: Endpoint, exchanges: &mut [Exchange<'_>], timeouts: &Timeouts) {
         exchange_all(endpoint, self.guest_socket, exchanges, timeouts)
     }
+
+    fn has_route(&mut self, endpoint: Endpoint) -> bool {
+        match endpoint {
+            Endpoint::Tcp { address, port, .. } => net::has_route(address, port),
+            _ => true,
+        }
+    }
 }
 
 impl wisp_core::host::clock::Clock for Network<'_> {
@@ -92,6 +99,7 @@ fn exchange_all(endpoint: Endpoint, guest_socket: Option<&CStr>, exchanges: &mut
 fn start(attempt: &mut Attempt<'_, '_>, endpoint: Endpoint, guest_socket: Option<&CStr>, now: u64, timeouts: &Timeouts) {
     let connected = match endpoint {
         Endpoint::Tcp { address, port, privileged } => net::connect_start_from(address, port, privileged),
+        Endpoint::Tcp6 { address, port } => net::connect6_start(address.octets(), port),
         #[cfg(feature = "incus")]
         Endpoint::GuestSocket => net::connect_unix_start(guest_socket.unwrap_or(c"/dev/incus/sock")),
         // Only Incus's service is reached through the guest socket.

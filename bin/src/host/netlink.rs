@@ -1,18 +1,18 @@
-//! core's `Netlink` over a NETLINK_ROUTE socket, for the network's addresses and routes.
+//! core's `Netlink` over a NETLINK_ROUTE socket.
 
 use wisp_core::host::HostError;
+use wisp_os_linux::netlink;
 
 use super::host_error;
 
-/// A NETLINK_ROUTE socket.
 pub struct RouteSocket(pub wisp_os_linux::OwnedFd);
 
 impl wisp_core::host::netlink::Netlink for RouteSocket {
     fn send(&mut self, request: &[u8]) -> Result<(), HostError> {
-        wisp_os_linux::netlink::send(&self.0, request).map_err(host_error)
+        netlink::send(&self.0, request).map_err(host_error)
     }
 
     fn recv(&mut self, buf: &mut [u8]) -> Result<usize, HostError> {
-        wisp_os_linux::netlink::recv(&self.0, buf).map_err(host_error)
+        netlink::recv(&self.0, buf).map_err(host_error)
     }
 }

@@ -22,8 +22,26 @@ pub const PARALLEL_LIMIT: usize = 24;
 pub enum Endpoint {
     /// TCP, from a privileged source port (below 1024) when the flag is set.
     Tcp { address: [u8; 4], port: u16, privileged: bool },
+    /// TCP over IPv6, to an address wisp knows by name.
+    Tcp6 { address: Ipv6Service, port: u16 },
     /// The Unix socket of the guest API (Incus's), which the host knows where to find.
     GuestSocket,
+}
+
+/// The IPv6 addresses wisp speaks to, by name: an `Endpoint` stays one word, passed in a
+/// register (with 16 address bytes inside, every round would copy it through memory).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ipv6Service {
+    /// `fd00:ec2::254`, AWS's metadata service on Nitro instances.
+    AwsMetadata,
+}
+
+impl Ipv6Service {
+    pub const fn octets(self) -> [u8; 16] {
+        match self {
+            Ipv6Service::AwsMetadata => [0xfd, 0, 0x0e, 0xc2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x02, 0x54],
+        }
+    }
 }
 
 /// One request and the buffer its response goes into.
@@ -63,6 +81,11 @@ pub trait Http {
     /// Runs every exchange to its end: a reply (any status `retry::status_is_retryable`
     /// refuses), or a failure once the total deadline leaves no room for another attempt.
     fn exchange_all(&mut self, endpoint: Endpoint, exchanges: &mut [Exchange<'_>], timeouts: &Timeouts);
+
+    /// Whether the system has a route to `endpoint` now (no packet is sent).
+    fn has_route(&mut self, _endpoint: Endpoint) -> bool {
+        true
+    }
 }
 
 /// Why a request failed: its last attempt's cause, and when it was retried until the

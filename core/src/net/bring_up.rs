@@ -61,7 +61,7 @@ impl core::fmt::Display for LeaseError {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
             LeaseError::NoAddress => f.write_str("the DHCP acknowledgement has no address"),
-            LeaseError::TooManyRoutes { limit } => write!(f, "the DHCP lease has more than {limit} routes"),
+            LeaseError::TooManyRoutes { limit } => write!(f, "the DHCP lease has more than {} routes", crate::text::Decimal(*limit as u64)),
         }
     }
 }
@@ -121,6 +121,7 @@ pub fn find_link<'l>(interface: &Interface<'_>, links: &'l [Link]) -> Option<&'l
 
 /// What a configured interface still needs on `link`: its name, MTU, addresses, the
 /// default routes through its gateways and its static routes.
+#[inline(never)]
 pub fn config_changes(interface: &Interface<'_>, link: &Link, addresses: &[Address], routes: &[Route]) -> Result<Changes, LeaseError> {
     let mut changes = Changes {
         interface: link.index,
@@ -208,6 +209,7 @@ pub fn resolv_conf(lease: &Lease, interface: &[u8], out: &mut Out<'_>) -> Result
 
 /// `/etc/resolv.conf` with a first comment naming where it comes from; `Ok(false)`, and
 /// nothing written, when there is neither a search list nor a server.
+#[inline(never)]
 pub fn write_resolv_conf(origin: &[&[u8]], search: &[&[u8]], servers: &[IpAddr], out: &mut Out<'_>) -> Result<bool, Full> {
     if search.is_empty() && servers.is_empty() {
         return Ok(false);

@@ -16,6 +16,7 @@ use crate::net::rtnl::{Rtnl, RtnlError, State};
 use crate::net::{bring_up, eni, network_config, network_data};
 use crate::out::Out;
 use crate::system_files::{self, failed};
+use crate::text::Decimal;
 use crate::yaml::{Arena, Node};
 
 /// How long a link just brought up may take to report its carrier.
@@ -43,6 +44,7 @@ pub enum Configured<T> {
 
 /// A link that is down reports no carrier: brings the ethernet links up, then, when one
 /// was down, reads them again until one sees its carrier or `CARRIER_WAIT_MS` passed.
+#[inline(never)]
 pub fn raise_links<N: Netlink, T: Timer>(kernel: &mut Rtnl<N>, timer: &mut T, state: &mut State) -> Result<(), RtnlError> {
     let mut raised = false;
     for link in state.links.iter().filter(|l| l.is_ethernet() && !l.is_up()) {
@@ -67,16 +69,14 @@ pub fn raise_links<N: Netlink, T: Timer>(kernel: &mut Rtnl<N>, timer: &mut T, st
 /// (TINY_CLOUD_VAR/network-config), applied through rtnetlink and kept as
 /// `/etc/network/interfaces` and `/etc/resolv.conf`. An interface with `dhcp4` is the one
 /// DHCP runs on (`dhcp_on`), if nothing else gives an address.
+#[inline(never)]
 pub fn apply_network_config<H: Files + Messages, D: Directory, N: Netlink>(
     host: &mut H,
     var: &mut D,
     kernel: &mut Rtnl<N>,
     state: &State,
     dhcp_on: &mut Option<u32>,
-) -> Result<Configured<H::Text>, H::Text>
-where
-    H::Text: From<RtnlError>,
-{
+) -> Result<Configured<H::Text>, H::Text> {
     let mut document = [0u8; CONFIG_LIMIT];
     let mut cmdline = [0u8; 4096];
     let cmdline_len = host.read(b"/proc/cmdline", &mut cmdline).ok().flatten();
@@ -88,7 +88,7 @@ where
             None => match var.read(b"network-config", &mut document) {
                 Ok(Some(len)) => len,
                 Ok(None) => return Ok(Configured::Nothing),
-                Err(_) => return Err(host.text(format_args!("$TINY_CLOUD_VAR/network-config: unreadable, or longer than {CONFIG_LIMIT} bytes"))),
+                Err(_) => return Err(host.text(format_args!("$TINY_CLOUD_VAR/network-config: unreadable, or longer than {} bytes", Decimal(CONFIG_LIMIT as u64)))),
             },
         },
     };
@@ -108,7 +108,7 @@ where
     for (kind, name) in &config.refused {
         host.log(format_args!("network-config: {kind} {}: not supported by wisp: skipped", H::shown(name.as_bytes())));
     }
-    let mut applied = 0;
+    let mut applied: u64 = 0;
     for interface in config.interfaces.iter_mut() {
         let Some(link) = bring_up::find_link(interface, &state.links) else {
             host.log(format_args!("network-config: {}: no such interface: skipped", H::shown(interface.name.as_bytes())));
@@ -121,15 +121,21 @@ where
         let name = interface.name.as_bytes();
         let changes = bring_up::config_changes(interface, &link, &state.addresses, &state.routes)
             .map_err(|e| host.text(format_args!("network-config: {}: {e}", H::shown(name))))?;
-        kernel.apply(&changes, &link, name)?;
+        kernel.apply(&changes, &link, name).map_err(|e| super::said(host, e))?;
         if interface.dhcp4 && dhcp_on.is_none() {
             *dhcp_on = Some(link.index);
+        }
+        if interface.dhcp6 {
+            host.warn(format_args!(
+                "network-config: {}: dhcp6 not applied: wisp has no DHCPv6 client (the kernel's SLAAC still runs); written to /etc/network/interfaces for the image's own",
+                H::shown(name)
+            ));
         }
         applied += 1;
     }
     let mut interfaces = [0u8; ENI_LIMIT];
     let mut out = Out::new(&mut interfaces);
-    eni::render(&config, &mut out).map_err(|full| host.text(format_args!("/etc/network/interfaces: longer than {} bytes", full.limit)))?;
+    eni::render(&config, &mut out).map_err(|full| host.text(format_args!("/etc/network/interfaces: longer than {} bytes", Decimal(full.limit as u64))))?;
     let len = out.len();
     write_if_changed(host, b"/etc/network", b"/etc/network/interfaces", &interfaces[..len], &mut [0u8; ENI_LIMIT])?;
     let mut resolv = [0u8; RESOLV_LIMIT];
@@ -141,9 +147,9 @@ where
             write_resolv_conf(host, &resolv[..len])?
         }
         Ok(false) => {}
-        Err(full) => return Err(host.text(format_args!("/etc/resolv.conf: longer than {} bytes", full.limit))),
+        Err(full) => return Err(host.text(format_args!("/etc/resolv.conf: longer than {} bytes", Decimal(full.limit as u64)))),
     }
-    Ok(Configured::Applied(host.text(format_args!("network-config: {applied} of {} interfaces applied", config.interfaces.len()))))
+    Ok(Configured::Applied(host.text(format_args!("network-config: {} of {} interfaces applied", Decimal(applied), Decimal(config.interfaces.len() as u64)))))
 }
 
 /// The image's own cloud-init configuration, which an image moving from cloud-init keeps
@@ -151,6 +157,7 @@ where
 /// /etc/cloud/cloud.cfg and /etc/cloud/cloud.cfg.d/*.cfg, in name order, whose top level
 /// has `network:`, read into `document`. It wins over the seed's, as in cloud-init. A
 /// file wisp cannot read is cloud-init's, not wisp's to judge: it is said and skipped.
+#[inline(never)]
 pub fn system_network<H: Files + Messages>(host: &mut H, document: &mut [u8; CONFIG_LIMIT]) -> Result<Option<usize>, H::Text> {
     let mut paths: heapless::Vec<heapless::Vec<u8, 96>, SYSTEM_FILES_LIMIT> = heapless::Vec::new();
     let _ = paths.push(heapless::Vec::from_slice(b"/etc/cloud/cloud.cfg").unwrap_or_default());
@@ -160,7 +167,15 @@ pub fn system_network<H: Files + Messages>(host: &mut H, document: &mut [u8; CON
             let _ = heapless::Vec::from_slice(name).map(|n| names.push(n));
         }
     });
-    names.sort_unstable();
+    // By name, by insertion: at most SYSTEM_FILES_LIMIT names, and core's sort_unstable
+    // is 2 KB of code.
+    for sorted in 1..names.len() {
+        let mut at = sorted;
+        while at > 0 && names[at - 1] > names[at] {
+            names.swap(at - 1, at);
+            at -= 1;
+        }
+    }
     for name in &names {
         let mut path: heapless::Vec<u8, 96> = heapless::Vec::from_slice(b"/etc/cloud/cloud.cfg.d/").unwrap_or_default();
         if path.extend_from_slice(name).is_ok() {
@@ -299,5 +314,26 @@ mod tests {
         assert_eq!(apply(&mut image(), &mut empty, &mut Rtnl::new(MemoryNetlink::default()), &state, &mut None).unwrap(), "nothing");
         let mut host = image().with_file("/proc/cmdline", "network-config=!!!\n");
         assert!(apply(&mut host, &mut var, &mut Rtnl::new(MemoryNetlink::default()), &state, &mut None).unwrap_err().starts_with("network-config= on the kernel command line: "));
+    }
+
+    #[test]
+    fn dhcp6_is_written_with_one_warning_naming_the_interface_and_slaac_is_left_to_the_kernel() {
+        let config = "version: 1\nconfig:\n  - type: physical\n    name: eth0\n    mac_address: '02:00:00:00:00:01'\n    subnets:\n      - type: dhcp6\n      - type: ipv6_slaac\n";
+        let mut host = image();
+        let mut var = MemoryHost::new().with_file("/var/lib/cloud/network-config", config.as_bytes());
+        let mut kernel = Rtnl::new(MemoryNetlink::default());
+        let mut state = State::default();
+        state.links.push(eth0(0, Some([2, 0, 0, 0, 0, 1]))).unwrap();
+        let mut dhcp_on = None;
+        assert_eq!(apply(&mut host, &mut var, &mut kernel, &state, &mut dhcp_on).unwrap(), "network-config: 1 of 1 interfaces applied");
+        assert_eq!(
+            host.said.borrow().as_slice(),
+            ["warning: network-config: eth0: dhcp6 not applied: wisp has no DHCPv6 client (the kernel's SLAAC still runs); written to /etc/network/interfaces for the image's own"]
+        );
+        // No DHCPv4 for it, and the link is brought up (SLAAC needs nothing more from wisp).
+        assert_eq!(dhcp_on, None);
+        assert_eq!(kinds(&kernel.socket.sent), [link::RTM_NEWLINK]);
+        let interfaces = host.contents("/etc/network/interfaces").unwrap();
+        assert!(interfaces.contains("auto eth0\niface eth0 inet6 dhcp\niface eth0 inet6 auto\n    dhcp 0\n"), "{interfaces}");
     }
 }

@@ -104,8 +104,8 @@ impl core::fmt::Display for Error {
         match self {
             Error::NotDhcp => f.write_str("not a DHCP message"),
             // As u32, whose formatting the binary carries anyway; u8's would be more code.
-            Error::BadOption { code } => write!(f, "malformed DHCP option {}", u32::from(*code)),
-            Error::TooMany { code, limit } => write!(f, "DHCP option {} has more than {} entries", u32::from(*code), u32::from(*limit)),
+            Error::BadOption { code } => write!(f, "malformed DHCP option {}", crate::text::Decimal((*code).into())),
+            Error::TooMany { code, limit } => write!(f, "DHCP option {} has more than {} entries", crate::text::Decimal((*code).into()), crate::text::Decimal((*limit).into())),
         }
     }
 }

@@ -9,6 +9,8 @@
 
 use core::net::Ipv4Addr;
 
+use crate::text::Decimal;
+
 use super::dhcp::{self, ClientMessage, Lease, MessageType, Packet};
 use super::ipv4_udp::{self, Datagram};
 
@@ -45,18 +47,18 @@ impl core::fmt::Display for Failure {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
             Failure::NoLease { waited_ms, offers, naks, ignored } => {
-                write!(f, "no DHCP lease within {} ms", waited_ms)?;
+                write!(f, "no DHCP lease within {} ms", Decimal(*waited_ms))?;
                 match (offers, naks) {
                     (0, 0) => f.write_str(": no server answered")?,
-                    (_, 0) => write!(f, ": {offers} offers, no acknowledgement")?,
-                    _ => write!(f, ": the server refused (DHCPNAK) {naks} times")?,
+                    (_, 0) => write!(f, ": {} offers, no acknowledgement", Decimal((*offers).into()))?,
+                    _ => write!(f, ": the server refused (DHCPNAK) {} times", Decimal((*naks).into()))?,
                 }
                 if let Some(e) = ignored {
                     write!(f, "; a reply was ignored: {e}")?;
                 }
                 Ok(())
             }
-            Failure::TooManyIgnored => write!(f, "more than {IGNORED_LIMIT} unusable DHCP replies"),
+            Failure::TooManyIgnored => write!(f, "more than {} unusable DHCP replies", Decimal(IGNORED_LIMIT as u64)),
         }
     }
 }

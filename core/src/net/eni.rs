@@ -6,7 +6,7 @@
 use core::net::IpAddr;
 
 use super::ip_text::ip_text;
-use super::network_config::{NetworkConfig, Prefix, StaticRoute};
+use super::network_config::{NetworkConfig, Prefix, Slaac, StaticRoute};
 use crate::out::{Full, Out};
 
 const HEADER: &[u8] = b"# Written by wisp from the instance's network configuration; rewritten at every boot.\n\n";
@@ -40,6 +40,7 @@ fn put_route(out: &mut Out<'_>, route: &StaticRoute) -> Result<(), Full> {
     Ok(())
 }
 
+#[inline(never)]
 pub fn render(config: &NetworkConfig<'_>, out: &mut Out<'_>) -> Result<(), Full> {
     out.put(HEADER)?;
     out.put(b"auto lo\niface lo inet loopback\n")?;
@@ -68,6 +69,16 @@ pub fn render(config: &NetworkConfig<'_>, out: &mut Out<'_>) -> Result<(), Full>
             let gateway = if family { interface.gateway6 } else { interface.gateway4 };
             if dhcp {
                 out.put_all(&[b"iface ", name, b" ", inet, b" dhcp\n"])?;
+                stanzas += 1;
+            }
+            // As cloud-init's renderer: `dhcp` says whether stateless DHCPv6 runs too.
+            let stateless_dhcp: &[u8] = match interface.slaac {
+                Slaac::On => b"0",
+                Slaac::WithStatelessDhcp => b"1",
+                Slaac::Off => b"",
+            };
+            if family && !stateless_dhcp.is_empty() {
+                out.put_all(&[b"iface ", name, b" inet6 auto\n    dhcp ", stateless_dhcp, b"\n"])?;
                 stanzas += 1;
             }
             for address in interface.addresses.iter().filter(|a| a.ip.is_ipv6() == family) {
@@ -161,5 +172,23 @@ ethernets:
         let config = parse(arena.value(root)).unwrap();
         let mut buf = [0u8; 100];
         assert_eq!(render(&config, &mut Out::new(&mut buf)).unwrap_err(), Full { limit: 100 });
+    }
+
+    #[test]
+    fn slaac_and_dhcp6_as_cloud_init_writes_them() {
+        let v1 = "version: 1
+config:
+  - {type: physical, name: eth0, subnets: [{type: ipv6_slaac}]}
+  - {type: physical, name: eth1, subnets: [{type: ipv6_dhcpv6-stateless}, {type: static6, address: 2001:db8::5/64}]}
+  - {type: physical, name: eth2, subnets: [{type: dhcp4}, {type: ipv6_dhcpv6-stateful}]}
+";
+        let eni = render_yaml(v1);
+        assert!(eni.ends_with(
+            "auto eth0\niface eth0 inet6 auto\n    dhcp 0\n\n\
+             auto eth1\niface eth1 inet6 auto\n    dhcp 1\n\niface eth1 inet6 static\n    address 2001:db8:0:0:0:0:0:5/64\n\n\
+             auto eth2\niface eth2 inet dhcp\niface eth2 inet6 dhcp\n"
+        ), "{eni}");
+        let v2 = render_yaml("version: 2\nethernets: {eth0: {dhcp6: true}}\n");
+        assert!(v2.ends_with("auto eth0\niface eth0 inet6 dhcp\n"), "{v2}");
     }
 }

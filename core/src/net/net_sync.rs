@@ -3,9 +3,11 @@
 //! `imds-net-sync`. What to ask and what to change is `secondary`'s; this is the loop over
 //! the interfaces and families, and the order of the kernel's changes.
 
+use crate::config::Cloud;
 use crate::host::messages::Messages;
 use crate::host::netlink::Netlink;
-use crate::net::rtnl::{Rtnl, RtnlError, State};
+use crate::text::Decimal;
+use crate::net::rtnl::{Rtnl, State};
 use crate::net::{address, netlink, secondary};
 
 /// Largest metadata answer read (an address list, a CIDR block).
@@ -16,6 +18,27 @@ pub const ANSWER_LIMIT: usize = 4096;
 /// The families, each as its address list's key and its subnet's.
 const FAMILIES: [(bool, &str, &str); 2] = [(false, "local-ipv4s", "subnet-ipv4-cidr-block"), (true, "ipv6s", "subnet-ipv6-cidr-blocks")];
 
+/// Only AWS's metadata lists an interface's addresses: any other cloud is an error.
+pub fn for_aws<H: Messages>(host: &H, cloud: Cloud) -> Result<(), H::Text> {
+    match cloud {
+        Cloud::Aws => Ok(()),
+        _ => Err(host.text(format_args!("{}: only AWS's metadata lists an interface's addresses", H::shown(cloud.name().as_bytes())))),
+    }
+}
+
+/// `wisp net-sync`: on AWS only, the kernel's state read, then `sync_interfaces`.
+#[inline(never)]
+pub fn run<H: Messages, N: Netlink, E: core::fmt::Display>(
+    host: &H,
+    cloud: Cloud,
+    kernel: &mut Rtnl<N>,
+    fetch: impl for<'b> FnMut(&str, &'b mut [u8; ANSWER_LIMIT]) -> Result<Option<&'b [u8]>, E>,
+) -> Result<(), H::Text> {
+    for_aws(host, cloud)?;
+    let state = kernel.read_state().map_err(|e| super::said(host, e))?;
+    sync_interfaces(host, kernel, &state, fetch)
+}
+
 /// Each ethernet interface with a MAC synced to what `fetch` (a metadata path, the room
 /// of the answer: its body, `None` when the metadata has no such key) says. Interfaces the
 /// metadata does not know are left alone; IPv6 is managed only where it lists `ipv6s`.
@@ -24,10 +47,7 @@ pub fn sync_interfaces<H: Messages, N: Netlink, E: core::fmt::Display>(
     kernel: &mut Rtnl<N>,
     state: &State,
     mut fetch: impl for<'b> FnMut(&str, &'b mut [u8; ANSWER_LIMIT]) -> Result<Option<&'b [u8]>, E>,
-) -> Result<(), H::Text>
-where
-    H::Text: From<RtnlError>,
-{
+) -> Result<(), H::Text> {
     let mut body = [0u8; BODY_LIMIT];
     for link in state.links.iter().filter(|l| l.is_ethernet()) {
         let Some(mac) = link.mac else { continue };
@@ -38,7 +58,7 @@ where
             let mut raw = [0u8; ANSWER_LIMIT];
             match fetch(path, &mut raw) {
                 Ok(Some(value)) => {
-                    let target = body.get_mut(..value.len()).ok_or_else(|| host.text(format_args!("{name}: {key}: longer than {BODY_LIMIT} bytes")))?;
+                    let target = body.get_mut(..value.len()).ok_or_else(|| host.text(format_args!("{name}: {key}: longer than {} bytes", Decimal(BODY_LIMIT as u64))))?;
                     target.copy_from_slice(value);
                     Ok(Some(value.len()))
                 }
@@ -49,18 +69,18 @@ where
         let mut sync = secondary::Sync::default();
         for (ipv6, list, subnet) in FAMILIES {
             let Some(len) = get(list, &mut body)? else { continue };
-            let wanted = secondary::addresses(&body[..len]).map_err(|line| host.text(format_args!("{name}: {list} line {line}: not an address")))?;
+            let wanted = secondary::addresses(&body[..len]).map_err(|line| host.text(format_args!("{name}: {list} line {}: not an address", Decimal(line as u64))))?;
             let Some(len) = get(subnet, &mut body)? else { return Err(host.text(format_args!("{name}: the metadata has no {subnet}"))) };
             let prefix_len = secondary::prefix_len(&body[..len]).ok_or_else(|| host.text(format_args!("{name}: {subnet}: not a CIDR block")))?;
             secondary::sync(link.index, &secondary::Wanted { ipv6, addresses: &wanted, prefix_len }, &state.addresses, &mut sync);
         }
         for address in &sync.add {
-            kernel.change("add address", &mut |buf, seq| address.emit(buf, address::RTM_NEWADDR, netlink::F_CREATE | netlink::F_REPLACE, seq))?;
+            kernel.change("add address", &mut |buf, seq| address.emit(buf, address::RTM_NEWADDR, netlink::F_CREATE | netlink::F_REPLACE, seq)).map_err(|e| super::said(host, e))?;
         }
         for address in &sync.remove {
-            kernel.change("remove address", &mut |buf, seq| address.emit(buf, address::RTM_DELADDR, 0, seq))?;
+            kernel.change("remove address", &mut |buf, seq| address.emit(buf, address::RTM_DELADDR, 0, seq)).map_err(|e| super::said(host, e))?;
         }
-        host.log(format_args!("net-sync: {name}: {} added, {} removed", sync.add.len(), sync.remove.len()));
+        host.log(format_args!("net-sync: {name}: {} added, {} removed", Decimal(sync.add.len() as u64), Decimal(sync.remove.len() as u64)));
     }
     Ok(())
 }
@@ -125,5 +145,19 @@ mod tests {
         assert_eq!(result.unwrap_err(), "eth0: local-ipv4s line 2: not an address");
         let (result, _, _) = sync(&[("local-ipv4s", "10.0.1.5\n"), ("subnet-ipv4-cidr-block", "10.0.1.0")]);
         assert_eq!(result.unwrap_err(), "eth0: subnet-ipv4-cidr-block: not a CIDR block");
+    }
+
+    #[test]
+    fn only_aws_lists_addresses() {
+        let host = MemorySystem::new(MemoryHost::new());
+        assert_eq!(for_aws(&host, Cloud::Aws), Ok(()));
+        assert_eq!(for_aws(&host, Cloud::Gcp).unwrap_err(), "gcp: only AWS's metadata lists an interface's addresses");
+        // Another cloud's run stops before the kernel is asked anything.
+        let mut kernel = Rtnl::new(MemoryNetlink::default());
+        let refused = run(&host, Cloud::Gcp, &mut kernel, |_, _| -> Result<Option<&[u8]>, &str> { panic!("no metadata asked") });
+        assert!(refused.is_err() && kernel.socket.sent.is_empty());
+        // On AWS the state is read (links, addresses, routes) before the interfaces.
+        run(&host, Cloud::Aws, &mut kernel, |_, _| -> Result<Option<&[u8]>, &str> { Ok(None) }).unwrap();
+        assert_eq!(kernel.socket.sent.len(), 3);
     }
 }

@@ -46,7 +46,7 @@ impl core::fmt::Display for Error {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
             Error::Truncated => f.write_str("netlink: truncated message"),
-            Error::BufferTooSmall { limit } => write!(f, "netlink: request longer than {limit} bytes"),
+            Error::BufferTooSmall { limit } => write!(f, "netlink: request longer than {} bytes", crate::text::Decimal(*limit as u64)),
             Error::NameTooLong => f.write_str("netlink: an interface name is at most 15 bytes"),
         }
     }

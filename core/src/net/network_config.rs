@@ -28,6 +28,19 @@ pub struct StaticRoute {
     pub via: IpAddr,
 }
 
+/// Addresses from IPv6 router advertisements (SLAAC): the kernel configures them itself
+/// on a link that is up, so wisp only brings the link up and writes the stanza.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Slaac {
+    #[default]
+    Off,
+    /// v1 `ipv6_slaac`: eni's `inet6 auto` with `dhcp 0`.
+    On,
+    /// v1 `ipv6_dhcpv6-stateless`: SLAAC, and stateless DHCPv6 for what the
+    /// advertisements leave out (eni's `dhcp 1`).
+    WithStatelessDhcp,
+}
+
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Interface<'a> {
     /// The name it has once configured (v1 `name`, v2 `set-name` or its key).
@@ -42,7 +55,9 @@ pub struct Interface<'a> {
     pub keep_name: bool,
     pub mtu: Option<u32>,
     pub dhcp4: bool,
+    /// DHCPv6, which wisp has no client for: written to /etc/network/interfaces only.
     pub dhcp6: bool,
+    pub slaac: Slaac,
     pub addresses: heapless::Vec<Prefix, ADDRESSES_LIMIT>,
     pub gateway4: Option<IpAddr>,
     pub gateway6: Option<IpAddr>,
@@ -69,7 +84,7 @@ pub struct ConfigError {
 
 impl core::fmt::Display for ConfigError {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(f, "network-config line {}: {}", self.line, self.what)
+        write!(f, "network-config line {}: {}", crate::text::Decimal(self.line.into()), crate::text::Plain(self.what))
     }
 }
 
@@ -174,6 +189,7 @@ pub fn has_network(root: NodeRef<'_>) -> bool {
 }
 
 /// Reads a network configuration document (its root node).
+#[inline(never)]
 pub fn parse(root: NodeRef<'_>) -> Result<NetworkConfig<'_>, ConfigError> {
     let root = get(&root, "network").unwrap_or(root);
     let mut config = NetworkConfig::default();
@@ -234,9 +250,10 @@ fn v1_subnet<'a>(subnet: NodeRef<'a>, interface: &mut Interface<'a>, config: &mu
     let kind = get(&subnet, "type").map_or_else(|| error(&subnet, "a subnet needs a type"), |t| text(t, "type is a name"))?;
     match kind {
         "dhcp" | "dhcp4" => interface.dhcp4 = true,
-        "dhcp6" => interface.dhcp6 = true,
-        // SLAAC is the kernel's, with nothing to configure.
-        "ipv6_slaac" | "ipv6_dhcpv6-stateless" | "manual" => {}
+        "dhcp6" | "ipv6_dhcpv6-stateful" => interface.dhcp6 = true,
+        "ipv6_slaac" => interface.slaac = Slaac::On,
+        "ipv6_dhcpv6-stateless" => interface.slaac = Slaac::WithStatelessDhcp,
+        "manual" => {}
         "static" | "static6" => {
             let Some(address) = get(&subnet, "address") else { return error(&subnet, "a static subnet needs an address") };
             let mut address = prefix(address)?;
@@ -270,7 +287,7 @@ fn v1_subnet<'a>(subnet: NodeRef<'a>, interface: &mut Interface<'a>, config: &mu
                 strings(value, &mut config.search)?;
             }
         }
-        _ => return error(&subnet, "subnet type is static, static6, dhcp, dhcp4, dhcp6 or ipv6_slaac"),
+        _ => return error(&subnet, "subnet type is static, static6, dhcp, dhcp4, dhcp6, ipv6_slaac, ipv6_dhcpv6-stateless, ipv6_dhcpv6-stateful or manual"),
     }
     Ok(())
 }

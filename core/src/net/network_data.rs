@@ -6,7 +6,7 @@
 use core::net::IpAddr;
 
 use super::ip_text::{parse_ip, parse_mac, parse_prefix_len};
-use super::network_config::{Interface, NetworkConfig, Prefix, StaticRoute};
+use super::network_config::{Interface, NetworkConfig, Prefix, Slaac, StaticRoute};
 use crate::json::{JsonError, JsonText};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -76,6 +76,7 @@ fn mac(text: &str) -> Result<[u8; 6], DataError> {
     parse_mac(text.as_bytes()).ok_or(bad("bad MAC address"))
 }
 
+#[inline(never)]
 pub fn parse(document: &[u8]) -> Result<NetworkConfig<'_>, DataError> {
     let root = JsonText::parse(document)?;
     let mut config = NetworkConfig::default();
@@ -102,6 +103,8 @@ pub fn parse(document: &[u8]) -> Result<NetworkConfig<'_>, DataError> {
             match string(&network, "type")?.unwrap_or("") {
                 "ipv4_dhcp" | "dhcp4" => interface.dhcp4 = true,
                 "ipv6_dhcp" | "ipv6_dhcpv6-stateful" => interface.dhcp6 = true,
+                "ipv6_slaac" => interface.slaac = Slaac::On,
+                "ipv6_dhcpv6-stateless" => interface.slaac = Slaac::WithStatelessDhcp,
                 "ipv4" | "ipv6" => {
                     let text = string(&network, "ip_address")?.ok_or(bad("a static network has no ip_address"))?;
                     let (ip, len) = text.split_once('/').unwrap_or((text, ""));
@@ -212,5 +215,17 @@ mod tests {
         for (document, error) in cases {
             assert_eq!(parse(document.as_bytes()).unwrap_err(), error, "{document}");
         }
+    }
+
+    #[test]
+    fn ipv6_network_types_as_cloud_init_reads_them() {
+        let document = br#"{"links": [{"id": "a", "type": "phy", "ethernet_mac_address": "fa:16:3e:00:00:10"},
+            {"id": "b", "type": "phy", "ethernet_mac_address": "fa:16:3e:00:00:11"},
+            {"id": "c", "type": "phy", "ethernet_mac_address": "fa:16:3e:00:00:12"}],
+          "networks": [{"type": "ipv6_slaac", "link": "a"}, {"type": "ipv6_dhcpv6-stateless", "link": "b"},
+            {"type": "ipv6_dhcp", "link": "c"}]}"#;
+        let config = parse(document).unwrap();
+        let kinds: Vec<(Slaac, bool)> = config.interfaces.iter().map(|i| (i.slaac, i.dhcp6)).collect();
+        assert_eq!(kinds, [(Slaac::On, false), (Slaac::WithStatelessDhcp, false), (Slaac::Off, true)]);
     }
 }

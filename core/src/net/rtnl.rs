@@ -10,6 +10,7 @@ use super::link::{self, Link, LinkChange};
 use super::netlink::{self, Message};
 use super::route::{self, Route, TABLE_MAIN};
 use crate::host::explain::{errno_number, ErrnoWords, Explain};
+use crate::text::Decimal;
 use crate::host::netlink::Netlink;
 use crate::host::HostError;
 
@@ -41,7 +42,7 @@ impl Explain for RtnlError {
             RtnlError::Message { what, error } => write!(f, "{what}: {error}"),
             RtnlError::NoAcknowledgement { what } => write!(f, "{what}: no acknowledgement"),
             RtnlError::Dump(error) => write!(f, "{error}"),
-            RtnlError::TooMany => write!(f, "more than {LINKS_LIMIT} links, {ADDRESSES_LIMIT} addresses or {ROUTES_LIMIT} main-table routes"),
+            RtnlError::TooMany => write!(f, "more than {} links, {} addresses or {} main-table routes", Decimal(LINKS_LIMIT as u64), Decimal(ADDRESSES_LIMIT as u64), Decimal(ROUTES_LIMIT as u64)),
         }
     }
 }
@@ -164,6 +165,7 @@ impl<N: Netlink> Rtnl<N> {
 
     /// Changes to `link`, in order: its name (while it is down), MTU, up, addresses,
     /// routes (a gateway's own route first).
+    #[inline(never)]
     pub fn apply(&mut self, changes: &Changes, link: &Link, name: &[u8]) -> Result<(), RtnlError> {
         let create = netlink::F_CREATE | netlink::F_REPLACE;
         let index = changes.interface;

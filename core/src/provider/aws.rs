@@ -1,15 +1,36 @@
 //! Amazon EC2's instance metadata service, version 2: a session token from a PUT, then
 //! GETs that carry it. Round one asks for every value and the key listing at once, round
-//! two for each key the listing names.
+//! two for each key the listing names. The service is at 169.254.169.254 while the
+//! instance has a route there, else at `[fd00:ec2::254]` (an IPv6-only subnet).
 
 use super::imds::{item_targets, Host, Imds, ImdsError, Service, Target, TOKEN_LIMIT};
 use super::metadata::{Metadata, Slot, ValueState, KEY_RESPONSE, SMALL_RESPONSE};
-use super::{Item, IMDS_ADDRESS, IMDS_HOST};
-use crate::host::http::{Endpoint, Exchange, Http};
+use super::Item;
+use crate::host::http::{Endpoint, Exchange, Http, Ipv6Service};
 use crate::http::{self, Method, Request};
 use crate::text::Decimal;
 
 pub const SERVICE: Service = Service { session_token: true, rounds: Some(rounds), ..Service::PLAIN };
+
+/// The same service at its IPv6 address, which Nitro instances serve when the instance's
+/// IPv6 metadata endpoint is enabled.
+pub const IPV6_SERVICE: Service = Service {
+    endpoint: Endpoint::Tcp6 { address: Ipv6Service::AwsMetadata, port: 80 },
+    host: "[fd00:ec2::254]",
+    ..SERVICE
+};
+
+/// IPv4's service while the system has a route to it, else the IPv6 address: an instance
+/// with no IPv4 route is on an IPv6-only subnet (and with no IPv6 route either, the
+/// failure says "network unreachable" as it would have). cloud-init asks both addresses
+/// and keeps the first to answer; a route lookup decides the same without a request that
+/// cannot arrive.
+pub fn reachable_service(host: &mut dyn Http) -> &'static Service {
+    match host.has_route(SERVICE.endpoint) {
+        true => &SERVICE,
+        false => &IPV6_SERVICE,
+    }
+}
 
 pub const TOKEN_PATH: &str = "/latest/api/token";
 pub const TOKEN_TTL_HEADER: &str = "X-aws-ec2-metadata-token-ttl-seconds";
@@ -146,16 +167,18 @@ fn fetch_keys(imds: &mut Imds<'_>, host: &mut dyn Http, listing: &[u8], keys: Sl
 }
 
 /// IMDSv2's session token: one PUT, reused for every later request of this run.
+/// The service is chosen again with each token, so a later token follows the network.
 pub(crate) fn fetch_token(imds: &mut Imds<'_>, host: &mut dyn Http) -> Result<(), ImdsError> {
+    imds.service = reachable_service(host);
     let mut ttl = heapless::String::<10>::new();
     push_decimal(&mut ttl, imds.token_ttl);
     let headers = [(TOKEN_TTL_HEADER, ttl.as_str())];
-    let put = Request { method: Method::Put, host: IMDS_HOST, path: TOKEN_PATH, headers: &headers, body: b"" };
+    let put = Request { method: Method::Put, host: imds.service.host, path: TOKEN_PATH, headers: &headers, body: b"" };
     let mut request = [0u8; super::imds::REQUEST_LIMIT];
     let length = http::write_request(&put, &mut request).map_err(ImdsError::Request)?;
     let mut response = [0u8; SMALL_RESPONSE];
     let mut exchanges = [Exchange::new(&request[..length], &mut response)];
-    host.exchange_all(Endpoint::Tcp { address: IMDS_ADDRESS, port: 80, privileged: false }, &mut exchanges, imds.timeouts);
+    host.exchange_all(imds.service.endpoint, &mut exchanges, imds.timeouts);
     imds.requests += 1;
     let what = "token";
     let (status, body) = exchanges[0].result().map_err(|failure| ImdsError::Fetch { what, failure })?;
@@ -387,5 +410,100 @@ mod tests {
         // The token is kept for the run; only the hostname is new.
         assert_eq!(network.lines(), lines(&[&[TOKEN_PUT], &[ID], &[HOSTNAME]]));
         assert_eq!(imds.requests, 3);
+    }
+
+    /// A network with routes to some endpoints only, as the kernel's route lookup answers.
+    struct Routed {
+        network: MemoryNetwork,
+        routes: fn(Endpoint) -> bool,
+        asked: Vec<Endpoint>,
+    }
+
+    impl Http for Routed {
+        fn exchange_all(&mut self, endpoint: Endpoint, exchanges: &mut [Exchange<'_>], timeouts: &Timeouts) {
+            self.network.exchange_all(endpoint, exchanges, timeouts)
+        }
+
+        fn has_route(&mut self, endpoint: Endpoint) -> bool {
+            self.asked.push(endpoint);
+            (self.routes)(endpoint)
+        }
+    }
+
+    impl crate::host::clock::Clock for Routed {
+        fn realtime_secs(&mut self) -> u64 {
+            0
+        }
+    }
+
+    fn fetch_routed(routes: fn(Endpoint) -> bool) -> (Routed, Result<(), ImdsError>, Vec<Option<Vec<u8>>>) {
+        let timeouts = Timeouts::default();
+        let mut space = vec![0u8; METADATA_SIZE];
+        let mut metadata = Metadata::new(&mut space);
+        let mut imds = Imds::new(Cloud::Aws, &SERVICE, &timeouts, 300);
+        let mut host = Routed { network: instance(), routes, asked: Vec::new() };
+        let result = imds.fetch(&mut host, &mut metadata, &[Item::InstanceId, Item::SshKeys]);
+        let values = Item::ALL.iter().map(|&item| metadata.get(item).map(<[u8]>::to_vec)).collect();
+        (host, result, values)
+    }
+
+    const IPV4: Endpoint = Endpoint::Tcp { address: [169, 254, 169, 254], port: 80, privileged: false };
+    const IPV6: Endpoint = Endpoint::Tcp6 { address: Ipv6Service::AwsMetadata, port: 80 };
+
+    #[test]
+    fn an_instance_with_no_ipv4_route_asks_the_ipv6_address_for_everything() {
+        let (host, result, values) = fetch_routed(|endpoint| endpoint != IPV4);
+        assert_eq!(result, Ok(()));
+        assert_eq!(host.asked, [IPV4]);
+        assert_eq!(host.network.lines(), lines(&[&[TOKEN_PUT], &[ID, LISTING], &[KEY0, KEY1]]));
+        for request in host.network.seen() {
+            assert_eq!(request.endpoint, IPV6, "{}", request.line);
+            assert_eq!(request.host, "[fd00:ec2::254]", "{}", request.line);
+        }
+        assert_eq!(values[0].as_deref(), Some(&b"i-0123"[..]));
+        assert_eq!(Ipv6Service::AwsMetadata.octets(), "fd00:ec2::254".parse::<std::net::Ipv6Addr>().unwrap().octets());
+    }
+
+    #[test]
+    fn an_ipv4_route_keeps_the_ipv4_address_even_with_ipv6() {
+        let (host, result, _) = fetch_routed(|_| true);
+        assert_eq!(result, Ok(()));
+        assert!(host.network.seen().iter().all(|request| request.endpoint == IPV4 && request.host == "169.254.169.254"));
+    }
+
+    #[test]
+    fn with_no_route_at_all_the_failure_is_the_one_of_the_ipv6_address() {
+        let unreachable = Cause::Connect(HostError { errno: 101 });
+        let mut network = instance().fail(TOKEN_PUT, unreachable);
+        network.answers.get_mut(TOKEN_PUT).unwrap().pop_front();
+        let mut host = Routed { network, routes: |_| false, asked: Vec::new() };
+        let timeouts = Timeouts::default();
+        let mut imds = Imds::new(Cloud::Aws, &SERVICE, &timeouts, 300);
+        let mut space = vec![0u8; METADATA_SIZE];
+        let mut metadata = Metadata::new(&mut space);
+        let error = imds.fetch(&mut host, &mut metadata, &[Item::InstanceId]).unwrap_err();
+        // What an instance with no network at all said before the IPv6 address existed.
+        assert_eq!(error.to_string(), "metadata token: cannot connect: errno 101; gave up after 3 attempts in the 30000 ms deadline (WISP_HTTP_TOTAL_MS)");
+        assert_eq!(host.network.lines(), lines(&[&[TOKEN_PUT]]));
+        assert_eq!(host.network.seen()[0].endpoint, IPV6);
+    }
+
+    #[test]
+    fn each_new_token_follows_the_route_of_its_moment() {
+        // The first token went to IPv4; once the IPv4 route is gone, an expired token is
+        // fetched again from the IPv6 address, and the round repeated there.
+        let timeouts = Timeouts::default();
+        let mut space = vec![0u8; METADATA_SIZE];
+        let mut metadata = Metadata::new(&mut space);
+        let mut imds = Imds::new(Cloud::Aws, &SERVICE, &timeouts, 300);
+        let mut host = Routed { network: instance(), routes: |_| true, asked: Vec::new() };
+        imds.fetch(&mut host, &mut metadata, &[Item::InstanceId]).unwrap();
+        host.routes = |endpoint| endpoint != IPV4;
+        host.network = host.network.serve(HOSTNAME, 401, b"").serve(HOSTNAME, 200, b"h");
+        host.network.answers.get_mut(HOSTNAME).unwrap().pop_front();
+        imds.fetch(&mut host, &mut metadata, &[Item::Hostname]).unwrap();
+        let endpoints: Vec<Endpoint> = host.network.seen().iter().map(|request| request.endpoint).collect();
+        assert_eq!(endpoints, [IPV4, IPV4, IPV4, IPV6, IPV6]);
+        assert_eq!(metadata.get(Item::Hostname), Some(&b"h"[..]));
     }
 }

@@ -145,7 +145,7 @@ pub(crate) fn item_targets<'t, 's: 't, const N: usize>(
 /// A conversation with the metadata service: its settings and its session token.
 pub struct Imds<'c> {
     cloud: Cloud,
-    service: &'static Service,
+    pub(crate) service: &'static Service,
     pub(crate) timeouts: &'c Timeouts,
     pub(crate) token_ttl: u32,
     pub(crate) token: heapless::Vec<u8, TOKEN_LIMIT>,
@@ -197,11 +197,12 @@ impl<'c> Imds<'c> {
     /// hide the others. A 401 (the session token expired) fetches a new token and
     /// repeats the round once.
     pub(crate) fn round(&mut self, host: &mut dyn Http, targets: &mut [Target<'_, '_>]) -> Result<(), ImdsError> {
-        let service = self.service;
         for attempt in 0..2 {
-            if service.session_token && (self.token.is_empty() || attempt == 1) {
+            if self.service.session_token && (self.token.is_empty() || attempt == 1) {
                 aws::fetch_token(self, host)?;
             }
+            // After the token: it may have moved the service to another address.
+            let service = self.service;
             let mut requests = [[0u8; REQUEST_LIMIT]; PARALLEL_LIMIT];
             let token = core::str::from_utf8(&self.token).unwrap_or("");
             let token_header = [(aws::TOKEN_HEADER, token)];
