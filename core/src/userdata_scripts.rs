@@ -51,7 +51,7 @@ impl ScriptPath {
             path.len = end;
         }
         // TINY_CLOUD_VAR may hold one (file names cannot): refused, never cut short.
-        if path.as_bytes().contains(&0) {
+        if path.as_cstr().to_bytes().len() != path.len {
             return Err(host.text(format_args!("path contains a NUL byte")));
         }
         Ok(path)
@@ -531,6 +531,17 @@ mod tests {
         let e = run(&mut system, &mut scripts, &mut var, &mut logs, false, None).unwrap_err();
         assert_eq!(e, std::format!("scripts/per-once/{long}: a name longer than 64 bytes, or not UTF-8"));
         assert!(scripts.runs.is_empty());
+    }
+
+    #[test]
+    fn a_path_is_refused_whole_never_cut_short() {
+        let host = MemorySystem::new(MemoryHost::new());
+        let path = ScriptPath::new(&host, &[VAR, b"/", SCRIPTS_DIR]).unwrap();
+        assert_eq!((path.as_bytes(), path.as_cstr().to_bytes()), (&b"/var/lib/cloud/scripts"[..], &b"/var/lib/cloud/scripts"[..]));
+        assert_eq!(ScriptPath::new(&host, &[b"/var\0/lib", b"/x"]).err().unwrap(), "path contains a NUL byte");
+        let long = [b'a'; SCRIPT_PATH_LIMIT];
+        assert_eq!(ScriptPath::new(&host, &[b"/", &long]).err().unwrap(), std::format!("path longer than {SCRIPT_PATH_LIMIT} bytes"));
+        assert!(ScriptPath::new(&host, &[&long]).is_ok());
     }
 
     #[test]
