@@ -36,7 +36,7 @@ fn show_document(ctx: &Context<'_>, file: Option<&[u8]>) -> Result<(), Message> 
     let _ = out.write_str("{\"parts\":[");
     for (index, part) in decoded.iter().flat_map(|d| d.parts.iter()).enumerate() {
         let comma = if index > 0 { "," } else { "" };
-        let _ = write!(out, "{comma}{{\"kind\":\"{}\",\"type\":\"{}\",\"bytes\":{}}}", part.kind.name(), part.media_type, Decimal(part.bytes.len() as u64));
+        let _ = write!(out, "{comma}{{\"kind\":\"{}\",\"type\":\"{}\",\"bytes\":{}}}", part.kind.name(), crate::output::Shown(part.media_type), Decimal(part.bytes.len() as u64));
     }
     let _ = out.write_str("],\"cloud_config\":");
     let _ = config.write_json(&mut out);

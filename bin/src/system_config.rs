@@ -13,7 +13,6 @@ use wisp_core::yaml::Kind;
 use wisp_os_linux::nul_terminated::NulTerminated;
 use wisp_os_linux::fs::Dir;
 use wisp_os_linux::process::ExitStatus;
-use wisp_os_linux::AsFd;
 
 use crate::context::Context;
 use crate::output::{Message, Os, Shown};
@@ -75,9 +74,7 @@ pub fn packages(ctx: &Context<'_>, config: &CloudConfig<'static>) -> Result<Opti
 /// Runs a program of the image (a path inside the root) with its output in
 /// user-data.log; a failure fails the action.
 fn run(ctx: &Context<'_>, program: &CStr, args: &[&CStr], what: &str) -> Result<(), Message> {
-    let output = scripts::open_log(ctx, true)?;
-    let status = scripts::execute(ctx, program, args, None, output.as_fd()).map_err(|e| msg!("cannot run {what}: {e}"))?;
-    scripts::finish(ctx, status, what).map(|_| ())
+    scripts::run_program(ctx, program, args, what)
 }
 
 /// `timezone`: /etc/localtime points at the zone's file (which must exist in the image),

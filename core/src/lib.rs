@@ -74,6 +74,8 @@ pub mod inflate;
 pub mod cloud_config;
 pub mod mime;
 pub mod userdata;
+pub mod userdata_scripts;
+pub mod userdata_decode;
 pub mod yaml;
 
 // Growing the root: where it is mounted, and its partition table; other mounts.

@@ -222,6 +222,38 @@ pub fn script_name(filename: Option<&ScriptName>, index: usize) -> ScriptName {
     name
 }
 
+/// One leaf of a decoded user-data document: what it is, and its decoded bytes.
+pub struct Part<'a> {
+    pub kind: Kind,
+    /// The MIME type it came with (or `text/plain`), at most 60 bytes of it, for the log:
+    /// shown escaped.
+    pub media_type: &'a [u8],
+    /// Its `filename` parameter, when that is a safe script name.
+    pub filename: Option<ScriptName>,
+    pub bytes: &'a [u8],
+    /// The part is the whole saved `user-data` file (no MIME, no include).
+    pub whole: bool,
+}
+
+impl Part<'_> {
+    /// Its file name among the scripts, as the part `index` (from 0) of the document.
+    pub fn script_name(&self, index: usize) -> ScriptName {
+        script_name(self.filename.as_ref(), index)
+    }
+}
+
+/// User-data decoded: its parts in document order.
+pub struct UserData<'a> {
+    pub parts: heapless::Vec<Part<'a>, { crate::mime::PARTS_LIMIT }>,
+}
+
+impl<'a> UserData<'a> {
+    /// The parts of `kind`, with their index in the document.
+    pub fn of_kind(&self, kind: Kind) -> impl Iterator<Item = (usize, &Part<'a>)> {
+        self.parts.iter().enumerate().filter(move |(_, part)| part.kind == kind)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

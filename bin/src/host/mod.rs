@@ -28,7 +28,9 @@ pub mod files;
 pub mod http;
 #[cfg(feature = "network")]
 pub mod netlink;
+pub mod scripts;
 pub mod system;
+pub mod userdata;
 #[cfg(feature = "network")]
 pub mod timer;
 

@@ -896,3 +896,160 @@ impl super::timer::Timer for MemoryTimer {
         self.now += ms;
     }
 }
+
+// --- userdata: the scripts' log, runs and markers -------------------------------------
+
+/// What user-data's scripts run against besides files: each run recorded, and ended as
+/// `ends` says from its arguments.
+pub struct MemoryScripts {
+    /// Each `open_log`: whether it started the log afresh.
+    pub logs_opened: Vec<bool>,
+    /// Each run, as its arguments joined by spaces (its `env` after a `|`).
+    pub runs: Vec<std::string::String>,
+    /// Each file saved: its path, contents and mode.
+    pub saved: Vec<(std::string::String, Vec<u8>, u32)>,
+    pub ends: fn(&[&[u8]]) -> crate::script_exit::Ended,
+    /// Whether the markers were opened, and those set, as `"work item"`.
+    pub markers_open: bool,
+    pub marked: std::collections::BTreeSet<std::string::String>,
+}
+
+impl MemoryScripts {
+    /// Every program exits 0.
+    pub fn new() -> MemoryScripts {
+        MemoryScripts { logs_opened: Vec::new(), runs: Vec::new(), saved: Vec::new(), ends: |_| crate::script_exit::Ended::Exited(0), markers_open: false, marked: Default::default() }
+    }
+}
+
+impl super::scripts::Scripts for MemoryScripts {
+    type Text = std::string::String;
+    const PARTS: bool = true;
+
+    fn open_log(&mut self, fresh: bool) -> Result<(), HostError> {
+        self.logs_opened.push(fresh);
+        Ok(())
+    }
+
+    fn run(&mut self, _: &core::ffi::CStr, args: &[&core::ffi::CStr], env: Option<&core::ffi::CStr>) -> Result<crate::script_exit::Ended, HostError> {
+        let args: Vec<&[u8]> = args.iter().map(|a| a.to_bytes()).collect();
+        let mut line = args.iter().map(|a| std::string::String::from_utf8_lossy(a)).collect::<Vec<_>>().join(" ");
+        if let Some(env) = env {
+            line = std::format!("{line} | {}", env.to_string_lossy());
+        }
+        self.runs.push(line);
+        Ok((self.ends)(&args))
+    }
+
+    fn save(&mut self, path: &[u8], contents: &[u8], mode: u32) -> Result<(), HostError> {
+        self.saved.push((std::string::String::from_utf8_lossy(path).into_owned(), contents.to_vec(), mode));
+        Ok(())
+    }
+
+    fn open_markers(&mut self) -> Result<(), std::string::String> {
+        self.markers_open = true;
+        Ok(())
+    }
+
+    fn is_done(&mut self, work: &str, item: &str) -> Result<bool, std::string::String> {
+        assert!(self.markers_open, "markers asked before they were opened");
+        Ok(self.marked.contains(&std::format!("{work} {item}")))
+    }
+
+    fn mark_done(&mut self, work: &str, item: &str) -> Result<(), std::string::String> {
+        assert!(self.markers_open, "markers set before they were opened");
+        self.marked.insert(std::format!("{work} {item}"));
+        Ok(())
+    }
+}
+
+/// A `MemorySystem` that user-data is decoded against: room kept for the run, and the
+/// documents `#include` URLs serve (by URL path; each GET recorded).
+pub struct MemoryDecoding {
+    pub system: MemorySystem,
+    pub served: BTreeMap<std::string::String, Vec<u8>>,
+    pub gets: Vec<std::string::String>,
+}
+
+impl MemoryDecoding {
+    pub fn new(system: MemorySystem) -> MemoryDecoding {
+        MemoryDecoding { system, served: BTreeMap::new(), gets: Vec::new() }
+    }
+
+    pub fn serve(mut self, path: &str, body: &[u8]) -> MemoryDecoding {
+        self.served.insert(path.into(), body.to_vec());
+        self
+    }
+}
+
+impl Files for MemoryDecoding {
+    fn read(&mut self, path: &[u8], buf: &mut [u8]) -> Result<Option<usize>, HostError> {
+        self.system.read(path, buf)
+    }
+    fn write(&mut self, path: &[u8], contents: &[u8], mode: u32, owner: Option<(u32, u32)>) -> Result<(), HostError> {
+        self.system.write(path, contents, mode, owner)
+    }
+    fn create_dir(&mut self, path: &[u8], mode: u32) -> Result<bool, HostError> {
+        self.system.create_dir(path, mode)
+    }
+    fn metadata(&mut self, path: &[u8]) -> Result<Option<Metadata>, HostError> {
+        self.system.metadata(path)
+    }
+    fn set_owner_and_mode(&mut self, path: &[u8], uid: u32, gid: u32, mode: u32) -> Result<(), HostError> {
+        self.system.set_owner_and_mode(path, uid, gid, mode)
+    }
+    fn remove(&mut self, path: &[u8]) -> Result<bool, HostError> {
+        self.system.remove(path)
+    }
+    fn list(&mut self, dir: &[u8], visit: &mut dyn FnMut(&[u8])) -> Result<(), HostError> {
+        self.system.list(dir, visit)
+    }
+}
+
+impl super::messages::Messages for MemoryDecoding {
+    type Text = std::string::String;
+
+    fn text(&self, args: core::fmt::Arguments<'_>) -> std::string::String {
+        self.system.text(args)
+    }
+    fn log(&self, args: core::fmt::Arguments<'_>) {
+        self.system.log(args)
+    }
+    fn warn(&self, args: core::fmt::Arguments<'_>) {
+        self.system.warn(args)
+    }
+    fn error(&self, args: core::fmt::Arguments<'_>) {
+        self.system.error(args)
+    }
+    fn reason(error: HostError) -> impl core::fmt::Display {
+        error
+    }
+    fn shown(bytes: &[u8]) -> impl core::fmt::Display + '_ {
+        std::string::String::from_utf8_lossy(bytes)
+    }
+    fn path_error(&self, path: &[u8], error: HostError) -> std::string::String {
+        self.system.path_error(path, error)
+    }
+    fn under_root<'p>(&'p self, path: &'p [u8]) -> impl core::fmt::Display + 'p {
+        std::string::String::from_utf8_lossy(path)
+    }
+}
+
+impl super::keep::Keep for MemoryDecoding {
+    fn keep(&mut self, len: usize, what: &str) -> Result<&'static mut [u8], std::string::String> {
+        match self.system.no_room {
+            true => Err(std::format!("cannot reserve {len} bytes for {what}")),
+            // Bounded by the decoder's budget, as the real host's mapping is.
+            false => Ok(std::vec![0; len.min(1 << 20)].leak()),
+        }
+    }
+}
+
+impl super::fetch::Fetch for MemoryDecoding {
+    fn get(&mut self, url: &crate::http::Url<'_>, out: &mut [u8], _: &crate::retry::Timeouts) -> Result<Option<usize>, std::string::String> {
+        self.gets.push(std::format!("{}{}", url.host, url.path));
+        let Some(body) = self.served.get(url.path) else { return Ok(None) };
+        let room = out.len();
+        out.get_mut(..body.len()).ok_or_else(|| std::format!("http://{}{}: larger than {room} bytes", url.host, url.path))?.copy_from_slice(body);
+        Ok(Some(body.len()))
+    }
+}

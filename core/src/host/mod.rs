@@ -29,6 +29,10 @@ pub mod messages;
 pub mod programs;
 pub mod random;
 pub mod room;
+// user-data's scripts, its decoding's room and includes
+pub mod scripts;
+pub mod keep;
+pub mod fetch;
 pub mod uts;
 // ntp: a service enabled in a runlevel
 pub mod symlinks;

@@ -1,0 +1,73 @@
+//! core's `Scripts` over Linux: user-data.log in TINY_CLOUD_LOGS, programs run with
+//! process::run, script files written into their directory, and the instance's markers.
+
+use core::ffi::CStr;
+
+use wisp_core::host::HostError;
+use wisp_core::script_exit::Ended;
+use wisp_core::state_files::USER_DATA_LOG;
+use wisp_os_linux::fs::{self, Dir};
+use wisp_os_linux::process::{self, ExitStatus};
+use wisp_os_linux::{AsFd, OwnedFd};
+
+use super::files::{split, Root};
+use super::host_error;
+use crate::context::Context;
+use crate::markers::Markers;
+use crate::output::Message;
+
+/// What user-data's scripts run against: TINY_CLOUD_LOGS, open, and TINY_CLOUD_VAR for
+/// the markers (without it, none is asked for).
+pub struct ScriptRuns<'c> {
+    pub ctx: &'c Context<'c>,
+    pub var: Option<&'c Dir>,
+    pub logs: &'c Dir,
+    log: Option<OwnedFd>,
+    markers: Option<Markers>,
+}
+
+impl<'c> ScriptRuns<'c> {
+    pub fn new(ctx: &'c Context<'c>, var: Option<&'c Dir>, logs: &'c Dir) -> ScriptRuns<'c> {
+        ScriptRuns { ctx, var, logs, log: None, markers: None }
+    }
+}
+
+impl wisp_core::host::scripts::Scripts for ScriptRuns<'_> {
+    type Text = Message;
+    const PARTS: bool = cfg!(feature = "userdata");
+
+    fn open_log(&mut self, fresh: bool) -> Result<(), HostError> {
+        let opened = if fresh { self.logs.create_truncate(USER_DATA_LOG, 0o600) } else { self.logs.open_append(USER_DATA_LOG, 0o600) };
+        self.log = Some(opened.map_err(host_error)?);
+        Ok(())
+    }
+
+    fn run(&mut self, program: &CStr, args: &[&CStr], env: Option<&CStr>) -> Result<Ended, HostError> {
+        let input = fs::open_read(c"/dev/null").map_err(host_error)?;
+        let output = self.log.as_ref().map_or(wisp_os_linux::stdio::stderr(), |log| log.as_fd());
+        match process::run(self.ctx.start, self.ctx.program_root(), program, args, env, input.as_fd(), output).map_err(host_error)? {
+            ExitStatus::Exited(code) => Ok(Ended::Exited(code)),
+            ExitStatus::Signaled(signal) => Ok(Ended::Signaled(signal)),
+        }
+    }
+
+    fn save(&mut self, path: &[u8], contents: &[u8], mode: u32) -> Result<(), HostError> {
+        let (_, name) = split(path)?;
+        Root::of(self.ctx).parent(path)?.write_volatile(name, contents, mode).map_err(host_error)
+    }
+
+    fn open_markers(&mut self) -> Result<(), Message> {
+        if let Some(var) = self.var {
+            self.markers = Some(Markers::open(var)?);
+        }
+        Ok(())
+    }
+
+    fn is_done(&mut self, work: &str, item: &str) -> Result<bool, Message> {
+        self.markers.as_ref().map_or(Ok(false), |markers| markers.is_done(work, Some(item)))
+    }
+
+    fn mark_done(&mut self, work: &str, item: &str) -> Result<(), Message> {
+        self.markers.as_ref().map_or(Ok(()), |markers| markers.mark_done(self.ctx, work, Some(item)))
+    }
+}
