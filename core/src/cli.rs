@@ -30,6 +30,7 @@ usage: wisp [--root DIR] [--config FILE] [--cloud NAME] COMMAND
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Invocation<'a> {
+    /// `--root` without trailing slashes; `None` for the real root.
     pub root: Option<&'a [u8]>,
     pub config: Option<&'a [u8]>,
     /// Checked here, so that every command refuses the same bad names.
@@ -155,6 +156,8 @@ pub fn parse<'a>(args: &'a [&'a [u8]]) -> Result<Invocation<'a>, Error<'a>> {
             return Err(Error::Repeated(name));
         }
     }
+    // Paths are appended to the root: `--root /mnt/` is `/mnt`, and `--root /` the real root.
+    invocation.root = invocation.root.map(trim_trailing_slashes).filter(|root| !root.is_empty());
     if let Some(name) = cloud {
         invocation.cloud = Some(Cloud::from_name(name).ok_or(Error::BadCloud(name))?);
     }
@@ -191,6 +194,13 @@ pub fn parse<'a>(args: &'a [&'a [u8]]) -> Result<Invocation<'a>, Error<'a>> {
         },
     };
     Ok(invocation)
+}
+
+fn trim_trailing_slashes(mut path: &[u8]) -> &[u8] {
+    while let [rest @ .., b'/'] = path {
+        path = rest;
+    }
+    path
 }
 
 /// `--name` or `--name=value` gives `--name`; anything not starting with `-` is no option.
@@ -361,6 +371,9 @@ mod tests {
         assert_eq!(invocation.cloud, Some(Cloud::Aws));
         assert_eq!(invocation.command, Command::Phase(Phase::Main));
         assert_eq!(run("--root=/r --help").unwrap().root, Some(&b"/r"[..]));
+        assert_eq!(run("--root /mnt// main").unwrap().root, Some(&b"/mnt"[..]));
+        assert_eq!(run("--root / main").unwrap().root, None);
+        assert_eq!(run("--root=// main").unwrap().root, None);
     }
 
     #[test]

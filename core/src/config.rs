@@ -235,6 +235,7 @@ impl fmt::Display for Warning<'_> {
 pub const VARIABLES_LIMIT: usize = 32;
 
 /// Applies the assignments in `text` to `config`, line by line.
+#[inline(never)]
 pub fn parse<'t>(text: &'t [u8], config: &mut Config, on_warning: &mut dyn FnMut(Warning<'t>)) -> Result<(), Error> {
     let mut seen: heapless::Vec<(&'t [u8], String<VALUE_LIMIT>), VARIABLES_LIMIT> = heapless::Vec::new();
     for (index, raw) in text.split(|&b| b == b'\n').enumerate() {
@@ -263,6 +264,7 @@ pub fn parse<'t>(text: &'t [u8], config: &mut Config, on_warning: &mut dyn FnMut
 type Assignment<'t> = (&'t [u8], &'t [u8]);
 
 /// `Ok(None)` for blank and comment lines.
+#[inline(never)]
 fn split_assignment(raw: &[u8]) -> Result<Option<Assignment<'_>>, ErrorKind> {
     let line = <[u8]>::trim_ascii_start(raw.strip_suffix(b"\r").unwrap_or(raw));
     if line.is_empty() || line[0] == b'#' {
@@ -283,6 +285,7 @@ fn split_assignment(raw: &[u8]) -> Result<Option<Assignment<'_>>, ErrorKind> {
 
 /// The value as the shell would see it: quotes removed, escapes and `$NAME` of earlier
 /// variables applied, an unquoted `#` after white space starting a comment.
+#[inline(never)]
 fn unquote(raw: &[u8], seen: &[(&[u8], String<VALUE_LIMIT>)]) -> Result<String<VALUE_LIMIT>, ErrorKind> {
     let too_long = ErrorKind::ValueTooLong { name: "value", limit: VALUE_LIMIT };
     let mut value = heapless::Vec::<u8, VALUE_LIMIT>::new();
@@ -340,6 +343,7 @@ fn unquote(raw: &[u8], seen: &[(&[u8], String<VALUE_LIMIT>)]) -> Result<String<V
 }
 
 /// Expands `$NAME` or `${NAME}` at `raw[at]`; returns where the text continues.
+#[inline(never)]
 fn expand(
     raw: &[u8],
     at: usize,
@@ -368,8 +372,32 @@ fn expand(
     Ok(next)
 }
 
+/// The numeric variables: each name, its smallest and largest value, and its field.
+/// A table rather than a match arm each: one comparison loop instead of seven.
+type NumberField = fn(&mut Config) -> &mut u32;
+const NUMBERS: [(&str, u32, u32, NumberField); 8] = [
+    ("IMDS_TOKEN_TTL", 1, 21_600, |c| &mut c.imds_token_ttl),
+    ("WISP_HTTP_CONNECT_MS", 1, 600_000, |c| &mut c.http_connect_ms),
+    ("WISP_HTTP_READ_MS", 1, 600_000, |c| &mut c.http_read_ms),
+    ("WISP_HTTP_TOTAL_MS", 1, 3_600_000, |c| &mut c.http_total_ms),
+    ("WISP_HTTP_BACKOFF_MS", 0, 600_000, |c| &mut c.http_backoff_ms),
+    ("WISP_HTTP_BACKOFF_MAX_MS", 0, 600_000, |c| &mut c.http_backoff_max_ms),
+    ("WISP_DHCP_MS", 1000, 600_000, |c| &mut c.dhcp_ms),
+    ("WISP_USERDATA_LIMIT", 1024, USERDATA_LIMIT_MAX, |c| &mut c.userdata_limit),
+];
+
 /// Sets a known variable, set on `line`; `Ok(false)` for an unknown one.
+#[inline(never)]
 fn apply(config: &mut Config, name: &[u8], value: &str, line: u32) -> Result<bool, ErrorKind> {
+    if let Some(&(variable, min, max, field)) = NUMBERS.iter().find(|number| number.0.as_bytes() == name) {
+        *field(config) = number(variable, value, min, max)?;
+        return Ok(true);
+    }
+    if let Some(phase) = Phase::ALL.into_iter().find(|phase| phase.init_actions_variable().as_bytes() == name) {
+        config.init_actions[phase as usize] = Some(list(phase.init_actions_variable(), value)?);
+        config.action_lines[phase as usize] = line;
+        return Ok(true);
+    }
     match crate::text::word(name) {
         "CLOUD" => config.cloud = Cloud::from_name(value.as_bytes()).ok_or(ErrorKind::BadCloud)?,
         "CLOUD_USER" => {
@@ -378,25 +406,12 @@ fn apply(config: &mut Config, name: &[u8], value: &str, line: u32) -> Result<boo
             }
             config.cloud_user = String::try_from(value).map_err(|_| ErrorKind::BadUserName)?;
         }
-        "IMDS_TOKEN_TTL" => config.imds_token_ttl = number("IMDS_TOKEN_TTL", value, 1, 21_600)?,
         "TINY_CLOUD_VAR" => config.var_dir = absolute("TINY_CLOUD_VAR", value)?,
         "TINY_CLOUD_LOGS" => config.logs_dir = absolute("TINY_CLOUD_LOGS", value)?,
         "SKIP_INIT_ACTIONS" => {
             config.skip_actions = list("SKIP_INIT_ACTIONS", value)?;
             config.action_lines[4] = line;
         }
-        "INIT_ACTIONS_BOOT" | "INIT_ACTIONS_EARLY" | "INIT_ACTIONS_MAIN" | "INIT_ACTIONS_FINAL" => {
-            let phase = Phase::ALL.into_iter().find(|phase| phase.init_actions_variable().as_bytes() == name).unwrap_or(Phase::Boot);
-            config.init_actions[phase as usize] = Some(list(phase.init_actions_variable(), value)?);
-            config.action_lines[phase as usize] = line;
-        }
-        "WISP_HTTP_CONNECT_MS" => config.http_connect_ms = number("WISP_HTTP_CONNECT_MS", value, 1, 600_000)?,
-        "WISP_HTTP_READ_MS" => config.http_read_ms = number("WISP_HTTP_READ_MS", value, 1, 600_000)?,
-        "WISP_HTTP_TOTAL_MS" => config.http_total_ms = number("WISP_HTTP_TOTAL_MS", value, 1, 3_600_000)?,
-        "WISP_HTTP_BACKOFF_MS" => config.http_backoff_ms = number("WISP_HTTP_BACKOFF_MS", value, 0, 600_000)?,
-        "WISP_HTTP_BACKOFF_MAX_MS" => config.http_backoff_max_ms = number("WISP_HTTP_BACKOFF_MAX_MS", value, 0, 600_000)?,
-        "WISP_DHCP_MS" => config.dhcp_ms = number("WISP_DHCP_MS", value, 1000, 600_000)?,
-        "WISP_USERDATA_LIMIT" => config.userdata_limit = number("WISP_USERDATA_LIMIT", value, 1024, USERDATA_LIMIT_MAX)?,
         // tiny-cloud's hotplug settings: wisp installs no hotplug handlers (see README).
         "HOTPLUG_TYPE" | "HOTPLUG_MODULES" => {}
         _ => return Ok(false),
