@@ -3,15 +3,13 @@
 
 use wisp_core::cli::Invocation;
 use wisp_core::config::{Cloud, Config};
-use wisp_core::config_file::{self, Given, Source};
+use wisp_core::config_file;
 use wisp_core::retry::Timeouts;
 use wisp_core::text::Decimal;
 use wisp_os_linux::nul_terminated::NulTerminated;
 use wisp_os_linux::fs::{self, Dir, ReadError, Resolve};
 use wisp_os_linux::process::StartInfo;
 
-use crate::host::host_error;
-use crate::host::system::System;
 use crate::output::{self, Message, Log, Shown};
 
 pub struct Context<'a> {
@@ -37,9 +35,9 @@ impl<'a> Context<'a> {
         self.log.line(format_args!("warning: {args}"));
     }
 
-    /// The root, open, and the configuration read (core's `config_file` says which file).
+    /// The root, open, with the default configuration (`configuration::load` reads the file).
     #[inline(never)]
-    pub fn load(start: &'a StartInfo, invocation: &Invocation<'a>) -> Result<Context<'a>, Message> {
+    pub fn open(start: &'a StartInfo, invocation: &Invocation<'a>) -> Result<Context<'a>, Message> {
         let root = invocation.root.unwrap_or(b"");
         // A mistyped --root must not become a new tree of wisp's files.
         let mut program_root = None;
@@ -52,7 +50,7 @@ impl<'a> Context<'a> {
         }
         let root_path = NulTerminated::from_parts(&[if root.is_empty() { b"/" } else { root }]).map_err(|e| msg!("--root: {e}"))?;
         let root_dir = Dir::open(root_path.as_cstr()).map_err(|e| output::path_error(root_path.as_bytes(), e))?;
-        let mut context = Context {
+        Ok(Context {
             start,
             root,
             program_root,
@@ -62,25 +60,7 @@ impl<'a> Context<'a> {
             cloud_override: invocation.cloud,
             timeouts: Timeouts::default(),
             log: Log::new(),
-        };
-        let mut text = [0u8; config_file::FILE_LIMIT];
-        let mut given = None;
-        if let Some(path) = invocation.config {
-            context.config_file = NulTerminated::from_parts(&[path]).map_err(|e| msg!("--config: {e}"))?;
-            let read = fs::read_file(context.config_file.as_cstr(), &mut text).map_err(|e| match e {
-                ReadError::Io(e) => host_error(e),
-                ReadError::TooLarge { .. } => host_error(wisp_os_linux::Errno::FBIG),
-            });
-            given = Some(Given { path, read });
-        }
-        let mut config = Config::default();
-        let source = config_file::load(&mut System::new(&context), given, &mut text, &mut config)?;
-        if let Source::UnderRoot(file) = source {
-            context.config_file = context.path(file.as_bytes())?;
-        }
-        context.timeouts = config.timeouts();
-        context.config = config;
-        Ok(context)
+        })
     }
 
     /// The root, open, for `host::files::Root`.

@@ -28,6 +28,11 @@ usage: wisp [--root DIR] [--config FILE] [--cloud NAME] COMMAND
   --help  --version
 ";
 
+/// The exit status of a command that failed.
+pub const EXIT_FAILED: i32 = 1;
+/// The exit status of a command wrongly given: bad arguments, a bad configuration.
+pub const EXIT_USAGE: i32 = 2;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Invocation<'a> {
     /// `--root` without trailing slashes; `None` for the real root.
@@ -129,6 +134,20 @@ impl fmt::Display for Error<'_> {
                 shown(f, word)
             }
             Error::TimeoutNeedsWait => f.write_str("status --timeout needs --wait"),
+        }
+    }
+}
+
+impl Command<'_> {
+    /// The Cargo feature the command needs, with the command's name for the message that
+    /// refuses it in a build without; `None` when every build has it.
+    pub fn needs(&self) -> Option<(&'static str, &'static str)> {
+        match self {
+            Command::Grow { .. } => Some(("grow", "grow")),
+            Command::Userdata { .. } => Some(("userdata", "cloud-config")),
+            Command::NetSync => Some(("net-sync", "network")),
+            Command::Status { wait: true, .. } => Some(("status --wait", "cloud-init-status")),
+            _ => None,
         }
     }
 }
@@ -361,6 +380,17 @@ mod tests {
         assert_eq!(command("--help"), Command::Help);
         assert_eq!(command("-h"), Command::Help);
         assert_eq!(command("--version"), Command::Version);
+    }
+
+    #[test]
+    fn commands_a_build_may_lack() {
+        assert_eq!(command("grow /").needs(), Some(("grow", "grow")));
+        assert_eq!(command("userdata show").needs(), Some(("userdata", "cloud-config")));
+        assert_eq!(command("net-sync").needs(), Some(("net-sync", "network")));
+        assert_eq!(command("status --wait").needs(), Some(("status --wait", "cloud-init-status")));
+        for always in ["status", "boot", "bootstrap", "imds @hostname", "mark complete", "clean"] {
+            assert_eq!(command(always).needs(), None, "{always}");
+        }
     }
 
     #[test]

@@ -51,6 +51,8 @@ pub mod ntp;
 // scripts they run, and the record of them that cloud-init's tools read.
 pub mod cloud_init_status;
 pub mod completion;
+pub mod status;
+pub mod imds_keys;
 pub mod markers;
 pub mod instance;
 pub mod phase;

@@ -31,6 +31,7 @@ pub mod netlink;
 pub mod system;
 #[cfg(feature = "network")]
 pub mod timer;
+pub mod tree;
 
 pub use directory::OpenDir;
 pub use http::Network;
