@@ -9,7 +9,7 @@ use core::fmt::{self, Display};
 use crate::completion;
 use crate::host::directory::Directory;
 use crate::host::explain::{ErrnoWords, Explain};
-use crate::host::files::{Files, Kind};
+use crate::host::files::Files;
 use crate::host::tree::Tree;
 use crate::host::HostError;
 use crate::state_files::*;
@@ -107,7 +107,7 @@ const TREE_DEPTH_LIMIT: usize = 2;
 const NAMES_PER_PASS: usize = 16;
 /// Longest path removed: TINY_CLOUD_VAR, an entry and two names below it.
 pub const PATH_LIMIT: usize = 1024;
-/// EISDIR: a directory nested deeper than wisp writes is not wisp's to remove.
+/// EISDIR: what unlink(2) says of a directory.
 const IS_A_DIRECTORY: HostError = HostError { errno: 21 };
 /// ENAMETOOLONG.
 const NAME_TOO_LONG: HostError = HostError { errno: 36 };
@@ -146,7 +146,7 @@ impl Explain for CleanError<'_> {
 /// when it cannot be), `var_path` and `logs_path` TINY_CLOUD_VAR and TINY_CLOUD_LOGS. A
 /// directory that is not there holds nothing to remove; `var` is synced at the end.
 pub fn run<'c, H: Files + Tree>(host: &mut H, mut var: Option<&mut impl Directory>, var_path: &'c [u8], logs_path: &'c [u8], options: Options) -> Result<(), CleanError<'c>> {
-    for removal in plan(options) {
+    for &removal in &plan(options) {
         let (dir, name): (&[u8], &[u8]) = match removal {
             Removal::CompletionMarker => {
                 if let Some(var) = var.as_deref_mut() {
@@ -186,17 +186,15 @@ fn joined(dir: &[u8], name: &[u8]) -> Result<heapless::Vec<u8, PATH_LIMIT>, Host
     }
 }
 
-/// Removes a file, or a directory and what it holds down to `depth` levels below it.
+/// Removes a file, or a directory and what it holds down to `depth` levels below it: a
+/// directory is what unlink(2) refuses with EISDIR.
 fn remove<H: Files + Tree>(host: &mut H, path: &[u8], depth: usize) -> Result<(), HostError> {
-    match host.metadata(path)? {
-        Some(m) if m.kind == Kind::Directory => {
-            let below = depth.checked_sub(1).ok_or(IS_A_DIRECTORY)?;
-            remove_matching(host, path, below, |_| true)?;
-            host.remove_dir(path).map(drop)
-        }
-        Some(_) => host.remove(path).map(drop),
-        None => Ok(()),
+    match host.remove(path) {
+        Err(IS_A_DIRECTORY) if depth > 0 => {}
+        other => return other.map(drop),
     }
+    remove_matching(host, path, depth - 1, |_| true)?;
+    host.remove_dir(path).map(drop)
 }
 
 /// Removes the entries of the directory `dir` that `matches`.
@@ -235,7 +233,50 @@ mod tests {
     use crate::host::files::Metadata;
     use crate::host::memory::{MemoryDir, MemoryHost};
 
+    use crate::host::files::Kind;
+    use crate::host::memory::{Shared, SharedDir};
+    use crate::host::tree::Tree;
+
     const VAR: &str = "/var/lib/cloud";
+
+    /// The shared memory host, refusing to unlink a directory as unlink(2) does.
+    struct Unlink<'h>(Shared<'h>);
+
+    impl Files for Unlink<'_> {
+        fn read(&mut self, path: &[u8], buf: &mut [u8]) -> Result<Option<usize>, HostError> {
+            self.0.read(path, buf)
+        }
+        fn write(&mut self, path: &[u8], contents: &[u8], mode: u32, owner: Option<(u32, u32)>) -> Result<(), HostError> {
+            self.0.write(path, contents, mode, owner)
+        }
+        fn create_dir(&mut self, path: &[u8], mode: u32) -> Result<bool, HostError> {
+            self.0.create_dir(path, mode)
+        }
+        fn metadata(&mut self, path: &[u8]) -> Result<Option<Metadata>, HostError> {
+            self.0.metadata(path)
+        }
+        fn set_owner_and_mode(&mut self, path: &[u8], uid: u32, gid: u32, mode: u32) -> Result<(), HostError> {
+            self.0.set_owner_and_mode(path, uid, gid, mode)
+        }
+        fn remove(&mut self, path: &[u8]) -> Result<bool, HostError> {
+            match self.0.is_directory(path) {
+                true => Err(IS_A_DIRECTORY),
+                false => self.0.remove(path),
+            }
+        }
+        fn list(&mut self, dir: &[u8], visit: &mut dyn FnMut(&[u8])) -> Result<(), HostError> {
+            self.0.list(dir, visit)
+        }
+    }
+
+    impl Tree for Unlink<'_> {
+        fn is_directory(&mut self, path: &[u8]) -> bool {
+            self.0.is_directory(path)
+        }
+        fn remove_dir(&mut self, path: &[u8]) -> Result<bool, HostError> {
+            self.0.remove_dir(path)
+        }
+    }
 
     fn dir(host: &mut MemoryHost, path: &str) {
         let meta = Metadata { kind: Kind::Directory, mode: 0o755, uid: 0, gid: 0, len: 0 };
@@ -259,8 +300,8 @@ mod tests {
         // host records both in order.
         let cell = core::cell::RefCell::new(core::mem::take(host));
         let result = {
-            let mut root = crate::host::memory::Shared(&cell);
-            let mut var = crate::host::memory::SharedDir(&cell, VAR);
+            let mut root = Unlink(Shared(&cell));
+            let mut var = SharedDir(&cell, VAR);
             run(&mut root, Some(&mut var), VAR.as_bytes(), b"/var/log", options).map_err(|e| Worded(&e, errno_number).to_string())
         };
         *host = cell.into_inner();
@@ -310,7 +351,7 @@ mod tests {
         let mut host = MemoryHost::new();
         dir(&mut host, "/etc");
         let cell = core::cell::RefCell::new(host);
-        let mut root = crate::host::memory::Shared(&cell);
+        let mut root = Unlink(Shared(&cell));
         run(&mut root, None::<&mut MemoryDir<'_>>, VAR.as_bytes(), b"/var/log", Options { logs: true, ssh_host_keys: true, machine_id: true }).unwrap();
         let host = cell.into_inner();
         assert_eq!(paths(&host), ["/etc"]);

@@ -237,7 +237,8 @@ pub const VARIABLES_LIMIT: usize = 32;
 /// Applies the assignments in `text` to `config`, line by line.
 #[inline(never)]
 pub fn parse<'t>(text: &'t [u8], config: &mut Config, on_warning: &mut dyn FnMut(Warning<'t>)) -> Result<(), Error> {
-    let mut seen: heapless::Vec<(&'t [u8], String<VALUE_LIMIT>), VARIABLES_LIMIT> = heapless::Vec::new();
+    let mut seen: heapless::Vec<(&'t [u8], Value), VARIABLES_LIMIT> = heapless::Vec::new();
+    let mut value = Value::new();
     for (index, raw) in text.split(|&b| b == b'\n').enumerate() {
         let line = index as u32 + 1;
         let fail = |kind| Error { line, kind };
@@ -245,20 +246,28 @@ pub fn parse<'t>(text: &'t [u8], config: &mut Config, on_warning: &mut dyn FnMut
             return Err(fail(ErrorKind::LineTooLong { limit: LINE_LIMIT }));
         }
         let Some((name, raw_value)) = split_assignment(raw).map_err(fail)? else { continue };
-        let value = unquote(raw_value, &seen).map_err(fail)?;
-        if !apply(config, name, &value, line).map_err(fail)? {
+        value.clear();
+        unquote(raw_value, &seen, &mut value).map_err(fail)?;
+        let text = core::str::from_utf8(&value).map_err(|_| fail(ErrorKind::NotAnAssignment))?;
+        if !apply(config, name, text, line).map_err(fail)? {
             on_warning(Warning { line, name });
         }
-        match seen.iter_mut().find(|(known, _)| *known == name) {
-            Some((_, old)) => *old = value,
-            None => {
-                // Past the limit a variable is still applied, only not available to `$`.
-                let _ = seen.push((name, value));
-            }
+        // Past the limit a variable is still applied, only not available to `$`.
+        let slot = match seen.iter().position(|(known, _)| *known == name) {
+            Some(at) => seen.get_mut(at),
+            None => seen.push((name, Value::new())).ok().and_then(|()| seen.last_mut()),
+        };
+        if let Some((_, old)) = slot {
+            old.clear();
+            // Both hold at most VALUE_LIMIT bytes.
+            let _ = old.extend_from_slice(&value);
         }
     }
     Ok(())
 }
+
+/// A value as the shell sees it, in bytes.
+type Value = heapless::Vec<u8, VALUE_LIMIT>;
 
 /// A line's variable name and its raw value.
 type Assignment<'t> = (&'t [u8], &'t [u8]);
@@ -286,9 +295,8 @@ fn split_assignment(raw: &[u8]) -> Result<Option<Assignment<'_>>, ErrorKind> {
 /// The value as the shell would see it: quotes removed, escapes and `$NAME` of earlier
 /// variables applied, an unquoted `#` after white space starting a comment.
 #[inline(never)]
-fn unquote(raw: &[u8], seen: &[(&[u8], String<VALUE_LIMIT>)]) -> Result<String<VALUE_LIMIT>, ErrorKind> {
+fn unquote(raw: &[u8], seen: &[(&[u8], Value)], value: &mut Value) -> Result<(), ErrorKind> {
     let too_long = ErrorKind::ValueTooLong { name: "value", limit: VALUE_LIMIT };
-    let mut value = heapless::Vec::<u8, VALUE_LIMIT>::new();
     let mut push = |bytes: &[u8]| value.extend_from_slice(bytes).map_err(|_| too_long);
     let mut i = 0;
     while i < raw.len() {
@@ -338,8 +346,7 @@ fn unquote(raw: &[u8], seen: &[(&[u8], String<VALUE_LIMIT>)]) -> Result<String<V
             }
         }
     }
-    let text = core::str::from_utf8(&value).map_err(|_| ErrorKind::NotAnAssignment)?;
-    String::try_from(text).map_err(|_| too_long)
+    Ok(())
 }
 
 /// Expands `$NAME` or `${NAME}` at `raw[at]`; returns where the text continues.
@@ -347,7 +354,7 @@ fn unquote(raw: &[u8], seen: &[(&[u8], String<VALUE_LIMIT>)]) -> Result<String<V
 fn expand(
     raw: &[u8],
     at: usize,
-    seen: &[(&[u8], String<VALUE_LIMIT>)],
+    seen: &[(&[u8], Value)],
     push: &mut impl FnMut(&[u8]) -> Result<(), ErrorKind>,
 ) -> Result<usize, ErrorKind> {
     let rest = &raw[at + 1..];
@@ -368,7 +375,7 @@ fn expand(
         }
     };
     let (_, value) = seen.iter().find(|(known, _)| *known == name).ok_or(ErrorKind::UndefinedVariable)?;
-    push(value.as_bytes())?;
+    push(value)?;
     Ok(next)
 }
 
@@ -394,7 +401,7 @@ fn apply(config: &mut Config, name: &[u8], value: &str, line: u32) -> Result<boo
         return Ok(true);
     }
     if let Some(phase) = Phase::ALL.into_iter().find(|phase| phase.init_actions_variable().as_bytes() == name) {
-        config.init_actions[phase as usize] = Some(list(phase.init_actions_variable(), value)?);
+        set(config.init_actions[phase as usize].get_or_insert_with(String::new), phase.init_actions_variable(), value)?;
         config.action_lines[phase as usize] = line;
         return Ok(true);
     }
@@ -406,10 +413,10 @@ fn apply(config: &mut Config, name: &[u8], value: &str, line: u32) -> Result<boo
             }
             config.cloud_user = String::try_from(value).map_err(|_| ErrorKind::BadUserName)?;
         }
-        "TINY_CLOUD_VAR" => config.var_dir = absolute("TINY_CLOUD_VAR", value)?,
-        "TINY_CLOUD_LOGS" => config.logs_dir = absolute("TINY_CLOUD_LOGS", value)?,
+        "TINY_CLOUD_VAR" => absolute(&mut config.var_dir, "TINY_CLOUD_VAR", value)?,
+        "TINY_CLOUD_LOGS" => absolute(&mut config.logs_dir, "TINY_CLOUD_LOGS", value)?,
         "SKIP_INIT_ACTIONS" => {
-            config.skip_actions = list("SKIP_INIT_ACTIONS", value)?;
+            set(&mut config.skip_actions, "SKIP_INIT_ACTIONS", value)?;
             config.action_lines[4] = line;
         }
         // tiny-cloud's hotplug settings: wisp installs no hotplug handlers (see README).
@@ -427,15 +434,17 @@ fn number(name: &'static str, value: &str, min: u32, max: u32) -> Result<u32, Er
     Ok(n)
 }
 
-fn absolute(name: &'static str, value: &str) -> Result<String<VALUE_LIMIT>, ErrorKind> {
+fn absolute(field: &mut String<VALUE_LIMIT>, name: &'static str, value: &str) -> Result<(), ErrorKind> {
     if !value.starts_with('/') {
         return Err(ErrorKind::NotAbsolute { name });
     }
-    list(name, value)
+    set(field, name, value)
 }
 
-fn list(name: &'static str, value: &str) -> Result<String<VALUE_LIMIT>, ErrorKind> {
-    String::try_from(value).map_err(|_| ErrorKind::ValueTooLong { name, limit: VALUE_LIMIT })
+/// Replaces the field's text (a failure leaves the configuration unusable anyway).
+fn set(field: &mut String<VALUE_LIMIT>, name: &'static str, value: &str) -> Result<(), ErrorKind> {
+    field.clear();
+    field.push_str(value).map_err(|_| ErrorKind::ValueTooLong { name, limit: VALUE_LIMIT })
 }
 
 /// POSIX portable user names, as adduser accepts them: `[a-z_][a-z0-9_-]*`, an optional

@@ -43,38 +43,37 @@ pub enum Source<'a> {
 /// when there is none. `text` holds the file while it is parsed (`FILE_LIMIT` bytes).
 #[inline(never)]
 pub fn load<'a, H: Files + Messages>(host: &mut H, given: Option<Given<'a>>, text: &mut [u8], config: &mut Config) -> Result<Source<'a>, H::Text> {
-    let (source, len) = match given {
-        Some(Given { path, read: Ok(Some(len)) }) => (Source::Given(path), len),
-        Some(Given { path, read: Ok(None) }) => return Err(host.text(format_args!("{}: no such file", H::shown(path)))),
-        Some(Given { path, read: Err(e) }) if e == TOO_LARGE => return Err(too_large(host, H::shown(path), text.len())),
-        Some(Given { path, read: Err(e) }) => return Err(host.text(format_args!("{}: {}", H::shown(path), H::reason(e)))),
-        None => match find(host, text)? {
-            Some((file, len)) => (Source::UnderRoot(file), len),
+    let (source, read) = match given {
+        Some(Given { path, read }) => (Source::Given(path), read.and_then(|len| len.ok_or(HostError::NOT_FOUND))),
+        None => match find(host, text) {
+            Some((file, read)) => (Source::UnderRoot(file), read),
             None => return Ok(Source::Defaults),
         },
     };
     let name = Name(host, source);
+    let len = match read {
+        Ok(len) => len,
+        Err(e) if e == TOO_LARGE => return Err(host.text(format_args!("{name}: larger than {limit} bytes", limit = Decimal(text.len() as u64)))),
+        Err(e) => {
+            return Err(match source {
+                Source::UnderRoot(file) => host.path_error(file.as_bytes(), e),
+                _ if e.is_not_found() => host.text(format_args!("{name}: no such file")),
+                _ => host.text(format_args!("{name}: {}", H::reason(e))),
+            })
+        }
+    };
     let mut on_warning = |warning: config::Warning| host.error(format_args!("{name}:{warning}"));
     config::parse(&text[..len], config, &mut on_warning).map_err(|e| host.text(format_args!("{name}:{e}")))?;
     config.check_actions().map_err(|e| host.text(format_args!("{name}:{e}")))?;
     Ok(source)
 }
 
-/// The first of `FILES` that `host` has, read into `text`.
-fn find<H: Files + Messages>(host: &mut H, text: &mut [u8]) -> Result<Option<(&'static str, usize)>, H::Text> {
-    for file in FILES {
-        match host.read(file.as_bytes(), text) {
-            Ok(Some(len)) => return Ok(Some((file, len))),
-            Ok(None) => {}
-            Err(e) if e == TOO_LARGE => return Err(too_large(host, host.under_root(file.as_bytes()), text.len())),
-            Err(e) => return Err(host.path_error(file.as_bytes(), e)),
-        }
-    }
-    Ok(None)
-}
-
-fn too_large<H: Messages>(host: &H, file: impl fmt::Display, limit: usize) -> H::Text {
-    host.text(format_args!("{file}: larger than {limit} bytes", limit = Decimal(limit as u64)))
+/// The first of `FILES` that `host` has or cannot read, and what the read said.
+fn find(host: &mut impl Files, text: &mut [u8]) -> Option<(&'static str, Result<usize, HostError>)> {
+    FILES.into_iter().find_map(|file| match host.read(file.as_bytes(), text) {
+        Ok(None) => None,
+        read => Some((file, read.map(|len| len.unwrap_or(0)))),
+    })
 }
 
 /// The file, as messages name it: `--config`'s as given, the others under the root.

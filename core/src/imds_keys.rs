@@ -43,24 +43,16 @@ impl<E> KeyError<'_, E> {
 
 impl<E: fmt::Display> fmt::Display for KeyError<'_, E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            KeyError::UnknownItem(key) => {
-                f.write_str("unknown key ")?;
-                Shown(key).fmt(f)?;
-                f.write_str(": known keys are @instance-id @hostname @local-hostname @ssh-keys @userdata")
-            }
-            KeyError::NotUtf8(key) => {
-                f.write_str("path ")?;
-                Shown(key).fmt(f)?;
-                f.write_str(" is not UTF-8")
-            }
-            KeyError::PathTooLong => f.write_str("path longer than 511 bytes"),
-            KeyError::NotFound(key) => {
-                Shown(key).fmt(f)?;
-                f.write_str(": not found")
-            }
-            KeyError::Service(e) => e.fmt(f),
-        }
+        let (before, key, after): (&str, &[u8], &str) = match self {
+            KeyError::UnknownItem(key) => ("unknown key ", key, ": known keys are @instance-id @hostname @local-hostname @ssh-keys @userdata"),
+            KeyError::NotUtf8(key) => ("path ", key, " is not UTF-8"),
+            KeyError::PathTooLong => ("path longer than 511 bytes", b"", ""),
+            KeyError::NotFound(key) => ("", key, ": not found"),
+            KeyError::Service(e) => return e.fmt(f),
+        };
+        f.write_str(before)?;
+        Shown(key).fmt(f)?;
+        f.write_str(after)
     }
 }
 
