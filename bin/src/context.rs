@@ -2,7 +2,8 @@
 //! (with the cloud asked for: `cloud` resolves it), and the log.
 
 use wisp_core::cli::Invocation;
-use wisp_core::config::{self, Cloud, Config};
+use wisp_core::config::{Cloud, Config};
+use wisp_core::config_file;
 use wisp_core::retry::Timeouts;
 use wisp_core::text::Decimal;
 use wisp_os_linux::nul_terminated::NulTerminated;
@@ -10,12 +11,6 @@ use wisp_os_linux::fs::{self, Dir, ReadError, Resolve};
 use wisp_os_linux::process::StartInfo;
 
 use crate::output::{self, Message, Log, Shown};
-
-/// The configuration files wisp reads, first found wins: its own, then tiny-cloud 3.x's
-/// and 2.x's, so an image switching from tiny-cloud keeps its settings.
-pub const CONFIG_FILES: [&str; 3] = ["/etc/wisp.conf", "/etc/tiny-cloud.conf", "/etc/conf.d/tiny-cloud"];
-/// Largest configuration file.
-const CONFIG_LIMIT: usize = 16 * 1024;
 
 pub struct Context<'a> {
     pub start: &'a StartInfo,
@@ -40,12 +35,10 @@ impl<'a> Context<'a> {
         self.log.line(format_args!("warning: {args}"));
     }
 
+    /// The root, open, with the default configuration (`configuration::load` reads the file).
     #[inline(never)]
-    pub fn load(start: &'a StartInfo, invocation: &Invocation<'a>) -> Result<Context<'a>, Message> {
-        let mut root = invocation.root.unwrap_or(b"");
-        while let [rest @ .., b'/'] = root {
-            root = rest;
-        }
+    pub fn open(start: &'a StartInfo, invocation: &Invocation<'a>) -> Result<Context<'a>, Message> {
+        let root = invocation.root.unwrap_or(b"");
         // A mistyped --root must not become a new tree of wisp's files.
         let mut program_root = None;
         if !root.is_empty() {
@@ -56,8 +49,8 @@ impl<'a> Context<'a> {
             program_root = Some(path);
         }
         let root_path = NulTerminated::from_parts(&[if root.is_empty() { b"/" } else { root }]).map_err(|e| msg!("--root: {e}"))?;
-        let root_dir = Dir::open(root_path.as_cstr()).map_err(|e| crate::output::path_error(root_path.as_bytes(), e))?;
-        let mut context = Context {
+        let root_dir = Dir::open(root_path.as_cstr()).map_err(|e| output::path_error(root_path.as_bytes(), e))?;
+        Ok(Context {
             start,
             root,
             program_root,
@@ -67,44 +60,7 @@ impl<'a> Context<'a> {
             cloud_override: invocation.cloud,
             timeouts: Timeouts::default(),
             log: Log::new(),
-        };
-        context.read_config(invocation.config)?;
-        let c = &context.config;
-        context.timeouts = Timeouts {
-            connect_ms: c.http_connect_ms,
-            read_ms: c.http_read_ms,
-            total_ms: c.http_total_ms,
-            backoff_initial_ms: c.http_backoff_ms,
-            backoff_max_ms: c.http_backoff_max_ms,
-        };
-        Ok(context)
-    }
-
-    /// `--config FILE` is taken as given; the default files are looked for under the root.
-    fn read_config(&mut self, explicit: Option<&[u8]>) -> Result<(), Message> {
-        let mut text = [0u8; CONFIG_LIMIT];
-        let mut found = None;
-        if let Some(file) = explicit {
-            self.config_file = NulTerminated::from_parts(&[file]).map_err(|e| msg!("--config: {e}"))?;
-            match fs::read_file(self.config_file.as_cstr(), &mut text) {
-                Ok(Some(len)) => found = Some(len),
-                Ok(None) => return Err(msg!("{}: no such file", Shown(file))),
-                Err(e) => return Err(read_error(self.config_file.as_bytes(), e)),
-            }
-        } else {
-            for file in CONFIG_FILES {
-                if let Some(read) = self.read(file.as_bytes(), &mut text)? {
-                    found = Some(read.len());
-                    self.config_file = self.path(file.as_bytes())?;
-                    break;
-                }
-            }
-        }
-        let Some(len) = found else { return Ok(()) };
-        let file = Shown(self.config_file.as_bytes());
-        let mut on_warning = |warning: config::Warning| output::error(format_args!("{file}:{warning}"));
-        config::parse(&text[..len], &mut self.config, &mut on_warning).map_err(|e| msg!("{file}:{e}"))?;
-        self.config.check_actions().map_err(|e| msg!("{file}:{e}"))
+        })
     }
 
     /// The root, open, for `host::files::Root`.
@@ -206,7 +162,7 @@ impl<'a> Context<'a> {
     /// The configuration file, for messages: the first wisp reads when none was found.
     pub fn config_file_for_messages(&self) -> Shown<'_> {
         if self.config_file.as_bytes().is_empty() {
-            Shown(CONFIG_FILES[0].as_bytes())
+            Shown(config_file::FILES[0].as_bytes())
         } else {
             Shown(self.config_file.as_bytes())
         }
@@ -219,12 +175,5 @@ impl<'a> Context<'a> {
             .into_iter()
             .filter_map(|socket| self.path(socket.as_bytes()).ok())
             .find(|path| matches!(fs::metadata(path.as_cstr()), Ok(Some(_))))
-    }
-}
-
-fn read_error(path: &[u8], e: ReadError) -> Message {
-    match e {
-        ReadError::Io(e) => crate::output::path_error(path, e),
-        ReadError::TooLarge { limit } => msg!("{}: larger than {limit} bytes", Shown(path), limit = Decimal(limit as u64)),
     }
 }

@@ -33,6 +33,7 @@ mod clean;
 mod cloud_init_status;
 mod commands;
 mod cloud;
+mod configuration;
 mod context;
 mod features;
 mod fetch;
@@ -73,8 +74,7 @@ use wisp_os_linux::process::StartInfo;
 
 use crate::context::Context;
 
-pub const EXIT_FAILED: i32 = 1;
-pub const EXIT_USAGE: i32 = 2;
+pub use wisp_core::cli::{EXIT_FAILED, EXIT_USAGE};
 /// Most command-line arguments.
 const ARGS_LIMIT: usize = 64;
 
@@ -112,42 +112,41 @@ fn main(start: &StartInfo) -> i32 {
         }
         _ => {}
     }
-    let mut ctx = match Context::load(start, &invocation) {
+    let mut ctx = match Context::open(start, &invocation) {
         Ok(ctx) => ctx,
-        Err(e) => {
-            output::error(format_args!("{e}"));
-            return EXIT_USAGE;
-        }
+        Err(e) => return usage_error(e),
     };
+    if let Err(e) = configuration::load(&mut ctx, invocation.config) {
+        return usage_error(e);
+    }
     match invocation.command {
         Command::Phase(phase) => phases::run(&mut ctx, &[phase]),
         Command::Bootstrap => phases::run(&mut ctx, &Phase::ALL),
         Command::Imds { keys } => commands::imds(&mut ctx, keys),
         #[cfg(not(feature = "cloud-init-status"))]
-        Command::Status { wait: true, .. } => {
-            output::error(format_args!("{}", features::missing("status --wait", "cloud-init-status")));
-            EXIT_USAGE
-        }
+        Command::Status { wait: true, .. } => missing_feature(invocation.command),
         Command::Status { wait, timeout_s } => commands::status(&ctx, wait, timeout_s),
         Command::Mark { complete } => commands::mark(&ctx, complete),
+        Command::Clean(options) => clean::command(&ctx, options),
         #[cfg(feature = "grow")]
         Command::Grow { target } => grow::command(&mut ctx, target),
         #[cfg(feature = "cloud-config")]
         Command::Userdata { file } => inspect::show(&ctx, file),
-        Command::Clean(options) => clean::command(&ctx, options),
         #[cfg(feature = "network")]
         Command::NetSync => network::net_sync(&mut ctx),
-        #[cfg(not(feature = "network"))]
-        Command::NetSync => {
-            output::error(format_args!("{}", features::missing("net-sync", "network")));
-            EXIT_USAGE
-        }
-        Command::Help | Command::Version => 0,
+        // Help and Version are answered above: what is left, this build lacks.
         #[allow(unreachable_patterns)]
-        Command::Grow { .. } | Command::Userdata { .. } => {
-            let (what, feature) = if matches!(invocation.command, Command::Grow { .. }) { ("grow", "grow") } else { ("userdata", "cloud-config") };
-            output::error(format_args!("{}", features::missing(what, feature)));
-            EXIT_USAGE
-        }
+        command => missing_feature(command),
     }
+}
+
+fn usage_error(e: output::Message) -> i32 {
+    output::error(format_args!("{e}"));
+    EXIT_USAGE
+}
+
+/// `WHAT: wisp was built without FEATURE`, for a command this build lacks.
+fn missing_feature(command: Command<'_>) -> i32 {
+    let (what, feature) = command.needs().unwrap_or_default();
+    usage_error(features::missing(what, feature))
 }

@@ -28,8 +28,14 @@ usage: wisp [--root DIR] [--config FILE] [--cloud NAME] COMMAND
   --help  --version
 ";
 
+/// The exit status of a command that failed.
+pub const EXIT_FAILED: i32 = 1;
+/// The exit status of a command wrongly given: bad arguments, a bad configuration.
+pub const EXIT_USAGE: i32 = 2;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Invocation<'a> {
+    /// `--root` without trailing slashes; `None` for the real root.
     pub root: Option<&'a [u8]>,
     pub config: Option<&'a [u8]>,
     /// Checked here, so that every command refuses the same bad names.
@@ -132,6 +138,20 @@ impl fmt::Display for Error<'_> {
     }
 }
 
+impl Command<'_> {
+    /// The Cargo feature the command needs, with the command's name for the message that
+    /// refuses it in a build without; `None` when every build has it.
+    pub fn needs(&self) -> Option<(&'static str, &'static str)> {
+        match self {
+            Command::Grow { .. } => Some(("grow", "grow")),
+            Command::Userdata { .. } => Some(("userdata", "cloud-config")),
+            Command::NetSync => Some(("net-sync", "network")),
+            Command::Status { wait: true, .. } => Some(("status --wait", "cloud-init-status")),
+            _ => None,
+        }
+    }
+}
+
 /// Parses the arguments after the program's name.
 pub fn parse<'a>(args: &'a [&'a [u8]]) -> Result<Invocation<'a>, Error<'a>> {
     let mut invocation = Invocation { root: None, config: None, cloud: None, command: Command::Help };
@@ -155,6 +175,8 @@ pub fn parse<'a>(args: &'a [&'a [u8]]) -> Result<Invocation<'a>, Error<'a>> {
             return Err(Error::Repeated(name));
         }
     }
+    // Paths are appended to the root: `--root /mnt/` is `/mnt`, and `--root /` the real root.
+    invocation.root = invocation.root.map(trim_trailing_slashes).filter(|root| !root.is_empty());
     if let Some(name) = cloud {
         invocation.cloud = Some(Cloud::from_name(name).ok_or(Error::BadCloud(name))?);
     }
@@ -191,6 +213,13 @@ pub fn parse<'a>(args: &'a [&'a [u8]]) -> Result<Invocation<'a>, Error<'a>> {
         },
     };
     Ok(invocation)
+}
+
+fn trim_trailing_slashes(mut path: &[u8]) -> &[u8] {
+    while let [rest @ .., b'/'] = path {
+        path = rest;
+    }
+    path
 }
 
 /// `--name` or `--name=value` gives `--name`; anything not starting with `-` is no option.
@@ -354,6 +383,17 @@ mod tests {
     }
 
     #[test]
+    fn commands_a_build_may_lack() {
+        assert_eq!(command("grow /").needs(), Some(("grow", "grow")));
+        assert_eq!(command("userdata show").needs(), Some(("userdata", "cloud-config")));
+        assert_eq!(command("net-sync").needs(), Some(("net-sync", "network")));
+        assert_eq!(command("status --wait").needs(), Some(("status --wait", "cloud-init-status")));
+        for always in ["status", "boot", "bootstrap", "imds @hostname", "mark complete", "clean"] {
+            assert_eq!(command(always).needs(), None, "{always}");
+        }
+    }
+
+    #[test]
     fn options_before_the_command() {
         let invocation = run("--root /mnt --config=/etc/x.conf --cloud aws main").unwrap();
         assert_eq!(invocation.root, Some(&b"/mnt"[..]));
@@ -361,6 +401,9 @@ mod tests {
         assert_eq!(invocation.cloud, Some(Cloud::Aws));
         assert_eq!(invocation.command, Command::Phase(Phase::Main));
         assert_eq!(run("--root=/r --help").unwrap().root, Some(&b"/r"[..]));
+        assert_eq!(run("--root /mnt// main").unwrap().root, Some(&b"/mnt"[..]));
+        assert_eq!(run("--root / main").unwrap().root, None);
+        assert_eq!(run("--root=// main").unwrap().root, None);
     }
 
     #[test]

@@ -235,8 +235,10 @@ impl fmt::Display for Warning<'_> {
 pub const VARIABLES_LIMIT: usize = 32;
 
 /// Applies the assignments in `text` to `config`, line by line.
+#[inline(never)]
 pub fn parse<'t>(text: &'t [u8], config: &mut Config, on_warning: &mut dyn FnMut(Warning<'t>)) -> Result<(), Error> {
-    let mut seen: heapless::Vec<(&'t [u8], String<VALUE_LIMIT>), VARIABLES_LIMIT> = heapless::Vec::new();
+    let mut seen: heapless::Vec<(&'t [u8], Value), VARIABLES_LIMIT> = heapless::Vec::new();
+    let mut value = Value::new();
     for (index, raw) in text.split(|&b| b == b'\n').enumerate() {
         let line = index as u32 + 1;
         let fail = |kind| Error { line, kind };
@@ -244,25 +246,34 @@ pub fn parse<'t>(text: &'t [u8], config: &mut Config, on_warning: &mut dyn FnMut
             return Err(fail(ErrorKind::LineTooLong { limit: LINE_LIMIT }));
         }
         let Some((name, raw_value)) = split_assignment(raw).map_err(fail)? else { continue };
-        let value = unquote(raw_value, &seen).map_err(fail)?;
-        if !apply(config, name, &value, line).map_err(fail)? {
+        value.clear();
+        unquote(raw_value, &seen, &mut value).map_err(fail)?;
+        let text = core::str::from_utf8(&value).map_err(|_| fail(ErrorKind::NotAnAssignment))?;
+        if !apply(config, name, text, line).map_err(fail)? {
             on_warning(Warning { line, name });
         }
-        match seen.iter_mut().find(|(known, _)| *known == name) {
-            Some((_, old)) => *old = value,
-            None => {
-                // Past the limit a variable is still applied, only not available to `$`.
-                let _ = seen.push((name, value));
-            }
+        // Past the limit a variable is still applied, only not available to `$`.
+        let slot = match seen.iter().position(|(known, _)| *known == name) {
+            Some(at) => seen.get_mut(at),
+            None => seen.push((name, Value::new())).ok().and_then(|()| seen.last_mut()),
+        };
+        if let Some((_, old)) = slot {
+            old.clear();
+            // Both hold at most VALUE_LIMIT bytes.
+            let _ = old.extend_from_slice(&value);
         }
     }
     Ok(())
 }
 
+/// A value as the shell sees it, in bytes.
+type Value = heapless::Vec<u8, VALUE_LIMIT>;
+
 /// A line's variable name and its raw value.
 type Assignment<'t> = (&'t [u8], &'t [u8]);
 
 /// `Ok(None)` for blank and comment lines.
+#[inline(never)]
 fn split_assignment(raw: &[u8]) -> Result<Option<Assignment<'_>>, ErrorKind> {
     let line = <[u8]>::trim_ascii_start(raw.strip_suffix(b"\r").unwrap_or(raw));
     if line.is_empty() || line[0] == b'#' {
@@ -283,9 +294,9 @@ fn split_assignment(raw: &[u8]) -> Result<Option<Assignment<'_>>, ErrorKind> {
 
 /// The value as the shell would see it: quotes removed, escapes and `$NAME` of earlier
 /// variables applied, an unquoted `#` after white space starting a comment.
-fn unquote(raw: &[u8], seen: &[(&[u8], String<VALUE_LIMIT>)]) -> Result<String<VALUE_LIMIT>, ErrorKind> {
+#[inline(never)]
+fn unquote(raw: &[u8], seen: &[(&[u8], Value)], value: &mut Value) -> Result<(), ErrorKind> {
     let too_long = ErrorKind::ValueTooLong { name: "value", limit: VALUE_LIMIT };
-    let mut value = heapless::Vec::<u8, VALUE_LIMIT>::new();
     let mut push = |bytes: &[u8]| value.extend_from_slice(bytes).map_err(|_| too_long);
     let mut i = 0;
     while i < raw.len() {
@@ -335,15 +346,15 @@ fn unquote(raw: &[u8], seen: &[(&[u8], String<VALUE_LIMIT>)]) -> Result<String<V
             }
         }
     }
-    let text = core::str::from_utf8(&value).map_err(|_| ErrorKind::NotAnAssignment)?;
-    String::try_from(text).map_err(|_| too_long)
+    Ok(())
 }
 
 /// Expands `$NAME` or `${NAME}` at `raw[at]`; returns where the text continues.
+#[inline(never)]
 fn expand(
     raw: &[u8],
     at: usize,
-    seen: &[(&[u8], String<VALUE_LIMIT>)],
+    seen: &[(&[u8], Value)],
     push: &mut impl FnMut(&[u8]) -> Result<(), ErrorKind>,
 ) -> Result<usize, ErrorKind> {
     let rest = &raw[at + 1..];
@@ -364,12 +375,36 @@ fn expand(
         }
     };
     let (_, value) = seen.iter().find(|(known, _)| *known == name).ok_or(ErrorKind::UndefinedVariable)?;
-    push(value.as_bytes())?;
+    push(value)?;
     Ok(next)
 }
 
+/// The numeric variables: each name, its smallest and largest value, and its field.
+/// A table rather than a match arm each: one comparison loop instead of seven.
+type NumberField = fn(&mut Config) -> &mut u32;
+const NUMBERS: [(&str, u32, u32, NumberField); 8] = [
+    ("IMDS_TOKEN_TTL", 1, 21_600, |c| &mut c.imds_token_ttl),
+    ("WISP_HTTP_CONNECT_MS", 1, 600_000, |c| &mut c.http_connect_ms),
+    ("WISP_HTTP_READ_MS", 1, 600_000, |c| &mut c.http_read_ms),
+    ("WISP_HTTP_TOTAL_MS", 1, 3_600_000, |c| &mut c.http_total_ms),
+    ("WISP_HTTP_BACKOFF_MS", 0, 600_000, |c| &mut c.http_backoff_ms),
+    ("WISP_HTTP_BACKOFF_MAX_MS", 0, 600_000, |c| &mut c.http_backoff_max_ms),
+    ("WISP_DHCP_MS", 1000, 600_000, |c| &mut c.dhcp_ms),
+    ("WISP_USERDATA_LIMIT", 1024, USERDATA_LIMIT_MAX, |c| &mut c.userdata_limit),
+];
+
 /// Sets a known variable, set on `line`; `Ok(false)` for an unknown one.
+#[inline(never)]
 fn apply(config: &mut Config, name: &[u8], value: &str, line: u32) -> Result<bool, ErrorKind> {
+    if let Some(&(variable, min, max, field)) = NUMBERS.iter().find(|number| number.0.as_bytes() == name) {
+        *field(config) = number(variable, value, min, max)?;
+        return Ok(true);
+    }
+    if let Some(phase) = Phase::ALL.into_iter().find(|phase| phase.init_actions_variable().as_bytes() == name) {
+        set(config.init_actions[phase as usize].get_or_insert_with(String::new), phase.init_actions_variable(), value)?;
+        config.action_lines[phase as usize] = line;
+        return Ok(true);
+    }
     match crate::text::word(name) {
         "CLOUD" => config.cloud = Cloud::from_name(value.as_bytes()).ok_or(ErrorKind::BadCloud)?,
         "CLOUD_USER" => {
@@ -378,25 +413,12 @@ fn apply(config: &mut Config, name: &[u8], value: &str, line: u32) -> Result<boo
             }
             config.cloud_user = String::try_from(value).map_err(|_| ErrorKind::BadUserName)?;
         }
-        "IMDS_TOKEN_TTL" => config.imds_token_ttl = number("IMDS_TOKEN_TTL", value, 1, 21_600)?,
-        "TINY_CLOUD_VAR" => config.var_dir = absolute("TINY_CLOUD_VAR", value)?,
-        "TINY_CLOUD_LOGS" => config.logs_dir = absolute("TINY_CLOUD_LOGS", value)?,
+        "TINY_CLOUD_VAR" => absolute(&mut config.var_dir, "TINY_CLOUD_VAR", value)?,
+        "TINY_CLOUD_LOGS" => absolute(&mut config.logs_dir, "TINY_CLOUD_LOGS", value)?,
         "SKIP_INIT_ACTIONS" => {
-            config.skip_actions = list("SKIP_INIT_ACTIONS", value)?;
+            set(&mut config.skip_actions, "SKIP_INIT_ACTIONS", value)?;
             config.action_lines[4] = line;
         }
-        "INIT_ACTIONS_BOOT" | "INIT_ACTIONS_EARLY" | "INIT_ACTIONS_MAIN" | "INIT_ACTIONS_FINAL" => {
-            let phase = Phase::ALL.into_iter().find(|phase| phase.init_actions_variable().as_bytes() == name).unwrap_or(Phase::Boot);
-            config.init_actions[phase as usize] = Some(list(phase.init_actions_variable(), value)?);
-            config.action_lines[phase as usize] = line;
-        }
-        "WISP_HTTP_CONNECT_MS" => config.http_connect_ms = number("WISP_HTTP_CONNECT_MS", value, 1, 600_000)?,
-        "WISP_HTTP_READ_MS" => config.http_read_ms = number("WISP_HTTP_READ_MS", value, 1, 600_000)?,
-        "WISP_HTTP_TOTAL_MS" => config.http_total_ms = number("WISP_HTTP_TOTAL_MS", value, 1, 3_600_000)?,
-        "WISP_HTTP_BACKOFF_MS" => config.http_backoff_ms = number("WISP_HTTP_BACKOFF_MS", value, 0, 600_000)?,
-        "WISP_HTTP_BACKOFF_MAX_MS" => config.http_backoff_max_ms = number("WISP_HTTP_BACKOFF_MAX_MS", value, 0, 600_000)?,
-        "WISP_DHCP_MS" => config.dhcp_ms = number("WISP_DHCP_MS", value, 1000, 600_000)?,
-        "WISP_USERDATA_LIMIT" => config.userdata_limit = number("WISP_USERDATA_LIMIT", value, 1024, USERDATA_LIMIT_MAX)?,
         // tiny-cloud's hotplug settings: wisp installs no hotplug handlers (see README).
         "HOTPLUG_TYPE" | "HOTPLUG_MODULES" => {}
         _ => return Ok(false),
@@ -412,15 +434,17 @@ fn number(name: &'static str, value: &str, min: u32, max: u32) -> Result<u32, Er
     Ok(n)
 }
 
-fn absolute(name: &'static str, value: &str) -> Result<String<VALUE_LIMIT>, ErrorKind> {
+fn absolute(field: &mut String<VALUE_LIMIT>, name: &'static str, value: &str) -> Result<(), ErrorKind> {
     if !value.starts_with('/') {
         return Err(ErrorKind::NotAbsolute { name });
     }
-    list(name, value)
+    set(field, name, value)
 }
 
-fn list(name: &'static str, value: &str) -> Result<String<VALUE_LIMIT>, ErrorKind> {
-    String::try_from(value).map_err(|_| ErrorKind::ValueTooLong { name, limit: VALUE_LIMIT })
+/// Replaces the field's text (a failure leaves the configuration unusable anyway).
+fn set(field: &mut String<VALUE_LIMIT>, name: &'static str, value: &str) -> Result<(), ErrorKind> {
+    field.clear();
+    field.push_str(value).map_err(|_| ErrorKind::ValueTooLong { name, limit: VALUE_LIMIT })
 }
 
 /// POSIX portable user names, as adduser accepts them: `[a-z_][a-z0-9_-]*`, an optional

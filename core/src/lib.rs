@@ -22,6 +22,7 @@ pub mod retry;
 // Configuration, the command line, and which cloud this is.
 pub mod cli;
 pub mod config;
+pub mod config_file;
 pub mod detect;
 pub mod cloud_choice;
 pub mod boot_cache;
@@ -50,6 +51,8 @@ pub mod ntp;
 // scripts they run, and the record of them that cloud-init's tools read.
 pub mod cloud_init_status;
 pub mod completion;
+pub mod status;
+pub mod imds_keys;
 pub mod markers;
 pub mod instance;
 pub mod phase;

@@ -33,6 +33,7 @@ pub mod system;
 pub mod userdata;
 #[cfg(feature = "network")]
 pub mod timer;
+pub mod tree;
 
 pub use directory::OpenDir;
 pub use http::Network;

@@ -1053,3 +1053,31 @@ impl super::fetch::Fetch for MemoryDecoding {
         Ok(Some(body.len()))
     }
 }
+
+// `wisp clean` (context): directories as wholes.
+
+impl super::tree::Tree for MemoryHost {
+    fn is_directory(&mut self, path: &[u8]) -> bool {
+        self.files.get(path).is_some_and(|e| e.meta.kind == Kind::Directory)
+    }
+
+    fn remove_dir(&mut self, path: &[u8]) -> Result<bool, HostError> {
+        self.call("remove_dir", path)?;
+        let mut prefix = path.to_vec();
+        prefix.push(b'/');
+        if self.files.keys().any(|p| p.starts_with(&prefix)) {
+            return Err(HostError { errno: 39 });
+        }
+        Ok(self.files.remove(path).is_some())
+    }
+}
+
+impl super::tree::Tree for Shared<'_> {
+    fn is_directory(&mut self, path: &[u8]) -> bool {
+        self.0.borrow_mut().is_directory(path)
+    }
+
+    fn remove_dir(&mut self, path: &[u8]) -> Result<bool, HostError> {
+        self.0.borrow_mut().remove_dir(path)
+    }
+}

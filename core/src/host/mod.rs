@@ -40,6 +40,8 @@ pub mod symlinks;
 pub mod seed_media;
 // the network's waits
 pub mod timer;
+// `wisp clean`
+pub mod tree;
 #[cfg(test)]
 pub mod memory;
 

@@ -1,0 +1,120 @@
+//! `wisp status`: whether the bootstrap is complete and which instance it was for, said in
+//! one line, and how the command exits. It reads the saved state and writes nothing.
+
+use core::fmt;
+
+use crate::cli::EXIT_FAILED;
+use crate::completion;
+use crate::host::directory::Directory;
+use crate::host::explain::{ErrnoWords, Explain};
+use crate::host::HostError;
+use crate::instance::{self, INSTANCE_ID_LIMIT};
+use crate::text::Shown;
+
+/// The state of TINY_CLOUD_VAR.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Status<'b> {
+    pub complete: bool,
+    /// The instance-id saved by the last bootstrap, if any.
+    pub instance_id: Option<&'b [u8]>,
+}
+
+/// The completion marker could not be read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StatusError(pub HostError);
+
+impl Explain for StatusError {
+    fn explain(&self, f: &mut fmt::Formatter<'_>, words: ErrnoWords) -> fmt::Result {
+        f.write_str("cannot read the completion marker: ")?;
+        words(self.0, f)
+    }
+}
+
+/// The status of `var` (TINY_CLOUD_VAR, open): `None` when it does not exist, which is
+/// an instance never bootstrapped.
+pub fn read<'b>(var: Option<&mut impl Directory>, buf: &'b mut [u8; INSTANCE_ID_LIMIT]) -> Result<Status<'b>, StatusError> {
+    let Some(var) = var else { return Ok(Status { complete: false, instance_id: None }) };
+    let complete = completion::is_complete(var).map_err(StatusError)?;
+    Ok(Status { complete, instance_id: instance::saved_id(var, buf) })
+}
+
+impl Status<'_> {
+    /// 0 when complete, else 1. After `--wait` (`waited`: whether this boot's phases
+    /// ended without errors), by the phases' errors alone, as `cloud-init status --wait`.
+    pub fn exit_code(&self, waited: Option<bool>) -> i32 {
+        match waited {
+            Some(false) => EXIT_FAILED,
+            Some(true) => 0,
+            None if self.complete => 0,
+            None => EXIT_FAILED,
+        }
+    }
+}
+
+/// `complete` or `incomplete`, then the instance-id when one is saved.
+impl fmt::Display for Status<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(if self.complete { "complete" } else { "incomplete" })?;
+        match self.instance_id {
+            Some(id) => {
+                f.write_str(" ")?;
+                Shown(id).fmt(f)
+            }
+            None => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::explain::{errno_number, Worded};
+    use crate::host::memory::MemoryHost;
+
+    fn status_of(host: &mut MemoryHost) -> (std::string::String, bool) {
+        let mut buf = [0u8; INSTANCE_ID_LIMIT];
+        let status = read(Some(&mut host.dir("/var/lib/cloud")), &mut buf).unwrap();
+        (status.to_string(), status.complete)
+    }
+
+    #[test]
+    fn complete_or_not_then_the_saved_instance() {
+        let mut host = MemoryHost::new();
+        assert_eq!(status_of(&mut host), ("incomplete".into(), false));
+        host = host.with_file("/var/lib/cloud/.instance-id", b"i-0abc\n");
+        assert_eq!(status_of(&mut host), ("incomplete i-0abc".into(), false));
+        host = host.with_file("/var/lib/cloud/.bootstrap-complete", b"");
+        assert_eq!(status_of(&mut host), ("complete i-0abc".into(), true));
+        // An id from outside is shown, never printed raw.
+        host = host.with_file("/var/lib/cloud/.instance-id", b"i-\x1b[2J\n");
+        assert_eq!(status_of(&mut host).0, "complete i-\\x1b[2J");
+        // It only reads.
+        assert!(host.calls.iter().all(|call| call.starts_with("read ") || call.starts_with("metadata ")), "{:?}", host.calls);
+    }
+
+    #[test]
+    fn no_directory_is_a_machine_never_bootstrapped() {
+        let mut buf = [0u8; INSTANCE_ID_LIMIT];
+        let status = read(None::<&mut crate::host::memory::MemoryDir<'_>>, &mut buf).unwrap();
+        assert_eq!((status.to_string(), status.exit_code(None)), ("incomplete".into(), 1));
+    }
+
+    #[test]
+    fn exit_codes_with_and_without_wait() {
+        let complete = Status { complete: true, instance_id: None };
+        let incomplete = Status { complete: false, instance_id: None };
+        assert_eq!((complete.exit_code(None), incomplete.exit_code(None)), (0, 1));
+        // After --wait, the phases' errors decide, not the marker (INIT_ACTIONS may set none).
+        assert_eq!((complete.exit_code(Some(true)), incomplete.exit_code(Some(true))), (0, 0));
+        assert_eq!((complete.exit_code(Some(false)), incomplete.exit_code(Some(false))), (1, 1));
+    }
+
+    #[test]
+    fn an_unreadable_marker_is_an_error() {
+        let mut host = MemoryHost::new();
+        host.fail.insert(b"/var/lib/cloud/.bootstrap-complete".to_vec(), HostError { errno: 13 });
+        let mut buf = [0u8; INSTANCE_ID_LIMIT];
+        let error = read(Some(&mut host.dir("/var/lib/cloud")), &mut buf).unwrap_err();
+        assert_eq!(Worded(&error, errno_number).to_string(), "cannot read the completion marker: errno 13");
+    }
+}
