@@ -29,6 +29,8 @@ pub mod http;
 #[cfg(feature = "network")]
 pub mod netlink;
 pub mod system;
+#[cfg(any(feature = "nocloud", feature = "configdrive", feature = "azure"))]
+pub mod seed_sources;
 #[cfg(feature = "network")]
 pub mod timer;
 
