@@ -24,6 +24,7 @@ pub mod cli;
 pub mod config;
 pub mod detect;
 pub mod cloud_choice;
+pub mod features;
 pub mod boot_cache;
 
 // What the `main` phase writes: names, accounts, passwords, keys, the time zone.
