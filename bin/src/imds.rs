@@ -4,8 +4,8 @@
 use core::fmt;
 
 use wisp_core::config::Cloud;
-use wisp_core::provider::imds::{self, Service};
-use wisp_core::provider::{metadata, Item};
+use wisp_core::provider::imds;
+use wisp_core::provider::{self, metadata, Item};
 #[cfg(feature = "incus")]
 use wisp_os_linux::nul_terminated::NulTerminated;
 use wisp_core::retry::Timeouts;
@@ -44,34 +44,6 @@ pub fn take_metadata() -> Result<&'static mut Metadata, Message> {
     Ok(slot.insert(Metadata::new(crate::memory::reserve(METADATA_SIZE, "metadata")?)))
 }
 
-/// How the cloud's service is spoken to, for the clouds this wisp was built with.
-fn service(cloud: Cloud) -> &'static Service {
-    use wisp_core::provider::*;
-    match cloud {
-        #[cfg(feature = "aws")]
-        Cloud::Aws => &aws::SERVICE,
-        #[cfg(feature = "gcp")]
-        Cloud::Gcp => &gcp::SERVICE,
-        #[cfg(feature = "oci")]
-        Cloud::Oci => &oci::SERVICE,
-        #[cfg(feature = "azure")]
-        Cloud::Azure => &azure::SERVICE,
-        #[cfg(feature = "configdrive")]
-        Cloud::Openstack => &openstack::SERVICE,
-        #[cfg(feature = "hetzner")]
-        Cloud::Hetzner => &hetzner::SERVICE,
-        #[cfg(feature = "digitalocean")]
-        Cloud::Digitalocean => &digitalocean::SERVICE,
-        #[cfg(feature = "scaleway")]
-        Cloud::Scaleway => &scaleway::SERVICE,
-        #[cfg(feature = "incus")]
-        Cloud::Incus => &incus::SERVICE,
-        #[cfg(feature = "vultr")]
-        Cloud::Vultr => &vultr::SERVICE,
-        _ => &Service::PLAIN,
-    }
-}
-
 /// A conversation with the metadata service (core's), and where this instance's guest
 /// API socket is.
 pub struct Imds<'c> {
@@ -91,7 +63,7 @@ impl<'c> core::ops::Deref for Imds<'c> {
 impl<'c> Imds<'c> {
     pub fn new(cloud: Cloud, timeouts: &'c Timeouts, token_ttl: u32) -> Self {
         Imds {
-            session: imds::Imds::new(cloud, service(cloud), timeouts, token_ttl),
+            session: imds::Imds::new(cloud, provider::service::<{ crate::features::FEATURES.bits() }>(cloud), timeouts, token_ttl),
             #[cfg(feature = "incus")]
             socket: None,
         }

@@ -25,6 +25,7 @@ pub mod config;
 pub mod config_file;
 pub mod detect;
 pub mod cloud_choice;
+pub mod features;
 pub mod boot_cache;
 
 // What the `main` phase writes: names, accounts, passwords, keys, the time zone.

@@ -31,6 +31,8 @@ pub mod netlink;
 pub mod scripts;
 pub mod system;
 pub mod userdata;
+#[cfg(any(feature = "nocloud", feature = "configdrive", feature = "azure"))]
+pub mod seed_sources;
 #[cfg(feature = "network")]
 pub mod timer;
 pub mod tree;

@@ -1081,3 +1081,97 @@ impl super::tree::Tree for Shared<'_> {
         self.0.borrow_mut().remove_dir(path)
     }
 }
+
+// --- seeds (issue #12, third round): block devices as images in memory, seed
+// directories and URLs as maps of files, for `seed::sources`. ---
+
+/// An image in memory, as a block device.
+pub struct MemoryImage(pub Vec<u8>);
+
+impl crate::seed::Device for MemoryImage {
+    fn read(&mut self, offset: u64, buf: &mut [u8]) -> Result<(), crate::seed::SeedError> {
+        (&self.0[..]).read(offset, buf)
+    }
+}
+
+/// Block devices by name in listing order, each an image (`None`: it cannot be opened);
+/// seed directories by path and URLs (`10.0.0.2:8000/seed/meta-data`), each a map of
+/// files; the state files kept. Every device opened and every URL fetched is recorded.
+#[derive(Default)]
+pub struct MemorySeedSources {
+    pub devices: Vec<(&'static str, Option<Vec<u8>>)>,
+    pub directories: BTreeMap<std::string::String, BTreeMap<std::string::String, Vec<u8>>>,
+    pub urls: BTreeMap<std::string::String, Vec<u8>>,
+    pub kept: BTreeMap<Vec<u8>, Vec<u8>>,
+    pub opened: Vec<&'static str>,
+    pub fetched: Vec<std::string::String>,
+}
+
+impl super::seed_sources::SeedSources for MemorySeedSources {
+    type Device = MemoryImage;
+    type Directory = std::string::String;
+    type Text = std::string::String;
+    const ISO9660: bool = true;
+    const VFAT: bool = true;
+    const UDF: bool = true;
+    const NOCLOUD: bool = true;
+    const CONFIGDRIVE: bool = true;
+
+    fn text(&self, args: core::fmt::Arguments<'_>) -> std::string::String {
+        std::format!("{args}")
+    }
+
+    fn reason(error: HostError) -> impl core::fmt::Display {
+        error
+    }
+
+    fn block_devices(&mut self, visit: &mut dyn FnMut(&[u8])) {
+        for (name, _) in &self.devices {
+            visit(name.as_bytes());
+        }
+    }
+
+    fn open_block_device(&mut self, name: &[u8]) -> Result<(MemoryImage, u64), HostError> {
+        let (name, image) = self.devices.iter().find(|(n, _)| n.as_bytes() == name).ok_or(HostError::NOT_FOUND)?;
+        self.opened.push(name);
+        let image = image.clone().ok_or(HostError { errno: 13 })?;
+        let len = image.len() as u64;
+        Ok((MemoryImage(image), len))
+    }
+
+    fn open_directory(&mut self, path: &[u8]) -> Result<std::string::String, std::string::String> {
+        let path = std::string::String::from_utf8_lossy(path).into_owned();
+        match self.directories.contains_key(&path) {
+            true => Ok(path),
+            false => Err(std::format!("{path}: {}", HostError::NOT_FOUND)),
+        }
+    }
+
+    fn read_beneath(&mut self, directory: &std::string::String, relative: &[u8], out: &mut [u8]) -> Result<Option<usize>, HostError> {
+        let relative = std::string::String::from_utf8_lossy(relative);
+        let Some(contents) = self.directories[directory].get(relative.as_ref()) else { return Ok(None) };
+        out.get_mut(..contents.len()).ok_or(HostError { errno: 27 })?.copy_from_slice(contents);
+        Ok(Some(contents.len()))
+    }
+
+    fn directory_path<'a>(&'a self, directory: &'a std::string::String) -> impl core::fmt::Display + 'a {
+        directory
+    }
+
+    fn get(&mut self, address: [u8; 4], port: u16, host: &str, path: &str, out: &mut [u8]) -> Result<Option<usize>, std::string::String> {
+        let [a, b, c, d] = address;
+        self.fetched.push(std::format!("{a}.{b}.{c}.{d}:{port} {host}{path}"));
+        let Some(contents) = self.urls.get(&std::format!("{host}{path}")) else { return Ok(None) };
+        out.get_mut(..contents.len()).ok_or(std::format!("http://{host}{path}: too large"))?.copy_from_slice(contents);
+        Ok(Some(contents.len()))
+    }
+
+    fn kept(&mut self, name: &[u8], contents: &[u8]) -> bool {
+        self.kept.get(name).is_some_and(|kept| kept == contents)
+    }
+
+    fn keep(&mut self, name: &[u8], contents: &[u8]) -> Result<(), HostError> {
+        self.kept.insert(name.to_vec(), contents.to_vec());
+        Ok(())
+    }
+}

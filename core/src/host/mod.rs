@@ -38,6 +38,7 @@ pub mod uts;
 pub mod symlinks;
 // local clouds' seeds
 pub mod seed_media;
+pub mod seed_sources;
 // the network's waits
 pub mod timer;
 // `wisp clean`

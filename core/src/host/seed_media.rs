@@ -12,6 +12,10 @@ pub trait SeedMedia {
     /// A line in the host's words (its reasons for errnos, its way of showing bytes).
     type Text: fmt::Display;
 
+    /// Whether this build reads NoCloud's seeds, and ConfigDrive's.
+    const NOCLOUD: bool = true;
+    const CONFIGDRIVE: bool = true;
+
     fn text(&self, args: fmt::Arguments<'_>) -> Self::Text;
 
     /// Whether a directory is at `path` (absolute in the image).

@@ -17,7 +17,30 @@ pub mod openstack;
 pub mod scaleway;
 pub mod vultr;
 
+use crate::config::Cloud;
+use crate::features::{Built, Feature};
 use crate::json::{JsonError, JsonText};
+
+/// How `cloud`'s metadata service is spoken to, for the clouds of the build (`BUILT`,
+/// `features::Built::bits`): a cloud the build lacks, or one without a service of its
+/// own (NoCloud, ConfigDrive), gets the plain one. The build is a const generic, so a
+/// build keeps only its own clouds' services.
+pub fn service<const BUILT: u32>(cloud: Cloud) -> &'static imds::Service {
+    let built = Built::from_bits(BUILT);
+    match cloud {
+        Cloud::Aws if built.has(Feature::Aws) => &aws::SERVICE,
+        Cloud::Gcp if built.has(Feature::Gcp) => &gcp::SERVICE,
+        Cloud::Oci if built.has(Feature::Oci) => &oci::SERVICE,
+        Cloud::Azure if built.has(Feature::Azure) => &azure::SERVICE,
+        Cloud::Openstack if built.has(Feature::Configdrive) => &openstack::SERVICE,
+        Cloud::Hetzner if built.has(Feature::Hetzner) => &hetzner::SERVICE,
+        Cloud::Digitalocean if built.has(Feature::Digitalocean) => &digitalocean::SERVICE,
+        Cloud::Scaleway if built.has(Feature::Scaleway) => &scaleway::SERVICE,
+        Cloud::Incus if built.has(Feature::Incus) => &incus::SERVICE,
+        Cloud::Vultr if built.has(Feature::Vultr) => &vultr::SERVICE,
+        _ => &imds::Service::PLAIN,
+    }
+}
 
 /// The metadata every cloud offers, named as `wisp imds` names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -117,4 +140,25 @@ pub(crate) fn json_lines(value: JsonText<'_>, field: Option<&str>, out: &mut [u8
 /// Base64 text at the start of `buf` decoded over itself.
 pub fn decode_base64_in_place(buf: &mut [u8], len: usize) -> Result<usize, DocumentError> {
     crate::base64::decode_in_place(&mut buf[..len]).map_err(DocumentError::Base64)
+}
+
+#[cfg(test)]
+mod service_tests {
+    use super::*;
+
+    const AWS_AND_CONFIGDRIVE: u32 = Built::of(&[(Feature::Aws, true), (Feature::Configdrive, true)]).bits();
+
+    #[test]
+    fn a_cloud_gets_its_service_only_when_built() {
+        let aws = service::<AWS_AND_CONFIGDRIVE>(Cloud::Aws);
+        assert!(aws.session_token && aws.rounds.is_some());
+        let openstack = service::<AWS_AND_CONFIGDRIVE>(Cloud::Openstack);
+        assert!(openstack.document.is_some(), "OpenStack's service comes with configdrive");
+        for plain in [Cloud::Gcp, Cloud::Azure, Cloud::Nocloud, Cloud::Configdrive, Cloud::Auto] {
+            let service = service::<AWS_AND_CONFIGDRIVE>(plain);
+            assert!(!service.session_token && service.rounds.is_none() && service.document.is_none() && service.headers.is_empty(), "{plain:?}");
+        }
+        const GCP: u32 = Built::of(&[(Feature::Gcp, true)]).bits();
+        assert_eq!(service::<GCP>(Cloud::Gcp).headers.len(), 1);
+    }
 }

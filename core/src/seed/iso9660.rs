@@ -225,11 +225,11 @@ impl<D: Device> super::Filesystem<D> for Volume {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// A directory record for `name`, with a Rock Ridge NM entry when `rock_ridge` is given.
-    fn record(sector: u32, len: u32, dir: bool, id: &[u8], rock_ridge: Option<&[u8]>) -> Vec<u8> {
+    pub(crate) fn record(sector: u32, len: u32, dir: bool, id: &[u8], rock_ridge: Option<&[u8]>) -> Vec<u8> {
         let mut r = vec![0u8; 33];
         r[2..6].copy_from_slice(&sector.to_le_bytes());
         r[6..10].copy_from_slice(&sector.to_be_bytes());
@@ -253,7 +253,7 @@ mod tests {
     }
 
     /// Sectors: 16 PVD, 17 terminator, 18 root directory, 19 subdirectory, 20.. files.
-    fn image(label: &[u8], entries: &[Vec<u8>]) -> Vec<u8> {
+    pub(crate) fn image(label: &[u8], entries: &[Vec<u8>]) -> Vec<u8> {
         let mut disk = vec![0u8; 24 * SECTOR];
         let pvd = &mut disk[16 * SECTOR..17 * SECTOR];
         pvd[0] = 1;

@@ -4,6 +4,7 @@
 //! store, and which of a seed's files are kept beside the user-data. Where a seed is and
 //! how its bytes are read is the host's (`SeedMedia`).
 
+use crate::config::Cloud;
 use crate::host::files::Files;
 use crate::host::seed_media::SeedMedia;
 use crate::http;
@@ -31,6 +32,28 @@ pub fn token_text<F: Files>(files: &mut F, buf: &mut [u8; TOKENS_LIMIT]) -> Opti
         }
     }
     None
+}
+
+/// The local cloud whose seed is there, for `CLOUD=auto`: NoCloud's, else a filesystem
+/// labelled `config-2`.
+pub fn detect<H: SeedMedia, F: Files>(host: &mut H, files: &mut F) -> Option<Cloud> {
+    if H::NOCLOUD && has_nocloud_seed(host, files) {
+        return Some(Cloud::Nocloud);
+    }
+    if H::CONFIGDRIVE && host.labelled(b"config-2").is_some() {
+        return Some(Cloud::Configdrive);
+    }
+    None
+}
+
+/// Fills `metadata` from the seed of `cloud`, keeping its extras when `keep`; returns
+/// where the seed was found.
+pub fn load<H: SeedMedia, F: Files>(host: &mut H, files: &mut F, cloud: Cloud, metadata: &mut Metadata<'_>, keep: bool) -> Result<H::Text, H::Text> {
+    match cloud {
+        Cloud::Configdrive if H::CONFIGDRIVE => load_configdrive(host, metadata, keep),
+        Cloud::Nocloud if H::NOCLOUD => load_nocloud(host, files, metadata, keep),
+        other => Err(host.text(format_args!("{} has no local seed", other.name()))),
+    }
 }
 
 /// Whether a NoCloud seed is there, for `CLOUD=auto`: tokens, a seed directory, or a

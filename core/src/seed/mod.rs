@@ -8,6 +8,7 @@ use crate::text::Decimal;
 pub mod iso9660;
 pub mod local;
 pub mod nocloud;
+pub mod sources;
 pub mod udf;
 pub mod vfat;
 

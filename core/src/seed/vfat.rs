@@ -325,12 +325,12 @@ impl<D: Device> super::Filesystem<D> for Volume {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// A FAT12 image: 512-byte sectors, 1 sector per cluster, 1 reserved, 1 FAT of 1
     /// sector, 16 root entries (1 sector), data from sector 3, 64 sectors in all.
-    fn image(label: &[u8], entries: &[[u8; 32]], fat: &[(u32, u32)]) -> Vec<u8> {
+    pub(crate) fn image(label: &[u8], entries: &[[u8; 32]], fat: &[(u32, u32)]) -> Vec<u8> {
         let mut disk = vec![0u8; 64 * 512];
         disk[11..13].copy_from_slice(&512u16.to_le_bytes());
         disk[13] = 1;
@@ -355,7 +355,7 @@ mod tests {
         disk
     }
 
-    fn short(name: &[u8; 11], cluster: u16, len: u32) -> [u8; 32] {
+    pub(crate) fn short(name: &[u8; 11], cluster: u16, len: u32) -> [u8; 32] {
         let mut e = [0u8; 32];
         e[..11].copy_from_slice(name);
         e[11] = 0x20;
@@ -364,7 +364,7 @@ mod tests {
         e
     }
 
-    fn long(name: &str, last: bool) -> [u8; 32] {
+    pub(crate) fn long(name: &str, last: bool) -> [u8; 32] {
         let mut e = [0u8; 32];
         e[0] = 1 | if last { 0x40 } else { 0 };
         e[11] = ATTR_LONG_NAME;
