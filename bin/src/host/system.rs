@@ -7,7 +7,7 @@ use wisp_core::host::files::{Files, Metadata};
 use wisp_core::host::HostError;
 use wisp_os_linux::Errno;
 
-use super::files::{split, Root};
+use super::files::Root;
 use super::host_error;
 use crate::context::Context;
 use crate::output::{Message, Os, Shown};
@@ -16,7 +16,7 @@ use crate::output::{Message, Os, Shown};
 pub struct System<'c> {
     files: Root<'c>,
     batch: wisp_os_linux::fs::Batch,
-    ctx: &'c Context<'c>,
+    pub(super) ctx: &'c Context<'c>,
 }
 
 impl<'c> System<'c> {
@@ -56,8 +56,7 @@ impl Files for System<'_> {
 
 impl wisp_core::host::batch::Batch for System<'_> {
     fn stage(&mut self, path: &[u8], contents: &[u8], mode: u32, owner: Option<(u32, u32)>) -> Result<(), HostError> {
-        let (_, name) = split(path)?;
-        let dir = self.files.parent(path)?;
+        let (dir, name) = self.files.parent(path)?;
         dir.stage(name, contents, mode, owner, &mut self.batch).map_err(host_error)
     }
 
@@ -132,8 +131,8 @@ impl wisp_core::host::random::Random for System<'_> {
 #[cfg(feature = "ntp")]
 impl wisp_core::host::symlinks::Symlinks for System<'_> {
     fn create_symlink(&mut self, target: &[u8], path: &[u8]) -> Result<bool, HostError> {
-        let (_, name) = split(path)?;
-        self.files.parent(path)?.create_symlink(target, name).map_err(host_error)
+        let (dir, name) = self.files.parent(path)?;
+        dir.create_symlink(target, name).map_err(host_error)
     }
 }
 
@@ -157,8 +156,7 @@ impl wisp_core::host::programs::Programs for System<'_> {
         let file = match output {
             Output::StandardError => None,
             Output::File(path, mode) => {
-                let (_, name) = split(path).map_err(RunError::Output)?;
-                let dir = self.files.parent(path).map_err(RunError::Output)?;
+                let (dir, name) = self.files.parent(path).map_err(RunError::Output)?;
                 Some(dir.create_truncate(name, mode).map_err(|e| RunError::Output(host_error(e)))?)
             }
         };

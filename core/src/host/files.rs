@@ -49,3 +49,48 @@ pub trait Files {
     /// Each entry's name in the directory (without `.` and `..`), in no set order.
     fn list(&mut self, dir: &[u8], visit: &mut dyn FnMut(&[u8])) -> Result<(), HostError>;
 }
+
+impl Kind {
+    /// The kind a stat(2) mode's file type bits say.
+    pub fn of_mode(mode: u32) -> Kind {
+        match mode & 0o170000 {
+            0o100000 => Kind::File,
+            0o040000 => Kind::Directory,
+            0o120000 => Kind::Symlink,
+            _ => Kind::Other,
+        }
+    }
+}
+
+/// `/a/b/name` as (`/a/b`, `name`), a trailing slash ignored; the root's own entries have
+/// the parent `""`. `None` for a path that names no entry (`/`, `name`, ``).
+pub fn parent_and_name(path: &[u8]) -> Option<(&[u8], &[u8])> {
+    let trimmed = path.strip_suffix(b"/").unwrap_or(path);
+    match trimmed.iter().rposition(|&b| b == b'/') {
+        Some(i) if i + 1 < trimmed.len() => Some((&trimmed[..i], &trimmed[i + 1..])),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_path_splits_at_its_last_slash() {
+        assert_eq!(parent_and_name(b"/etc/passwd"), Some((&b"/etc"[..], &b"passwd"[..])));
+        assert_eq!(parent_and_name(b"/home/alice/"), Some((&b"/home"[..], &b"alice"[..])));
+        assert_eq!(parent_and_name(b"/etc"), Some((&b""[..], &b"etc"[..])));
+        for nothing in [&b"/"[..], b"", b"etc", b"//"] {
+            assert_eq!(parent_and_name(nothing), None, "{nothing:?}");
+        }
+    }
+
+    #[test]
+    fn a_mode_says_its_kind() {
+        assert_eq!(Kind::of_mode(0o100644), Kind::File);
+        assert_eq!(Kind::of_mode(0o040755), Kind::Directory);
+        assert_eq!(Kind::of_mode(0o120777), Kind::Symlink);
+        assert_eq!(Kind::of_mode(0o020666), Kind::Other);
+    }
+}

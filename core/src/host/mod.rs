@@ -36,6 +36,10 @@ pub mod symlinks;
 pub mod seed_media;
 // the network's waits
 pub mod timer;
+// HTTP exchanges' sockets
+pub mod sockets;
+// grow's disks, images and mount points
+pub mod devices;
 #[cfg(test)]
 pub mod memory;
 
