@@ -160,8 +160,6 @@ pub struct Log {
 }
 
 impl Log {
-    pub const FILE_NAME: &'static [u8] = wisp_core::state_files::LOG;
-
     pub const fn new() -> Log {
         Log { file: None }
     }
@@ -169,7 +167,7 @@ impl Log {
     /// Starts copying lines to `dir/wisp.log`. A log that cannot be opened is reported
     /// once and otherwise ignored: logging never stops a bootstrap.
     pub fn open(&mut self, dir: &Dir) {
-        match dir.open_append(Self::FILE_NAME, 0o640) {
+        match dir.open_append(wisp_core::state_files::LOG, 0o640) {
             Ok(fd) => self.file = Some(fd),
             Err(e) => error(format_args!("cannot open the log file wisp.log: {}", Os(e))),
         }
