@@ -3,7 +3,6 @@
 //! randomness, the kernel's host name and the image's programs. Each method is the
 //! calls it names; every decision is core's.
 
-use wisp_core::host::files::{Files, Metadata};
 use wisp_core::host::HostError;
 use wisp_os_linux::Errno;
 
@@ -30,27 +29,11 @@ pub fn today() -> u64 {
     wisp_os_linux::time::realtime_secs() / wisp_core::clock::SECONDS_PER_DAY
 }
 
-impl Files for System<'_> {
-    fn read(&mut self, path: &[u8], buf: &mut [u8]) -> Result<Option<usize>, HostError> {
-        self.files.read(path, buf)
-    }
-    fn write(&mut self, path: &[u8], contents: &[u8], mode: u32, owner: Option<(u32, u32)>) -> Result<(), HostError> {
-        self.files.write(path, contents, mode, owner)
-    }
-    fn create_dir(&mut self, path: &[u8], mode: u32) -> Result<bool, HostError> {
-        self.files.create_dir(path, mode)
-    }
-    fn metadata(&mut self, path: &[u8]) -> Result<Option<Metadata>, HostError> {
-        self.files.metadata(path)
-    }
-    fn set_owner_and_mode(&mut self, path: &[u8], uid: u32, gid: u32, mode: u32) -> Result<(), HostError> {
-        self.files.set_owner_and_mode(path, uid, gid, mode)
-    }
-    fn remove(&mut self, path: &[u8]) -> Result<bool, HostError> {
-        self.files.remove(path)
-    }
-    fn list(&mut self, dir: &[u8], visit: &mut dyn FnMut(&[u8])) -> Result<(), HostError> {
-        self.files.list(dir, visit)
+impl<'c> wisp_core::host::files::HasFiles for System<'c> {
+    type Files = Root<'c>;
+
+    fn files(&mut self) -> &mut Root<'c> {
+        &mut self.files
     }
 }
 

@@ -50,6 +50,38 @@ pub trait Files {
     fn list(&mut self, dir: &[u8], visit: &mut dyn FnMut(&[u8])) -> Result<(), HostError>;
 }
 
+/// A host whose files are those of another `Files` it holds (its root), so that the
+/// delegation is written once, here.
+pub trait HasFiles {
+    type Files: Files;
+
+    fn files(&mut self) -> &mut Self::Files;
+}
+
+impl<T: HasFiles> Files for T {
+    fn read(&mut self, path: &[u8], buf: &mut [u8]) -> Result<Option<usize>, HostError> {
+        self.files().read(path, buf)
+    }
+    fn write(&mut self, path: &[u8], contents: &[u8], mode: u32, owner: Option<(u32, u32)>) -> Result<(), HostError> {
+        self.files().write(path, contents, mode, owner)
+    }
+    fn create_dir(&mut self, path: &[u8], mode: u32) -> Result<bool, HostError> {
+        self.files().create_dir(path, mode)
+    }
+    fn metadata(&mut self, path: &[u8]) -> Result<Option<Metadata>, HostError> {
+        self.files().metadata(path)
+    }
+    fn set_owner_and_mode(&mut self, path: &[u8], uid: u32, gid: u32, mode: u32) -> Result<(), HostError> {
+        self.files().set_owner_and_mode(path, uid, gid, mode)
+    }
+    fn remove(&mut self, path: &[u8]) -> Result<bool, HostError> {
+        self.files().remove(path)
+    }
+    fn list(&mut self, dir: &[u8], visit: &mut dyn FnMut(&[u8])) -> Result<(), HostError> {
+        self.files().list(dir, visit)
+    }
+}
+
 impl Kind {
     /// The kind a stat(2) mode's file type bits say.
     pub fn of_mode(mode: u32) -> Kind {
