@@ -3,20 +3,19 @@
 
 use core::cell::{Cell, UnsafeCell};
 use core::fmt::{self, Write};
-use core::num::NonZeroU32;
 
+use wisp_core::message_line::{LineHandle, LineStore, STORE_LIMIT};
 use wisp_core::text::{Decimal, Plain};
 use wisp_os_linux::fs::Dir;
 use wisp_os_linux::stdio::{stderr, stdout, write_all};
 use wisp_os_linux::{AsFd, Errno, OwnedFd};
 
-/// Longest message line; longer ones end in "..." rather than being split.
-pub const LINE_LIMIT: usize = 1024;
 /// Room for every message of one run: a run writes a few hundred short lines at most.
 const MESSAGES_LIMIT: usize = 256 * 1024;
+const _: () = assert!(MESSAGES_LIMIT < STORE_LIMIT);
 
-/// Every message of the run, appended and never changed: a `Message` is a small handle to
-/// its text here, so results carrying one stay as small as two numbers.
+/// Every message of the run, appended and never changed, so that a `Message` is a small
+/// handle to its text here.
 struct Messages {
     text: UnsafeCell<[u8; MESSAGES_LIMIT]>,
     used: Cell<usize>,
@@ -27,71 +26,45 @@ unsafe impl Sync for Messages {}
 
 static MESSAGES: Messages = Messages { text: UnsafeCell::new([0; MESSAGES_LIMIT]), used: Cell::new(0) };
 
-impl Messages {
-    /// The text of `start..start + len`, which was written before and never is again.
-    fn get(&self, start: usize, len: usize) -> &'static str {
+impl LineStore for Messages {
+    fn used(&self) -> usize {
+        self.used.get()
+    }
+
+    fn room(&self) -> usize {
+        MESSAGES_LIMIT - self.used.get()
+    }
+
+    fn append(&self, bytes: &[u8]) {
+        let used = self.used.get();
+        let len = bytes.len().min(MESSAGES_LIMIT - used);
+        // SAFETY: `used..used + len` is past every range handed out by `text`, and in bounds.
+        let tail = unsafe { core::slice::from_raw_parts_mut((self.text.get() as *mut u8).add(used), len) };
+        tail.copy_from_slice(&bytes[..len]);
+        self.used.set(used + len);
+    }
+
+    fn text(&self, start: usize, len: usize) -> &'static str {
         if start + len > self.used.get() {
             return "";
         }
         // SAFETY: the range lies below `used`, which only grows, and only bytes at or past
         // `used` are ever written (`append`), so no one writes to these bytes again.
         let bytes = unsafe { core::slice::from_raw_parts((self.text.get() as *const u8).add(start), len) };
-        // Only whole characters are appended (see `Messages::append`).
+        // `LineHandle` appends whole characters only.
         core::str::from_utf8(bytes).unwrap_or("")
-    }
-
-    /// Appends as much of `text` as fits in `limit` bytes and the arena, in whole
-    /// characters; returns how many bytes.
-    fn append(&self, text: &str, limit: usize) -> usize {
-        let used = self.used.get();
-        let mut len = text.len().min(limit).min(MESSAGES_LIMIT - used);
-        while !text.is_char_boundary(len) {
-            len -= 1;
-        }
-        // SAFETY: `used..used + len` is past every range handed out by `get`, and in bounds.
-        let tail = unsafe { core::slice::from_raw_parts_mut((self.text.get() as *mut u8).add(used), len) };
-        tail.copy_from_slice(&text.as_bytes()[..len]);
-        self.used.set(used + len);
-        len
     }
 }
 
-/// A message line: a handle to its text in the run's message arena. It is one non-zero
-/// `u32` (the text's start, its length and the `CUT` bit, plus one), so that a
-/// `Result<T, Message>` with a `T` of 4 bytes or less, which nearly every step of a run
-/// returns, travels in a register, not through memory: 24 KB less code than three fields.
+/// A message line: a handle to its text in the run's message store, one non-zero `u32`
+/// (`LineHandle`), so that a `Result<T, Message>` with a `T` of 4 bytes or less travels
+/// in a register, not through memory: 24 KB less code than three fields.
 #[derive(Clone, Copy)]
-pub struct Message(NonZeroU32);
-
-/// The bits below `START_SHIFT` hold the length, below `CUT`, and `CUT` when the text
-/// was cut at `LINE_LIMIT`; the bits above hold the start in the arena.
-const CUT: u32 = 1 << 10;
-const START_SHIFT: u32 = 11;
-const _: () = assert!(LINE_LIMIT <= CUT as usize && MESSAGES_LIMIT < 1 << (32 - START_SHIFT));
+pub struct Message(LineHandle);
 
 impl Message {
     pub fn new() -> Message {
-        Message::at(MESSAGES.used.get(), 0)
-    }
-
-    fn at(start: usize, len_cut: u32) -> Message {
-        Message(NonZeroU32::MIN.saturating_add(((start as u32) << START_SHIFT) | len_cut))
-    }
-
-    fn start(&self) -> usize {
-        ((self.0.get() - 1) >> START_SHIFT) as usize
-    }
-
-    fn len_cut(&self) -> u32 {
-        (self.0.get() - 1) & ((1 << START_SHIFT) - 1)
-    }
-
-    fn len(&self) -> usize {
-        (self.len_cut() & !CUT) as usize
-    }
-
-    fn cut(&self) -> bool {
-        self.len_cut() & CUT != 0
+        Message(LineHandle::at(MESSAGES.used.get()))
     }
 
     /// A line of formatted text; one function for every message, never inlined.
@@ -104,14 +77,14 @@ impl Message {
 
     /// The text, without a line break; "..." follows a line cut at the limit.
     pub fn text(&self) -> &'static str {
-        MESSAGES.get(self.start(), self.len())
+        MESSAGES.text(self.0.start(), self.0.len())
     }
 }
 
 impl fmt::Display for Message {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.text())?;
-        if self.cut() {
+        if self.0.cut() {
             f.write_str("...")?;
         }
         Ok(())
@@ -119,27 +92,9 @@ impl fmt::Display for Message {
 }
 
 impl Write for Message {
-    /// Appends to the line, moving it to the arena's end first if others were written
-    /// after it.
     fn write_str(&mut self, s: &str) -> fmt::Result {
-        if self.start() + self.len() != MESSAGES.used.get() {
-            let old = self.text();
-            *self = Message::at(MESSAGES.used.get(), self.len_cut() & CUT);
-            self.push(old);
-        }
-        self.push(s);
+        self.0.write(&MESSAGES, s);
         Ok(())
-    }
-}
-
-impl Message {
-    /// Appends what fits within `LINE_LIMIT`, leaving room for "...", and marks the line
-    /// cut if not all of `s` did.
-    fn push(&mut self, s: &str) {
-        let room = if self.cut() { 0 } else { LINE_LIMIT - 4 - self.len() };
-        let taken = MESSAGES.append(s, room);
-        let cut = if taken < s.len() { CUT } else { 0 };
-        *self = Message::at(self.start(), (self.len_cut() + taken as u32) | cut);
     }
 }
 
@@ -185,7 +140,7 @@ fn write_line(fd: wisp_os_linux::BorrowedFd<'_>, prefix: &[u8], args: fmt::Argum
     let line = Message::format(args);
     let _ = write_all(fd, prefix);
     let _ = write_all(fd, line.text().as_bytes());
-    let _ = write_all(fd, if line.cut() { b"...\n" } else { b"\n" });
+    let _ = write_all(fd, if line.0.cut() { b"...\n" } else { b"\n" });
     line
 }
 
@@ -205,8 +160,6 @@ pub struct Log {
 }
 
 impl Log {
-    pub const FILE_NAME: &'static [u8] = wisp_core::state_files::LOG;
-
     pub const fn new() -> Log {
         Log { file: None }
     }
@@ -214,7 +167,7 @@ impl Log {
     /// Starts copying lines to `dir/wisp.log`. A log that cannot be opened is reported
     /// once and otherwise ignored: logging never stops a bootstrap.
     pub fn open(&mut self, dir: &Dir) {
-        match dir.open_append(Self::FILE_NAME, 0o640) {
+        match dir.open_append(wisp_core::state_files::LOG, 0o640) {
             Ok(fd) => self.file = Some(fd),
             Err(e) => error(format_args!("cannot open the log file wisp.log: {}", Os(e))),
         }
@@ -227,7 +180,7 @@ impl Log {
             let _ = write_all(file.as_fd(), &stamp);
             let _ = write_all(file.as_fd(), b" ");
             let _ = write_all(file.as_fd(), line.text().as_bytes());
-            let _ = write_all(file.as_fd(), if line.cut() { b"...\n" } else { b"\n" });
+            let _ = write_all(file.as_fd(), if line.0.cut() { b"...\n" } else { b"\n" });
         }
     }
 }

@@ -12,11 +12,13 @@ pub mod crc32;
 #[cfg(test)]
 mod fuzz;
 pub mod json;
+pub mod message_line;
 pub mod out;
 pub mod text;
 
 // The HTTP/1.0 client's wire format and its retry schedule.
 pub mod http;
+pub mod http_exchange;
 pub mod retry;
 
 // Configuration, the command line, and which cloud this is.

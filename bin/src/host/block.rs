@@ -1,31 +1,76 @@
-//! core's `BlockDevice` and `MountedFilesystem`: a disk or image file open for writing,
-//! and a mounted filesystem through its mount point's directory, for `grow`.
+//! core's `Devices`, `BlockDevice` and `MountedFilesystem` for `grow`: disks under the
+//! root's /dev, image files and mount points, open, and the ioctls on them.
 
 use wisp_core::host::HostError;
+use wisp_os_linux::nul_terminated::NulTerminated;
+use wisp_os_linux::{block, fs, AsFd, Errno, OwnedFd};
 
 use super::host_error;
+use super::system::System;
 
 /// A test hook: stop (as a crash would) right after this many table writes.
 pub const CRASH_AFTER_WRITES: &str = "WISP_TEST_CRASH_AFTER_WRITES";
 
-/// An open disk or image file. `crash_after` is a test hook: stop the process (as a crash
-/// would) right after that many writes.
-pub struct Disk<'fd> {
-    pub fd: wisp_os_linux::BorrowedFd<'fd>,
-    pub writes: u32,
-    pub crash_after: Option<u32>,
+/// An open disk or image file. `crash_after` is the test hook's count (`CRASH_AFTER_WRITES`).
+pub struct Disk {
+    fd: OwnedFd,
+    writes: u32,
+    crash_after: Option<u32>,
 }
 
-impl wisp_core::host::block::BlockDevice for Disk<'_> {
+/// A mounted filesystem, through a directory on it.
+pub struct Mount(OwnedFd);
+
+/// `parts` joined, for a system call; a path past the limit is refused as the kernel would.
+fn path(parts: &[&[u8]]) -> Result<NulTerminated, HostError> {
+    NulTerminated::from_parts(parts).map_err(|_| host_error(Errno::NAMETOOLONG))
+}
+
+impl System<'_> {
+    fn open_disk(&self, parts: &[&[u8]]) -> Result<Disk, HostError> {
+        let fd = fs::open_read_write(path(parts)?.as_cstr()).map_err(host_error)?;
+        let crash_after = self.ctx.start.env(CRASH_AFTER_WRITES.as_bytes()).and_then(|n| wisp_core::text::decimal(n, 10));
+        Ok(Disk { fd, writes: 0, crash_after: crash_after.and_then(|n| u32::try_from(n).ok()) })
+    }
+}
+
+impl wisp_core::host::devices::Devices for System<'_> {
+    type Disk = Disk;
+    type Mount = Mount;
+
+    fn open_device(&mut self, name: &[u8]) -> Result<Disk, HostError> {
+        self.open_disk(&[self.ctx.root(), b"/dev/", name])
+    }
+
+    fn open_image(&mut self, file: &[u8]) -> Result<(Disk, u64), HostError> {
+        let image = self.open_disk(&[file])?;
+        let size = block::file_size(image.fd.as_fd()).map_err(host_error)?;
+        Ok((image, size))
+    }
+
+    fn sector_size(&mut self, disk: &mut Disk) -> Result<u32, HostError> {
+        block::logical_sector_size(disk.fd.as_fd()).map_err(host_error)
+    }
+
+    fn size_bytes(&mut self, disk: &mut Disk) -> Result<u64, HostError> {
+        block::size_bytes(disk.fd.as_fd()).map_err(host_error)
+    }
+
+    fn open_mount(&mut self, mountpoint: &[u8]) -> Result<Mount, HostError> {
+        fs::open_directory(path(&[mountpoint])?.as_cstr()).map(Mount).map_err(host_error)
+    }
+}
+
+impl wisp_core::host::block::BlockDevice for Disk {
     fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> Result<(), HostError> {
-        wisp_os_linux::block::read_at(self.fd, offset, buf).map_err(host_error)
+        block::read_at(self.fd.as_fd(), offset, buf).map_err(host_error)
     }
 
     fn write_at(&mut self, offset: u64, bytes: &[u8]) -> Result<(), HostError> {
-        wisp_os_linux::block::write_at(self.fd, offset, bytes).map_err(host_error)?;
+        block::write_at(self.fd.as_fd(), offset, bytes).map_err(host_error)?;
         self.writes += 1;
         if self.crash_after == Some(self.writes) {
-            let _ = wisp_os_linux::block::sync(self.fd);
+            let _ = block::sync(self.fd.as_fd());
             crate::output::error(format_args!("{}: stopping after write {}", wisp_core::text::Plain(CRASH_AFTER_WRITES), wisp_core::text::Decimal(self.writes.into())));
             wisp_os_linux::process::exit(99);
         }
@@ -33,35 +78,32 @@ impl wisp_core::host::block::BlockDevice for Disk<'_> {
     }
 
     fn sync(&mut self) -> Result<(), HostError> {
-        wisp_os_linux::block::sync(self.fd).map_err(host_error)
+        block::sync(self.fd.as_fd()).map_err(host_error)
     }
 
     fn resize_partition(&mut self, number: u32, start: u64, length: u64) -> Result<(), HostError> {
-        wisp_os_linux::block::resize_partition(self.fd, number, start, length).map_err(host_error)
+        block::resize_partition(self.fd.as_fd(), number, start, length).map_err(host_error)
     }
 }
 
-/// A mounted filesystem, through its mount point's directory.
-pub struct Mount<'fd>(pub wisp_os_linux::BorrowedFd<'fd>);
-
-impl wisp_core::host::block::MountedFilesystem for Mount<'_> {
+impl wisp_core::host::block::MountedFilesystem for Mount {
     fn block_size(&mut self) -> Result<u64, HostError> {
-        wisp_os_linux::block::filesystem_block_size(self.0).map_err(host_error)
+        block::filesystem_block_size(self.0.as_fd()).map_err(host_error)
     }
 
     fn ext4_resize(&mut self, blocks: u64) -> Result<(), HostError> {
-        wisp_os_linux::block::ext4_resize(self.0, blocks).map_err(host_error)
+        block::ext4_resize(self.0.as_fd(), blocks).map_err(host_error)
     }
 
     fn xfs_geometry(&mut self) -> Result<(u32, u64, u32), HostError> {
-        wisp_os_linux::block::xfs_geometry(self.0).map_err(host_error)
+        block::xfs_geometry(self.0.as_fd()).map_err(host_error)
     }
 
     fn xfs_grow(&mut self, blocks: u64, imaxpct: u32) -> Result<(), HostError> {
-        wisp_os_linux::block::xfs_grow(self.0, blocks, imaxpct).map_err(host_error)
+        block::xfs_grow(self.0.as_fd(), blocks, imaxpct).map_err(host_error)
     }
 
     fn btrfs_resize_max(&mut self) -> Result<(), HostError> {
-        wisp_os_linux::block::btrfs_resize_max(self.0).map_err(host_error)
+        block::btrfs_resize_max(self.0.as_fd()).map_err(host_error)
     }
 }

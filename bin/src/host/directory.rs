@@ -3,10 +3,9 @@
 
 use wisp_core::host::directory::Directory;
 use wisp_core::host::HostError;
-use wisp_os_linux::fs::{Dir, ReadError};
-use wisp_os_linux::Errno;
+use wisp_os_linux::fs::Dir;
 
-use super::host_error;
+use super::{host_error, read_error};
 
 /// A directory already open (TINY_CLOUD_VAR), as core's `Directory`.
 pub struct OpenDir<'a> {
@@ -19,13 +18,8 @@ impl Directory for OpenDir<'_> {
     }
 
     fn read(&mut self, name: &[u8], buf: &mut [u8]) -> Result<Option<usize>, HostError> {
-        match self.dir.read(name, buf) {
-            Ok(len) => Ok(len),
-            Err(ReadError::Io(e)) => Err(host_error(e)),
-            Err(ReadError::TooLarge { .. }) => Err(host_error(Errno::FBIG)),
-        }
+        self.dir.read(name, buf).map_err(read_error)
     }
-
 
     fn write_volatile(&mut self, name: &[u8], contents: &[u8], mode: u32) -> Result<(), HostError> {
         self.dir.write_volatile(name, contents, mode).map_err(host_error)

@@ -1,12 +1,12 @@
 //! core's `Files` over the instance's root (`--root`), open: every path is resolved
 //! inside it (openat2 RESOLVE_IN_ROOT), so `..` and absolute symlinks stop at the root.
 
-use wisp_core::host::files::{Files, Kind, Metadata};
+use wisp_core::host::files::{parent_and_name, Files, Kind, Metadata};
 use wisp_core::host::HostError;
-use wisp_os_linux::fs::{Dir, ReadError, Resolve};
+use wisp_os_linux::fs::{Dir, Resolve};
 use wisp_os_linux::Errno;
 
-use super::host_error;
+use super::{host_error, read_error};
 use crate::context::Context;
 
 /// The instance's root, open.
@@ -19,22 +19,15 @@ impl<'a> Root<'a> {
     pub fn of(ctx: &'a Context<'_>) -> Root<'a> {
         Root { root: ctx.root_dir() }
     }
-}
 
-/// `/a/b/name` as (`/a/b`, `name`); the root's own entries have the parent `""`.
-pub(crate) fn split(path: &[u8]) -> Result<(&[u8], &[u8]), HostError> {
-    let trimmed = path.strip_suffix(b"/").unwrap_or(path);
-    match trimmed.iter().rposition(|&b| b == b'/') {
-        Some(i) if i + 1 < trimmed.len() => Ok((&trimmed[..i], &trimmed[i + 1..])),
-        _ => Err(host_error(Errno::INVAL)),
+    /// The directory `path` is in, open, and `path`'s name in it.
+    pub(crate) fn parent<'p>(&self, path: &'p [u8]) -> Result<(Dir, &'p [u8]), HostError> {
+        let (parent, name) = parent_and_name(path).ok_or(host_error(Errno::INVAL))?;
+        Ok((self.open(parent)?, name))
     }
-}
 
-impl Root<'_> {
-    /// The directory `path` is in, open.
-    pub(crate) fn parent(&self, path: &[u8]) -> Result<Dir, HostError> {
-        let (parent, _) = split(path)?;
-        self.root.open_beneath(parent, Resolve::InRoot).map_err(host_error)
+    fn open(&self, path: &[u8]) -> Result<Dir, HostError> {
+        self.root.open_beneath(path, Resolve::InRoot).map_err(host_error)
     }
 }
 
@@ -45,72 +38,54 @@ impl Files for Root<'_> {
             Err(Errno::NOENT) => return Ok(None),
             Err(e) => return Err(host_error(e)),
         };
-        match wisp_os_linux::fs::read_to_end(&fd, buf) {
-            Ok(len) => Ok(Some(len)),
-            Err(ReadError::Io(e)) => Err(host_error(e)),
-            Err(ReadError::TooLarge { .. }) => Err(host_error(Errno::FBIG)),
-        }
+        wisp_os_linux::fs::read_to_end(&fd, buf).map(Some).map_err(read_error)
     }
 
     fn write(&mut self, path: &[u8], contents: &[u8], mode: u32, owner: Option<(u32, u32)>) -> Result<(), HostError> {
-        let (_, name) = split(path)?;
-        let dir = self.parent(path)?;
+        let (dir, name) = self.parent(path)?;
         dir.write_atomic(name, contents, mode, owner).map_err(host_error)
     }
 
     fn create_dir(&mut self, path: &[u8], mode: u32) -> Result<bool, HostError> {
-        match self.root.open_beneath(path, Resolve::InRoot) {
+        match self.open(path) {
             Ok(_) => return Ok(false),
-            Err(Errno::NOENT) => {}
-            Err(e) => return Err(host_error(e)),
+            Err(HostError::NOT_FOUND) => {}
+            Err(e) => return Err(e),
         }
-        let (parent, name) = split(path)?;
+        let (parent, name) = parent_and_name(path).ok_or(host_error(Errno::INVAL))?;
         let parent = self.root.create_beneath(parent, 0o755, Resolve::InRoot).map_err(host_error)?;
         parent.create_dir(name, mode).map_err(host_error)
     }
 
     fn metadata(&mut self, path: &[u8]) -> Result<Option<Metadata>, HostError> {
-        let (_, name) = split(path)?;
-        let dir = match self.parent(path) {
-            Err(e) if e.is_not_found() => return Ok(None),
+        let (dir, name) = match self.parent(path) {
+            Err(HostError::NOT_FOUND) => return Ok(None),
             other => other?,
         };
-        Ok(dir.metadata(name).map_err(host_error)?.map(|m| {
-            let kind = match m.mode & 0o170000 {
-                0o100000 => Kind::File,
-                0o040000 => Kind::Directory,
-                0o120000 => Kind::Symlink,
-                _ => Kind::Other,
-            };
-            Metadata { kind, mode: m.mode & 0o7777, uid: m.uid, gid: m.gid, len: m.size }
-        }))
+        Ok(dir.metadata(name).map_err(host_error)?.map(|m| Metadata { kind: Kind::of_mode(m.mode), mode: m.mode & 0o7777, uid: m.uid, gid: m.gid, len: m.size }))
     }
 
     fn set_owner_and_mode(&mut self, path: &[u8], uid: u32, gid: u32, mode: u32) -> Result<(), HostError> {
-        let dir = self.root.open_beneath(path, Resolve::InRoot).map_err(host_error)?;
-        dir.set_owner_and_mode(uid, gid, mode).map_err(host_error)
+        self.open(path)?.set_owner_and_mode(uid, gid, mode).map_err(host_error)
     }
 
     fn remove(&mut self, path: &[u8]) -> Result<bool, HostError> {
-        let (_, name) = split(path)?;
-        let dir = self.parent(path)?;
+        let (dir, name) = self.parent(path)?;
         dir.remove(name).map_err(host_error)
     }
 
     fn list(&mut self, path: &[u8], visit: &mut dyn FnMut(&[u8])) -> Result<(), HostError> {
-        let dir = self.root.open_beneath(path, Resolve::InRoot).map_err(host_error)?;
-        dir.for_each_entry(visit).map_err(host_error)
+        self.open(path)?.for_each_entry(visit).map_err(host_error)
     }
 }
 
 impl wisp_core::host::filesystems::Filesystems for Root<'_> {
     fn filesystem_of(&mut self, path: &[u8]) -> Result<Option<u64>, HostError> {
-        let Ok(dir) = self.root.open_beneath(path, Resolve::InRoot) else { return Ok(None) };
+        let Ok(dir) = self.open(path) else { return Ok(None) };
         dir.filesystem().map(Some).map_err(host_error)
     }
 
     fn sync_filesystem(&mut self, path: &[u8]) -> Result<(), HostError> {
-        let dir = self.root.open_beneath(path, Resolve::InRoot).map_err(host_error)?;
-        dir.sync_filesystem().map_err(host_error)
+        self.open(path)?.sync_filesystem().map_err(host_error)
     }
 }

@@ -4,9 +4,11 @@
 //!
 //! - `files::Root`: the instance's root (`--root`), every path resolved inside it.
 //! - `directory::OpenDir`: a directory already open (TINY_CLOUD_VAR), for the state.
-//! - `http::Network`: HTTP exchanges and the wall clock, for the metadata services.
+//! - `http::Network`: sockets and clocks, on which `wisp_core::http_exchange` runs the
+//!   HTTP exchanges with the metadata services.
 //! - `system::System`: the root with a batch of replacements, the run's messages,
-//!   randomness, the host name and the image's programs, for accounts and keys.
+//!   randomness, the host name and the image's programs, for accounts and keys; and
+//!   (`block`) the devices `grow` opens.
 //! - `block::{Disk, Mount}`, `netlink::RouteSocket`, `dhcp::DhcpOn`: a disk, a mounted
 //!   filesystem, the routing socket, one interface's packets.
 //!
@@ -42,6 +44,14 @@ pub use http::Network;
 
 pub fn host_error(e: Errno) -> HostError {
     HostError { errno: e.raw_os_error() }
+}
+
+/// A failed read as core's error: a file past the buffer is EFBIG.
+pub fn read_error(e: wisp_os_linux::fs::ReadError) -> HostError {
+    match e {
+        wisp_os_linux::fs::ReadError::Io(e) => host_error(e),
+        wisp_os_linux::fs::ReadError::TooLarge { .. } => host_error(Errno::FBIG),
+    }
 }
 
 /// The errno a host call failed with, for bin's messages.

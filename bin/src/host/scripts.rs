@@ -10,7 +10,7 @@ use wisp_os_linux::fs::{self, Dir};
 use wisp_os_linux::process::{self, ExitStatus};
 use wisp_os_linux::{AsFd, OwnedFd};
 
-use super::files::{split, Root};
+use super::files::Root;
 use super::host_error;
 use crate::context::Context;
 use crate::markers::Markers;
@@ -52,8 +52,8 @@ impl wisp_core::host::scripts::Scripts for ScriptRuns<'_> {
     }
 
     fn save(&mut self, path: &[u8], contents: &[u8], mode: u32) -> Result<(), HostError> {
-        let (_, name) = split(path)?;
-        Root::of(self.ctx).parent(path)?.write_volatile(name, contents, mode).map_err(host_error)
+        let (dir, name) = Root::of(self.ctx).parent(path)?;
+        dir.write_volatile(name, contents, mode).map_err(host_error)
     }
 
     fn open_markers(&mut self) -> Result<(), Message> {

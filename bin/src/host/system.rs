@@ -3,11 +3,10 @@
 //! randomness, the kernel's host name and the image's programs. Each method is the
 //! calls it names; every decision is core's.
 
-use wisp_core::host::files::{Files, Metadata};
 use wisp_core::host::HostError;
 use wisp_os_linux::Errno;
 
-use super::files::{split, Root};
+use super::files::Root;
 use super::host_error;
 use crate::context::Context;
 use crate::output::{Message, Os, Shown};
@@ -16,7 +15,7 @@ use crate::output::{Message, Os, Shown};
 pub struct System<'c> {
     files: Root<'c>,
     batch: wisp_os_linux::fs::Batch,
-    ctx: &'c Context<'c>,
+    pub(super) ctx: &'c Context<'c>,
 }
 
 impl<'c> System<'c> {
@@ -30,34 +29,17 @@ pub fn today() -> u64 {
     wisp_os_linux::time::realtime_secs() / wisp_core::clock::SECONDS_PER_DAY
 }
 
-impl Files for System<'_> {
-    fn read(&mut self, path: &[u8], buf: &mut [u8]) -> Result<Option<usize>, HostError> {
-        self.files.read(path, buf)
-    }
-    fn write(&mut self, path: &[u8], contents: &[u8], mode: u32, owner: Option<(u32, u32)>) -> Result<(), HostError> {
-        self.files.write(path, contents, mode, owner)
-    }
-    fn create_dir(&mut self, path: &[u8], mode: u32) -> Result<bool, HostError> {
-        self.files.create_dir(path, mode)
-    }
-    fn metadata(&mut self, path: &[u8]) -> Result<Option<Metadata>, HostError> {
-        self.files.metadata(path)
-    }
-    fn set_owner_and_mode(&mut self, path: &[u8], uid: u32, gid: u32, mode: u32) -> Result<(), HostError> {
-        self.files.set_owner_and_mode(path, uid, gid, mode)
-    }
-    fn remove(&mut self, path: &[u8]) -> Result<bool, HostError> {
-        self.files.remove(path)
-    }
-    fn list(&mut self, dir: &[u8], visit: &mut dyn FnMut(&[u8])) -> Result<(), HostError> {
-        self.files.list(dir, visit)
+impl<'c> wisp_core::host::files::HasFiles for System<'c> {
+    type Files = Root<'c>;
+
+    fn files(&mut self) -> &mut Root<'c> {
+        &mut self.files
     }
 }
 
 impl wisp_core::host::batch::Batch for System<'_> {
     fn stage(&mut self, path: &[u8], contents: &[u8], mode: u32, owner: Option<(u32, u32)>) -> Result<(), HostError> {
-        let (_, name) = split(path)?;
-        let dir = self.files.parent(path)?;
+        let (dir, name) = self.files.parent(path)?;
         dir.stage(name, contents, mode, owner, &mut self.batch).map_err(host_error)
     }
 
@@ -132,8 +114,8 @@ impl wisp_core::host::random::Random for System<'_> {
 #[cfg(feature = "ntp")]
 impl wisp_core::host::symlinks::Symlinks for System<'_> {
     fn create_symlink(&mut self, target: &[u8], path: &[u8]) -> Result<bool, HostError> {
-        let (_, name) = split(path)?;
-        self.files.parent(path)?.create_symlink(target, name).map_err(host_error)
+        let (dir, name) = self.files.parent(path)?;
+        dir.create_symlink(target, name).map_err(host_error)
     }
 }
 
@@ -157,8 +139,7 @@ impl wisp_core::host::programs::Programs for System<'_> {
         let file = match output {
             Output::StandardError => None,
             Output::File(path, mode) => {
-                let (_, name) = split(path).map_err(RunError::Output)?;
-                let dir = self.files.parent(path).map_err(RunError::Output)?;
+                let (dir, name) = self.files.parent(path).map_err(RunError::Output)?;
                 Some(dir.create_truncate(name, mode).map_err(|e| RunError::Output(host_error(e)))?)
             }
         };

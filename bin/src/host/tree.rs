@@ -4,7 +4,7 @@ use wisp_core::host::tree::Tree;
 use wisp_core::host::HostError;
 use wisp_os_linux::fs::Resolve;
 
-use super::files::{split, Root};
+use super::files::Root;
 use super::host_error;
 
 impl Tree for Root<'_> {
@@ -13,7 +13,7 @@ impl Tree for Root<'_> {
     }
 
     fn remove_dir(&mut self, path: &[u8]) -> Result<bool, HostError> {
-        let (_, name) = split(path)?;
-        self.parent(path)?.remove_dir(name).map_err(host_error)
+        let (dir, name) = self.parent(path)?;
+        dir.remove_dir(name).map_err(host_error)
     }
 }

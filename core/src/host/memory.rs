@@ -1175,3 +1175,280 @@ impl super::seed_sources::SeedSources for MemorySeedSources {
         Ok(())
     }
 }
+
+// ---- host (issue #12, third round): sockets whose peers follow a script ----
+
+/// What the peer of one connection does.
+#[derive(Clone, Debug)]
+pub enum Peer {
+    /// connect(2) fails with this error.
+    Refuses(HostError),
+    /// The connection never completes.
+    Silent,
+    /// Connects, takes the request, answers `bytes`, then closes the connection (or keeps
+    /// it open, sending nothing more, unless `closes`).
+    Answers { bytes: Vec<u8>, closes: bool },
+}
+
+impl Peer {
+    /// An HTTP/1.0 answer with `status` and `body`, then the end of the stream.
+    pub fn http(status: u16, body: &str) -> Peer {
+        let bytes = std::format!("HTTP/1.0 {status} X\r\nContent-Length: {}\r\n\r\n{body}", body.len()).into_bytes();
+        Peer::Answers { bytes, closes: true }
+    }
+}
+
+/// Sockets whose connections each take the next peer of a script (the last one repeats),
+/// on a clock that moves only while poll waits with nothing ready: peers answer at once,
+/// and a silent one costs exactly the time waited for it.
+#[derive(Default)]
+pub struct MemorySockets {
+    pub peers: VecDeque<Peer>,
+    pub now: u64,
+    /// Each connect, as `"connect at 300"`.
+    pub calls: Vec<String>,
+    /// Each request as the peers received it, in the order the connections were opened.
+    pub received: Vec<Vec<u8>>,
+    /// Most bytes one send or receive moves (0: any number), for answers in pieces.
+    pub chunk: usize,
+    connections: Vec<(Peer, usize)>,
+}
+
+impl MemorySockets {
+    pub fn new(peers: impl IntoIterator<Item = Peer>) -> MemorySockets {
+        MemorySockets { peers: peers.into_iter().collect(), ..MemorySockets::default() }
+    }
+
+    fn piece(&self, len: usize) -> usize {
+        if self.chunk == 0 { len } else { len.min(self.chunk) }
+    }
+}
+
+impl super::timer::Timer for MemorySockets {
+    fn now_ms(&mut self) -> u64 {
+        self.now
+    }
+
+    fn pause_ms(&mut self, ms: u64) {
+        self.now += ms;
+    }
+}
+
+impl super::sockets::Sockets for MemorySockets {
+    type Socket = usize;
+
+    fn connect(&mut self, _: Endpoint) -> Result<usize, HostError> {
+        self.calls.push(std::format!("connect at {}", self.now));
+        let peer = if self.peers.len() > 1 { self.peers.pop_front() } else { self.peers.front().cloned() };
+        match peer.expect("a peer for each connection") {
+            Peer::Refuses(e) => Err(e),
+            peer => {
+                self.connections.push((peer, 0));
+                self.received.push(Vec::new());
+                Ok(self.connections.len() - 1)
+            }
+        }
+    }
+
+    fn connect_result(&mut self, _: &usize) -> Result<(), HostError> {
+        Ok(())
+    }
+
+    fn send(&mut self, socket: &usize, bytes: &[u8]) -> Result<usize, HostError> {
+        let n = self.piece(bytes.len());
+        self.received[*socket].extend_from_slice(&bytes[..n]);
+        Ok(n)
+    }
+
+    fn receive(&mut self, socket: &usize, buf: &mut [u8]) -> Result<usize, HostError> {
+        let n = self.piece(buf.len());
+        let (peer, sent) = &mut self.connections[*socket];
+        match peer {
+            Peer::Answers { bytes, closes } => {
+                let n = n.min(bytes.len() - *sent);
+                if n == 0 && !*closes {
+                    return Err(HostError::WOULD_BLOCK);
+                }
+                buf[..n].copy_from_slice(&bytes[*sent..*sent + n]);
+                *sent += n;
+                Ok(n)
+            }
+            _ => Err(HostError::WOULD_BLOCK),
+        }
+    }
+
+    fn poll(&mut self, sockets: &[(&usize, super::sockets::Interest)], ready: &mut [bool], timeout_ms: u32) -> Result<(), HostError> {
+        for ((socket, interest), ready) in sockets.iter().zip(ready.iter_mut()) {
+            *ready = match (&self.connections[**socket], interest) {
+                ((Peer::Answers { .. }, _), super::sockets::Interest::Write) => true,
+                ((Peer::Answers { bytes, closes }, sent), super::sockets::Interest::Read) => *sent < bytes.len() || *closes,
+                _ => false,
+            };
+        }
+        if !ready.contains(&true) {
+            self.now += u64::from(timeout_ms);
+        }
+        Ok(())
+    }
+}
+
+// ---- host (issue #12, third round): grow's disks, images and mount points ----
+
+/// The kernel's side of the disks: the size it gives each device by name (`vda`,
+/// `vda1`), which BLKPG changes, and each BLKPG asked, as `"vda: resize 1 1048576+2097152"`.
+#[derive(Default)]
+pub struct Kernel {
+    pub sizes: BTreeMap<String, u64>,
+    pub told: Vec<String>,
+}
+
+/// `MemorySystem`'s files and messages, with disks and image files (each a `MemoryDisk`
+/// by its name or path), the logical sector size of every disk, and mount points.
+pub struct MemoryDevices {
+    pub system: MemorySystem,
+    pub kernel: std::rc::Rc<core::cell::RefCell<Kernel>>,
+    pub disks: BTreeMap<String, std::rc::Rc<core::cell::RefCell<MemoryDisk>>>,
+    pub sector_size: u32,
+    pub mounts: BTreeMap<String, MemoryMount>,
+    /// Each device opened and size asked, in order: `"open vda"`, `"size vda1"`, `"mount /"`.
+    pub calls: Vec<String>,
+}
+
+impl MemoryDevices {
+    pub fn new(system: MemorySystem) -> MemoryDevices {
+        MemoryDevices { system, kernel: Default::default(), disks: BTreeMap::new(), sector_size: 512, mounts: BTreeMap::new(), calls: Vec::new() }
+    }
+
+    /// A disk (or, by its path, an image file) of these bytes; the kernel gives it their length.
+    pub fn with_disk(self, name: &str, bytes: Vec<u8>) -> MemoryDevices {
+        let mut devices = self.with_device(name, bytes.len() as u64);
+        devices.disks.insert(name.into(), std::rc::Rc::new(core::cell::RefCell::new(MemoryDisk::new(bytes))));
+        devices
+    }
+
+    /// A device the kernel gives `size` bytes (a partition), with no bytes of its own.
+    pub fn with_device(self, name: &str, size: u64) -> MemoryDevices {
+        self.kernel.borrow_mut().sizes.insert(name.into(), size);
+        self
+    }
+
+    pub fn with_mount(mut self, path: &str, mount: MemoryMount) -> MemoryDevices {
+        self.mounts.insert(path.into(), mount);
+        self
+    }
+
+    pub fn disk(&self, name: &str) -> std::cell::Ref<'_, MemoryDisk> {
+        self.disks[name].borrow()
+    }
+
+    fn open(&mut self, name: &str) -> Result<DeviceOpen, HostError> {
+        self.calls.push(std::format!("open {name}"));
+        let disk = self.disks.get(name).cloned();
+        match (disk, self.kernel.borrow().sizes.contains_key(name)) {
+            (disk, true) => Ok(DeviceOpen { name: name.into(), disk, kernel: self.kernel.clone() }),
+            (_, false) => Err(HostError::NOT_FOUND),
+        }
+    }
+}
+
+/// A device `MemoryDevices` opened: its bytes, when it has any, and the kernel it tells.
+pub struct DeviceOpen {
+    pub name: String,
+    disk: Option<std::rc::Rc<core::cell::RefCell<MemoryDisk>>>,
+    kernel: std::rc::Rc<core::cell::RefCell<Kernel>>,
+}
+
+impl DeviceOpen {
+    fn bytes(&self) -> Result<std::cell::RefMut<'_, MemoryDisk>, HostError> {
+        self.disk.as_ref().map(|disk| disk.borrow_mut()).ok_or(HostError { errno: 5 })
+    }
+}
+
+impl super::block::BlockDevice for DeviceOpen {
+    fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> Result<(), HostError> {
+        self.bytes()?.read_at(offset, buf)
+    }
+
+    fn write_at(&mut self, offset: u64, bytes: &[u8]) -> Result<(), HostError> {
+        self.bytes()?.write_at(offset, bytes)
+    }
+
+    fn sync(&mut self) -> Result<(), HostError> {
+        self.bytes()?.sync()
+    }
+
+    fn resize_partition(&mut self, number: u32, start: u64, length: u64) -> Result<(), HostError> {
+        let mut kernel = self.kernel.borrow_mut();
+        kernel.told.push(std::format!("{}: resize {number} {start}+{length}", self.name));
+        kernel.sizes.insert(std::format!("{}{number}", self.name), length);
+        Ok(())
+    }
+}
+
+impl super::devices::Devices for MemoryDevices {
+    type Disk = DeviceOpen;
+    type Mount = MemoryMount;
+
+    fn open_device(&mut self, name: &[u8]) -> Result<DeviceOpen, HostError> {
+        self.open(core::str::from_utf8(name).unwrap())
+    }
+
+    fn open_image(&mut self, path: &[u8]) -> Result<(DeviceOpen, u64), HostError> {
+        let image = self.open(core::str::from_utf8(path).unwrap())?;
+        let len = image.bytes()?.bytes.len() as u64;
+        Ok((image, len))
+    }
+
+    fn sector_size(&mut self, disk: &mut DeviceOpen) -> Result<u32, HostError> {
+        self.calls.push(std::format!("sector size {}", disk.name));
+        Ok(self.sector_size)
+    }
+
+    fn size_bytes(&mut self, disk: &mut DeviceOpen) -> Result<u64, HostError> {
+        self.calls.push(std::format!("size {}", disk.name));
+        Ok(self.kernel.borrow().sizes[&disk.name])
+    }
+
+    fn open_mount(&mut self, path: &[u8]) -> Result<MemoryMount, HostError> {
+        let path = core::str::from_utf8(path).unwrap();
+        self.calls.push(std::format!("mount {path}"));
+        self.mounts.remove(path).ok_or(HostError::NOT_FOUND)
+    }
+}
+
+impl super::files::HasFiles for MemoryDevices {
+    type Files = MemorySystem;
+
+    fn files(&mut self) -> &mut MemorySystem {
+        &mut self.system
+    }
+}
+
+impl super::messages::Messages for MemoryDevices {
+    type Text = String;
+
+    fn text(&self, args: core::fmt::Arguments<'_>) -> String {
+        self.system.text(args)
+    }
+    fn log(&self, args: core::fmt::Arguments<'_>) {
+        self.system.log(args)
+    }
+    fn warn(&self, args: core::fmt::Arguments<'_>) {
+        self.system.warn(args)
+    }
+    fn error(&self, args: core::fmt::Arguments<'_>) {
+        self.system.error(args)
+    }
+    fn reason(error: HostError) -> impl core::fmt::Display {
+        MemorySystem::reason(error)
+    }
+    fn shown(bytes: &[u8]) -> impl core::fmt::Display + '_ {
+        MemorySystem::shown(bytes)
+    }
+    fn path_error(&self, path: &[u8], error: HostError) -> String {
+        self.system.path_error(path, error)
+    }
+    fn under_root<'p>(&'p self, path: &'p [u8]) -> impl core::fmt::Display + 'p {
+        self.system.under_root(path)
+    }
+}

@@ -43,6 +43,10 @@ pub mod seed_sources;
 pub mod timer;
 // `wisp clean`
 pub mod tree;
+// HTTP exchanges' sockets
+pub mod sockets;
+// grow's disks, images and mount points
+pub mod devices;
 #[cfg(test)]
 pub mod memory;
 

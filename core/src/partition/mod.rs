@@ -4,6 +4,7 @@
 //! the mounted filesystem afterwards.
 
 pub mod device;
+pub mod expand;
 pub mod filesystem;
 pub mod gpt;
 pub mod grow;
