@@ -13,6 +13,7 @@ use wisp_os_linux::fs::{Dir, ReadError};
 
 use crate::userdata::USER_DATA_LIMIT;
 use crate::context::Context;
+use crate::host::system::System;
 use crate::take_once::TakeOnce;
 use crate::output::{Message, Os, Shown};
 use crate::scripts;
@@ -83,6 +84,7 @@ pub fn warn_unapplied(config: &CloudConfig<'static>, keys: bool, warn: &dyn Fn(c
 
 /// The action `action` with the merged cloud-config.
 pub fn run(ctx: &Context<'_>, config: &CloudConfig<'static>, var: &Dir, action: Action) -> Result<Message, Message> {
+    let host = &mut System::new(ctx);
     match action {
         Action::UserdataBootcmd => run_commands(ctx, config, "bootcmd", Some(&scripts::instance_env(var)?), None),
         // runcmd as a whole, once per instance: a crash inside it runs it again, one after
@@ -90,23 +92,37 @@ pub fn run(ctx: &Context<'_>, config: &CloudConfig<'static>, var: &Dir, action: 
         Action::UserdataRuncmd => once_per_instance(var, "runcmd", |markers| run_commands(ctx, config, "runcmd", None, Some(markers))),
         Action::UserdataWriteFiles => write_files(ctx, config, false),
         Action::UserdataWriteFilesDeferred => write_files(ctx, config, true),
-        Action::UserdataUsers => crate::users::apply_users(ctx, config),
-        Action::UserdataMounts => crate::system_config::mounts(ctx, config),
-        Action::UserdataTimezone => crate::system_config::timezone(ctx, config),
+        Action::UserdataUsers => wisp_core::users::apply_users(host, ctx.config.cloud_user.as_str(), config, crate::host::system::today()),
+        Action::UserdataMounts => wisp_core::mounts::apply(host, config),
+        Action::UserdataTimezone => wisp_core::timezone::apply(host, config),
         // Marked done once apk succeeded: a failed or cut-short install runs again. Nothing
         // asked is no work to mark (nor a sync to make it durable).
-        Action::UserdataPackages => once_per_instance(var, "packages", |markers| match crate::system_config::packages(ctx, config)? {
+        Action::UserdataPackages => once_per_instance(var, "packages", |markers| match wisp_core::packages::install(host, config)? {
             Some(note) => markers.mark_done(ctx, "packages", None).map(|()| note),
             None => Ok(msg!("no packages")),
         }),
-        Action::UserdataPowerState => crate::system_config::power_state(ctx, config),
+        Action::UserdataPowerState => wisp_core::power_state::apply(host, config),
         #[cfg(feature = "ssh")]
-        Action::UserdataSshPwauth => crate::sshd::ssh_pwauth(ctx, config),
+        Action::UserdataSshPwauth => wisp_core::sshd::ssh_pwauth(host, config),
         #[cfg(feature = "ntp")]
-        Action::UserdataNtp => wisp_core::ntp::configure(&mut crate::host::system::System::new(ctx), config, || crate::cloud::resolve(ctx)),
+        Action::UserdataNtp => wisp_core::ntp::configure(host, config, || crate::cloud::resolve(ctx)),
         #[cfg(feature = "apk-repos")]
-        Action::UserdataApkRepos => wisp_core::apk_repositories::apply(&mut crate::host::system::System::new(ctx), config),
+        Action::UserdataApkRepos => wisp_core::apk_repositories::apply(host, config),
         _ => Ok(msg!("not a cloud-config action")),
+    }
+}
+
+/// The image's programs as cloud-config runs them, through `scripts` (their output in
+/// user-data.log, a failed exit recorded and said as scripts' are).
+impl wisp_core::host::commands::Commands for System<'_> {
+    fn run_logged(&mut self, program: &core::ffi::CStr, args: &[&core::ffi::CStr], what: &str) -> Result<(), Message> {
+        let output = scripts::open_log(self.ctx, true)?;
+        let status = scripts::execute(self.ctx, program, args, None, wisp_os_linux::AsFd::as_fd(&output)).map_err(|e| msg!("cannot run {what}: {e}"))?;
+        scripts::finish(self.ctx, status, what).map(|_| ())
+    }
+
+    fn run_script(&mut self, name: &[u8], script: &[u8]) -> Result<bool, Message> {
+        Ok(scripts::run_saved_shell(self.ctx, name, script, None)? == wisp_os_linux::process::ExitStatus::Exited(0))
     }
 }
 

@@ -29,6 +29,13 @@ pub mod http;
 #[cfg(feature = "network")]
 pub mod netlink;
 pub mod system;
+// config: cloud-config's system keys
+#[cfg(feature = "cloud-config")]
+mod links;
+#[cfg(feature = "cloud-config")]
+mod mounts;
+#[cfg(feature = "cloud-config")]
+mod power;
 #[cfg(feature = "network")]
 pub mod timer;
 

@@ -896,3 +896,97 @@ impl super::timer::Timer for MemoryTimer {
         self.now += ms;
     }
 }
+
+// --- config: cloud-config's system keys (symlinks followed, logged commands, mounts, power) ---
+// `MemorySystem` again: a symlink's contents are its target; a command is one of its
+// `programs` (a script is `/bin/sh NAME`); a mount point is mounted when it is one of the
+// `MemoryHost`'s filesystems (a mount fails as the source's `fail` says); each command,
+// mount and power call is one of its `runs`.
+
+impl super::links::Links for MemorySystem {
+    fn followed(&mut self, path: &[u8]) -> Option<Kind> {
+        let mut path = path.to_vec();
+        for _ in 0..8 {
+            let entry = self.host.files.get(&path)?;
+            if entry.meta.kind != Kind::Symlink {
+                return Some(entry.meta.kind);
+            }
+            path = entry.contents.clone();
+        }
+        None
+    }
+
+    fn read_link(&mut self, path: &[u8], buf: &mut [u8]) -> Result<Option<usize>, HostError> {
+        self.host.call("read_link", path)?;
+        match self.host.files.get(path) {
+            Some(entry) if entry.meta.kind == Kind::Symlink => {
+                buf[..entry.contents.len()].copy_from_slice(&entry.contents);
+                Ok(Some(entry.contents.len()))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    fn replace_symlink(&mut self, target: &[u8], path: &[u8]) -> Result<(), HostError> {
+        self.host.call("replace_symlink", path)?;
+        let meta = Metadata { kind: Kind::Symlink, mode: 0o777, uid: 0, gid: 0, len: target.len() as u64 };
+        self.host.files.insert(path.to_vec(), Entry { contents: target.to_vec(), meta });
+        Ok(())
+    }
+}
+
+impl super::commands::Commands for MemorySystem {
+    fn run_logged(&mut self, program: &core::ffi::CStr, args: &[&core::ffi::CStr], what: &str) -> Result<(), std::string::String> {
+        match super::programs::Programs::run(self, program, args, super::programs::Output::StandardError) {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(std::format!("{what} exited with status 1 (output in user-data.log)")),
+            Err(_) => Err(std::format!("cannot run {what}: no such program")),
+        }
+    }
+
+    fn run_script(&mut self, name: &[u8], script: &[u8]) -> Result<bool, std::string::String> {
+        let path = [&b"/scripts/"[..], name].concat();
+        self.host.put(&path, script, 0o700, (0, 0));
+        let name = std::ffi::CString::new(name).unwrap();
+        match super::programs::Programs::run(self, c"/bin/sh", &[c"sh", &name], super::programs::Output::StandardError) {
+            Ok(exited_0) => Ok(exited_0),
+            Err(_) => Err(std::format!("cannot run {}", name.to_string_lossy())),
+        }
+    }
+}
+
+impl super::mounts::Mounts for MemorySystem {
+    type Point = Vec<u8>;
+
+    fn open_mount_point(&mut self, path: &[u8]) -> Result<(Vec<u8>, bool), std::string::String> {
+        use super::messages::Messages;
+        self.host.create_dir(path, 0o755).map_err(|e| self.path_error(path, e))?;
+        Ok((path.to_vec(), self.host.filesystems.contains_key(path)))
+    }
+
+    fn mount(&mut self, source: super::mounts::Source<'_>, point: &Vec<u8>, fs_type: &core::ffi::CStr, flags: u32, data: &[u8]) -> Result<(), HostError> {
+        let (super::mounts::Source::Path(source) | super::mounts::Source::Name(source)) = source;
+        let data = std::string::String::from_utf8_lossy(data);
+        let said = std::format!("mount {} {} {} {flags:#x} {data}", std::string::String::from_utf8_lossy(source), std::string::String::from_utf8_lossy(point), fs_type.to_string_lossy());
+        self.runs.push(said);
+        self.host.call("mount", source)?;
+        let next = self.host.filesystems.len() as u64 + 100;
+        self.host.filesystems.insert(point.clone(), next);
+        Ok(())
+    }
+}
+
+impl super::power::Power for MemorySystem {
+    fn sync_all(&mut self) {
+        self.runs.push("sync".into());
+    }
+
+    fn sleep_ms(&mut self, ms: u32) {
+        self.runs.push(std::format!("sleep {ms}"));
+    }
+
+    fn reboot(&mut self, mode: crate::cloud_config::PowerMode) -> HostError {
+        self.runs.push(std::format!("reboot(2) {mode:?}"));
+        HostError { errno: 1 }
+    }
+}

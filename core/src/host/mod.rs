@@ -36,6 +36,11 @@ pub mod symlinks;
 pub mod seed_media;
 // the network's waits
 pub mod timer;
+// config: cloud-config's system keys (timezone, packages, mounts, power_state)
+pub mod commands;
+pub mod links;
+pub mod mounts;
+pub mod power;
 #[cfg(test)]
 pub mod memory;
 
