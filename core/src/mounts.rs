@@ -31,6 +31,7 @@ const AUTO_TYPES: [&CStr; 5] = [c"ext4", c"xfs", c"btrfs", c"vfat", c"iso9660"];
 /// `mounts`: cloud-config's lines in /etc/fstab (replacing the ones it wrote before),
 /// then each mounted where nothing is mounted yet, as `mount -a` would. A device that
 /// does not exist is left out, as cloud-init leaves it out.
+#[inline(never)]
 pub fn apply<H: Files + Links + Mounts + Room>(host: &mut H, config: &CloudConfig<'_>) -> Result<H::Text, H::Text> {
     let Some(list) = config.value("mounts") else { return Ok(host.text(format_args!("no mounts"))) };
     let mut defaults = MOUNT_DEFAULTS;
@@ -142,7 +143,7 @@ fn nul_terminated<'b>(text: &[u8], buf: &'b mut [u8]) -> Option<&'b CStr> {
     let end = text.len();
     buf.get_mut(..end)?.copy_from_slice(text);
     *buf.get_mut(end)? = 0;
-    CStr::from_bytes_with_nul(&buf[..=end]).ok()
+    CStr::from_bytes_until_nul(buf).ok().filter(|c| c.to_bytes().len() == end)
 }
 
 #[cfg(test)]

@@ -42,6 +42,7 @@ impl<'a> Package<'a> {
 /// `package_update`, `package_upgrade` and `packages`, in cloud-init's order, with the
 /// image's apk; an image without apk gets a clear error. `None`: none of them asks for
 /// anything.
+#[inline(never)]
 pub fn install<H: Links + Commands>(host: &mut H, config: &CloudConfig<'_>) -> Result<Option<H::Text>, H::Text> {
     let update = config.flag("package_update", false)?;
     let upgrade = config.flag("package_upgrade", false)?;

@@ -13,6 +13,7 @@ use crate::text::{Decimal, Plain};
 /// Longest `condition` command, as the script it becomes.
 pub const CONDITION_LIMIT: usize = 4096;
 
+#[inline(never)]
 pub fn apply<H: Commands + Links + Power>(host: &mut H, config: &CloudConfig<'_>) -> Result<H::Text, H::Text> {
     let Some(value) = config.value("power_state") else { return Ok(host.text(format_args!("no power_state"))) };
     let state = cloud_config::power_state(value)?;
@@ -46,7 +47,7 @@ pub fn apply<H: Commands + Links + Power>(host: &mut H, config: &CloudConfig<'_>
     let mut out = Out::new(&mut digits);
     let _ = out.put_decimal(state.delay_seconds);
     let _ = out.put(b"\0");
-    let seconds = core::ffi::CStr::from_bytes_with_nul(out.written()).map_err(|_| host.text(format_args!("power_state: delay")))?;
+    let seconds = core::ffi::CStr::from_bytes_until_nul(out.written()).map_err(|_| host.text(format_args!("power_state: delay")))?;
     host.run_logged(program, &[name, c"-d", seconds], what)?;
     Ok(host.text(format_args!("{} in {delay} seconds", Plain(what))))
 }

@@ -74,6 +74,7 @@ pub fn check(name: &[u8]) -> Result<&str, TimezoneError> {
 /// cloud-config `timezone`: /etc/localtime points at the zone's file (which must exist in
 /// the image), and /etc/timezone names it, as Alpine's setup-timezone leaves them; each
 /// rewritten only when it differs.
+#[inline(never)]
 pub fn apply<H: Files + Links + Messages>(host: &mut H, config: &CloudConfig<'_>) -> Result<H::Text, H::Text> {
     let Some(value) = config.value("timezone") else { return Ok(host.text(format_args!("no timezone"))) };
     let zone = cloud_config::text("timezone", value)?;
