@@ -1,21 +1,19 @@
 //! The `userdata_*` actions that apply `#cloud-config`. The documents are parsed once per
 //! run, all of them before any key is applied, so a YAML error anywhere applies nothing.
 
-use wisp_core::cloud_config::{self, CloudConfig, Encoding, WriteFile};
+use wisp_core::cloud_config::{self, CloudConfig};
 use wisp_core::phase::Action;
 use wisp_core::text::Decimal;
 use wisp_core::userdata::Kind;
 use wisp_core::yaml::{Arena, Node};
-use wisp_core::write_files::{self, Owner};
-use wisp_core::{base64, gzip};
 use wisp_os_linux::nul_terminated::NulTerminated;
-use wisp_os_linux::fs::{Dir, ReadError};
+use wisp_os_linux::fs::Dir;
 
 use crate::userdata::USER_DATA_LIMIT;
 use crate::context::Context;
 use crate::host::system::System;
 use crate::take_once::TakeOnce;
-use crate::output::{Message, Os, Shown};
+use crate::output::{Message, Shown};
 use crate::scripts;
 
 /// Most YAML nodes in all cloud-config documents together.
@@ -90,8 +88,8 @@ pub fn run(ctx: &Context<'_>, config: &CloudConfig<'static>, var: &Dir, action: 
         // runcmd as a whole, once per instance: a crash inside it runs it again, one after
         // it does not.
         Action::UserdataRuncmd => once_per_instance(var, "runcmd", |markers| run_commands(ctx, config, "runcmd", None, Some(markers))),
-        Action::UserdataWriteFiles => write_files(ctx, config, false),
-        Action::UserdataWriteFilesDeferred => write_files(ctx, config, true),
+        Action::UserdataWriteFiles => wisp_core::write_files::apply(host, config, false),
+        Action::UserdataWriteFilesDeferred => wisp_core::write_files::apply(host, config, true),
         Action::UserdataUsers => wisp_core::users::apply_users(host, ctx.config.cloud_user.as_str(), config, crate::host::system::today()),
         Action::UserdataMounts => wisp_core::mounts::apply(host, config),
         Action::UserdataTimezone => wisp_core::timezone::apply(host, config),
@@ -148,111 +146,4 @@ fn run_commands(ctx: &Context<'_>, config: &CloudConfig<'static>, key: &'static 
     }
     scripts::finish(ctx, status, key)?;
     Ok(msg!("{} commands ran", Decimal(commands.len() as u64)))
-}
-
-/// `write_files`: the entries whose `defer` is `deferred`, each written atomically with its
-/// mode and owner; `append` adds the content unless the file already ends with it, so a
-/// rerun never appends twice.
-fn write_files(ctx: &Context<'_>, config: &CloudConfig<'static>, deferred: bool) -> Result<Message, Message> {
-    let Some(files) = config.value("write_files") else { return Ok(msg!("no write_files")) };
-    write_entries(ctx, files, deferred)
-}
-
-fn write_entries(ctx: &Context<'_>, files: wisp_core::yaml::NodeRef<'static>, deferred: bool) -> Result<Message, Message> {
-    let mut written = 0;
-    let mut failed: Option<Message> = None;
-    for entry in cloud_config::items("write_files", files).map_err(crate::output::line)? {
-        // An entry wrong for good is left out (said once, by the first pass); one whose
-        // write fails fails the action once the others are written.
-        let file = match cloud_config::write_file(entry) {
-            Ok(file) => file,
-            Err(e) if !deferred => {
-                ctx.warn(format_args!("{e}: left out"));
-                continue;
-            }
-            Err(_) => continue,
-        };
-        if file.defer != deferred {
-            continue;
-        }
-        match write_file(ctx, &file) {
-            Ok(()) => written += 1,
-            Err(e) => failed = failed.or(Some(msg!("write_files {}: {e}", Shown(file.path.as_bytes())))),
-        }
-    }
-    match failed {
-        Some(e) => Err(e),
-        None => Ok(msg!("{written} files written", written = Decimal(written as u64))),
-    }
-}
-
-fn write_file(ctx: &Context<'_>, file: &WriteFile<'_>) -> Result<(), Message> {
-    let (uid, gid) = owner_ids(ctx, file.owner)?;
-    let split = file.path.rfind('/').unwrap_or(0);
-    let (parent, name) = (&file.path[..split.max(1)], &file.path.as_bytes()[split + 1..]);
-    // A path user-data chose: no symlink in it is followed (an image's /opt/lnk -> /host).
-    let dir = ctx.create_dir_no_symlinks(parent.as_bytes())?;
-    // Room for the old content (when appending) and the new, decoded.
-    let old_size = match (file.append, dir.metadata(name)) {
-        (true, Ok(Some(found))) => usize::try_from(found.size).unwrap_or(usize::MAX),
-        _ => 0,
-    };
-    let decoded = file.encoding.room(file.content.len());
-    let mut room = crate::memory::map(old_size.saturating_add(decoded).min(USER_DATA_LIMIT), "write_files content")?;
-    let buffer = room.as_mut_slice();
-    // Appending: the old content first, the new after it, written together atomically.
-    let old = match file.append {
-        false => 0,
-        true => match dir.read(name, buffer) {
-            Ok(len) => len.unwrap_or(0),
-            Err(ReadError::TooLarge { limit }) => return Err(msg!("larger than {limit} bytes", limit = Decimal(limit as u64))),
-            Err(ReadError::Io(e)) => return Err(msg!("{}", Os(e))),
-        },
-    };
-    let added = decode_content(file, &mut buffer[old..])?;
-    if file.append && write_files::appended_already(&buffer[..old], &buffer[old..old + added]) {
-        return Ok(());
-    }
-    // The directory too: it may be on a filesystem the completion marker's sync does not
-    // cover (see `state::set_complete`).
-    dir.write_atomic(name, &buffer[..old + added], file.permissions, Some((uid, gid))).and_then(|()| dir.sync()).map_err(|e| msg!("{}", Os(e)))
-}
-
-/// The entry's content, decoded into `out`; its length.
-fn decode_content(file: &WriteFile<'_>, out: &mut [u8]) -> Result<usize, Message> {
-    let content = file.content;
-    match file.encoding {
-        Encoding::Text => {
-            let limit = out.len();
-            out.get_mut(..content.len()).ok_or_else(|| msg!("content larger than {limit} bytes", limit = Decimal(limit as u64)))?.copy_from_slice(content);
-            Ok(content.len())
-        }
-        Encoding::Base64 => base64::decode(content, out).map_err(crate::output::line),
-        Encoding::Gzip | Encoding::GzipBase64 => {
-            let (inflated, encoded) = out.split_at_mut(out.len() / 2);
-            let gzipped = match file.encoding {
-                Encoding::Gzip => content,
-                _ => {
-                    let len = base64::decode(content, encoded).map_err(crate::output::line)?;
-                    &encoded[..len]
-                }
-            };
-            gzip::decompress(gzipped, inflated).map_err(crate::output::line)
-        }
-    }
-}
-
-/// `user[:group]` (names or numbers) as ids, by core's `write_files::Owner`.
-fn owner_ids(ctx: &Context<'_>, owner: &str) -> Result<(u32, u32), Message> {
-    let parsed = Owner::parse(owner);
-    let mut passwd = [0u8; 32 * 1024];
-    let passwd = ctx.read(b"/etc/passwd", &mut passwd)?.unwrap_or(b"");
-    let uid = parsed.uid(passwd).map_err(|_| msg!("owner {}: no such user", Shown(parsed.user.as_bytes())))?;
-    let mut groups = [0u8; 32 * 1024];
-    let groups = match parsed.names_group() {
-        true => ctx.read(b"/etc/group", &mut groups)?.unwrap_or(b""),
-        false => b"",
-    };
-    let gid = parsed.gid(uid, groups).map_err(|_| msg!("owner {}: no such group", Shown(owner.as_bytes())))?;
-    Ok((uid.0, gid))
 }

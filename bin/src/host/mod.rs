@@ -31,6 +31,8 @@ pub mod netlink;
 pub mod system;
 // config: cloud-config's system keys
 #[cfg(feature = "cloud-config")]
+mod chosen_files;
+#[cfg(feature = "cloud-config")]
 mod links;
 #[cfg(feature = "cloud-config")]
 mod mounts;

@@ -990,3 +990,37 @@ impl super::power::Power for MemorySystem {
         HostError { errno: 1 }
     }
 }
+
+impl super::chosen_files::ChosenFiles for MemorySystem {
+    type Dir = Vec<u8>;
+
+    fn create_dir_no_symlinks(&mut self, path: &[u8]) -> Result<Vec<u8>, std::string::String> {
+        use super::messages::Messages;
+        for end in (1..=path.len()).filter(|&end| end == path.len() || path[end] == b'/') {
+            let prefix = &path[..end];
+            match self.host.files.get(prefix).map(|e| e.meta.kind) {
+                Some(Kind::Symlink) => return Err(self.path_error(path, HostError { errno: 40 })),
+                Some(_) => {}
+                None => drop(self.host.create_dir(prefix, 0o755)),
+            }
+        }
+        Ok(path.to_vec())
+    }
+
+    fn size(&mut self, dir: &Vec<u8>, name: &[u8]) -> Result<Option<u64>, HostError> {
+        Ok(self.host.files.get(&chosen_path(dir, name)).map(|e| e.meta.len))
+    }
+
+    fn read(&mut self, dir: &Vec<u8>, name: &[u8], buf: &mut [u8]) -> Result<Option<usize>, HostError> {
+        self.host.read(&chosen_path(dir, name), buf)
+    }
+
+    fn write(&mut self, dir: &Vec<u8>, name: &[u8], contents: &[u8], mode: u32, owner: (u32, u32)) -> Result<(), HostError> {
+        self.host.write(&chosen_path(dir, name), contents, mode, Some(owner))
+    }
+}
+
+/// `dir/name`, the root's entries as `/name`.
+fn chosen_path(dir: &[u8], name: &[u8]) -> Vec<u8> {
+    [dir.strip_suffix(b"/").unwrap_or(dir), b"/", name].concat()
+}

@@ -37,6 +37,7 @@ pub mod seed_media;
 // the network's waits
 pub mod timer;
 // config: cloud-config's system keys (timezone, packages, mounts, power_state)
+pub mod chosen_files;
 pub mod commands;
 pub mod links;
 pub mod mounts;
