@@ -2,8 +2,6 @@
 //! earlier run wrote, `fstab::merge`), which of them are mounted now, and what a mount
 //! that fails means (`nofail`). The system calls are the host's `Mounts`.
 
-use core::ffi::CStr;
-
 use crate::cloud_config::{self, CloudConfig};
 use crate::fstab;
 use crate::host::files::Files;
@@ -26,7 +24,7 @@ pub const FSTAB_LIMIT: usize = 16 * 1024;
 /// Longest mount source, with its `/dev/` prefix.
 const SOURCE_LIMIT: usize = 256;
 /// What `auto` tries, in order, as mount(8) would after asking blkid.
-const AUTO_TYPES: [&CStr; 5] = [c"ext4", c"xfs", c"btrfs", c"vfat", c"iso9660"];
+const AUTO_TYPES: [&[u8]; 5] = [b"ext4", b"xfs", b"btrfs", b"vfat", b"iso9660"];
 
 /// `mounts`: cloud-config's lines in /etc/fstab (replacing the ones it wrote before),
 /// then each mounted where nothing is mounted yet, as `mount -a` would. A device that
@@ -115,14 +113,9 @@ fn mount_one<H: Mounts>(host: &mut H, device: &[u8], point: &[u8], fs_type: &[u8
     out.put_all(&[fstab::device_prefix(device), device]).map_err(|e| host.text(format_args!("{}: longer than {} bytes", H::shown(device), Decimal(e.limit as u64))))?;
     let source = out.written();
     let source = if source.starts_with(b"/") { Source::Path(source) } else { Source::Name(source) };
-    let mut type_name = [0u8; 32];
-    let named = match fs_type {
-        b"auto" => None,
-        _ => Some(nul_terminated(fs_type, &mut type_name).ok_or_else(|| host.text(format_args!("{}: not a filesystem type", H::shown(fs_type))))?),
-    };
-    let types: &[&CStr] = match &named {
-        Some(one) => core::slice::from_ref(one),
-        None => &AUTO_TYPES,
+    let types: &[&[u8]] = match fs_type {
+        b"auto" => &AUTO_TYPES,
+        _ => core::slice::from_ref(&fs_type),
     };
     let mut last = crate::host::HostError { errno: 19 };
     for fs_type in types {
@@ -136,14 +129,6 @@ fn mount_one<H: Mounts>(host: &mut H, device: &[u8], point: &[u8], fs_type: &[u8
         Source::Path(path) => host.text(format_args!("mount {} on {}: {reason}", host.under_root(path), host.under_root(point))),
         Source::Name(name) => host.text(format_args!("mount {} on {}: {reason}", H::shown(name), host.under_root(point))),
     })
-}
-
-/// `text` and a NUL in `buf`, when it fits and holds no NUL.
-fn nul_terminated<'b>(text: &[u8], buf: &'b mut [u8]) -> Option<&'b CStr> {
-    let end = text.len();
-    buf.get_mut(..end)?.copy_from_slice(text);
-    *buf.get_mut(end)? = 0;
-    CStr::from_bytes_until_nul(buf).ok().filter(|c| c.to_bytes().len() == end)
 }
 
 #[cfg(test)]

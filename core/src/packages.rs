@@ -90,8 +90,7 @@ pub fn install<H: Links + Commands>(host: &mut H, config: &CloudConfig<'_>) -> R
     if count > 0 {
         let mut args: heapless::Vec<&CStr, ARGS_LIMIT> = heapless::Vec::new();
         let _ = args.extend_from_slice(&[c"apk", c"add"]);
-        let written = out.written();
-        let mut rest = written;
+        let mut rest = out.written();
         while let Ok(word) = CStr::from_bytes_until_nul(rest) {
             rest = &rest[word.to_bytes().len() + 1..];
             let _ = args.push(word);

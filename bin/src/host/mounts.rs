@@ -1,8 +1,6 @@
 //! core's `Mounts` over the root: the mount point opened with no symlink followed, and
 //! mount(2) given that very directory (its /proc/self/fd path).
 
-use core::ffi::CStr;
-
 use wisp_core::host::mounts::{Mounts, Source};
 use wisp_core::host::HostError;
 use wisp_os_linux::fs::Dir;
@@ -24,7 +22,7 @@ impl Mounts for System<'_> {
         Ok((point, mounted))
     }
 
-    fn mount(&mut self, source: Source<'_>, point: &Dir, fs_type: &CStr, flags: u32, data: &[u8]) -> Result<(), HostError> {
+    fn mount(&mut self, source: Source<'_>, point: &Dir, fs_type: &[u8], flags: u32, data: &[u8]) -> Result<(), HostError> {
         let too_long = host_error(Errno::NAMETOOLONG);
         let source = match source {
             Source::Path(path) => self.ctx.path(path).map_err(|_| too_long)?,
@@ -32,6 +30,7 @@ impl Mounts for System<'_> {
         };
         let options = NulTerminated::from_parts(&[data]).map_err(|_| too_long)?;
         let options = (!data.is_empty()).then_some(options.as_cstr());
-        wisp_os_linux::mount::mount(source.as_cstr(), point.proc_path().as_cstr(), fs_type, flags, options).map_err(host_error)
+        let fs_type = NulTerminated::from_parts(&[fs_type]).map_err(|_| too_long)?;
+        wisp_os_linux::mount::mount(source.as_cstr(), point.proc_path().as_cstr(), fs_type.as_cstr(), flags, options).map_err(host_error)
     }
 }

@@ -964,10 +964,10 @@ impl super::mounts::Mounts for MemorySystem {
         Ok((path.to_vec(), self.host.filesystems.contains_key(path)))
     }
 
-    fn mount(&mut self, source: super::mounts::Source<'_>, point: &Vec<u8>, fs_type: &core::ffi::CStr, flags: u32, data: &[u8]) -> Result<(), HostError> {
+    fn mount(&mut self, source: super::mounts::Source<'_>, point: &Vec<u8>, fs_type: &[u8], flags: u32, data: &[u8]) -> Result<(), HostError> {
         let (super::mounts::Source::Path(source) | super::mounts::Source::Name(source)) = source;
         let data = std::string::String::from_utf8_lossy(data);
-        let said = std::format!("mount {} {} {} {flags:#x} {data}", std::string::String::from_utf8_lossy(source), std::string::String::from_utf8_lossy(point), fs_type.to_string_lossy());
+        let said = std::format!("mount {} {} {} {flags:#x} {data}", std::string::String::from_utf8_lossy(source), std::string::String::from_utf8_lossy(point), std::string::String::from_utf8_lossy(fs_type));
         self.runs.push(said);
         self.host.call("mount", source)?;
         let next = self.host.filesystems.len() as u64 + 100;

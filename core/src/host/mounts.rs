@@ -1,7 +1,5 @@
 //! Filesystems mounted where cloud-config's `mounts` asks.
 
-use core::ffi::CStr;
-
 use super::messages::Messages;
 use super::HostError;
 
@@ -22,5 +20,5 @@ pub trait Mounts: Messages {
     fn open_mount_point(&mut self, path: &[u8]) -> Result<(Self::Point, bool), Self::Text>;
 
     /// mount(2) on the very directory opened, never the path resolved again.
-    fn mount(&mut self, source: Source<'_>, point: &Self::Point, fs_type: &CStr, flags: u32, data: &[u8]) -> Result<(), HostError>;
+    fn mount(&mut self, source: Source<'_>, point: &Self::Point, fs_type: &[u8], flags: u32, data: &[u8]) -> Result<(), HostError>;
 }
