@@ -13,7 +13,7 @@ use crate::userdata::USER_DATA_LIMIT;
 use crate::context::Context;
 use crate::host::system::System;
 use crate::take_once::TakeOnce;
-use crate::output::{Message, Shown};
+use crate::output::Message;
 use crate::scripts;
 
 /// Most YAML nodes in all cloud-config documents together.
@@ -25,9 +25,8 @@ static ARENA: TakeOnce<Option<Arena<'static>>> = TakeOnce::new(None);
 /// Parses every cloud-config part of the user-data, in order, and merges them (their
 /// keys' shapes are for `CloudConfig::validate`).
 pub fn parse(userdata: &crate::userdata::UserData) -> Result<CloudConfig<'static>, Message> {
-    let mut config = CloudConfig::default();
     if userdata.of_kind(Kind::CloudConfig).next().is_none() {
-        return Ok(config);
+        return Ok(CloudConfig::default());
     }
     let slot = ARENA.take().ok_or_else(|| msg!("the cloud-config buffers are in use"))?;
     // Sized to the documents: twice their length is more than the YAML subset makes of
@@ -38,46 +37,7 @@ pub fn parse(userdata: &crate::userdata::UserData) -> Result<CloudConfig<'static
     let nodes = crate::memory::reserve_filled(room.min(NODES_LIMIT), Node::EMPTY, "YAML nodes")?;
     let text = crate::memory::reserve(room.min(USER_DATA_LIMIT), "YAML text")?;
     let arena = slot.insert(Arena::new(nodes, text));
-    let mut roots: heapless::Vec<_, { cloud_config::DOCUMENTS_LIMIT }> = heapless::Vec::new();
-    for (index, part) in userdata.of_kind(Kind::CloudConfig) {
-        let root = arena.parse(part.bytes).map_err(|e| msg!("user-data part {}: YAML {e}", Decimal((index + 1) as u64)))?;
-        roots.push((index, root)).map_err(|_| msg!("more than {} cloud-config parts", Decimal(cloud_config::DOCUMENTS_LIMIT as u64)))?;
-    }
-    let arena: &'static Arena<'static> = arena;
-    for (index, root) in roots {
-        config.add(arena.value(root)).map_err(|e| msg!("user-data part {}: {e}", Decimal((index + 1) as u64)))?;
-    }
-    Ok(config)
-}
-
-/// Says what the documents hold that wisp does not apply, each with its line: keys wisp
-/// does not know, per-user keys and entry forms it leaves out, and (with `keys`, for
-/// `wisp userdata show`; at boot the key actions say it) keys that are left out.
-#[inline(never)]
-pub fn warn_unapplied(config: &CloudConfig<'static>, keys: bool, warn: &dyn Fn(core::fmt::Arguments<'_>)) {
-    config.for_each_unapplied(&mut |section, user, at, problem| {
-        let (what, end) = match problem {
-            Some(problem) => (problem, "left out"),
-            None => (at.as_str().unwrap_or("another module's form"), "not applied by wisp"),
-        };
-        let separator = if section.is_empty() { "" } else { ": " };
-        let (user, user_separator) = user.map_or(("", ""), |user| (user, ": "));
-        warn(format_args!("cloud-config line {}: {section}{separator}{}{user_separator}{}: {end}", Decimal(at.line().into()), Shown(user.as_bytes()), Shown(what.as_bytes())))
-    });
-    if !keys {
-        return;
-    }
-    for entry in config.value("write_files").iter().flat_map(|files| files.items()) {
-        if let Err(e) = cloud_config::write_file(entry) {
-            warn(format_args!("{e}: left out"));
-        }
-    }
-    let Some(list) = config.value("ssh_authorized_keys") else { return };
-    for item in list.items() {
-        if let Err(e) = wisp_core::authorized_keys::PublicKey::parse(item.as_str().unwrap_or("").as_bytes()) {
-            warn(format_args!("cloud-config line {}: ssh_authorized_keys: {e}: left out", Decimal(item.line().into())));
-        }
-    }
+    cloud_config::parse_documents(arena, userdata.of_kind(Kind::CloudConfig).map(|(index, part)| (index, part.bytes)), Message::format)
 }
 
 /// The action `action` with the merged cloud-config.

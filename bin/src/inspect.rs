@@ -42,7 +42,7 @@ fn show_document(ctx: &Context<'_>, file: Option<&[u8]>) -> Result<(), Message> 
     let _ = config.write_json(&mut out);
     let _ = out.write_str("}\n");
     out.flush();
-    crate::cloud_config::warn_unapplied(&config, true, &|args| output::error(format_args!("warning: {args}")));
+    config.warn_unapplied(true, &|args| output::error(format_args!("warning: {args}")));
     if let Err(e) = config.validate() {
         output::error(format_args!("warning: {e} (the main phase refuses this)"));
     }
