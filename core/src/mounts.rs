@@ -10,7 +10,6 @@ use crate::host::messages::Messages;
 use crate::host::mounts::{Mounts, Source};
 use crate::host::room::Room;
 use crate::mount_options;
-use crate::out::Out;
 use crate::text::Decimal;
 use crate::yaml::NodeRef;
 
@@ -21,8 +20,8 @@ pub const MOUNT_DEFAULTS: fstab::Fields<'static> = [None, None, Some(b"auto"), S
 pub const MOUNTS_LIMIT: usize = 32;
 /// Largest /etc/fstab, old and new.
 pub const FSTAB_LIMIT: usize = 16 * 1024;
-/// Longest mount source, with its `/dev/` prefix.
-const SOURCE_LIMIT: usize = 256;
+/// Longest mount source, with its `/dev/` prefix (a longer one is cut, and not found).
+const SOURCE_LIMIT: usize = 1024;
 /// What `auto` tries, in order, as mount(8) would after asking blkid.
 const AUTO_TYPES: [&[u8]; 5] = [b"ext4", b"xfs", b"btrfs", b"vfat", b"iso9660"];
 
@@ -109,9 +108,7 @@ fn mount_one<H: Mounts>(host: &mut H, device: &[u8], point: &[u8], fs_type: &[u8
     // A device path is a file inside the instance (`sdb` is `/dev/sdb`); other sources
     // (tmpfs, server:/path) are names.
     let mut joined = [0u8; SOURCE_LIMIT];
-    let mut out = Out::new(&mut joined);
-    out.put_all(&[fstab::device_prefix(device), device]).map_err(|e| host.text(format_args!("{}: longer than {} bytes", H::shown(device), Decimal(e.limit as u64))))?;
-    let source = out.written();
+    let source = crate::system_files::joined(&mut joined, &[fstab::device_prefix(device), device]);
     let source = if source.starts_with(b"/") { Source::Path(source) } else { Source::Name(source) };
     let types: &[&[u8]] = match fs_type {
         b"auto" => &AUTO_TYPES,
