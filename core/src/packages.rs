@@ -97,7 +97,13 @@ pub fn install<H: Links + Commands>(host: &mut H, config: &CloudConfig<'_>) -> R
         }
         host.run_logged(APK, &args, "apk add")?;
     }
-    Ok(Some(host.text(format_args!("{} packages{}{}", Decimal(count as u64), if update { ", updated" } else { "" }, if upgrade { ", upgraded" } else { "" }))))
+    let done = match (update, upgrade) {
+        (false, false) => "",
+        (true, false) => ", updated",
+        (false, true) => ", upgraded",
+        (true, true) => ", updated, upgraded",
+    };
+    Ok(Some(host.text(format_args!("{} packages{}", Decimal(count as u64), crate::text::Plain(done)))))
 }
 
 #[cfg(test)]

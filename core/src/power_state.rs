@@ -3,7 +3,7 @@
 //! services stop cleanly) is given the delay; an image with no such tool gets reboot(2)
 //! after the delay, everything synced first.
 
-use crate::cloud_config::{self, CloudConfig, Condition};
+use crate::cloud_config::{self, CloudConfig, Condition, PowerMode};
 use crate::host::commands::Commands;
 use crate::host::links::Links;
 use crate::host::power::Power;
@@ -32,7 +32,11 @@ pub fn apply<H: Commands + Links + Power>(host: &mut H, config: &CloudConfig<'_>
     if let Some(message) = state.message {
         host.error(format_args!("power_state: {}", H::shown(message.as_bytes())));
     }
-    let what = name.to_str().unwrap_or("power");
+    let what = match state.mode {
+        PowerMode::Poweroff => "poweroff",
+        PowerMode::Reboot => "reboot",
+        PowerMode::Halt => "halt",
+    };
     host.sync_all();
     let delay = Decimal(state.delay_seconds);
     if host.followed(program.to_bytes()).is_none() {
