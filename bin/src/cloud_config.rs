@@ -75,7 +75,7 @@ pub fn run(ctx: &Context<'_>, config: &CloudConfig<'static>, var: &Dir, action: 
 impl wisp_core::host::commands::Commands for System<'_> {
     fn run_logged(&mut self, program: &core::ffi::CStr, args: &[&core::ffi::CStr], what: &str) -> Result<(), Message> {
         let output = scripts::open_log(self.ctx, true)?;
-        let status = scripts::execute(self.ctx, program, args, None, wisp_os_linux::AsFd::as_fd(&output)).map_err(|e| msg!("cannot run {what}: {e}"))?;
+        let status = scripts::execute(self.ctx, program, args, None, wisp_os_linux::AsFd::as_fd(&output)).map_err(|e| msg!("cannot run {}: {e}", wisp_core::text::Plain(what)))?;
         scripts::finish(self.ctx, status, what).map(|_| ())
     }
 
@@ -97,7 +97,7 @@ fn once_per_instance(var: &Dir, work: &str, run: impl FnOnce(&crate::markers::Ma
 /// run with `/bin/sh`, its output in user-data.log.
 /// `markers`: where the run is marked done, once it ran to its end.
 fn run_commands(ctx: &Context<'_>, config: &CloudConfig<'static>, key: &'static str, env: Option<&NulTerminated>, markers: Option<&crate::markers::Markers>) -> Result<Message, Message> {
-    let Some(commands) = config.value(key) else { return Ok(msg!("no {key}")) };
+    let Some(commands) = config.value(key) else { return Ok(msg!("no {}", wisp_core::text::Plain(key))) };
     let mut script = [0u8; 64 * 1024];
     let len = cloud_config::shell_script(key, commands, &mut script).map_err(crate::output::line)?;
     let status = scripts::run_saved_shell(ctx, key.as_bytes(), &script[..len], env.map(NulTerminated::as_cstr))?;
