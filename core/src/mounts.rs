@@ -60,7 +60,7 @@ pub fn apply<H: Files + Links + Mounts + Room>(host: &mut H, config: &CloudConfi
     .map_err(|e| host.text(format_args!("/etc/fstab: {e}")))?;
     if let Some(len) = merged {
         host.create_dir(b"/etc", 0o755).map_err(|e| host.path_error(b"/etc", e))?;
-        host.write(b"/etc/fstab", &new[..len], 0o644, None).map_err(|e| host.text(format_args!("/etc/fstab: {}", H::reason(e))))?;
+        host.write(b"/etc/fstab", &new[..len], 0o644, None).map_err(|e| crate::system_files::failed(host, b"/etc/fstab", e, ""))?;
     }
     let mut mounted = 0;
     for (entry, _) in entries.iter().zip(skipped).filter(|(_, skipped)| !skipped) {

@@ -22,7 +22,7 @@ pub fn apply<H: Commands + Links + Power>(host: &mut H, config: &CloudConfig<'_>
         Condition::Always => {}
         Condition::Command(command) => {
             let mut script = [0u8; CONDITION_LIMIT];
-            let len = cloud_config::command_script("power_state", command, &mut script).map_err(|e| host.text(format_args!("{e}")))?;
+            let len = cloud_config::command_script("power_state", command, &mut script).map_err(|e| crate::system_files::said(host, &e))?;
             if !host.run_script(b"power-state-condition", &script[..len])? {
                 return Ok(host.text(format_args!("condition exited non-zero: nothing done")));
             }
@@ -44,7 +44,7 @@ pub fn apply<H: Commands + Links + Power>(host: &mut H, config: &CloudConfig<'_>
         host.error(format_args!("power_state: no {}: {} with reboot(2) in {delay} seconds", H::shown(program.to_bytes()), Plain(what)));
         host.sleep_ms(state.delay_seconds.saturating_mul(1000).min(u64::from(u32::MAX)) as u32);
         let e = host.reboot(state.mode);
-        return Err(host.text(format_args!("reboot(2): {}", H::reason(e))));
+        return Err(crate::system_files::failed(host, b"reboot(2)", e, ""));
     }
     // A u64 has at most 20 digits.
     let mut digits = [0u8; 21];

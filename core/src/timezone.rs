@@ -84,7 +84,7 @@ pub fn apply<H: Files + Links + Messages>(host: &mut H, config: &CloudConfig<'_>
     if host.followed(zoneinfo) != Some(Kind::File) {
         return Err(host.text(format_args!("timezone {}: no {} in the image (install tzdata)", H::shown(zone.as_bytes()), H::shown(zoneinfo))));
     }
-    let localtime_error = |host: &H, e| host.text(format_args!("/etc/localtime: {}", H::reason(e)));
+    let localtime_error = |host: &H, e| crate::system_files::failed(host, b"/etc/localtime", e, "");
     host.create_dir(b"/etc", 0o755).map_err(|e| host.path_error(b"/etc", e))?;
     let mut current = [0u8; 256];
     let linked = host.read_link(b"/etc/localtime", &mut current).map_err(|e| localtime_error(host, e))?;
@@ -94,7 +94,7 @@ pub fn apply<H: Files + Links + Messages>(host: &mut H, config: &CloudConfig<'_>
     let mut line = [0u8; NAME_LIMIT + 1];
     let line = joined(&mut line, &[zone.as_bytes(), b"\n"]);
     if !has_contents(host, b"/etc/timezone", line, &mut [0u8; NAME_LIMIT + 2]) {
-        host.write(b"/etc/timezone", line, 0o644, None).map_err(|e| host.text(format_args!("/etc/timezone: {}", H::reason(e))))?;
+        host.write(b"/etc/timezone", line, 0o644, None).map_err(|e| crate::system_files::failed(host, b"/etc/timezone", e, ""))?;
     }
     Ok(host.text(format_args!("{}", Plain(zone))))
 }

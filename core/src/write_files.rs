@@ -77,7 +77,7 @@ fn write_file<H: Files + ChosenFiles + Room>(host: &mut H, file: &WriteFile<'_>)
 /// The entry's content, decoded into `out`; its length.
 fn decode_content<H: Room>(host: &H, file: &WriteFile<'_>, out: &mut [u8]) -> Result<usize, H::Text> {
     let content = file.content;
-    let said = |e: &dyn core::fmt::Display| host.text(format_args!("{e}"));
+    let said = |e: &dyn core::fmt::Display| crate::system_files::said(host, e);
     match file.encoding {
         Encoding::Text => {
             let limit = out.len();
