@@ -157,11 +157,12 @@ fn save_userdata(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) -> Res
     let facts = save_network_facts(session, var)?;
     // Decoded now, while the network is up, to fetch its includes.
     let timeouts = ctx.timeouts;
-    Ok(match session.decode_saved(ctx, var, &timeouts) {
-        Ok(Some(userdata)) => msg!("{note} ({len} bytes, {} parts){facts}", Decimal(userdata.parts.len() as u64), len = Decimal(len as u64), note = Plain(note), facts = Plain(facts)),
-        Ok(None) => msg!("{note} ({len} bytes){facts}", len = Decimal(len as u64), note = Plain(note), facts = Plain(facts)),
-        Err(e) => msg!("{note} ({len} bytes); it does not decode: {e}{facts}", len = Decimal(len as u64), note = Plain(note), facts = Plain(facts)),
-    })
+    let decoded = match session.decode_saved(ctx, var, &timeouts) {
+        Ok(Some(userdata)) => msg!(", {} parts)", Decimal(userdata.parts.len() as u64)),
+        Ok(None) => msg!(")"),
+        Err(e) => msg!("); it does not decode: {e}"),
+    };
+    Ok(msg!("{note} ({len} bytes{decoded}{facts}", len = Decimal(len as u64), note = Plain(note), facts = Plain(facts)))
 }
 
 /// The metadata document of the clouds whose network facts are in it (`meta-data`), and

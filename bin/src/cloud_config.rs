@@ -1,20 +1,19 @@
 //! The `userdata_*` actions that apply `#cloud-config`. The documents are parsed once per
 //! run, all of them before any key is applied, so a YAML error anywhere applies nothing.
 
-use wisp_core::cloud_config::{self, CloudConfig, Encoding, WriteFile};
+use wisp_core::cloud_config::{self, CloudConfig};
 use wisp_core::phase::Action;
 use wisp_core::text::Decimal;
 use wisp_core::userdata::Kind;
 use wisp_core::yaml::{Arena, Node};
-use wisp_core::write_files::{self, Owner};
-use wisp_core::{base64, gzip};
 use wisp_os_linux::nul_terminated::NulTerminated;
-use wisp_os_linux::fs::{Dir, ReadError};
+use wisp_os_linux::fs::Dir;
 
 use crate::userdata::USER_DATA_LIMIT;
 use crate::context::Context;
+use crate::host::system::System;
 use crate::take_once::TakeOnce;
-use crate::output::{Message, Os, Shown};
+use crate::output::Message;
 use crate::scripts;
 
 /// Most YAML nodes in all cloud-config documents together.
@@ -26,9 +25,8 @@ static ARENA: TakeOnce<Option<Arena<'static>>> = TakeOnce::new(None);
 /// Parses every cloud-config part of the user-data, in order, and merges them (their
 /// keys' shapes are for `CloudConfig::validate`).
 pub fn parse(userdata: &crate::userdata::UserData) -> Result<CloudConfig<'static>, Message> {
-    let mut config = CloudConfig::default();
     if userdata.of_kind(Kind::CloudConfig).next().is_none() {
-        return Ok(config);
+        return Ok(CloudConfig::default());
     }
     let slot = ARENA.take().ok_or_else(|| msg!("the cloud-config buffers are in use"))?;
     // Sized to the documents: twice their length is more than the YAML subset makes of
@@ -39,74 +37,48 @@ pub fn parse(userdata: &crate::userdata::UserData) -> Result<CloudConfig<'static
     let nodes = crate::memory::reserve_filled(room.min(NODES_LIMIT), Node::EMPTY, "YAML nodes")?;
     let text = crate::memory::reserve(room.min(USER_DATA_LIMIT), "YAML text")?;
     let arena = slot.insert(Arena::new(nodes, text));
-    let mut roots: heapless::Vec<_, { cloud_config::DOCUMENTS_LIMIT }> = heapless::Vec::new();
-    for (index, part) in userdata.of_kind(Kind::CloudConfig) {
-        let root = arena.parse(part.bytes).map_err(|e| msg!("user-data part {}: YAML {e}", Decimal((index + 1) as u64)))?;
-        roots.push((index, root)).map_err(|_| msg!("more than {} cloud-config parts", Decimal(cloud_config::DOCUMENTS_LIMIT as u64)))?;
-    }
-    let arena: &'static Arena<'static> = arena;
-    for (index, root) in roots {
-        config.add(arena.value(root)).map_err(|e| msg!("user-data part {}: {e}", Decimal((index + 1) as u64)))?;
-    }
-    Ok(config)
-}
-
-/// Says what the documents hold that wisp does not apply, each with its line: keys wisp
-/// does not know, per-user keys and entry forms it leaves out, and (with `keys`, for
-/// `wisp userdata show`; at boot the key actions say it) keys that are left out.
-#[inline(never)]
-pub fn warn_unapplied(config: &CloudConfig<'static>, keys: bool, warn: &dyn Fn(core::fmt::Arguments<'_>)) {
-    config.for_each_unapplied(&mut |section, user, at, problem| {
-        let (what, end) = match problem {
-            Some(problem) => (problem, "left out"),
-            None => (at.as_str().unwrap_or("another module's form"), "not applied by wisp"),
-        };
-        let separator = if section.is_empty() { "" } else { ": " };
-        let (user, user_separator) = user.map_or(("", ""), |user| (user, ": "));
-        warn(format_args!("cloud-config line {}: {section}{separator}{}{user_separator}{}: {end}", Decimal(at.line().into()), Shown(user.as_bytes()), Shown(what.as_bytes())))
-    });
-    if !keys {
-        return;
-    }
-    for entry in config.value("write_files").iter().flat_map(|files| files.items()) {
-        if let Err(e) = cloud_config::write_file(entry) {
-            warn(format_args!("{e}: left out"));
-        }
-    }
-    let Some(list) = config.value("ssh_authorized_keys") else { return };
-    for item in list.items() {
-        if let Err(e) = wisp_core::authorized_keys::PublicKey::parse(item.as_str().unwrap_or("").as_bytes()) {
-            warn(format_args!("cloud-config line {}: ssh_authorized_keys: {e}: left out", Decimal(item.line().into())));
-        }
-    }
+    cloud_config::parse_documents(arena, userdata.of_kind(Kind::CloudConfig).map(|(index, part)| (index, part.bytes)), Message::format)
 }
 
 /// The action `action` with the merged cloud-config.
 pub fn run(ctx: &Context<'_>, config: &CloudConfig<'static>, var: &Dir, action: Action) -> Result<Message, Message> {
+    let host = &mut System::new(ctx);
     match action {
         Action::UserdataBootcmd => run_commands(ctx, config, "bootcmd", Some(&scripts::instance_env(var)?), None),
         // runcmd as a whole, once per instance: a crash inside it runs it again, one after
         // it does not.
         Action::UserdataRuncmd => once_per_instance(var, "runcmd", |markers| run_commands(ctx, config, "runcmd", None, Some(markers))),
-        Action::UserdataWriteFiles => write_files(ctx, config, false),
-        Action::UserdataWriteFilesDeferred => write_files(ctx, config, true),
-        Action::UserdataUsers => crate::users::apply_users(ctx, config),
-        Action::UserdataMounts => crate::system_config::mounts(ctx, config),
-        Action::UserdataTimezone => crate::system_config::timezone(ctx, config),
+        Action::UserdataWriteFiles => wisp_core::write_files::apply(host, config, false),
+        Action::UserdataWriteFilesDeferred => wisp_core::write_files::apply(host, config, true),
+        Action::UserdataUsers => wisp_core::users::apply_users(host, ctx.config.cloud_user.as_str(), config, crate::host::system::today()),
+        Action::UserdataMounts => wisp_core::mounts::apply(host, config),
+        Action::UserdataTimezone => wisp_core::timezone::apply(host, config),
         // Marked done once apk succeeded: a failed or cut-short install runs again. Nothing
         // asked is no work to mark (nor a sync to make it durable).
-        Action::UserdataPackages => once_per_instance(var, "packages", |markers| match crate::system_config::packages(ctx, config)? {
+        Action::UserdataPackages => once_per_instance(var, "packages", |markers| match wisp_core::packages::install(host, config)? {
             Some(note) => markers.mark_done(ctx, "packages", None).map(|()| note),
             None => Ok(msg!("no packages")),
         }),
-        Action::UserdataPowerState => crate::system_config::power_state(ctx, config),
+        Action::UserdataPowerState => wisp_core::power_state::apply(host, config),
         #[cfg(feature = "ssh")]
-        Action::UserdataSshPwauth => crate::sshd::ssh_pwauth(ctx, config),
+        Action::UserdataSshPwauth => wisp_core::sshd::ssh_pwauth(host, config),
         #[cfg(feature = "ntp")]
-        Action::UserdataNtp => wisp_core::ntp::configure(&mut crate::host::system::System::new(ctx), config, || crate::cloud::resolve(ctx)),
+        Action::UserdataNtp => wisp_core::ntp::configure(host, config, || crate::cloud::resolve(ctx)),
         #[cfg(feature = "apk-repos")]
-        Action::UserdataApkRepos => wisp_core::apk_repositories::apply(&mut crate::host::system::System::new(ctx), config),
+        Action::UserdataApkRepos => wisp_core::apk_repositories::apply(host, config),
         _ => Ok(msg!("not a cloud-config action")),
+    }
+}
+
+/// The image's programs as cloud-config runs them, through `scripts` (their output in
+/// user-data.log, a failed exit recorded and said as scripts' are).
+impl wisp_core::host::commands::Commands for System<'_> {
+    fn run_logged(&mut self, program: &core::ffi::CStr, args: &[&core::ffi::CStr], what: &str) -> Result<(), Message> {
+        scripts::run_program(self.ctx, program, args, what)
+    }
+
+    fn run_script(&mut self, name: &[u8], script: &[u8]) -> Result<bool, Message> {
+        Ok(scripts::run_saved_shell(self.ctx, name, script, None)? == wisp_os_linux::process::ExitStatus::Exited(0))
     }
 }
 
@@ -123,7 +95,7 @@ fn once_per_instance(var: &Dir, work: &str, run: impl FnOnce(&crate::markers::Ma
 /// run with `/bin/sh`, its output in user-data.log.
 /// `markers`: where the run is marked done, once it ran to its end.
 fn run_commands(ctx: &Context<'_>, config: &CloudConfig<'static>, key: &'static str, env: Option<&NulTerminated>, markers: Option<&crate::markers::Markers>) -> Result<Message, Message> {
-    let Some(commands) = config.value(key) else { return Ok(msg!("no {key}")) };
+    let Some(commands) = config.value(key) else { return Ok(msg!("no {}", wisp_core::text::Plain(key))) };
     let mut script = [0u8; 64 * 1024];
     let len = cloud_config::shell_script(key, commands, &mut script).map_err(crate::output::line)?;
     let status = scripts::run_saved_shell(ctx, key.as_bytes(), &script[..len], env.map(NulTerminated::as_cstr))?;
@@ -132,111 +104,4 @@ fn run_commands(ctx: &Context<'_>, config: &CloudConfig<'static>, key: &'static 
     }
     scripts::finish(ctx, status, key)?;
     Ok(msg!("{} commands ran", Decimal(commands.len() as u64)))
-}
-
-/// `write_files`: the entries whose `defer` is `deferred`, each written atomically with its
-/// mode and owner; `append` adds the content unless the file already ends with it, so a
-/// rerun never appends twice.
-fn write_files(ctx: &Context<'_>, config: &CloudConfig<'static>, deferred: bool) -> Result<Message, Message> {
-    let Some(files) = config.value("write_files") else { return Ok(msg!("no write_files")) };
-    write_entries(ctx, files, deferred)
-}
-
-fn write_entries(ctx: &Context<'_>, files: wisp_core::yaml::NodeRef<'static>, deferred: bool) -> Result<Message, Message> {
-    let mut written = 0;
-    let mut failed: Option<Message> = None;
-    for entry in cloud_config::items("write_files", files).map_err(crate::output::line)? {
-        // An entry wrong for good is left out (said once, by the first pass); one whose
-        // write fails fails the action once the others are written.
-        let file = match cloud_config::write_file(entry) {
-            Ok(file) => file,
-            Err(e) if !deferred => {
-                ctx.warn(format_args!("{e}: left out"));
-                continue;
-            }
-            Err(_) => continue,
-        };
-        if file.defer != deferred {
-            continue;
-        }
-        match write_file(ctx, &file) {
-            Ok(()) => written += 1,
-            Err(e) => failed = failed.or(Some(msg!("write_files {}: {e}", Shown(file.path.as_bytes())))),
-        }
-    }
-    match failed {
-        Some(e) => Err(e),
-        None => Ok(msg!("{written} files written", written = Decimal(written as u64))),
-    }
-}
-
-fn write_file(ctx: &Context<'_>, file: &WriteFile<'_>) -> Result<(), Message> {
-    let (uid, gid) = owner_ids(ctx, file.owner)?;
-    let split = file.path.rfind('/').unwrap_or(0);
-    let (parent, name) = (&file.path[..split.max(1)], &file.path.as_bytes()[split + 1..]);
-    // A path user-data chose: no symlink in it is followed (an image's /opt/lnk -> /host).
-    let dir = ctx.create_dir_no_symlinks(parent.as_bytes())?;
-    // Room for the old content (when appending) and the new, decoded.
-    let old_size = match (file.append, dir.metadata(name)) {
-        (true, Ok(Some(found))) => usize::try_from(found.size).unwrap_or(usize::MAX),
-        _ => 0,
-    };
-    let decoded = file.encoding.room(file.content.len());
-    let mut room = crate::memory::map(old_size.saturating_add(decoded).min(USER_DATA_LIMIT), "write_files content")?;
-    let buffer = room.as_mut_slice();
-    // Appending: the old content first, the new after it, written together atomically.
-    let old = match file.append {
-        false => 0,
-        true => match dir.read(name, buffer) {
-            Ok(len) => len.unwrap_or(0),
-            Err(ReadError::TooLarge { limit }) => return Err(msg!("larger than {limit} bytes", limit = Decimal(limit as u64))),
-            Err(ReadError::Io(e)) => return Err(msg!("{}", Os(e))),
-        },
-    };
-    let added = decode_content(file, &mut buffer[old..])?;
-    if file.append && write_files::appended_already(&buffer[..old], &buffer[old..old + added]) {
-        return Ok(());
-    }
-    // The directory too: it may be on a filesystem the completion marker's sync does not
-    // cover (see `state::set_complete`).
-    dir.write_atomic(name, &buffer[..old + added], file.permissions, Some((uid, gid))).and_then(|()| dir.sync()).map_err(|e| msg!("{}", Os(e)))
-}
-
-/// The entry's content, decoded into `out`; its length.
-fn decode_content(file: &WriteFile<'_>, out: &mut [u8]) -> Result<usize, Message> {
-    let content = file.content;
-    match file.encoding {
-        Encoding::Text => {
-            let limit = out.len();
-            out.get_mut(..content.len()).ok_or_else(|| msg!("content larger than {limit} bytes", limit = Decimal(limit as u64)))?.copy_from_slice(content);
-            Ok(content.len())
-        }
-        Encoding::Base64 => base64::decode(content, out).map_err(crate::output::line),
-        Encoding::Gzip | Encoding::GzipBase64 => {
-            let (inflated, encoded) = out.split_at_mut(out.len() / 2);
-            let gzipped = match file.encoding {
-                Encoding::Gzip => content,
-                _ => {
-                    let len = base64::decode(content, encoded).map_err(crate::output::line)?;
-                    &encoded[..len]
-                }
-            };
-            gzip::decompress(gzipped, inflated).map_err(crate::output::line)
-        }
-    }
-}
-
-/// `user[:group]` (names or numbers) as ids, by core's `write_files::Owner`.
-fn owner_ids(ctx: &Context<'_>, owner: &str) -> Result<(u32, u32), Message> {
-    let parsed = Owner::parse(owner);
-    let mut passwd = [0u8; 32 * 1024];
-    let passwd = ctx.read(b"/etc/passwd", &mut passwd)?.unwrap_or(b"");
-    let uid = parsed.uid(passwd).map_err(|_| msg!("owner {}: no such user", Shown(parsed.user.as_bytes())))?;
-    let mut groups = [0u8; 32 * 1024];
-    let groups = match parsed.names_group() {
-        true => ctx.read(b"/etc/group", &mut groups)?.unwrap_or(b""),
-        false => b"",
-    };
-    let gid = parsed.gid(uid, groups).map_err(|_| msg!("owner {}: no such group", Shown(owner.as_bytes())))?;
-    Ok((uid.0, gid))
 }

@@ -1,9 +1,7 @@
-//! `wisp userdata show [FILE]`: how wisp reads user-data, as JSON on standard output:
-//! its parts after decoding (includes listed, not fetched) and the merged cloud-config.
-//! A cloud-config whose keys have the wrong shape is printed, then the problem is shown
-//! as a warning: the phases would refuse it.
+//! `wisp userdata show [FILE]`: the user-data read (includes listed, not fetched) and
+//! core's `userdata_show` document on standard output, its warnings on standard error.
 
-use core::fmt::{self, Write};
+use core::fmt;
 
 use wisp_os_linux::nul_terminated::NulTerminated;
 use wisp_os_linux::fs::{self, ReadError};
@@ -33,19 +31,10 @@ fn show_document(ctx: &Context<'_>, file: Option<&[u8]>) -> Result<(), Message> 
         None => Default::default(),
     };
     let mut out = Stdout { buf: [0; 4096], len: 0 };
-    let _ = out.write_str("{\"parts\":[");
-    for (index, part) in decoded.iter().flat_map(|d| d.parts.iter()).enumerate() {
-        let comma = if index > 0 { "," } else { "" };
-        let _ = write!(out, "{comma}{{\"kind\":\"{}\",\"type\":\"{}\",\"bytes\":{}}}", part.kind.name(), crate::output::Shown(part.media_type), Decimal(part.bytes.len() as u64));
-    }
-    let _ = out.write_str("],\"cloud_config\":");
-    let _ = config.write_json(&mut out);
-    let _ = out.write_str("}\n");
+    let parts = decoded.iter().flat_map(|d| d.parts.iter()).map(|part| (part.kind, part.media_type, part.bytes.len()));
+    let _ = wisp_core::userdata_show::write(&mut out, parts, &config);
     out.flush();
-    crate::cloud_config::warn_unapplied(&config, true, &|args| output::error(format_args!("warning: {args}")));
-    if let Err(e) = config.validate() {
-        output::error(format_args!("warning: {e} (the main phase refuses this)"));
-    }
+    wisp_core::userdata_show::warn(&config, &|args| output::error(format_args!("warning: {args}")));
     Ok(())
 }
 
@@ -77,7 +66,7 @@ impl Stdout {
     }
 }
 
-impl Write for Stdout {
+impl fmt::Write for Stdout {
     fn write_str(&mut self, s: &str) -> fmt::Result {
         if self.len + s.len() > self.buf.len() {
             self.flush();

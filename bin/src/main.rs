@@ -56,12 +56,8 @@ mod phases;
 mod cloud_config;
 mod scripts;
 mod session;
-#[cfg(feature = "cloud-config")]
-mod system_config;
 #[cfg(any(feature = "nocloud", feature = "configdrive", feature = "azure"))]
 mod seed;
-#[cfg(feature = "ssh")]
-mod sshd;
 mod state;
 mod take_once;
 mod userdata;

@@ -74,7 +74,7 @@ impl Session<'_> {
                 Err(e) => Err(e),
             };
             if let Ok(config) = &parsed {
-                crate::cloud_config::warn_unapplied(config, false, &|args| ctx.warn(args));
+                config.warn_unapplied(false, &|args| ctx.warn(args));
             }
             self.config = Some(parsed);
         }

@@ -22,10 +22,3 @@ pub fn set_hostname(ctx: &Context<'_>, value: Option<&[u8]>, config: Option<&Clo
 pub fn set_ssh_keys(ctx: &Context<'_>, value: Option<&[u8]>, config: Option<&CloudConfig<'static>>) -> Result<Message, Message> {
     wisp_core::users::set_ssh_keys(&mut System::new(ctx), ctx.config.cloud_user.as_bytes(), value, config)
 }
-
-/// `userdata_users`: cloud-config's `groups`, `users`, `password` and `chpasswd`.
-#[inline(never)]
-#[cfg(feature = "cloud-config")]
-pub fn apply_users(ctx: &Context<'_>, config: &CloudConfig<'static>) -> Result<Message, Message> {
-    wisp_core::users::apply_users(&mut System::new(ctx), ctx.config.cloud_user.as_str(), config, today())
-}

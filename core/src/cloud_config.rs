@@ -5,8 +5,8 @@
 use core::fmt;
 
 use crate::out::{Full, Out};
-use crate::text::Decimal;
-use crate::yaml::{Kind, Scalar, NodeRef};
+use crate::text::{Decimal, Shown};
+use crate::yaml::{Arena, Kind, NodeId, NodeRef, Scalar};
 
 /// The keys wisp knows; any other top-level key is warned about and left alone.
 pub const KNOWN_KEYS: [&str; 30] = [
@@ -262,6 +262,57 @@ impl<'a> CloudConfig<'a> {
                     };
                     note(key, user, at, problem);
                 }
+            }
+        }
+    }
+}
+
+/// The cloud-config parts (`(index among the user-data's parts, bytes)`, in order),
+/// parsed into `arena` and merged. Every document is parsed before any is merged, so a
+/// YAML error anywhere applies nothing. `said` makes the error's line, which names the
+/// part (counted from 1 among all the user-data's parts).
+pub fn parse_documents<'a, 's, E>(arena: &'a mut Arena<'_>, parts: impl Iterator<Item = (usize, &'s [u8])>, said: impl Fn(fmt::Arguments<'_>) -> E) -> Result<CloudConfig<'a>, E> {
+    let mut roots: heapless::Vec<(usize, NodeId), DOCUMENTS_LIMIT> = heapless::Vec::new();
+    for (index, bytes) in parts {
+        let root = arena.parse(bytes).map_err(|e| said(format_args!("user-data part {}: YAML {e}", Decimal((index + 1) as u64))))?;
+        roots.push((index, root)).map_err(|_| said(format_args!("more than {} cloud-config parts", Decimal(DOCUMENTS_LIMIT as u64))))?;
+    }
+    let arena: &'a Arena<'_> = arena;
+    let mut config = CloudConfig::default();
+    for (index, root) in roots {
+        config.add(arena.value(root)).map_err(|e| said(format_args!("user-data part {}: {e}", Decimal((index + 1) as u64))))?;
+    }
+    Ok(config)
+}
+
+impl CloudConfig<'_> {
+    /// Says what the documents hold that wisp does not apply, each with its line: keys
+    /// wisp does not know, per-user keys and entry forms it leaves out, and (with `keys`,
+    /// for `wisp userdata show`; at boot the key actions say it) `write_files` entries and
+    /// `ssh_authorized_keys` that are left out.
+    #[inline(never)]
+    pub fn warn_unapplied(&self, keys: bool, warn: &dyn Fn(fmt::Arguments<'_>)) {
+        self.for_each_unapplied(&mut |section, user, at, problem| {
+            let (what, end) = match problem {
+                Some(problem) => (problem, "left out"),
+                None => (at.as_str().unwrap_or("another module's form"), "not applied by wisp"),
+            };
+            let separator = if section.is_empty() { "" } else { ": " };
+            let (user, user_separator) = user.map_or(("", ""), |user| (user, ": "));
+            warn(format_args!("cloud-config line {}: {section}{separator}{}{user_separator}{}: {end}", Decimal(at.line().into()), Shown(user.as_bytes()), Shown(what.as_bytes())))
+        });
+        if !keys {
+            return;
+        }
+        for entry in self.value("write_files").iter().flat_map(|files| files.items()) {
+            if let Err(e) = write_file(entry) {
+                warn(format_args!("{e}: left out"));
+            }
+        }
+        let Some(list) = self.value("ssh_authorized_keys") else { return };
+        for item in list.items() {
+            if let Err(e) = crate::authorized_keys::PublicKey::parse(item.as_str().unwrap_or("").as_bytes()) {
+                warn(format_args!("cloud-config line {}: ssh_authorized_keys: {e}: left out", Decimal(item.line().into())));
             }
         }
     }
@@ -999,5 +1050,33 @@ mod tests {
         assert_eq!(Encoding::Gzip.room(10), 10 * 2 * crate::gzip::DEFLATE_RATIO_LIMIT);
         assert_eq!(Encoding::GzipBase64.room(8), 9 * 2 * crate::gzip::DEFLATE_RATIO_LIMIT);
         assert_eq!(Encoding::Gzip.room(usize::MAX), usize::MAX);
+    }
+
+    fn documents(parts: &[&str]) -> Result<std::vec::Vec<std::string::String>, std::string::String> {
+        let mut nodes = std::vec![Node::EMPTY; 256];
+        let mut text = std::vec![0u8; 1024];
+        let mut arena = Arena::new(&mut nodes, &mut text);
+        let config = parse_documents(&mut arena, parts.iter().map(|p| p.as_bytes()).enumerate(), |args| std::format!("{args}"))?;
+        let said = core::cell::RefCell::new(std::vec::Vec::new());
+        config.warn_unapplied(true, &|args| said.borrow_mut().push(std::format!("{args}")));
+        Ok(said.into_inner())
+    }
+
+    #[test]
+    fn every_document_is_parsed_before_any_is_merged() {
+        assert_eq!(documents(&["hostname: a\n", "key: [unclosed\n"]).unwrap_err(), "user-data part 2: YAML line 1 column 6: unterminated flow collection ([ or {)");
+        assert_eq!(documents(&["hostname: a\n", "- a list\n"]).unwrap_err(), "user-data part 2: cloud-config line 1 column 1: cloud-config: the document is not a mapping of keys");
+        let many: std::vec::Vec<&str> = std::iter::repeat_n("a: 1\n", DOCUMENTS_LIMIT + 1).collect();
+        assert_eq!(documents(&many).unwrap_err(), "more than 16 cloud-config parts");
+    }
+
+    #[test]
+    fn what_is_not_applied_is_said_with_its_line() {
+        let said = documents(&["snap: {}\nusers:\n  - name: bob\n    ssh_import_id: [gh:bob]\n", "write_files:\n  - content: x\nssh_authorized_keys: [nonsense]\n"]).unwrap();
+        assert_eq!(said[0], "cloud-config line 1: snap: not applied by wisp");
+        assert_eq!(said[1], "cloud-config line 4: users: bob: ssh_import_id: not applied by wisp");
+        assert!(said[2].ends_with(": left out") && said[2].contains("write_files"), "{said:?}");
+        assert!(said[3].starts_with("cloud-config line 3: ssh_authorized_keys: "), "{said:?}");
+        assert_eq!(said.len(), 4);
     }
 }

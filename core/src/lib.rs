@@ -90,5 +90,10 @@ pub mod mount_options;
 pub mod mountinfo;
 pub mod partition;
 
+// config: cloud-config's system keys (issue #12's third round).
+pub mod mounts;
+pub mod power_state;
+pub mod userdata_show;
+
 // The network: rtnetlink, DHCPv4, and the bring-up's decisions.
 pub mod net;

@@ -11,6 +11,22 @@
 /// The work name of the step's marker (`markers::name`).
 pub const MARKER_WORK: &str = "packages";
 
+use core::ffi::CStr;
+
+use crate::cloud_config::{self, CloudConfig};
+use crate::host::commands::Commands;
+use crate::host::links::Links;
+use crate::out::Out;
+use crate::text::Decimal;
+use crate::yaml::Kind;
+
+/// Most words of one command wisp runs for cloud-config (`apk add` and its packages).
+pub const ARGS_LIMIT: usize = 48;
+/// Room for the packages' words, each with its NUL.
+const WORDS_LIMIT: usize = 4 * 1024;
+/// The image's apk, the only package manager wisp runs.
+const APK: &CStr = c"/sbin/apk";
+
 /// One package to add.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Package<'a> {
@@ -32,6 +48,73 @@ impl<'a> Package<'a> {
     }
 }
 
+/// `package_update`, `package_upgrade` and `packages`, in cloud-init's order, with the
+/// image's apk; an image without apk gets a clear error. `None`: none of them asks for
+/// anything.
+#[inline(never)]
+pub fn install<H: Links + Commands>(host: &mut H, config: &CloudConfig<'_>) -> Result<Option<H::Text>, H::Text> {
+    let update = config.flag("package_update", false)?;
+    let upgrade = config.flag("package_upgrade", false)?;
+    // `name` or `name=version`, each with its NUL, one after the other.
+    let mut words = [0u8; WORDS_LIMIT];
+    let mut out = Out::new(&mut words);
+    let mut count = 0;
+    if let Some(list) = config.value("packages") {
+        // Another package manager's form (`{apt: [...]}`) is left out, with a warning.
+        for item in cloud_config::items("packages", list)?.filter(|item| item.kind() != Kind::Mapping) {
+            // Three words or more are no package: `from_words` refuses them.
+            let mut entry: heapless::Vec<&str, 3> = heapless::Vec::new();
+            let mut add = |word| cloud_config::text("packages", word).map(|text| {
+                let _ = entry.push(text);
+            });
+            match item.kind() {
+                Kind::Sequence => item.items().take(3).try_for_each(&mut add)?,
+                _ => add(item)?,
+            }
+            let Some(package) = Package::from_words(&entry) else {
+                return Err(host.text(format_args!("cloud-config line {}: packages: a package is a name or [name, version]", Decimal(item.line().into()))));
+            };
+            if count == ARGS_LIMIT - 2 {
+                return Err(host.text(format_args!("packages: more than {} packages", Decimal((ARGS_LIMIT - 2) as u64))));
+            }
+            let version = package.version.map_or(&[][..], |v| v.as_bytes());
+            let equals: &[u8] = if package.version.is_some() { b"=" } else { b"" };
+            out.put_all(&[package.name.as_bytes(), equals, version, b"\0"])
+                .map_err(|e| host.text(format_args!("packages: more than {} bytes of names", Decimal(e.limit as u64))))?;
+            count += 1;
+        }
+    }
+    if !update && !upgrade && count == 0 {
+        return Ok(None);
+    }
+    if host.followed(APK.to_bytes()).is_none() {
+        return Err(host.text(format_args!("packages: /sbin/apk not found (wisp installs packages with apk only)")));
+    }
+    if update {
+        host.run_logged(APK, &[c"apk", c"update"], "apk update")?;
+    }
+    if upgrade {
+        host.run_logged(APK, &[c"apk", c"upgrade"], "apk upgrade")?;
+    }
+    if count > 0 {
+        let mut args: heapless::Vec<&CStr, ARGS_LIMIT> = heapless::Vec::new();
+        let _ = args.extend_from_slice(&[c"apk", c"add"]);
+        let mut rest = out.written();
+        while let Ok(word) = CStr::from_bytes_until_nul(rest) {
+            rest = &rest[word.to_bytes().len() + 1..];
+            let _ = args.push(word);
+        }
+        host.run_logged(APK, &args, "apk add")?;
+    }
+    let done = match (update, upgrade) {
+        (false, false) => "",
+        (true, false) => ", updated",
+        (false, true) => ", upgraded",
+        (true, true) => ", updated, upgraded",
+    };
+    Ok(Some(host.text(format_args!("{} packages{}", Decimal(count as u64), crate::text::Plain(done)))))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -44,5 +127,40 @@ mod tests {
         for bad in [&[][..], &["-U"], &["a b"], &[""], &["curl", "--allow-untrusted"], &["a", "b", "c"]] {
             assert_eq!(Package::from_words(bad), None, "{bad:?}");
         }
+    }
+
+    use crate::host::memory::{MemoryHost, MemorySystem};
+    use crate::users::tests::with_config;
+
+    fn run(host: &mut MemorySystem, source: &str) -> Result<Option<std::string::String>, std::string::String> {
+        let mut result = None;
+        with_config(source, |config| result = Some(install(host, config)));
+        result.unwrap()
+    }
+
+    fn alpine() -> MemorySystem {
+        let mut host = MemorySystem::new(MemoryHost::new()).with_file("/sbin/apk", "");
+        host.programs.push((b"/sbin/apk".to_vec(), |_, args| (args.get(2) != Some(&&b"broken"[..])).then(Vec::new)));
+        host
+    }
+
+    #[test]
+    fn update_upgrade_then_add_in_cloud_inits_order() {
+        let mut host = alpine();
+        let said = run(&mut host, "package_update: true\npackage_upgrade: true\npackages:\n  - curl\n  - [jq, 1.7-r0]\n  - {apt: [x]}\n");
+        assert_eq!(said.unwrap().unwrap(), "2 packages, updated, upgraded");
+        assert_eq!(host.runs, ["apk update", "apk upgrade", "apk add curl jq=1.7-r0"]);
+        assert_eq!(run(&mut host, "hostname: x\n").unwrap(), None);
+    }
+
+    #[test]
+    fn refusals_name_the_entry_or_the_missing_apk() {
+        assert_eq!(run(&mut alpine(), "packages:\n  - [a, b, c]\n").unwrap_err(), "cloud-config line 2: packages: a package is a name or [name, version]");
+        assert_eq!(run(&mut alpine(), "packages: [--allow-untrusted]\n").unwrap_err(), "cloud-config line 1: packages: a package is a name or [name, version]");
+        assert_eq!(run(&mut alpine(), "packages: [broken]\n").unwrap_err(), "apk add exited with status 1 (output in user-data.log)");
+        let mut none = MemorySystem::new(MemoryHost::new());
+        assert_eq!(run(&mut none, "packages: [curl]\n").unwrap_err(), "packages: /sbin/apk not found (wisp installs packages with apk only)");
+        let many = std::format!("packages: [{}]\n", (0..47).map(|i| std::format!("p{i}")).collect::<Vec<_>>().join(", "));
+        assert_eq!(run(&mut alpine(), &many).unwrap_err(), "packages: more than 46 packages");
     }
 }

@@ -5,7 +5,13 @@
 //! (a copy otherwise), after checking that the zone file exists.
 
 use core::fmt;
-use crate::text::Decimal;
+
+use crate::cloud_config::{self, CloudConfig};
+use crate::host::files::{Files, Kind};
+use crate::host::links::Links;
+use crate::host::messages::Messages;
+use crate::system_files::{has_contents, joined};
+use crate::text::{Decimal, Plain};
 
 pub const ZONEINFO_DIR: &str = "/usr/share/zoneinfo";
 /// Twice the longest name in the tz database (`America/Argentina/ComodRivadavia`, with
@@ -65,6 +71,34 @@ pub fn check(name: &[u8]) -> Result<&str, TimezoneError> {
     core::str::from_utf8(name).map_err(|_| TimezoneError::BadByte { byte: 0x80 })
 }
 
+/// cloud-config `timezone`: /etc/localtime points at the zone's file (which must exist in
+/// the image), and /etc/timezone names it, as Alpine's setup-timezone leaves them; each
+/// rewritten only when it differs.
+#[inline(never)]
+pub fn apply<H: Files + Links + Messages>(host: &mut H, config: &CloudConfig<'_>) -> Result<H::Text, H::Text> {
+    let Some(value) = config.value("timezone") else { return Ok(host.text(format_args!("no timezone"))) };
+    let zone = cloud_config::text("timezone", value)?;
+    check(zone.as_bytes()).map_err(|e| host.text(format_args!("cloud-config line {}: timezone {}: {e}", Decimal(value.line().into()), H::shown(zone.as_bytes()))))?;
+    let mut zoneinfo = [0u8; ZONEINFO_DIR.len() + 1 + NAME_LIMIT];
+    let zoneinfo = joined(&mut zoneinfo, &[ZONEINFO_DIR.as_bytes(), b"/", zone.as_bytes()]);
+    if host.followed(zoneinfo) != Some(Kind::File) {
+        return Err(host.text(format_args!("timezone {}: no {} in the image (install tzdata)", H::shown(zone.as_bytes()), H::shown(zoneinfo))));
+    }
+    let localtime_error = |host: &H, e| crate::system_files::failed(host, b"/etc/localtime", e, "");
+    host.create_dir(b"/etc", 0o755).map_err(|e| host.path_error(b"/etc", e))?;
+    let mut current = [0u8; 256];
+    let linked = host.read_link(b"/etc/localtime", &mut current).map_err(|e| localtime_error(host, e))?;
+    if linked.map(|len| &current[..len]) != Some(zoneinfo) {
+        host.replace_symlink(zoneinfo, b"/etc/localtime").map_err(|e| localtime_error(host, e))?;
+    }
+    let mut line = [0u8; NAME_LIMIT + 1];
+    let line = joined(&mut line, &[zone.as_bytes(), b"\n"]);
+    if !has_contents(host, b"/etc/timezone", line, &mut [0u8; NAME_LIMIT + 2]) {
+        host.write(b"/etc/timezone", line, 0o644, None).map_err(|e| crate::system_files::failed(host, b"/etc/timezone", e, ""))?;
+    }
+    Ok(host.text(format_args!("{}", Plain(zone))))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -110,5 +144,26 @@ mod tests {
                 assert!(!checked.starts_with('/') && !checked.split('/').any(|part| part.is_empty() || part.starts_with("..")));
             }
         }
+    }
+
+    #[test]
+    fn the_zone_is_linked_and_named_once() {
+        use crate::host::memory::{MemoryHost, MemorySystem};
+        let mut host = MemorySystem::new(MemoryHost::new()).with_dir("/etc", (0, 0)).with_file("/usr/share/zoneinfo/Europe/Berlin", "TZif");
+        let run = |host: &mut MemorySystem, source: &str| {
+            let mut result = None;
+            crate::users::tests::with_config(source, |config| result = Some(apply(host, config)));
+            result.unwrap()
+        };
+        assert_eq!(run(&mut host, "timezone: Europe/Berlin\n").unwrap(), "Europe/Berlin");
+        assert_eq!(host.contents("/etc/localtime"), Some("/usr/share/zoneinfo/Europe/Berlin"));
+        assert_eq!(host.contents("/etc/timezone"), Some("Europe/Berlin\n"));
+        // A rerun rewrites neither.
+        host.host.calls.clear();
+        assert_eq!(run(&mut host, "timezone: Europe/Berlin\n").unwrap(), "Europe/Berlin");
+        assert!(!host.host.calls.iter().any(|call| call.starts_with("write") || call.starts_with("replace")), "{:?}", host.host.calls);
+        assert_eq!(run(&mut host, "timezone: Mars/Olympus\n").unwrap_err(), "timezone Mars/Olympus: no /usr/share/zoneinfo/Mars/Olympus in the image (install tzdata)");
+        assert_eq!(run(&mut host, "timezone: ../etc\n").unwrap_err(), "cloud-config line 1: timezone ../etc: the time zone name holds '..'");
+        assert_eq!(run(&mut host, "hostname: x\n").unwrap(), "no timezone");
     }
 }

@@ -323,19 +323,20 @@ pub fn install_keys<H: Files + Messages + Room>(host: &mut H, name: &[u8], keys:
     let owner = Some((user.uid, user.gid));
     let count = keys.len();
     let write_error = |host: &H, e| failed(host, b"authorized_keys", e, "");
-    match authorized_keys::merge(&existing[..existing_len], keys, new).map_err(|e| said(host, &e))? {
+    let present = match authorized_keys::merge(&existing[..existing_len], keys, new).map_err(|e| said(host, &e))? {
         Some(len) => {
             host.write(file, &new[..len], 0o600, owner).map_err(|e| write_error(host, e))?;
-            Ok(host.text(format_args!("{count} keys for {}", H::shown(name), count = Decimal(count as u64))))
+            ""
         }
         None => {
             // The keys are there; still make sure of mode and owner.
             if meta.is_some_and(|m| m.mode != 0o600 || (m.uid, m.gid) != (user.uid, user.gid)) {
                 host.write(file, &existing[..existing_len], 0o600, owner).map_err(|e| write_error(host, e))?;
             }
-            Ok(host.text(format_args!("{count} keys for {}: all present already", H::shown(name), count = Decimal(count as u64))))
+            ": all present already"
         }
-    }
+    };
+    Ok(host.text(format_args!("{count} keys for {}{}", H::shown(name), Plain(present), count = Decimal(count as u64))))
 }
 
 /// Where the sudo and doas rules of cloud-config's users go: whole files, rewritten from

@@ -35,6 +35,15 @@ pub mod system;
 pub mod userdata;
 #[cfg(any(feature = "nocloud", feature = "configdrive", feature = "azure"))]
 pub mod seed_sources;
+// config: cloud-config's system keys
+#[cfg(feature = "cloud-config")]
+mod chosen_files;
+#[cfg(feature = "cloud-config")]
+mod links;
+#[cfg(feature = "cloud-config")]
+mod mounts;
+#[cfg(feature = "cloud-config")]
+mod power;
 #[cfg(feature = "network")]
 pub mod timer;
 pub mod tree;

@@ -13,9 +13,9 @@ use crate::output::{Message, Os, Shown};
 
 /// What the accounts' rules run against: the root, a batch, and the context's log.
 pub struct System<'c> {
-    files: Root<'c>,
+    pub(super) files: Root<'c>,
     batch: wisp_os_linux::fs::Batch,
-    pub(super) ctx: &'c Context<'c>,
+    pub(crate) ctx: &'c Context<'c>,
 }
 
 impl<'c> System<'c> {

@@ -1452,3 +1452,131 @@ impl super::messages::Messages for MemoryDevices {
         self.system.under_root(path)
     }
 }
+
+// --- config: cloud-config's system keys (symlinks followed, logged commands, mounts, power) ---
+// `MemorySystem` again: a symlink's contents are its target; a command is one of its
+// `programs` (a script is `/bin/sh NAME`); a mount point is mounted when it is one of the
+// `MemoryHost`'s filesystems (a mount fails as the source's `fail` says); each command,
+// mount and power call is one of its `runs`.
+
+impl super::links::Links for MemorySystem {
+    fn followed(&mut self, path: &[u8]) -> Option<Kind> {
+        let mut path = path.to_vec();
+        for _ in 0..8 {
+            let entry = self.host.files.get(&path)?;
+            if entry.meta.kind != Kind::Symlink {
+                return Some(entry.meta.kind);
+            }
+            path = entry.contents.clone();
+        }
+        None
+    }
+
+    fn read_link(&mut self, path: &[u8], buf: &mut [u8]) -> Result<Option<usize>, HostError> {
+        self.host.call("read_link", path)?;
+        match self.host.files.get(path) {
+            Some(entry) if entry.meta.kind == Kind::Symlink => {
+                buf[..entry.contents.len()].copy_from_slice(&entry.contents);
+                Ok(Some(entry.contents.len()))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    fn replace_symlink(&mut self, target: &[u8], path: &[u8]) -> Result<(), HostError> {
+        self.host.call("replace_symlink", path)?;
+        let meta = Metadata { kind: Kind::Symlink, mode: 0o777, uid: 0, gid: 0, len: target.len() as u64 };
+        self.host.files.insert(path.to_vec(), Entry { contents: target.to_vec(), meta });
+        Ok(())
+    }
+}
+
+impl super::commands::Commands for MemorySystem {
+    fn run_logged(&mut self, program: &core::ffi::CStr, args: &[&core::ffi::CStr], what: &str) -> Result<(), std::string::String> {
+        match super::programs::Programs::run(self, program, args, super::programs::Output::StandardError) {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(std::format!("{what} exited with status 1 (output in user-data.log)")),
+            Err(_) => Err(std::format!("cannot run {what}: no such program")),
+        }
+    }
+
+    fn run_script(&mut self, name: &[u8], script: &[u8]) -> Result<bool, std::string::String> {
+        let path = [&b"/scripts/"[..], name].concat();
+        self.host.put(&path, script, 0o700, (0, 0));
+        let name = std::ffi::CString::new(name).unwrap();
+        match super::programs::Programs::run(self, c"/bin/sh", &[c"sh", &name], super::programs::Output::StandardError) {
+            Ok(exited_0) => Ok(exited_0),
+            Err(_) => Err(std::format!("cannot run {}", name.to_string_lossy())),
+        }
+    }
+}
+
+impl super::mounts::Mounts for MemorySystem {
+    type Point = Vec<u8>;
+
+    fn open_mount_point(&mut self, path: &[u8]) -> Result<(Vec<u8>, bool), std::string::String> {
+        use super::messages::Messages;
+        self.host.create_dir(path, 0o755).map_err(|e| self.path_error(path, e))?;
+        Ok((path.to_vec(), self.host.filesystems.contains_key(path)))
+    }
+
+    fn mount(&mut self, source: super::mounts::Source<'_>, point: &Vec<u8>, fs_type: &[u8], flags: u32, data: &[u8]) -> Result<(), HostError> {
+        let (super::mounts::Source::Path(source) | super::mounts::Source::Name(source)) = source;
+        let data = std::string::String::from_utf8_lossy(data);
+        let said = std::format!("mount {} {} {} {flags:#x} {data}", std::string::String::from_utf8_lossy(source), std::string::String::from_utf8_lossy(point), std::string::String::from_utf8_lossy(fs_type));
+        self.runs.push(said);
+        self.host.call("mount", source)?;
+        let next = self.host.filesystems.len() as u64 + 100;
+        self.host.filesystems.insert(point.clone(), next);
+        Ok(())
+    }
+}
+
+impl super::power::Power for MemorySystem {
+    fn sync_all(&mut self) {
+        self.runs.push("sync".into());
+    }
+
+    fn sleep_ms(&mut self, ms: u32) {
+        self.runs.push(std::format!("sleep {ms}"));
+    }
+
+    fn reboot(&mut self, mode: crate::cloud_config::PowerMode) -> HostError {
+        self.runs.push(std::format!("reboot(2) {mode:?}"));
+        HostError { errno: 1 }
+    }
+}
+
+impl super::chosen_files::ChosenFiles for MemorySystem {
+    type Dir = Vec<u8>;
+
+    fn create_dir_no_symlinks(&mut self, path: &[u8]) -> Result<Vec<u8>, std::string::String> {
+        use super::messages::Messages;
+        for end in (1..=path.len()).filter(|&end| end == path.len() || path[end] == b'/') {
+            let prefix = &path[..end];
+            match self.host.files.get(prefix).map(|e| e.meta.kind) {
+                Some(Kind::Symlink) => return Err(self.path_error(path, HostError { errno: 40 })),
+                Some(_) => {}
+                None => drop(self.host.create_dir(prefix, 0o755)),
+            }
+        }
+        Ok(path.to_vec())
+    }
+
+    fn size(&mut self, dir: &Vec<u8>, name: &[u8]) -> Result<Option<u64>, HostError> {
+        Ok(self.host.files.get(&chosen_path(dir, name)).map(|e| e.meta.len))
+    }
+
+    fn read(&mut self, dir: &Vec<u8>, name: &[u8], buf: &mut [u8]) -> Result<Option<usize>, HostError> {
+        self.host.read(&chosen_path(dir, name), buf)
+    }
+
+    fn write(&mut self, dir: &Vec<u8>, name: &[u8], contents: &[u8], mode: u32, owner: (u32, u32)) -> Result<(), HostError> {
+        self.host.write(&chosen_path(dir, name), contents, mode, Some(owner))
+    }
+}
+
+/// `dir/name`, the root's entries as `/name`.
+fn chosen_path(dir: &[u8], name: &[u8]) -> Vec<u8> {
+    [dir.strip_suffix(b"/").unwrap_or(dir), b"/", name].concat()
+}

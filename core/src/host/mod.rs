@@ -47,6 +47,12 @@ pub mod tree;
 pub mod sockets;
 // grow's disks, images and mount points
 pub mod devices;
+// config: cloud-config's system keys (timezone, packages, mounts, power_state)
+pub mod chosen_files;
+pub mod commands;
+pub mod links;
+pub mod mounts;
+pub mod power;
 #[cfg(test)]
 pub mod memory;
 
