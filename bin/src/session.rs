@@ -9,7 +9,7 @@ use wisp_core::retry::Timeouts;
 use wisp_os_linux::fs::Dir;
 
 use crate::context::Context;
-use crate::imds::{Imds, ImdsError, Metadata};
+use crate::imds::{Imds, Metadata};
 use crate::output::Message;
 use crate::userdata::{Includes, UserData};
 
@@ -17,13 +17,8 @@ use crate::userdata::{Includes, UserData};
 pub struct Session<'c> {
     pub imds: Imds<'c>,
     pub metadata: &'c mut Metadata,
-    /// A failure of the first round that belongs to one action's item, reported when
-    /// that action runs (and never fetched again this run).
-    pub fetch_failed: Option<ImdsError>,
     /// What failed this boot, and so which actions may run (core's `Progress`).
     pub progress: Progress,
-    /// Whether the first round, which fetches what every phase of the run reads, is done.
-    pub fetched_once: bool,
     /// A later boot of a bootstrapped instance: only every-boot actions run.
     pub later_boot: bool,
     /// The decoded user-data, once an action has needed it.
@@ -32,8 +27,6 @@ pub struct Session<'c> {
     #[cfg(feature = "cloud-config")]
     pub config: Option<Result<CloudConfig<'static>, Message>>,
     pub cloud: Cloud,
-    /// What this run fetches is kept for the later phases of this boot (other processes).
-    pub keep_for_later: bool,
 }
 
 impl Session<'_> {

@@ -54,6 +54,7 @@ pub mod markers;
 pub mod instance;
 pub mod phase;
 pub mod phase_run;
+pub mod phases;
 pub mod provider;
 pub mod script;
 pub mod script_exit;
