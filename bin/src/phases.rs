@@ -1,8 +1,7 @@
-//! Runs phases: fetches what their actions read from the metadata service in one go,
-//! follows the course core's `instance` chooses (first boot, later boot, new instance),
-//! and runs the actions in order (core's `phase_run`). A failed action is logged and
-//! recorded; every later action that does not need it still runs, and the phase ends
-//! with status 1.
+//! `wisp boot|early|main|final|bootstrap`: what a run needs before its first phase (the
+//! plans, the cloud, TINY_CLOUD_VAR, a local seed), then core's `phases::run` on this
+//! run's context and session (`PhaseHost`). A failure before the first phase counts as
+//! the first phase's, so that `cloud-init status --wait` ends.
 
 use wisp_core::boot_cache;
 use wisp_core::config::Cloud;
@@ -10,6 +9,8 @@ use wisp_core::host::actions::Actions;
 use wisp_core::host::phases::Phases;
 use wisp_core::host::HostError;
 use wisp_core::instance::Progress;
+use wisp_core::phases::Unplanned;
+use wisp_core::session::Shared;
 use wisp_core::phase::{Action, Failed, Phase, Plan};
 use wisp_core::provider::Item;
 use wisp_core::text::Plain;
@@ -60,7 +61,7 @@ pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
     // A local seed is read whole at once, unless only the boot phase (which needs no
     // metadata) runs.
     #[cfg(any(feature = "nocloud", feature = "configdrive"))]
-    if matches!(cloud, Cloud::Nocloud | Cloud::Configdrive) && phases.iter().any(|&p| p != Phase::Boot) {
+    if matches!(cloud, Cloud::Nocloud | Cloud::Configdrive) && wisp_core::phases::reads_metadata(phases) {
         match crate::seed::load(ctx, cloud, metadata, Some(&var)) {
             Ok(source) => ctx.log.line(format_args!("{}: seed {source}", Plain(cloud.name()))),
             // Seed disks are often detached after the first boot: a completed bootstrap
@@ -70,23 +71,18 @@ pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
         }
     }
     #[cfg(feature = "azure")]
-    if cloud == Cloud::Azure && phases.iter().any(|&p| p != Phase::Boot) {
+    if cloud == Cloud::Azure && wisp_core::phases::reads_metadata(phases) {
         match crate::seed::load_azure_custom_data(ctx, metadata) {
             Ok(Some(note)) => ctx.log.line(format_args!("azure: {note}")),
             Ok(None) => {}
             Err(e) => return failure(ctx, phases, msg!("azure: {e}")),
         }
     }
-    // What an earlier phase of this boot fetched, unless this run starts the boot.
-    let kept = phases[0] != Phase::Boot && kept_room().is_some_and(|mut room| boot_cache::load(&mut Root::of(ctx), room.as_mut_slice(), metadata));
     let mut session = Session {
         imds: Imds::new(cloud, &timeouts, ctx.config.imds_token_ttl),
         metadata,
-        progress: Progress::default(),
         later_boot: false,
-        decoded: None,
-        #[cfg(feature = "cloud-config")]
-        config: None,
+        shared: Shared::new(Progress::default()),
         cloud,
     };
     #[cfg(feature = "incus")]
@@ -94,25 +90,23 @@ pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
         session.imds.socket = ctx.guest_socket();
     }
     let host = &mut PhaseHost { ctx, session: &mut session, var: OpenDir { dir: &var } };
-    match wisp_core::phases::run(host, phases, &plans, kept) {
+    match wisp_core::phases::run(host, phases, &plans) {
         true => EXIT_FAILED,
         false => 0,
     }
 }
 
-/// The actions `phase` runs by the configuration. An action that needs a feature this
-/// build lacks is left out of the defaults, and refused by name when INIT_ACTIONS_* asks
-/// for it.
+/// The actions `phase` runs by the configuration and this build's features.
 fn plan(ctx: &Context<'_>, phase: Phase) -> Result<Plan, Message> {
     let file = Shown(ctx.config_file.as_bytes());
     let init = ctx.config.init_actions[phase as usize].as_deref();
-    let mut plan = phase.plan(init, &ctx.config.skip_actions).map_err(|e| msg!("{file}: {e}"))?;
-    if let (Some(_), Some(&action)) = (init, plan.iter().find(|&&action| missing_for(action).is_some())) {
-        let what = msg!("{file}: {}: {}", Plain(phase.init_actions_variable()), Plain(action.name()));
-        return Err(crate::features::missing(what.text(), missing_for(action).unwrap_or("it")));
-    }
-    plan.retain(|&action| missing_for(action).is_none());
-    Ok(plan)
+    wisp_core::phases::plan_for_build(phase, init, &ctx.config.skip_actions, missing_for).map_err(|e| match e {
+        Unplanned::Config(e) => msg!("{file}: {e}"),
+        Unplanned::Missing { action, feature } => {
+            let what = msg!("{file}: {}: {}", Plain(phase.init_actions_variable()), Plain(action.name()));
+            crate::features::missing(what.text(), feature)
+        }
+    })
 }
 
 /// Room for what a boot keeps (`boot_cache`).
@@ -135,7 +129,7 @@ impl Actions for PhaseHost<'_, '_, '_> {
     }
 
     fn progress(&mut self) -> &mut Progress {
-        &mut self.session.progress
+        &mut self.session.shared.progress
     }
 
     fn log(&mut self, args: core::fmt::Arguments<'_>) {
@@ -189,6 +183,11 @@ impl<'r> Phases for PhaseHost<'r, '_, '_> {
 
     fn dmi_same_instance(&mut self, saved_id: &[u8]) -> Option<bool> {
         boot_cache::dmi_same_instance(&mut Root::of(self.ctx), &mut self.var, self.session.cloud, saved_id)
+    }
+
+    #[inline(never)]
+    fn load_kept(&mut self) -> bool {
+        kept_room().is_some_and(|mut room| boot_cache::load(&mut Root::of(self.ctx), room.as_mut_slice(), self.session.metadata))
     }
 
     fn keep_for_later(&mut self) {

@@ -13,7 +13,7 @@ use crate::completion;
 use crate::host::actions::Actions;
 use crate::host::phases::Phases;
 use crate::instance::{self, Course, Current, Progress, SaveError, Saved, INSTANCE_ID_LIMIT};
-use crate::phase::{metadata_items, Action, Phase, Plan, ITEMS_LIMIT};
+use crate::phase::{metadata_items, Action, Phase, Plan, PlanError, ITEMS_LIMIT};
 use crate::phase_run;
 use crate::provider::Item;
 use crate::text::{Plain, Shown};
@@ -48,9 +48,40 @@ pub fn plans<T>(phases: &[Phase], mut plan: impl FnMut(Phase) -> Result<Plan, T>
     Ok(plans)
 }
 
-/// Runs `phases` in order, by `plans`; `kept`: an earlier phase of this boot kept what it
-/// fetched (`boot_cache`). Whether the run failed.
-pub fn run<H: Phases>(host: &mut H, phases: &[Phase], plans: &[Plan; 4], kept: bool) -> bool {
+/// Why a phase has no plan in this build.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unplanned {
+    /// INIT_ACTIONS_* or SKIP_INIT_ACTIONS (`Phase::plan`).
+    Config(PlanError),
+    /// INIT_ACTIONS_* names `action`, which needs `feature`, which this build lacks.
+    Missing { action: Action, feature: &'static str },
+}
+
+/// The actions `phase` runs by the configuration (`Phase::plan`) in a build that lacks
+/// the features `missing_for` names: an action that needs one is left out of the
+/// defaults, and refused by name when INIT_ACTIONS_* asks for it.
+pub fn plan_for_build(phase: Phase, init_actions: Option<&str>, skip_actions: &str, missing_for: impl Fn(Action) -> Option<&'static str>) -> Result<Plan, Unplanned> {
+    let mut plan = phase.plan(init_actions, skip_actions).map_err(Unplanned::Config)?;
+    if init_actions.is_some() {
+        if let Some((action, feature)) = plan.iter().find_map(|&action| missing_for(action).map(|feature| (action, feature))) {
+            return Err(Unplanned::Missing { action, feature });
+        }
+    }
+    plan.retain(|&action| missing_for(action).is_none());
+    Ok(plan)
+}
+
+/// Whether a run of `phases` reads metadata (a local seed's, too): the boot phase alone
+/// does not.
+#[inline]
+pub fn reads_metadata(phases: &[Phase]) -> bool {
+    phases.iter().any(|&phase| phase != Phase::Boot)
+}
+
+/// Runs `phases` in order, by `plans`. Whether the run failed.
+pub fn run<H: Phases>(host: &mut H, phases: &[Phase], plans: &[Plan; 4]) -> bool {
+    // What an earlier phase of this boot fetched, unless this run starts the boot.
+    let kept = phases[0] != Phase::Boot && host.load_kept();
     let mut run = Run { fetched_once: false, fetch_failed: None, keep_for_later: !kept && !phases.contains(&Phase::Final) };
     let all_items = metadata_items(plans, phases[0]);
     let mut failed = false;
@@ -352,7 +383,8 @@ mod tests {
     /// Runs `phases` with their default plans; whether the run failed.
     fn run_phases(host: &mut MemoryPhases<'_>, phases: &[Phase], kept: bool) -> bool {
         let plans = plans(phases, |phase| phase.plan(None, "")).unwrap();
-        run(host, phases, &plans, kept)
+        host.kept = kept;
+        run(host, phases, &plans)
     }
 
     fn all_actions(phases: &[Phase]) -> Vec<Action> {
@@ -392,7 +424,14 @@ mod tests {
         let mut host = MemoryPhases::new(disk.dir(VAR));
         service(&mut host, b"i-1");
         assert!(!run_phases(&mut host, &[Phase::Main], true));
-        assert_eq!(host.kept_for_later, 0);
+        assert_eq!((host.kept_loaded, host.kept_for_later), (1, 0));
+        // A run that starts the boot reads nothing kept: it was kept by another boot.
+        let mut disk = MemoryHost::new();
+        let mut host = MemoryPhases::new(disk.dir(VAR));
+        service(&mut host, b"i-1");
+        assert!(!run_phases(&mut host, &[Phase::Boot, Phase::Early], true));
+        assert_eq!((host.kept_loaded, host.kept_for_later), (0, 1));
+        assert!(reads_metadata(&[Phase::Boot, Phase::Early]) && !reads_metadata(&[Phase::Boot]));
     }
 
     #[test]
@@ -507,4 +546,18 @@ mod tests {
         assert!(host.said.contains(&String::from("boot: cannot read the completion marker: errno 5")), "{:#?}", host.said);
         assert!(!host.said.iter().any(|line| line == "started early"));
     }
+
+    #[test]
+    fn an_action_this_build_lacks_is_left_out_of_the_defaults_and_refused_by_name() {
+        let no_ssh = |action: Action| (action == Action::SetSshKeys).then_some("ssh");
+        let plan = plan_for_build(Phase::Main, None, "", no_ssh).unwrap();
+        let mut expected = Phase::Main.plan(None, "").unwrap();
+        expected.retain(|&action| action != Action::SetSshKeys);
+        assert_eq!(plan, expected);
+        assert_eq!(plan_for_build(Phase::Main, Some("set_hostname set_ssh_keys"), "", no_ssh), Err(Unplanned::Missing { action: Action::SetSshKeys, feature: "ssh" }));
+        assert_eq!(plan_for_build(Phase::Main, Some("set_hostname"), "", no_ssh).unwrap().as_slice(), [Action::SetHostname]);
+        // Skipped, it is not asked for.
+        assert!(plan_for_build(Phase::Main, Some("set_hostname set_ssh_keys"), "set_ssh_keys", no_ssh).is_ok());
+    }
+
 }

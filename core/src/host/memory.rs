@@ -928,6 +928,9 @@ pub struct MemoryPhases<'h> {
     /// What the earlier phases of this boot recorded failing (`stage_started`).
     pub earlier: crate::phase::Failed,
     pub said: Vec<std::string::String>,
+    /// Whether an earlier phase of the boot kept its metadata; how often it was read.
+    pub kept: bool,
+    pub kept_loaded: usize,
     pub kept_for_later: usize,
     pub later_boot: bool,
 }
@@ -946,6 +949,8 @@ impl<'h> MemoryPhases<'h> {
             progress: Default::default(),
             earlier: Default::default(),
             said: Vec::new(),
+            kept: false,
+            kept_loaded: 0,
             kept_for_later: 0,
             later_boot: false,
         }
@@ -1035,6 +1040,11 @@ impl<'h> super::phases::Phases for MemoryPhases<'h> {
 
     fn dmi_same_instance(&mut self, _: &[u8]) -> Option<bool> {
         self.dmi
+    }
+
+    fn load_kept(&mut self) -> bool {
+        self.kept_loaded += 1;
+        self.kept
     }
 
     fn keep_for_later(&mut self) {

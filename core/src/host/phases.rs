@@ -39,7 +39,11 @@ pub trait Phases: Actions<Text: fmt::Write> {
     /// Whether the DMI names this instance as `saved_id` (`boot_cache::dmi_same_instance`).
     fn dmi_same_instance(&mut self, saved_id: &[u8]) -> Option<bool>;
 
-    /// Keeps what was fetched for the later phases of this boot (`boot_cache::save`).
+    /// Fills the metadata with what an earlier phase of this boot kept (`boot_cache::load`);
+    /// whether it did.
+    fn load_kept(&mut self) -> bool;
+
+    /// Keeps what was fetched for the later phases of this boot (`boot_cache::kept`).
     fn keep_for_later(&mut self);
 
     /// Only every-boot actions run from now: a later boot of a bootstrapped instance.
