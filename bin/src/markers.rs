@@ -50,7 +50,7 @@ impl Markers {
 static SEM: Durability = Durability::new();
 
 fn sem_error(e: HostError) -> Message {
-    msg!("sem: {}", Os(errno(e)))
+    crate::output::os_error("sem", errno(e))
 }
 
 /// The filesystem holding `$TINY_CLOUD_VAR` was synced (the completion marker's syncfs).
