@@ -23,8 +23,7 @@ impl Markers {
     pub fn open(var: &Dir) -> Result<Markers, Message> {
         let mut buf = [0u8; INSTANCE_ID_LIMIT];
         let id = crate::instance_id::saved(var, &mut buf).ok_or_else(|| msg!("no saved instance-id"))?;
-        var.create_dir(SEM_DIR, 0o700).map_err(|e| crate::output::os_error("sem", e))?;
-        let dir = var.open_child(SEM_DIR).map_err(|e| crate::output::os_error("sem", e))?;
+        let dir = var.create_dir(SEM_DIR, 0o700).and_then(|_| var.open_child(SEM_DIR)).map_err(|e| crate::output::os_error("sem", e))?;
         Ok(Markers { dir, id: heapless::Vec::from_slice(id).unwrap_or_default() })
     }
 

@@ -309,11 +309,12 @@ impl<H: Phases> Actions for WithFetch<'_, H> {
 /// fetched when one was not), so the next boot retries it.
 fn run_action<H: Phases>(host: &mut H, run: &mut Run<H::FetchError>, action: Action) -> Result<H::Text, H::Text> {
     let Some(item) = action.metadata() else { return host.run(action) };
-    let fetch_failed = match run.fetch_failed.filter(|e| H::failed_item(e) == Some(item)) {
-        Some(e) => Some(host.text(format_args!("{e}"))),
+    let fetched = match run.fetch_failed.filter(|e| H::failed_item(e) == Some(item)) {
+        Some(e) => Err(e),
         // Only this action's item: another item's failure is not this action's.
-        None => host.fetch(&[item]).err().map(|e| host.text(format_args!("{e}"))),
+        None => host.fetch(&[item]),
     };
+    let fetch_failed = fetched.err().map(|e| host.text(format_args!("{e}")));
     match fetch_failed {
         None => host.run(action),
         Some(e) if item == Item::SshKeys && host.fetched(item).is_some() => {
