@@ -148,14 +148,18 @@ fn run_phase<H: Phases>(host: &mut H, run: &mut Run<H::FetchError>, phase: Phase
             }
         },
     };
-    let unknown = Maybe(unknown.as_ref());
+    // Why the instance is unknown: only the courses of an unknown instance say it.
+    let unknown = match unknown {
+        Some(unknown) => unknown,
+        None => host.text(format_args!("")),
+    };
     match saved.course(phase, current) {
         Course::EveryBootOnly => {
             let every_boot = instance::every_boot(plan);
             let what = Plain(if every_boot.is_empty() { "nothing to do" } else { "per-boot work only" });
             // The boot phase did not ask for the instance-id.
-            let id = For((phase != Phase::Boot).then_some(&id[..]));
-            host.log(format_args!("{}: bootstrap complete{id}: {what}", Plain(phase.name())));
+            let id_for = Plain(if phase == Phase::Boot { "" } else { " for " });
+            host.log(format_args!("{}: bootstrap complete{id_for}{}: {what}", Plain(phase.name()), Shown(&id)));
             if every_boot.is_empty() {
                 return Ok(None);
             }
@@ -330,30 +334,6 @@ fn logged<H: Phases>(host: &mut H, phase: Phase, e: H::Text) -> H::Text {
     let reason = host.text(format_args!("{}: {e}", Plain(phase.name())));
     host.log(format_args!("{reason}"));
     reason
-}
-
-/// A text that may be missing, shown empty then.
-struct Maybe<'a, T>(Option<&'a T>);
-
-impl<T: fmt::Display> fmt::Display for Maybe<'_, T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.0 {
-            Some(text) => text.fmt(f),
-            None => Ok(()),
-        }
-    }
-}
-
-/// ` for <instance-id>`, when the phase knows it.
-struct For<'a>(Option<&'a [u8]>);
-
-impl fmt::Display for For<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.0 {
-            Some(id) => write!(f, " for {}", Shown(id)),
-            None => Ok(()),
-        }
-    }
 }
 
 #[cfg(test)]
