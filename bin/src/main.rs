@@ -26,7 +26,6 @@ macro_rules! msg {
 mod actions;
 #[cfg(feature = "azure")]
 mod azure;
-mod boot_cache;
 mod clean;
 // Without the feature, the phases' calls find a twin that writes nothing.
 #[cfg_attr(not(feature = "cloud-init-status"), path = "absent/cloud_init_status.rs")]

@@ -1,9 +1,8 @@
 //! `$TINY_CLOUD_VAR/sem/`: the markers of finished per-instance work, and when they are
 //! made durable (core's `markers`); and the crash points of the tests.
 
-use core::sync::atomic::{AtomicU32, Ordering};
-
 use wisp_core::markers::{Durability, MarkError};
+use wisp_core::phase_run::{CrashPoints, CRASH_AT};
 use wisp_core::state_files::SEM_DIR;
 use wisp_os_linux::fs::Dir;
 use wisp_core::host::HostError;
@@ -24,8 +23,7 @@ impl Markers {
     pub fn open(var: &Dir) -> Result<Markers, Message> {
         let mut buf = [0u8; INSTANCE_ID_LIMIT];
         let id = crate::instance_id::saved(var, &mut buf).ok_or_else(|| msg!("no saved instance-id"))?;
-        var.create_dir(SEM_DIR, 0o700).map_err(|e| crate::output::os_error("sem", e))?;
-        let dir = var.open_child(SEM_DIR).map_err(|e| crate::output::os_error("sem", e))?;
+        let dir = var.create_dir(SEM_DIR, 0o700).and_then(|_| var.open_child(SEM_DIR)).map_err(|e| crate::output::os_error("sem", e))?;
         Ok(Markers { dir, id: heapless::Vec::from_slice(id).unwrap_or_default() })
     }
 
@@ -51,7 +49,7 @@ impl Markers {
 static SEM: Durability = Durability::new();
 
 fn sem_error(e: HostError) -> Message {
-    msg!("sem: {}", Os(errno(e)))
+    crate::output::os_error("sem", errno(e))
 }
 
 /// The filesystem holding `$TINY_CLOUD_VAR` was synced (the completion marker's syncfs).
@@ -64,17 +62,12 @@ pub fn settle(var: &Dir) -> Result<(), Message> {
     SEM.settle(|| var.open_child(SEM_DIR).and_then(|dir| dir.sync()).map_err(crate::host::host_error)).map_err(sem_error)
 }
 
-/// A test hook: `WISP_TEST_CRASH_AT=N` stops the process, as a crash would, at its N-th
-/// crash point (the start of each action, and each piece of work just marked done).
-const CRASH_AT: &[u8] = b"WISP_TEST_CRASH_AT";
-
-static CRASH_POINTS: AtomicU32 = AtomicU32::new(0);
-
+/// A test hook (`phase_run::CRASH_AT`): the process stops here, as a crash would.
 #[inline(never)]
 pub fn crash_point(ctx: &Context<'_>) {
-    let Some(at) = ctx.start.env(CRASH_AT).and_then(|n| wisp_core::text::decimal(n, 10)) else { return };
-    let reached = CRASH_POINTS.fetch_add(1, Ordering::Relaxed) + 1;
-    if u64::from(reached) == at {
+    if CRASH_POINTS.reached(ctx.start.env(CRASH_AT)) {
         wisp_os_linux::process::exit(99);
     }
 }
+
+static CRASH_POINTS: CrashPoints = CrashPoints::new();

@@ -1,28 +1,31 @@
-//! Runs phases: fetches what their actions read from the metadata service in one go,
-//! follows the course core's `instance` chooses (first boot, later boot, new instance),
-//! and runs the actions in order (core's `phase_run`). A failed action is logged and
-//! recorded; every later action that does not need it still runs, and the phase ends
-//! with status 1.
+//! `wisp boot|early|main|final|bootstrap`: what a run needs before its first phase (the
+//! plans, the cloud, TINY_CLOUD_VAR, a local seed), then core's `phases::run` on this
+//! run's context and session (`PhaseHost`). A failure before the first phase counts as
+//! the first phase's, so that `cloud-init status --wait` ends.
 
+use wisp_core::boot_cache;
 use wisp_core::config::Cloud;
-use wisp_core::instance::{self, Course, Current, Progress, Saved, INSTANCE_ID_LIMIT};
 use wisp_core::host::actions::Actions;
-use wisp_core::phase::{Action, Phase, Plan};
-use wisp_core::phase_run;
+use wisp_core::host::phases::Phases;
+use wisp_core::host::HostError;
+use wisp_core::instance::Progress;
+use wisp_core::phases::Unplanned;
+use wisp_core::session::Shared;
+use wisp_core::phase::{Action, Failed, Phase, Plan};
 use wisp_core::provider::Item;
 use wisp_core::text::Plain;
-use wisp_os_linux::fs::Dir;
+use wisp_os_linux::memory::Mapping;
 use wisp_os_linux::time::monotonic_ms;
 
 use crate::actions;
 use crate::cloud_init_status;
 use crate::context::Context;
+use crate::host::files::Root;
 use crate::host::OpenDir;
 use crate::features::missing_for;
-use crate::imds::{take_metadata, Imds};
+use crate::imds::{take_metadata, Imds, ImdsError};
 use crate::output::{Message, Shown};
 use crate::state;
-use crate::instance_id;
 use crate::session::Session;
 use crate::{EXIT_FAILED, EXIT_USAGE};
 
@@ -38,16 +41,10 @@ pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
         }
         return 0;
     }
-    // The plans of this run's phases and of the later ones, whose metadata the first
-    // fetch of this boot gets for them.
-    let mut plans = [const { Plan::new() }; 4];
-    for &phase in &Phase::ALL[phases[0] as usize..] {
-        match plan(ctx, phase) {
-            Ok(plan) => plans[phase as usize] = plan,
-            Err(e) if phases.contains(&phase) => return usage_error(ctx, phases, e),
-            Err(_) => {}
-        }
-    }
+    let plans = match wisp_core::phases::plans(phases, |phase| plan(ctx, phase)) {
+        Ok(plans) => plans,
+        Err(e) => return usage_error(ctx, phases, e),
+    };
     let cloud = match crate::cloud::resolve(ctx) {
         Ok(cloud) => cloud,
         Err(e) => return usage_error(ctx, phases, e),
@@ -64,7 +61,7 @@ pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
     // A local seed is read whole at once, unless only the boot phase (which needs no
     // metadata) runs.
     #[cfg(any(feature = "nocloud", feature = "configdrive"))]
-    if matches!(cloud, Cloud::Nocloud | Cloud::Configdrive) && phases.iter().any(|&p| p != Phase::Boot) {
+    if matches!(cloud, Cloud::Nocloud | Cloud::Configdrive) && wisp_core::phases::reads_metadata(phases) {
         match crate::seed::load(ctx, cloud, metadata, Some(&var)) {
             Ok(source) => ctx.log.line(format_args!("{}: seed {source}", Plain(cloud.name()))),
             // Seed disks are often detached after the first boot: a completed bootstrap
@@ -74,263 +71,65 @@ pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
         }
     }
     #[cfg(feature = "azure")]
-    if cloud == Cloud::Azure && phases.iter().any(|&p| p != Phase::Boot) {
+    if cloud == Cloud::Azure && wisp_core::phases::reads_metadata(phases) {
         match crate::seed::load_azure_custom_data(ctx, metadata) {
             Ok(Some(note)) => ctx.log.line(format_args!("azure: {note}")),
             Ok(None) => {}
             Err(e) => return failure(ctx, phases, msg!("azure: {e}")),
         }
     }
-    // What an earlier phase of this boot fetched, unless this run starts the boot.
-    let kept = phases[0] != Phase::Boot && crate::boot_cache::load(ctx, metadata);
     let mut session = Session {
         imds: Imds::new(cloud, &timeouts, ctx.config.imds_token_ttl),
         metadata,
-        fetch_failed: None,
-        progress: Progress::default(),
-        fetched_once: false,
         later_boot: false,
-        decoded: None,
-        #[cfg(feature = "cloud-config")]
-        config: None,
+        shared: Shared::new(Progress::default()),
         cloud,
-        keep_for_later: !kept && !phases.contains(&Phase::Final),
     };
     #[cfg(feature = "incus")]
     {
         session.imds.socket = ctx.guest_socket();
     }
-    // What every phase from this one to the last will read, so the first round asks for
-    // all of it.
-    let all_items = wisp_core::phase::metadata_items(&plans, phases[0]);
-    let mut status = EXIT_OK;
-    for &phase in phases {
-        let earlier = cloud_init_status::stage_started(ctx, phase, Some(cloud));
-        // A phase run alone goes on from what the earlier phases of this boot recorded.
-        if phase == phases[0] {
-            session.progress = Progress::after(earlier);
-        }
-        // A phase whose actions failed lets the next phase run (each runs what does not
-        // need the failures); one that could not start its actions ends the run.
-        let (errors, go_on) = match run_phase(ctx, &mut session, &var, phase, &plans, &all_items) {
-            Ok(errors) => (errors, true),
-            Err(reason) => (Some(reason), false),
-        };
-        cloud_init_status::stage_finished(ctx, phase, Some(cloud), errors.as_ref());
-        #[cfg_attr(not(feature = "azure"), allow(unused_variables))]
-        if let Some(reason) = errors {
-            #[cfg(feature = "azure")]
-            if cloud == Cloud::Azure {
-                let note = crate::azure::report_failure(&timeouts, &reason);
-                ctx.log.line(format_args!("{note}"));
-            }
-            status = EXIT_FAILED;
-            if !go_on {
-                break;
-            }
-            continue;
-        }
-        #[cfg(feature = "azure")]
-        if phase == Phase::Main && cloud == Cloud::Azure {
-            if let Some(id) = session.metadata.get(Item::InstanceId) {
-                let note = crate::azure::report_ready(&timeouts, &var, id.trim_ascii_end());
-                ctx.log.line(format_args!("{note}"));
-            }
-        }
-    }
-    if let Err(e) = crate::markers::settle(&var) {
-        ctx.log.line(format_args!("{e}"));
-        status = EXIT_FAILED;
-    }
-    if session.progress.held_back() {
-        EXIT_FAILED
-    } else {
-        status
+    let host = &mut PhaseHost { ctx, session: &mut session, var: OpenDir { dir: &var } };
+    match wisp_core::phases::run(host, phases, &plans) {
+        true => EXIT_FAILED,
+        false => 0,
     }
 }
 
-const EXIT_OK: i32 = 0;
-
-fn run_phase(
-    ctx: &mut Context<'_>,
-    session: &mut Session<'_>,
-    var: &Dir,
-    phase: Phase,
-    plans: &[Plan; 4],
-    run_items: &[Item],
-) -> Result<Option<Message>, Message> {
-    let started = monotonic_ms();
-    let mut saved_buf = [0u8; INSTANCE_ID_LIMIT];
-    let saved = Saved::read(&mut OpenDir { dir: var }, &mut saved_buf)
-        .map_err(|e| logged(ctx, phase, crate::output::os_error("cannot read the completion marker", crate::host::errno(e))))?;
-    let plan = &plans[phase as usize];
-    let mut id: heapless::Vec<u8, INSTANCE_ID_LIMIT> = heapless::Vec::new();
-    let mut unknown = None;
-    // The network may not be up in the boot phase, so the instance cannot be asked for
-    // its id there: a new instance is found by the early phase.
-    let current = match phase {
-        Phase::Boot => Current::NotAsked,
-        _ => match current_instance_id(ctx, session, var, saved, run_items) {
-            Ok(found) => {
-                id = found;
-                Current::Id(&id)
-            }
-            Err(e) => {
-                unknown = Some(e);
-                Current::Unknown
-            }
-        },
-    };
-    let unknown = unknown.unwrap_or_else(Message::new);
-    match saved.course(phase, current) {
-        Course::EveryBootOnly => {
-            let every_boot = instance::every_boot(plan);
-            let what = if every_boot.is_empty() { "nothing to do" } else { "per-boot work only" };
-            match phase {
-                Phase::Boot => ctx.log.line(format_args!("boot: bootstrap complete: {what}", what = Plain(what))),
-                _ => ctx.log.line(format_args!("{}: bootstrap complete for {}: {what}", Plain(phase.name()), Shown(&id), what = Plain(what))),
-            }
-            if every_boot.is_empty() {
-                return Ok(None);
-            }
-            session.later_boot = phase != Phase::Boot;
-            return Ok(run_actions(ctx, session, var, phase, &every_boot, started));
-        }
-        Course::AssumeSame => {
-            ctx.log.line(format_args!("{}: cannot check the instance-id ({unknown}): assuming the same instance", Plain(phase.name())));
-            return Ok(None);
-        }
-        Course::Stop => return Err(logged(ctx, phase, msg!("failed: {unknown}"))),
-        Course::Bootstrap { save_id } => {
-            if save_id {
-                instance_id::save(var, &id).map_err(|e| logged(ctx, phase, e))?;
-            }
-        }
-        Course::NewInstance { was, boot_actions_first } => {
-            ctx.log.line(format_args!("{}: new instance {} (was {}): bootstrapping again", Plain(phase.name()), Shown(&id), Shown(was.unwrap_or(b"unknown"))));
-            state::set_complete(ctx, var, false).map_err(|e| logged(ctx, phase, e))?;
-            instance_id::save(var, &id).map_err(|e| logged(ctx, phase, e))?;
-            if boot_actions_first {
-                let boot = boot_plan(ctx)?;
-                let boot_errors = run_actions(ctx, session, var, Phase::Boot, &boot, monotonic_ms());
-                return Ok(match (boot_errors, run_actions(ctx, session, var, phase, plan, started)) {
-                    (Some(mut boot), Some(errors)) => {
-                        let _ = core::fmt::Write::write_fmt(&mut boot, format_args!("\n{errors}"));
-                        Some(boot)
-                    }
-                    (boot, errors) => boot.or(errors),
-                });
-            }
-        }
-    }
-    Ok(run_actions(ctx, session, var, phase, plan, started))
-}
-
-/// The instance-id, asked of the DMI where it names the instance (a later boot then asks
-/// the service nothing), else of the metadata service with what the run needs.
-fn current_instance_id(
-    ctx: &Context<'_>,
-    session: &mut Session<'_>,
-    var: &Dir,
-    saved: Saved<'_>,
-    run_items: &[Item],
-) -> Result<heapless::Vec<u8, INSTANCE_ID_LIMIT>, Message> {
-    let dmi_says = match (saved.complete, saved.instance_id) {
-        (true, Some(id)) => crate::boot_cache::dmi_same_instance(ctx, var, session.cloud, id),
-        _ => None,
-    };
-    // Later phases of the run ask only for the instance-id (fetched already): an item
-    // the first round could not fetch is not waited for again.
-    let first_round = !session.fetched_once;
-    let wanted = saved.asked_with_id(first_round, dmi_says, run_items);
-    let fetched = match saved.vouched_id(dmi_says) {
-        Some(id) => Ok(heapless::Vec::from_slice(id).unwrap_or_default()),
-        None => fetch_instance_id(session, wanted),
-    };
-    // A new instance found by asking for the id alone: what the rest of the boot reads,
-    // as a first round with the same token, kept below for the later phases.
-    if first_round && wanted.is_empty() && fetched.as_ref().is_ok_and(|id| saved.is_another_instance(id)) {
-        session.fetched_once = false;
-        let _ = fetch_instance_id(session, run_items);
-    }
-    if session.keep_for_later && session.imds.requests > 0 {
-        crate::boot_cache::save(ctx, session.metadata);
-        session.keep_for_later = false;
-    }
-    fetched
-}
-
-fn boot_plan(ctx: &mut Context<'_>) -> Result<Plan, Message> {
-    plan(ctx, Phase::Boot).map_err(|e| logged(ctx, Phase::Boot, e))
-}
-
-/// The actions `phase` runs by the configuration. An action that needs a feature this
-/// build lacks is left out of the defaults, and refused by name when INIT_ACTIONS_* asks
-/// for it.
+/// The actions `phase` runs by the configuration and this build's features.
 fn plan(ctx: &Context<'_>, phase: Phase) -> Result<Plan, Message> {
     let file = Shown(ctx.config_file.as_bytes());
     let init = ctx.config.init_actions[phase as usize].as_deref();
-    let mut plan = phase.plan(init, &ctx.config.skip_actions).map_err(|e| msg!("{file}: {e}"))?;
-    if let (Some(_), Some(&action)) = (init, plan.iter().find(|&&action| missing_for(action).is_some())) {
-        let what = msg!("{file}: {}: {}", Plain(phase.init_actions_variable()), Plain(action.name()));
-        return Err(crate::features::missing(what.text(), missing_for(action).unwrap_or("it")));
-    }
-    plan.retain(|&action| missing_for(action).is_none());
-    Ok(plan)
-}
-
-/// Logs a phase's failure and returns it as the reason the run failed.
-fn logged(ctx: &mut Context<'_>, phase: Phase, e: Message) -> Message {
-    let reason = msg!("{}: {e}", Plain(phase.name()));
-    ctx.log.line(format_args!("{reason}"));
-    reason
-}
-
-/// The instance-id, fetched together with `also` so that a first boot costs one round.
-fn fetch_instance_id(session: &mut Session<'_>, also: &[Item]) -> Result<heapless::Vec<u8, INSTANCE_ID_LIMIT>, Message> {
-    let mut wanted: heapless::Vec<Item, 6> = heapless::Vec::new();
-    let _ = wanted.push(Item::InstanceId);
-    let _ = wanted.extend_from_slice(also);
-    let first_round = !session.fetched_once;
-    session.fetched_once = true;
-    if let Err(e) = session.imds.fetch(session.metadata, &wanted) {
-        match instance::failure_deferred(e.item(), first_round) {
-            true => session.fetch_failed = Some(e),
-            false => return Err(msg!("{e}")),
+    wisp_core::phases::plan_for_build(phase, init, &ctx.config.skip_actions, missing_for).map_err(|e| match e {
+        Unplanned::Config(e) => msg!("{file}: {e}"),
+        Unplanned::Missing { action, feature } => {
+            let what = msg!("{file}: {}: {}", Plain(phase.init_actions_variable()), Plain(action.name()));
+            crate::features::missing(what.text(), feature)
         }
-    }
-    let id = session.metadata.get(Item::InstanceId).unwrap_or(b"");
-    let id = id.trim_ascii_end();
-    if !instance::is_valid_id(id) {
-        return Err(msg!("the metadata service gave an invalid instance-id \"{}\"", Shown(&id[..id.len().min(64)])));
-    }
-    Ok(heapless::Vec::from_slice(id).unwrap_or_default())
+    })
 }
 
-/// Runs the plan's actions (core's `phase_run`); the failures, one per line, as
-/// `phase/action: reason`.
-fn run_actions(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, phase: Phase, plan: &Plan, started: u64) -> Option<Message> {
-    let mut errors = Message::new();
-    let failed = phase_run::run_actions(&mut PhaseActions { ctx, session, var }, phase, plan, started, &mut errors);
-    (failed > 0).then_some(errors)
+/// Room for what a boot keeps (`boot_cache`).
+fn kept_room() -> Option<Mapping> {
+    crate::memory::map(boot_cache::KEPT_LIMIT, "kept metadata").ok()
 }
 
-/// The actions of a phase, on this run's context and session.
-struct PhaseActions<'r, 'c, 's> {
+/// The phases of one run, on this run's context and session.
+struct PhaseHost<'r, 'c, 's> {
     ctx: &'r mut Context<'c>,
     session: &'r mut Session<'s>,
-    var: &'r Dir,
+    var: OpenDir<'r>,
 }
 
-impl Actions for PhaseActions<'_, '_, '_> {
+impl Actions for PhaseHost<'_, '_, '_> {
     type Text = Message;
 
     fn run(&mut self, action: Action) -> Result<Message, Message> {
-        run_action(self.ctx, self.session, self.var, action)
+        actions::run(self.ctx, self.session, self.var.dir, action)
     }
 
     fn progress(&mut self) -> &mut Progress {
-        &mut self.session.progress
+        &mut self.session.shared.progress
     }
 
     fn log(&mut self, args: core::fmt::Arguments<'_>) {
@@ -350,23 +149,89 @@ impl Actions for PhaseActions<'_, '_, '_> {
     }
 }
 
-/// One action, with the metadata item it reads. An item the first round could not fetch
-/// fails its action, after the action has applied what did arrive (the keys that were
-/// fetched when one was not), so the next boot retries it.
-fn run_action(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: Action) -> Result<Message, Message> {
-    let Some(item) = action.metadata() else { return actions::run(ctx, session, var, action) };
-    let fetch_failed = match session.fetch_failed.filter(|e| e.item() == Some(item)) {
-        Some(e) => Some(msg!("{e}")),
-        // Only this action's item: another item's failure is not this action's.
-        None => session.imds.fetch(session.metadata, &[item]).err().map(crate::output::line),
-    };
-    match fetch_failed {
-        None => actions::run(ctx, session, var, action),
-        Some(e) if item == Item::SshKeys && session.metadata.get(item).is_some() => {
-            let applied = actions::run(ctx, session, var, action)?;
-            Err(msg!("{e} (applied what arrived: {applied})"))
+impl<'r> Phases for PhaseHost<'r, '_, '_> {
+    type FetchError = ImdsError;
+    type Var = OpenDir<'r>;
+
+    fn var(&mut self) -> &mut OpenDir<'r> {
+        &mut self.var
+    }
+
+    fn text(&self, args: core::fmt::Arguments<'_>) -> Message {
+        Message::format(args)
+    }
+
+    fn os_error(&self, what: &str, error: HostError) -> Message {
+        crate::output::os_error(what, crate::host::errno(error))
+    }
+
+    fn plan(&mut self, phase: Phase) -> Result<Plan, Message> {
+        plan(self.ctx, phase)
+    }
+
+    fn fetch(&mut self, items: &[Item]) -> Result<(), ImdsError> {
+        self.session.imds.fetch(self.session.metadata, items)
+    }
+
+    fn failed_item(error: &ImdsError) -> Option<Item> {
+        error.item()
+    }
+
+    fn fetched(&self, item: Item) -> Option<&[u8]> {
+        self.session.metadata.get(item)
+    }
+
+    fn dmi_same_instance(&mut self, saved_id: &[u8]) -> Option<bool> {
+        boot_cache::dmi_same_instance(&mut Root::of(self.ctx), &mut self.var, self.session.cloud, saved_id)
+    }
+
+    #[inline(never)]
+    fn load_kept(&mut self) -> bool {
+        kept_room().is_some_and(|mut room| boot_cache::load(&mut Root::of(self.ctx), room.as_mut_slice(), self.session.metadata))
+    }
+
+    fn keep_for_later(&mut self) {
+        let Some(mut room) = kept_room() else { return };
+        let Some(kept) = boot_cache::kept(&mut Root::of(self.ctx), room.as_mut_slice(), self.session.metadata) else { return };
+        // A failure only costs the later phases requests.
+        if let Ok(dir) = self.ctx.create_dir(boot_cache::KEPT_DIR) {
+            let _ = dir.write_volatile(boot_cache::KEPT_FILE, kept, 0o600);
         }
-        Some(e) => Err(e),
+    }
+
+    fn later_boot(&mut self) {
+        self.session.later_boot = true;
+    }
+
+    fn stage_started(&mut self, phase: Phase) -> Failed {
+        cloud_init_status::stage_started(self.ctx, phase, Some(self.session.cloud))
+    }
+
+    fn stage_finished(&mut self, phase: Phase, failure: Option<&Message>) {
+        cloud_init_status::stage_finished(self.ctx, phase, Some(self.session.cloud), failure);
+    }
+
+    #[cfg_attr(not(feature = "azure"), allow(unused_variables))]
+    fn report_failure(&mut self, reason: &Message) {
+        #[cfg(feature = "azure")]
+        if self.session.cloud == Cloud::Azure {
+            let note = crate::azure::report_failure(&self.ctx.timeouts, reason);
+            self.ctx.log.line(format_args!("{note}"));
+        }
+    }
+
+    fn report_ready(&mut self) {
+        #[cfg(feature = "azure")]
+        if self.session.cloud == Cloud::Azure {
+            if let Some(id) = self.session.metadata.get(Item::InstanceId) {
+                let note = crate::azure::report_ready(&self.ctx.timeouts, self.var.dir, id.trim_ascii_end());
+                self.ctx.log.line(format_args!("{note}"));
+            }
+        }
+    }
+
+    fn settle_markers(&mut self) -> Result<(), Message> {
+        crate::markers::settle(self.var.dir)
     }
 }
 

@@ -1,15 +1,15 @@
-//! What the phases of one run share: the metadata service and what was read from it,
-//! what failed so far, and the user-data and its cloud-config, each decoded once when an
-//! action first needs it.
+//! What the phases of one run share: the metadata service and what was read from it, and
+//! core's `session::Shared` (what failed so far, the user-data and its cloud-config, each
+//! decoded once), with this run's ways to decode them.
 
 use wisp_core::cloud_config::CloudConfig;
 use wisp_core::config::Cloud;
-use wisp_core::instance::Progress;
 use wisp_core::retry::Timeouts;
+use wisp_core::session::Shared;
 use wisp_os_linux::fs::Dir;
 
 use crate::context::Context;
-use crate::imds::{Imds, ImdsError, Metadata};
+use crate::imds::{Imds, Metadata};
 use crate::output::Message;
 use crate::userdata::{Includes, UserData};
 
@@ -17,76 +17,38 @@ use crate::userdata::{Includes, UserData};
 pub struct Session<'c> {
     pub imds: Imds<'c>,
     pub metadata: &'c mut Metadata,
-    /// A failure of the first round that belongs to one action's item, reported when
-    /// that action runs (and never fetched again this run).
-    pub fetch_failed: Option<ImdsError>,
-    /// What failed this boot, and so which actions may run (core's `Progress`).
-    pub progress: Progress,
-    /// Whether the first round, which fetches what every phase of the run reads, is done.
-    pub fetched_once: bool,
     /// A later boot of a bootstrapped instance: only every-boot actions run.
     pub later_boot: bool,
-    /// The decoded user-data, once an action has needed it.
-    pub decoded: Option<Result<Option<UserData>, Message>>,
-    /// Its cloud-config documents, parsed and merged, once an action has needed them.
-    #[cfg(feature = "cloud-config")]
-    pub config: Option<Result<CloudConfig<'static>, Message>>,
+    pub shared: Shared<UserData, CloudConfig<'static>, Message>,
     pub cloud: Cloud,
-    /// What this run fetches is kept for the later phases of this boot (other processes).
-    pub keep_for_later: bool,
 }
 
 impl Session<'_> {
-    /// The decoded user-data (`None` when there is none), decoded once per run; includes
-    /// come from what the early phase fetched.
+    /// The decoded user-data (`None` when there is none); includes come from what the
+    /// early phase fetched.
     pub fn userdata(&mut self, ctx: &Context<'_>, var: &Dir) -> Result<Option<&UserData>, Message> {
-        self.decoded_userdata(ctx, var, false)
+        self.shared.userdata(false, kept(ctx, var))
     }
 
-    /// The user-data for an action that applies it: why it cannot be applied is
-    /// reported (see `report`).
+    /// The user-data for an action that applies it: why it cannot be applied is reported.
     pub fn userdata_or_report(&mut self, ctx: &Context<'_>, var: &Dir) -> Result<Option<&UserData>, Message> {
-        self.decoded_userdata(ctx, var, true)
+        self.shared.userdata(true, kept(ctx, var))
     }
 
-    fn decoded_userdata(&mut self, ctx: &Context<'_>, var: &Dir, report: bool) -> Result<Option<&UserData>, Message> {
-        if self.decoded.is_none() {
-            self.decoded = Some(crate::userdata::load(ctx, var, Includes::Kept));
-        }
-        if report && matches!(self.decoded, Some(Err(_))) {
-            self.progress.userdata_unusable();
-        }
-        match self.decoded.as_ref() {
-            Some(Ok(userdata)) => Ok(userdata.as_ref()),
-            Some(Err(e)) => Err(*e),
-            None => Ok(None),
-        }
-    }
-
-    /// The merged cloud-config (`None` when the user-data has none); parsed once per run,
-    /// with a warning for each key wisp does not know.
+    /// The merged cloud-config, with a warning for each key wisp does not know.
     #[cfg(feature = "cloud-config")]
     pub fn cloud_config(&mut self, ctx: &Context<'_>, var: &Dir) -> Result<Option<CloudConfig<'static>>, Message> {
-        if self.config.is_none() {
-            let parsed = match self.userdata(ctx, var) {
-                Ok(Some(userdata)) => crate::cloud_config::parse(userdata).and_then(|c| c.validate().map(|()| c).map_err(crate::output::line)),
-                Ok(None) => Ok(CloudConfig::default()),
-                Err(e) => Err(e),
-            };
-            if let Ok(config) = &parsed {
-                config.warn_unapplied(false, &|args| ctx.warn(args));
-            }
-            self.config = Some(parsed);
-        }
-        match self.config.as_ref() {
-            Some(Ok(config)) if !config.is_empty() => Ok(Some(config.clone())),
-            Some(Err(e)) => Err(*e),
-            _ => Ok(None),
-        }
+        let parse = |userdata: &UserData| {
+            let config = crate::cloud_config::parse(userdata)?;
+            config.validate().map_err(crate::output::line)?;
+            config.warn_unapplied(false, &|args| ctx.warn(args));
+            Ok(config)
+        };
+        self.shared.cloud_config(kept(ctx, var), parse, CloudConfig::is_empty)
     }
 
-    /// The cloud-config for the actions that run from metadata too: a document that
-    /// does not parse counts as none here (the user-data actions report it).
+    /// The cloud-config for the actions that run from metadata too: one that does not
+    /// parse counts as none here (the user-data actions report it).
     #[cfg(feature = "cloud-config")]
     pub fn cloud_config_if_valid(&mut self, ctx: &Context<'_>, var: &Dir) -> Option<CloudConfig<'static>> {
         self.cloud_config(ctx, var).ok().flatten()
@@ -98,16 +60,19 @@ impl Session<'_> {
         None
     }
 
-    /// Why the user-data cannot be applied, reported by the first action that needs it;
-    /// the later user-data actions of the run are then held back by it.
+    /// Why the user-data cannot be applied (see `Shared::report`).
     pub fn report(&mut self, e: Message) -> Message {
-        self.progress.userdata_unusable();
-        e
+        self.shared.report(e)
     }
 
     /// Decodes the user-data just saved, fetching its includes.
     pub fn decode_saved(&mut self, ctx: &Context<'_>, var: &Dir, timeouts: &Timeouts) -> Result<Option<&UserData>, Message> {
-        self.decoded = Some(crate::userdata::load(ctx, var, Includes::Fetch(timeouts)));
-        self.userdata(ctx, var)
+        self.shared.replace_userdata(crate::userdata::load(ctx, var, Includes::Fetch(timeouts)))
     }
+}
+
+/// Decodes the saved user-data, its includes from what the early phase fetched: one
+/// closure type for every caller, so `Shared` is built once for it.
+fn kept<'a>(ctx: &'a Context<'_>, var: &'a Dir) -> impl FnOnce() -> Result<Option<UserData>, Message> + 'a {
+    move || crate::userdata::load(ctx, var, Includes::Kept)
 }

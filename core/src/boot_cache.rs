@@ -12,6 +12,7 @@ use crate::config::Cloud;
 use crate::host::directory::Directory;
 use crate::host::files::Files;
 use crate::out::{Full, Out};
+use crate::provider::metadata::{Metadata, METADATA_SIZE};
 use crate::provider::Item;
 use crate::state_files::MARKER;
 
@@ -70,6 +71,55 @@ pub fn decode<'d>(data: &'d [u8], boot_id: &[u8]) -> Option<Values<'d>> {
 fn split_once(line: &[u8], separator: u8) -> Option<(&[u8], &[u8])> {
     let at = line.iter().position(|&b| b == separator)?;
     Some((&line[..at], &line[at + 1..]))
+}
+
+/// The kernel's id of this boot.
+pub const BOOT_ID: &[u8] = b"/proc/sys/kernel/random/boot_id";
+/// Where the values are kept (a tmpfs: this boot only), and the file, mode 0600.
+pub const KEPT_DIR: &[u8] = b"/run/wisp";
+pub const KEPT_FILE: &[u8] = b"metadata";
+pub const KEPT_PATH: &[u8] = b"/run/wisp/metadata";
+/// Room for every value and its record line: the most a kept file holds.
+pub const KEPT_LIMIT: usize = METADATA_SIZE + 512;
+
+/// Fills `metadata` with what an earlier phase of this boot kept (read into `room`,
+/// `KEPT_LIMIT` bytes); false when nothing was kept for this boot, or it cannot be read.
+#[inline(never)]
+pub fn load(host: &mut impl Files, room: &mut [u8], metadata: &mut Metadata<'_>) -> bool {
+    let mut boot_id = [0u8; BOOT_ID_LIMIT];
+    let Some(boot_id) = read(host, BOOT_ID, &mut boot_id) else { return false };
+    let Some(kept) = read(host, KEPT_PATH, room) else { return false };
+    let Some(values) = decode(kept, boot_id) else { return false };
+    for (item, value) in values {
+        match value {
+            // A kept value is one that fitted its buffer when fetched.
+            Some(value) => drop(metadata.set(item, value)),
+            None => metadata.set_len(item, None),
+        }
+    }
+    true
+}
+
+/// What `metadata` holds, to keep for the later phases of this boot, encoded in `room`
+/// (`KEPT_LIMIT` bytes); nothing for a boot without a boot id (a scratch root).
+#[inline(never)]
+pub fn kept<'r>(host: &mut impl Files, room: &'r mut [u8], metadata: &Metadata<'_>) -> Option<&'r [u8]> {
+    let mut boot_id = [0u8; BOOT_ID_LIMIT];
+    let boot_id = read(host, BOOT_ID, &mut boot_id)?;
+    let fetched = Item::ALL.into_iter().filter(|&item| metadata.is_fetched(item)).map(|item| (item, metadata.get(item)));
+    let mut out = Out::new(room);
+    encode(boot_id.trim_ascii(), fetched, &mut out).ok()?;
+    let len = out.len();
+    Some(&room[..len])
+}
+
+/// A file's contents, if it can be read whole into `buf`.
+#[inline(never)]
+fn read<'b>(host: &mut impl Files, path: &[u8], buf: &'b mut [u8]) -> Option<&'b [u8]> {
+    match host.read(path, buf) {
+        Ok(Some(len)) => Some(&buf[..len]),
+        _ => None,
+    }
 }
 
 /// The DMI values that name the instance on some platforms, each as read (an unreadable
@@ -288,4 +338,30 @@ mod tests {
         let garbage = InstanceDmi { product_uuid: b"not a uuid", ..InstanceDmi::default() };
         assert_eq!(same_instance(Cloud::Azure, &garbage, vm_id, b""), None);
     }
+
+    #[test]
+    fn what_one_phase_keeps_the_next_phase_of_the_boot_loads() {
+        use crate::host::files::Files;
+        use crate::host::memory::MemoryHost;
+        let mut host = MemoryHost::new().with_file("/proc/sys/kernel/random/boot_id", b"6c2d6f1e-6a1b-4b8e-9d62-3f7e9d0a1b2c\n");
+        let mut space = std::vec![0u8; METADATA_SIZE];
+        let mut fetched = Metadata::new(&mut space);
+        fetched.set(Item::InstanceId, b"i-0123").unwrap();
+        fetched.set_len(Item::Hostname, None);
+        let mut room = std::vec![0u8; KEPT_LIMIT];
+        let file = kept(&mut host, &mut room, &fetched).unwrap().to_vec();
+        host.write(KEPT_PATH, &file, 0o600, None).unwrap();
+        let mut space = std::vec![0u8; METADATA_SIZE];
+        let mut loaded = Metadata::new(&mut space);
+        assert!(load(&mut host, &mut room, &mut loaded));
+        assert_eq!(loaded.get(Item::InstanceId), Some(&b"i-0123"[..]));
+        assert!(loaded.is_fetched(Item::Hostname) && loaded.get(Item::Hostname).is_none());
+        assert!(!loaded.is_fetched(Item::SshKeys));
+        // Another boot (a reboot) finds nothing kept for it; a scratch root keeps nothing.
+        host.write(BOOT_ID, b"00000000-6a1b-4b8e-9d62-3f7e9d0a1b2c\n", 0o444, None).unwrap();
+        assert!(!load(&mut host, &mut room, &mut Metadata::new(&mut std::vec![0u8; METADATA_SIZE])));
+        assert_eq!(kept(&mut MemoryHost::new(), &mut room, &fetched), None);
+        assert!(!load(&mut MemoryHost::new(), &mut room, &mut Metadata::new(&mut std::vec![0u8; METADATA_SIZE])));
+    }
+
 }

@@ -60,6 +60,8 @@ pub mod markers;
 pub mod instance;
 pub mod phase;
 pub mod phase_run;
+pub mod phases;
+pub mod session;
 pub mod provider;
 pub mod script;
 pub mod script_exit;

@@ -3,6 +3,7 @@
 //! does not need it still runs. Each action's start is a crash point of the tests.
 
 use core::fmt::Write;
+use core::sync::atomic::{AtomicU32, Ordering};
 
 use crate::host::actions::Actions;
 use crate::phase::{Phase, Plan};
@@ -36,6 +37,26 @@ pub fn run_actions<A: Actions>(host: &mut A, phase: Phase, plan: &Plan, started:
     let (ms, requests) = (Decimal(host.now_ms() - started), Decimal(host.requests().into()));
     host.log(format_args!("{}: done, {} failed ({ms} ms, {requests} metadata requests so far)", Plain(phase.name()), Decimal(failures as u64)));
     failures
+}
+
+/// The variable of the tests' crash points: `WISP_TEST_CRASH_AT=N` stops the process, as
+/// a crash would, at its N-th crash point (the start of each action, and each piece of
+/// work just marked done).
+pub const CRASH_AT: &[u8] = b"WISP_TEST_CRASH_AT";
+
+/// The crash points a process has passed.
+pub struct CrashPoints(AtomicU32);
+
+impl CrashPoints {
+    pub const fn new() -> CrashPoints {
+        CrashPoints(AtomicU32::new(0))
+    }
+
+    /// Counts one more crash point; whether it is the one `at` (`CRASH_AT`'s value) names.
+    pub fn reached(&self, at: Option<&[u8]>) -> bool {
+        let Some(at) = at.and_then(|n| crate::text::decimal(n, 10)) else { return false };
+        u64::from(self.0.fetch_add(1, Ordering::Relaxed) + 1) == at
+    }
 }
 
 #[cfg(test)]
@@ -134,4 +155,16 @@ mod tests {
         assert_eq!(errors.lines().count(), failed);
         assert!(errors.lines().all(|line| line.starts_with("early/") && line.ends_with(": refused")), "{errors}");
     }
+
+    #[test]
+    fn the_crash_point_named_is_the_nth_passed() {
+        let points = CrashPoints::new();
+        assert!(!points.reached(Some(b"3")) && !points.reached(Some(b"3")));
+        assert!(points.reached(Some(b"3")));
+        assert!(!points.reached(Some(b"3")));
+        // Without the variable (or with no number in it) no point is one to stop at.
+        let points = CrashPoints::new();
+        assert!(!points.reached(None) && !points.reached(Some(b"x")));
+    }
+
 }

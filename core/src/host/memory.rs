@@ -1580,3 +1580,180 @@ impl super::chosen_files::ChosenFiles for MemorySystem {
 fn chosen_path(dir: &[u8], name: &[u8]) -> Vec<u8> {
     [dir.strip_suffix(b"/").unwrap_or(dir), b"/", name].concat()
 }
+
+// --- phases (issue #12, third round): a run of phases over TINY_CLOUD_VAR in a
+// `MemoryHost`, a metadata service of fixed answers, and actions that only record ---
+
+/// An item the memory service could not give.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemoryFetchError(pub crate::provider::Item);
+
+impl core::fmt::Display for MemoryFetchError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "{}: timed out", self.0.key())
+    }
+}
+
+/// A run of phases: every call recorded in `said` (the log and the host's records, in
+/// order), each round of fetches in `rounds`.
+pub struct MemoryPhases<'h> {
+    pub var: MemoryDir<'h>,
+    /// The service's answers (an item it lacks is absent); `failing` times out.
+    pub service: Vec<(crate::provider::Item, Vec<u8>)>,
+    pub failing: Vec<crate::provider::Item>,
+    pub fetched: Vec<(crate::provider::Item, Vec<u8>)>,
+    pub rounds: Vec<Vec<crate::provider::Item>>,
+    /// What the DMI says of the saved instance-id.
+    pub dmi: Option<bool>,
+    /// Actions that fail; `bootstrap_complete` sets the marker in `var`.
+    pub failing_actions: Vec<crate::phase::Action>,
+    pub ran: Vec<crate::phase::Action>,
+    pub progress: crate::instance::Progress,
+    /// What the earlier phases of this boot recorded failing (`stage_started`).
+    pub earlier: crate::phase::Failed,
+    pub said: Vec<std::string::String>,
+    /// Whether an earlier phase of the boot kept its metadata; how often it was read.
+    pub kept: bool,
+    pub kept_loaded: usize,
+    pub kept_for_later: usize,
+    pub later_boot: bool,
+}
+
+impl<'h> MemoryPhases<'h> {
+    pub fn new(var: MemoryDir<'h>) -> MemoryPhases<'h> {
+        MemoryPhases {
+            var,
+            service: Vec::new(),
+            failing: Vec::new(),
+            fetched: Vec::new(),
+            rounds: Vec::new(),
+            dmi: None,
+            failing_actions: Vec::new(),
+            ran: Vec::new(),
+            progress: Default::default(),
+            earlier: Default::default(),
+            said: Vec::new(),
+            kept: false,
+            kept_loaded: 0,
+            kept_for_later: 0,
+            later_boot: false,
+        }
+    }
+}
+
+impl super::actions::Actions for MemoryPhases<'_> {
+    type Text = std::string::String;
+
+    fn run(&mut self, action: crate::phase::Action) -> Result<std::string::String, std::string::String> {
+        self.ran.push(action);
+        if self.failing_actions.contains(&action) {
+            return Err("refused".into());
+        }
+        if action == crate::phase::Action::BootstrapComplete {
+            self.var.write_volatile(crate::state_files::MARKER, b"", 0o600).map_err(|e| std::format!("{e:?}"))?;
+        }
+        Ok("done".into())
+    }
+
+    fn progress(&mut self) -> &mut crate::instance::Progress {
+        &mut self.progress
+    }
+
+    fn log(&mut self, args: core::fmt::Arguments<'_>) {
+        self.said.push(std::format!("{args}"));
+    }
+
+    fn now_ms(&mut self) -> u64 {
+        0
+    }
+
+    fn requests(&self) -> u32 {
+        self.rounds.len() as u32
+    }
+
+    fn crash_point(&mut self) {}
+}
+
+impl<'h> super::phases::Phases for MemoryPhases<'h> {
+    type FetchError = MemoryFetchError;
+    type Var = MemoryDir<'h>;
+
+    fn var(&mut self) -> &mut MemoryDir<'h> {
+        &mut self.var
+    }
+
+    fn text(&self, args: core::fmt::Arguments<'_>) -> std::string::String {
+        std::format!("{args}")
+    }
+
+    fn os_error(&self, what: &str, error: HostError) -> std::string::String {
+        std::format!("{what}: errno {}", error.errno)
+    }
+
+    fn plan(&mut self, phase: crate::phase::Phase) -> Result<crate::phase::Plan, std::string::String> {
+        phase.plan(None, "").map_err(|e| std::format!("{e}"))
+    }
+
+    /// One round for the items not fetched yet; the first failing item fails it, after
+    /// the others, and what the service has of it, arrived.
+    fn fetch(&mut self, items: &[crate::provider::Item]) -> Result<(), MemoryFetchError> {
+        let wanted: Vec<_> = items.iter().copied().filter(|item| !self.fetched.iter().any(|(got, _)| got == item)).collect();
+        if wanted.is_empty() {
+            return Ok(());
+        }
+        self.rounds.push(wanted.clone());
+        let mut failed = None;
+        for item in wanted {
+            // A failing item keeps what arrived of it (some of the keys).
+            if self.failing.contains(&item) {
+                failed = failed.or(Some(MemoryFetchError(item)));
+            }
+            let value = self.service.iter().find(|(has, _)| *has == item).map(|(_, value)| value.clone());
+            self.fetched.push((item, value.unwrap_or_default()));
+        }
+        failed.map_or(Ok(()), Err)
+    }
+
+    fn failed_item(error: &MemoryFetchError) -> Option<crate::provider::Item> {
+        Some(error.0)
+    }
+
+    fn fetched(&self, item: crate::provider::Item) -> Option<&[u8]> {
+        self.fetched.iter().find(|(got, _)| *got == item).map(|(_, value)| value.as_slice()).filter(|value| !value.is_empty())
+    }
+
+    fn dmi_same_instance(&mut self, _: &[u8]) -> Option<bool> {
+        self.dmi
+    }
+
+    fn load_kept(&mut self) -> bool {
+        self.kept_loaded += 1;
+        self.kept
+    }
+
+    fn keep_for_later(&mut self) {
+        self.kept_for_later += 1;
+    }
+
+    fn later_boot(&mut self) {
+        self.later_boot = true;
+    }
+
+    fn stage_started(&mut self, phase: crate::phase::Phase) -> crate::phase::Failed {
+        self.said.push(std::format!("started {}", phase.name()));
+        self.earlier
+    }
+
+    fn stage_finished(&mut self, phase: crate::phase::Phase, failure: Option<&std::string::String>) {
+        self.said.push(std::format!("finished {}: {failure:?}", phase.name()));
+    }
+
+    fn report_failure(&mut self, _: &std::string::String) {}
+
+    fn report_ready(&mut self) {}
+
+    fn settle_markers(&mut self) -> Result<(), std::string::String> {
+        self.said.push("settled".into());
+        Ok(())
+    }
+}

@@ -14,6 +14,7 @@ use core::fmt;
 use crate::text::Decimal;
 
 pub mod actions;
+pub mod phases;
 pub mod block;
 pub mod clock;
 pub mod dhcp;
