@@ -175,6 +175,7 @@ mod tests {
 
     #[test]
     fn openstack_example() {
+        crate::fuzz::seed("network_data", DOCUMENT.as_bytes());
         let config = parse(DOCUMENT.as_bytes()).unwrap();
         assert_eq!(config.interfaces.len(), 2);
         let first = &config.interfaces[0];
@@ -224,6 +225,7 @@ mod tests {
             {"id": "c", "type": "phy", "ethernet_mac_address": "fa:16:3e:00:00:12"}],
           "networks": [{"type": "ipv6_slaac", "link": "a"}, {"type": "ipv6_dhcpv6-stateless", "link": "b"},
             {"type": "ipv6_dhcp", "link": "c"}]}"#;
+        crate::fuzz::seed("network_data", document);
         let config = parse(document).unwrap();
         let kinds: Vec<(Slaac, bool)> = config.interfaces.iter().map(|i| (i.slaac, i.dhcp6)).collect();
         assert_eq!(kinds, [(Slaac::On, false), (Slaac::WithStatelessDhcp, false), (Slaac::Off, true)]);
