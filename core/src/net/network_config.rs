@@ -375,10 +375,18 @@ fn parse_v2<'a>(root: NodeRef<'a>, config: &mut NetworkConfig<'a>) -> Result<(),
             }
         }
         if let Some(value) = get(&entry, "gateway4") {
-            interface.gateway4 = Some(ip(value)?);
+            let gateway = ip(value)?;
+            if !gateway.is_ipv4() {
+                return error(&value, "gateway4 is an IPv4 address");
+            }
+            interface.gateway4 = Some(gateway);
         }
         if let Some(value) = get(&entry, "gateway6") {
-            interface.gateway6 = Some(ip(value)?);
+            let gateway = ip(value)?;
+            if !gateway.is_ipv6() {
+                return error(&value, "gateway6 is an IPv6 address");
+            }
+            interface.gateway6 = Some(gateway);
         }
         if let Some(list) = get(&entry, "routes") {
             for route in list.items() {
@@ -583,6 +591,9 @@ config:
             ("version: 2\nethernets:\n  eth0:\n    nameservers: {search: [\"a.test\\0b\"]}\n", 4, "bad search domain"),
             ("version: 1\nconfig:\n  - type: physical\n    name: eth0\n    subnets: [{type: static, address: 10.0.0.5, netmask: 64}]\n", 5, "bad prefix length"),
             ("version: 2\nethernets:\n  eth0:\n    routes: [{to: 10.0.0.0/8, via: \"fe80::1\"}]\n", 4, "a route mixes IPv4 and IPv6"),
+            // ci/fuzz network_config, crash-d8b00aee: gateway4 given an IPv6 address.
+            ("version: 2\nethernets:\n  id0:\n    gateway4: 2001:1b::8d\n", 4, "gateway4 is an IPv4 address"),
+            ("version: 2\nethernets:\n  id0:\n    gateway6: 10.77.0.1\n", 4, "gateway6 is an IPv6 address"),
         ];
         for (source, line, what) in cases {
             with_config(source, |config| assert_eq!(config.unwrap_err(), ConfigError { line, what }, "{source}"));
