@@ -47,3 +47,56 @@ pub fn within(inner: &[u8], outer: &[u8]) -> bool {
     let (start, end) = (outer.as_ptr() as usize, outer.as_ptr() as usize + outer.len());
     inner.is_empty() || (inner.as_ptr() as usize >= start && inner.as_ptr() as usize + inner.len() <= end)
 }
+
+/// What a network configuration read from untrusted bytes holds, whichever reader read
+/// it, and the /etc/network/interfaces rendered from it: each name and value one word
+/// on its own line, so no value can add a line, a stanza or an option of its own.
+pub fn check_network_config(config: &wisp_core::net::network_config::NetworkConfig<'_>) {
+    use wisp_core::net::{eni, network_config::Prefix};
+    let fits = |prefix: &Prefix| prefix.len <= if prefix.ip.is_ipv4() { 32 } else { 128 };
+    for interface in &config.interfaces {
+        // network_data.json's link ids are ids, not names: configure puts the name of the
+        // link found in their place.
+        assert!(is_word(interface.name.as_bytes()) && (interface.keep_name || interface.name.len() <= 15), "{:?}", interface.name);
+        assert!(interface.match_name.is_none_or(|name| is_word(name.as_bytes())), "{:?}", interface.match_name);
+        assert!(interface.mtu.is_none_or(|mtu| (68..=65535).contains(&mtu)), "{:?}", interface.mtu);
+        assert!(interface.addresses.iter().all(fits), "{:?}", interface.addresses);
+        assert!(interface.routes.iter().all(|route| fits(&route.to) && route.to.ip.is_ipv4() == route.via.is_ipv4()), "{:?}", interface.routes);
+        assert!(interface.gateway4.is_none_or(|ip| ip.is_ipv4()) && interface.gateway6.is_none_or(|ip| ip.is_ipv6()));
+    }
+    assert!(config.search.iter().all(|domain| is_word(domain.as_bytes())), "{:?}", config.search);
+
+    let mut buffer = vec![0u8; 16 * 1024];
+    let mut out = wisp_core::out::Out::new(&mut buffer);
+    eni::render(config, &mut out).expect("a configuration within the limits fits 16 KiB");
+    let text = std::str::from_utf8(out.written()).expect("eni is UTF-8");
+    let names: Vec<&str> = config.interfaces.iter().map(|i| i.name).collect();
+    let mut autos = 0;
+    for line in text.lines() {
+        let words: Vec<&str> = line.split(' ').collect();
+        if line.is_empty() || line.starts_with("# Written by wisp") {
+            continue;
+        } else if let Some(name) = line.strip_prefix("auto ") {
+            assert!(name == "lo" || names.contains(&name), "{line:?} in\n{text}");
+            autos += 1;
+        } else if line.starts_with("iface ") {
+            assert_eq!(words.len(), 4, "{line:?} in\n{text}");
+            assert!(words[1] == "lo" || names.contains(&words[1]), "{line:?} in\n{text}");
+            assert!(["inet", "inet6"].contains(&words[2]) && ["loopback", "dhcp", "static", "manual", "auto"].contains(&words[3]), "{line:?}");
+        } else {
+            let option = line.strip_prefix("    ").unwrap_or_else(|| panic!("{line:?} in\n{text}"));
+            let keyword = option.split(' ').next().unwrap();
+            assert!(["dns-nameservers", "dns-search", "address", "gateway", "mtu", "post-up", "pre-down", "dhcp"].contains(&keyword), "{line:?} in\n{text}");
+            if keyword == "dns-search" {
+                assert_eq!(option.split(' ').count(), 1 + config.search.len(), "{line:?}");
+            }
+        }
+        assert!(!line.bytes().any(|b| b.is_ascii_control()), "{line:?}");
+    }
+    assert_eq!(autos, 1 + config.interfaces.len(), "{text}");
+}
+
+/// Printable, without spaces: one word of a line.
+fn is_word(text: &[u8]) -> bool {
+    !text.is_empty() && text.iter().all(u8::is_ascii_graphic)
+}

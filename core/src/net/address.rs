@@ -178,6 +178,7 @@ mod tests {
 
     #[test]
     fn parses_the_kernels_dump() {
+        crate::fuzz::seed("netlink", DUMP);
         let found: Vec<Address> = netlink::messages(DUMP)
             .map(|m| Address::parse(&m.unwrap()).unwrap().unwrap())
             .collect();

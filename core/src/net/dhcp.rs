@@ -404,6 +404,9 @@ mod tests {
 
     #[test]
     fn reads_dnsmasqs_ack() {
+        for capture in [DISCOVER, OFFER, ACK] {
+            crate::fuzz::seed("dhcp", capture);
+        }
         let ack = packet(ACK);
         assert!(ack.is_reply());
         assert_eq!(ack.xid(), packet(DISCOVER).xid());
@@ -493,6 +496,7 @@ mod tests {
     fn classless_routes_of_rfc3442() {
         // 10.0.0.0/8 via 10.0.0.1, 10.17.0.0/16 on-link, 192.168.3.0/24 via 1.2.3.4.
         let bytes = with_options(&[121, 21, 8, 10, 10, 0, 0, 1, 16, 10, 17, 0, 0, 0, 0, 24, 192, 168, 3, 1, 2, 3, 4, 255]);
+        crate::fuzz::seed("dhcp", &bytes);
         let routes = Packet::new_checked(&bytes).unwrap().lease().unwrap().classless_routes;
         assert_eq!(routes[0], ClasslessRoute { destination: Ipv4Addr::new(10, 0, 0, 0), prefix_len: 8, gateway: Ipv4Addr::new(10, 0, 0, 1) });
         assert_eq!(routes[1], ClasslessRoute { destination: Ipv4Addr::new(10, 17, 0, 0), prefix_len: 16, gateway: Ipv4Addr::UNSPECIFIED });

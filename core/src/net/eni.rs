@@ -128,6 +128,7 @@ mod tests {
         let mut nodes = vec![Node::EMPTY; 512];
         let mut text = vec![0u8; 8192];
         let mut arena = Arena::new(&mut nodes, &mut text);
+        crate::fuzz::seed("network_config", source.as_bytes());
         let root = arena.parse(source.as_bytes()).unwrap();
         let config = parse(arena.value(root)).unwrap();
         let mut buf = [0u8; 4096];

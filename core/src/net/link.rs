@@ -190,6 +190,7 @@ mod tests {
 
     #[test]
     fn parses_the_kernels_link() {
+        crate::fuzz::seed("netlink", NEWLINK);
         let message = Message::new_checked(NEWLINK).unwrap();
         let link = Link::parse(&message).unwrap().unwrap();
         assert_eq!(link.index, 5);

@@ -231,6 +231,7 @@ mod tests {
 
     #[test]
     fn acknowledgement() {
+        crate::fuzz::seed("netlink", &ACK);
         let message = Message::new_checked(&ACK).unwrap();
         assert_eq!(message.kind(), NLMSG_ERROR);
         assert_eq!(message.sequence(), 0x6b05_1fbf);

@@ -4,7 +4,7 @@
 //! addresses, gateways, routes, DHCP) and the nameservers. Bonds, bridges and VLANs are
 //! listed as refused, with their names, so the rest still applies.
 
-use core::net::{IpAddr, Ipv4Addr};
+use core::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use super::ip_text::{parse_ip, parse_ipv4, parse_mac, parse_prefix_len};
 use crate::yaml::{Kind, NodeRef};
@@ -110,6 +110,44 @@ fn text<'a>(value: NodeRef<'a>, what: &'static str) -> Result<&'a str, ConfigErr
     }
 }
 
+/// A name written as one word of /etc/network/interfaces and resolv.conf: printable
+/// ASCII without spaces, so no value can end a line or add a word to it.
+pub(crate) fn is_word(name: &str) -> bool {
+    !name.is_empty() && name.bytes().all(|b| b.is_ascii_graphic())
+}
+
+/// An interface name the kernel takes (IFNAMSIZ less its NUL), and one word.
+fn interface_name<'a>(value: NodeRef<'a>, what: &'static str) -> Result<&'a str, ConfigError> {
+    let name = text(value, what)?;
+    if !is_word(name) || name.len() > super::link::NAME_LIMIT {
+        return error(&value, "bad interface name (at most 15 printable characters, no spaces)");
+    }
+    Ok(name)
+}
+
+/// Whether a prefix length fits its address's family.
+pub(crate) fn fits(ip: &IpAddr, len: u8) -> bool {
+    len <= if ip.is_ipv4() { 32 } else { 128 }
+}
+
+/// `prefix` with the length a netmask gives it, checked against its family.
+fn masked(mut prefix: Prefix, netmask: NodeRef<'_>) -> Result<Prefix, ConfigError> {
+    prefix.len = mask(netmask)?;
+    if !fits(&prefix.ip, prefix.len) {
+        return error(&netmask, "bad prefix length");
+    }
+    Ok(prefix)
+}
+
+/// A route through `via`, both of one family.
+fn route(to: Prefix, via: NodeRef<'_>) -> Result<StaticRoute, ConfigError> {
+    let route = StaticRoute { to, via: ip(via)? };
+    if route.to.ip.is_ipv4() != route.via.is_ipv4() {
+        return error(&via, "a route mixes IPv4 and IPv6");
+    }
+    Ok(route)
+}
+
 fn push<T, const N: usize>(vec: &mut heapless::Vec<T, N>, item: T, at: &NodeRef<'_>, what: &'static str) -> Result<(), ConfigError> {
     vec.push(item).or_else(|_| error(at, what))
 }
@@ -154,12 +192,20 @@ fn mtu(value: NodeRef<'_>) -> Result<u32, ConfigError> {
 
 fn strings<'a, const N: usize>(value: NodeRef<'a>, into: &mut heapless::Vec<&'a str, N>) -> Result<(), ConfigError> {
     if value.kind() == Kind::Scalar {
-        return push(into, text(value, "a name is expected")?, &value, "too many search domains");
+        return push(into, domain(value)?, &value, "too many search domains");
     }
     for item in value.items() {
-        push(into, text(item, "a name is expected")?, &item, "too many search domains")?;
+        push(into, domain(item)?, &item, "too many search domains")?;
     }
     Ok(())
+}
+
+fn domain(value: NodeRef<'_>) -> Result<&str, ConfigError> {
+    let name = text(value, "a name is expected")?;
+    if !is_word(name) {
+        return error(&value, "bad search domain");
+    }
+    Ok(name)
 }
 
 fn addresses<const N: usize>(value: NodeRef<'_>, into: &mut heapless::Vec<IpAddr, N>) -> Result<(), ConfigError> {
@@ -214,7 +260,7 @@ fn parse_v1<'a>(root: NodeRef<'a>, config: &mut NetworkConfig<'a>) -> Result<(),
         let kind = get(&entry, "type").map_or_else(|| error(&entry, "an entry needs a type"), |t| text(t, "type is a name"))?;
         match kind {
             "physical" => {
-                let mut interface = Interface { name: get(&entry, "name").map_or_else(|| error(&entry, "a physical entry needs a name"), |n| text(n, "name is a name"))?, ..Interface::default() };
+                let mut interface = Interface { name: get(&entry, "name").map_or_else(|| error(&entry, "a physical entry needs a name"), |n| interface_name(n, "name is a name"))?, ..Interface::default() };
                 if let Some(value) = get(&entry, "mac_address") {
                     interface.mac = Some(mac(value)?);
                 }
@@ -258,7 +304,7 @@ fn v1_subnet<'a>(subnet: NodeRef<'a>, interface: &mut Interface<'a>, config: &mu
             let Some(address) = get(&subnet, "address") else { return error(&subnet, "a static subnet needs an address") };
             let mut address = prefix(address)?;
             if let Some(netmask) = get(&subnet, "netmask") {
-                address.len = mask(netmask)?;
+                address = masked(address, netmask)?;
             }
             push(&mut interface.addresses, address, &subnet, "more than 4 addresses")?;
             if let Some(gateway) = get(&subnet, "gateway") {
@@ -274,10 +320,10 @@ fn v1_subnet<'a>(subnet: NodeRef<'a>, interface: &mut Interface<'a>, config: &mu
                     let Some(network) = get(&route, "network").or(get(&route, "destination")) else { return error(&route, "a route needs a network") };
                     let mut to = prefix(network)?;
                     if let Some(netmask) = get(&route, "netmask").or(get(&route, "prefix")) {
-                        to.len = mask(netmask)?;
+                        to = masked(to, netmask)?;
                     }
                     let Some(via) = get(&route, "gateway") else { return error(&route, "a route needs a gateway") };
-                    push(&mut interface.routes, StaticRoute { to, via: ip(via)? }, &route, "more than 8 routes")?;
+                    push(&mut interface.routes, self::route(to, via)?, &route, "more than 8 routes")?;
                 }
             }
             if let Some(value) = get(&subnet, "dns_nameservers") {
@@ -311,12 +357,13 @@ fn parse_v2<'a>(root: NodeRef<'a>, config: &mut NetworkConfig<'a>) -> Result<(),
                 interface.mac = Some(mac(value)?);
             }
             if let Some(value) = get(&matching, "name") {
-                interface.match_name = Some(text(value, "match name is a name")?);
+                interface.match_name = Some(interface_name(value, "match name is a name")?);
             }
         }
-        if let Some(value) = get(&entry, "set-name") {
-            interface.name = text(value, "set-name is a name")?;
-        }
+        interface.name = match get(&entry, "set-name") {
+            Some(value) => interface_name(value, "set-name is a name")?,
+            None => interface_name(key, "an interface id is expected")?,
+        };
         if let Some(value) = get(&entry, "mtu") {
             interface.mtu = Some(mtu(value)?);
         }
@@ -328,19 +375,29 @@ fn parse_v2<'a>(root: NodeRef<'a>, config: &mut NetworkConfig<'a>) -> Result<(),
             }
         }
         if let Some(value) = get(&entry, "gateway4") {
-            interface.gateway4 = Some(ip(value)?);
+            let gateway = ip(value)?;
+            if !gateway.is_ipv4() {
+                return error(&value, "gateway4 is an IPv4 address");
+            }
+            interface.gateway4 = Some(gateway);
         }
         if let Some(value) = get(&entry, "gateway6") {
-            interface.gateway6 = Some(ip(value)?);
+            let gateway = ip(value)?;
+            if !gateway.is_ipv6() {
+                return error(&value, "gateway6 is an IPv6 address");
+            }
+            interface.gateway6 = Some(gateway);
         }
         if let Some(list) = get(&entry, "routes") {
             for route in list.items() {
                 let (Some(to), Some(via)) = (get(&route, "to"), get(&route, "via")) else { return error(&route, "a route needs to and via") };
+                // netplan's `default` is 0.0.0.0/0 or ::/0, as the gateway's family says.
                 let to = match to.as_str() {
+                    Some("default") if ip(via)?.is_ipv6() => Prefix { ip: IpAddr::V6(Ipv6Addr::UNSPECIFIED), len: 0 },
                     Some("default") => Prefix { ip: IpAddr::V4(Ipv4Addr::UNSPECIFIED), len: 0 },
                     _ => prefix(to)?,
                 };
-                push(&mut interface.routes, StaticRoute { to, via: ip(via)? }, &route, "more than 8 routes")?;
+                push(&mut interface.routes, self::route(to, via)?, &route, "more than 8 routes")?;
             }
         }
         if let Some(nameservers) = get(&entry, "nameservers") {
@@ -365,6 +422,7 @@ mod tests {
         let mut nodes = vec![Node::EMPTY; 512];
         let mut text = vec![0u8; 8192];
         let mut arena = Arena::new(&mut nodes, &mut text);
+        crate::fuzz::seed("network_config", source.as_bytes());
         let root = arena.parse(source.as_bytes()).unwrap();
         check(parse(arena.value(root)))
     }
@@ -503,6 +561,13 @@ config:
     }
 
     #[test]
+    fn default_route_takes_its_gateways_family() {
+        with_config("version: 2\nethernets:\n  eth0:\n    routes: [{to: default, via: \"2001:db8::1\"}]\n", |config| {
+            assert_eq!(config.unwrap().interfaces[0].routes[0].to, p("::/0"));
+        });
+    }
+
+    #[test]
     fn disabled() {
         with_config("network: {config: disabled}\n", |config| assert!(config.unwrap().disabled));
     }
@@ -517,6 +582,18 @@ config:
             ("version: 2\nethernets:\n  eth0:\n    mtu: 10\n", 4, "mtu is a number from 68 to 65535"),
             ("version: 1\nconfig:\n  - type: physical\n    name: eth0\n    subnets: [{type: static, address: 10.0.0.5, netmask: 255.0.255.0}]\n", 5, "bad netmask"),
             ("version: 1\nconfig:\n  - type: wireless\n", 3, "type is physical, nameserver, bond, bridge, vlan or route"),
+            // What the fuzz targets assert of every configuration read: no value that would
+            // add a line or a word to /etc/network/interfaces, no prefix past its family's,
+            // no route mixing families.
+            ("version: 2\nethernets:\n  eth0:\n    set-name: \"lan0\\nup reboot\"\n", 4, "bad interface name (at most 15 printable characters, no spaces)"),
+            ("version: 2\nethernets:\n  \"eth0 inet dhcp\": {dhcp4: true}\n", 3, "bad interface name (at most 15 printable characters, no spaces)"),
+            ("version: 2\nethernets:\n  a-sixteen-bytes!: {dhcp4: true}\n", 3, "bad interface name (at most 15 printable characters, no spaces)"),
+            ("version: 2\nethernets:\n  eth0:\n    nameservers: {search: [\"a.test\\0b\"]}\n", 4, "bad search domain"),
+            ("version: 1\nconfig:\n  - type: physical\n    name: eth0\n    subnets: [{type: static, address: 10.0.0.5, netmask: 64}]\n", 5, "bad prefix length"),
+            ("version: 2\nethernets:\n  eth0:\n    routes: [{to: 10.0.0.0/8, via: \"fe80::1\"}]\n", 4, "a route mixes IPv4 and IPv6"),
+            // ci/fuzz network_config, crash-d8b00aee: gateway4 given an IPv6 address.
+            ("version: 2\nethernets:\n  id0:\n    gateway4: 2001:1b::8d\n", 4, "gateway4 is an IPv4 address"),
+            ("version: 2\nethernets:\n  id0:\n    gateway6: 10.77.0.1\n", 4, "gateway6 is an IPv6 address"),
         ];
         for (source, line, what) in cases {
             with_config(source, |config| assert_eq!(config.unwrap_err(), ConfigError { line, what }, "{source}"));

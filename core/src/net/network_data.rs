@@ -6,7 +6,7 @@
 use core::net::IpAddr;
 
 use super::ip_text::{parse_ip, parse_mac, parse_prefix_len};
-use super::network_config::{Interface, NetworkConfig, Prefix, Slaac, StaticRoute};
+use super::network_config::{fits, is_word, Interface, NetworkConfig, Prefix, Slaac, StaticRoute};
 use crate::json::{JsonError, JsonText};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -89,8 +89,16 @@ pub fn parse(document: &[u8]) -> Result<NetworkConfig<'_>, DataError> {
                 let _ = config.refused.push((kind, id));
                 continue;
             }
+            // The id is /etc/network/interfaces' name for a link wisp does not find.
+            if !is_word(id) {
+                return Err(bad("bad link id"));
+            }
             let address = string(&link, "ethernet_mac_address")?.ok_or(bad("a link has no ethernet_mac_address"))?;
-            let interface = Interface { name: id, mac: Some(mac(address)?), keep_name: true, mtu: number(&link, "mtu")?, ..Interface::default() };
+            let mtu = number(&link, "mtu")?;
+            if mtu.is_some_and(|mtu| !(68..=65535).contains(&mtu)) {
+                return Err(bad("mtu is a number from 68 to 65535"));
+            }
+            let interface = Interface { name: id, mac: Some(mac(address)?), keep_name: true, mtu, ..Interface::default() };
             config.interfaces.push(interface).map_err(|_| DataError::TooMany { what: "links" })?;
         }
     }
@@ -114,6 +122,9 @@ pub fn parse(document: &[u8]) -> Result<NetworkConfig<'_>, DataError> {
                         ("", None) => if ip.is_ipv4() { 32 } else { 128 },
                         (len, _) => len.parse().map_err(|_| bad("bad prefix length"))?,
                     };
+                    if !fits(&ip, len) {
+                        return Err(bad("bad prefix length"));
+                    }
                     interface.addresses.push(Prefix { ip, len }).map_err(|_| DataError::TooMany { what: "addresses" })?;
                     if let Some(routes) = network.get("routes")? {
                         let mut routes = routes.elements()?;
@@ -121,6 +132,12 @@ pub fn parse(document: &[u8]) -> Result<NetworkConfig<'_>, DataError> {
                             let to = address(string(&route, "network")?.ok_or(bad("a route has no network"))?)?;
                             let len = prefix_len(string(&route, "netmask")?.unwrap_or("0"))?;
                             let via = address(string(&route, "gateway")?.ok_or(bad("a route has no gateway"))?)?;
+                            if !fits(&to, len) {
+                                return Err(bad("bad netmask"));
+                            }
+                            if to.is_ipv4() != via.is_ipv4() {
+                                return Err(bad("a route mixes IPv4 and IPv6"));
+                            }
                             match (len, via) {
                                 (0, IpAddr::V4(_)) => interface.gateway4 = Some(via),
                                 (0, IpAddr::V6(_)) => interface.gateway6 = Some(via),
@@ -175,6 +192,7 @@ mod tests {
 
     #[test]
     fn openstack_example() {
+        crate::fuzz::seed("network_data", DOCUMENT.as_bytes());
         let config = parse(DOCUMENT.as_bytes()).unwrap();
         assert_eq!(config.interfaces.len(), 2);
         let first = &config.interfaces[0];
@@ -206,11 +224,18 @@ mod tests {
 
     #[test]
     fn mistakes_are_named() {
-        let cases: [(&str, DataError); 4] = [
+        let cases: [(&str, DataError); 9] = [
             (r#"{"links": [{"id": "x", "ethernet_mac_address": "fa:16"}]}"#, bad("bad MAC address")),
             (r#"{"links": [{"type": "phy"}]}"#, bad("a link has no id")),
             (r#"{"links": [{"id": "x", "ethernet_mac_address": "fa:16:3e:00:00:02"}], "networks": [{"type": "ipv4", "link": "x", "ip_address": "10.0.0.5", "netmask": "255.0.255.0"}]}"#, bad("bad netmask")),
             (r#"{"links": [}"#, DataError::Json(JsonError::Syntax { offset: 11 })),
+            // The fuzz target network_data's finding (crash-fe97d37f: an id with a space adds
+            // words to /etc/network/interfaces), and values the kernel would refuse later.
+            (r#"{"links": [{"id": " tap2", "ethernet_mac_address": "fa:16:3e:00:00:02"}]}"#, bad("bad link id")),
+            (r#"{"links": [{"id": "x", "ethernet_mac_address": "fa:16:3e:00:00:02", "mtu": 0}]}"#, bad("mtu is a number from 68 to 65535")),
+            (r#"{"links": [{"id": "x", "ethernet_mac_address": "fa:16:3e:00:00:02"}], "networks": [{"type": "ipv4", "link": "x", "ip_address": "10.0.0.5/99"}]}"#, bad("bad prefix length")),
+            (r#"{"links": [{"id": "x", "ethernet_mac_address": "fa:16:3e:00:00:02"}], "networks": [{"type": "ipv4", "link": "x", "ip_address": "10.0.0.5/24", "routes": [{"network": "10.9.0.0", "netmask": "ffff:ffff:ffff::", "gateway": "10.0.0.1"}]}]}"#, bad("bad netmask")),
+            (r#"{"links": [{"id": "x", "ethernet_mac_address": "fa:16:3e:00:00:02"}], "networks": [{"type": "ipv4", "link": "x", "ip_address": "10.0.0.5/24", "routes": [{"network": "10.9.0.0", "netmask": "16", "gateway": "fe80::1"}]}]}"#, bad("a route mixes IPv4 and IPv6")),
         ];
         for (document, error) in cases {
             assert_eq!(parse(document.as_bytes()).unwrap_err(), error, "{document}");
@@ -224,6 +249,7 @@ mod tests {
             {"id": "c", "type": "phy", "ethernet_mac_address": "fa:16:3e:00:00:12"}],
           "networks": [{"type": "ipv6_slaac", "link": "a"}, {"type": "ipv6_dhcpv6-stateless", "link": "b"},
             {"type": "ipv6_dhcp", "link": "c"}]}"#;
+        crate::fuzz::seed("network_data", document);
         let config = parse(document).unwrap();
         let kinds: Vec<(Slaac, bool)> = config.interfaces.iter().map(|i| (i.slaac, i.dhcp6)).collect();
         assert_eq!(kinds, [(Slaac::On, false), (Slaac::WithStatelessDhcp, false), (Slaac::Off, true)]);

@@ -191,6 +191,7 @@ mod tests {
 
     #[test]
     fn parses_the_kernels_dump() {
+        crate::fuzz::seed("netlink", DUMP);
         let found: Vec<Route> = netlink::messages(DUMP).map(|m| Route::parse(&m.unwrap()).unwrap().unwrap()).collect();
         assert_eq!(found.len(), 3);
         assert!(found[0].same(&Route::default_via(Ipv4Addr::new(10, 9, 0, 1), 5, PROTOCOL_BOOT)));

@@ -1,0 +1,44 @@
+#![no_main]
+//! The kernel's rtnetlink answers: a datagram's messages, their attributes, and the link,
+//! address and route each describes; what wisp reads of one, written back as a request,
+//! reads back the same.
+use libfuzzer_sys::fuzz_target;
+use wisp_core::net::address::{Address, RTM_NEWADDR};
+use wisp_core::net::link::{Link, LinkChange, NAME_LIMIT};
+use wisp_core::net::netlink::{attributes, messages, Message, HEADER_LEN};
+use wisp_core::net::route::{Route, RTM_NEWROUTE};
+use wisp_fuzz::within;
+
+fuzz_target!(|data: &[u8]| {
+    let mut buffer = [0u8; 256];
+    let mut taken = 0;
+    for message in messages(data) {
+        let Ok(message) = message else { break };
+        let payload = message.payload();
+        assert!(within(payload, data));
+        taken += HEADER_LEN + payload.len();
+        for attribute in attributes(payload) {
+            let Ok((_, value)) = attribute else { break };
+            assert!(within(value, payload));
+        }
+        if let Ok(Some(link)) = Link::parse(&message) {
+            assert!(link.name().len() <= NAME_LIMIT && !link.name().contains(&0));
+            let change = LinkChange { index: link.index, up: Some(link.is_up()), name: Some(link.name()).filter(|n| !n.is_empty()), mtu: Some(link.mtu) };
+            let again = Link::parse(&Message::new_checked(change.emit(&mut buffer, 1).unwrap()).unwrap()).unwrap().unwrap();
+            assert_eq!((again.index, again.name(), again.mtu, again.is_up()), (link.index, change.name.unwrap_or(b""), link.mtu, link.is_up()));
+        }
+        if let Ok(Some(address)) = Address::parse(&message) {
+            let again = Address::parse(&Message::new_checked(address.emit(&mut buffer, RTM_NEWADDR, 0, 1).unwrap()).unwrap());
+            assert_eq!(again, Ok(Some(address)));
+        }
+        if let Ok(Some(route)) = Route::parse(&message) {
+            let again = Route::parse(&Message::new_checked(route.emit(&mut buffer, RTM_NEWROUTE, 0, 1).unwrap()).unwrap()).unwrap().unwrap();
+            // What a request cannot say: a table past 255 without RTA_TABLE, a
+            // destination beside a prefix length of 0.
+            let table = if route.table > 255 { 255 } else { route.table };
+            let destination = if route.prefix_len == 0 { again.destination } else { route.destination };
+            assert_eq!(again, Route { table, destination, ..route });
+        }
+    }
+    assert!(taken <= data.len());
+});
