@@ -93,47 +93,31 @@ pub enum Error<'a> {
 
 impl fmt::Display for Error<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let shown = |f: &mut fmt::Formatter<'_>, bytes: &[u8]| Shown(bytes).fmt(f);
-        match *self {
-            Error::NoCommand => f.write_str("no command given"),
-            Error::UnknownCommand(word) => {
-                f.write_str("unknown command ")?;
-                shown(f, word)
-            }
-            Error::UnknownOption(word) => {
-                f.write_str("unknown option ")?;
-                shown(f, word)
-            }
-            Error::MissingValue(option) => write!(f, "{option} needs a value", option = Plain(option)),
-            Error::Repeated(option) => write!(f, "{option} given twice", option = Plain(option)),
-            Error::UnexpectedArgument(word) => {
-                f.write_str("unexpected argument ")?;
-                shown(f, word)
-            }
-            Error::NoKeys => f.write_str("imds needs at least one KEY"),
-            Error::BadMark(word) => {
-                f.write_str("mark takes complete or incomplete, not ")?;
-                shown(f, word)
-            }
-            Error::BadPartition(word) => {
-                f.write_str("--partition takes a partition number from 1 to 128, not ")?;
-                shown(f, word)
-            }
-            Error::BadUserdata(word) => {
-                f.write_str("userdata takes show, not ")?;
-                shown(f, word)
-            }
-            Error::ImageNeedsPartition => f.write_str("grow --image FILE needs --partition N, and the reverse"),
+        // Most errors are a text and the word refused: one write of each, not one per error.
+        let (text, word): (&str, Option<&[u8]>) = match *self {
+            Error::NoCommand => ("no command given", None),
+            Error::UnknownCommand(word) => ("unknown command ", Some(word)),
+            Error::UnknownOption(word) => ("unknown option ", Some(word)),
+            Error::MissingValue(option) => return write!(f, "{option} needs a value", option = Plain(option)),
+            Error::Repeated(option) => return write!(f, "{option} given twice", option = Plain(option)),
+            Error::UnexpectedArgument(word) => ("unexpected argument ", Some(word)),
+            Error::NoKeys => ("imds needs at least one KEY", None),
+            Error::BadMark(word) => ("mark takes complete or incomplete, not ", Some(word)),
+            Error::BadPartition(word) => ("--partition takes a partition number from 1 to 128, not ", Some(word)),
+            Error::BadUserdata(word) => ("userdata takes show, not ", Some(word)),
+            Error::ImageNeedsPartition => ("grow --image FILE needs --partition N, and the reverse", None),
             Error::BadCloud(word) => {
-                f.write_str("--cloud ")?;
-                shown(f, word)?;
-                write!(f, ": {names}", names = Plain(CLOUD_NAMES_MESSAGE))
+                return write!(f, "--cloud {}: {names}", Shown(word), names = Plain(CLOUD_NAMES_MESSAGE));
             }
             Error::BadTimeout(word) => {
-                write!(f, "--timeout takes whole seconds from 1 to {max}, not ", max = Decimal(TIMEOUT_MAX_S as u64))?;
-                shown(f, word)
+                return write!(f, "--timeout takes whole seconds from 1 to {max}, not {}", Shown(word), max = Decimal(TIMEOUT_MAX_S as u64));
             }
-            Error::TimeoutNeedsWait => f.write_str("status --timeout needs --wait"),
+            Error::TimeoutNeedsWait => ("status --timeout needs --wait", None),
+        };
+        f.write_str(text)?;
+        match word {
+            Some(word) => Shown(word).fmt(f),
+            None => Ok(()),
         }
     }
 }

@@ -66,7 +66,7 @@ pub(crate) fn rounds(imds: &mut Imds<'_>, host: &mut dyn Host, metadata: &mut Me
             *slot.state = fetched;
             continue;
         }
-        let found = (cloud.extract)(body, item, slot.buf).map_err(|error| ImdsError::Document { what: item.key(), error })?;
+        let found = (cloud.extract)(body, item, slot.buf).map_err(|error| ImdsError::Document { what: item.key(), error: error.into() })?;
         *slot.state = ValueState::at_start(found);
     }
     Ok(())

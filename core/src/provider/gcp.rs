@@ -74,7 +74,7 @@ fn rounds(imds: &mut Imds<'_>, host: &mut dyn Host, metadata: &mut Metadata<'_>,
     if let (Some(range), Some(at)) = (user_data.state.range(), encoding_state.range()) {
         if encoding[at].trim_ascii() == b"base64" {
             let decoded = super::decode_base64_in_place(&mut user_data.buf[range.start..], range.len())
-                .map_err(|error| ImdsError::Document { what: "@userdata", error })?;
+                .map_err(|error| ImdsError::Document { what: "@userdata", error: error.into() })?;
             *user_data.state = ValueState::Present { start: range.start, len: decoded };
         }
     }

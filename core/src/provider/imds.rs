@@ -8,7 +8,7 @@ use core::fmt;
 
 use super::metadata::{Metadata, Slot, ValueState};
 use super::document::Document;
-use super::{aws, DocumentError, Item, IMDS_ADDRESS, IMDS_HOST};
+use super::{aws, DocumentFailure, Item, IMDS_ADDRESS, IMDS_HOST};
 use crate::config::Cloud;
 use crate::host::clock::Clock;
 use crate::host::http::{Described, Endpoint, ErrnoWords, Exchange, Failure, Http, PARALLEL_LIMIT};
@@ -69,7 +69,7 @@ pub enum ImdsError {
     TokenTooLong { limit: usize },
     KeyListing(aws::KeyListingError),
     /// The document, or a value in it, is not what the cloud documents.
-    Document { what: &'static str, error: DocumentError },
+    Document { what: &'static str, error: DocumentFailure },
     ValueTooLarge { what: &'static str, limit: usize },
     /// This wisp has no metadata service for the cloud.
     NoService { cloud: &'static str },
