@@ -1757,3 +1757,21 @@ impl<'h> super::phases::Phases for MemoryPhases<'h> {
         Ok(())
     }
 }
+
+// --- phases (the run before its first phase): `MemoryPhases` records the same way ---
+
+impl crate::phases_start::Starting for MemoryPhases<'_> {
+    type Text = std::string::String;
+
+    fn log(&mut self, args: core::fmt::Arguments<'_>) {
+        self.said.push(std::format!("{args}"));
+    }
+
+    fn stage_started(&mut self, phase: crate::phase::Phase) {
+        self.said.push(std::format!("started {}", phase.name()));
+    }
+
+    fn stage_finished(&mut self, phase: crate::phase::Phase, failure: Option<&std::string::String>) {
+        self.said.push(std::format!("finished {}: {failure:?}", phase.name()));
+    }
+}
