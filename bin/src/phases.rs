@@ -87,7 +87,7 @@ fn run_phases(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
         session.imds.socket = ctx.guest_socket();
     }
     let host = &mut PhaseHost { ctx, session: &mut session, var: OpenDir { dir: &var } };
-    match wisp_core::phases::run(host, phases, &plans) {
+    match wisp_core::phases::run(host, phases, &plans, cloud) {
         true => EXIT_FAILED,
         false => 0,
     }
@@ -211,20 +211,13 @@ impl<'r> Phases for PhaseHost<'r, '_, '_> {
     #[cfg_attr(not(feature = "azure"), allow(unused_variables))]
     fn report_failure(&mut self, reason: &Message) {
         #[cfg(feature = "azure")]
-        if self.session.cloud == Cloud::Azure {
-            let note = crate::azure::report_failure(&self.ctx.timeouts, reason);
-            self.ctx.log.line(format_args!("{note}"));
-        }
+        self.ctx.log.line(format_args!("{}", crate::azure::report_failure(&self.ctx.timeouts, reason)));
     }
 
-    fn report_ready(&mut self) {
+    #[cfg_attr(not(feature = "azure"), allow(unused_variables))]
+    fn report_ready(&mut self, instance_id: &[u8]) {
         #[cfg(feature = "azure")]
-        if self.session.cloud == Cloud::Azure {
-            if let Some(id) = self.session.metadata.get(Item::InstanceId) {
-                let note = crate::azure::report_ready(&self.ctx.timeouts, self.var.dir, id.trim_ascii_end());
-                self.ctx.log.line(format_args!("{note}"));
-            }
-        }
+        self.ctx.log.line(format_args!("{}", crate::azure::report_ready(&self.ctx.timeouts, self.var.dir, instance_id)));
     }
 
     fn settle_markers(&mut self) -> Result<(), Message> {

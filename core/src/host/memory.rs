@@ -1748,9 +1748,13 @@ impl<'h> super::phases::Phases for MemoryPhases<'h> {
         self.said.push(std::format!("finished {}: {failure:?}", phase.name()));
     }
 
-    fn report_failure(&mut self, _: &std::string::String) {}
+    fn report_failure(&mut self, reason: &std::string::String) {
+        self.said.push(std::format!("reported failure: {reason}"));
+    }
 
-    fn report_ready(&mut self) {}
+    fn report_ready(&mut self, instance_id: &[u8]) {
+        self.said.push(std::format!("reported ready: {}", std::string::String::from_utf8_lossy(instance_id)));
+    }
 
     fn settle_markers(&mut self) -> Result<(), std::string::String> {
         self.said.push("settled".into());
