@@ -1,7 +1,6 @@
 //! `wisp boot|early|main|final|bootstrap`: what a run needs before its first phase (the
 //! plans, the cloud, TINY_CLOUD_VAR, a local seed), then core's `phases::run` on this
-//! run's context and session (`PhaseHost`). A failure before the first phase counts as
-//! the first phase's, so that `cloud-init status --wait` ends.
+//! run's context and session (`PhaseHost`), all within core's `phases_start::run`.
 
 use wisp_core::boot_cache;
 use wisp_core::config::Cloud;
@@ -10,6 +9,7 @@ use wisp_core::host::phases::Phases;
 use wisp_core::host::HostError;
 use wisp_core::instance::Progress;
 use wisp_core::phases::Unplanned;
+use wisp_core::phases_start;
 use wisp_core::session::Shared;
 use wisp_core::phase::{Action, Failed, Phase, Plan};
 use wisp_core::provider::Item;
@@ -25,38 +25,35 @@ use crate::host::OpenDir;
 use crate::features::missing_for;
 use crate::imds::{take_metadata, Imds, ImdsError};
 use crate::output::{Message, Shown};
-use crate::state;
 use crate::session::Session;
 use crate::{EXIT_FAILED, EXIT_USAGE};
 
 /// Runs `phases` in order; returns the exit status.
 pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
     ctx.open_log();
-    if let Some(file) = wisp_core::phase::disabled_by(&mut crate::host::files::Root::of(ctx)) {
-        ctx.log.line(format_args!("disabled by {file}: nothing to do", file = Plain(file)));
-        // Each phase is done at once, so `cloud-init status --wait` has nothing to wait for.
-        for &phase in phases {
-            cloud_init_status::stage_started(ctx, phase, None);
-            cloud_init_status::stage_finished(ctx, phase, None, None);
-        }
-        return 0;
-    }
+    let disabled_by = wisp_core::phase::disabled_by(&mut Root::of(ctx));
+    phases_start::run(&mut Starting(ctx), phases, disabled_by, |host| run_phases(host.0, phases))
+}
+
+/// Sets the run up (the plans, the cloud, TINY_CLOUD_VAR, a local seed) and runs its
+/// phases; the exit status.
+fn run_phases(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
     let plans = match wisp_core::phases::plans(phases, |phase| plan(ctx, phase)) {
         Ok(plans) => plans,
-        Err(e) => return usage_error(ctx, phases, e),
+        Err(e) => return unstarted(ctx, phases, e, EXIT_USAGE),
     };
     let cloud = match crate::cloud::resolve(ctx) {
         Ok(cloud) => cloud,
-        Err(e) => return usage_error(ctx, phases, e),
+        Err(e) => return unstarted(ctx, phases, e, EXIT_USAGE),
     };
     let var = match ctx.var_dir() {
         Ok(var) => var,
-        Err(e) => return failure(ctx, phases, e),
+        Err(e) => return unstarted(ctx, phases, e, EXIT_FAILED),
     };
     let timeouts = ctx.timeouts;
     let metadata = match take_metadata() {
         Ok(metadata) => metadata,
-        Err(e) => return failure(ctx, phases, e),
+        Err(e) => return unstarted(ctx, phases, e, EXIT_FAILED),
     };
     // A local seed is read whole at once, unless only the boot phase (which needs no
     // metadata) runs.
@@ -64,10 +61,10 @@ pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
     if matches!(cloud, Cloud::Nocloud | Cloud::Configdrive) && wisp_core::phases::reads_metadata(phases) {
         match crate::seed::load(ctx, cloud, metadata, Some(&var)) {
             Ok(source) => ctx.log.line(format_args!("{}: seed {source}", Plain(cloud.name()))),
-            // Seed disks are often detached after the first boot: a completed bootstrap
-            // then goes on as with an unreachable metadata service.
-            Err(e) if state::is_complete(&var).unwrap_or(false) => ctx.log.line(format_args!("{}: {e}", Plain(cloud.name()))),
-            Err(e) => return failure(ctx, phases, msg!("{}: {e}", Plain(cloud.name()))),
+            Err(e) => match phases_start::seed_unread(&mut OpenDir { dir: &var }, e) {
+                Ok(e) => ctx.log.line(format_args!("{}: {e}", Plain(cloud.name()))),
+                Err(e) => return unstarted(ctx, phases, msg!("{}: {e}", Plain(cloud.name())), EXIT_FAILED),
+            },
         }
     }
     #[cfg(feature = "azure")]
@@ -75,7 +72,7 @@ pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
         match crate::seed::load_azure_custom_data(ctx, metadata) {
             Ok(Some(note)) => ctx.log.line(format_args!("azure: {note}")),
             Ok(None) => {}
-            Err(e) => return failure(ctx, phases, msg!("azure: {e}")),
+            Err(e) => return unstarted(ctx, phases, msg!("azure: {e}"), EXIT_FAILED),
         }
     }
     let mut session = Session {
@@ -90,7 +87,7 @@ pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
         session.imds.socket = ctx.guest_socket();
     }
     let host = &mut PhaseHost { ctx, session: &mut session, var: OpenDir { dir: &var } };
-    match wisp_core::phases::run(host, phases, &plans) {
+    match wisp_core::phases::run(host, phases, &plans, cloud) {
         true => EXIT_FAILED,
         false => 0,
     }
@@ -214,20 +211,13 @@ impl<'r> Phases for PhaseHost<'r, '_, '_> {
     #[cfg_attr(not(feature = "azure"), allow(unused_variables))]
     fn report_failure(&mut self, reason: &Message) {
         #[cfg(feature = "azure")]
-        if self.session.cloud == Cloud::Azure {
-            let note = crate::azure::report_failure(&self.ctx.timeouts, reason);
-            self.ctx.log.line(format_args!("{note}"));
-        }
+        self.ctx.log.line(format_args!("{}", crate::azure::report_failure(&self.ctx.timeouts, reason)));
     }
 
-    fn report_ready(&mut self) {
+    #[cfg_attr(not(feature = "azure"), allow(unused_variables))]
+    fn report_ready(&mut self, instance_id: &[u8]) {
         #[cfg(feature = "azure")]
-        if self.session.cloud == Cloud::Azure {
-            if let Some(id) = self.session.metadata.get(Item::InstanceId) {
-                let note = crate::azure::report_ready(&self.ctx.timeouts, self.var.dir, id.trim_ascii_end());
-                self.ctx.log.line(format_args!("{note}"));
-            }
-        }
+        self.ctx.log.line(format_args!("{}", crate::azure::report_ready(&self.ctx.timeouts, self.var.dir, instance_id)));
     }
 
     fn settle_markers(&mut self) -> Result<(), Message> {
@@ -235,16 +225,25 @@ impl<'r> Phases for PhaseHost<'r, '_, '_> {
     }
 }
 
-fn usage_error(ctx: &mut Context<'_>, phases: &[Phase], message: Message) -> i32 {
-    failure(ctx, phases, message);
-    EXIT_USAGE
+fn unstarted(ctx: &mut Context<'_>, phases: &[Phase], reason: Message, exit: i32) -> i32 {
+    phases_start::unstarted(&mut Starting(ctx), phases, reason, exit)
 }
 
-/// A failure before the first phase started counts as the first phase's, so that
-/// `cloud-init status --wait` ends.
-fn failure(ctx: &mut Context<'_>, phases: &[Phase], message: Message) -> i32 {
-    ctx.log.line(format_args!("{message}"));
-    cloud_init_status::stage_finished(ctx, phases[0], None, Some(&message));
-    EXIT_FAILED
-}
+/// A run before its first phase: the cloud is not known yet.
+struct Starting<'r, 'c>(&'r mut Context<'c>);
 
+impl phases_start::Starting for Starting<'_, '_> {
+    type Text = Message;
+
+    fn log(&mut self, args: core::fmt::Arguments<'_>) {
+        self.0.log.line(args);
+    }
+
+    fn stage_started(&mut self, phase: Phase) {
+        cloud_init_status::stage_started(self.0, phase, None);
+    }
+
+    fn stage_finished(&mut self, phase: Phase, failure: Option<&Message>) {
+        cloud_init_status::stage_finished(self.0, phase, None, failure);
+    }
+}

@@ -8,10 +8,6 @@ use crate::context::Context;
 use crate::host::{errno, OpenDir};
 use crate::output::Message;
 
-pub fn is_complete(var: &Dir) -> Result<bool, Message> {
-    completion::is_complete(&mut OpenDir { dir: var }).map_err(|e| crate::output::os_error("cannot read the completion marker", errno(e)))
-}
-
 /// Sets or clears the marker, durably (see `completion::set`).
 pub fn set_complete(ctx: &Context<'_>, var: &Dir, complete: bool) -> Result<(), Message> {
     let dir = &mut OpenDir { dir: var };

@@ -61,6 +61,7 @@ pub mod instance;
 pub mod phase;
 pub mod phase_run;
 pub mod phases;
+pub mod phases_start;
 pub mod session;
 pub mod provider;
 pub mod script;

@@ -10,6 +10,7 @@
 use core::fmt;
 
 use crate::completion;
+use crate::config::Cloud;
 use crate::host::actions::Actions;
 use crate::host::phases::Phases;
 use crate::instance::{self, Course, Current, Progress, SaveError, Saved, INSTANCE_ID_LIMIT};
@@ -78,8 +79,8 @@ pub fn reads_metadata(phases: &[Phase]) -> bool {
     phases.iter().any(|&phase| phase != Phase::Boot)
 }
 
-/// Runs `phases` in order, by `plans`. Whether the run failed.
-pub fn run<H: Phases>(host: &mut H, phases: &[Phase], plans: &[Plan; 4]) -> bool {
+/// Runs `phases` in order, by `plans`, on `cloud`. Whether the run failed.
+pub fn run<H: Phases>(host: &mut H, phases: &[Phase], plans: &[Plan; 4], cloud: Cloud) -> bool {
     // What an earlier phase of this boot fetched, unless this run starts the boot.
     let kept = phases[0] != Phase::Boot && host.load_kept();
     let mut run = Run { fetched_once: false, fetch_failed: None, keep_for_later: !kept && !phases.contains(&Phase::Final) };
@@ -98,15 +99,22 @@ pub fn run<H: Phases>(host: &mut H, phases: &[Phase], plans: &[Plan; 4]) -> bool
             Err(reason) => (Some(reason), false),
         };
         host.stage_finished(phase, errors.as_ref());
+        // Only Azure is told how a phase went; a ready instance, by its id.
         match errors {
             Some(reason) => {
-                host.report_failure(&reason);
+                if cloud == Cloud::Azure {
+                    host.report_failure(&reason);
+                }
                 failed = true;
                 if !go_on {
                     break;
                 }
             }
-            None if phase == Phase::Main => host.report_ready(),
+            None if phase == Phase::Main && cloud == Cloud::Azure => {
+                if let Some(id) = host.fetched(Item::InstanceId).and_then(|id| InstanceId::from_slice(id.trim_ascii_end()).ok()) {
+                    host.report_ready(&id);
+                }
+            }
             None => {}
         }
     }
@@ -369,7 +377,7 @@ mod tests {
     fn run_phases(host: &mut MemoryPhases<'_>, phases: &[Phase], kept: bool) -> bool {
         let plans = plans(phases, |phase| phase.plan(None, "")).unwrap();
         host.kept = kept;
-        run(host, phases, &plans)
+        run(host, phases, &plans, Cloud::Aws)
     }
 
     fn all_actions(phases: &[Phase]) -> Vec<Action> {
@@ -510,6 +518,35 @@ mod tests {
         assert!(host.ran.contains(&Action::SetSshKeys));
         let said = "main/set_ssh_keys: failed: @ssh-keys: timed out (applied what arrived: done) (0 ms)";
         assert!(host.said.iter().any(|line| line == said), "{:?}", host.said);
+    }
+
+    #[test]
+    fn only_azure_is_told_of_a_failed_phase_and_of_a_ready_instance_by_its_id() {
+        let reports = |cloud: Cloud, failing: bool| {
+            let mut disk = MemoryHost::new();
+            let mut host = MemoryPhases::new(disk.dir(VAR));
+            service(&mut host, b"i-1\n");
+            if failing {
+                host.failing_actions.push(Action::SetHostname);
+            }
+            let plans = plans(&Phase::ALL, |phase| phase.plan(None, "")).unwrap();
+            assert_eq!(run(&mut host, &Phase::ALL, &plans, cloud), failing);
+            host.said.iter().filter(|line| line.starts_with("reported")).cloned().collect::<Vec<_>>()
+        };
+        assert_eq!(reports(Cloud::Azure, false), ["reported ready: i-1"]);
+        assert!(reports(Cloud::Azure, true)[0].starts_with("reported failure: "), "{:?}", reports(Cloud::Azure, true));
+        assert!(!reports(Cloud::Azure, true).iter().any(|line| line.starts_with("reported ready")));
+        assert!(reports(Cloud::Aws, false).is_empty() && reports(Cloud::Aws, true).is_empty());
+    }
+
+    #[test]
+    fn azure_is_not_told_of_a_ready_instance_whose_id_it_did_not_give() {
+        let mut disk = bootstrapped("i-1");
+        let mut host = MemoryPhases::new(disk.dir(VAR));
+        host.dmi = Some(true);
+        let plans = plans(&[Phase::Main], |phase| phase.plan(None, "")).unwrap();
+        assert!(!run(&mut host, &[Phase::Main], &plans, Cloud::Azure));
+        assert!(!host.said.iter().any(|line| line.starts_with("reported")), "{:#?}", host.said);
     }
 
     #[test]

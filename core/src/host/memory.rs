@@ -1748,12 +1748,34 @@ impl<'h> super::phases::Phases for MemoryPhases<'h> {
         self.said.push(std::format!("finished {}: {failure:?}", phase.name()));
     }
 
-    fn report_failure(&mut self, _: &std::string::String) {}
+    fn report_failure(&mut self, reason: &std::string::String) {
+        self.said.push(std::format!("reported failure: {reason}"));
+    }
 
-    fn report_ready(&mut self) {}
+    fn report_ready(&mut self, instance_id: &[u8]) {
+        self.said.push(std::format!("reported ready: {}", std::string::String::from_utf8_lossy(instance_id)));
+    }
 
     fn settle_markers(&mut self) -> Result<(), std::string::String> {
         self.said.push("settled".into());
         Ok(())
+    }
+}
+
+// --- phases (the run before its first phase): `MemoryPhases` records the same way ---
+
+impl crate::phases_start::Starting for MemoryPhases<'_> {
+    type Text = std::string::String;
+
+    fn log(&mut self, args: core::fmt::Arguments<'_>) {
+        self.said.push(std::format!("{args}"));
+    }
+
+    fn stage_started(&mut self, phase: crate::phase::Phase) {
+        self.said.push(std::format!("started {}", phase.name()));
+    }
+
+    fn stage_finished(&mut self, phase: crate::phase::Phase, failure: Option<&std::string::String>) {
+        self.said.push(std::format!("finished {}: {failure:?}", phase.name()));
     }
 }

@@ -1,0 +1,121 @@
+//! What a run of phases decides before its first phase starts: a disabled wisp marks every
+//! phase started and finished at once, a failure to set the run up counts as the first
+//! phase's, and an unreadable local seed is tolerated after a completed bootstrap. Each so
+//! that `cloud-init status --wait` ends.
+
+use core::fmt;
+
+use crate::completion;
+use crate::host::directory::Directory;
+use crate::phase::Phase;
+use crate::text::Plain;
+
+/// The host of a run before its first phase: its log and cloud-init's status, recorded
+/// before the cloud is known.
+pub trait Starting {
+    /// A line of the host's (`Actions::Text`).
+    type Text: fmt::Display;
+
+    fn log(&mut self, args: fmt::Arguments<'_>);
+
+    /// Records that `phase` started (`Phases::stage_started`).
+    fn stage_started(&mut self, phase: Phase);
+
+    /// Records that `phase` ended, with the reason it failed (`Phases::stage_finished`).
+    fn stage_finished(&mut self, phase: Phase, failure: Option<&Self::Text>);
+}
+
+/// Runs `phases` by `run_phases` (the exit status), unless `disabled_by` names the file
+/// that disables wisp.
+pub fn run<H: Starting>(host: &mut H, phases: &[Phase], disabled_by: Option<&str>, run_phases: impl FnOnce(&mut H) -> i32) -> i32 {
+    let Some(file) = disabled_by else { return run_phases(host) };
+    host.log(format_args!("disabled by {}: nothing to do", Plain(file)));
+    // Each phase is done at once, so `cloud-init status --wait` has nothing to wait for.
+    for &phase in phases {
+        host.stage_started(phase);
+        host.stage_finished(phase, None);
+    }
+    0
+}
+
+/// A run that stopped before its first phase started, by `reason`: logged, and counted as
+/// the first phase's failure so that `cloud-init status --wait` ends. Returns `exit`, the
+/// exit status (`EXIT_USAGE` when the configuration refused the run, else `EXIT_FAILED`).
+pub fn unstarted<H: Starting>(host: &mut H, phases: &[Phase], reason: H::Text, exit: i32) -> i32 {
+    host.log(format_args!("{reason}"));
+    host.stage_finished(phases[0], Some(&reason));
+    exit
+}
+
+/// A local seed that could not be read: seed disks are often detached after the first
+/// boot, so a completed bootstrap goes on as with an unreachable metadata service (`Ok`:
+/// the reason, to log); before that, the run fails.
+pub fn seed_unread<T>(var: &mut impl Directory, reason: T) -> Result<T, T> {
+    match completion::is_complete(var) {
+        Ok(true) => Ok(reason),
+        _ => Err(reason),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::string::String;
+    use std::vec::Vec;
+
+    use super::*;
+    use crate::cli::{EXIT_FAILED, EXIT_USAGE};
+    use crate::host::memory::{MemoryHost, MemoryPhases};
+
+    const VAR: &str = "/var/lib/cloud";
+
+    fn said<'a>(host: &'a MemoryPhases<'_>) -> Vec<&'a str> {
+        host.said.iter().map(String::as_str).collect()
+    }
+
+    #[test]
+    fn a_disabled_wisp_marks_every_phase_started_and_finished_and_runs_nothing() {
+        let mut disk = MemoryHost::new();
+        let mut host = MemoryPhases::new(disk.dir(VAR));
+        let exit = run(&mut host, &[Phase::Early, Phase::Main], Some("/etc/wisp.disabled"), |_| panic!("a disabled run sets nothing up"));
+        assert_eq!(exit, 0);
+        assert_eq!(said(&host), ["disabled by /etc/wisp.disabled: nothing to do", "started early", "finished early: None", "started main", "finished main: None"]);
+    }
+
+    #[test]
+    fn a_failure_before_the_first_phase_is_logged_and_counts_as_its_failure() {
+        let mut disk = MemoryHost::new();
+        let mut host = MemoryPhases::new(disk.dir(VAR));
+        let exit = run(&mut host, &[Phase::Main, Phase::Final], None, |host| unstarted(host, &[Phase::Main, Phase::Final], "no metadata".into(), EXIT_FAILED));
+        assert_eq!(exit, EXIT_FAILED);
+        assert_eq!(said(&host), ["no metadata", "finished main: Some(\"no metadata\")"]);
+    }
+
+    #[test]
+    fn a_refused_configuration_is_a_usage_error_of_the_first_phase() {
+        let mut disk = MemoryHost::new();
+        let mut host = MemoryPhases::new(disk.dir(VAR));
+        assert_eq!(unstarted(&mut host, &Phase::ALL, "wisp.conf: CLOUD: unknown".into(), EXIT_USAGE), EXIT_USAGE);
+        assert_eq!(said(&host), ["wisp.conf: CLOUD: unknown", "finished boot: Some(\"wisp.conf: CLOUD: unknown\")"]);
+    }
+
+    #[test]
+    fn a_run_that_is_not_disabled_ends_as_its_phases_did_and_records_nothing_itself() {
+        let mut disk = MemoryHost::new();
+        let mut host = MemoryPhases::new(disk.dir(VAR));
+        assert_eq!(run(&mut host, &[Phase::Main], None, |_| EXIT_FAILED), EXIT_FAILED);
+        assert_eq!(run(&mut host, &[Phase::Main], None, |_| 0), 0);
+        assert!(host.said.is_empty());
+    }
+
+    #[test]
+    fn an_unreadable_seed_fails_a_first_boot_and_is_only_logged_after_a_bootstrap() {
+        let mut disk = MemoryHost::new();
+        assert_eq!(seed_unread(&mut disk.dir(VAR), "no seed"), Err("no seed"));
+        let mut disk = MemoryHost::new().with_file("/var/lib/cloud/.bootstrap-complete", b"");
+        assert_eq!(seed_unread(&mut disk.dir(VAR), "no seed"), Ok("no seed"));
+        // A marker that cannot be read is no completed bootstrap.
+        disk.fail.insert(b"/var/lib/cloud/.bootstrap-complete".to_vec(), crate::host::HostError { errno: 5 });
+        let mut var = disk.dir(VAR);
+        assert_eq!(seed_unread(&mut var, "no seed"), Err("no seed"));
+    }
+}
