@@ -241,7 +241,11 @@ fn classless_routes(mut value: &[u8]) -> Result<heapless::Vec<ClasslessRoute, RO
         }
         let mut destination = [0u8; 4];
         destination[..significant].copy_from_slice(&rest[..significant]);
-        let route = ClasslessRoute { destination: Ipv4Addr::from(destination), prefix_len: width, gateway: address(&rest[significant..]) };
+        // Bits past the width in the last significant octet mean nothing, and the kernel
+        // refuses a route whose destination has them: they are cleared, not kept.
+        let mask = u32::MAX.checked_shl(32 - u32::from(width)).unwrap_or(0);
+        let destination = Ipv4Addr::from(u32::from_be_bytes(destination) & mask);
+        let route = ClasslessRoute { destination, prefix_len: width, gateway: address(&rest[significant..]) };
         routes.push(route).map_err(|_| Error::TooMany { code, limit: ROUTES_LIMIT as u16 })?;
         value = &rest[significant + 4..];
     }
@@ -501,6 +505,12 @@ mod tests {
         assert_eq!(routes[0], ClasslessRoute { destination: Ipv4Addr::new(10, 0, 0, 0), prefix_len: 8, gateway: Ipv4Addr::new(10, 0, 0, 1) });
         assert_eq!(routes[1], ClasslessRoute { destination: Ipv4Addr::new(10, 17, 0, 0), prefix_len: 16, gateway: Ipv4Addr::UNSPECIFIED });
         assert_eq!(routes[2].destination, Ipv4Addr::new(192, 168, 3, 0));
+        // 10.128.0.0/9 written with a stray bit past its width (10.255/9) on-link, and a
+        // default route (width 0): the destination keeps only the bits of its prefix.
+        let bytes = with_options(&[121, 12, 9, 10, 255, 0, 0, 0, 0, 0, 192, 168, 0, 1]);
+        let routes = Packet::new_checked(&bytes).unwrap().lease().unwrap().classless_routes;
+        assert_eq!(routes[0], ClasslessRoute { destination: Ipv4Addr::new(10, 128, 0, 0), prefix_len: 9, gateway: Ipv4Addr::UNSPECIFIED });
+        assert_eq!(routes[1], ClasslessRoute { destination: Ipv4Addr::UNSPECIFIED, prefix_len: 0, gateway: Ipv4Addr::new(192, 168, 0, 1) });
         for bad in [&[121, 2, 33, 0][..], &[121, 4, 24, 10, 0, 0]] {
             let bytes = with_options(bad);
             assert_eq!(Packet::new_checked(&bytes).unwrap().lease().unwrap_err(), Error::BadOption { code: 121 });
