@@ -371,18 +371,8 @@ impl Dir {
     pub fn proc_path(&self) -> NulTerminated {
         let mut path = NulTerminated::new();
         let _ = path.push(b"/proc/self/fd/");
-        let mut digits = [0u8; 10];
-        let mut n = rustix::fd::AsRawFd::as_raw_fd(&self.0).unsigned_abs();
-        let mut at = digits.len();
-        loop {
-            at -= 1;
-            digits[at] = b'0' + (n % 10) as u8;
-            n /= 10;
-            if n == 0 {
-                break;
-            }
-        }
-        let _ = path.push(&digits[at..]);
+        let fd = rustix::fd::AsRawFd::as_raw_fd(&self.0).unsigned_abs();
+        let _ = path.push(crate::decimal_digits(fd.into(), &mut [0; 20]));
         path
     }
 

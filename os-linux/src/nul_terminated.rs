@@ -27,19 +27,9 @@ impl core::fmt::Display for PathError {
     }
 }
 
-/// `n` in decimal without `{}`, which would bring core's integer padding into the binary.
-fn decimal(f: &mut core::fmt::Formatter<'_>, mut n: usize) -> core::fmt::Result {
-    let mut digits = [0u8; 20];
-    let mut start = digits.len();
-    loop {
-        start -= 1;
-        digits[start] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    f.write_str(core::str::from_utf8(&digits[start..]).unwrap_or("?"))
+/// `n` in decimal, as `crate::decimal_digits` writes it.
+fn decimal(f: &mut core::fmt::Formatter<'_>, n: usize) -> core::fmt::Result {
+    f.write_str(core::str::from_utf8(crate::decimal_digits(n as u64, &mut [0; 20])).unwrap_or("?"))
 }
 
 pub struct NulTerminated {
