@@ -34,3 +34,20 @@ fn decimal_digits(mut n: u64, buf: &mut [u8; 20]) -> &[u8] {
     }
     &buf[start..]
 }
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use std::string::ToString;
+
+    use super::decimal_digits;
+    use crate::nul_terminated::PathError;
+
+    #[test]
+    fn digits_of_the_smallest_and_largest_numbers() {
+        assert_eq!(decimal_digits(0, &mut [0; 20]), b"0");
+        assert_eq!(decimal_digits(4095, &mut [0; 20]), b"4095");
+        assert_eq!(decimal_digits(u64::MAX, &mut [0; 20]), b"18446744073709551615");
+        assert_eq!(PathError::TooLong { limit: 4096 }.to_string(), "path longer than 4096 bytes");
+    }
+}
