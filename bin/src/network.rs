@@ -5,7 +5,7 @@ use wisp_core::config::Cloud;
 use wisp_core::net::{ephemeral, net_sync, rtnl::Rtnl};
 
 use crate::context::Context;
-use crate::host::{dhcp::DhcpOn, host_error, netlink::RouteSocket, system::System, timer::Monotonic, OpenDir};
+use crate::host::{dhcp::DhcpOn, host_error, netlink::RouteSocket, system::System, Network, OpenDir};
 use crate::output::{os_error, Message};
 
 pub fn set_ephemeral_network(ctx: &mut Context<'_>, metadata: &mut crate::imds::Metadata) -> Result<Message, Message> {
@@ -21,7 +21,7 @@ pub fn set_ephemeral_network(ctx: &mut Context<'_>, metadata: &mut crate::imds::
     }
     let instance = ephemeral::Instance { cloud: cloud.name(), local_seed, dhcp_ms: ctx.config.dhcp_ms as u64 };
     let open_dhcp = |index| wisp_os_linux::packet::ipv4_socket(index).map(|socket| DhcpOn { socket, index }).map_err(host_error);
-    ephemeral::set_ephemeral_network(&mut System::new(ctx), &mut OpenDir { dir: &var }, &mut open_kernel()?, &mut Monotonic, open_dhcp, &instance)
+    ephemeral::set_ephemeral_network(&mut System::new(ctx), &mut OpenDir { dir: &var }, &mut open_kernel()?, &mut Network { guest_socket: None }, open_dhcp, &instance)
 }
 
 /// `wisp net-sync`: on AWS, each interface's addresses made what the metadata lists.

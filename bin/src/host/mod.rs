@@ -44,8 +44,6 @@ mod links;
 mod mounts;
 #[cfg(feature = "cloud-config")]
 mod power;
-#[cfg(feature = "network")]
-pub mod timer;
 pub mod tree;
 
 pub use directory::OpenDir;
