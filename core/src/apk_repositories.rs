@@ -178,9 +178,7 @@ mod tests {
     const OS_RELEASE: &str = "NAME=\"Alpine Linux\"\nVERSION_ID=3.20.3\n";
 
     fn run(host: &mut MemorySystem, source: &str) -> Result<std::string::String, std::string::String> {
-        let mut result = None;
-        with_config(source, |config| result = Some(apply(host, config)));
-        result.unwrap()
+        with_config(source, |config| apply(host, config))
     }
 
     #[test]

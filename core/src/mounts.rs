@@ -139,9 +139,7 @@ mod tests {
     }
 
     fn run(host: &mut MemorySystem, source: &str) -> Result<std::string::String, std::string::String> {
-        let mut result = None;
-        with_config(source, |config| result = Some(apply(host, config)));
-        result.unwrap()
+        with_config(source, |config| apply(host, config))
     }
 
     #[test]

@@ -187,9 +187,7 @@ mod tests {
     }
 
     fn run(host: &mut MemorySystem, source: &str, cloud: Cloud) -> Result<std::string::String, std::string::String> {
-        let mut result = None;
-        with_config(source, |config| result = Some(configure(host, config, || Ok(cloud))));
-        result.unwrap()
+        with_config(source, |config| configure(host, config, || Ok(cloud)))
     }
 
     #[test]

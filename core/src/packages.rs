@@ -133,9 +133,7 @@ mod tests {
     use crate::users::tests::with_config;
 
     fn run(host: &mut MemorySystem, source: &str) -> Result<Option<std::string::String>, std::string::String> {
-        let mut result = None;
-        with_config(source, |config| result = Some(install(host, config)));
-        result.unwrap()
+        with_config(source, |config| install(host, config))
     }
 
     fn alpine() -> MemorySystem {

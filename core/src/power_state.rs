@@ -63,9 +63,7 @@ mod tests {
     use crate::users::tests::with_config;
 
     fn run(host: &mut MemorySystem, source: &str) -> Result<std::string::String, std::string::String> {
-        let mut result = None;
-        with_config(source, |config| result = Some(apply(host, config)));
-        result.unwrap()
+        with_config(source, |config| apply(host, config))
     }
 
     fn busybox(exits_0: bool) -> MemorySystem {

@@ -151,9 +151,7 @@ mod tests {
         use crate::host::memory::{MemoryHost, MemorySystem};
         let mut host = MemorySystem::new(MemoryHost::new()).with_dir("/etc", (0, 0)).with_file("/usr/share/zoneinfo/Europe/Berlin", "TZif");
         let run = |host: &mut MemorySystem, source: &str| {
-            let mut result = None;
-            crate::users::tests::with_config(source, |config| result = Some(apply(host, config)));
-            result.unwrap()
+            crate::users::tests::with_config(source, |config| apply(host, config))
         };
         assert_eq!(run(&mut host, "timezone: Europe/Berlin\n").unwrap(), "Europe/Berlin");
         assert_eq!(host.contents("/etc/localtime"), Some("/usr/share/zoneinfo/Europe/Berlin"));

@@ -511,14 +511,14 @@ pub(crate) mod tests {
     }
 
     /// `source` as cloud-config, for `check`.
-    pub fn with_config(source: &str, check: impl FnOnce(&CloudConfig<'_>)) {
+    pub fn with_config<R>(source: &str, check: impl FnOnce(&CloudConfig<'_>) -> R) -> R {
         let mut nodes = std::vec![Node::EMPTY; 512];
         let mut text = std::vec![0u8; 4096];
         let mut arena = Arena::new(&mut nodes, &mut text);
         let root = arena.parse(source.as_bytes()).unwrap();
         let mut config = CloudConfig::default();
         config.add(arena.value(root)).unwrap();
-        check(&config);
+        check(&config)
     }
 
     #[test]

@@ -217,9 +217,7 @@ mod tests {
     }
 
     fn run(host: &mut MemorySystem, source: &str, deferred: bool) -> Result<std::string::String, std::string::String> {
-        let mut result = None;
-        with_config(source, |config| result = Some(apply(host, config, deferred)));
-        result.unwrap()
+        with_config(source, |config| apply(host, config, deferred))
     }
 
     const FILES: &str = "write_files:\n  - path: /etc/app/conf\n    content: a=1\n    owner: alpine:wheel\n    permissions: '0600'\n  - path: /etc/motd\n    content: aGVsbG8K\n    encoding: b64\n    append: true\n  - path: /srv/late\n    content: x\n    defer: true\n  - content: no path\n";

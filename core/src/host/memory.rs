@@ -981,27 +981,11 @@ impl MemoryDecoding {
     }
 }
 
-impl Files for MemoryDecoding {
-    fn read(&mut self, path: &[u8], buf: &mut [u8]) -> Result<Option<usize>, HostError> {
-        self.system.read(path, buf)
-    }
-    fn write(&mut self, path: &[u8], contents: &[u8], mode: u32, owner: Option<(u32, u32)>) -> Result<(), HostError> {
-        self.system.write(path, contents, mode, owner)
-    }
-    fn create_dir(&mut self, path: &[u8], mode: u32) -> Result<bool, HostError> {
-        self.system.create_dir(path, mode)
-    }
-    fn metadata(&mut self, path: &[u8]) -> Result<Option<Metadata>, HostError> {
-        self.system.metadata(path)
-    }
-    fn set_owner_and_mode(&mut self, path: &[u8], uid: u32, gid: u32, mode: u32) -> Result<(), HostError> {
-        self.system.set_owner_and_mode(path, uid, gid, mode)
-    }
-    fn remove(&mut self, path: &[u8]) -> Result<bool, HostError> {
-        self.system.remove(path)
-    }
-    fn list(&mut self, dir: &[u8], visit: &mut dyn FnMut(&[u8])) -> Result<(), HostError> {
-        self.system.list(dir, visit)
+impl super::files::HasFiles for MemoryDecoding {
+    type Files = MemorySystem;
+
+    fn files(&mut self) -> &mut MemorySystem {
+        &mut self.system
     }
 }
 
