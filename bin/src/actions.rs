@@ -55,7 +55,7 @@ pub fn run(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: 
         _ if action.userdata_work() == Some(UserdataWork::CloudConfig) => apply_cloud_config(ctx, session, var, action),
         // Planning refuses these by name first (phases::plan); this is the same answer.
         #[allow(unreachable_patterns)]
-        _ => Err(crate::features::missing(action.name(), crate::features::missing_for(action).unwrap_or("it"))),
+        _ => Err(crate::features::missing(action.name(), crate::features::FEATURES.lacks_for_action(action).unwrap_or("it"))),
     }
 }
 
@@ -65,7 +65,7 @@ fn apply_cloud_config(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir, a
     match session.cloud_config(ctx, var) {
         Ok(Some(config)) => crate::cloud_config::run(ctx, &config, var, action),
         Ok(None) => Ok(msg!("no cloud-config")),
-        Err(e) => Err(session.report(e)),
+        Err(e) => Err(session.shared.report(e)),
     }
 }
 

@@ -12,7 +12,7 @@ use wisp_os_linux::fs::Dir;
 use crate::userdata::USER_DATA_LIMIT;
 use crate::context::Context;
 use crate::host::system::System;
-use crate::take_once::TakeOnce;
+use wisp_os_linux::take_once::TakeOnce;
 use crate::output::Message;
 use crate::scripts;
 

@@ -4,7 +4,6 @@
 use wisp_core::built_without;
 use wisp_core::features::{Built, Feature::*};
 use wisp_core::text::Plain;
-use wisp_core::phase::Action;
 
 use crate::output::Message;
 
@@ -26,11 +25,6 @@ pub const BUILT: &str = match core::str::from_utf8(&NAMES) {
     Ok(text) => text,
     Err(_) => "",
 };
-
-/// The feature `action` needs that this build lacks, if any.
-pub const fn missing_for(action: Action) -> Option<&'static str> {
-    FEATURES.lacks_for_action(action)
-}
 
 /// `WHAT: wisp was built without FEATURE`.
 #[inline(never)]

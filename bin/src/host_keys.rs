@@ -7,12 +7,12 @@ use wisp_os_linux::fs::Dir;
 use crate::context::Context;
 use crate::host::system::System;
 use crate::output::Message;
-use crate::instance_id;
+use crate::host::OpenDir;
 
 #[inline(never)]
 pub fn set_ssh_host_keys(ctx: &mut Context<'_>, var: &Dir, config: Option<&CloudConfig<'_>>) -> Result<Message, Message> {
-    let mut id_buf = [0u8; instance_id::INSTANCE_ID_LIMIT];
-    let instance_id = instance_id::saved(var, &mut id_buf).unwrap_or(b"");
+    let mut id_buf = [0u8; wisp_core::instance::INSTANCE_ID_LIMIT];
+    let instance_id = wisp_core::instance::saved_id(&mut OpenDir { dir: var }, &mut id_buf).unwrap_or(b"");
     let ctx: &Context<'_> = ctx;
     wisp_core::host_keys::set_ssh_host_keys(&mut System::new(ctx), ctx.config.var_dir.as_bytes(), instance_id, config)
 }

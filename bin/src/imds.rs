@@ -13,7 +13,7 @@ use wisp_core::retry::Timeouts;
 pub use wisp_core::provider::metadata::{METADATA_SIZE, USERDATA_RESPONSE};
 
 use crate::host::{errno_words, Network};
-use crate::take_once::TakeOnce;
+use wisp_os_linux::take_once::TakeOnce;
 use crate::output::Message;
 
 /// The process's metadata store: its buffers live as long as the process.

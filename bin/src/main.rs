@@ -42,7 +42,6 @@ mod host;
 #[cfg(feature = "ssh")]
 mod host_keys;
 mod imds;
-mod instance_id;
 mod markers;
 #[cfg(feature = "cloud-config")]
 mod inspect;
@@ -58,7 +57,6 @@ mod session;
 #[cfg(any(feature = "nocloud", feature = "configdrive", feature = "azure"))]
 mod seed;
 mod state;
-mod take_once;
 mod userdata;
 mod users;
 

@@ -1,6 +1,7 @@
 //! `$TINY_CLOUD_VAR/sem/`: the markers of finished per-instance work, and when they are
 //! made durable (core's `markers`); and the crash points of the tests.
 
+use wisp_core::instance::{saved_id, INSTANCE_ID_LIMIT};
 use wisp_core::markers::{Durability, MarkError};
 use wisp_core::phase_run::{CrashPoints, CRASH_AT};
 use wisp_core::state_files::SEM_DIR;
@@ -10,7 +11,6 @@ use wisp_core::host::HostError;
 use crate::context::Context;
 use crate::host::{errno, OpenDir};
 use crate::output::{Message, Os};
-use crate::instance_id::INSTANCE_ID_LIMIT;
 
 pub struct Markers {
     dir: Dir,
@@ -22,7 +22,7 @@ impl Markers {
     #[inline(never)]
     pub fn open(var: &Dir) -> Result<Markers, Message> {
         let mut buf = [0u8; INSTANCE_ID_LIMIT];
-        let id = crate::instance_id::saved(var, &mut buf).ok_or_else(|| msg!("no saved instance-id"))?;
+        let id = saved_id(&mut OpenDir { dir: var }, &mut buf).ok_or_else(|| msg!("no saved instance-id"))?;
         let dir = var.create_dir(SEM_DIR, 0o700).and_then(|_| var.open_child(SEM_DIR)).map_err(|e| crate::output::os_error("sem", e))?;
         Ok(Markers { dir, id: heapless::Vec::from_slice(id).unwrap_or_default() })
     }

@@ -22,7 +22,7 @@ use crate::cloud_init_status;
 use crate::context::Context;
 use crate::host::files::Root;
 use crate::host::OpenDir;
-use crate::features::missing_for;
+use crate::features::FEATURES;
 use crate::imds::{take_metadata, Imds, ImdsError};
 use crate::output::{Message, Shown};
 use crate::session::Session;
@@ -97,7 +97,7 @@ fn run_phases(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
 fn plan(ctx: &Context<'_>, phase: Phase) -> Result<Plan, Message> {
     let file = Shown(ctx.config_file.as_bytes());
     let init = ctx.config.init_actions[phase as usize].as_deref();
-    wisp_core::phases::plan_for_build(phase, init, &ctx.config.skip_actions, missing_for).map_err(|e| match e {
+    wisp_core::phases::plan_for_build(phase, init, &ctx.config.skip_actions, |action| FEATURES.lacks_for_action(action)).map_err(|e| match e {
         Unplanned::Config(e) => msg!("{file}: {e}"),
         Unplanned::Missing { action, feature } => {
             let what = msg!("{file}: {}: {}", Plain(phase.init_actions_variable()), Plain(action.name()));

@@ -42,8 +42,8 @@ pub fn run_boothooks(ctx: &Context<'_>, var: &Dir, userdata: Result<Option<&User
 
 /// `INSTANCE_ID=<saved instance-id>`, which cloud-init gives boothooks and `bootcmd`.
 pub fn instance_env(var: &Dir) -> Result<NulTerminated, Message> {
-    let mut id = [0u8; crate::instance_id::INSTANCE_ID_LIMIT];
-    let id = crate::instance_id::saved(var, &mut id).unwrap_or(b"");
+    let mut id = [0u8; wisp_core::instance::INSTANCE_ID_LIMIT];
+    let id = wisp_core::instance::saved_id(&mut OpenDir { dir: var }, &mut id).unwrap_or(b"");
     NulTerminated::from_parts(&[b"INSTANCE_ID=", id]).map_err(crate::output::line)
 }
 

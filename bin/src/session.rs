@@ -60,11 +60,6 @@ impl Session<'_> {
         None
     }
 
-    /// Why the user-data cannot be applied (see `Shared::report`).
-    pub fn report(&mut self, e: Message) -> Message {
-        self.shared.report(e)
-    }
-
     /// Decodes the user-data just saved, fetching its includes.
     pub fn decode_saved(&mut self, ctx: &Context<'_>, var: &Dir, timeouts: &Timeouts) -> Result<Option<&UserData>, Message> {
         self.shared.replace_userdata(crate::userdata::load(ctx, var, Includes::Fetch(timeouts)))

@@ -14,6 +14,7 @@ pub mod packet;
 pub mod process;
 pub mod stdio;
 pub mod system;
+pub mod take_once;
 pub mod time;
 
 pub use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
