@@ -78,7 +78,7 @@ impl wisp_core::host::commands::Commands for System<'_> {
     }
 
     fn run_script(&mut self, name: &[u8], script: &[u8]) -> Result<bool, Message> {
-        Ok(scripts::run_saved_shell(self.ctx, name, script, None)? == wisp_os_linux::process::ExitStatus::Exited(0))
+        Ok(scripts::run_saved_shell(self.ctx, name, script, None)? == wisp_core::script_exit::Ended::Exited(0))
     }
 }
 

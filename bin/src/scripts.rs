@@ -7,7 +7,6 @@ use wisp_core::script_exit::Ended;
 use wisp_core::userdata_scripts::{self, Places};
 use wisp_os_linux::fs::Dir;
 use wisp_os_linux::nul_terminated::NulTerminated;
-use wisp_os_linux::process::ExitStatus;
 
 use crate::context::Context;
 use crate::host::scripts::ScriptRuns;
@@ -49,13 +48,10 @@ pub fn instance_env(var: &Dir) -> Result<NulTerminated, Message> {
 
 /// `bootcmd`, `runcmd`, power_state's condition: saved in the scripts directory and run
 /// with `/bin/sh`.
-pub fn run_saved_shell(ctx: &Context<'_>, name: &[u8], text: &[u8], env: Option<&CStr>) -> Result<ExitStatus, Message> {
-    let mut status = ExitStatus::Exited(0);
+pub fn run_saved_shell(ctx: &Context<'_>, name: &[u8], text: &[u8], env: Option<&CStr>) -> Result<Ended, Message> {
+    let mut status = Ended::Exited(0);
     with_hosts(ctx, None, &mut |host, runs, places| {
-        status = match userdata_scripts::run_saved_shell(host, runs, places.var_dir, name, text, env)? {
-            Ended::Exited(code) => ExitStatus::Exited(code),
-            Ended::Signaled(signal) => ExitStatus::Signaled(signal),
-        };
+        status = userdata_scripts::run_saved_shell(host, runs, places.var_dir, name, text, env)?;
         Ok(Message::new())
     })?;
     Ok(status)
@@ -67,10 +63,6 @@ pub fn run_program(ctx: &Context<'_>, program: &CStr, args: &[&CStr], what: &str
 }
 
 /// A script's end: a failure is recorded in `user-data.exit` and fails the action.
-pub fn finish(ctx: &Context<'_>, status: ExitStatus, what: &str) -> Result<(), Message> {
-    let ended = match status {
-        ExitStatus::Exited(code) => Ended::Exited(code),
-        ExitStatus::Signaled(signal) => Ended::Signaled(signal),
-    };
+pub fn finish(ctx: &Context<'_>, ended: Ended, what: &str) -> Result<(), Message> {
     with_hosts(ctx, None, &mut |host, _, places| userdata_scripts::finish(host, places.logs, ended, what).map(|()| Message::new())).map(|_| ())
 }
