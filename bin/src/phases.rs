@@ -36,25 +36,21 @@ pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
 }
 
 /// Sets the run up (the plans, the cloud, TINY_CLOUD_VAR, a local seed) and runs its
-/// phases; the exit status.
+/// phases; the exit status. A failure to set up is the first phase's (`unstarted`).
 fn run_phases(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
-    let plans = match wisp_core::phases::plans(phases, |phase| plan(ctx, phase)) {
-        Ok(plans) => plans,
-        Err(e) => return unstarted(ctx, phases, e, EXIT_USAGE),
-    };
-    let cloud = match crate::cloud::resolve(ctx) {
-        Ok(cloud) => cloud,
-        Err(e) => return unstarted(ctx, phases, e, EXIT_USAGE),
-    };
-    let var = match ctx.var_dir() {
-        Ok(var) => var,
-        Err(e) => return unstarted(ctx, phases, e, EXIT_FAILED),
-    };
+    macro_rules! or_unstarted {
+        ($result:expr, $exit:expr) => {
+            match $result {
+                Ok(value) => value,
+                Err(e) => return phases_start::unstarted(&mut Starting(ctx), phases, e, $exit),
+            }
+        };
+    }
+    let plans = or_unstarted!(wisp_core::phases::plans(phases, |phase| plan(ctx, phase)), EXIT_USAGE);
+    let cloud = or_unstarted!(crate::cloud::resolve(ctx), EXIT_USAGE);
+    let var = or_unstarted!(ctx.var_dir(), EXIT_FAILED);
     let timeouts = ctx.timeouts;
-    let metadata = match take_metadata() {
-        Ok(metadata) => metadata,
-        Err(e) => return unstarted(ctx, phases, e, EXIT_FAILED),
-    };
+    let metadata = or_unstarted!(take_metadata(), EXIT_FAILED);
     // A local seed is read whole at once, unless only the boot phase (which needs no
     // metadata) runs.
     #[cfg(any(feature = "nocloud", feature = "configdrive"))]
@@ -63,16 +59,14 @@ fn run_phases(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
             Ok(source) => ctx.log.line(format_args!("{}: seed {source}", Plain(cloud.name()))),
             Err(e) => match phases_start::seed_unread(&mut OpenDir { dir: &var }, e) {
                 Ok(e) => ctx.log.line(format_args!("{}: {e}", Plain(cloud.name()))),
-                Err(e) => return unstarted(ctx, phases, msg!("{}: {e}", Plain(cloud.name())), EXIT_FAILED),
+                Err(e) => return phases_start::unstarted(&mut Starting(ctx), phases, msg!("{}: {e}", Plain(cloud.name())), EXIT_FAILED),
             },
         }
     }
     #[cfg(feature = "azure")]
     if cloud == Cloud::Azure && wisp_core::phases::reads_metadata(phases) {
-        match crate::seed::load_azure_custom_data(ctx, metadata) {
-            Ok(Some(note)) => ctx.log.line(format_args!("azure: {note}")),
-            Ok(None) => {}
-            Err(e) => return unstarted(ctx, phases, msg!("azure: {e}"), EXIT_FAILED),
+        if let Some(note) = or_unstarted!(crate::seed::load_azure_custom_data(ctx, metadata).map_err(|e| msg!("azure: {e}")), EXIT_FAILED) {
+            ctx.log.line(format_args!("azure: {note}"));
         }
     }
     let mut session = Session {
@@ -223,10 +217,6 @@ impl<'r> Phases for PhaseHost<'r, '_, '_> {
     fn settle_markers(&mut self) -> Result<(), Message> {
         crate::markers::settle(self.var.dir)
     }
-}
-
-fn unstarted(ctx: &mut Context<'_>, phases: &[Phase], reason: Message, exit: i32) -> i32 {
-    phases_start::unstarted(&mut Starting(ctx), phases, reason, exit)
 }
 
 /// A run before its first phase: the cloud is not known yet.
