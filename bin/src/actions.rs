@@ -1,7 +1,6 @@
 //! The actions of the phases, by tiny-cloud's names. Each returns a short note for the
 //! log on success, or the reason it failed.
 
-#[cfg(feature = "userdata")]
 use wisp_core::gzip;
 use wisp_core::default_interfaces::{self, FirstEthernet};
 use wisp_core::phase::{Action, UserdataWork};
@@ -114,10 +113,10 @@ fn enable_sshd(ctx: &Context<'_>) -> Result<Message, Message> {
 }
 
 /// `raw` gunzipped into a buffer reserved for it, or as it is when it is not gzip or does
-/// not decompress.
-#[cfg(feature = "userdata")]
+/// not decompress. Without the `userdata` feature gzip'd user-data is saved as received;
+/// decoding it then names the missing feature.
 fn gunzipped<'r>(ctx: &Context<'_>, raw: &'r [u8]) -> Result<&'r [u8], Message> {
-    if !gzip::is_gzip(raw) {
+    if !cfg!(feature = "userdata") || !gzip::is_gzip(raw) {
         return Ok(raw);
     }
     let most = raw.len().saturating_mul(crate::userdata::DEFLATE_RATIO_LIMIT);
@@ -126,13 +125,6 @@ fn gunzipped<'r>(ctx: &Context<'_>, raw: &'r [u8]) -> Result<&'r [u8], Message> 
         Ok(len) => &out[..len],
         Err(_) => raw,
     })
-}
-
-/// Without the `userdata` feature gzip'd user-data is saved as received; decoding it
-/// then names the missing feature.
-#[cfg(not(feature = "userdata"))]
-fn gunzipped<'r>(_: &Context<'_>, raw: &'r [u8]) -> Result<&'r [u8], Message> {
-    Ok(raw)
 }
 
 /// `$TINY_CLOUD_VAR/user-data`, mode 0600, replaced atomically; empty when the instance
