@@ -11,6 +11,7 @@ use crate::context::Context;
 use crate::output::Message;
 use crate::session::Session;
 use crate::state;
+use crate::userdata::Includes;
 use wisp_core::state_files::USER_DATA;
 use wisp_core::text::{Decimal, Plain};
 
@@ -28,10 +29,7 @@ pub fn run(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: 
         Action::SaveUserdata => save_userdata(ctx, session, var),
         #[cfg(feature = "userdata")]
         Action::UserdataBoothooks => crate::scripts::run_boothooks(ctx, var, session.userdata(ctx, var)),
-        Action::CreateDefaultUser => {
-            let config = session.cloud_config_if_valid(ctx, var);
-            crate::users::create_default_user(ctx, config.as_ref())
-        }
+        Action::CreateDefaultUser => crate::users::create_default_user(ctx, session.cloud_config_if_valid(ctx, var).as_ref()),
         Action::SetHostname => {
             let config = session.cloud_config_if_valid(ctx, var);
             crate::users::set_hostname(ctx, session.metadata.get(Item::Hostname), config.as_ref())
@@ -41,10 +39,7 @@ pub fn run(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: 
             crate::users::set_ssh_keys(ctx, session.metadata.get(Item::SshKeys), config.as_ref())
         }
         #[cfg(feature = "ssh")]
-        Action::SetSshHostKeys => {
-            let config = session.cloud_config_if_valid(ctx, var);
-            crate::host_keys::set_ssh_host_keys(ctx, var, config.as_ref())
-        }
+        Action::SetSshHostKeys => crate::host_keys::set_ssh_host_keys(ctx, var, session.cloud_config_if_valid(ctx, var).as_ref()),
         Action::RunUserdata => {
             let later_boot = session.later_boot;
             crate::scripts::run_userdata(ctx, var, later_boot, || session.userdata_or_report(ctx, var))
@@ -149,7 +144,7 @@ fn save_userdata(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) -> Res
     let facts = save_network_facts(session, var)?;
     // Decoded now, while the network is up, to fetch its includes.
     let timeouts = ctx.timeouts;
-    let decoded = match session.decode_saved(ctx, var, &timeouts) {
+    let decoded = match session.shared.replace_userdata(crate::userdata::load(ctx, var, Includes::Fetch(&timeouts))) {
         Ok(Some(userdata)) => msg!(", {} parts)", Decimal(userdata.parts.len() as u64)),
         Ok(None) => msg!(")"),
         Err(e) => msg!("); it does not decode: {e}"),

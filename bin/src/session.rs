@@ -4,7 +4,6 @@
 
 use wisp_core::cloud_config::CloudConfig;
 use wisp_core::config::Cloud;
-use wisp_core::retry::Timeouts;
 use wisp_core::session::Shared;
 use wisp_os_linux::fs::Dir;
 
@@ -48,21 +47,14 @@ impl Session<'_> {
     }
 
     /// The cloud-config for the actions that run from metadata too: one that does not
-    /// parse counts as none here (the user-data actions report it).
-    #[cfg(feature = "cloud-config")]
+    /// parse counts as none here (the user-data actions report it). A build without
+    /// cloud-config has none: user-data that holds some does not decode.
+    #[cfg_attr(not(feature = "cloud-config"), allow(unused_variables))]
     pub fn cloud_config_if_valid(&mut self, ctx: &Context<'_>, var: &Dir) -> Option<CloudConfig<'static>> {
-        self.cloud_config(ctx, var).ok().flatten()
-    }
-
-    /// A build without cloud-config has none: user-data that holds some does not decode.
-    #[cfg(not(feature = "cloud-config"))]
-    pub fn cloud_config_if_valid(&mut self, _: &Context<'_>, _: &Dir) -> Option<CloudConfig<'static>> {
+        #[cfg(feature = "cloud-config")]
+        return self.cloud_config(ctx, var).ok().flatten();
+        #[cfg(not(feature = "cloud-config"))]
         None
-    }
-
-    /// Decodes the user-data just saved, fetching its includes.
-    pub fn decode_saved(&mut self, ctx: &Context<'_>, var: &Dir, timeouts: &Timeouts) -> Result<Option<&UserData>, Message> {
-        self.shared.replace_userdata(crate::userdata::load(ctx, var, Includes::Fetch(timeouts)))
     }
 }
 
