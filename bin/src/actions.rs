@@ -1,7 +1,7 @@
 //! The actions of the phases, by tiny-cloud's names. Each returns a short note for the
 //! log on success, or the reason it failed.
 
-use wisp_core::gzip;
+use wisp_core::save_userdata;
 use wisp_core::default_interfaces::{self, FirstEthernet};
 use wisp_core::phase::{Action, UserdataWork};
 use wisp_core::provider::Item;
@@ -107,30 +107,14 @@ fn enable_sshd(ctx: &Context<'_>) -> Result<Message, Message> {
     }
 }
 
-/// `raw` gunzipped into a buffer reserved for it, or as it is when it is not gzip or does
-/// not decompress. Without the `userdata` feature gzip'd user-data is saved as received;
-/// decoding it then names the missing feature.
-fn gunzipped<'r>(ctx: &Context<'_>, raw: &'r [u8]) -> Result<&'r [u8], Message> {
-    if !cfg!(feature = "userdata") || !gzip::is_gzip(raw) {
-        return Ok(raw);
-    }
-    let most = raw.len().saturating_mul(crate::userdata::DEFLATE_RATIO_LIMIT);
-    let out = crate::memory::reserve(most.min(ctx.config.userdata_limit as usize), "gunzipped user-data")?;
-    Ok(match gzip::decompress(raw, out) {
-        Ok(len) => &out[..len],
-        Err(_) => raw,
-    })
-}
-
-/// `$TINY_CLOUD_VAR/user-data`, mode 0600, replaced atomically; empty when the instance
-/// has none, as tiny-cloud leaves it. gzip'd user-data is saved decompressed, as
-/// tiny-cloud does. User-data that does not decompress (or uses another compression) is
-/// saved as received: the main phase's user-data actions report why and apply nothing,
-/// after the instance has its user and keys.
+/// `$TINY_CLOUD_VAR/user-data`, mode 0600, replaced atomically, in the form
+/// `save_userdata::saved_form` says; empty when the instance has none, as tiny-cloud
+/// leaves it.
 #[inline(never)]
 fn save_userdata(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) -> Result<Message, Message> {
     let raw = session.metadata.get(Item::UserData).unwrap_or(b"");
-    let data = gunzipped(ctx, raw)?;
+    let limit = ctx.config.userdata_limit as usize;
+    let data = save_userdata::saved_form(raw, cfg!(feature = "userdata"), limit, |len| crate::memory::reserve(len, "gunzipped user-data"))?;
     let len = data.len();
     let mode_ok = matches!(var.metadata(USER_DATA), Ok(Some(m)) if m.is_file() && m.permissions() == 0o600);
     let note = if mode_ok && var.has_contents(USER_DATA, data).unwrap_or(false) {
@@ -161,7 +145,7 @@ fn save_userdata(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) -> Res
 fn save_network_facts(session: &mut Session<'_>, var: &Dir) -> Result<&'static str, Message> {
     use wisp_core::config::Cloud;
     let cloud = session.imds.cloud();
-    if !matches!(cloud, Cloud::Hetzner | Cloud::Digitalocean | Cloud::Scaleway | Cloud::Incus | Cloud::Vultr) {
+    if !save_userdata::keeps_metadata_document(cloud) {
         return Ok("");
     }
     let Some(document) = session.metadata.document() else { return Ok("") };

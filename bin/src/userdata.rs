@@ -6,7 +6,6 @@ use wisp_core::text::Decimal;
 use wisp_core::userdata_decode::{self, Decoding};
 use wisp_os_linux::fs::{Dir, ReadError};
 
-pub use wisp_core::gzip::DEFLATE_RATIO_LIMIT;
 pub use wisp_core::userdata_decode::Includes;
 
 use crate::context::Context;

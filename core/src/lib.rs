@@ -84,6 +84,7 @@ pub mod cloud_config;
 pub mod mime;
 pub mod userdata;
 pub mod userdata_scripts;
+pub mod save_userdata;
 pub mod userdata_decode;
 pub mod yaml;
 
