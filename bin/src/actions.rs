@@ -10,7 +10,6 @@ use wisp_os_linux::fs::{self, Dir};
 use crate::context::Context;
 use crate::output::Message;
 use crate::session::Session;
-use crate::state;
 use crate::userdata::Includes;
 use wisp_core::state_files::USER_DATA;
 use wisp_core::text::{Decimal, Plain};
@@ -44,7 +43,7 @@ pub fn run(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: 
             let later_boot = session.later_boot;
             crate::scripts::run_userdata(ctx, var, later_boot, || session.userdata_or_report(ctx, var))
         }
-        Action::BootstrapComplete => state::set_complete(ctx, var, true).map(|()| msg!("marked complete")),
+        Action::BootstrapComplete => crate::markers::set_complete(ctx, var, true).map(|()| msg!("marked complete")),
         #[cfg(feature = "cloud-config")]
         _ if action.userdata_work() == Some(UserdataWork::CloudConfig) => apply_cloud_config(ctx, session, var, action),
         // Planning refuses these by name first (phases::plan); this is the same answer.

@@ -12,7 +12,7 @@ use crate::context::Context;
 use crate::host::{errno_words, OpenDir};
 use crate::imds::{take_metadata, Imds, USERDATA_RESPONSE};
 use crate::output;
-use crate::state;
+use crate::markers;
 use crate::{EXIT_FAILED, EXIT_USAGE};
 
 /// `wisp imds KEY...`: each key's value on standard output, in order. Only reads: a
@@ -83,7 +83,7 @@ pub fn status(ctx: &Context<'_>, wait: bool, timeout_s: Option<u32>) -> i32 {
 /// `wisp mark complete|incomplete`.
 #[inline(never)]
 pub fn mark(ctx: &Context<'_>, complete: bool) -> i32 {
-    match ctx.var_dir().and_then(|var| state::set_complete(ctx, &var, complete)) {
+    match ctx.var_dir().and_then(|var| markers::set_complete(ctx, &var, complete)) {
         Ok(()) => 0,
         Err(e) => failed(e, EXIT_FAILED),
     }

@@ -56,7 +56,6 @@ mod scripts;
 mod session;
 #[cfg(any(feature = "nocloud", feature = "configdrive", feature = "azure"))]
 mod seed;
-mod state;
 mod userdata;
 mod users;
 

@@ -1,7 +1,10 @@
-//! `$TINY_CLOUD_VAR/sem/`: the markers of finished per-instance work, and when they are
-//! made durable (core's `markers`); and the crash points of the tests.
+//! The markers in `$TINY_CLOUD_VAR`: tiny-cloud's completion marker (core's `completion`)
+//! and `sem/`'s of finished per-instance work, and when they are made durable (core's
+//! `markers`: the completion marker's sync makes `sem/` durable too); and the crash points
+//! of the tests.
 
 use wisp_core::instance::{saved_id, INSTANCE_ID_LIMIT};
+use wisp_core::completion;
 use wisp_core::markers::{Durability, MarkError};
 use wisp_core::phase_run::{CrashPoints, CRASH_AT};
 use wisp_core::state_files::SEM_DIR;
@@ -52,9 +55,15 @@ fn sem_error(e: HostError) -> Message {
     crate::output::os_error("sem", errno(e))
 }
 
-/// The filesystem holding `$TINY_CLOUD_VAR` was synced (the completion marker's syncfs).
-pub fn synced() {
-    SEM.synced();
+/// Sets or clears the completion marker, durably (see `completion::set`); setting it
+/// syncs the filesystem, and so `sem/`.
+pub fn set_complete(ctx: &Context<'_>, var: &Dir, complete: bool) -> Result<(), Message> {
+    let dir = &mut OpenDir { dir: var };
+    let (done, what) = match complete {
+        true => (completion::set(&mut crate::host::files::Root::of(ctx), dir, ctx.config.logs_dir.as_bytes(), ctx.config.var_dir.as_bytes(), || SEM.synced()), "cannot set the completion marker"),
+        false => (completion::clear(dir), "cannot clear the completion marker"),
+    };
+    done.map_err(|e| crate::output::os_error(what, errno(e)))
 }
 
 /// At the end of a run: the markers not yet durable are made so.
