@@ -27,7 +27,7 @@ pub fn run(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: 
         Action::EnableSshd => enable_sshd(ctx),
         Action::SaveUserdata => save_userdata(ctx, session, var),
         #[cfg(feature = "userdata")]
-        Action::UserdataBoothooks => crate::scripts::run_boothooks(ctx, var, session.userdata(ctx, var)),
+        Action::UserdataBoothooks => crate::scripts::run_boothooks(ctx, var, session.userdata(ctx, var, false)),
         Action::CreateDefaultUser => crate::users::create_default_user(ctx, session.cloud_config_if_valid(ctx, var).as_ref()),
         Action::SetHostname => {
             let config = session.cloud_config_if_valid(ctx, var);
@@ -41,7 +41,7 @@ pub fn run(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: 
         Action::SetSshHostKeys => crate::host_keys::set_ssh_host_keys(ctx, var, session.cloud_config_if_valid(ctx, var).as_ref()),
         Action::RunUserdata => {
             let later_boot = session.later_boot;
-            crate::scripts::run_userdata(ctx, var, later_boot, || session.userdata_or_report(ctx, var))
+            crate::scripts::run_userdata(ctx, var, later_boot, || session.userdata(ctx, var, true))
         }
         Action::BootstrapComplete => crate::markers::set_complete(ctx, var, true).map(|()| msg!("marked complete")),
         #[cfg(feature = "cloud-config")]

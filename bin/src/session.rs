@@ -24,14 +24,9 @@ pub struct Session<'c> {
 
 impl Session<'_> {
     /// The decoded user-data (`None` when there is none); includes come from what the
-    /// early phase fetched.
-    pub fn userdata(&mut self, ctx: &Context<'_>, var: &Dir) -> Result<Option<&UserData>, Message> {
-        self.shared.userdata(false, kept(ctx, var))
-    }
-
-    /// The user-data for an action that applies it: why it cannot be applied is reported.
-    pub fn userdata_or_report(&mut self, ctx: &Context<'_>, var: &Dir) -> Result<Option<&UserData>, Message> {
-        self.shared.userdata(true, kept(ctx, var))
+    /// early phase fetched. `applies`: why it cannot be applied is reported (`Shared::userdata`).
+    pub fn userdata(&mut self, ctx: &Context<'_>, var: &Dir, applies: bool) -> Result<Option<&UserData>, Message> {
+        self.shared.userdata(applies, kept(ctx, var))
     }
 
     /// The merged cloud-config, with a warning for each key wisp does not know.
