@@ -202,15 +202,13 @@ impl<'r> Phases for PhaseHost<'r, '_, '_> {
         cloud_init_status::stage_finished(self.ctx, phase, Some(self.session.cloud), failure);
     }
 
-    #[cfg_attr(not(feature = "azure"), allow(unused_variables))]
+    #[cfg(feature = "azure")]
     fn report_failure(&mut self, reason: &Message) {
-        #[cfg(feature = "azure")]
         self.ctx.log.line(format_args!("{}", crate::azure::report_failure(&self.ctx.timeouts, reason)));
     }
 
-    #[cfg_attr(not(feature = "azure"), allow(unused_variables))]
+    #[cfg(feature = "azure")]
     fn report_ready(&mut self, instance_id: &[u8]) {
-        #[cfg(feature = "azure")]
         self.ctx.log.line(format_args!("{}", crate::azure::report_ready(&self.ctx.timeouts, self.var.dir, instance_id)));
     }
 
