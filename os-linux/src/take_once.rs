@@ -29,3 +29,18 @@ impl<T> TakeOnce<T> {
         Some(unsafe { &mut *self.value.get() })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::TakeOnce;
+
+    #[test]
+    fn the_value_is_handed_out_once() {
+        static SLOT: TakeOnce<u32> = TakeOnce::new(7);
+        let value = SLOT.take().expect("the first take gets the value");
+        *value += 1;
+        assert_eq!(*value, 8);
+        assert!(SLOT.take().is_none());
+        assert!(SLOT.take().is_none());
+    }
+}
