@@ -75,10 +75,8 @@ fn set_default_interfaces(ctx: &Context<'_>) -> Result<Message, Message> {
         let _ = net.for_each_entry(|name| {
             first.consider(name, |name| {
                 let mut path = [0u8; 64];
-                let mut out = wisp_core::out::Out::new(&mut path);
-                let _ = out.put_all(&[b"/sys/class/net/", name.as_bytes(), b"/ifindex"]);
-                let mut buf = [0u8; 16];
-                ctx.read(out.written(), &mut buf).ok().flatten().and_then(parse_u32)
+                let path = wisp_core::system_files::joined(&mut path, &[b"/sys/class/net/", name.as_bytes(), b"/ifindex"]);
+                ctx.read(path, &mut [0u8; 16]).ok().flatten().and_then(parse_u32)
             })
         });
     }
