@@ -1,18 +1,18 @@
 //! The actions of the phases, by tiny-cloud's names. Each returns a short note for the
 //! log on success, or the reason it failed.
 
-use wisp_core::save_userdata;
 use wisp_core::default_interfaces::{self, FirstEthernet};
 use wisp_core::phase::{Action, UserdataWork};
 use wisp_core::provider::Item;
+use wisp_core::save_userdata;
+use wisp_core::state_files::USER_DATA;
+use wisp_core::text::{Decimal, Plain};
 use wisp_os_linux::fs::{self, Dir};
 
 use crate::context::Context;
 use crate::output::Message;
 use crate::session::Session;
 use crate::userdata::Includes;
-use wisp_core::state_files::USER_DATA;
-use wisp_core::text::{Decimal, Plain};
 
 pub fn run(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: Action) -> Result<Message, Message> {
     match action {
