@@ -251,7 +251,7 @@ mod tests {
         }
     }
 
-    /// The bootstrap's last action, as bin's `state::set_complete` does it.
+    /// The bootstrap's last action, as bin's `markers::set_complete` does it.
     fn mark_complete(host: &mut MemoryHost) {
         host.dir(VAR).write_volatile(MARKER, b"", 0o644).unwrap();
     }
