@@ -1,5 +1,6 @@
 //! A static value (in .bss) whose `&'static mut` is taken at most once, so it is never
-//! shared: not `std::sync::Once`, which runs code once and holds nothing.
+//! shared: not `std::sync::Once`, which runs code once and holds nothing. It is here, not
+//! in bin, because handing out that reference takes `unsafe`, which os-linux alone holds.
 
 use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicBool, Ordering};
