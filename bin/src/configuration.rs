@@ -3,12 +3,11 @@
 
 use wisp_core::config::Config;
 use wisp_core::config_file::{self, Given, Source};
-use wisp_os_linux::fs::{self, ReadError};
+use wisp_os_linux::fs;
 use wisp_os_linux::nul_terminated::NulTerminated;
-use wisp_os_linux::Errno;
 
 use crate::context::Context;
-use crate::host::host_error;
+use crate::host::read_error;
 use crate::host::system::System;
 use crate::output::Message;
 
@@ -18,10 +17,7 @@ pub fn load(ctx: &mut Context<'_>, given: Option<&[u8]>) -> Result<(), Message> 
     let given = match given {
         Some(path) => {
             ctx.config_file = NulTerminated::from_parts(&[path]).map_err(|e| msg!("--config: {e}"))?;
-            let read = fs::read_file(ctx.config_file.as_cstr(), &mut text).map_err(|e| match e {
-                ReadError::Io(e) => host_error(e),
-                ReadError::TooLarge { .. } => host_error(Errno::FBIG),
-            });
+            let read = fs::read_file(ctx.config_file.as_cstr(), &mut text).map_err(read_error);
             Some(Given { path, read })
         }
         None => None,

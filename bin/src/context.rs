@@ -19,7 +19,7 @@ pub struct Context<'a> {
     /// The same, for chroot(2): `None` for the real root.
     program_root: Option<NulTerminated>,
     /// The root, open: every path under it is resolved inside it.
-    root_dir: Dir,
+    pub root_dir: Dir,
     pub config: Config,
     /// Which file the configuration came from, for messages.
     pub config_file: NulTerminated,
@@ -39,21 +39,16 @@ impl<'a> Context<'a> {
     #[inline(never)]
     pub fn open(start: &'a StartInfo, invocation: &Invocation<'a>) -> Result<Context<'a>, Message> {
         let root = invocation.root.unwrap_or(b"");
+        let root_path = NulTerminated::from_parts(&[if root.is_empty() { b"/" } else { root }]).map_err(|e| msg!("--root {}: {e}", Shown(root)))?;
         // A mistyped --root must not become a new tree of wisp's files.
-        let mut program_root = None;
-        if !root.is_empty() {
-            let path = NulTerminated::from_parts(&[root]).map_err(|e| msg!("--root {}: {e}", Shown(root)))?;
-            if !matches!(fs::metadata(path.as_cstr()), Ok(Some(m)) if m.is_dir()) {
-                return Err(msg!("--root {}: no such directory", Shown(root)));
-            }
-            program_root = Some(path);
+        if !root.is_empty() && !matches!(fs::metadata(root_path.as_cstr()), Ok(Some(m)) if m.is_dir()) {
+            return Err(msg!("--root {}: no such directory", Shown(root)));
         }
-        let root_path = NulTerminated::from_parts(&[if root.is_empty() { b"/" } else { root }]).map_err(|e| msg!("--root: {e}"))?;
         let root_dir = Dir::open(root_path.as_cstr()).map_err(|e| output::path_error(root_path.as_bytes(), e))?;
         Ok(Context {
             start,
             root,
-            program_root,
+            program_root: (!root.is_empty()).then_some(root_path),
             root_dir,
             config: Config::default(),
             config_file: NulTerminated::new(),
@@ -61,11 +56,6 @@ impl<'a> Context<'a> {
             timeouts: Timeouts::default(),
             log: Log::new(),
         })
-    }
-
-    /// The root, open, for `host::files::Root`.
-    pub fn root_dir(&self) -> &Dir {
-        &self.root_dir
     }
 
     /// The directory programs are chrooted into: `--root`, `None` for the real root.

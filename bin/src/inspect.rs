@@ -1,13 +1,12 @@
 //! `wisp userdata show [FILE]`: the user-data read (includes listed, not fetched) and
 //! core's `userdata_show` document on standard output, its warnings on standard error.
 
-use core::fmt;
-
-use wisp_os_linux::nul_terminated::NulTerminated;
-use wisp_os_linux::fs::{self, ReadError};
-
+use wisp_core::out::Chunked;
 use wisp_core::state_files::USER_DATA;
 use wisp_core::text::Decimal;
+use wisp_os_linux::fs::{self, ReadError};
+use wisp_os_linux::nul_terminated::NulTerminated;
+
 use crate::context::Context;
 use crate::output::{self, Message, Shown};
 use crate::userdata::{self, Includes};
@@ -30,7 +29,9 @@ fn show_document(ctx: &Context<'_>, file: Option<&[u8]>) -> Result<(), Message> 
         Some(decoded) => crate::cloud_config::parse(decoded)?,
         None => Default::default(),
     };
-    let mut out = Stdout { buf: [0; 4096], len: 0 };
+    // A document's JSON can be larger than any buffer.
+    let mut buf = [0; 4096];
+    let mut out = Chunked::new(&mut buf, output::print_raw);
     let parts = decoded.iter().flat_map(|d| d.parts.iter()).map(|part| (part.kind, part.media_type, part.bytes.len()));
     let _ = wisp_core::userdata_show::write(&mut out, parts, &config);
     out.flush();
@@ -50,33 +51,5 @@ fn read(ctx: &Context<'_>, file: Option<&[u8]>, buf: &mut [u8]) -> Result<usize,
         Ok(None) => Err(msg!("{}: no such file", Shown(file))),
         Err(ReadError::TooLarge { limit }) => Err(msg!("{}: larger than {limit} bytes", Shown(file), limit = Decimal(limit as u64))),
         Err(ReadError::Io(e)) => Err(crate::output::path_error(file, e)),
-    }
-}
-
-/// Standard output in 4 KiB writes: a document's JSON can be larger than any buffer.
-struct Stdout {
-    buf: [u8; 4096],
-    len: usize,
-}
-
-impl Stdout {
-    fn flush(&mut self) {
-        output::print_raw(&self.buf[..self.len]);
-        self.len = 0;
-    }
-}
-
-impl fmt::Write for Stdout {
-    fn write_str(&mut self, s: &str) -> fmt::Result {
-        if self.len + s.len() > self.buf.len() {
-            self.flush();
-        }
-        if s.len() > self.buf.len() {
-            output::print_raw(s.as_bytes());
-        } else {
-            self.buf[self.len..self.len + s.len()].copy_from_slice(s.as_bytes());
-            self.len += s.len();
-        }
-        Ok(())
     }
 }
