@@ -13,14 +13,8 @@ use crate::userdata::{self, Includes};
 use crate::EXIT_FAILED;
 
 #[inline(never)]
-pub fn show(ctx: &Context<'_>, file: Option<&[u8]>) -> i32 {
-    match show_document(ctx, file) {
-        Ok(()) => 0,
-        Err(e) => {
-            output::error(format_args!("{e}"));
-            EXIT_FAILED
-        }
-    }
+pub fn show(ctx: &Context<'_>, file: Option<&[u8]>) -> Result<(), i32> {
+    show_document(ctx, file).map_err(|e| output::failed(e, EXIT_FAILED))
 }
 
 fn show_document(ctx: &Context<'_>, file: Option<&[u8]>) -> Result<(), Message> {
