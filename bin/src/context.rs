@@ -1,15 +1,20 @@
 //! What every command works with: the root every path is taken under, the configuration
-//! (with the cloud asked for: `cloud` resolves it), and the log.
+//! (with the cloud asked for: `cloud` resolves it), and the log. The configuration file
+//! is read here, as given or as core's `config_file` chooses, which also says what it means.
+
+use core::ffi::CStr;
 
 use wisp_core::cli::Invocation;
 use wisp_core::config::{Cloud, Config};
-use wisp_core::config_file;
+use wisp_core::config_file::{self, Given, Source};
 use wisp_core::retry::Timeouts;
 use wisp_core::text::Decimal;
 use wisp_os_linux::nul_terminated::NulTerminated;
 use wisp_os_linux::fs::{self, Dir, ReadError, Resolve};
 use wisp_os_linux::process::StartInfo;
 
+use crate::host::read_error;
+use crate::host::system::System;
 use crate::output::{self, Message, Log, Shown};
 
 pub struct Context<'a> {
@@ -35,7 +40,7 @@ impl<'a> Context<'a> {
         self.log.line(format_args!("warning: {args}"));
     }
 
-    /// The root, open, with the default configuration (`configuration::load` reads the file).
+    /// The root, open, with the default configuration (`load_configuration` reads the file).
     #[inline(never)]
     pub fn open(start: &'a StartInfo, invocation: &Invocation<'a>) -> Result<Context<'a>, Message> {
         let root = invocation.root.unwrap_or(b"");
@@ -59,13 +64,34 @@ impl<'a> Context<'a> {
     }
 
     /// The directory programs are chrooted into: `--root`, `None` for the real root.
-    pub fn program_root(&self) -> Option<&core::ffi::CStr> {
+    pub fn program_root(&self) -> Option<&CStr> {
         self.program_root.as_ref().map(NulTerminated::as_cstr)
     }
 
     /// `--root` without trailing slashes: empty for the real root.
     pub fn root(&self) -> &'a [u8] {
         self.root
+    }
+
+    /// Reads the configuration: `given` (`--config FILE`) as given, else the file core's
+    /// `config_file` finds under the root.
+    #[inline(never)]
+    pub fn load_configuration(&mut self, given: Option<&[u8]>) -> Result<(), Message> {
+        let mut text = [0u8; config_file::FILE_LIMIT];
+        let given = match given {
+            Some(path) => {
+                self.config_file = NulTerminated::from_parts(&[path]).map_err(|e| msg!("--config: {e}"))?;
+                Some(Given { path, read: fs::read_file(self.config_file.as_cstr(), &mut text).map_err(read_error) })
+            }
+            None => None,
+        };
+        let mut config = Config::default();
+        if let Source::UnderRoot(file) = config_file::load(&mut System::new(self), given, &mut text, &mut config)? {
+            self.config_file = self.path(file.as_bytes())?;
+        }
+        self.timeouts = config.timeouts();
+        self.config = config;
+        Ok(())
     }
 
     /// `absolute` under the root.

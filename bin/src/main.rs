@@ -32,7 +32,6 @@ mod clean;
 mod cloud_init_status;
 mod commands;
 mod cloud;
-mod configuration;
 mod context;
 mod features;
 mod fetch;
@@ -111,7 +110,7 @@ fn main(start: &StartInfo) -> i32 {
         Ok(ctx) => ctx,
         Err(e) => return output::failed(e, EXIT_USAGE),
     };
-    if let Err(e) = configuration::load(&mut ctx, invocation.config) {
+    if let Err(e) = ctx.load_configuration(invocation.config) {
         return output::failed(e, EXIT_USAGE);
     }
     match invocation.command {

@@ -75,10 +75,6 @@ impl wisp_core::host::messages::Messages for System<'_> {
         Os(Errno::from_raw_os_error(error.errno))
     }
 
-    fn shown(bytes: &[u8]) -> impl core::fmt::Display + '_ {
-        Shown(bytes)
-    }
-
     fn path_error(&self, path: &[u8], error: HostError) -> Message {
         self.ctx.path_error(path, Errno::from_raw_os_error(error.errno))
     }
