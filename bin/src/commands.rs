@@ -1,16 +1,23 @@
-//! The commands that are not phases: `imds`, `status`, `mark`. What they print and how
-//! they exit is core's (`imds_keys`, `status`, `completion`).
+//! The commands that are not phases: `imds`, `status`, `mark`, `userdata show`. What
+//! they print and how they exit is core's (`imds_keys`, `status`, `completion`,
+//! `userdata_show`).
 
 use wisp_core::host::explain::Worded;
 use wisp_core::instance::INSTANCE_ID_LIMIT;
+use wisp_core::out::Chunked;
+use wisp_core::state_files::USER_DATA;
+use wisp_core::text::Decimal;
 use wisp_core::{imds_keys, status};
+use wisp_os_linux::fs::{self, ReadError};
+use wisp_os_linux::nul_terminated::NulTerminated;
 
 use crate::cloud_init_status;
 use crate::context::Context;
 use crate::host::{errno_words, OpenDir};
 use crate::imds::{take_metadata, Imds, USERDATA_RESPONSE};
-use crate::output::{self, failed};
+use crate::output::{self, failed, Message, Shown};
 use crate::state;
+use crate::userdata::{self, Includes};
 use crate::{EXIT_FAILED, EXIT_USAGE};
 
 /// `wisp imds KEY...`: each key's value on standard output, in order. Only reads: a
@@ -59,4 +66,44 @@ pub fn status(ctx: &Context<'_>, wait: bool, timeout_s: Option<u32>) -> Result<i
 #[inline(never)]
 pub fn mark(ctx: &Context<'_>, complete: bool) -> Result<(), i32> {
     ctx.var_dir().and_then(|var| state::set_complete(ctx, &var, complete)).map_err(|e| failed(e, EXIT_FAILED))
+}
+
+/// `wisp userdata show [FILE]`: the user-data read (includes listed, not fetched) and
+/// core's `userdata_show` document on standard output, its warnings on standard error.
+#[cfg(feature = "cloud-config")]
+#[inline(never)]
+pub fn userdata_show(ctx: &Context<'_>, file: Option<&[u8]>) -> Result<(), i32> {
+    show_userdata(ctx, file).map_err(|e| failed(e, EXIT_FAILED))
+}
+
+#[cfg(feature = "cloud-config")]
+fn show_userdata(ctx: &Context<'_>, file: Option<&[u8]>) -> Result<(), Message> {
+    let decoded = userdata::load_with(ctx, Includes::Listed, u64::MAX, |buf| read_userdata(ctx, file, buf).map(Some))?;
+    let config = match &decoded {
+        Some(decoded) => crate::cloud_config::parse(decoded)?,
+        None => Default::default(),
+    };
+    // A document's JSON can be larger than any buffer.
+    let mut buf = [0; 4096];
+    let mut out = Chunked::new(&mut buf, output::print_raw);
+    let parts = decoded.iter().flat_map(|d| d.parts.iter()).map(|part| (part.kind, part.media_type, part.bytes.len()));
+    let _ = wisp_core::userdata_show::write(&mut out, parts, &config);
+    out.flush();
+    wisp_core::userdata_show::warn(&config, &|args| output::error(format_args!("warning: {args}")));
+    Ok(())
+}
+
+/// FILE as given, else `$TINY_CLOUD_VAR/user-data` under the root.
+fn read_userdata(ctx: &Context<'_>, file: Option<&[u8]>, buf: &mut [u8]) -> Result<usize, Message> {
+    let Some(file) = file else {
+        let path = userdata::var_child(ctx, USER_DATA)?;
+        return ctx.read(path.as_bytes(), buf)?.map(<[u8]>::len).ok_or_else(|| msg!("no user-data saved in {}", Shown(ctx.config.var_dir.as_bytes())));
+    };
+    let path = NulTerminated::from_parts(&[file]).map_err(|e| msg!("{}: {e}", Shown(file)))?;
+    match fs::read_file(path.as_cstr(), buf) {
+        Ok(Some(len)) => Ok(len),
+        Ok(None) => Err(msg!("{}: no such file", Shown(file))),
+        Err(ReadError::TooLarge { limit }) => Err(msg!("{}: larger than {limit} bytes", Shown(file), limit = Decimal(limit as u64))),
+        Err(ReadError::Io(e)) => Err(crate::output::path_error(file, e)),
+    }
 }

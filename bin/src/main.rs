@@ -43,8 +43,6 @@ mod host_keys;
 mod imds;
 mod instance_id;
 mod markers;
-#[cfg(feature = "cloud-config")]
-mod inspect;
 mod memory;
 #[cfg(feature = "network")]
 mod network;
@@ -125,7 +123,7 @@ fn main(start: &StartInfo) -> i32 {
         #[cfg(feature = "grow")]
         Command::Grow { target } => grow::command(&mut ctx, target),
         #[cfg(feature = "cloud-config")]
-        Command::Userdata { file } => inspect::show(&ctx, file).err().unwrap_or(0),
+        Command::Userdata { file } => commands::userdata_show(&ctx, file).err().unwrap_or(0),
         #[cfg(feature = "network")]
         Command::NetSync => network::net_sync(&mut ctx),
         // Help and Version are answered above: what is left, this build lacks.
