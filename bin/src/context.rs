@@ -8,7 +8,7 @@ use wisp_core::cli::Invocation;
 use wisp_core::config::{Cloud, Config};
 use wisp_core::config_file::{self, Given, Source};
 use wisp_core::retry::Timeouts;
-use wisp_core::text::Decimal;
+use wisp_core::text::{Decimal, ShownUnder};
 use wisp_os_linux::nul_terminated::NulTerminated;
 use wisp_os_linux::fs::{self, Dir, ReadError, Resolve};
 use wisp_os_linux::process::StartInfo;
@@ -96,7 +96,7 @@ impl<'a> Context<'a> {
 
     /// `absolute` under the root.
     pub fn path(&self, absolute: &[u8]) -> Result<NulTerminated, Message> {
-        NulTerminated::from_parts(&[self.root, absolute]).map_err(|e| msg!("{}{}: {e}", Shown(self.root), Shown(absolute)))
+        NulTerminated::from_parts(&[self.root, absolute]).map_err(|e| msg!("{}: {e}", ShownUnder { root: self.root, path: absolute }))
     }
 
     /// The directory, resolved inside the root: its symlinks (`/var/run -> /run`) are
@@ -132,7 +132,7 @@ impl<'a> Context<'a> {
         match read {
             Ok(len) => Ok(Some(&buf[..len])),
             Err(ReadError::Io(e)) => Err(self.path_error(absolute, e)),
-            Err(ReadError::TooLarge { limit }) => Err(msg!("{}{}: larger than {limit} bytes", Shown(self.root), Shown(absolute), limit = Decimal(limit as u64))),
+            Err(ReadError::TooLarge { limit }) => Err(msg!("{}: larger than {limit} bytes", ShownUnder { root: self.root, path: absolute }, limit = Decimal(limit as u64))),
         }
     }
 

@@ -9,7 +9,7 @@ use wisp_os_linux::Errno;
 use super::files::Root;
 use super::host_error;
 use crate::context::Context;
-use crate::output::{Message, Os, Shown};
+use crate::output::{Message, Os};
 
 /// What the accounts' rules run against: the root, a batch, and the context's log.
 pub struct System<'c> {
@@ -80,16 +80,7 @@ impl wisp_core::host::messages::Messages for System<'_> {
     }
 
     fn under_root<'p>(&'p self, path: &'p [u8]) -> impl core::fmt::Display + 'p {
-        UnderRoot(self.ctx.root(), path)
-    }
-}
-
-/// A path under `--root` (the root, then the path), for messages.
-struct UnderRoot<'p>(&'p [u8], &'p [u8]);
-
-impl core::fmt::Display for UnderRoot<'_> {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(f, "{}{}", Shown(self.0), Shown(self.1))
+        wisp_core::text::ShownUnder { root: self.ctx.root(), path }
     }
 }
 
