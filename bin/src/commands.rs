@@ -1,95 +1,109 @@
-//! The commands that are not phases: `imds`, `status`, `mark`. What they print and how
-//! they exit is core's (`imds_keys`, `status`, `completion`).
-
-use core::fmt::Display;
+//! The commands that are not phases: `imds`, `status`, `mark`, `userdata show`. What
+//! they print and how they exit is core's (`imds_keys`, `status`, `completion`,
+//! `userdata_show`).
 
 use wisp_core::host::explain::Worded;
 use wisp_core::instance::INSTANCE_ID_LIMIT;
+use wisp_core::out::Chunked;
+use wisp_core::state_files::USER_DATA;
+use wisp_core::text::Decimal;
 use wisp_core::{imds_keys, status};
+use wisp_os_linux::fs::{self, ReadError};
+use wisp_os_linux::nul_terminated::NulTerminated;
 
 use crate::cloud_init_status;
 use crate::context::Context;
 use crate::host::{errno_words, OpenDir};
 use crate::imds::{take_metadata, Imds, USERDATA_RESPONSE};
-use crate::output;
 use crate::markers;
+use crate::output::{self, failed, Message, Shown};
+use crate::userdata::{self, Includes};
 use crate::{EXIT_FAILED, EXIT_USAGE};
 
 /// `wisp imds KEY...`: each key's value on standard output, in order. Only reads: a
 /// detected cloud is not remembered, a seed's extras are not kept.
 #[inline(never)]
-pub fn imds(ctx: &mut Context<'_>, keys: &[&[u8]]) -> i32 {
-    let cloud = match crate::cloud::resolve_read_only(ctx) {
-        Ok((cloud, _)) => cloud,
-        Err(e) => return failed(e, EXIT_USAGE),
-    };
+pub fn imds(ctx: &mut Context<'_>, keys: &[&[u8]]) -> Result<(), i32> {
+    let (cloud, _) = crate::cloud::resolve_read_only(ctx).map_err(|e| failed(e, EXIT_USAGE))?;
     let timeouts = ctx.timeouts;
     let mut imds = Imds::new(cloud, &timeouts, ctx.config.imds_token_ttl);
     #[cfg(feature = "incus")]
     {
         imds.socket = ctx.guest_socket();
     }
-    let metadata = match take_metadata() {
-        Ok(metadata) => metadata,
-        Err(e) => return failed(e, EXIT_FAILED),
-    };
+    let metadata = take_metadata().map_err(|e| failed(e, EXIT_FAILED))?;
     #[cfg(any(feature = "nocloud", feature = "configdrive"))]
     if matches!(cloud, wisp_core::config::Cloud::Nocloud | wisp_core::config::Cloud::Configdrive) {
-        if let Err(e) = crate::seed::load(ctx, cloud, metadata, None) {
-            return failed(format_args!("{}: {e}", wisp_core::text::Plain(cloud.name())), EXIT_FAILED);
-        }
+        let loaded = crate::seed::load(ctx, cloud, metadata, None);
+        loaded.map_err(|e| failed(format_args!("{}: {e}", wisp_core::text::Plain(cloud.name())), EXIT_FAILED))?;
     }
     #[cfg(feature = "azure")]
     if cloud == wisp_core::config::Cloud::Azure {
-        if let Err(e) = crate::seed::load_azure_custom_data(ctx, metadata) {
-            return failed(format_args!("azure: {e}"), EXIT_FAILED);
-        }
+        crate::seed::load_azure_custom_data(ctx, metadata).map_err(|e| failed(format_args!("azure: {e}"), EXIT_FAILED))?;
     }
-    if let Err(e) = imds.fetch(metadata, &imds_keys::items(keys)) {
-        return failed(e, EXIT_FAILED);
-    }
+    imds.fetch(metadata, &imds_keys::items(keys)).map_err(|e| failed(e, EXIT_FAILED))?;
     let mut raw = [0u8; USERDATA_RESPONSE];
-    match imds_keys::print(keys, metadata, &mut raw, &mut |path, buf| imds.get_path(path, buf), &mut output::print_raw) {
-        Ok(()) => 0,
-        Err(e) => failed(e, e.exit_code()),
-    }
+    let printed = imds_keys::print(keys, metadata, &mut raw, &mut |path, buf| imds.get_path(path, buf), &mut output::print_raw);
+    printed.map_err(|e| failed(e, e.exit_code()))
 }
 
 /// `wisp status [--wait [--timeout S]]`: writes nothing; `--wait` first waits for this
 /// boot's `result.json`, as `cloud-init status --wait` does.
 #[inline(never)]
-pub fn status(ctx: &Context<'_>, wait: bool, timeout_s: Option<u32>) -> i32 {
-    let mut waited = None;
-    if wait {
-        match cloud_init_status::wait_for_result(ctx, timeout_s) {
-            Ok(clean) => waited = Some(clean),
-            Err(e) => return failed(e, EXIT_FAILED),
-        }
-    }
-    let var = match ctx.existing_var_dir() {
-        Ok(var) => var,
-        Err(e) => return failed(e, EXIT_FAILED),
+pub fn status(ctx: &Context<'_>, wait: bool, timeout_s: Option<u32>) -> Result<i32, i32> {
+    let waited = match wait {
+        true => Some(cloud_init_status::wait_for_result(ctx, timeout_s).map_err(|e| failed(e, EXIT_FAILED))?),
+        false => None,
     };
+    let var = ctx.existing_var_dir().map_err(|e| failed(e, EXIT_FAILED))?;
     let mut buf = [0u8; INSTANCE_ID_LIMIT];
-    match status::read(var.as_ref().map(|dir| OpenDir { dir }).as_mut(), &mut buf) {
-        Ok(status) => {
-            output::print(format_args!("{status}"));
-            status.exit_code(waited)
-        }
-        Err(e) => failed(Worded(&e, errno_words), EXIT_FAILED),
-    }
+    let status = status::read(var.as_ref().map(|dir| OpenDir { dir }).as_mut(), &mut buf).map_err(|e| failed(Worded(&e, errno_words), EXIT_FAILED))?;
+    output::print(format_args!("{status}"));
+    Ok(status.exit_code(waited))
 }
 
 /// `wisp mark complete|incomplete`.
 #[inline(never)]
-pub fn mark(ctx: &Context<'_>, complete: bool) -> i32 {
-    match ctx.var_dir().and_then(|var| markers::set_complete(ctx, &var, complete)) {
-        Ok(()) => 0,
-        Err(e) => failed(e, EXIT_FAILED),
-    }
+pub fn mark(ctx: &Context<'_>, complete: bool) -> Result<(), i32> {
+    ctx.var_dir().and_then(|var| markers::set_complete(ctx, &var, complete)).map_err(|e| failed(e, EXIT_FAILED))
 }
 
-fn failed(e: impl Display, exit_code: i32) -> i32 {
-    output::error(format_args!("{e}"));
-    exit_code
+/// `wisp userdata show [FILE]`: the user-data read (includes listed, not fetched) and
+/// core's `userdata_show` document on standard output, its warnings on standard error.
+#[cfg(feature = "cloud-config")]
+#[inline(never)]
+pub fn userdata_show(ctx: &Context<'_>, file: Option<&[u8]>) -> Result<(), i32> {
+    show_userdata(ctx, file).map_err(|e| failed(e, EXIT_FAILED))
+}
+
+#[cfg(feature = "cloud-config")]
+fn show_userdata(ctx: &Context<'_>, file: Option<&[u8]>) -> Result<(), Message> {
+    let decoded = userdata::load_with(ctx, Includes::Listed, u64::MAX, |buf| read_userdata(ctx, file, buf).map(Some))?;
+    let config = match &decoded {
+        Some(decoded) => crate::cloud_config::parse(decoded)?,
+        None => Default::default(),
+    };
+    // A document's JSON can be larger than any buffer.
+    let mut buf = [0; 4096];
+    let mut out = Chunked::new(&mut buf, output::print_raw);
+    let parts = decoded.iter().flat_map(|d| d.parts.iter()).map(|part| (part.kind, part.media_type, part.bytes.len()));
+    let _ = wisp_core::userdata_show::write(&mut out, parts, &config);
+    out.flush();
+    wisp_core::userdata_show::warn(&config, &|args| output::error(format_args!("warning: {args}")));
+    Ok(())
+}
+
+/// FILE as given, else `$TINY_CLOUD_VAR/user-data` under the root.
+fn read_userdata(ctx: &Context<'_>, file: Option<&[u8]>, buf: &mut [u8]) -> Result<usize, Message> {
+    let Some(file) = file else {
+        let path = userdata::var_child(ctx, USER_DATA)?;
+        return ctx.read(path.as_bytes(), buf)?.map(<[u8]>::len).ok_or_else(|| msg!("no user-data saved in {}", Shown(ctx.config.var_dir.as_bytes())));
+    };
+    let path = NulTerminated::from_parts(&[file]).map_err(|e| msg!("{}: {e}", Shown(file)))?;
+    match fs::read_file(path.as_cstr(), buf) {
+        Ok(Some(len)) => Ok(len),
+        Ok(None) => Err(msg!("{}: no such file", Shown(file))),
+        Err(ReadError::TooLarge { limit }) => Err(msg!("{}: larger than {limit} bytes", Shown(file), limit = Decimal(limit as u64))),
+        Err(ReadError::Io(e)) => Err(crate::output::path_error(file, e)),
+    }
 }

@@ -1,15 +1,20 @@
 //! What every command works with: the root every path is taken under, the configuration
-//! (with the cloud asked for: `cloud` resolves it), and the log.
+//! (with the cloud asked for: `cloud` resolves it), and the log. The configuration file
+//! is read here, as given or as core's `config_file` chooses, which also says what it means.
+
+use core::ffi::CStr;
 
 use wisp_core::cli::Invocation;
 use wisp_core::config::{Cloud, Config};
-use wisp_core::config_file;
+use wisp_core::config_file::{self, Given, Source};
 use wisp_core::retry::Timeouts;
-use wisp_core::text::Decimal;
+use wisp_core::text::{Decimal, ShownUnder};
 use wisp_os_linux::nul_terminated::NulTerminated;
 use wisp_os_linux::fs::{self, Dir, ReadError, Resolve};
 use wisp_os_linux::process::StartInfo;
 
+use crate::host::read_error;
+use crate::host::system::System;
 use crate::output::{self, Message, Log, Shown};
 
 pub struct Context<'a> {
@@ -19,7 +24,7 @@ pub struct Context<'a> {
     /// The same, for chroot(2): `None` for the real root.
     program_root: Option<NulTerminated>,
     /// The root, open: every path under it is resolved inside it.
-    root_dir: Dir,
+    pub root_dir: Dir,
     pub config: Config,
     /// Which file the configuration came from, for messages.
     pub config_file: NulTerminated,
@@ -35,25 +40,20 @@ impl<'a> Context<'a> {
         self.log.line(format_args!("warning: {args}"));
     }
 
-    /// The root, open, with the default configuration (`configuration::load` reads the file).
+    /// The root, open, with the default configuration (`load_configuration` reads the file).
     #[inline(never)]
     pub fn open(start: &'a StartInfo, invocation: &Invocation<'a>) -> Result<Context<'a>, Message> {
         let root = invocation.root.unwrap_or(b"");
+        let root_path = NulTerminated::from_parts(&[if root.is_empty() { b"/" } else { root }]).map_err(|e| msg!("--root {}: {e}", Shown(root)))?;
         // A mistyped --root must not become a new tree of wisp's files.
-        let mut program_root = None;
-        if !root.is_empty() {
-            let path = NulTerminated::from_parts(&[root]).map_err(|e| msg!("--root {}: {e}", Shown(root)))?;
-            if !matches!(fs::metadata(path.as_cstr()), Ok(Some(m)) if m.is_dir()) {
-                return Err(msg!("--root {}: no such directory", Shown(root)));
-            }
-            program_root = Some(path);
+        if !root.is_empty() && !matches!(fs::metadata(root_path.as_cstr()), Ok(Some(m)) if m.is_dir()) {
+            return Err(msg!("--root {}: no such directory", Shown(root)));
         }
-        let root_path = NulTerminated::from_parts(&[if root.is_empty() { b"/" } else { root }]).map_err(|e| msg!("--root: {e}"))?;
         let root_dir = Dir::open(root_path.as_cstr()).map_err(|e| output::path_error(root_path.as_bytes(), e))?;
         Ok(Context {
             start,
             root,
-            program_root,
+            program_root: (!root.is_empty()).then_some(root_path),
             root_dir,
             config: Config::default(),
             config_file: NulTerminated::new(),
@@ -63,13 +63,8 @@ impl<'a> Context<'a> {
         })
     }
 
-    /// The root, open, for `host::files::Root`.
-    pub fn root_dir(&self) -> &Dir {
-        &self.root_dir
-    }
-
     /// The directory programs are chrooted into: `--root`, `None` for the real root.
-    pub fn program_root(&self) -> Option<&core::ffi::CStr> {
+    pub fn program_root(&self) -> Option<&CStr> {
         self.program_root.as_ref().map(NulTerminated::as_cstr)
     }
 
@@ -78,9 +73,30 @@ impl<'a> Context<'a> {
         self.root
     }
 
+    /// Reads the configuration: `given` (`--config FILE`) as given, else the file core's
+    /// `config_file` finds under the root.
+    #[inline(never)]
+    pub fn load_configuration(&mut self, given: Option<&[u8]>) -> Result<(), Message> {
+        let mut text = [0u8; config_file::FILE_LIMIT];
+        let given = match given {
+            Some(path) => {
+                self.config_file = NulTerminated::from_parts(&[path]).map_err(|e| msg!("--config: {e}"))?;
+                Some(Given { path, read: fs::read_file(self.config_file.as_cstr(), &mut text).map_err(read_error) })
+            }
+            None => None,
+        };
+        let mut config = Config::default();
+        if let Source::UnderRoot(file) = config_file::load(&mut System::new(self), given, &mut text, &mut config)? {
+            self.config_file = self.path(file.as_bytes())?;
+        }
+        self.timeouts = config.timeouts();
+        self.config = config;
+        Ok(())
+    }
+
     /// `absolute` under the root.
     pub fn path(&self, absolute: &[u8]) -> Result<NulTerminated, Message> {
-        NulTerminated::from_parts(&[self.root, absolute]).map_err(|e| msg!("{}{}: {e}", Shown(self.root), Shown(absolute)))
+        NulTerminated::from_parts(&[self.root, absolute]).map_err(|e| msg!("{}: {e}", ShownUnder { root: self.root, path: absolute }))
     }
 
     /// The directory, resolved inside the root: its symlinks (`/var/run -> /run`) are
@@ -116,7 +132,7 @@ impl<'a> Context<'a> {
         match read {
             Ok(len) => Ok(Some(&buf[..len])),
             Err(ReadError::Io(e)) => Err(self.path_error(absolute, e)),
-            Err(ReadError::TooLarge { limit }) => Err(msg!("{}{}: larger than {limit} bytes", Shown(self.root), Shown(absolute), limit = Decimal(limit as u64))),
+            Err(ReadError::TooLarge { limit }) => Err(msg!("{}: larger than {limit} bytes", ShownUnder { root: self.root, path: absolute }, limit = Decimal(limit as u64))),
         }
     }
 

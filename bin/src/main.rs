@@ -32,7 +32,6 @@ mod clean;
 mod cloud_init_status;
 mod commands;
 mod cloud;
-mod configuration;
 mod context;
 mod features;
 mod fetch;
@@ -43,8 +42,6 @@ mod host;
 mod host_keys;
 mod imds;
 mod markers;
-#[cfg(feature = "cloud-config")]
-mod inspect;
 mod memory;
 #[cfg(feature = "network")]
 mod network;
@@ -106,24 +103,24 @@ fn main(start: &StartInfo) -> i32 {
     }
     let mut ctx = match Context::open(start, &invocation) {
         Ok(ctx) => ctx,
-        Err(e) => return usage_error(e),
+        Err(e) => return output::failed(e, EXIT_USAGE),
     };
-    if let Err(e) = configuration::load(&mut ctx, invocation.config) {
-        return usage_error(e);
+    if let Err(e) = ctx.load_configuration(invocation.config) {
+        return output::failed(e, EXIT_USAGE);
     }
     match invocation.command {
         Command::Phase(phase) => phases::run(&mut ctx, &[phase]),
         Command::Bootstrap => phases::run(&mut ctx, &Phase::ALL),
-        Command::Imds { keys } => commands::imds(&mut ctx, keys),
+        Command::Imds { keys } => commands::imds(&mut ctx, keys).err().unwrap_or(0),
         #[cfg(not(feature = "cloud-init-status"))]
         Command::Status { wait: true, .. } => missing_feature(invocation.command),
-        Command::Status { wait, timeout_s } => commands::status(&ctx, wait, timeout_s),
-        Command::Mark { complete } => commands::mark(&ctx, complete),
+        Command::Status { wait, timeout_s } => commands::status(&ctx, wait, timeout_s).unwrap_or_else(|code| code),
+        Command::Mark { complete } => commands::mark(&ctx, complete).err().unwrap_or(0),
         Command::Clean(options) => clean::command(&ctx, options),
         #[cfg(feature = "grow")]
         Command::Grow { target } => grow::command(&mut ctx, target),
         #[cfg(feature = "cloud-config")]
-        Command::Userdata { file } => inspect::show(&ctx, file),
+        Command::Userdata { file } => commands::userdata_show(&ctx, file).err().unwrap_or(0),
         #[cfg(feature = "network")]
         Command::NetSync => network::net_sync(&mut ctx),
         // Help and Version are answered above: what is left, this build lacks.
@@ -132,13 +129,8 @@ fn main(start: &StartInfo) -> i32 {
     }
 }
 
-fn usage_error(e: output::Message) -> i32 {
-    output::error(format_args!("{e}"));
-    EXIT_USAGE
-}
-
 /// `WHAT: wisp was built without FEATURE`, for a command this build lacks.
 fn missing_feature(command: Command<'_>) -> i32 {
     let (what, feature) = command.needs().unwrap_or_default();
-    usage_error(features::missing(what, feature))
+    output::failed(features::missing(what, feature), EXIT_USAGE)
 }

@@ -132,16 +132,14 @@ impl fmt::Display for Os {
 }
 
 pub fn print(args: fmt::Arguments<'_>) {
-    write_line(stdout(), b"", args);
+    write_line(stdout(), b"", Message::format(args));
 }
 
-/// `prefix`, the formatted line ("..." if cut) and a line break, to `fd`.
-fn write_line(fd: wisp_os_linux::BorrowedFd<'_>, prefix: &[u8], args: fmt::Arguments<'_>) -> Message {
-    let line = Message::format(args);
+/// `prefix`, the line ("..." if cut) and a line break, to `fd`.
+fn write_line(fd: wisp_os_linux::BorrowedFd<'_>, prefix: &[u8], line: Message) {
     let _ = write_all(fd, prefix);
     let _ = write_all(fd, line.text().as_bytes());
     let _ = write_all(fd, if line.0.cut() { b"...\n" } else { b"\n" });
-    line
 }
 
 /// Raw bytes to standard output (metadata values), unchanged.
@@ -150,7 +148,14 @@ pub fn print_raw(bytes: &[u8]) {
 }
 
 pub fn error(args: fmt::Arguments<'_>) {
-    write_line(stderr(), b"wisp: ", args);
+    write_line(stderr(), b"wisp: ", Message::format(args));
+}
+
+/// `e` on standard error, and the exit status `code`: a command's failure.
+#[inline(never)]
+pub fn failed(e: impl fmt::Display, code: i32) -> i32 {
+    error(format_args!("{e}"));
+    code
 }
 
 /// The action log: each line to standard error and, once the log directory is known,
@@ -174,13 +179,11 @@ impl Log {
     }
 
     pub fn line(&self, args: fmt::Arguments<'_>) {
-        let line = write_line(stderr(), b"wisp: ", args);
+        let line = Message::format(args);
+        write_line(stderr(), b"wisp: ", line);
         if let Some(file) = &self.file {
-            let stamp = wisp_core::clock::iso8601(wisp_os_linux::time::realtime_secs());
-            let _ = write_all(file.as_fd(), &stamp);
-            let _ = write_all(file.as_fd(), b" ");
-            let _ = write_all(file.as_fd(), line.text().as_bytes());
-            let _ = write_all(file.as_fd(), if line.0.cut() { b"...\n" } else { b"\n" });
+            let _ = write_all(file.as_fd(), &wisp_core::clock::iso8601(wisp_os_linux::time::realtime_secs()));
+            write_line(file.as_fd(), b" ", line);
         }
     }
 }

@@ -47,9 +47,53 @@ impl<'o> Out<'o> {
     }
 }
 
+/// A `fmt` writer that hands its text on in pieces of its buffer's size, for a document
+/// larger than any buffer (`wisp userdata show`'s JSON); `flush` hands on the last one.
+pub struct Chunked<'o, F: FnMut(&[u8])> {
+    out: Out<'o>,
+    sink: F,
+}
+
+impl<'o, F: FnMut(&[u8])> Chunked<'o, F> {
+    pub fn new(buf: &'o mut [u8], sink: F) -> Self {
+        Chunked { out: Out::new(buf), sink }
+    }
+
+    pub fn flush(&mut self) {
+        (self.sink)(self.out.written());
+        self.out.len = 0;
+    }
+}
+
+impl<F: FnMut(&[u8])> core::fmt::Write for Chunked<'_, F> {
+    /// Buffered while it fits; a piece larger than the whole buffer goes on at once.
+    fn write_str(&mut self, text: &str) -> core::fmt::Result {
+        if self.out.put(text.as_bytes()).is_err() {
+            self.flush();
+            if self.out.put(text.as_bytes()).is_err() {
+                (self.sink)(text.as_bytes());
+            }
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use core::fmt::Write;
+
+    #[test]
+    fn chunks_keep_the_order_and_never_split_a_piece() {
+        let mut pieces: std::vec::Vec<std::vec::Vec<u8>> = std::vec::Vec::new();
+        let mut buf = [0u8; 4];
+        let mut out = Chunked::new(&mut buf, |bytes: &[u8]| pieces.push(bytes.to_vec()));
+        for text in ["ab", "c", "de", "fghij", "k"] {
+            out.write_str(text).unwrap();
+        }
+        out.flush();
+        assert_eq!(pieces, [&b"abc"[..], b"de", b"fghij", b"k"]);
+    }
 
     #[test]
     fn fills_to_the_limit() {

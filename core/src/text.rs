@@ -37,6 +37,21 @@ impl fmt::Display for Shown<'_> {
     }
 }
 
+/// An image path as a host reaches it, under its root (`--root`), shown as `Shown` shows
+/// bytes: the root, then the path.
+#[derive(Clone, Copy)]
+pub struct ShownUnder<'a> {
+    pub root: &'a [u8],
+    pub path: &'a [u8],
+}
+
+impl fmt::Display for ShownUnder<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        Shown(self.root).fmt(f)?;
+        Shown(self.path).fmt(f)
+    }
+}
+
 /// A byte as two lowercase hex digits, as `{:02x}` would write it without core's padding
 /// machinery.
 #[derive(Clone, Copy)]
@@ -95,6 +110,13 @@ fn byte_as_str(ascii: &[u8]) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_path_under_a_root_is_shown_root_first_and_escaped() {
+        assert_eq!(ShownUnder { root: b"/srv/img", path: b"/etc/wisp.conf" }.to_string(), "/srv/img/etc/wisp.conf");
+        assert_eq!(ShownUnder { root: b"", path: b"/etc/x\n" }.to_string(), "/etc/x\\x0a");
+        assert_eq!(ShownUnder { root: b"/r\x1b", path: b"/a" }.to_string(), "/r\\x1b/a");
+    }
 
     #[test]
     fn decimals() {

@@ -17,7 +17,7 @@ pub struct Root<'a> {
 impl<'a> Root<'a> {
     /// The root the command works under.
     pub fn of(ctx: &'a Context<'_>) -> Root<'a> {
-        Root { root: ctx.root_dir() }
+        Root { root: &ctx.root_dir }
     }
 
     /// The directory `path` is in, open, and `path`'s name in it.

@@ -1,22 +1,10 @@
-//! core's host traits over os-linux: one file a concern, as in core's `host/`, each
-//! struct the resource its calls go to. Each method is the system calls it names and
-//! nothing else; every decision is core's.
-//!
-//! - `files::Root`: the instance's root (`--root`), every path resolved inside it.
-//! - `directory::OpenDir`: a directory already open (TINY_CLOUD_VAR), for the state.
-//! - `http::Network`: sockets and clocks, on which `wisp_core::http_exchange` runs the
-//!   HTTP exchanges with the metadata services.
-//! - `system::System`: the root with a batch of replacements, the run's messages,
-//!   randomness, the host name and the image's programs, for accounts and keys; and
-//!   (`block`) the devices `grow` opens.
-//! - `block::{Disk, Mount}`, `netlink::RouteSocket`, `dhcp::DhcpOn`: a disk, a mounted
-//!   filesystem, the routing socket, one interface's packets.
-//!
-//! Separate structs rather than one that implements every trait: each holds only what
-//! its calls need (a disk's descriptor, a socket), so it exists exactly as long as that
-//! resource is open, and a rule is handed no more than the concern it asks for.
-//!
-//! This module imports only `context` and `output`, never the modules that use it.
+//! core's host traits over os-linux, one file a concern as in core's `host/`. Each struct
+//! is the resource its calls go to (`files::Root` the instance's root, `directory::OpenDir`
+//! TINY_CLOUD_VAR, `http::Network` sockets and clocks, `system::System` the root with a
+//! batch, the run's messages and the image's programs, `block::Disk`, `netlink::RouteSocket`,
+//! `dhcp::DhcpOn`), so it exists exactly as long as that resource is open and a rule is
+//! handed no more than the concern it asks for. Each method is the system calls it names
+//! and nothing else; every decision is core's.
 
 use wisp_core::host::HostError;
 use wisp_os_linux::Errno;

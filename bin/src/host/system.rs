@@ -9,7 +9,7 @@ use wisp_os_linux::Errno;
 use super::files::Root;
 use super::host_error;
 use crate::context::Context;
-use crate::output::{Message, Os, Shown};
+use crate::output::{Message, Os};
 
 /// What the accounts' rules run against: the root, a batch, and the context's log.
 pub struct System<'c> {
@@ -75,25 +75,12 @@ impl wisp_core::host::messages::Messages for System<'_> {
         Os(Errno::from_raw_os_error(error.errno))
     }
 
-    fn shown(bytes: &[u8]) -> impl core::fmt::Display + '_ {
-        Shown(bytes)
-    }
-
     fn path_error(&self, path: &[u8], error: HostError) -> Message {
         self.ctx.path_error(path, Errno::from_raw_os_error(error.errno))
     }
 
     fn under_root<'p>(&'p self, path: &'p [u8]) -> impl core::fmt::Display + 'p {
-        UnderRoot(self.ctx.root(), path)
-    }
-}
-
-/// A path under `--root` (the root, then the path), for messages.
-struct UnderRoot<'p>(&'p [u8], &'p [u8]);
-
-impl core::fmt::Display for UnderRoot<'_> {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(f, "{}{}", Shown(self.0), Shown(self.1))
+        wisp_core::text::ShownUnder { root: self.ctx.root(), path }
     }
 }
 

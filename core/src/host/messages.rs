@@ -27,7 +27,9 @@ pub trait Messages {
     fn reason(error: HostError) -> impl fmt::Display;
 
     /// Bytes from outside (names, paths) with anything unprintable escaped.
-    fn shown(bytes: &[u8]) -> impl fmt::Display + '_;
+    fn shown(bytes: &[u8]) -> impl fmt::Display + '_ {
+        crate::text::Shown(bytes)
+    }
 
     /// `path: reason` for a call on an image path, the path as the host reached it
     /// (under its root); a symlink it refused to follow is said as such.
