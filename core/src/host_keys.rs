@@ -67,10 +67,7 @@ pub fn set_ssh_host_keys<H: Files + Messages + Programs>(host: &mut H, var_dir: 
     }
     host.create_dir(b"/etc/ssh", 0o755).map_err(|e| host.path_error(b"/etc/ssh", e))?;
     if delete {
-        for name in host_key_files(host, b"/etc/ssh", ssh_host_keys::is_host_key_file)? {
-            let mut path = [0u8; PATH_LIMIT];
-            host.remove(joined(&mut path, &[b"/etc/ssh/", name.as_bytes()])).map_err(|e| system_files::failed(host, b"/etc/ssh", e, ""))?;
-        }
+        remove_keys(host, b"/etc/ssh", ssh_host_keys::is_host_key_file)?;
     }
     let mut made = 0;
     if let Some(given) = given {
@@ -112,7 +109,7 @@ pub fn set_ssh_host_keys<H: Files + Messages + Programs>(host: &mut H, var_dir: 
             made += 1;
         }
     }
-    let printed = print_fingerprints(host)?;
+    let printed = print_fingerprints(host, b"/etc/ssh", ssh_host_keys::is_public_host_key_file, None)?;
     mark_done(host, done_path, instance_id)?;
     Ok(host.text(format_args!("{made} made, {printed} fingerprints printed, the image's removed: {delete}")))
 }
@@ -131,20 +128,15 @@ fn mark_done<H: Files + Messages>(host: &mut H, done_path: &[u8], instance_id: &
 fn dropbear_keys<H: Files + Messages + Programs>(host: &mut H, var_dir: &[u8], delete: bool, types: &[&str]) -> Result<(usize, usize), H::Text> {
     let directory = b"/etc/dropbear";
     host.create_dir(directory, 0o755).map_err(|e| host.path_error(directory, e))?;
-    let dropbear_error = |host: &H, e| system_files::failed(host, directory, e, "");
-    let is_key = |name: &[u8]| name.starts_with(b"dropbear_") && name.ends_with(b"_host_key");
     if delete {
-        for name in host_key_files(host, directory, is_key)? {
-            let mut path = [0u8; PATH_LIMIT];
-            host.remove(joined(&mut path, &[b"/etc/dropbear/", name.as_bytes()])).map_err(|e| dropbear_error(host, e))?;
-        }
+        remove_keys(host, directory, ssh_host_keys::is_dropbear_key_file)?;
     }
     let mut made = 0;
     for &key_type in types {
         let key_type = if key_type == "dsa" { "dss" } else { key_type };
         let mut path = [0u8; 64];
         let path = c_string(host, &mut path, &[b"/etc/dropbear/dropbear_", key_type.as_bytes(), b"_host_key"])?;
-        if host.metadata(path.to_bytes()).map_err(|e| dropbear_error(host, e))?.is_some() {
+        if host.metadata(path.to_bytes()).map_err(|e| system_files::failed(host, directory, e, ""))?.is_some() {
             continue;
         }
         let mut type_arg = [0u8; 16];
@@ -152,23 +144,19 @@ fn dropbear_keys<H: Files + Messages + Programs>(host: &mut H, var_dir: &[u8], d
         run(host, DROPBEARKEY, &[c"dropbearkey", c"-t", type_arg, c"-f", path], Output::StandardError, b"")?;
         made += 1;
     }
-    let files = host_key_files(host, directory, is_key)?;
     let mut scratch = [0u8; PATH_LIMIT];
     let scratch = joined(&mut scratch, &[var_dir, b"/", SCRATCH]);
-    host.log(format_args!("{BEGIN_FINGERPRINTS}"));
-    for name in &files {
-        let mut path = [0u8; 128];
-        let path = c_string(host, &mut path, &[b"/etc/dropbear/", name.as_bytes()])?;
-        run(host, DROPBEARKEY, &[c"dropbearkey", c"-y", c"-f", path], Output::File(scratch, 0o600), b".host-key-public")?;
-        let mut shown = [0u8; 2 * ssh_host_keys::BLOB_LIMIT];
-        let len = system_files::read_file_itself(host, scratch, &mut shown).ok().flatten().unwrap_or(0);
-        let _ = host.remove(scratch);
-        // "Public key portion is:", then the key line, then dropbear's own fingerprint.
-        let public = shown[..len].split(|&b| b == b'\n').nth(1).unwrap_or(b"");
-        print_fingerprint(host, name, public);
+    let printed = print_fingerprints(host, directory, ssh_host_keys::is_dropbear_key_file, Some(scratch))?;
+    Ok((made, printed))
+}
+
+/// Removes the host key files (`wanted`) of `directory`.
+fn remove_keys<H: Files + Messages>(host: &mut H, directory: &[u8], wanted: fn(&[u8]) -> bool) -> Result<(), H::Text> {
+    for name in &host_key_files(host, directory, wanted)? {
+        let mut path = [0u8; PATH_LIMIT];
+        host.remove(joined(&mut path, &[directory, b"/", name.as_bytes()])).map_err(|e| system_files::failed(host, directory, e, ""))?;
     }
-    host.log(format_args!("{END_FINGERPRINTS}"));
-    Ok((made, files.len()))
+    Ok(())
 }
 
 /// An `ssh_keys` entry's name: `rsa` and `_private` make `rsa_private`.
@@ -211,17 +199,31 @@ fn run<H: Messages + Programs>(host: &mut H, program: &CStr, args: &[&CStr], out
     }
 }
 
-/// Each public host key's fingerprint between cloud-init's BEGIN and END lines, in file
-/// name order (as the shell's glob lists them).
-fn print_fingerprints<H: Files + Messages>(host: &mut H) -> Result<usize, H::Text> {
-    let files = host_key_files(host, b"/etc/ssh", ssh_host_keys::is_public_host_key_file)?;
+/// Each host key's fingerprint between cloud-init's BEGIN and END lines, in file name
+/// order (as the shell's glob lists them): of the public key files (`wanted`) of
+/// `directory`, or with a `scratch` file, of dropbear's keys, whose public key
+/// `dropbearkey -y` shows (caught in `scratch`). The number printed.
+fn print_fingerprints<H: Files + Messages + Programs>(host: &mut H, directory: &[u8], wanted: fn(&[u8]) -> bool, scratch: Option<&[u8]>) -> Result<usize, H::Text> {
+    let files = host_key_files(host, directory, wanted)?;
     host.log(format_args!("{BEGIN_FINGERPRINTS}"));
     for name in &files {
         let mut text = [0u8; 2 * ssh_host_keys::BLOB_LIMIT];
         let mut path = [0u8; PATH_LIMIT];
-        let path = joined(&mut path, &[b"/etc/ssh/", name.as_bytes()]);
-        let len = system_files::read_file_itself(host, path, &mut text).ok().flatten().unwrap_or(0);
-        print_fingerprint(host, name, &text[..len]);
+        let path = c_string(host, &mut path, &[directory, b"/", name.as_bytes()])?;
+        let public = match scratch {
+            None => {
+                let len = system_files::read_file_itself(host, path.to_bytes(), &mut text).ok().flatten().unwrap_or(0);
+                &text[..len]
+            }
+            Some(scratch) => {
+                run(host, DROPBEARKEY, &[c"dropbearkey", c"-y", c"-f", path], Output::File(scratch, 0o600), SCRATCH)?;
+                let len = system_files::read_file_itself(host, scratch, &mut text).ok().flatten().unwrap_or(0);
+                let _ = host.remove(scratch);
+                // "Public key portion is:", then the key line, then dropbear's own fingerprint.
+                text[..len].split(|&b| b == b'\n').nth(1).unwrap_or(b"")
+            }
+        };
+        print_fingerprint(host, name, public);
     }
     host.log(format_args!("{END_FINGERPRINTS}"));
     Ok(files.len())
@@ -241,7 +243,7 @@ fn print_fingerprint<H: Messages>(host: &H, name: &str, public_key: &[u8]) {
 }
 
 /// The names in `directory` that are `wanted`, sorted.
-fn host_key_files<H: Files + Messages>(host: &mut H, directory: &[u8], wanted: impl Fn(&[u8]) -> bool) -> Result<Names, H::Text> {
+fn host_key_files<H: Files + Messages>(host: &mut H, directory: &[u8], wanted: fn(&[u8]) -> bool) -> Result<Names, H::Text> {
     let mut files = Names::new();
     let mut overflow = false;
     host.list(directory, &mut |name| {

@@ -27,6 +27,11 @@ pub fn is_public_host_key_file(name: &[u8]) -> bool {
     name.starts_with(b"ssh_host_") && name.ends_with(b"key.pub")
 }
 
+/// Dropbear's host key files: `dropbear_*_host_key`.
+pub fn is_dropbear_key_file(name: &[u8]) -> bool {
+    name.starts_with(b"dropbear_") && name.ends_with(b"_host_key")
+}
+
 /// The file an `ssh_keys` entry (`rsa_private`, `ed25519_public`, `ecdsa_certificate`...)
 /// is written to in /etc/ssh, and its mode; `None` for a name cloud-init does not know.
 #[inline(never)]
