@@ -20,9 +20,9 @@ pub fn ssh_pwauth<H: Files + Messages>(host: &mut H, config: &CloudConfig<'_>) -
     let allow = match value.scalar() {
         Some(Scalar::Bool(allow)) => allow,
         Some(Scalar::Str(text)) => match keyword(text) {
-            Some(b"true" | b"yes" | b"on" | b"1") => true,
-            Some(b"false" | b"no" | b"off" | b"0") => false,
-            Some(b"unchanged") => return Ok(host.text(format_args!("unchanged"))),
+            Some("true" | "yes" | "on" | "1") => true,
+            Some("false" | "no" | "off" | "0") => false,
+            Some("unchanged") => return Ok(host.text(format_args!("unchanged"))),
             _ => return Err(cloud_config::error("ssh_pwauth", value, "not true, false or unchanged").into()),
         },
         _ => return Err(cloud_config::error("ssh_pwauth", value, "not true, false or unchanged").into()),
@@ -76,9 +76,9 @@ fn read<H: Files + Messages>(host: &mut H, path: &[u8], buf: &mut [u8]) -> Resul
 }
 
 /// The words cloud-init's `is_true`, `is_false` and "unchanged" take, any case.
-fn keyword(text: &str) -> Option<&'static [u8]> {
-    const WORDS: [&[u8]; 9] = [b"true", b"yes", b"on", b"1", b"false", b"no", b"off", b"0", b"unchanged"];
-    WORDS.into_iter().find(|word| text.as_bytes().eq_ignore_ascii_case(word))
+fn keyword(text: &str) -> Option<&'static str> {
+    const WORDS: [&str; 9] = ["true", "yes", "on", "1", "false", "no", "off", "0", "unchanged"];
+    WORDS.into_iter().find(|word| text.eq_ignore_ascii_case(word))
 }
 
 #[cfg(test)]
