@@ -88,20 +88,20 @@ pub fn fingerprint(public_key: &[u8], out: &mut Out<'_>) -> Result<(), Fingerpri
     if wire.string() != Some(key_type) {
         return Err(FingerprintError::NotAPublicKey);
     }
-    let (bits, name): (u64, &[u8]) = match key_type {
-        b"ssh-ed25519" => (256, b"ED25519"),
-        b"ecdsa-sha2-nistp256" => (256, b"ECDSA"),
-        b"ecdsa-sha2-nistp384" => (384, b"ECDSA"),
-        b"ecdsa-sha2-nistp521" => (521, b"ECDSA"),
+    let (bits, name) = match crate::text::word(key_type) {
+        "ssh-ed25519" => (256, "ED25519"),
+        "ecdsa-sha2-nistp256" => (256, "ECDSA"),
+        "ecdsa-sha2-nistp384" => (384, "ECDSA"),
+        "ecdsa-sha2-nistp521" => (521, "ECDSA"),
         // RSA: exponent, then the modulus; DSA: p first.
-        b"ssh-rsa" => (wire.string().and_then(|_| wire.string()).map(bit_length).ok_or(FingerprintError::NotAPublicKey)?, b"RSA"),
-        b"ssh-dss" => (wire.string().map(bit_length).ok_or(FingerprintError::NotAPublicKey)?, b"DSA"),
+        "ssh-rsa" => (wire.string().and_then(|_| wire.string()).map(bit_length).ok_or(FingerprintError::NotAPublicKey)?, "RSA"),
+        "ssh-dss" => (wire.string().map(bit_length).ok_or(FingerprintError::NotAPublicKey)?, "DSA"),
         _ => return Err(FingerprintError::NotAPublicKey),
     };
     let mut hash = [0u8; 43];
     let hash_len = crate::base64::encode_unpadded(&crate::sha256::sha256(blob), &mut hash).unwrap_or(0);
     out.put_decimal(bits)?;
-    out.put_all(&[b" SHA256:", &hash[..hash_len], b" ", comment, b" (", name, b")"])?;
+    out.put_all(&[b" SHA256:", &hash[..hash_len], b" ", comment, b" (", name.as_bytes(), b")"])?;
     Ok(())
 }
 
