@@ -15,6 +15,8 @@ use crate::out::Out;
 use crate::ssh_host_keys::{self, BEGIN_FINGERPRINTS, DEFAULT_TYPES, END_FINGERPRINTS, KNOWN_TYPES};
 use crate::state_files::SSH_HOST_KEYS_DONE as DONE_FILE;
 use crate::system_files::{self, joined};
+use crate::text::{Decimal, Plain};
+use crate::yaml::NodeRef;
 
 /// The image's key generator.
 const SSH_KEYGEN: &CStr = c"/usr/bin/ssh-keygen";
@@ -57,14 +59,23 @@ pub fn set_ssh_host_keys<H: Files + Messages + Programs>(host: &mut H, var_dir: 
         None => types.extend(DEFAULT_TYPES),
     }
     let has_keygen = host.has_program(SSH_KEYGEN.to_bytes());
-    if !has_keygen && given.is_none() {
+    let (flavour, (made, printed)) = if !has_keygen && given.is_none() {
         if !host.has_program(DROPBEARKEY.to_bytes()) {
             return Ok(host.text(format_args!("no /usr/bin/ssh-keygen or dropbearkey in the image: its host keys are left as they are")));
         }
-        let (made, printed) = dropbear_keys(host, var_dir, delete, &types)?;
-        mark_done(host, done_path, instance_id)?;
-        return Ok(host.text(format_args!("dropbear: {made} made, {printed} fingerprints printed, the image's removed: {delete}")));
-    }
+        ("dropbear: ", dropbear_keys(host, var_dir, delete, &types)?)
+    } else {
+        ("", openssh_keys(host, delete, given, &types, has_keygen)?)
+    };
+    mark_done(host, done_path, instance_id)?;
+    let removed = if delete { "true" } else { "false" };
+    Ok(host.text(format_args!("{}{} made, {} fingerprints printed, the image's removed: {}", Plain(flavour), Decimal(made as u64), Decimal(printed as u64), Plain(removed))))
+}
+
+/// OpenSSH's host keys in /etc/ssh: the image's removed when `delete`; the `given` ones
+/// written, or the missing `types` made when the image has ssh-keygen (`has_keygen`).
+/// The number made, and of fingerprints printed.
+fn openssh_keys<H: Files + Messages + Programs>(host: &mut H, delete: bool, given: Option<NodeRef<'_>>, types: &[&str], has_keygen: bool) -> Result<(usize, usize), H::Text> {
     host.create_dir(b"/etc/ssh", 0o755).map_err(|e| host.path_error(b"/etc/ssh", e))?;
     if delete {
         remove_keys(host, b"/etc/ssh", ssh_host_keys::is_host_key_file)?;
@@ -110,8 +121,7 @@ pub fn set_ssh_host_keys<H: Files + Messages + Programs>(host: &mut H, var_dir: 
         }
     }
     let printed = print_fingerprints(host, b"/etc/ssh", ssh_host_keys::is_public_host_key_file, None)?;
-    mark_done(host, done_path, instance_id)?;
-    Ok(host.text(format_args!("{made} made, {printed} fingerprints printed, the image's removed: {delete}")))
+    Ok((made, printed))
 }
 
 fn mark_done<H: Files + Messages>(host: &mut H, done_path: &[u8], instance_id: &[u8]) -> Result<(), H::Text> {
@@ -171,7 +181,7 @@ fn entry_name(key_type: &str, part: &str) -> heapless::String<24> {
 fn c_string<'b, H: Messages>(host: &H, buf: &'b mut [u8], parts: &[&[u8]]) -> Result<&'b CStr, H::Text> {
     let len = joined(buf, parts).len();
     let limit = buf.len();
-    let text = buf.get_mut(..len + 1).ok_or_else(|| host.text(format_args!("a path longer than {limit} bytes")))?;
+    let text = buf.get_mut(..len + 1).ok_or_else(|| host.text(format_args!("a path longer than {} bytes", Decimal(limit as u64))))?;
     text[len] = 0;
     CStr::from_bytes_with_nul(text).map_err(|_| host.text(format_args!("{}: holds a NUL byte", H::shown(&text[..len]))))
 }
@@ -205,7 +215,7 @@ fn run<H: Messages + Programs>(host: &mut H, program: &CStr, args: &[&CStr], out
 /// `dropbearkey -y` shows (caught in `scratch`). The number printed.
 fn print_fingerprints<H: Files + Messages + Programs>(host: &mut H, directory: &[u8], wanted: fn(&[u8]) -> bool, scratch: Option<&[u8]>) -> Result<usize, H::Text> {
     let files = host_key_files(host, directory, wanted)?;
-    host.log(format_args!("{BEGIN_FINGERPRINTS}"));
+    host.log(format_args!("{}", Plain(BEGIN_FINGERPRINTS)));
     for name in &files {
         let mut text = [0u8; 2 * ssh_host_keys::BLOB_LIMIT];
         let mut path = [0u8; PATH_LIMIT];
@@ -225,7 +235,7 @@ fn print_fingerprints<H: Files + Messages + Programs>(host: &mut H, directory: &
         };
         print_fingerprint(host, name, public);
     }
-    host.log(format_args!("{END_FINGERPRINTS}"));
+    host.log(format_args!("{}", Plain(END_FINGERPRINTS)));
     Ok(files.len())
 }
 
@@ -238,7 +248,7 @@ fn print_fingerprint<H: Messages>(host: &H, name: &str, public_key: &[u8]) {
             let len = out.len();
             host.log(format_args!("{}", H::shown(&line[..len])));
         }
-        Err(e) => host.log(format_args!("{name}: {e}")),
+        Err(e) => host.log(format_args!("{}: {e}", Plain(name))),
     }
 }
 
@@ -254,7 +264,7 @@ fn host_key_files<H: Files + Messages>(host: &mut H, directory: &[u8], wanted: f
     })
     .map_err(|e| system_files::failed(host, b"/etc/ssh", e, ""))?;
     if overflow {
-        return Err(host.text(format_args!("/etc/ssh: more than {FILES_LIMIT} host key files, or a name that is not UTF-8")));
+        return Err(host.text(format_args!("/etc/ssh: more than {} host key files, or a name that is not UTF-8", Decimal(FILES_LIMIT as u64))));
     }
     // By insertion: at most FILES_LIMIT names, and core's sort_unstable is 2 KB of code.
     for sorted in 1..files.len() {

@@ -47,7 +47,9 @@ pub fn given_key_file(name: &str) -> Option<(heapless::String<40>, u32)> {
         _ => return None,
     };
     let mut file = heapless::String::new();
-    fmt::write(&mut file, format_args!("ssh_host_{key_type}_key{suffix}")).ok()?;
+    for part in ["ssh_host_", key_type, "_key", suffix] {
+        file.push_str(part).ok()?;
+    }
     Some((file, mode))
 }
 
@@ -62,7 +64,7 @@ impl fmt::Display for FingerprintError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             FingerprintError::NotAPublicKey => f.write_str("not an OpenSSH public key"),
-            FingerprintError::TooLarge { limit } => write!(f, "larger than {limit} bytes"),
+            FingerprintError::TooLarge { limit } => write!(f, "larger than {} bytes", crate::text::Decimal(*limit as u64)),
         }
     }
 }

@@ -9,6 +9,7 @@ use crate::host::files::Files;
 use crate::host::messages::Messages;
 use crate::sshd_config;
 use crate::system_files::{self, TOO_LARGE};
+use crate::text::{Decimal, Plain};
 use crate::yaml::Scalar;
 
 /// Largest sshd_config read.
@@ -29,10 +30,8 @@ pub fn ssh_pwauth<H: Files + Messages>(host: &mut H, config: &CloudConfig<'_>) -
     };
     let setting = if allow { "yes" } else { "no" };
     let (name, changed) = set_option(host, "PasswordAuthentication", setting)?;
-    Ok(match changed {
-        true => host.text(format_args!("PasswordAuthentication {setting} in {name}")),
-        false => host.text(format_args!("PasswordAuthentication {setting} already in {name}")),
-    })
+    let already = if changed { "" } else { "already " };
+    Ok(host.text(format_args!("PasswordAuthentication {} {}in {}", Plain(setting), Plain(already), Plain(name))))
 }
 
 /// Sets `keyword value` where cloud-init would: the drop-in when sshd_config includes
@@ -62,7 +61,7 @@ pub fn set_option<H: Files + Messages>(host: &mut H, keyword: &str, value: &str)
             Ok((name, true))
         }
         Ok(None) => Ok((name, false)),
-        Err(full) => Err(host.text(format_args!("{name} would be larger than {} bytes", full.limit))),
+        Err(full) => Err(host.text(format_args!("{} would be larger than {} bytes", Plain(name), Decimal(full.limit as u64)))),
     }
 }
 
@@ -70,7 +69,7 @@ pub fn set_option<H: Files + Messages>(host: &mut H, keyword: &str, value: &str)
 fn read<H: Files + Messages>(host: &mut H, path: &[u8], buf: &mut [u8]) -> Result<usize, H::Text> {
     match system_files::read_file_itself(host, path, buf) {
         Ok(found) => Ok(found.unwrap_or(0)),
-        Err(TOO_LARGE) => Err(host.text(format_args!("/etc/ssh: a config file larger than {CONFIG_LIMIT} bytes"))),
+        Err(TOO_LARGE) => Err(host.text(format_args!("/etc/ssh: a config file larger than {} bytes", Decimal(CONFIG_LIMIT as u64)))),
         Err(e) => Err(system_files::failed(host, b"/etc/ssh/sshd_config", e, "")),
     }
 }
