@@ -426,15 +426,16 @@ fn apply_user<H: Files + Batch + Messages + Random + Room>(host: &mut H, spec: &
         requested: true,
     };
     let mut done = Done::new();
+    let in_user = |host: &H, e| host.text(format_args!("user {}: {e}", H::shown(spec.name.as_bytes())));
     if let Err(e) = ensure_account(host, &account, today, &mut done).and_then(|_| commit(host)) {
         // The next user starts from the files as they are, without this one's pieces.
         host.discard();
-        return Err(host.text(format_args!("user {}: {e}", H::shown(spec.name.as_bytes()))));
+        return Err(in_user(host, e));
     }
     if let Some(listed) = spec.ssh_authorized_keys {
         let mut keys: heapless::Vec<PublicKey<'_>, KEYS_LIMIT> = heapless::Vec::new();
         add_config_keys(host, listed, &mut keys)?;
-        install_keys(host, spec.name.as_bytes(), &keys).map_err(|e| host.text(format_args!("user {}: {e}", H::shown(spec.name.as_bytes()))))?;
+        install_keys(host, spec.name.as_bytes(), &keys).map_err(|e| in_user(host, e))?;
     }
     Ok(())
 }
