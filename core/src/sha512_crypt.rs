@@ -192,7 +192,9 @@ impl Sha512 {
         }
     }
 
-    pub fn finish(mut self) -> [u8; 64] {
+    /// The digest. The hasher is spent after it; taken by reference so that a caller's
+    /// 208-byte state is not copied in.
+    pub fn finish(&mut self) -> [u8; 64] {
         let bits = u128::from(self.total) * 8;
         self.update(&[0x80]);
         while self.filled != 112 {
