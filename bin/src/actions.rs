@@ -44,7 +44,7 @@ pub fn run(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: 
         #[cfg(feature = "ssh")]
         Action::SetSshHostKeys => {
             let config = session.cloud_config_if_valid(ctx, var);
-            crate::host_keys::set_ssh_host_keys(ctx, var, config.as_ref())
+            crate::users::set_ssh_host_keys(ctx, var, config.as_ref())
         }
         Action::RunUserdata => {
             let later_boot = session.later_boot;

@@ -39,8 +39,6 @@ mod fetch;
 #[cfg(feature = "grow")]
 mod grow;
 mod host;
-#[cfg(feature = "ssh")]
-mod host_keys;
 mod imds;
 mod instance_id;
 mod markers;
