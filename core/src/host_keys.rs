@@ -101,11 +101,8 @@ fn openssh_keys<H: Files + Messages + Programs>(host: &mut H, delete: bool, give
             if given.get(&private).is_none() || given.get(&public).is_some() {
                 continue;
             }
-            let files = (ssh_host_keys::given_key_file(&private), ssh_host_keys::given_key_file(&public));
-            if let (Some((private, _)), Some((public, _))) = files {
-                derive_public(host, &private, &public)?;
-                made += 1;
-            }
+            derive_public(host, key_type)?;
+            made += 1;
         }
     } else {
         for key_type in types.iter().filter(|_| has_keygen) {
@@ -186,12 +183,14 @@ fn c_string<'b, H: Messages>(host: &H, buf: &'b mut [u8], parts: &[&[u8]]) -> Re
     CStr::from_bytes_with_nul(text).map_err(|_| host.text(format_args!("{}: holds a NUL byte", H::shown(&text[..len]))))
 }
 
-/// `ssh-keygen -y -f PRIVATE > PUBLIC`, as cloud-init makes a public key it was not given.
-fn derive_public<H: Files + Messages + Programs>(host: &mut H, private: &str, public: &str) -> Result<(), H::Text> {
+/// `ssh-keygen -y -f PRIVATE > PUBLIC` for the `key_type` key (the files
+/// `ssh_keys`' `TYPE_private` and `TYPE_public` name), as cloud-init makes a public key
+/// it was not given.
+fn derive_public<H: Files + Messages + Programs>(host: &mut H, key_type: &str) -> Result<(), H::Text> {
     let mut private_path = [0u8; 64];
-    let private_path = c_string(host, &mut private_path, &[b"/etc/ssh/", private.as_bytes()])?;
+    let private_path = c_string(host, &mut private_path, &[b"/etc/ssh/ssh_host_", key_type.as_bytes(), b"_key"])?;
     let mut public_path = [0u8; 64];
-    let public_path = joined(&mut public_path, &[b"/etc/ssh/", public.as_bytes()]);
+    let public_path = joined(&mut public_path, &[private_path.to_bytes(), b".pub"]);
     run(host, SSH_KEYGEN, &[c"ssh-keygen", c"-y", c"-f", private_path], Output::File(public_path, 0o644), b"/etc/ssh")
 }
 
