@@ -84,13 +84,14 @@ fn passwords<H: Files + Batch + Messages + Random + Room>(host: &mut H, default_
     let mut set = 0;
     let mut one = |host: &mut H, entry: Entry<'_>| -> Result<(), H::Text> {
         let mut out = [0u8; HASH_LIMIT];
-        let hashed = match entry.kind {
+        let (hash, plain) = match entry.kind {
             PasswordType::Random => {
                 return Err(entry_error(host, entry.at, "RANDOM passwords are not supported (wisp does not print secrets)"));
             }
-            PasswordType::Hash => shadow_field(host, Some(entry.password), None, false, &mut out)?,
-            PasswordType::Text => shadow_field(host, None, Some(entry.password), false, &mut out)?,
+            PasswordType::Hash => (Some(entry.password), None),
+            PasswordType::Text => (None, Some(entry.password)),
         };
+        let hashed = shadow_field(host, hash, plain, false, &mut out)?;
         set_shadow(host, entry.name.as_bytes(), hashed.unwrap_or(b"*"), if expire { 0 } else { today }, write)?;
         set += 1;
         Ok(())
