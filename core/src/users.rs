@@ -371,11 +371,12 @@ pub fn apply_users<H: Files + Batch + Messages + Random + Room>(host: &mut H, de
                 return Ok(());
             }
             let full = |_| host.text(format_args!("cloud-config line {}: users: too many sudo or doas rules", Decimal(at.line().into())));
-            if let Some(rules) = spec.sudo {
-                cloud_config::for_each_line(rules, "sudo", |rule| sudoers_out.put_all(&[spec.name.as_bytes(), b" ", rule.as_bytes(), b"\n"]).map_err(full))?;
-            }
-            if let Some(rules) = spec.doas {
-                cloud_config::for_each_line(rules, "doas", |rule| doas_out.put_all(&[rule.as_bytes(), b"\n"]).map_err(full))?;
+            // A sudoers line starts with the user's name; a doas rule names it itself.
+            let name = spec.name.as_bytes();
+            for (key, rules, out, user, space) in [("sudo", spec.sudo, &mut sudoers_out, name, &b" "[..]), ("doas", spec.doas, &mut doas_out, b"", b"")] {
+                if let Some(rules) = rules {
+                    cloud_config::for_each_line(rules, key, |rule| out.put_all(&[user, space, rule.as_bytes(), b"\n"]).map_err(full))?;
+                }
             }
             users += 1;
             Ok(())
