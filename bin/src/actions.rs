@@ -38,7 +38,7 @@ pub fn run(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: 
             crate::users::set_ssh_keys(ctx, session.metadata.get(Item::SshKeys), config.as_ref())
         }
         #[cfg(feature = "ssh")]
-        Action::SetSshHostKeys => crate::host_keys::set_ssh_host_keys(ctx, var, session.cloud_config_if_valid(ctx, var).as_ref()),
+        Action::SetSshHostKeys => crate::users::set_ssh_host_keys(ctx, var, session.cloud_config_if_valid(ctx, var).as_ref()),
         Action::RunUserdata => {
             let later_boot = session.later_boot;
             crate::scripts::run_userdata(ctx, var, later_boot, || session.userdata(ctx, var, true))

@@ -38,8 +38,6 @@ mod fetch;
 #[cfg(feature = "grow")]
 mod grow;
 mod host;
-#[cfg(feature = "ssh")]
-mod host_keys;
 mod imds;
 mod markers;
 mod memory;

@@ -15,6 +15,8 @@ use crate::out::Out;
 use crate::ssh_host_keys::{self, BEGIN_FINGERPRINTS, DEFAULT_TYPES, END_FINGERPRINTS, KNOWN_TYPES};
 use crate::state_files::SSH_HOST_KEYS_DONE as DONE_FILE;
 use crate::system_files::{self, joined};
+use crate::text::{Decimal, Plain};
+use crate::yaml::NodeRef;
 
 /// The image's key generator.
 const SSH_KEYGEN: &CStr = c"/usr/bin/ssh-keygen";
@@ -57,20 +59,26 @@ pub fn set_ssh_host_keys<H: Files + Messages + Programs>(host: &mut H, var_dir: 
         None => types.extend(DEFAULT_TYPES),
     }
     let has_keygen = host.has_program(SSH_KEYGEN.to_bytes());
-    if !has_keygen && given.is_none() {
+    let (flavour, (made, printed)) = if !has_keygen && given.is_none() {
         if !host.has_program(DROPBEARKEY.to_bytes()) {
             return Ok(host.text(format_args!("no /usr/bin/ssh-keygen or dropbearkey in the image: its host keys are left as they are")));
         }
-        let (made, printed) = dropbear_keys(host, var_dir, delete, &types)?;
-        mark_done(host, done_path, instance_id)?;
-        return Ok(host.text(format_args!("dropbear: {made} made, {printed} fingerprints printed, the image's removed: {delete}")));
-    }
+        ("dropbear: ", dropbear_keys(host, var_dir, delete, &types)?)
+    } else {
+        ("", openssh_keys(host, delete, given, &types, has_keygen)?)
+    };
+    mark_done(host, done_path, instance_id)?;
+    let removed = if delete { "true" } else { "false" };
+    Ok(host.text(format_args!("{}{} made, {} fingerprints printed, the image's removed: {}", Plain(flavour), Decimal(made as u64), Decimal(printed as u64), Plain(removed))))
+}
+
+/// OpenSSH's host keys in /etc/ssh: the image's removed when `delete`; the `given` ones
+/// written, or the missing `types` made when the image has ssh-keygen (`has_keygen`).
+/// The number made, and of fingerprints printed.
+fn openssh_keys<H: Files + Messages + Programs>(host: &mut H, delete: bool, given: Option<NodeRef<'_>>, types: &[&str], has_keygen: bool) -> Result<(usize, usize), H::Text> {
     host.create_dir(b"/etc/ssh", 0o755).map_err(|e| host.path_error(b"/etc/ssh", e))?;
     if delete {
-        for name in host_key_files(host, b"/etc/ssh", ssh_host_keys::is_host_key_file)? {
-            let mut path = [0u8; PATH_LIMIT];
-            host.remove(joined(&mut path, &[b"/etc/ssh/", name.as_bytes()])).map_err(|e| system_files::failed(host, b"/etc/ssh", e, ""))?;
-        }
+        remove_keys(host, b"/etc/ssh", ssh_host_keys::is_host_key_file)?;
     }
     let mut made = 0;
     if let Some(given) = given {
@@ -93,11 +101,8 @@ pub fn set_ssh_host_keys<H: Files + Messages + Programs>(host: &mut H, var_dir: 
             if given.get(&private).is_none() || given.get(&public).is_some() {
                 continue;
             }
-            let files = (ssh_host_keys::given_key_file(&private), ssh_host_keys::given_key_file(&public));
-            if let (Some((private, _)), Some((public, _))) = files {
-                derive_public(host, &private, &public)?;
-                made += 1;
-            }
+            derive_public(host, key_type)?;
+            made += 1;
         }
     } else {
         for key_type in types.iter().filter(|_| has_keygen) {
@@ -112,9 +117,8 @@ pub fn set_ssh_host_keys<H: Files + Messages + Programs>(host: &mut H, var_dir: 
             made += 1;
         }
     }
-    let printed = print_fingerprints(host)?;
-    mark_done(host, done_path, instance_id)?;
-    Ok(host.text(format_args!("{made} made, {printed} fingerprints printed, the image's removed: {delete}")))
+    let printed = print_fingerprints(host, b"/etc/ssh", ssh_host_keys::is_public_host_key_file, None)?;
+    Ok((made, printed))
 }
 
 fn mark_done<H: Files + Messages>(host: &mut H, done_path: &[u8], instance_id: &[u8]) -> Result<(), H::Text> {
@@ -131,20 +135,15 @@ fn mark_done<H: Files + Messages>(host: &mut H, done_path: &[u8], instance_id: &
 fn dropbear_keys<H: Files + Messages + Programs>(host: &mut H, var_dir: &[u8], delete: bool, types: &[&str]) -> Result<(usize, usize), H::Text> {
     let directory = b"/etc/dropbear";
     host.create_dir(directory, 0o755).map_err(|e| host.path_error(directory, e))?;
-    let dropbear_error = |host: &H, e| system_files::failed(host, directory, e, "");
-    let is_key = |name: &[u8]| name.starts_with(b"dropbear_") && name.ends_with(b"_host_key");
     if delete {
-        for name in host_key_files(host, directory, is_key)? {
-            let mut path = [0u8; PATH_LIMIT];
-            host.remove(joined(&mut path, &[b"/etc/dropbear/", name.as_bytes()])).map_err(|e| dropbear_error(host, e))?;
-        }
+        remove_keys(host, directory, ssh_host_keys::is_dropbear_key_file)?;
     }
     let mut made = 0;
     for &key_type in types {
         let key_type = if key_type == "dsa" { "dss" } else { key_type };
         let mut path = [0u8; 64];
         let path = c_string(host, &mut path, &[b"/etc/dropbear/dropbear_", key_type.as_bytes(), b"_host_key"])?;
-        if host.metadata(path.to_bytes()).map_err(|e| dropbear_error(host, e))?.is_some() {
+        if host.metadata(path.to_bytes()).map_err(|e| system_files::failed(host, directory, e, ""))?.is_some() {
             continue;
         }
         let mut type_arg = [0u8; 16];
@@ -152,23 +151,19 @@ fn dropbear_keys<H: Files + Messages + Programs>(host: &mut H, var_dir: &[u8], d
         run(host, DROPBEARKEY, &[c"dropbearkey", c"-t", type_arg, c"-f", path], Output::StandardError, b"")?;
         made += 1;
     }
-    let files = host_key_files(host, directory, is_key)?;
     let mut scratch = [0u8; PATH_LIMIT];
     let scratch = joined(&mut scratch, &[var_dir, b"/", SCRATCH]);
-    host.log(format_args!("{BEGIN_FINGERPRINTS}"));
-    for name in &files {
-        let mut path = [0u8; 128];
-        let path = c_string(host, &mut path, &[b"/etc/dropbear/", name.as_bytes()])?;
-        run(host, DROPBEARKEY, &[c"dropbearkey", c"-y", c"-f", path], Output::File(scratch, 0o600), b".host-key-public")?;
-        let mut shown = [0u8; 2 * ssh_host_keys::BLOB_LIMIT];
-        let len = system_files::read_file_itself(host, scratch, &mut shown).ok().flatten().unwrap_or(0);
-        let _ = host.remove(scratch);
-        // "Public key portion is:", then the key line, then dropbear's own fingerprint.
-        let public = shown[..len].split(|&b| b == b'\n').nth(1).unwrap_or(b"");
-        print_fingerprint(host, name, public);
+    let printed = print_fingerprints(host, directory, ssh_host_keys::is_dropbear_key_file, Some(scratch))?;
+    Ok((made, printed))
+}
+
+/// Removes the host key files (`wanted`) of `directory`.
+fn remove_keys<H: Files + Messages>(host: &mut H, directory: &[u8], wanted: fn(&[u8]) -> bool) -> Result<(), H::Text> {
+    for name in &host_key_files(host, directory, wanted)? {
+        let mut path = [0u8; PATH_LIMIT];
+        host.remove(joined(&mut path, &[directory, b"/", name.as_bytes()])).map_err(|e| system_files::failed(host, directory, e, ""))?;
     }
-    host.log(format_args!("{END_FINGERPRINTS}"));
-    Ok((made, files.len()))
+    Ok(())
 }
 
 /// An `ssh_keys` entry's name: `rsa` and `_private` make `rsa_private`.
@@ -183,17 +178,19 @@ fn entry_name(key_type: &str, part: &str) -> heapless::String<24> {
 fn c_string<'b, H: Messages>(host: &H, buf: &'b mut [u8], parts: &[&[u8]]) -> Result<&'b CStr, H::Text> {
     let len = joined(buf, parts).len();
     let limit = buf.len();
-    let text = buf.get_mut(..len + 1).ok_or_else(|| host.text(format_args!("a path longer than {limit} bytes")))?;
+    let text = buf.get_mut(..len + 1).ok_or_else(|| host.text(format_args!("a path longer than {} bytes", Decimal(limit as u64))))?;
     text[len] = 0;
     CStr::from_bytes_with_nul(text).map_err(|_| host.text(format_args!("{}: holds a NUL byte", H::shown(&text[..len]))))
 }
 
-/// `ssh-keygen -y -f PRIVATE > PUBLIC`, as cloud-init makes a public key it was not given.
-fn derive_public<H: Files + Messages + Programs>(host: &mut H, private: &str, public: &str) -> Result<(), H::Text> {
+/// `ssh-keygen -y -f PRIVATE > PUBLIC` for the `key_type` key (the files
+/// `ssh_keys`' `TYPE_private` and `TYPE_public` name), as cloud-init makes a public key
+/// it was not given.
+fn derive_public<H: Files + Messages + Programs>(host: &mut H, key_type: &str) -> Result<(), H::Text> {
     let mut private_path = [0u8; 64];
-    let private_path = c_string(host, &mut private_path, &[b"/etc/ssh/", private.as_bytes()])?;
+    let private_path = c_string(host, &mut private_path, &[b"/etc/ssh/ssh_host_", key_type.as_bytes(), b"_key"])?;
     let mut public_path = [0u8; 64];
-    let public_path = joined(&mut public_path, &[b"/etc/ssh/", public.as_bytes()]);
+    let public_path = joined(&mut public_path, &[private_path.to_bytes(), b".pub"]);
     run(host, SSH_KEYGEN, &[c"ssh-keygen", c"-y", c"-f", private_path], Output::File(public_path, 0o644), b"/etc/ssh")
 }
 
@@ -211,19 +208,33 @@ fn run<H: Messages + Programs>(host: &mut H, program: &CStr, args: &[&CStr], out
     }
 }
 
-/// Each public host key's fingerprint between cloud-init's BEGIN and END lines, in file
-/// name order (as the shell's glob lists them).
-fn print_fingerprints<H: Files + Messages>(host: &mut H) -> Result<usize, H::Text> {
-    let files = host_key_files(host, b"/etc/ssh", ssh_host_keys::is_public_host_key_file)?;
-    host.log(format_args!("{BEGIN_FINGERPRINTS}"));
+/// Each host key's fingerprint between cloud-init's BEGIN and END lines, in file name
+/// order (as the shell's glob lists them): of the public key files (`wanted`) of
+/// `directory`, or with a `scratch` file, of dropbear's keys, whose public key
+/// `dropbearkey -y` shows (caught in `scratch`). The number printed.
+fn print_fingerprints<H: Files + Messages + Programs>(host: &mut H, directory: &[u8], wanted: fn(&[u8]) -> bool, scratch: Option<&[u8]>) -> Result<usize, H::Text> {
+    let files = host_key_files(host, directory, wanted)?;
+    host.log(format_args!("{}", Plain(BEGIN_FINGERPRINTS)));
     for name in &files {
         let mut text = [0u8; 2 * ssh_host_keys::BLOB_LIMIT];
         let mut path = [0u8; PATH_LIMIT];
-        let path = joined(&mut path, &[b"/etc/ssh/", name.as_bytes()]);
-        let len = system_files::read_file_itself(host, path, &mut text).ok().flatten().unwrap_or(0);
-        print_fingerprint(host, name, &text[..len]);
+        let path = c_string(host, &mut path, &[directory, b"/", name.as_bytes()])?;
+        let public = match scratch {
+            None => {
+                let len = system_files::read_file_itself(host, path.to_bytes(), &mut text).ok().flatten().unwrap_or(0);
+                &text[..len]
+            }
+            Some(scratch) => {
+                run(host, DROPBEARKEY, &[c"dropbearkey", c"-y", c"-f", path], Output::File(scratch, 0o600), SCRATCH)?;
+                let len = system_files::read_file_itself(host, scratch, &mut text).ok().flatten().unwrap_or(0);
+                let _ = host.remove(scratch);
+                // "Public key portion is:", then the key line, then dropbear's own fingerprint.
+                text[..len].split(|&b| b == b'\n').nth(1).unwrap_or(b"")
+            }
+        };
+        print_fingerprint(host, name, public);
     }
-    host.log(format_args!("{END_FINGERPRINTS}"));
+    host.log(format_args!("{}", Plain(END_FINGERPRINTS)));
     Ok(files.len())
 }
 
@@ -236,12 +247,12 @@ fn print_fingerprint<H: Messages>(host: &H, name: &str, public_key: &[u8]) {
             let len = out.len();
             host.log(format_args!("{}", H::shown(&line[..len])));
         }
-        Err(e) => host.log(format_args!("{name}: {e}")),
+        Err(e) => host.log(format_args!("{}: {e}", Plain(name))),
     }
 }
 
 /// The names in `directory` that are `wanted`, sorted.
-fn host_key_files<H: Files + Messages>(host: &mut H, directory: &[u8], wanted: impl Fn(&[u8]) -> bool) -> Result<Names, H::Text> {
+fn host_key_files<H: Files + Messages>(host: &mut H, directory: &[u8], wanted: fn(&[u8]) -> bool) -> Result<Names, H::Text> {
     let mut files = Names::new();
     let mut overflow = false;
     host.list(directory, &mut |name| {
@@ -252,7 +263,7 @@ fn host_key_files<H: Files + Messages>(host: &mut H, directory: &[u8], wanted: i
     })
     .map_err(|e| system_files::failed(host, b"/etc/ssh", e, ""))?;
     if overflow {
-        return Err(host.text(format_args!("/etc/ssh: more than {FILES_LIMIT} host key files, or a name that is not UTF-8")));
+        return Err(host.text(format_args!("/etc/ssh: more than {} host key files, or a name that is not UTF-8", Decimal(FILES_LIMIT as u64))));
     }
     // By insertion: at most FILES_LIMIT names, and core's sort_unstable is 2 KB of code.
     for sorted in 1..files.len() {

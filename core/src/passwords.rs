@@ -10,7 +10,7 @@ use crate::host::random::Random;
 use crate::host::room::Room;
 use crate::sha512_crypt;
 use crate::system_files::{self, SystemFile, FILE_LIMIT};
-use crate::text::Decimal;
+use crate::text::{Decimal, Plain};
 use crate::yaml::{Kind, NodeRef};
 
 /// Longest `$6$salt$hash` (with a `!` for a locked password).
@@ -84,14 +84,14 @@ fn passwords<H: Files + Batch + Messages + Random + Room>(host: &mut H, default_
     let mut set = 0;
     let mut one = |host: &mut H, entry: Entry<'_>| -> Result<(), H::Text> {
         let mut out = [0u8; HASH_LIMIT];
-        let hashed = match entry.kind {
+        let (hash, plain) = match entry.kind {
             PasswordType::Random => {
-                let line = entry.at.line();
-                return Err(host.text(format_args!("cloud-config line {line}: chpasswd: RANDOM passwords are not supported (wisp does not print secrets)", line = Decimal(line.into()))));
+                return Err(entry_error(host, entry.at, "RANDOM passwords are not supported (wisp does not print secrets)"));
             }
-            PasswordType::Hash => shadow_field(host, Some(entry.password), None, false, &mut out)?,
-            PasswordType::Text => shadow_field(host, None, Some(entry.password), false, &mut out)?,
+            PasswordType::Hash => (Some(entry.password), None),
+            PasswordType::Text => (None, Some(entry.password)),
         };
+        let hashed = shadow_field(host, hash, plain, false, &mut out)?;
         set_shadow(host, entry.name.as_bytes(), hashed.unwrap_or(b"*"), if expire { 0 } else { today }, write)?;
         set += 1;
         Ok(())
@@ -101,12 +101,12 @@ fn passwords<H: Files + Batch + Messages + Random + Room>(host: &mut H, default_
         for entry in cloud_config::items("chpasswd", list)? {
             let get = |key: &str| entry.get(key).filter(|v| !v.is_null()).map(|v| cloud_config::text("chpasswd", v)).transpose();
             let line = entry.line();
-            let name = get("name")?.ok_or_else(|| host.text(format_args!("cloud-config line {line}: chpasswd: a user has no name", line = Decimal(line.into()))))?;
+            let name = get("name")?.ok_or_else(|| entry_error(host, entry, "a user has no name"))?;
             let kind = match get("type")?.unwrap_or("hash") {
                 "text" => PasswordType::Text,
                 "hash" => PasswordType::Hash,
                 "RANDOM" => PasswordType::Random,
-                _ => return Err(host.text(format_args!("cloud-config line {line}: chpasswd: type must be text, hash or RANDOM", line = Decimal(line.into())))),
+                _ => return Err(entry_error(host, entry, "type must be text, hash or RANDOM")),
             };
             let password = match kind {
                 PasswordType::Random => "",
@@ -118,7 +118,7 @@ fn passwords<H: Files + Batch + Messages + Random + Room>(host: &mut H, default_
     }
     if let Some(list) = field("list") {
         let mut line_of = |host: &mut H, line: &str, at: NodeRef<'_>| -> Result<(), H::Text> {
-            let (name, password) = line.split_once(':').ok_or_else(|| host.text(format_args!("cloud-config line {}: chpasswd: an entry is not user:password", Decimal(at.line().into()))))?;
+            let (name, password) = line.split_once(':').ok_or_else(|| entry_error(host, at, "an entry is not user:password"))?;
             let kind = match password {
                 "R" | "RANDOM" => PasswordType::Random,
                 p if is_crypt_hash(p) => PasswordType::Hash,
@@ -147,6 +147,11 @@ fn passwords<H: Files + Batch + Messages + Random + Room>(host: &mut H, default_
         one(host, Entry { name: default_user, password, kind, at: value })?;
     }
     Ok(set)
+}
+
+/// A `chpasswd` entry that is wrong, at its line.
+fn entry_error<H: Messages>(host: &H, at: NodeRef<'_>, problem: &str) -> H::Text {
+    host.text(format_args!("cloud-config line {}: chpasswd: {}", Decimal(at.line().into()), Plain(problem)))
 }
 
 /// cloud-init's test for a hash in `chpasswd`'s list: `$1$`, `$2a$`, `$2y$`, `$5$` or

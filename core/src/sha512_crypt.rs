@@ -159,6 +159,8 @@ impl Default for Sha512 {
 }
 
 impl Sha512 {
+    // The crypt scheme starts six hashes: one call, not six copies of the state's stores.
+    #[inline(never)]
     pub fn new() -> Self {
         Sha512 {
             state: [
@@ -190,7 +192,9 @@ impl Sha512 {
         }
     }
 
-    pub fn finish(mut self) -> [u8; 64] {
+    /// The digest. The hasher is spent after it; taken by reference so that a caller's
+    /// 208-byte state is not copied in.
+    pub fn finish(&mut self) -> [u8; 64] {
         let bits = u128::from(self.total) * 8;
         self.update(&[0x80]);
         while self.filled != 112 {

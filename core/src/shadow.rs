@@ -9,20 +9,16 @@ use crate::out::{Full, Out};
 const FILE: &str = "/etc/shadow";
 
 /// Sets `name`'s password to `hash` (crypt(3) output, as chpasswd -e takes it) and the
-/// day of the last change to `days_since_epoch`.
+/// day of the last change to `days_since_epoch`: the password (field 2) and last change
+/// (field 3) of `name`'s first line.
 pub fn set_shadow_password(shadow: &[u8], name: &[u8], hash: &[u8], days_since_epoch: u64, out: &mut [u8]) -> Result<usize, AccountsError> {
     check("password", hash)?;
-    let mut digits = [0u8; 20];
-    rewrite(shadow, name, Some(&[hash]), Some(decimal(days_since_epoch, &mut digits)), out)
-}
-
-/// `shadow` with the password (field 2) and last change (field 3) of `name`'s first line
-/// replaced where given.
-fn rewrite(shadow: &[u8], name: &[u8], password: Option<&[&[u8]]>, last_change: Option<&[u8]>, out: &mut [u8]) -> Result<usize, AccountsError> {
     check("user name", name)?;
     if name.is_empty() {
         return Err(AccountsError::BadField { field: "user name" });
     }
+    let mut digits = [0u8; 20];
+    let last_change = decimal(days_since_epoch, &mut digits);
     let too_large = |full: Full| AccountsError::TooLarge { file: FILE, limit: full.limit };
     let mut writer = Out::new(out);
     let mut done = false;
@@ -32,9 +28,7 @@ fn rewrite(shadow: &[u8], name: &[u8], password: Option<&[&[u8]]>, last_change: 
         }
         match fields::<9>(line) {
             Some(old) if !done && old[0] == name => {
-                writer.put_all(&[old[0], b":"]).map_err(too_large)?;
-                writer.put_all(password.unwrap_or(&[old[1]])).map_err(too_large)?;
-                writer.put_all(&[b":", last_change.unwrap_or(old[2])]).map_err(too_large)?;
+                writer.put_all(&[old[0], b":", hash, b":", last_change]).map_err(too_large)?;
                 // The rest of the line as it was, from its third ':'.
                 let rest_at = old[0].len() + old[1].len() + old[2].len() + 2;
                 writer.put(&line[rest_at..]).map_err(too_large)?;

@@ -27,6 +27,11 @@ pub fn is_public_host_key_file(name: &[u8]) -> bool {
     name.starts_with(b"ssh_host_") && name.ends_with(b"key.pub")
 }
 
+/// Dropbear's host key files: `dropbear_*_host_key`.
+pub fn is_dropbear_key_file(name: &[u8]) -> bool {
+    name.starts_with(b"dropbear_") && name.ends_with(b"_host_key")
+}
+
 /// The file an `ssh_keys` entry (`rsa_private`, `ed25519_public`, `ecdsa_certificate`...)
 /// is written to in /etc/ssh, and its mode; `None` for a name cloud-init does not know.
 #[inline(never)]
@@ -42,7 +47,9 @@ pub fn given_key_file(name: &str) -> Option<(heapless::String<40>, u32)> {
         _ => return None,
     };
     let mut file = heapless::String::new();
-    fmt::write(&mut file, format_args!("ssh_host_{key_type}_key{suffix}")).ok()?;
+    for part in ["ssh_host_", key_type, "_key", suffix] {
+        file.push_str(part).ok()?;
+    }
     Some((file, mode))
 }
 
@@ -57,7 +64,7 @@ impl fmt::Display for FingerprintError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             FingerprintError::NotAPublicKey => f.write_str("not an OpenSSH public key"),
-            FingerprintError::TooLarge { limit } => write!(f, "larger than {limit} bytes"),
+            FingerprintError::TooLarge { limit } => write!(f, "larger than {} bytes", crate::text::Decimal(*limit as u64)),
         }
     }
 }
@@ -83,20 +90,20 @@ pub fn fingerprint(public_key: &[u8], out: &mut Out<'_>) -> Result<(), Fingerpri
     if wire.string() != Some(key_type) {
         return Err(FingerprintError::NotAPublicKey);
     }
-    let (bits, name): (u64, &[u8]) = match key_type {
-        b"ssh-ed25519" => (256, b"ED25519"),
-        b"ecdsa-sha2-nistp256" => (256, b"ECDSA"),
-        b"ecdsa-sha2-nistp384" => (384, b"ECDSA"),
-        b"ecdsa-sha2-nistp521" => (521, b"ECDSA"),
+    let (bits, name) = match crate::text::word(key_type) {
+        "ssh-ed25519" => (256, "ED25519"),
+        "ecdsa-sha2-nistp256" => (256, "ECDSA"),
+        "ecdsa-sha2-nistp384" => (384, "ECDSA"),
+        "ecdsa-sha2-nistp521" => (521, "ECDSA"),
         // RSA: exponent, then the modulus; DSA: p first.
-        b"ssh-rsa" => (wire.string().and_then(|_| wire.string()).map(bit_length).ok_or(FingerprintError::NotAPublicKey)?, b"RSA"),
-        b"ssh-dss" => (wire.string().map(bit_length).ok_or(FingerprintError::NotAPublicKey)?, b"DSA"),
+        "ssh-rsa" => (wire.string().and_then(|_| wire.string()).map(bit_length).ok_or(FingerprintError::NotAPublicKey)?, "RSA"),
+        "ssh-dss" => (wire.string().map(bit_length).ok_or(FingerprintError::NotAPublicKey)?, "DSA"),
         _ => return Err(FingerprintError::NotAPublicKey),
     };
     let mut hash = [0u8; 43];
     let hash_len = crate::base64::encode_unpadded(&crate::sha256::sha256(blob), &mut hash).unwrap_or(0);
     out.put_decimal(bits)?;
-    out.put_all(&[b" SHA256:", &hash[..hash_len], b" ", comment, b" (", name, b")"])?;
+    out.put_all(&[b" SHA256:", &hash[..hash_len], b" ", comment, b" (", name.as_bytes(), b")"])?;
     Ok(())
 }
 

@@ -9,6 +9,7 @@ use crate::host::files::Files;
 use crate::host::messages::Messages;
 use crate::sshd_config;
 use crate::system_files::{self, TOO_LARGE};
+use crate::text::{Decimal, Plain};
 use crate::yaml::Scalar;
 
 /// Largest sshd_config read.
@@ -20,19 +21,17 @@ pub fn ssh_pwauth<H: Files + Messages>(host: &mut H, config: &CloudConfig<'_>) -
     let allow = match value.scalar() {
         Some(Scalar::Bool(allow)) => allow,
         Some(Scalar::Str(text)) => match keyword(text) {
-            Some(b"true" | b"yes" | b"on" | b"1") => true,
-            Some(b"false" | b"no" | b"off" | b"0") => false,
-            Some(b"unchanged") => return Ok(host.text(format_args!("unchanged"))),
+            Some("true" | "yes" | "on" | "1") => true,
+            Some("false" | "no" | "off" | "0") => false,
+            Some("unchanged") => return Ok(host.text(format_args!("unchanged"))),
             _ => return Err(cloud_config::error("ssh_pwauth", value, "not true, false or unchanged").into()),
         },
         _ => return Err(cloud_config::error("ssh_pwauth", value, "not true, false or unchanged").into()),
     };
     let setting = if allow { "yes" } else { "no" };
     let (name, changed) = set_option(host, "PasswordAuthentication", setting)?;
-    Ok(match changed {
-        true => host.text(format_args!("PasswordAuthentication {setting} in {name}")),
-        false => host.text(format_args!("PasswordAuthentication {setting} already in {name}")),
-    })
+    let already = if changed { "" } else { "already " };
+    Ok(host.text(format_args!("PasswordAuthentication {} {}in {}", Plain(setting), Plain(already), Plain(name))))
 }
 
 /// Sets `keyword value` where cloud-init would: the drop-in when sshd_config includes
@@ -62,7 +61,7 @@ pub fn set_option<H: Files + Messages>(host: &mut H, keyword: &str, value: &str)
             Ok((name, true))
         }
         Ok(None) => Ok((name, false)),
-        Err(full) => Err(host.text(format_args!("{name} would be larger than {} bytes", full.limit))),
+        Err(full) => Err(host.text(format_args!("{} would be larger than {} bytes", Plain(name), Decimal(full.limit as u64)))),
     }
 }
 
@@ -70,15 +69,15 @@ pub fn set_option<H: Files + Messages>(host: &mut H, keyword: &str, value: &str)
 fn read<H: Files + Messages>(host: &mut H, path: &[u8], buf: &mut [u8]) -> Result<usize, H::Text> {
     match system_files::read_file_itself(host, path, buf) {
         Ok(found) => Ok(found.unwrap_or(0)),
-        Err(TOO_LARGE) => Err(host.text(format_args!("/etc/ssh: a config file larger than {CONFIG_LIMIT} bytes"))),
+        Err(TOO_LARGE) => Err(host.text(format_args!("/etc/ssh: a config file larger than {} bytes", Decimal(CONFIG_LIMIT as u64)))),
         Err(e) => Err(system_files::failed(host, b"/etc/ssh/sshd_config", e, "")),
     }
 }
 
 /// The words cloud-init's `is_true`, `is_false` and "unchanged" take, any case.
-fn keyword(text: &str) -> Option<&'static [u8]> {
-    const WORDS: [&[u8]; 9] = [b"true", b"yes", b"on", b"1", b"false", b"no", b"off", b"0", b"unchanged"];
-    WORDS.into_iter().find(|word| text.as_bytes().eq_ignore_ascii_case(word))
+fn keyword(text: &str) -> Option<&'static str> {
+    const WORDS: [&str; 9] = ["true", "yes", "on", "1", "false", "no", "off", "0", "unchanged"];
+    WORDS.into_iter().find(|word| text.eq_ignore_ascii_case(word))
 }
 
 #[cfg(test)]

@@ -371,11 +371,12 @@ pub fn apply_users<H: Files + Batch + Messages + Random + Room>(host: &mut H, de
                 return Ok(());
             }
             let full = |_| host.text(format_args!("cloud-config line {}: users: too many sudo or doas rules", Decimal(at.line().into())));
-            if let Some(rules) = spec.sudo {
-                cloud_config::for_each_line(rules, "sudo", |rule| sudoers_out.put_all(&[spec.name.as_bytes(), b" ", rule.as_bytes(), b"\n"]).map_err(full))?;
-            }
-            if let Some(rules) = spec.doas {
-                cloud_config::for_each_line(rules, "doas", |rule| doas_out.put_all(&[rule.as_bytes(), b"\n"]).map_err(full))?;
+            // A sudoers line starts with the user's name; a doas rule names it itself.
+            let name = spec.name.as_bytes();
+            for (key, rules, out, user, space) in [("sudo", spec.sudo, &mut sudoers_out, name, &b" "[..]), ("doas", spec.doas, &mut doas_out, b"", b"")] {
+                if let Some(rules) = rules {
+                    cloud_config::for_each_line(rules, key, |rule| out.put_all(&[user, space, rule.as_bytes(), b"\n"]).map_err(full))?;
+                }
             }
             users += 1;
             Ok(())
@@ -426,15 +427,16 @@ fn apply_user<H: Files + Batch + Messages + Random + Room>(host: &mut H, spec: &
         requested: true,
     };
     let mut done = Done::new();
+    let in_user = |host: &H, e| host.text(format_args!("user {}: {e}", H::shown(spec.name.as_bytes())));
     if let Err(e) = ensure_account(host, &account, today, &mut done).and_then(|_| commit(host)) {
         // The next user starts from the files as they are, without this one's pieces.
         host.discard();
-        return Err(host.text(format_args!("user {}: {e}", H::shown(spec.name.as_bytes()))));
+        return Err(in_user(host, e));
     }
     if let Some(listed) = spec.ssh_authorized_keys {
         let mut keys: heapless::Vec<PublicKey<'_>, KEYS_LIMIT> = heapless::Vec::new();
         add_config_keys(host, listed, &mut keys)?;
-        install_keys(host, spec.name.as_bytes(), &keys).map_err(|e| host.text(format_args!("user {}: {e}", H::shown(spec.name.as_bytes()))))?;
+        install_keys(host, spec.name.as_bytes(), &keys).map_err(|e| in_user(host, e))?;
     }
     Ok(())
 }
