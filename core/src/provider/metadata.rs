@@ -42,6 +42,11 @@ impl ValueState {
             _ => None,
         }
     }
+
+    /// The value in `buf`, the buffer it was fetched into.
+    pub(crate) fn value(self, buf: &[u8]) -> Option<&[u8]> {
+        buf.get(self.range()?)
+    }
 }
 
 impl<'a> StoredValue<'a> {
