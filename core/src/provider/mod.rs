@@ -151,6 +151,17 @@ pub(crate) fn json_member(document: &[u8], key: &str, item: Item, field: Option<
     .map(Some)
 }
 
+/// The value `key` of a NoCloud meta-data document into `out`, as OpenStack and Incus
+/// serve one; a document of another form is not `expected`.
+pub(crate) fn meta_data_value(document: &[u8], key: &str, expected: &'static str, out: &mut [u8]) -> Result<Option<usize>, DocumentError> {
+    use crate::seed::nocloud::{self, MetaDataError};
+    nocloud::value(document, key, out).map_err(|e| match e {
+        MetaDataError::Json(e) => DocumentError::Json(e),
+        MetaDataError::TooLarge { limit } => DocumentError::Json(JsonError::StringTooLong { limit }),
+        MetaDataError::Unsupported { .. } => DocumentError::Json(JsonError::WrongType { expected }),
+    })
+}
+
 /// A JSON string (unescaped) or number (as written) into `out`.
 fn json_text(value: JsonText<'_>, out: &mut [u8]) -> Result<usize, DocumentError> {
     if !matches!(value.text.first(), Some(b'-' | b'0'..=b'9')) {
