@@ -2,7 +2,7 @@
 //! `Metadata-Flavor: Google`; SSH keys from the instance, the legacy `sshKeys` and the
 //! project, unless the instance blocks the project's.
 
-use super::imds::{item_targets, Host, Imds, ImdsError, Service, Target};
+use super::imds::{add, item_targets, Host, Imds, ImdsError, Service, Targets};
 use super::metadata::{Metadata, ValueState};
 use super::Item;
 use crate::out::{Full, Out};
@@ -55,19 +55,19 @@ fn rounds(imds: &mut Imds<'_>, host: &mut dyn Host, metadata: &mut Metadata<'_>,
     let mut block = [0u8; 256];
     let mut block_state = ValueState::NotFetched;
     let mut key_states = [ValueState::NotFetched; 3];
-    let mut targets: heapless::Vec<Target<'_, '_>, 10> = heapless::Vec::new();
+    let mut targets = Targets::new();
     item_targets([&mut instance_id, &mut hostname, &mut local_hostname, &mut user_data], wanted, path, &mut targets);
     if wanted.contains(&Item::UserData) {
-        let _ = targets.push(Target { what: "@userdata", path: USER_DATA_ENCODING, buf: &mut encoding, state: &mut encoding_state });
+        add(&mut targets, "@userdata", USER_DATA_ENCODING, &mut encoding, &mut encoding_state);
     }
     let want_keys = wanted.contains(&Item::SshKeys);
     let third = keys.buf.len() / 3;
     if want_keys {
         let sources = [INSTANCE_KEYS, LEGACY_KEYS, PROJECT_KEYS];
         for ((path, buf), state) in sources.into_iter().zip(keys.buf.chunks_mut(third)).zip(key_states.iter_mut()) {
-            let _ = targets.push(Target { what: "@ssh-keys", path, buf, state });
+            add(&mut targets, "@ssh-keys", path, buf, state);
         }
-        let _ = targets.push(Target { what: "@ssh-keys", path: BLOCK_PROJECT_KEYS, buf: &mut block, state: &mut block_state });
+        add(&mut targets, "@ssh-keys", BLOCK_PROJECT_KEYS, &mut block, &mut block_state);
     }
     let round = imds.round(host, &mut targets);
     drop(targets);
