@@ -159,11 +159,12 @@ pub fn parse_response(buf: &[u8], capacity: usize, eof: bool) -> Result<Status<R
         Err(Short::Partial) if eof => return Err(Error::Truncated { received: buf.len(), expected: None }),
         Err(Short::Partial) if buf.len() >= capacity => return Err(Error::HeadTooLarge { limit: capacity }),
         Err(Short::Partial) => return Ok(Status::Partial),
-        Err(Short::Bad(e)) => return Err(e),
+        Err(Short::Malformed(what)) => return Err(Error::Malformed { what }),
+        Err(Short::TooManyHeaders) => return Err(Error::TooManyHeaders { limit: HEADERS_LIMIT }),
     };
     // RFC 9110 status codes run from 100 to 599.
     if !(100..=599).contains(&head.status) {
-        return Err(BAD_STATUS);
+        return Err(Error::Malformed { what: BAD_STATUS });
     }
     let content_length = head.content_length?;
     let room = capacity.saturating_sub(head.len);
@@ -182,11 +183,11 @@ pub fn parse_response(buf: &[u8], capacity: usize, eof: bool) -> Result<Status<R
     Ok(Status::Complete(Response { status: head.status, head: &buf[..head.len], body }))
 }
 
-const BAD_VERSION: Error = Error::Malformed { what: "bad HTTP version" };
-const BAD_STATUS: Error = Error::Malformed { what: "bad status code" };
-const BAD_LINE_ENDING: Error = Error::Malformed { what: "bad line ending" };
-const BAD_HEADER_NAME: Error = Error::Malformed { what: "bad header name" };
-const BAD_HEADER_VALUE: Error = Error::Malformed { what: "bad header value" };
+const BAD_VERSION: &str = "bad HTTP version";
+const BAD_STATUS: &str = "bad status code";
+const BAD_LINE_ENDING: &str = "bad line ending";
+const BAD_HEADER_NAME: &str = "bad header name";
+const BAD_HEADER_VALUE: &str = "bad header value";
 
 /// What a complete head says: its length, the status, and the body's length when a
 /// header gives it (or what is wrong with the headers that would).
@@ -196,16 +197,13 @@ struct Head {
     content_length: Result<Option<usize>, Error>,
 }
 
-/// Why a head was not read: it has not all arrived, or it is not HTTP.
+/// Why a head was not read: it has not all arrived, it is not HTTP (what is wrong), or
+/// it has more than `HEADERS_LIMIT` headers. Small, so that a read byte is returned in
+/// registers.
 enum Short {
     Partial,
-    Bad(Error),
-}
-
-impl From<Error> for Short {
-    fn from(e: Error) -> Short {
-        Short::Bad(e)
-    }
+    Malformed(&'static str),
+    TooManyHeaders,
 }
 
 /// The bytes of a head as they are read.
@@ -222,10 +220,10 @@ impl Reader<'_> {
     }
 
     /// The LF after a CR just read, or `bad`.
-    fn line_feed(&mut self, bad: Error) -> Result<(), Short> {
+    fn line_feed(&mut self, bad: &'static str) -> Result<(), Short> {
         match self.next()? {
             b'\n' => Ok(()),
-            _ => Err(bad.into()),
+            _ => Err(Short::Malformed(bad)),
         }
     }
 }
@@ -245,18 +243,18 @@ fn parse_head(buf: &[u8]) -> Result<Head, Short> {
     };
     for &expected in b"HTTP/1." {
         if first != expected {
-            return Err(BAD_VERSION.into());
+            return Err(Short::Malformed(BAD_VERSION));
         }
         first = reader.next()?;
     }
     if !matches!(first, b'0' | b'1') || reader.next()? != b' ' {
-        return Err(BAD_VERSION.into());
+        return Err(Short::Malformed(BAD_VERSION));
     }
     let mut status = 0;
     for _ in 0..3 {
         let digit = reader.next()?;
         if !digit.is_ascii_digit() {
-            return Err(BAD_STATUS.into());
+            return Err(Short::Malformed(BAD_STATUS));
         }
         status = status * 10 + u16::from(digit - b'0');
     }
@@ -266,12 +264,12 @@ fn parse_head(buf: &[u8]) -> Result<Head, Short> {
                 b'\r' => break reader.line_feed(BAD_STATUS)?,
                 b'\n' => break,
                 b'\t' | b' '..=0x7e | 0x80.. => {}
-                _ => return Err(BAD_STATUS.into()),
+                _ => return Err(Short::Malformed(BAD_STATUS)),
             }
         },
         b'\r' => reader.line_feed(BAD_STATUS)?,
         b'\n' => {}
-        _ => return Err(BAD_STATUS.into()),
+        _ => return Err(Short::Malformed(BAD_STATUS)),
     }
     let mut headers = 0;
     let mut content_length = Ok(None);
@@ -286,7 +284,7 @@ fn parse_head(buf: &[u8]) -> Result<Head, Short> {
                 }
                 b'\n' if reader.at - 1 == name_start => return Ok(Head { len: reader.at, status, content_length }),
                 b if is_token_byte(b) => {}
-                _ => return Err(BAD_HEADER_NAME.into()),
+                _ => return Err(Short::Malformed(BAD_HEADER_NAME)),
             }
         };
         let end = loop {
@@ -297,12 +295,12 @@ fn parse_head(buf: &[u8]) -> Result<Head, Short> {
                 }
                 b'\n' => break reader.at - 1,
                 b'\t' | b' '..=0x7e | 0x80.. => {}
-                _ => return Err(BAD_HEADER_VALUE.into()),
+                _ => return Err(Short::Malformed(BAD_HEADER_VALUE)),
             }
         };
         headers += 1;
         if headers > HEADERS_LIMIT {
-            return Err(Error::TooManyHeaders { limit: HEADERS_LIMIT }.into());
+            return Err(Short::TooManyHeaders);
         }
         // The first header that makes the body unreadable is the one reported.
         if let Ok(known) = content_length {
@@ -569,7 +567,7 @@ mod tests {
                 return Err(Error::Malformed { what });
             }
         };
-        let status = response.code.filter(|code| (100..=599).contains(code)).ok_or(BAD_STATUS)?;
+        let status = response.code.filter(|code| (100..=599).contains(code)).ok_or(Error::Malformed { what: BAD_STATUS })?;
         let mut content_length = None;
         for header in response.headers.iter() {
             if header.name.eq_ignore_ascii_case("transfer-encoding") {
