@@ -106,6 +106,7 @@ impl<'a> Metadata<'a> {
 
     /// Each item's buffer and state, in `Item::ALL`'s order, and the document's: what a
     /// round fills.
+    #[inline(always)]
     pub(crate) fn slots(&mut self) -> ([Slot<'_>; 5], &mut StoredValue<'a>) {
         let [a, b, c, d, e] = &mut self.values;
         let slots = [slot(Item::InstanceId, a), slot(Item::Hostname, b), slot(Item::LocalHostname, c), slot(Item::SshKeys, d), slot(Item::UserData, e)];
