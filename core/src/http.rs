@@ -126,20 +126,25 @@ pub fn write_request(request: &Request<'_>, out: &mut [u8]) -> Result<usize, Err
             return Err(Error::InvalidRequest { field: "headers" });
         }
     }
-    let too_large = |full: Full| Error::RequestTooLarge { limit: full.limit };
     let mut writer = Out::new(out);
-    let line: [&[u8]; 6] = [request.method.as_str().as_bytes(), b" ", request.path.as_bytes(), b" HTTP/1.0\r\nHost: ", request.host.as_bytes(), b"\r\n"];
-    writer.put_all(&line).map_err(too_large)?;
+    match put_request(request, &mut writer) {
+        Ok(()) => Ok(writer.len()),
+        Err(full) => Err(Error::RequestTooLarge { limit: full.limit }),
+    }
+}
+
+/// The request as `write_request` checked it.
+fn put_request(request: &Request<'_>, writer: &mut Out<'_>) -> Result<(), Full> {
+    writer.put_all(&[request.method.as_str().as_bytes(), b" ", request.path.as_bytes(), b" HTTP/1.0\r\nHost: ", request.host.as_bytes(), b"\r\n"])?;
     for &(name, value) in request.headers {
-        writer.put_all(&[name.as_bytes(), b": ", value.as_bytes(), b"\r\n"]).map_err(too_large)?;
+        writer.put_all(&[name.as_bytes(), b": ", value.as_bytes(), b"\r\n"])?;
     }
     if !request.body.is_empty() || request.method != Method::Get {
-        writer.put(b"Content-Length: ").map_err(too_large)?;
-        writer.put_decimal(request.body.len() as u64).map_err(too_large)?;
-        writer.put(b"\r\n").map_err(too_large)?;
+        writer.put(b"Content-Length: ")?;
+        writer.put_decimal(request.body.len() as u64)?;
+        writer.put(b"\r\n")?;
     }
-    writer.put_all(&[b"\r\n", request.body]).map_err(too_large)?;
-    Ok(writer.len())
+    writer.put_all(&[b"\r\n", request.body])
 }
 
 fn is_header_text(text: &str) -> bool {
