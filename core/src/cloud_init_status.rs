@@ -140,21 +140,14 @@ impl<'a> Status<'a> {
 
     /// `status.json`.
     pub fn write(&self, out: &mut Out<'_>) -> Result<(), Full> {
-        out.put(b"{\"v1\": {\"datasource\": ")?;
         self.put_datasource(out)?;
-        out.put(b", \"stage\": ")?;
-        match self.running {
-            Some(phase) => out.put_all(&[b"\"", stage_name(phase).as_bytes(), b"\""])?,
-            None => out.put(b"null")?,
-        }
+        put_name(out, b", \"stage\": ", self.running.map(stage_name))?;
         for phase in Phase::ALL {
             let stage = &self.stages[phase as usize];
             out.put_all(&[b", \"", stage_name(phase).as_bytes(), b"\": {\"errors\": ["])?;
             put_errors(out, &stage.errors, true)?;
-            out.put(b"], \"recoverable_errors\": {}, \"start\": ")?;
-            put_seconds(out, stage.start_ms)?;
-            out.put(b", \"finished\": ")?;
-            put_seconds(out, stage.finished_ms)?;
+            put_seconds(out, b"], \"recoverable_errors\": {}, \"start\": ", stage.start_ms)?;
+            put_seconds(out, b", \"finished\": ", stage.finished_ms)?;
             out.put(b"}")?;
         }
         out.put(b"}}\n")
@@ -162,7 +155,6 @@ impl<'a> Status<'a> {
 
     /// `result.json`: every stage's errors in one list.
     pub fn write_result(&self, out: &mut Out<'_>) -> Result<(), Full> {
-        out.put(b"{\"v1\": {\"datasource\": ")?;
         self.put_datasource(out)?;
         out.put(b", \"errors\": [")?;
         let mut first = true;
@@ -175,11 +167,9 @@ impl<'a> Status<'a> {
         out.put(b"]}}\n")
     }
 
+    /// Both documents' start.
     fn put_datasource(&self, out: &mut Out<'_>) -> Result<(), Full> {
-        match self.datasource {
-            Some(name) => json::put_string(out, name),
-            None => out.put(b"null"),
-        }
+        put_name(out, b"{\"v1\": {\"datasource\": ", self.datasource)
     }
 }
 
@@ -282,7 +272,18 @@ fn put_errors(out: &mut Out<'_>, errors: &Errors<'_>, first: bool) -> Result<(),
     }
 }
 
-fn put_seconds(out: &mut Out<'_>, ms: Option<u64>) -> Result<(), Full> {
+/// `label`, then a name as a JSON string or `null`.
+fn put_name(out: &mut Out<'_>, label: &[u8], name: Option<&str>) -> Result<(), Full> {
+    out.put(label)?;
+    match name {
+        Some(name) => json::put_string(out, name),
+        None => out.put(b"null"),
+    }
+}
+
+/// `label`, then seconds with three decimals or `null`.
+fn put_seconds(out: &mut Out<'_>, label: &[u8], ms: Option<u64>) -> Result<(), Full> {
+    out.put(label)?;
     let Some(ms) = ms else { return out.put(b"null") };
     out.put_decimal(ms / 1000)?;
     let digit = |place: u64| b'0' + (ms / place % 10) as u8;

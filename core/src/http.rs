@@ -1,7 +1,6 @@
 //! HTTP/1.0 as wisp speaks it to metadata services: a request writer and a response
 //! parser over buffers the caller owns. The parser is re-run on everything received so
-//! far after each read and answers `Partial` until the response is complete, as httparse
-//! does for heads.
+//! far after each read and answers `Partial` until the response is complete.
 
 use core::fmt;
 
@@ -78,7 +77,7 @@ pub enum Error {
     TooManyHeaders { limit: usize },
     /// The body cannot fit in what the buffer leaves after the head.
     BodyTooLarge { limit: usize },
-    /// Not an HTTP response: what httparse objected to.
+    /// Not an HTTP response: what is wrong with its head.
     Malformed { what: &'static str },
     /// A missing, repeated or non-numeric Content-Length where one is required or given.
     BadContentLength,
@@ -127,20 +126,25 @@ pub fn write_request(request: &Request<'_>, out: &mut [u8]) -> Result<usize, Err
             return Err(Error::InvalidRequest { field: "headers" });
         }
     }
-    let too_large = |full: Full| Error::RequestTooLarge { limit: full.limit };
     let mut writer = Out::new(out);
-    let line: [&[u8]; 6] = [request.method.as_str().as_bytes(), b" ", request.path.as_bytes(), b" HTTP/1.0\r\nHost: ", request.host.as_bytes(), b"\r\n"];
-    writer.put_all(&line).map_err(too_large)?;
+    match put_request(request, &mut writer) {
+        Ok(()) => Ok(writer.len()),
+        Err(full) => Err(Error::RequestTooLarge { limit: full.limit }),
+    }
+}
+
+/// The request as `write_request` checked it.
+fn put_request(request: &Request<'_>, writer: &mut Out<'_>) -> Result<(), Full> {
+    writer.put_all(&[request.method.as_str().as_bytes(), b" ", request.path.as_bytes(), b" HTTP/1.0\r\nHost: ", request.host.as_bytes(), b"\r\n"])?;
     for &(name, value) in request.headers {
-        writer.put_all(&[name.as_bytes(), b": ", value.as_bytes(), b"\r\n"]).map_err(too_large)?;
+        writer.put_all(&[name.as_bytes(), b": ", value.as_bytes(), b"\r\n"])?;
     }
     if !request.body.is_empty() || request.method != Method::Get {
-        writer.put(b"Content-Length: ").map_err(too_large)?;
-        writer.put_decimal(request.body.len() as u64).map_err(too_large)?;
-        writer.put(b"\r\n").map_err(too_large)?;
+        writer.put(b"Content-Length: ")?;
+        writer.put_decimal(request.body.len() as u64)?;
+        writer.put(b"\r\n")?;
     }
-    writer.put_all(&[b"\r\n", request.body]).map_err(too_large)?;
-    Ok(writer.len())
+    writer.put_all(&[b"\r\n", request.body])
 }
 
 fn is_header_text(text: &str) -> bool {
@@ -155,33 +159,21 @@ fn is_token_byte(b: u8) -> bool {
 /// `capacity` bytes, and `eof` says the peer has closed. A response that cannot fit is
 /// refused as soon as its head says so, not after the buffer fills.
 pub fn parse_response(buf: &[u8], capacity: usize, eof: bool) -> Result<Status<Response<'_>>, Error> {
-    let mut headers = [httparse::EMPTY_HEADER; HEADERS_LIMIT];
-    let mut response = httparse::Response::new(&mut headers);
-    let head_len = match response.parse(buf) {
-        Ok(httparse::Status::Complete(len)) => len,
-        Ok(httparse::Status::Partial) if eof => return Err(Error::Truncated { received: buf.len(), expected: None }),
-        Ok(httparse::Status::Partial) if buf.len() >= capacity => return Err(Error::HeadTooLarge { limit: capacity }),
-        Ok(httparse::Status::Partial) => return Ok(Status::Partial),
-        Err(httparse::Error::TooManyHeaders) => return Err(Error::TooManyHeaders { limit: HEADERS_LIMIT }),
-        Err(e) => return Err(Error::Malformed { what: httparse_reason(e) }),
+    let head = match parse_head(buf) {
+        Ok(head) => head,
+        Err(Short::Partial) if eof => return Err(Error::Truncated { received: buf.len(), expected: None }),
+        Err(Short::Partial) if buf.len() >= capacity => return Err(Error::HeadTooLarge { limit: capacity }),
+        Err(Short::Partial) => return Ok(Status::Partial),
+        Err(Short::Malformed(what)) => return Err(Error::Malformed { what }),
+        Err(Short::TooManyHeaders) => return Err(Error::TooManyHeaders { limit: HEADERS_LIMIT }),
     };
-    // httparse takes any three digits; RFC 9110 status codes run from 100 to 599.
-    let status = response.code.filter(|code| (100..=599).contains(code)).ok_or(Error::Malformed { what: "bad status code" })?;
-    let mut content_length = None;
-    for header in response.headers.iter() {
-        if header.name.eq_ignore_ascii_case("transfer-encoding") {
-            return Err(Error::UnsupportedTransferEncoding);
-        }
-        if header.name.eq_ignore_ascii_case("content-length") {
-            let length = parse_length(header.value.trim_ascii()).ok_or(Error::BadContentLength)?;
-            if content_length.is_some_and(|earlier| earlier != length) {
-                return Err(Error::BadContentLength);
-            }
-            content_length = Some(length);
-        }
+    // RFC 9110 status codes run from 100 to 599.
+    if !(100..=599).contains(&head.status) {
+        return Err(Error::Malformed { what: BAD_STATUS });
     }
-    let room = capacity.saturating_sub(head_len);
-    let received = &buf[head_len..];
+    let content_length = head.content_length?;
+    let room = capacity.saturating_sub(head.len);
+    let received = &buf[head.len..];
     let body = match content_length {
         Some(length) if length > room => return Err(Error::BodyTooLarge { limit: room }),
         Some(length) if received.len() > length => return Err(Error::TrailingData),
@@ -193,18 +185,142 @@ pub fn parse_response(buf: &[u8], capacity: usize, eof: bool) -> Result<Status<R
         None if eof => received,
         None => return Ok(Status::Partial),
     };
-    Ok(Status::Complete(Response { status, head: &buf[..head_len], body }))
+    Ok(Status::Complete(Response { status: head.status, head: &buf[..head.len], body }))
 }
 
-fn httparse_reason(e: httparse::Error) -> &'static str {
-    match e {
-        httparse::Error::HeaderName => "bad header name",
-        httparse::Error::HeaderValue => "bad header value",
-        httparse::Error::NewLine => "bad line ending",
-        httparse::Error::Status => "bad status code",
-        httparse::Error::Token => "bad token",
-        httparse::Error::TooManyHeaders => "too many headers",
-        httparse::Error::Version => "bad HTTP version",
+const BAD_VERSION: &str = "bad HTTP version";
+const BAD_STATUS: &str = "bad status code";
+const BAD_LINE_ENDING: &str = "bad line ending";
+const BAD_HEADER_NAME: &str = "bad header name";
+const BAD_HEADER_VALUE: &str = "bad header value";
+
+/// What a complete head says: its length, the status, and the body's length when a
+/// header gives it (or what is wrong with the headers that would).
+struct Head {
+    len: usize,
+    status: u16,
+    content_length: Result<Option<usize>, Error>,
+}
+
+/// Why a head was not read: it has not all arrived, it is not HTTP (what is wrong), or
+/// it has more than `HEADERS_LIMIT` headers. Small, so that a read byte is returned in
+/// registers.
+enum Short {
+    Partial,
+    Malformed(&'static str),
+    TooManyHeaders,
+}
+
+/// The bytes of a head as they are read.
+struct Reader<'b> {
+    buf: &'b [u8],
+    at: usize,
+}
+
+impl Reader<'_> {
+    fn next(&mut self) -> Result<u8, Short> {
+        let b = *self.buf.get(self.at).ok_or(Short::Partial)?;
+        self.at += 1;
+        Ok(b)
+    }
+
+    /// The LF after a CR just read, or `bad`.
+    fn line_feed(&mut self, bad: &'static str) -> Result<(), Short> {
+        match self.next()? {
+            b'\n' => Ok(()),
+            _ => Err(Short::Malformed(bad)),
+        }
+    }
+}
+
+/// The status line and headers, with the grammar httparse 1.10 reads by default (which
+/// wisp used before): empty lines before the status line skipped, lines ending in CRLF
+/// or LF, `HTTP/1.0` or `HTTP/1.1`, three digits and an optional reason, at most
+/// `HEADERS_LIMIT` headers of token names and values of visible text, spaces and tabs.
+fn parse_head(buf: &[u8]) -> Result<Head, Short> {
+    let mut reader = Reader { buf, at: 0 };
+    let mut first = loop {
+        match reader.next()? {
+            b'\r' => reader.line_feed(BAD_LINE_ENDING)?,
+            b'\n' => {}
+            b => break b,
+        }
+    };
+    for &expected in b"HTTP/1." {
+        if first != expected {
+            return Err(Short::Malformed(BAD_VERSION));
+        }
+        first = reader.next()?;
+    }
+    if !matches!(first, b'0' | b'1') || reader.next()? != b' ' {
+        return Err(Short::Malformed(BAD_VERSION));
+    }
+    let mut status = 0;
+    for _ in 0..3 {
+        let digit = reader.next()?;
+        if !digit.is_ascii_digit() {
+            return Err(Short::Malformed(BAD_STATUS));
+        }
+        status = status * 10 + u16::from(digit - b'0');
+    }
+    match reader.next()? {
+        b' ' => loop {
+            match reader.next()? {
+                b'\r' => break reader.line_feed(BAD_STATUS)?,
+                b'\n' => break,
+                b'\t' | b' '..=0x7e | 0x80.. => {}
+                _ => return Err(Short::Malformed(BAD_STATUS)),
+            }
+        },
+        b'\r' => reader.line_feed(BAD_STATUS)?,
+        b'\n' => {}
+        _ => return Err(Short::Malformed(BAD_STATUS)),
+    }
+    let mut headers = 0;
+    let mut content_length = Ok(None);
+    loop {
+        let name_start = reader.at;
+        let colon = loop {
+            match reader.next()? {
+                b':' if reader.at - 1 > name_start => break reader.at - 1,
+                b'\r' if reader.at - 1 == name_start => {
+                    reader.line_feed(BAD_LINE_ENDING)?;
+                    return Ok(Head { len: reader.at, status, content_length });
+                }
+                b'\n' if reader.at - 1 == name_start => return Ok(Head { len: reader.at, status, content_length }),
+                b if is_token_byte(b) => {}
+                _ => return Err(Short::Malformed(BAD_HEADER_NAME)),
+            }
+        };
+        let end = loop {
+            match reader.next()? {
+                b'\r' => {
+                    reader.line_feed(BAD_HEADER_VALUE)?;
+                    break reader.at - 2;
+                }
+                b'\n' => break reader.at - 1,
+                b'\t' | b' '..=0x7e | 0x80.. => {}
+                _ => return Err(Short::Malformed(BAD_HEADER_VALUE)),
+            }
+        };
+        headers += 1;
+        if headers > HEADERS_LIMIT {
+            return Err(Short::TooManyHeaders);
+        }
+        // The first header that makes the body unreadable is the one reported.
+        if let Ok(known) = content_length {
+            let (name, value) = (&buf[name_start..colon], buf[colon + 1..end].trim_ascii());
+            content_length = if name.eq_ignore_ascii_case(b"transfer-encoding") {
+                Err(Error::UnsupportedTransferEncoding)
+            } else if name.eq_ignore_ascii_case(b"content-length") {
+                match parse_length(value) {
+                    Some(length) if known.is_none_or(|earlier| earlier == length) => Ok(Some(length)),
+                    _ => Err(Error::BadContentLength),
+                }
+            } else {
+                Ok(known)
+            };
+        }
     }
 }
 
@@ -429,6 +545,100 @@ mod tests {
                     assert!((100..=999).contains(&response.status));
                     assert_eq!(response.head.as_ptr(), input.as_ptr());
                     assert!(response.head.len() + response.body.len() <= input.len() && response.body.len() <= 128);
+                }
+            }
+        }
+    }
+
+    /// The parser wisp had before its own: httparse's head, then the same body rules.
+    fn parse_response_with_httparse(buf: &[u8], capacity: usize, eof: bool) -> Result<Status<Response<'_>>, Error> {
+        let mut headers = [httparse::EMPTY_HEADER; HEADERS_LIMIT];
+        let mut response = httparse::Response::new(&mut headers);
+        let head_len = match response.parse(buf) {
+            Ok(httparse::Status::Complete(len)) => len,
+            Ok(httparse::Status::Partial) if eof => return Err(Error::Truncated { received: buf.len(), expected: None }),
+            Ok(httparse::Status::Partial) if buf.len() >= capacity => return Err(Error::HeadTooLarge { limit: capacity }),
+            Ok(httparse::Status::Partial) => return Ok(Status::Partial),
+            Err(httparse::Error::TooManyHeaders) => return Err(Error::TooManyHeaders { limit: HEADERS_LIMIT }),
+            Err(e) => {
+                let what = match e {
+                    httparse::Error::HeaderName => "bad header name",
+                    httparse::Error::HeaderValue => "bad header value",
+                    httparse::Error::NewLine => "bad line ending",
+                    httparse::Error::Status => "bad status code",
+                    httparse::Error::Version => "bad HTTP version",
+                    other => panic!("{other:?} in a response"),
+                };
+                return Err(Error::Malformed { what });
+            }
+        };
+        let status = response.code.filter(|code| (100..=599).contains(code)).ok_or(Error::Malformed { what: BAD_STATUS })?;
+        let mut content_length = None;
+        for header in response.headers.iter() {
+            if header.name.eq_ignore_ascii_case("transfer-encoding") {
+                return Err(Error::UnsupportedTransferEncoding);
+            }
+            if header.name.eq_ignore_ascii_case("content-length") {
+                let length = parse_length(header.value.trim_ascii()).ok_or(Error::BadContentLength)?;
+                if content_length.is_some_and(|earlier| earlier != length) {
+                    return Err(Error::BadContentLength);
+                }
+                content_length = Some(length);
+            }
+        }
+        let room = capacity.saturating_sub(head_len);
+        let received = &buf[head_len..];
+        let body = match content_length {
+            Some(length) if length > room => return Err(Error::BodyTooLarge { limit: room }),
+            Some(length) if received.len() > length => return Err(Error::TrailingData),
+            Some(length) if received.len() == length => received,
+            Some(length) if eof => return Err(Error::Truncated { received: received.len(), expected: Some(length) }),
+            Some(_) => return Ok(Status::Partial),
+            None if eof => received,
+            None => return Ok(Status::Partial),
+        };
+        Ok(Status::Complete(Response { status, head: &buf[..head_len], body }))
+    }
+
+    #[test]
+    fn the_head_is_read_as_httparse_read_it() {
+        let bases: [&[u8]; 6] = [
+            OK,
+            b"\r\n\nHTTP/1.1 404 Not Found\nConnection:close\n\tX: y\r\n\r\nbody",
+            b"HTTP/1.0 200\r\nContent-Length:  2 \t\r\nX-Empty:\r\nY:\t\r\n\r\nab",
+            b"HTTP/1.0 401 \xff\xfeobs\r\nTransfer-Encoding: chunked\r\nContent-Length: x\r\n\r\n",
+            b"HTTP/1.0 200 OK\r\nContent-Length: 1\r\ncontent-length: 2\r\nTransfer-Encoding: x\r\n\r\na",
+            b"HTTP/1.0 200 OK\r\nA: 1\r\nB: 2\r\nC: 3\r\nD: 4\r\nE: 5\r\nF: 6\r\nG: 7\r\n\r\n",
+        ];
+        let pieces: [&[u8]; 14] =
+            [b"HTTP/1.", b"0", b"1", b" ", b"200", b"\r\n", b"\n", b"\r", b":", b"\t", b"Content-Length: 3", b"\x7f", b"\xff", b"abc"];
+        let mut garbage = crate::fuzz::Garbage::new(0x5eed_1234);
+        let mut inputs: Vec<Vec<u8>> = Vec::new();
+        for base in bases {
+            inputs.extend((0..=base.len()).map(|cut| base[..cut].to_vec()));
+            for _ in 0..400 {
+                let changes = 1 + garbage.below(3);
+                inputs.push(garbage.mutated(base, 0..base.len(), changes));
+            }
+        }
+        for _ in 0..3000 {
+            inputs.push(garbage.text(&pieces, 12));
+        }
+        let mut many = b"HTTP/1.0 200 OK\r\n".to_vec();
+        for i in 0..HEADERS_LIMIT + 1 {
+            inputs.push(many.clone());
+            many.extend_from_slice(format!("X-{i}: v\r\n").as_bytes());
+            inputs.push([&many[..], b"\r\n"].concat());
+        }
+        for input in &inputs {
+            for capacity in [input.len(), input.len() + 1, 1024] {
+                for eof in [false, true] {
+                    assert_eq!(
+                        parse_response(input, capacity, eof),
+                        parse_response_with_httparse(input, capacity, eof),
+                        "{:?} capacity {capacity} eof {eof}",
+                        String::from_utf8_lossy(input)
+                    );
                 }
             }
         }

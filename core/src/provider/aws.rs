@@ -3,7 +3,7 @@
 //! two for each key the listing names. The service is at 169.254.169.254 while the
 //! instance has a route there, else at `[fd00:ec2::254]` (an IPv6-only subnet).
 
-use super::imds::{item_targets, Host, Imds, ImdsError, Service, Target, TOKEN_LIMIT};
+use super::imds::{add, item_targets, Host, Imds, ImdsError, Service, Targets, TOKEN_LIMIT};
 use super::metadata::{Metadata, Slot, ValueState, KEY_RESPONSE, SMALL_RESPONSE};
 use super::Item;
 use crate::host::http::{Endpoint, Exchange, Http, Ipv6Service};
@@ -116,11 +116,11 @@ fn rounds(imds: &mut Imds<'_>, host: &mut dyn Host, metadata: &mut Metadata<'_>,
     let mut listing = [0u8; SMALL_RESPONSE];
     let mut listing_state = ValueState::NotFetched;
     let ([mut instance_id, mut hostname, mut local_hostname, keys, mut user_data], _) = metadata.slots();
-    let mut targets: heapless::Vec<Target<'_, '_>, 5> = heapless::Vec::new();
+    let mut targets = Targets::new();
     item_targets([&mut instance_id, &mut hostname, &mut local_hostname, &mut user_data], wanted, path, &mut targets);
     let want_keys = wanted.contains(&Item::SshKeys);
     if want_keys {
-        let _ = targets.push(Target { what: "public-keys", path: KEYS_PATH, buf: &mut listing, state: &mut listing_state });
+        add(&mut targets, "public-keys", KEYS_PATH, &mut listing, &mut listing_state);
     }
     let round = imds.round(host, &mut targets);
     drop(targets);
@@ -141,9 +141,9 @@ fn fetch_keys(imds: &mut Imds<'_>, host: &mut dyn Http, listing: &[u8], keys: Sl
     let mut states = [ValueState::NotFetched; KEYS_LIMIT];
     let round;
     {
-        let mut targets: heapless::Vec<Target<'_, '_>, KEYS_LIMIT> = heapless::Vec::new();
+        let mut targets = Targets::new();
         for ((path, buf), state) in paths.iter().zip(keys.buf.chunks_mut(KEY_RESPONSE)).zip(states.iter_mut()) {
-            let _ = targets.push(Target { what: "openssh-key", path, buf, state });
+            add(&mut targets, "openssh-key", path, buf, state);
         }
         // The keys that arrived are kept when one did not: the owner gets in with
         // those, and the failure still fails set_ssh_keys so the next boot retries.

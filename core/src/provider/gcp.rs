@@ -2,7 +2,7 @@
 //! `Metadata-Flavor: Google`; SSH keys from the instance, the legacy `sshKeys` and the
 //! project, unless the instance blocks the project's.
 
-use super::imds::{item_targets, Host, Imds, ImdsError, Service, Target};
+use super::imds::{add, item_targets, Host, Imds, ImdsError, Service, Targets};
 use super::metadata::{Metadata, ValueState};
 use super::Item;
 use crate::out::{Full, Out};
@@ -55,44 +55,43 @@ fn rounds(imds: &mut Imds<'_>, host: &mut dyn Host, metadata: &mut Metadata<'_>,
     let mut block = [0u8; 256];
     let mut block_state = ValueState::NotFetched;
     let mut key_states = [ValueState::NotFetched; 3];
-    let mut targets: heapless::Vec<Target<'_, '_>, 10> = heapless::Vec::new();
+    let mut targets = Targets::new();
     item_targets([&mut instance_id, &mut hostname, &mut local_hostname, &mut user_data], wanted, path, &mut targets);
     if wanted.contains(&Item::UserData) {
-        let _ = targets.push(Target { what: "@userdata", path: USER_DATA_ENCODING, buf: &mut encoding, state: &mut encoding_state });
+        add(&mut targets, "@userdata", USER_DATA_ENCODING, &mut encoding, &mut encoding_state);
     }
     let want_keys = wanted.contains(&Item::SshKeys);
     let third = keys.buf.len() / 3;
     if want_keys {
         let sources = [INSTANCE_KEYS, LEGACY_KEYS, PROJECT_KEYS];
         for ((path, buf), state) in sources.into_iter().zip(keys.buf.chunks_mut(third)).zip(key_states.iter_mut()) {
-            let _ = targets.push(Target { what: "@ssh-keys", path, buf, state });
+            add(&mut targets, "@ssh-keys", path, buf, state);
         }
-        let _ = targets.push(Target { what: "@ssh-keys", path: BLOCK_PROJECT_KEYS, buf: &mut block, state: &mut block_state });
+        add(&mut targets, "@ssh-keys", BLOCK_PROJECT_KEYS, &mut block, &mut block_state);
     }
     let round = imds.round(host, &mut targets);
     drop(targets);
-    if let (Some(range), Some(at)) = (user_data.state.range(), encoding_state.range()) {
-        if encoding[at].trim_ascii() == b"base64" {
-            let decoded = super::decode_base64_in_place(&mut user_data.buf[range.start..], range.len())
-                .map_err(|error| ImdsError::Document { what: "@userdata", error: error.into() })?;
-            *user_data.state = ValueState::Present { start: range.start, len: decoded };
-        }
+    let base64 = encoding_state.value(&encoding).is_some_and(|encoding| encoding.trim_ascii() == b"base64");
+    if let (Some(range), true) = (user_data.state.range(), base64) {
+        let decoded = super::decode_base64_in_place(&mut user_data.buf[range.start..], range.len())
+            .map_err(|error| ImdsError::Document { what: "@userdata", error: error.into() })?;
+        *user_data.state = ValueState::Present { start: range.start, len: decoded };
     }
     if want_keys && key_states.iter().all(|state| *state != ValueState::NotFetched) {
-        let blocked = block_state.range().is_some_and(|range| blocks_project_keys(&block[range]));
+        let blocked = block_state.value(&block).is_some_and(blocks_project_keys);
         let now = host.realtime_secs();
+        let too_large = |limit| ImdsError::ValueTooLarge { what: "@ssh-keys", limit };
         let mut out = Out::new(document.buf);
         for (i, state) in key_states.iter().enumerate() {
             if let (Some(range), false) = (state.range(), blocked && i == 2) {
                 let value = &keys.buf[i * third + range.start..i * third + range.end];
-                append_keys(value, now, &mut out).map_err(|full| ImdsError::ValueTooLarge { what: "@ssh-keys", limit: full.limit })?;
+                append_keys(value, now, &mut out).map_err(|full| too_large(full.limit))?;
             }
         }
-        let len = out.len();
+        let joined = out.written();
         let limit = keys.buf.len();
-        let joined = keys.buf.get_mut(..len).ok_or(ImdsError::ValueTooLarge { what: "@ssh-keys", limit })?;
-        joined.copy_from_slice(&document.buf[..len]);
-        *keys.state = ValueState::Present { start: 0, len };
+        keys.buf.get_mut(..joined.len()).ok_or(too_large(limit))?.copy_from_slice(joined);
+        *keys.state = ValueState::Present { start: 0, len: joined.len() };
     }
     round
 }
@@ -109,6 +108,7 @@ fn strip_user(line: &[u8]) -> &[u8] {
 
 /// A key whose comment is `google-ssh {..."expireOn":"<time>"...}` and whose time has
 /// passed. A time wisp cannot read counts as expired: an unknown lifetime is no licence.
+#[inline(never)]
 fn is_expired(key: &[u8], now: u64) -> bool {
     let Some(at) = find(key, b"google-ssh ") else { return false };
     let json = &key[at + b"google-ssh ".len()..];

@@ -127,17 +127,29 @@ pub(crate) struct Target<'b, 's> {
     pub state: &'b mut ValueState,
 }
 
+/// A round's targets. One capacity for every cloud's rounds, so that they share one
+/// `push`.
+pub(crate) type Targets<'t, 's> = heapless::Vec<Target<'t, 's>, PARALLEL_LIMIT>;
+
+/// Adds a target to a round (the capacity is never reached: no round asks more than
+/// `PARALLEL_LIMIT`). Out of line: written out at each of the rounds' sites it costs
+/// more.
+#[inline(never)]
+pub(crate) fn add<'t, 's>(targets: &mut Targets<'t, 's>, what: &'static str, path: &'s str, buf: &'t mut [u8], state: &'t mut ValueState) {
+    let _ = targets.push(Target { what, path, buf, state });
+}
+
 /// The targets of a round for the `wanted` items the cloud serves at a path of their
 /// own, in the order given.
-pub(crate) fn item_targets<'t, 's: 't, const N: usize>(
+pub(crate) fn item_targets<'t, 's: 't>(
     slots: impl IntoIterator<Item = &'t mut Slot<'s>>,
     wanted: &[Item],
     path: fn(Item) -> Option<&'static str>,
-    targets: &mut heapless::Vec<Target<'t, 'static>, N>,
+    targets: &mut Targets<'t, 'static>,
 ) {
     for Slot { item, buf, state } in slots {
         if let (true, Some(path)) = (wanted.contains(item), path(*item)) {
-            let _ = targets.push(Target { what: item.key(), path, buf, state });
+            add(targets, item.key(), path, buf, state);
         }
     }
 }

@@ -16,8 +16,7 @@
 use super::document::Document;
 use super::imds::Service;
 use crate::host::http::Endpoint;
-use super::{DocumentError, Item};
-use crate::seed::nocloud;
+use super::{meta_data_value, DocumentError, Item};
 
 pub const SOCKET: &str = "/dev/incus/sock";
 pub const LXD_SOCKET: &str = "/dev/lxd/sock";
@@ -46,11 +45,7 @@ pub fn extract(document: &[u8], item: Item, out: &mut [u8]) -> Result<Option<usi
         Item::Hostname | Item::LocalHostname => "local-hostname",
         Item::SshKeys | Item::UserData => return Ok(None),
     };
-    nocloud::value(document, key, out).map_err(|e| match e {
-        nocloud::MetaDataError::Json(e) => DocumentError::Json(e),
-        nocloud::MetaDataError::TooLarge { limit } => DocumentError::Json(crate::json::JsonError::StringTooLong { limit }),
-        nocloud::MetaDataError::Unsupported { .. } => DocumentError::Json(crate::json::JsonError::WrongType { expected: "meta-data" }),
-    })
+    meta_data_value(document, key, "meta-data", out)
 }
 
 #[cfg(test)]

@@ -22,12 +22,16 @@ pub struct StoredValue<'a> {
     pub(crate) state: ValueState,
 }
 
+/// No state is all zero bytes (the discriminants start at 1), so that a store not made
+/// yet (`None::<Metadata>`) is: the binary's static slot for the store then lies in .bss,
+/// not in the file (248 bytes, in every build).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(usize)]
 pub(crate) enum ValueState {
-    NotFetched,
+    NotFetched = 1,
     /// The service has no such value (404).
-    Absent,
-    Present { start: usize, len: usize },
+    Absent = 2,
+    Present { start: usize, len: usize } = 3,
 }
 
 impl ValueState {
@@ -41,6 +45,11 @@ impl ValueState {
             ValueState::Present { start, len } => Some(start..start + len),
             _ => None,
         }
+    }
+
+    /// The value in `buf`, the buffer it was fetched into.
+    pub(crate) fn value(self, buf: &[u8]) -> Option<&[u8]> {
+        buf.get(self.range()?)
     }
 }
 
@@ -101,6 +110,7 @@ impl<'a> Metadata<'a> {
 
     /// Each item's buffer and state, in `Item::ALL`'s order, and the document's: what a
     /// round fills.
+    #[inline(always)]
     pub(crate) fn slots(&mut self) -> ([Slot<'_>; 5], &mut StoredValue<'a>) {
         let [a, b, c, d, e] = &mut self.values;
         let slots = [slot(Item::InstanceId, a), slot(Item::Hostname, b), slot(Item::LocalHostname, c), slot(Item::SshKeys, d), slot(Item::UserData, e)];

@@ -139,8 +139,31 @@ pub(crate) fn document_value(document: &[u8], path: &[&str], base64: bool, out: 
     decode_base64_in_place(out, len).map(Some)
 }
 
+/// The member `key` of a JSON document's object into `out`: for `SshKeys` an array of
+/// keys (or of objects whose `field` is the key) one per line, else a string or number;
+/// `Ok(None)` when absent. The JSON document clouds read every value through it.
+pub(crate) fn json_member(document: &[u8], key: &str, item: Item, field: Option<&str>, out: &mut [u8]) -> Result<Option<usize>, DocumentError> {
+    let Some(value) = JsonText::parse(document)?.get(key)? else { return Ok(None) };
+    match item {
+        Item::SshKeys => json_lines(value, field, out),
+        _ => json_text(value, out),
+    }
+    .map(Some)
+}
+
+/// The value `key` of a NoCloud meta-data document into `out`, as OpenStack and Incus
+/// serve one; a document of another form is not `expected`.
+pub(crate) fn meta_data_value(document: &[u8], key: &str, expected: &'static str, out: &mut [u8]) -> Result<Option<usize>, DocumentError> {
+    use crate::seed::nocloud::{self, MetaDataError};
+    nocloud::value(document, key, out).map_err(|e| match e {
+        MetaDataError::Json(e) => DocumentError::Json(e),
+        MetaDataError::TooLarge { limit } => DocumentError::Json(JsonError::StringTooLong { limit }),
+        MetaDataError::Unsupported { .. } => DocumentError::Json(JsonError::WrongType { expected }),
+    })
+}
+
 /// A JSON string (unescaped) or number (as written) into `out`.
-pub(crate) fn json_text(value: JsonText<'_>, out: &mut [u8]) -> Result<usize, DocumentError> {
+fn json_text(value: JsonText<'_>, out: &mut [u8]) -> Result<usize, DocumentError> {
     if !matches!(value.text.first(), Some(b'-' | b'0'..=b'9')) {
         return Ok(value.unescape_into(out)?);
     }
@@ -151,7 +174,7 @@ pub(crate) fn json_text(value: JsonText<'_>, out: &mut [u8]) -> Result<usize, Do
 }
 
 /// An array's strings, or the member `field` of each of its objects, one per line.
-pub(crate) fn json_lines(value: JsonText<'_>, field: Option<&str>, out: &mut [u8]) -> Result<usize, DocumentError> {
+fn json_lines(value: JsonText<'_>, field: Option<&str>, out: &mut [u8]) -> Result<usize, DocumentError> {
     let full = JsonError::StringTooLong { limit: out.len() };
     let mut written = 0;
     let mut elements = value.elements()?;

@@ -3,8 +3,7 @@
 
 use super::document::Document;
 use super::imds::Service;
-use super::{DocumentError, Item};
-use crate::seed::nocloud;
+use super::{meta_data_value, DocumentError, Item};
 
 pub const META_DATA_PATH: &str = "/openstack/latest/meta_data.json";
 pub const USER_DATA_PATH: &str = "/openstack/latest/user_data";
@@ -25,11 +24,7 @@ pub fn extract(document: &[u8], item: Item, out: &mut [u8]) -> Result<Option<usi
         Item::SshKeys => "public_keys",
         Item::UserData => return Ok(None),
     };
-    nocloud::value(document, key, out).map_err(|e| match e {
-        nocloud::MetaDataError::Json(e) => DocumentError::Json(e),
-        nocloud::MetaDataError::TooLarge { limit } => DocumentError::Json(crate::json::JsonError::StringTooLong { limit }),
-        nocloud::MetaDataError::Unsupported { .. } => DocumentError::Json(crate::json::JsonError::WrongType { expected: "an object" }),
-    })
+    meta_data_value(document, key, "an object", out)
 }
 
 #[cfg(test)]

@@ -19,8 +19,7 @@
 use super::document::Document;
 use super::imds::Service;
 use crate::host::http::Endpoint;
-use super::{json_lines, json_text, DocumentError, Item};
-use crate::json::JsonText;
+use super::{json_member, DocumentError, Item};
 
 pub const ADDRESS: [u8; 4] = [169, 254, 42, 42];
 pub const HOST: &str = "169.254.42.42";
@@ -42,11 +41,7 @@ pub fn extract(document: &[u8], item: Item, out: &mut [u8]) -> Result<Option<usi
         Item::SshKeys => "ssh_public_keys",
         Item::UserData => return Ok(None),
     };
-    match JsonText::parse(document)?.get(key)? {
-        Some(value) if item == Item::SshKeys => json_lines(value, Some("key"), out).map(Some),
-        Some(value) => json_text(value, out).map(Some),
-        None => Ok(None),
-    }
+    json_member(document, key, item, Some("key"), out)
 }
 
 #[cfg(test)]

@@ -15,8 +15,7 @@
 
 use super::document::Document;
 use super::imds::Service;
-use super::{json_lines, json_text, DocumentError, Item};
-use crate::json::JsonText;
+use super::{json_member, DocumentError, Item};
 
 pub const METADATA_PATH: &str = "/v1.json";
 pub const TOKEN: (&str, &str) = ("Metadata-Token", "cloudinit");
@@ -32,11 +31,7 @@ pub fn extract(document: &[u8], item: Item, out: &mut [u8]) -> Result<Option<usi
         Item::SshKeys => "public-keys",
         Item::UserData => "user-data",
     };
-    let found = match JsonText::parse(document)?.get(key)? {
-        Some(value) if item == Item::SshKeys => json_lines(value, None, out)?,
-        Some(value) => json_text(value, out)?,
-        None => return Ok(None),
-    };
+    let Some(found) = json_member(document, key, item, None, out)? else { return Ok(None) };
     Ok(match (item, found) {
         (Item::UserData, 0) => None,
         (Item::Hostname | Item::LocalHostname, 0) => {
