@@ -52,7 +52,7 @@ impl<'b> Arena<'b> {
 
     /// The node `id` (which this arena returned).
     pub fn value(&self, id: NodeId) -> NodeRef<'_> {
-        NodeRef { nodes: &self.nodes[..self.nodes_used], text: &self.text[..self.text_used], index: id.0 }
+        NodeRef { arena: self, index: id.0 }
     }
 }
 
@@ -69,17 +69,24 @@ pub enum Scalar<'a> {
     Binary(&'a [u8]),
 }
 
-/// A node, with the arena it lives in.
+/// A node, with the arena it lives in: a pointer and an index, 16 bytes, so that a view
+/// passes and returns in two registers (the nodes' and text's slices in it made it 40
+/// bytes, copied through the stack at every call that took or gave one).
 #[derive(Clone, Copy)]
 pub struct NodeRef<'a> {
-    nodes: &'a [Node],
-    text: &'a [u8],
+    /// Only nodes this arena's parses made are reachable from an id, so the nodes and text
+    /// past what they used are never looked at.
+    arena: &'a Arena<'a>,
     index: u32,
 }
 
 impl<'a> NodeRef<'a> {
+    fn nodes(&self) -> &'a [Node] {
+        self.arena.nodes
+    }
+
     fn node(&self) -> &'a Node {
-        &self.nodes[self.index as usize]
+        &self.nodes()[self.index as usize]
     }
 
     pub fn kind(&self) -> Kind {
@@ -106,7 +113,8 @@ impl<'a> NodeRef<'a> {
     /// Any scalar's bytes: its text, or what `!!binary` decoded to.
     pub fn as_bytes(&self) -> Option<&'a [u8]> {
         let node = self.node();
-        let bytes = self.text.get(node.start as usize..(node.start + node.len) as usize)?;
+        let text: &'a [u8] = self.arena.text;
+        let bytes = text.get(node.start as usize..(node.start + node.len) as usize)?;
         (node.kind == Kind::Scalar).then_some(bytes)
     }
 
@@ -182,7 +190,7 @@ impl<'a> NodeRef<'a> {
         let mut next = if this.kind() == Kind::Scalar { 0 } else { this.node().first_child };
         core::iter::from_fn(move || {
             let index = next.checked_sub(1)?;
-            next = this.nodes.get(index as usize)?.next_sibling;
+            next = this.nodes().get(index as usize)?.next_sibling;
             Some(NodeRef { index, ..this })
         })
     }
@@ -209,8 +217,8 @@ impl<'a> Iterator for Entries<'a> {
     fn next(&mut self) -> Option<(NodeRef<'a>, NodeRef<'a>)> {
         while let Some(index) = self.next.checked_sub(1) {
             let key = NodeRef { index, ..self.map };
-            let value = self.map.nodes.get(index as usize)?.next_sibling.checked_sub(1)?;
-            self.next = self.map.nodes.get(value as usize)?.next_sibling;
+            let value = self.map.nodes().get(index as usize)?.next_sibling.checked_sub(1)?;
+            self.next = self.map.nodes().get(value as usize)?.next_sibling;
             if self.map.pairs().take_while(|(k, _)| k.index != index).any(|(earlier, _)| same_key(earlier, key)) {
                 continue;
             }
@@ -232,7 +240,7 @@ impl<'a> Iterator for Items<'a> {
     #[inline(never)]
     fn next(&mut self) -> Option<NodeRef<'a>> {
         let index = self.next.checked_sub(1)?;
-        self.next = self.of.nodes.get(index as usize)?.next_sibling;
+        self.next = self.of.nodes().get(index as usize)?.next_sibling;
         Some(NodeRef { index, ..self.of })
     }
 }
