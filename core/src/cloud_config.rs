@@ -340,14 +340,42 @@ pub fn items<'a>(key: &'static str, value: NodeRef<'a>) -> Result<impl Iterator<
 
 /// Names given as a list or as one comma-separated string (`groups: [a, b]`, `"a, b"`).
 pub fn for_each_name<'a, E: From<ConfigError>>(key: &'static str, value: NodeRef<'a>, mut visit: impl FnMut(&'a str, NodeRef<'a>) -> Result<(), E>) -> Result<(), E> {
+    visiting(|(name, at)| visit(name, at), |visit| names(key, value, visit))
+}
+
+/// `walk` with `visit` behind a `dyn` callback, so that a walk is compiled once whatever
+/// the visitor and its error type: an error of `visit` stops the walk and is returned as
+/// it is, one of the walk's own is converted.
+fn visiting<T, E: From<ConfigError>>(
+    mut visit: impl FnMut(T) -> Result<(), E>,
+    walk: impl FnOnce(&mut dyn FnMut(T) -> bool) -> Result<(), ConfigError>,
+) -> Result<(), E> {
+    let mut stopped = None;
+    walk(&mut |item| match visit(item) {
+        Ok(()) => true,
+        Err(e) => {
+            stopped = Some(e);
+            false
+        }
+    })?;
+    stopped.map_or(Ok(()), Err)
+}
+
+/// `for_each_name`'s walk: `visit` says whether to go on.
+#[inline(never)]
+fn names<'a>(key: &'static str, value: NodeRef<'a>, visit: &mut dyn FnMut((&'a str, NodeRef<'a>)) -> bool) -> Result<(), ConfigError> {
     if value.kind() == Kind::Sequence {
         for item in value.items() {
-            visit(text(key, item)?.trim(), item)?;
+            if !visit((text(key, item)?.trim(), item)) {
+                break;
+            }
         }
         return Ok(());
     }
     for name in text(key, value)?.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-        visit(name, value)?;
+        if !visit((name, value)) {
+            break;
+        }
     }
     Ok(())
 }
@@ -584,8 +612,14 @@ const USERS: &str = "users";
 
 /// The entries of `users`: a list of names and mappings, or a comma-separated string.
 pub fn for_each_user<'a, E: From<ConfigError>>(users: NodeRef<'a>, mut visit: impl FnMut(UserEntry<'a>, NodeRef<'a>) -> Result<(), E>) -> Result<(), E> {
+    visiting(|(entry, at)| visit(entry, at), |visit| user_entries(users, visit))
+}
+
+/// `for_each_user`'s walk: `visit` says whether to go on.
+#[inline(never)]
+fn user_entries<'a>(users: NodeRef<'a>, visit: &mut dyn FnMut((UserEntry<'a>, NodeRef<'a>)) -> bool) -> Result<(), ConfigError> {
     if users.kind() != Kind::Sequence {
-        return for_each_name(USERS, users, |name, at| visit(named(name), at));
+        return names(USERS, users, &mut |(name, at)| visit((named(name), at)));
     }
     for item in users.items() {
         let entry = match item.kind() {
@@ -597,7 +631,9 @@ pub fn for_each_user<'a, E: From<ConfigError>>(users: NodeRef<'a>, mut visit: im
             },
             _ => named(text(USERS, item)?.trim()),
         };
-        visit(entry, item)?;
+        if !visit((entry, item)) {
+            break;
+        }
     }
     Ok(())
 }
