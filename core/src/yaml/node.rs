@@ -150,13 +150,20 @@ impl<'a> NodeRef<'a> {
 
     /// A plain `~`, `null`, `Null`, `NULL`, or nothing at all.
     pub fn is_null(&self) -> bool {
-        self.scalar() == Some(Scalar::Null)
+        self.resolved() == Some(Resolved::Null)
+    }
+
+    /// What a scalar resolved to; `None` for a collection. Asked instead of `scalar` where
+    /// only the type matters, so that no value is made to be compared.
+    fn resolved(&self) -> Option<Resolved> {
+        let node = self.node();
+        (node.kind == Kind::Scalar).then_some(node.resolved)
     }
 
     /// The value of the string key `key` in a mapping; a key written `1` or `true` is not
     /// the string "1" or "true", as in Python. The last of duplicate keys wins.
     pub fn get(&self, key: &str) -> Option<NodeRef<'a>> {
-        self.pairs().filter(|(k, _)| k.scalar() == Some(Scalar::Str(key))).last().map(|(_, v)| v)
+        self.pairs().filter(|(k, _)| k.resolved() == Some(Resolved::Str) && k.as_str() == Some(key)).last().map(|(_, v)| v)
     }
 
     /// A mapping's entries as Python's dict holds them: each key once, where it first
