@@ -8,41 +8,14 @@ use crate::out::{Full, Out};
 use crate::text::{Decimal, Shown};
 use crate::yaml::{Arena, Kind, NodeId, NodeRef, Scalar};
 
-/// The keys wisp knows; any other top-level key is warned about and left alone.
-pub const KNOWN_KEYS: [&str; 30] = [
-    "hostname",
-    "fqdn",
-    "prefer_fqdn_over_hostname",
-    "preserve_hostname",
-    "manage_etc_hosts",
-    "users",
-    "groups",
-    "ssh_authorized_keys",
-    "write_files",
-    "bootcmd",
-    "runcmd",
-    "packages",
-    "package_update",
-    "package_upgrade",
-    "mounts",
-    "mount_default_fields",
-    "chpasswd",
-    "password",
-    "timezone",
-    "power_state",
-    "ssh_deletekeys",
-    "ssh_genkeytypes",
-    "ssh_keys",
-    "ssh_pwauth",
-    "ntp",
-    "apk_repos",
-    // tiny-cloud's alpine-config: `apk: repositories:`.
-    "apk",
-    // Read by cloud-init's user-data processing, not by a module.
-    "merge_how",
-    "merge_type",
-    "launch-index",
-];
+/// The keys wisp knows, separated by spaces (one string, not a table of 30 slices, to
+/// keep the binary small); any other top-level key is warned about and left alone. `apk`
+/// is tiny-cloud's alpine-config (`apk: repositories:`); `merge_how`, `merge_type` and
+/// `launch-index` are read by cloud-init's user-data processing, not by a module.
+pub const KNOWN_KEYS: &str = "hostname fqdn prefer_fqdn_over_hostname preserve_hostname manage_etc_hosts users groups ssh_authorized_keys \
+    write_files bootcmd runcmd packages package_update package_upgrade mounts mount_default_fields \
+    chpasswd password timezone power_state ssh_deletekeys ssh_genkeytypes ssh_keys ssh_pwauth \
+    ntp apk_repos apk merge_how merge_type launch-index";
 
 /// Most cloud-config documents merged.
 pub const DOCUMENTS_LIMIT: usize = 16;
@@ -224,7 +197,7 @@ impl<'a> CloudConfig<'a> {
         for (index, root) in self.documents.iter().enumerate() {
             for (key, _) in root.entries() {
                 let name = key.as_str().unwrap_or("");
-                if !KNOWN_KEYS.contains(&name) && !self.documents[index + 1..].iter().any(|later| later.get(name).is_some()) {
+                if !KNOWN_KEYS.split(' ').any(|known| known == name) && !self.documents[index + 1..].iter().any(|later| later.get(name).is_some()) {
                     note("", None, key, None);
                 }
             }
