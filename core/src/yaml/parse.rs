@@ -81,12 +81,23 @@ fn is_blank(b: u8) -> bool {
     matches!(b, 0 | b' ' | b'\t' | b'\n' | b'\r')
 }
 
-/// A position to come back to.
+/// A position to come back to: 12 bytes, passed in registers (the text's offsets fit in
+/// 32 bits, as the nodes' do).
 #[derive(Clone, Copy)]
 struct Mark {
-    pos: usize,
+    pos: u32,
     line: u32,
-    line_start: usize,
+    line_start: u32,
+}
+
+impl Mark {
+    fn pos(self) -> usize {
+        self.pos as usize
+    }
+
+    fn line_start(self) -> usize {
+        self.line_start as usize
+    }
 }
 
 struct Parser<'s, 'b> {
@@ -118,15 +129,15 @@ impl Parser<'_, '_> {
     }
 
     fn mark(&self) -> Mark {
-        Mark { pos: self.pos, line: self.line, line_start: self.line_start }
+        Mark { pos: self.pos as u32, line: self.line, line_start: self.line_start as u32 }
     }
 
     fn reset(&mut self, mark: Mark) {
-        (self.pos, self.line, self.line_start) = (mark.pos, mark.line, mark.line_start);
+        (self.pos, self.line, self.line_start) = (mark.pos(), mark.line, mark.line_start());
     }
 
     fn error_at(&self, mark: Mark, kind: ErrorKind) -> Error {
-        Error { kind, line: mark.line, column: char_column(self.src, mark.line_start, mark.pos) }
+        Error { kind, line: mark.line, column: char_column(self.src, mark.line_start(), mark.pos()) }
     }
 
     fn error(&self, kind: ErrorKind) -> Error {
@@ -204,7 +215,7 @@ impl Parser<'_, '_> {
             first_child: 0,
             next_sibling: 0,
             line: at.line,
-            column: char_column(self.src, at.line_start, at.pos),
+            column: char_column(self.src, at.line_start(), at.pos()),
         };
         self.nodes_used += 1;
         let node = self.nodes_used as u32 - 1;
@@ -387,7 +398,7 @@ impl Parser<'_, '_> {
         while !is_blank(self.peek()) {
             self.pos += 1;
         }
-        let tag = Tag::parse(&self.src[at.pos..self.pos]).ok_or_else(|| self.error_at(at, ErrorKind::Tag))?;
+        let tag = Tag::parse(&self.src[at.pos()..self.pos]).ok_or_else(|| self.error_at(at, ErrorKind::Tag))?;
         self.tag = Some((tag, at));
         self.skip_spaces();
         Ok(())
@@ -431,7 +442,7 @@ impl Parser<'_, '_> {
     /// The mapping whose first key was just read, at `start`; the position is at its colon.
     fn block_mapping(&mut self, start: Mark, first_key: u32) -> Result<u32, Error> {
         self.enter()?;
-        let column = start.pos - start.line_start;
+        let column = start.pos() - start.line_start();
         let mapping = self.push(Kind::Mapping, Resolved::Str, 0, start)?;
         let mut last = NONE;
         let mut key = first_key;
