@@ -89,6 +89,8 @@ impl<'a> NodeRef<'a> {
         &self.nodes()[self.index as usize]
     }
 
+    /// Out of line: asked at almost every step of reading the configuration.
+    #[inline(never)]
     pub fn kind(&self) -> Kind {
         self.node().kind
     }

@@ -115,6 +115,9 @@ struct Parser<'s, 'b> {
 }
 
 impl Parser<'_, '_> {
+    /// Out of line, as `peek` is: the bounds check is the same code at each of the many
+    /// places that look at a byte.
+    #[inline(never)]
     fn at(&self, ahead: usize) -> u8 {
         self.src.get(self.pos + ahead).copied().unwrap_or(0)
     }
@@ -136,6 +139,8 @@ impl Parser<'_, '_> {
         (self.pos, self.line, self.line_start) = (mark.pos(), mark.line, mark.line_start());
     }
 
+    /// Out of line: counting the column is the same code at each of its many callers.
+    #[inline(never)]
     fn error_at(&self, mark: Mark, kind: ErrorKind) -> Error {
         Error { kind, line: mark.line, column: char_column(self.src, mark.line_start(), mark.pos()) }
     }
