@@ -77,6 +77,8 @@ fn is_break(b: u8) -> bool {
 
 /// What may follow an indicator (`-`, `:`, `?`) for it to be one: white space, a line
 /// break or the end (0: the input holds no NUL, `check_characters` saw to that).
+/// Out of line: asked after every indicator and at every end of a plain scalar.
+#[inline(never)]
 fn is_blank(b: u8) -> bool {
     matches!(b, 0 | b' ' | b'\t' | b'\n' | b'\r')
 }
@@ -131,6 +133,8 @@ impl Parser<'_, '_> {
         self.pos - self.line_start
     }
 
+    /// Out of line: a mark is taken at every node and every error.
+    #[inline(never)]
     fn mark(&self) -> Mark {
         Mark { pos: self.pos as u32, line: self.line, line_start: self.line_start as u32 }
     }
