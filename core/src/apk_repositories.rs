@@ -7,6 +7,7 @@ use crate::host::files::Files;
 use crate::host::messages::Messages;
 use crate::out::{Full, Out};
 use crate::system_files::{self, failed};
+use crate::text::{Decimal, Plain};
 use crate::yaml::{Kind, NodeRef};
 
 /// Largest repositories file.
@@ -99,7 +100,7 @@ pub fn apply<'c, H: Files + Messages>(host: &mut H, config: &CloudConfig<'c>) ->
     let mut file = [0u8; FILE_LIMIT];
     let mut len = match host.read(PATH, &mut file) {
         Ok(found) => found.unwrap_or(0),
-        Err(_) => return Err(host.text(format_args!("/etc/apk/repositories: unreadable or larger than {FILE_LIMIT} bytes"))),
+        Err(_) => return Err(host.text(format_args!("/etc/apk/repositories: unreadable or larger than {} bytes", Decimal(FILE_LIMIT as u64)))),
     };
     let mut note = "";
     if let Some(section) = cloud_init {
@@ -162,11 +163,11 @@ pub fn apply<'c, H: Files + Messages>(host: &mut H, config: &CloudConfig<'c>) ->
     if changed && !system_files::has_contents(host, PATH, &file[..len], &mut [0u8; FILE_LIMIT]) {
         host.write(PATH, &file[..len], 0o644, None).map_err(|e| failed(host, PATH, e, ""))?;
     }
-    Ok(host.text(format_args!("apk_repos {note}; {added} repositories added")))
+    Ok(host.text(format_args!("apk_repos {}; {} repositories added", Plain(note), Decimal(added as u64))))
 }
 
 fn too_large<H: Messages>(host: &H) -> H::Text {
-    host.text(format_args!("/etc/apk/repositories would be larger than {FILE_LIMIT} bytes"))
+    host.text(format_args!("/etc/apk/repositories would be larger than {} bytes", Decimal(FILE_LIMIT as u64)))
 }
 
 #[cfg(test)]

@@ -8,41 +8,14 @@ use crate::out::{Full, Out};
 use crate::text::{Decimal, Shown};
 use crate::yaml::{Arena, Kind, NodeId, NodeRef, Scalar};
 
-/// The keys wisp knows; any other top-level key is warned about and left alone.
-pub const KNOWN_KEYS: [&str; 30] = [
-    "hostname",
-    "fqdn",
-    "prefer_fqdn_over_hostname",
-    "preserve_hostname",
-    "manage_etc_hosts",
-    "users",
-    "groups",
-    "ssh_authorized_keys",
-    "write_files",
-    "bootcmd",
-    "runcmd",
-    "packages",
-    "package_update",
-    "package_upgrade",
-    "mounts",
-    "mount_default_fields",
-    "chpasswd",
-    "password",
-    "timezone",
-    "power_state",
-    "ssh_deletekeys",
-    "ssh_genkeytypes",
-    "ssh_keys",
-    "ssh_pwauth",
-    "ntp",
-    "apk_repos",
-    // tiny-cloud's alpine-config: `apk: repositories:`.
-    "apk",
-    // Read by cloud-init's user-data processing, not by a module.
-    "merge_how",
-    "merge_type",
-    "launch-index",
-];
+/// The keys wisp knows, separated by spaces (one string, not a table of 30 slices, to
+/// keep the binary small); any other top-level key is warned about and left alone. `apk`
+/// is tiny-cloud's alpine-config (`apk: repositories:`); `merge_how`, `merge_type` and
+/// `launch-index` are read by cloud-init's user-data processing, not by a module.
+pub const KNOWN_KEYS: &str = "hostname fqdn prefer_fqdn_over_hostname preserve_hostname manage_etc_hosts users groups ssh_authorized_keys \
+    write_files bootcmd runcmd packages package_update package_upgrade mounts mount_default_fields \
+    chpasswd password timezone power_state ssh_deletekeys ssh_genkeytypes ssh_keys ssh_pwauth \
+    ntp apk_repos apk merge_how merge_type launch-index";
 
 /// Most cloud-config documents merged.
 pub const DOCUMENTS_LIMIT: usize = 16;
@@ -224,7 +197,7 @@ impl<'a> CloudConfig<'a> {
         for (index, root) in self.documents.iter().enumerate() {
             for (key, _) in root.entries() {
                 let name = key.as_str().unwrap_or("");
-                if !KNOWN_KEYS.contains(&name) && !self.documents[index + 1..].iter().any(|later| later.get(name).is_some()) {
+                if !KNOWN_KEYS.split(' ').any(|known| known == name) && !self.documents[index + 1..].iter().any(|later| later.get(name).is_some()) {
                     note("", None, key, None);
                 }
             }
@@ -340,14 +313,42 @@ pub fn items<'a>(key: &'static str, value: NodeRef<'a>) -> Result<impl Iterator<
 
 /// Names given as a list or as one comma-separated string (`groups: [a, b]`, `"a, b"`).
 pub fn for_each_name<'a, E: From<ConfigError>>(key: &'static str, value: NodeRef<'a>, mut visit: impl FnMut(&'a str, NodeRef<'a>) -> Result<(), E>) -> Result<(), E> {
+    visiting(|(name, at)| visit(name, at), |visit| names(key, value, visit))
+}
+
+/// `walk` with `visit` behind a `dyn` callback, so that a walk is compiled once whatever
+/// the visitor and its error type: an error of `visit` stops the walk and is returned as
+/// it is, one of the walk's own is converted.
+fn visiting<T, E: From<ConfigError>>(
+    mut visit: impl FnMut(T) -> Result<(), E>,
+    walk: impl FnOnce(&mut dyn FnMut(T) -> bool) -> Result<(), ConfigError>,
+) -> Result<(), E> {
+    let mut stopped = None;
+    walk(&mut |item| match visit(item) {
+        Ok(()) => true,
+        Err(e) => {
+            stopped = Some(e);
+            false
+        }
+    })?;
+    stopped.map_or(Ok(()), Err)
+}
+
+/// `for_each_name`'s walk: `visit` says whether to go on.
+#[inline(never)]
+fn names<'a>(key: &'static str, value: NodeRef<'a>, visit: &mut dyn FnMut((&'a str, NodeRef<'a>)) -> bool) -> Result<(), ConfigError> {
     if value.kind() == Kind::Sequence {
         for item in value.items() {
-            visit(text(key, item)?.trim(), item)?;
+            if !visit((text(key, item)?.trim(), item)) {
+                break;
+            }
         }
         return Ok(());
     }
     for name in text(key, value)?.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-        visit(name, value)?;
+        if !visit((name, value)) {
+            break;
+        }
     }
     Ok(())
 }
@@ -584,8 +585,14 @@ const USERS: &str = "users";
 
 /// The entries of `users`: a list of names and mappings, or a comma-separated string.
 pub fn for_each_user<'a, E: From<ConfigError>>(users: NodeRef<'a>, mut visit: impl FnMut(UserEntry<'a>, NodeRef<'a>) -> Result<(), E>) -> Result<(), E> {
+    visiting(|(entry, at)| visit(entry, at), |visit| user_entries(users, visit))
+}
+
+/// `for_each_user`'s walk: `visit` says whether to go on.
+#[inline(never)]
+fn user_entries<'a>(users: NodeRef<'a>, visit: &mut dyn FnMut((UserEntry<'a>, NodeRef<'a>)) -> bool) -> Result<(), ConfigError> {
     if users.kind() != Kind::Sequence {
-        return for_each_name(USERS, users, |name, at| visit(named(name), at));
+        return names(USERS, users, &mut |(name, at)| visit((named(name), at)));
     }
     for item in users.items() {
         let entry = match item.kind() {
@@ -597,7 +604,9 @@ pub fn for_each_user<'a, E: From<ConfigError>>(users: NodeRef<'a>, mut visit: im
             },
             _ => named(text(USERS, item)?.trim()),
         };
-        visit(entry, item)?;
+        if !visit((entry, item)) {
+            break;
+        }
     }
     Ok(())
 }

@@ -9,6 +9,7 @@ use crate::host::messages::Messages;
 use crate::host::symlinks::Symlinks;
 use crate::out::{Full, Out};
 use crate::system_files::{self, failed};
+use crate::text::{Decimal, Plain};
 use crate::yaml::{Kind, NodeRef};
 
 /// Most servers, and most pools, configured.
@@ -129,7 +130,7 @@ pub fn configure<H: Files + Messages + Symlinks>(host: &mut H, config: &CloudCon
     let mut text = [0u8; CONFIG_LIMIT];
     let mut out = Out::new(&mut text);
     write_config(client, servers.iter().copied(), pools.iter().copied(), &mut out)
-        .map_err(|full| host.text(format_args!("ntp: the configuration is larger than {} bytes", full.limit)))?;
+        .map_err(|full| host.text(format_args!("ntp: the configuration is larger than {} bytes", Decimal(full.limit as u64))))?;
     let len = out.len();
     let path = client.config_path().as_bytes();
     let dir = client.config_dir().as_bytes();
@@ -150,7 +151,7 @@ pub fn configure<H: Files + Messages + Symlinks>(host: &mut H, config: &CloudCon
     } else {
         "not installed: no /etc/init.d script"
     };
-    Ok(host.text(format_args!("{}: {} servers, {} pools; {service} {enabled}", client.config_path(), servers.len(), pools.len())))
+    Ok(host.text(format_args!("{}: {} servers, {} pools; {} {}", Plain(client.config_path()), Decimal(servers.len() as u64), Decimal(pools.len() as u64), Plain(service), Plain(enabled))))
 }
 
 /// Whether something is at `path` in the image.
@@ -166,7 +167,7 @@ fn sources<'a, H: Messages>(host: &H, list: Option<NodeRef<'a>>) -> Result<heapl
         if !is_valid_source(name) {
             return Err(cloud_config::error("ntp", item, "a server or pool is a host name or address").into());
         }
-        names.push(name).map_err(|_| host.text(format_args!("ntp: more than {SOURCES_LIMIT} servers or pools")))?;
+        names.push(name).map_err(|_| host.text(format_args!("ntp: more than {} servers or pools", Decimal(SOURCES_LIMIT as u64))))?;
     }
     Ok(names)
 }

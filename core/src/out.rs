@@ -17,6 +17,9 @@ impl<'o> Out<'o> {
         Out { buf, len: 0 }
     }
 
+    /// Out of line: inlined, its bounds check and copy were repeated at each of its many
+    /// callers.
+    #[inline(never)]
     pub fn put(&mut self, bytes: &[u8]) -> Result<(), Full> {
         let limit = self.buf.len();
         let slot = self.buf.get_mut(self.len..self.len + bytes.len()).ok_or(Full { limit })?;

@@ -52,7 +52,7 @@ impl<'b> Arena<'b> {
 
     /// The node `id` (which this arena returned).
     pub fn value(&self, id: NodeId) -> NodeRef<'_> {
-        NodeRef { nodes: &self.nodes[..self.nodes_used], text: &self.text[..self.text_used], index: id.0 }
+        NodeRef { arena: self, index: id.0 }
     }
 }
 
@@ -69,19 +69,28 @@ pub enum Scalar<'a> {
     Binary(&'a [u8]),
 }
 
-/// A node, with the arena it lives in.
+/// A node, with the arena it lives in: a pointer and an index, 16 bytes, so that a view
+/// passes and returns in two registers (the nodes' and text's slices in it made it 40
+/// bytes, copied through the stack at every call that took or gave one).
 #[derive(Clone, Copy)]
 pub struct NodeRef<'a> {
-    nodes: &'a [Node],
-    text: &'a [u8],
+    /// Only nodes this arena's parses made are reachable from an id, so the nodes and text
+    /// past what they used are never looked at.
+    arena: &'a Arena<'a>,
     index: u32,
 }
 
 impl<'a> NodeRef<'a> {
-    fn node(&self) -> &'a Node {
-        &self.nodes[self.index as usize]
+    fn nodes(&self) -> &'a [Node] {
+        self.arena.nodes
     }
 
+    fn node(&self) -> &'a Node {
+        &self.nodes()[self.index as usize]
+    }
+
+    /// Out of line: asked at almost every step of reading the configuration.
+    #[inline(never)]
     pub fn kind(&self) -> Kind {
         self.node().kind
     }
@@ -106,7 +115,8 @@ impl<'a> NodeRef<'a> {
     /// Any scalar's bytes: its text, or what `!!binary` decoded to.
     pub fn as_bytes(&self) -> Option<&'a [u8]> {
         let node = self.node();
-        let bytes = self.text.get(node.start as usize..(node.start + node.len) as usize)?;
+        let text: &'a [u8] = self.arena.text;
+        let bytes = text.get(node.start as usize..(node.start + node.len) as usize)?;
         (node.kind == Kind::Scalar).then_some(bytes)
     }
 
@@ -142,13 +152,20 @@ impl<'a> NodeRef<'a> {
 
     /// A plain `~`, `null`, `Null`, `NULL`, or nothing at all.
     pub fn is_null(&self) -> bool {
-        self.scalar() == Some(Scalar::Null)
+        self.resolved() == Some(Resolved::Null)
+    }
+
+    /// What a scalar resolved to; `None` for a collection. Asked instead of `scalar` where
+    /// only the type matters, so that no value is made to be compared.
+    fn resolved(&self) -> Option<Resolved> {
+        let node = self.node();
+        (node.kind == Kind::Scalar).then_some(node.resolved)
     }
 
     /// The value of the string key `key` in a mapping; a key written `1` or `true` is not
     /// the string "1" or "true", as in Python. The last of duplicate keys wins.
     pub fn get(&self, key: &str) -> Option<NodeRef<'a>> {
-        self.pairs().filter(|(k, _)| k.scalar() == Some(Scalar::Str(key))).last().map(|(_, v)| v)
+        self.pairs().filter(|(k, _)| k.resolved() == Some(Resolved::Str) && k.as_str() == Some(key)).last().map(|(_, v)| v)
     }
 
     /// A mapping's entries as Python's dict holds them: each key once, where it first
@@ -182,7 +199,7 @@ impl<'a> NodeRef<'a> {
         let mut next = if this.kind() == Kind::Scalar { 0 } else { this.node().first_child };
         core::iter::from_fn(move || {
             let index = next.checked_sub(1)?;
-            next = this.nodes.get(index as usize)?.next_sibling;
+            next = this.nodes().get(index as usize)?.next_sibling;
             Some(NodeRef { index, ..this })
         })
     }
@@ -209,8 +226,8 @@ impl<'a> Iterator for Entries<'a> {
     fn next(&mut self) -> Option<(NodeRef<'a>, NodeRef<'a>)> {
         while let Some(index) = self.next.checked_sub(1) {
             let key = NodeRef { index, ..self.map };
-            let value = self.map.nodes.get(index as usize)?.next_sibling.checked_sub(1)?;
-            self.next = self.map.nodes.get(value as usize)?.next_sibling;
+            let value = self.map.nodes().get(index as usize)?.next_sibling.checked_sub(1)?;
+            self.next = self.map.nodes().get(value as usize)?.next_sibling;
             if self.map.pairs().take_while(|(k, _)| k.index != index).any(|(earlier, _)| same_key(earlier, key)) {
                 continue;
             }
@@ -232,7 +249,7 @@ impl<'a> Iterator for Items<'a> {
     #[inline(never)]
     fn next(&mut self) -> Option<NodeRef<'a>> {
         let index = self.next.checked_sub(1)?;
-        self.next = self.of.nodes.get(index as usize)?.next_sibling;
+        self.next = self.of.nodes().get(index as usize)?.next_sibling;
         Some(NodeRef { index, ..self.of })
     }
 }

@@ -77,16 +77,29 @@ fn is_break(b: u8) -> bool {
 
 /// What may follow an indicator (`-`, `:`, `?`) for it to be one: white space, a line
 /// break or the end (0: the input holds no NUL, `check_characters` saw to that).
+/// Out of line: asked after every indicator and at every end of a plain scalar.
+#[inline(never)]
 fn is_blank(b: u8) -> bool {
     matches!(b, 0 | b' ' | b'\t' | b'\n' | b'\r')
 }
 
-/// A position to come back to.
+/// A position to come back to: 12 bytes, passed in registers (the text's offsets fit in
+/// 32 bits, as the nodes' do).
 #[derive(Clone, Copy)]
 struct Mark {
-    pos: usize,
+    pos: u32,
     line: u32,
-    line_start: usize,
+    line_start: u32,
+}
+
+impl Mark {
+    fn pos(self) -> usize {
+        self.pos as usize
+    }
+
+    fn line_start(self) -> usize {
+        self.line_start as usize
+    }
 }
 
 struct Parser<'s, 'b> {
@@ -104,6 +117,9 @@ struct Parser<'s, 'b> {
 }
 
 impl Parser<'_, '_> {
+    /// Out of line, as `peek` is: the bounds check is the same code at each of the many
+    /// places that look at a byte.
+    #[inline(never)]
     fn at(&self, ahead: usize) -> u8 {
         self.src.get(self.pos + ahead).copied().unwrap_or(0)
     }
@@ -117,16 +133,20 @@ impl Parser<'_, '_> {
         self.pos - self.line_start
     }
 
+    /// Out of line: a mark is taken at every node and every error.
+    #[inline(never)]
     fn mark(&self) -> Mark {
-        Mark { pos: self.pos, line: self.line, line_start: self.line_start }
+        Mark { pos: self.pos as u32, line: self.line, line_start: self.line_start as u32 }
     }
 
     fn reset(&mut self, mark: Mark) {
-        (self.pos, self.line, self.line_start) = (mark.pos, mark.line, mark.line_start);
+        (self.pos, self.line, self.line_start) = (mark.pos(), mark.line, mark.line_start());
     }
 
+    /// Out of line: counting the column is the same code at each of its many callers.
+    #[inline(never)]
     fn error_at(&self, mark: Mark, kind: ErrorKind) -> Error {
-        Error { kind, line: mark.line, column: char_column(self.src, mark.line_start, mark.pos) }
+        Error { kind, line: mark.line, column: char_column(self.src, mark.line_start(), mark.pos()) }
     }
 
     fn error(&self, kind: ErrorKind) -> Error {
@@ -204,7 +224,7 @@ impl Parser<'_, '_> {
             first_child: 0,
             next_sibling: 0,
             line: at.line,
-            column: char_column(self.src, at.line_start, at.pos),
+            column: char_column(self.src, at.line_start(), at.pos()),
         };
         self.nodes_used += 1;
         let node = self.nodes_used as u32 - 1;
@@ -387,7 +407,7 @@ impl Parser<'_, '_> {
         while !is_blank(self.peek()) {
             self.pos += 1;
         }
-        let tag = Tag::parse(&self.src[at.pos..self.pos]).ok_or_else(|| self.error_at(at, ErrorKind::Tag))?;
+        let tag = Tag::parse(&self.src[at.pos()..self.pos]).ok_or_else(|| self.error_at(at, ErrorKind::Tag))?;
         self.tag = Some((tag, at));
         self.skip_spaces();
         Ok(())
@@ -431,7 +451,7 @@ impl Parser<'_, '_> {
     /// The mapping whose first key was just read, at `start`; the position is at its colon.
     fn block_mapping(&mut self, start: Mark, first_key: u32) -> Result<u32, Error> {
         self.enter()?;
-        let column = start.pos - start.line_start;
+        let column = start.pos() - start.line_start();
         let mapping = self.push(Kind::Mapping, Resolved::Str, 0, start)?;
         let mut last = NONE;
         let mut key = first_key;

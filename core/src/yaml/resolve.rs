@@ -81,9 +81,9 @@ pub(super) fn split_sign(text: &[u8]) -> (bool, &[u8]) {
 /// PyYAML's SafeLoader resolvers, for a plain scalar's text.
 pub(super) fn resolve(text: &[u8]) -> Result<Resolved, ErrorKind> {
     Ok(match text {
-        b"" | b"~" | b"null" | b"Null" | b"NULL" => Resolved::Null,
-        b"yes" | b"Yes" | b"YES" | b"no" | b"No" | b"NO" | b"true" | b"True" | b"TRUE" | b"false" | b"False" | b"FALSE" | b"on"
-        | b"On" | b"ON" | b"off" | b"Off" | b"OFF" => Resolved::Bool,
+        b"" | b"~" => Resolved::Null,
+        _ if in_three_cases(text, "null") => Resolved::Null,
+        _ if in_three_cases(text, "yes no true false on off") => Resolved::Bool,
         b"<<" => return Err(ErrorKind::MergeKey),
         b"=" => return Err(ErrorKind::ValueKey),
         _ if is_float(text) => Resolved::Float,
@@ -93,6 +93,19 @@ pub(super) fn resolve(text: &[u8]) -> Result<Resolved, ErrorKind> {
             None => Resolved::Str,
         },
     })
+}
+
+/// One of `words` (lowercase, separated by spaces) as PyYAML's resolvers spell it:
+/// lowercase, capitalised or uppercase (`null`, `Null`, `NULL`, not `nULL`). Written as
+/// a rule, not as the eighteen spellings: a match on byte strings costs about ten bytes of
+/// code per character.
+fn in_three_cases(text: &[u8], words: &str) -> bool {
+    let rest = text.get(1..).unwrap_or(b"");
+    let spelled = |word: &[u8]| {
+        let lowercase_rest = word.get(1..) == Some(rest);
+        text.eq_ignore_ascii_case(word) && (lowercase_rest || text.iter().all(u8::is_ascii_uppercase))
+    };
+    words.split(' ').any(|word| spelled(word.as_bytes()))
 }
 
 fn digit_or_underscore(b: &u8) -> bool {

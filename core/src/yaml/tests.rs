@@ -404,3 +404,24 @@ fn garbage_never_panics() {
         }
     }
 }
+
+#[test]
+fn null_and_bool_words_in_pyyamls_three_spellings_only() {
+    let mut nodes = [Node::EMPTY; 4];
+    let mut text = [0u8; 16];
+    for (word, resolved) in [
+        ("Null", Some(Scalar::Null)),
+        ("YES", Some(Scalar::Bool(true))),
+        ("No", Some(Scalar::Bool(false))),
+        ("FALSE", Some(Scalar::Bool(false))),
+        ("oN", None),
+        ("yES", None),
+        ("NuLL", None),
+        ("nul", None),
+        ("offf", None),
+    ] {
+        let mut arena = Arena::new(&mut nodes, &mut text);
+        let root = arena.parse(word.as_bytes()).unwrap();
+        assert_eq!(arena.value(root).scalar(), Some(resolved.unwrap_or(Scalar::Str(word))), "{word}");
+    }
+}
