@@ -61,6 +61,9 @@ pub enum Action {
     UserdataPowerState,
 }
 
+/// The names of `Action`, in the order of its variants (`Action::name`).
+const ACTION_NAMES: &str = "expand_root install_hotplugs set_ephemeral_network set_default_interfaces enable_sshd save_userdata userdata_boothooks create_default_user set_hostname set_ssh_keys set_ssh_host_keys userdata_users userdata_ssh_pwauth userdata_write_files userdata_mounts userdata_timezone userdata_ntp userdata_bootcmd userdata_apk_repos userdata_packages userdata_write_files_deferred run_userdata userdata_runcmd bootstrap_complete userdata_power_state";
+
 impl Action {
     const ALL: [Action; 25] = [
         Action::ExpandRoot,
@@ -90,34 +93,8 @@ impl Action {
         Action::UserdataPowerState,
     ];
 
-    pub const fn name(self) -> &'static str {
-        match self {
-            Action::ExpandRoot => "expand_root",
-            Action::InstallHotplugs => "install_hotplugs",
-            Action::SetEphemeralNetwork => "set_ephemeral_network",
-            Action::SetDefaultInterfaces => "set_default_interfaces",
-            Action::EnableSshd => "enable_sshd",
-            Action::SaveUserdata => "save_userdata",
-            Action::UserdataBoothooks => "userdata_boothooks",
-            Action::CreateDefaultUser => "create_default_user",
-            Action::SetHostname => "set_hostname",
-            Action::SetSshKeys => "set_ssh_keys",
-            Action::SetSshHostKeys => "set_ssh_host_keys",
-            Action::UserdataUsers => "userdata_users",
-            Action::UserdataSshPwauth => "userdata_ssh_pwauth",
-            Action::UserdataNtp => "userdata_ntp",
-            Action::UserdataApkRepos => "userdata_apk_repos",
-            Action::UserdataWriteFiles => "userdata_write_files",
-            Action::UserdataMounts => "userdata_mounts",
-            Action::UserdataTimezone => "userdata_timezone",
-            Action::UserdataBootcmd => "userdata_bootcmd",
-            Action::UserdataPackages => "userdata_packages",
-            Action::UserdataWriteFilesDeferred => "userdata_write_files_deferred",
-            Action::RunUserdata => "run_userdata",
-            Action::UserdataRuncmd => "userdata_runcmd",
-            Action::BootstrapComplete => "bootstrap_complete",
-            Action::UserdataPowerState => "userdata_power_state",
-        }
+    pub fn name(self) -> &'static str {
+        crate::text::nth_word(ACTION_NAMES, self as usize)
     }
 
     pub fn from_name(name: &[u8]) -> Option<Action> {
@@ -470,6 +447,15 @@ mod tests {
         }
         assert_eq!(Phase::from_name(b"net"), None);
         assert_eq!(Action::from_name(b"expand-root"), None);
+    }
+
+    #[test]
+    fn each_action_has_its_own_name_in_the_list() {
+        assert_eq!(ACTION_NAMES.split(' ').count(), Action::ALL.len());
+        assert_eq!(Action::ExpandRoot.name(), "expand_root");
+        assert_eq!(Action::SetSshHostKeys.name(), "set_ssh_host_keys");
+        assert_eq!(Action::UserdataWriteFilesDeferred.name(), "userdata_write_files_deferred");
+        assert_eq!(Action::UserdataPowerState.name(), "userdata_power_state");
     }
 
     #[test]

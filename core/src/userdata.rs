@@ -18,24 +18,13 @@ pub enum Kind {
     Unknown,
 }
 
+/// The names of `Kind`, in the order of its variants (`Kind::name`).
+const KIND_NAMES: &str = "script script-per-boot script-per-instance script-per-once cloud-config cloud-config-archive cloud-config-jsonp include include-once cloud-boothook part-handler jinja unknown";
+
 impl Kind {
     /// cloud-init's name for what a part holds.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Kind::Script => "script",
-            Kind::ScriptPerBoot => "script-per-boot",
-            Kind::ScriptPerInstance => "script-per-instance",
-            Kind::ScriptPerOnce => "script-per-once",
-            Kind::CloudConfig => "cloud-config",
-            Kind::CloudConfigArchive => "cloud-config-archive",
-            Kind::CloudConfigJsonp => "cloud-config-jsonp",
-            Kind::Include => "include",
-            Kind::IncludeOnce => "include-once",
-            Kind::Boothook => "cloud-boothook",
-            Kind::PartHandler => "part-handler",
-            Kind::Jinja => "jinja",
-            Kind::Unknown => "unknown",
-        }
+    pub fn name(self) -> &'static str {
+        crate::text::nth_word(KIND_NAMES, self as usize)
     }
 
     /// What becomes of a part of this kind.
@@ -323,6 +312,9 @@ mod tests {
         }
         assert_eq!(Kind::Boothook.name(), "cloud-boothook");
         assert_eq!(Kind::ScriptPerOnce.name(), "script-per-once");
+        assert_eq!(KIND_NAMES.split(' ').count(), Kind::Unknown as usize + 1);
+        assert_eq!(Kind::CloudConfigJsonp.name(), "cloud-config-jsonp");
+        assert_eq!(Kind::Unknown.name(), "unknown");
     }
 
     #[test]
