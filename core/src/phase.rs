@@ -15,13 +15,8 @@ pub enum Phase {
 impl Phase {
     pub const ALL: [Phase; 4] = [Phase::Boot, Phase::Early, Phase::Main, Phase::Final];
 
-    pub const fn name(self) -> &'static str {
-        match self {
-            Phase::Boot => "boot",
-            Phase::Early => "early",
-            Phase::Main => "main",
-            Phase::Final => "final",
-        }
+    pub fn name(self) -> &'static str {
+        crate::text::nth_word("boot early main final", self as usize)
     }
 
     pub fn from_name(name: &[u8]) -> Option<Phase> {
@@ -362,13 +357,8 @@ impl core::fmt::Display for PlanError {
 }
 
 impl Phase {
-    pub const fn init_actions_variable(self) -> &'static str {
-        match self {
-            Phase::Boot => "INIT_ACTIONS_BOOT",
-            Phase::Early => "INIT_ACTIONS_EARLY",
-            Phase::Main => "INIT_ACTIONS_MAIN",
-            Phase::Final => "INIT_ACTIONS_FINAL",
-        }
+    pub fn init_actions_variable(self) -> &'static str {
+        crate::text::nth_word("INIT_ACTIONS_BOOT INIT_ACTIONS_EARLY INIT_ACTIONS_MAIN INIT_ACTIONS_FINAL", self as usize)
     }
 
     /// The actions this phase runs: `INIT_ACTIONS_<PHASE>` when set (even to nothing),
@@ -447,6 +437,15 @@ mod tests {
         }
         assert_eq!(Phase::from_name(b"net"), None);
         assert_eq!(Action::from_name(b"expand-root"), None);
+    }
+
+    #[test]
+    fn each_phase_has_its_names() {
+        let names: Vec<_> = Phase::ALL.iter().map(|phase| (phase.name(), phase.init_actions_variable())).collect();
+        assert_eq!(
+            names,
+            [("boot", "INIT_ACTIONS_BOOT"), ("early", "INIT_ACTIONS_EARLY"), ("main", "INIT_ACTIONS_MAIN"), ("final", "INIT_ACTIONS_FINAL")]
+        );
     }
 
     #[test]
