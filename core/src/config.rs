@@ -33,6 +33,9 @@ pub enum Cloud {
     Vultr,
 }
 
+/// The names of `Cloud`, in the order of its variants (`Cloud::name`).
+const CLOUD_NAMES: &str = "auto aws azure gcp oci nocloud configdrive openstack hetzner digitalocean scaleway incus vultr";
+
 impl Cloud {
     pub const ALL: [Cloud; 13] = [
         Cloud::Auto,
@@ -50,22 +53,8 @@ impl Cloud {
         Cloud::Vultr,
     ];
 
-    pub const fn name(self) -> &'static str {
-        match self {
-            Cloud::Auto => "auto",
-            Cloud::Aws => "aws",
-            Cloud::Azure => "azure",
-            Cloud::Gcp => "gcp",
-            Cloud::Oci => "oci",
-            Cloud::Nocloud => "nocloud",
-            Cloud::Configdrive => "configdrive",
-            Cloud::Openstack => "openstack",
-            Cloud::Hetzner => "hetzner",
-            Cloud::Digitalocean => "digitalocean",
-            Cloud::Scaleway => "scaleway",
-            Cloud::Incus => "incus",
-            Cloud::Vultr => "vultr",
-        }
+    pub fn name(self) -> &'static str {
+        crate::text::nth_word(CLOUD_NAMES, self as usize)
     }
 
     pub fn from_name(name: &[u8]) -> Option<Cloud> {
@@ -459,6 +448,18 @@ pub fn is_user_name(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_cloud_has_its_own_name_in_the_list() {
+        assert_eq!(CLOUD_NAMES.split(' ').count(), Cloud::ALL.len());
+        for cloud in Cloud::ALL {
+            assert_eq!(Cloud::from_name(cloud.name().as_bytes()), Some(cloud));
+        }
+        assert_eq!(Cloud::Auto.name(), "auto");
+        assert_eq!(Cloud::Digitalocean.name(), "digitalocean");
+        assert_eq!(Cloud::Vultr.name(), "vultr");
+        assert_eq!(Cloud::from_name(b"vult"), None);
+    }
 
     fn parse_ok(text: &[u8]) -> (Config, Vec<(u32, Vec<u8>)>) {
         let mut config = Config::default();

@@ -61,7 +61,7 @@ impl Built {
     /// none). A cloud's feature has the cloud's name, but OpenStack's metadata service
     /// comes with `configdrive`: no table of feature names is kept. One arm a cloud, so
     /// that with the build a constant each arm folds.
-    pub const fn lacks_for_cloud(self, cloud: Cloud) -> Option<&'static str> {
+    pub fn lacks_for_cloud(self, cloud: Cloud) -> Option<&'static str> {
         let built = match cloud {
             Cloud::Auto => true,
             Cloud::Aws => self.has(Feature::Aws),

@@ -15,13 +15,8 @@ pub enum Phase {
 impl Phase {
     pub const ALL: [Phase; 4] = [Phase::Boot, Phase::Early, Phase::Main, Phase::Final];
 
-    pub const fn name(self) -> &'static str {
-        match self {
-            Phase::Boot => "boot",
-            Phase::Early => "early",
-            Phase::Main => "main",
-            Phase::Final => "final",
-        }
+    pub fn name(self) -> &'static str {
+        crate::text::nth_word("boot early main final", self as usize)
     }
 
     pub fn from_name(name: &[u8]) -> Option<Phase> {
@@ -61,6 +56,9 @@ pub enum Action {
     UserdataPowerState,
 }
 
+/// The names of `Action`, in the order of its variants (`Action::name`).
+const ACTION_NAMES: &str = "expand_root install_hotplugs set_ephemeral_network set_default_interfaces enable_sshd save_userdata userdata_boothooks create_default_user set_hostname set_ssh_keys set_ssh_host_keys userdata_users userdata_ssh_pwauth userdata_write_files userdata_mounts userdata_timezone userdata_ntp userdata_bootcmd userdata_apk_repos userdata_packages userdata_write_files_deferred run_userdata userdata_runcmd bootstrap_complete userdata_power_state";
+
 impl Action {
     const ALL: [Action; 25] = [
         Action::ExpandRoot,
@@ -90,34 +88,8 @@ impl Action {
         Action::UserdataPowerState,
     ];
 
-    pub const fn name(self) -> &'static str {
-        match self {
-            Action::ExpandRoot => "expand_root",
-            Action::InstallHotplugs => "install_hotplugs",
-            Action::SetEphemeralNetwork => "set_ephemeral_network",
-            Action::SetDefaultInterfaces => "set_default_interfaces",
-            Action::EnableSshd => "enable_sshd",
-            Action::SaveUserdata => "save_userdata",
-            Action::UserdataBoothooks => "userdata_boothooks",
-            Action::CreateDefaultUser => "create_default_user",
-            Action::SetHostname => "set_hostname",
-            Action::SetSshKeys => "set_ssh_keys",
-            Action::SetSshHostKeys => "set_ssh_host_keys",
-            Action::UserdataUsers => "userdata_users",
-            Action::UserdataSshPwauth => "userdata_ssh_pwauth",
-            Action::UserdataNtp => "userdata_ntp",
-            Action::UserdataApkRepos => "userdata_apk_repos",
-            Action::UserdataWriteFiles => "userdata_write_files",
-            Action::UserdataMounts => "userdata_mounts",
-            Action::UserdataTimezone => "userdata_timezone",
-            Action::UserdataBootcmd => "userdata_bootcmd",
-            Action::UserdataPackages => "userdata_packages",
-            Action::UserdataWriteFilesDeferred => "userdata_write_files_deferred",
-            Action::RunUserdata => "run_userdata",
-            Action::UserdataRuncmd => "userdata_runcmd",
-            Action::BootstrapComplete => "bootstrap_complete",
-            Action::UserdataPowerState => "userdata_power_state",
-        }
+    pub fn name(self) -> &'static str {
+        crate::text::nth_word(ACTION_NAMES, self as usize)
     }
 
     pub fn from_name(name: &[u8]) -> Option<Action> {
@@ -385,13 +357,8 @@ impl core::fmt::Display for PlanError {
 }
 
 impl Phase {
-    pub const fn init_actions_variable(self) -> &'static str {
-        match self {
-            Phase::Boot => "INIT_ACTIONS_BOOT",
-            Phase::Early => "INIT_ACTIONS_EARLY",
-            Phase::Main => "INIT_ACTIONS_MAIN",
-            Phase::Final => "INIT_ACTIONS_FINAL",
-        }
+    pub fn init_actions_variable(self) -> &'static str {
+        crate::text::nth_word("INIT_ACTIONS_BOOT INIT_ACTIONS_EARLY INIT_ACTIONS_MAIN INIT_ACTIONS_FINAL", self as usize)
     }
 
     /// The actions this phase runs: `INIT_ACTIONS_<PHASE>` when set (even to nothing),
@@ -470,6 +437,24 @@ mod tests {
         }
         assert_eq!(Phase::from_name(b"net"), None);
         assert_eq!(Action::from_name(b"expand-root"), None);
+    }
+
+    #[test]
+    fn each_phase_has_its_names() {
+        let names: Vec<_> = Phase::ALL.iter().map(|phase| (phase.name(), phase.init_actions_variable())).collect();
+        assert_eq!(
+            names,
+            [("boot", "INIT_ACTIONS_BOOT"), ("early", "INIT_ACTIONS_EARLY"), ("main", "INIT_ACTIONS_MAIN"), ("final", "INIT_ACTIONS_FINAL")]
+        );
+    }
+
+    #[test]
+    fn each_action_has_its_own_name_in_the_list() {
+        assert_eq!(ACTION_NAMES.split(' ').count(), Action::ALL.len());
+        assert_eq!(Action::ExpandRoot.name(), "expand_root");
+        assert_eq!(Action::SetSshHostKeys.name(), "set_ssh_host_keys");
+        assert_eq!(Action::UserdataWriteFilesDeferred.name(), "userdata_write_files_deferred");
+        assert_eq!(Action::UserdataPowerState.name(), "userdata_power_state");
     }
 
     #[test]

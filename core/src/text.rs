@@ -18,6 +18,13 @@ pub fn word(bytes: &[u8]) -> &str {
     core::str::from_utf8(bytes).unwrap_or("")
 }
 
+/// The `index`th word (from 0) of `names`, one space between words; "" past the end.
+/// An enum's names as one list read by its discriminant: a `match` of one arm per name
+/// compiles to a compare and a branch per arm (about 16 bytes of code each).
+pub fn nth_word(names: &'static str, index: usize) -> &'static str {
+    names.split(' ').nth(index).unwrap_or("")
+}
+
 /// Shows bytes from outside (paths, names, arguments) with anything but printable ASCII
 /// escaped as `\xHH`, so a message can never carry a terminal escape or a line break.
 #[derive(Clone, Copy)]
@@ -155,5 +162,12 @@ mod tests {
         assert_eq!(word(b"CLOUD"), "CLOUD");
         assert_eq!(word(b""), "");
         assert_eq!(word(b"\xffCLOUD"), "");
+    }
+
+    #[test]
+    fn the_nth_word_of_a_list() {
+        assert_eq!(nth_word("boot early main", 0), "boot");
+        assert_eq!(nth_word("boot early main", 2), "main");
+        assert_eq!(nth_word("boot early main", 3), "");
     }
 }
