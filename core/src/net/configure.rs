@@ -54,7 +54,7 @@ pub fn raise_links<N: Netlink, T: Timer>(kernel: &mut Rtnl<N>, timer: &mut T, st
     let waited = timer.now_ms();
     if raised {
         loop {
-            state.links = kernel.read_links()?;
+            kernel.reread_links(state)?;
             if state.links.iter().any(|l| l.is_ethernet() && l.carrier) || timer.now_ms() - waited > CARRIER_WAIT_MS {
                 break;
             }

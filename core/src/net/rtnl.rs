@@ -97,16 +97,26 @@ impl<N: Netlink> Rtnl<N> {
 
     pub fn read_state(&mut self) -> Result<State, RtnlError> {
         let mut state = State::default();
-        for request in [link::dump_request, address::dump_request, route::dump_request] {
-            self.dump(request, &mut |message| state.keep(message))?;
-        }
+        self.reread(&mut state)?;
         Ok(state)
     }
 
-    pub fn read_links(&mut self) -> Result<heapless::Vec<Link, LINKS_LIMIT>, RtnlError> {
-        let mut state = State::default();
-        self.dump(link::dump_request, &mut |message| state.keep(message))?;
-        Ok(state.links)
+    /// `read_state` into a state read before: a `State` is some 6 KB, copied at each
+    /// return by value.
+    pub fn reread(&mut self, state: &mut State) -> Result<(), RtnlError> {
+        state.addresses.clear();
+        state.routes.clear();
+        self.reread_links(state)?;
+        for request in [address::dump_request, route::dump_request] {
+            self.dump(request, &mut |message| state.keep(message))?;
+        }
+        Ok(())
+    }
+
+    /// The links alone read again into `state`.
+    pub fn reread_links(&mut self, state: &mut State) -> Result<(), RtnlError> {
+        state.links.clear();
+        self.dump(link::dump_request, &mut |message| state.keep(message))
     }
 
     /// Sends a dump request and hands each message of the answer to `each`.
