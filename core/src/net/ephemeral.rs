@@ -115,7 +115,7 @@ where
             lease.dns.len()
         }
         Ok(false) => 0,
-        Err(full) => return Err(host.text(format_args!("/etc/resolv.conf: longer than {} bytes", Decimal(full.limit as u64)))),
+        Err(full) => return Err(configure::too_long(host, "/etc/resolv.conf", full)),
     };
     let note = host.text(format_args!(
         "{name}: {}/{} from {} for {} s, {} routes, {} DNS servers",
