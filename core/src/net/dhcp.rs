@@ -180,6 +180,8 @@ impl<'a> Packet<'a> {
     }
 
     /// The lease the options describe.
+    // Out of line, as `dhcp_client::Client::step` says why.
+    #[inline(never)]
     pub fn lease(&self) -> Result<Lease, Error> {
         let mut lease = Lease { address: Some(self.your_address()).filter(|a| !a.is_unspecified()), ..Lease::default() };
         for option in self.options() {
