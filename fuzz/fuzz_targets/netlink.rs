@@ -1,13 +1,36 @@
 #![no_main]
 //! The kernel's rtnetlink answers: a datagram's messages, their attributes, and the link,
 //! address and route each describes; what wisp reads of one, written back as a request,
-//! reads back the same.
+//! reads back the same. The same bytes are then read as the answers to `Rtnl`'s three
+//! dumps, several datagrams each: every dump ends (at its NLMSG_DONE, an error, or when
+//! the datagrams run out) and keeps only what it asked for.
 use libfuzzer_sys::fuzz_target;
 use wisp_core::net::address::{Address, RTM_NEWADDR};
 use wisp_core::net::link::{Link, LinkChange, NAME_LIMIT};
 use wisp_core::net::netlink::{attributes, messages, Message, HEADER_LEN};
-use wisp_core::net::route::{Route, RTM_NEWROUTE};
+use wisp_core::host::netlink::Netlink;
+use wisp_core::host::HostError;
+use wisp_core::net::route::{Route, RTM_NEWROUTE, TABLE_MAIN};
+use wisp_core::net::rtnl::Rtnl;
 use wisp_fuzz::within;
+
+/// The input as datagrams, each after its length (16 bits, little-endian, cut to what is
+/// left); when none is left the socket says EAGAIN, as a non-blocking one would.
+struct Datagrams<'a>(&'a [u8]);
+
+impl Netlink for Datagrams<'_> {
+    fn send(&mut self, _request: &[u8]) -> Result<(), HostError> {
+        Ok(())
+    }
+
+    fn recv(&mut self, buf: &mut [u8]) -> Result<usize, HostError> {
+        let [low, high, rest @ ..] = self.0 else { return Err(HostError { errno: 11 }) };
+        let len = usize::from(u16::from_le_bytes([*low, *high])).min(rest.len()).min(buf.len());
+        buf[..len].copy_from_slice(&rest[..len]);
+        self.0 = &rest[len..];
+        Ok(len)
+    }
+}
 
 fuzz_target!(|data: &[u8]| {
     let mut buffer = [0u8; 256];
@@ -41,4 +64,10 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     assert!(taken <= data.len());
+
+    let mut kernel = Rtnl::new(Datagrams(data));
+    if let Ok(state) = kernel.read_state() {
+        assert!(state.routes.iter().all(|r| r.table == TABLE_MAIN));
+        assert!(state.links.iter().all(|l| l.name().len() <= NAME_LIMIT));
+    }
 });

@@ -111,6 +111,7 @@ pub fn lease_changes(lease: &Lease, link: &Link, addresses: &[Address], routes: 
 
 /// The link a configured interface means: the one with its MAC, else the one its
 /// `match: name` names, else the one with its name.
+#[inline(never)]
 pub fn find_link<'l>(interface: &Interface<'_>, links: &'l [Link]) -> Option<&'l Link> {
     let name = interface.match_name.unwrap_or(interface.name).as_bytes();
     match interface.mac {

@@ -14,9 +14,9 @@ use crate::host::timer::Timer;
 use crate::net::link::LinkChange;
 use crate::net::rtnl::{Rtnl, RtnlError, State};
 use crate::net::{bring_up, eni, network_config, network_data};
-use crate::out::Out;
+use crate::out::{Full, Out};
 use crate::system_files::{self, failed};
-use crate::text::Decimal;
+use crate::text::{Decimal, Plain};
 use crate::yaml::{Arena, Node};
 
 /// How long a link just brought up may take to report its carrier.
@@ -54,7 +54,7 @@ pub fn raise_links<N: Netlink, T: Timer>(kernel: &mut Rtnl<N>, timer: &mut T, st
     let waited = timer.now_ms();
     if raised {
         loop {
-            state.links = kernel.read_links()?;
+            kernel.reread_links(state)?;
             if state.links.iter().any(|l| l.is_ethernet() && l.carrier) || timer.now_ms() - waited > CARRIER_WAIT_MS {
                 break;
             }
@@ -135,7 +135,7 @@ pub fn apply_network_config<H: Files + Messages, D: Directory, N: Netlink>(
     }
     let mut interfaces = [0u8; ENI_LIMIT];
     let mut out = Out::new(&mut interfaces);
-    eni::render(&config, &mut out).map_err(|full| host.text(format_args!("/etc/network/interfaces: longer than {} bytes", Decimal(full.limit as u64))))?;
+    eni::render(&config, &mut out).map_err(|full| too_long(host, "/etc/network/interfaces", full))?;
     let len = out.len();
     write_if_changed(host, b"/etc/network", b"/etc/network/interfaces", &interfaces[..len], &mut [0u8; ENI_LIMIT])?;
     let mut resolv = [0u8; RESOLV_LIMIT];
@@ -147,7 +147,7 @@ pub fn apply_network_config<H: Files + Messages, D: Directory, N: Netlink>(
             write_resolv_conf(host, &resolv[..len])?
         }
         Ok(false) => {}
-        Err(full) => return Err(host.text(format_args!("/etc/resolv.conf: longer than {} bytes", Decimal(full.limit as u64)))),
+        Err(full) => return Err(too_long(host, "/etc/resolv.conf", full)),
     }
     Ok(Configured::Applied(host.text(format_args!("network-config: {} of {} interfaces applied", Decimal(applied), Decimal(config.interfaces.len() as u64)))))
 }
@@ -196,6 +196,11 @@ pub fn system_network<H: Files + Messages>(host: &mut H, document: &mut [u8; CON
     }
     let Some(path) = found else { return Ok(None) };
     host.read(path, document).map_err(|e| host.path_error(path, e))
+}
+
+/// A file that did not fit the room it is rendered in.
+pub(crate) fn too_long<H: Messages>(host: &H, path: &str, full: Full) -> H::Text {
+    host.text(format_args!("{}: longer than {} bytes", Plain(path), Decimal(full.limit as u64)))
 }
 
 /// `/etc/resolv.conf` replaced by `text`, unless it holds that already.

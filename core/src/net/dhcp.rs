@@ -180,6 +180,8 @@ impl<'a> Packet<'a> {
     }
 
     /// The lease the options describe.
+    // Out of line, as `dhcp_client::Client::step` says why.
+    #[inline(never)]
     pub fn lease(&self) -> Result<Lease, Error> {
         let mut lease = Lease { address: Some(self.your_address()).filter(|a| !a.is_unspecified()), ..Lease::default() };
         for option in self.options() {
@@ -202,13 +204,13 @@ impl<'a> Packet<'a> {
                         let _ = lease.dns.push(address(server));
                     }
                 }
-                option::HOST_NAME => lease.host_name = name(value, code)?,
-                option::DOMAIN_NAME => lease.domain = name(value, code)?,
+                option::HOST_NAME => name(value, code, &mut lease.host_name)?,
+                option::DOMAIN_NAME => name(value, code, &mut lease.domain)?,
                 option::MTU => lease.mtu = Some(u16::from_be_bytes(value.try_into().map_err(|_| bad)?)),
                 option::LEASE_TIME => lease.lease_seconds = Some(u32::from_be_bytes(value.try_into().map_err(|_| bad)?)),
                 option::SERVER_ID => lease.server = Some(address(value.get(..4).ok_or(bad)?)),
-                option::DOMAIN_SEARCH => lease.search = search_list(value)?,
-                option::CLASSLESS_ROUTES => lease.classless_routes = classless_routes(value)?,
+                option::DOMAIN_SEARCH => search_list(value, &mut lease.search)?,
+                option::CLASSLESS_ROUTES => classless_routes(value, &mut lease.classless_routes)?,
                 _ => {}
             }
         }
@@ -220,20 +222,24 @@ fn address(bytes: &[u8]) -> Ipv4Addr {
     Ipv4Addr::new(bytes[0], bytes[1], bytes[2], bytes[3])
 }
 
+// The readers below write into the lease's own field, replacing what an earlier copy of
+// the option left there: a `Name` returned by value is 256 bytes copied at each call.
+
 /// A name option: printable ASCII with no spaces (it goes into resolv.conf and logs).
-fn name(value: &[u8], code: u8) -> Result<Name, Error> {
+fn name(value: &[u8], code: u8, into: &mut Name) -> Result<(), Error> {
     let value = value.strip_suffix(&[0]).unwrap_or(value);
     if value.is_empty() || !value.iter().all(|b| b.is_ascii_graphic()) {
         return Err(Error::BadOption { code });
     }
-    Name::from_slice(value).map_err(|_| Error::TooMany { code, limit: NAME_LIMIT as u16 })
+    into.clear();
+    into.extend_from_slice(value).map_err(|_| Error::TooMany { code, limit: NAME_LIMIT as u16 })
 }
 
 /// RFC 3442: each route is a prefix width, the destination's significant octets, and
 /// the router.
-fn classless_routes(mut value: &[u8]) -> Result<heapless::Vec<ClasslessRoute, ROUTES_LIMIT>, Error> {
+fn classless_routes(mut value: &[u8], routes: &mut heapless::Vec<ClasslessRoute, ROUTES_LIMIT>) -> Result<(), Error> {
     let code = option::CLASSLESS_ROUTES;
-    let mut routes = heapless::Vec::new();
+    routes.clear();
     while let Some((&width, rest)) = value.split_first() {
         let significant = (width as usize).div_ceil(8);
         if width > 32 || rest.len() < significant + 4 {
@@ -249,15 +255,15 @@ fn classless_routes(mut value: &[u8]) -> Result<heapless::Vec<ClasslessRoute, RO
         routes.push(route).map_err(|_| Error::TooMany { code, limit: ROUTES_LIMIT as u16 })?;
         value = &rest[significant + 4..];
     }
-    Ok(routes)
+    Ok(())
 }
 
 /// RFC 3397: names in DNS wire form (RFC 1035 4.1.4), compression pointers included,
 /// written out as text separated by spaces.
-fn search_list(value: &[u8]) -> Result<Name, Error> {
+fn search_list(value: &[u8], out: &mut Name) -> Result<(), Error> {
     let bad = Error::BadOption { code: option::DOMAIN_SEARCH };
     let too_long = Error::TooMany { code: option::DOMAIN_SEARCH, limit: NAME_LIMIT as u16 };
-    let mut out = Name::new();
+    out.clear();
     let mut start = 0;
     while start < value.len() {
         if !out.is_empty() {
@@ -305,7 +311,7 @@ fn search_list(value: &[u8]) -> Result<Name, Error> {
         }
         start = end_of_name.unwrap_or(value.len());
     }
-    Ok(out)
+    Ok(())
 }
 
 pub struct Options<'a> {

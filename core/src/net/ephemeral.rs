@@ -67,7 +67,7 @@ where
         Configured::Disabled => return Ok(host.text(format_args!("network-config: config disabled: the network is left alone"))),
         Configured::Applied(note) => {
             host.log(format_args!("{note}"));
-            state = kernel.read_state().map_err(|e| said(host, e))?;
+            kernel.reread(&mut state).map_err(|e| said(host, e))?;
         }
         Configured::Nothing => {}
     }
@@ -96,7 +96,7 @@ where
         _ => None,
     };
     let lease = take_lease(host, &link, previous, open_dhcp, instance.dhcp_ms)?;
-    let state = kernel.read_state().map_err(|e| said(host, e))?;
+    kernel.reread(&mut state).map_err(|e| said(host, e))?;
     let changes = bring_up::lease_changes(&lease, &link, &state.addresses, &state.routes).map_err(|e| host.text(format_args!("{name}: {e}")))?;
     // The link may have been brought up since it was read.
     let mut up = link;
@@ -115,7 +115,7 @@ where
             lease.dns.len()
         }
         Ok(false) => 0,
-        Err(full) => return Err(host.text(format_args!("/etc/resolv.conf: longer than {} bytes", Decimal(full.limit as u64)))),
+        Err(full) => return Err(configure::too_long(host, "/etc/resolv.conf", full)),
     };
     let note = host.text(format_args!(
         "{name}: {}/{} from {} for {} s, {} routes, {} DNS servers",

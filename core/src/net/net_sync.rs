@@ -75,10 +75,10 @@ pub fn sync_interfaces<H: Messages, N: Netlink, E: core::fmt::Display>(
             secondary::sync(link.index, &secondary::Wanted { ipv6, addresses: &wanted, prefix_len }, &state.addresses, &mut sync);
         }
         for address in &sync.add {
-            kernel.change("add address", &mut |buf, seq| address.emit(buf, address::RTM_NEWADDR, netlink::F_CREATE | netlink::F_REPLACE, seq)).map_err(|e| super::said(host, e))?;
+            kernel.address("add address", address, address::RTM_NEWADDR, netlink::F_CREATE | netlink::F_REPLACE).map_err(|e| super::said(host, e))?;
         }
         for address in &sync.remove {
-            kernel.change("remove address", &mut |buf, seq| address.emit(buf, address::RTM_DELADDR, 0, seq)).map_err(|e| super::said(host, e))?;
+            kernel.address("remove address", address, address::RTM_DELADDR, 0).map_err(|e| super::said(host, e))?;
         }
         host.log(format_args!("net-sync: {name}: {} added, {} removed", Decimal(sync.add.len() as u64), Decimal(sync.remove.len() as u64)));
     }

@@ -254,6 +254,9 @@ pub fn parse(root: NodeRef<'_>) -> Result<NetworkConfig<'_>, ConfigError> {
     Ok(config)
 }
 
+// The three readers below are kept out of line: inlined into `parse` they made one
+// function too large for its values to stay in registers (424 bytes more).
+#[inline(never)]
 fn parse_v1<'a>(root: NodeRef<'a>, config: &mut NetworkConfig<'a>) -> Result<(), ConfigError> {
     let Some(entries) = get(&root, "config") else { return error(&root, "version 1 needs a config list") };
     for entry in entries.items() {
@@ -292,6 +295,7 @@ fn parse_v1<'a>(root: NodeRef<'a>, config: &mut NetworkConfig<'a>) -> Result<(),
     Ok(())
 }
 
+#[inline(never)]
 fn v1_subnet<'a>(subnet: NodeRef<'a>, interface: &mut Interface<'a>, config: &mut NetworkConfig<'a>) -> Result<(), ConfigError> {
     let kind = get(&subnet, "type").map_or_else(|| error(&subnet, "a subnet needs a type"), |t| text(t, "type is a name"))?;
     match kind {
@@ -338,6 +342,7 @@ fn v1_subnet<'a>(subnet: NodeRef<'a>, interface: &mut Interface<'a>, config: &mu
     Ok(())
 }
 
+#[inline(never)]
 fn parse_v2<'a>(root: NodeRef<'a>, config: &mut NetworkConfig<'a>) -> Result<(), ConfigError> {
     for kind in ["bonds", "bridges", "vlans", "wifis"] {
         if let Some(list) = get(&root, kind) {

@@ -97,16 +97,26 @@ impl<N: Netlink> Rtnl<N> {
 
     pub fn read_state(&mut self) -> Result<State, RtnlError> {
         let mut state = State::default();
-        for request in [link::dump_request, address::dump_request, route::dump_request] {
-            self.dump(request, &mut |message| state.keep(message))?;
-        }
+        self.reread(&mut state)?;
         Ok(state)
     }
 
-    pub fn read_links(&mut self) -> Result<heapless::Vec<Link, LINKS_LIMIT>, RtnlError> {
-        let mut state = State::default();
-        self.dump(link::dump_request, &mut |message| state.keep(message))?;
-        Ok(state.links)
+    /// `read_state` into a state read before: a `State` is some 6 KB, copied at each
+    /// return by value.
+    pub fn reread(&mut self, state: &mut State) -> Result<(), RtnlError> {
+        state.addresses.clear();
+        state.routes.clear();
+        self.reread_links(state)?;
+        for request in [address::dump_request, route::dump_request] {
+            self.dump(request, &mut |message| state.keep(message))?;
+        }
+        Ok(())
+    }
+
+    /// The links alone read again into `state`.
+    pub fn reread_links(&mut self, state: &mut State) -> Result<(), RtnlError> {
+        state.links.clear();
+        self.dump(link::dump_request, &mut |message| state.keep(message))
     }
 
     /// Sends a dump request and hands each message of the answer to `each`.
@@ -139,6 +149,11 @@ impl<N: Netlink> Rtnl<N> {
     }
 
     /// Sends a change and waits for its acknowledgement.
+    /// An address added (RTM_NEWADDR, with `flags`) or removed (RTM_DELADDR).
+    pub fn address(&mut self, what: &'static str, address: &Address, kind: u16, flags: u16) -> Result<(), RtnlError> {
+        self.change(what, &mut |buf, seq| address.emit(buf, kind, flags, seq))
+    }
+
     pub fn change(&mut self, what: &'static str, request: &mut Build<'_>) -> Result<(), RtnlError> {
         let sequence = self.send(what, request)?;
         loop {
@@ -182,7 +197,7 @@ impl<N: Netlink> Rtnl<N> {
             self.link("link up", LinkChange { index, up: Some(true), ..Default::default() })?;
         }
         for address in &changes.addresses {
-            self.change("add address", &mut |buf, seq| address.emit(buf, address::RTM_NEWADDR, create, seq))?;
+            self.address("add address", address, address::RTM_NEWADDR, create)?;
         }
         for route in &changes.routes {
             self.change("add route", &mut |buf, seq| route.emit(buf, route::RTM_NEWROUTE, create, seq))?;
@@ -249,6 +264,72 @@ mod tests {
         assert_eq!(e, RtnlError::Call { what: "set MTU", error: HostError { errno: 22 } });
         assert_eq!(std::format!("{e}"), "set MTU: errno 22");
         assert_eq!(kernel.socket.sent.len(), 2);
+    }
+
+    /// The kernel's answers, one datagram per `recv`; out of datagrams, EAGAIN.
+    struct Datagrams(std::collections::VecDeque<Vec<u8>>);
+
+    impl Netlink for Datagrams {
+        fn send(&mut self, _request: &[u8]) -> Result<(), HostError> {
+            Ok(())
+        }
+
+        fn recv(&mut self, buf: &mut [u8]) -> Result<usize, HostError> {
+            let datagram = self.0.pop_front().ok_or(HostError { errno: 11 })?;
+            buf[..datagram.len()].copy_from_slice(&datagram);
+            Ok(datagram.len())
+        }
+    }
+
+    /// A capture's messages given sequence number `sequence` (what Rtnl's request had).
+    fn answering(capture: &[u8], sequence: u32) -> Vec<u8> {
+        let mut datagram = capture.to_vec();
+        let mut at = 0;
+        while at + 16 <= datagram.len() {
+            datagram[at + 8..at + 12].copy_from_slice(&sequence.to_ne_bytes());
+            at += (u32::from_ne_bytes(datagram[at..at + 4].try_into().unwrap()) as usize).next_multiple_of(4);
+        }
+        datagram
+    }
+
+    fn done(sequence: u32) -> Vec<u8> {
+        let mut message = 20u32.to_ne_bytes().to_vec();
+        message.extend_from_slice(&netlink::NLMSG_DONE.to_ne_bytes());
+        message.extend_from_slice(&2u16.to_ne_bytes());
+        message.extend_from_slice(&sequence.to_ne_bytes());
+        message.extend_from_slice(&[0; 8]);
+        message
+    }
+
+    #[test]
+    fn a_dump_over_several_datagrams_reads_each_until_done() {
+        static NEWLINK: &[u8] = include_bytes!("captures/newlink-veth.bin");
+        static DUMP_ADDR: &[u8] = include_bytes!("captures/dump-addr.bin");
+        static DUMP_ROUTE: &[u8] = include_bytes!("captures/dump-route.bin");
+        // Requests 2, 3 and 4 (Rtnl's first is 2): the links and their DONE apart, the
+        // addresses cut after the first with an answer to another request between, the
+        // routes and their DONE in one.
+        let addr = answering(DUMP_ADDR, 3);
+        let datagrams = [
+            answering(NEWLINK, 2),
+            done(2),
+            addr[..76].to_vec(),
+            done(9),
+            [&addr[76..], &done(3)[..]].concat(),
+            [answering(DUMP_ROUTE, 4), done(4)].concat(),
+        ];
+        // The netlink fuzz target reads its input this way too: each datagram after its
+        // length (16 bits, little-endian).
+        let framed: Vec<u8> = datagrams.iter().flat_map(|d| [&(d.len() as u16).to_le_bytes()[..], d].concat()).collect();
+        crate::fuzz::seed("netlink", &framed);
+        let mut kernel = Rtnl::new(Datagrams(datagrams.into_iter().collect()));
+        let state = kernel.read_state().unwrap();
+        assert_eq!(state.links.iter().map(|l| (l.index, l.name())).collect::<Vec<_>>(), [(5, &b"eth7"[..])]);
+        assert_eq!(state.addresses.len(), 4);
+        assert!(!state.routes.is_empty() && state.routes.iter().all(|r| r.table == TABLE_MAIN));
+        assert!(kernel.socket.0.is_empty());
+        // A dump the kernel never ends is an error, not a wait for ever.
+        assert_eq!(kernel.read_state().err(), Some(RtnlError::Call { what: "rtnetlink dump", error: HostError { errno: 11 } }));
     }
 
     #[test]
