@@ -112,7 +112,6 @@ pub fn load_nocloud<H: SeedMedia, F: Files>(host: &mut H, files: &mut F, metadat
 
 /// meta-data's `instance-id` (`nocloud` when it has none), `local-hostname` (else
 /// `hostname`) for both names, and `public-keys`; then the tokens' overrides.
-#[inline(never)]
 fn fill_nocloud<H: SeedMedia>(host: &mut H, seed: &mut H::Seed, document: &mut [u8], metadata: &mut Metadata<'_>, tokens: &Tokens<'_>) -> Result<(), H::Text> {
     let len = host.read(seed, &[b"meta-data"], document)?.ok_or_else(|| host.text(format_args!("{}: no meta-data", host.describe(seed))))?;
     let meta = &document[..len];
@@ -164,7 +163,6 @@ pub fn load_configdrive<H: SeedMedia>(host: &mut H, metadata: &mut Metadata<'_>,
     Ok(host.describe(&seed))
 }
 
-#[inline(never)]
 fn fill_configdrive<H: SeedMedia>(host: &mut H, seed: &mut H::Seed, document: &mut [u8], metadata: &mut Metadata<'_>) -> Result<&'static str, H::Text> {
     let mut found = None;
     for version in openstack::VERSIONS {
