@@ -198,6 +198,7 @@ pub fn partitions<'e>(header: &Header, entries: &'e [u8]) -> Partitions<'e> {
 }
 
 /// The used entries of an array, in order. One walk, out of line, serves the five callers.
+#[derive(Clone)]
 pub struct Partitions<'e> {
     entries: &'e [u8],
     size: usize,
@@ -231,11 +232,13 @@ pub fn validate(header: &Header, entries: &[u8], disk_sectors: u64) -> Result<()
     if header.last_usable() >= disk_sectors || header.alternate_lba() >= disk_sectors || header.my_lba() >= disk_sectors {
         return Err(GptError::DiskSmallerThanTable);
     }
-    for a in partitions(header, entries) {
+    let mut all = partitions(header, entries);
+    while let Some(a) = all.next() {
         if a.first > a.last || a.first < header.first_usable() || a.last > header.last_usable() {
             return Err(GptError::OutsideUsableArea { partition: a.number });
         }
-        for b in partitions(header, entries).filter(|b| b.number > a.number) {
+        // The entries after `a`.
+        for b in all.clone() {
             if a.first <= b.last && b.first <= a.last {
                 return Err(GptError::Overlap { first: a.number, second: b.number });
             }
