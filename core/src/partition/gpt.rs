@@ -270,6 +270,8 @@ pub struct GptPlan {
     /// Whether anything must be written: the partition grows, or the backup must move to
     /// the disk's end.
     pub changed: bool,
+    /// The partition's first and last sector, as the entries now say.
+    pub extent: (u64, u64),
 }
 
 /// Plans the growth of `partition` on a disk of `disk_sectors`, given the primary header
@@ -300,7 +302,9 @@ pub fn plan(primary: &Header, entries: &mut [u8], disk_sectors: u64, sector_size
         }
         other => other,
     };
+    let mut extent = (target.first, target.last);
     if let Decision::Grow { new_end, .. } = decision {
+        extent.1 = new_end;
         let offset = (partition as usize - 1) * primary.entry_size() as usize + 40;
         entries[offset..offset + 8].copy_from_slice(&new_end.to_le_bytes());
     }
@@ -316,7 +320,7 @@ pub fn plan(primary: &Header, entries: &mut [u8], disk_sectors: u64, sector_size
     backup.set_u64(72, backup_entries_lba);
     backup.seal();
     let changed = matches!(decision, Decision::Grow { .. }) || new_primary != *primary;
-    Ok(GptPlan { partition, decision, primary: new_primary, backup, changed })
+    Ok(GptPlan { partition, decision, primary: new_primary, backup, changed, extent })
 }
 
 #[cfg(test)]

@@ -225,7 +225,7 @@ fn grow_gpt<D: BlockDevice>(disk: &mut Sectors<'_, D>, mbr_sector: &mut [u8], di
         Err(e) => return Err(Cause::Gpt(e).into()),
     }
     let plan = gpt::plan(&primary, entries, disk_sectors, disk.sector_size, partition).map_err(Cause::Gpt)?;
-    let extent = gpt::partitions(&primary, entries).find(|p| p.number == partition).map(|p| (p.first, p.last));
+    let extent = Some(plan.extent);
     let mbr_changed = mbr::cover_disk(mbr_sector, disk_sectors);
     if !plan.changed && !mbr_changed {
         return Ok((plan.decision, extent));
