@@ -277,8 +277,6 @@ pub struct GptPlan {
 /// Plans the growth of `partition` on a disk of `disk_sectors`, given the primary header
 /// and its entry array (already validated, or an interrupted growth's), and updates the
 /// entry in `entries` when it grows. The backup moves to the end of the disk.
-// Out of line: inlined into its one caller in the binary, it costs more (wisp size report).
-#[inline(never)]
 pub fn plan(primary: &Header, entries: &mut [u8], disk_sectors: u64, sector_size: u32, partition: u32) -> Result<GptPlan, GptError> {
     if primary.my_lba() != 1 || primary.entries_lba() < 2 || entries.len() != primary.entries_len() {
         return Err(GptError::BadLayout);
