@@ -166,25 +166,26 @@ pub fn grow_table(disk: &mut impl BlockDevice, sector_size: u32, disk_sectors: u
     if !is_supported_sector_size(sector_size) {
         return Err(Cause::UnsupportedSectorSize { size: sector_size }.into());
     }
-    let ss = sector_size as usize;
     let mut disk = Sectors { disk, sector_size };
-    let mut mbr_sector = [0u8; SECTOR_LIMIT];
-    disk.read(0, &mut mbr_sector[..ss])?;
-    let (decision, capped, extent) = if mbr::is_protective(&mbr_sector[..ss]) {
-        let (decision, extent) = grow_gpt(&mut disk, &mut mbr_sector[..ss], disk_sectors, partition)?;
+    let mut mbr_buf = [0u8; SECTOR_LIMIT];
+    let mbr_sector = &mut mbr_buf[..sector_size as usize];
+    disk.read(0, mbr_sector)?;
+    let (decision, capped, extent) = if mbr::is_protective(mbr_sector) {
+        let (decision, extent) = grow_gpt(&mut disk, mbr_sector, disk_sectors, partition)?;
         (decision, false, extent)
     } else {
-        let plan = mbr::plan(&mut mbr_sector[..ss], disk_sectors, sector_size, partition).map_err(Cause::Mbr)?;
+        let plan = mbr::plan(mbr_sector, disk_sectors, sector_size, partition).map_err(Cause::Mbr)?;
         if let Decision::Grow { .. } = plan.decision {
-            disk.write(0, &mbr_sector[..ss])?;
+            disk.write(0, mbr_sector)?;
             disk.sync()?;
-            let mut check = [0u8; SECTOR_LIMIT];
-            disk.read(0, &mut check[..ss])?;
-            if check[..ss] != mbr_sector[..ss] {
+            let mut check_buf = [0u8; SECTOR_LIMIT];
+            let check = &mut check_buf[..mbr_sector.len()];
+            disk.read(0, check)?;
+            if check != mbr_sector {
                 return Err(Cause::MbrReadBack.into());
             }
         }
-        let entries = mbr::entries(&mbr_sector[..ss]).map_err(Cause::Mbr)?;
+        let entries = mbr::entries(mbr_sector).map_err(Cause::Mbr)?;
         let extent = entries.iter().find(|e| e.number == partition).map(|e| (e.start, e.start + e.sectors - 1));
         (plan.decision, plan.capped, extent)
     };
@@ -194,63 +195,66 @@ pub fn grow_table(disk: &mut impl BlockDevice, sector_size: u32, disk_sectors: u
 /// The decision, and the partition's extent as the table now says (the entries as planned
 /// are what was written and read back).
 fn grow_gpt<D: BlockDevice>(disk: &mut Sectors<'_, D>, mbr_sector: &mut [u8], disk_sectors: u64, partition: u32) -> Result<(Decision, Option<(u64, u64)>), TableError> {
-    let ss = disk.sector_size as usize;
     let last = disk_sectors.checked_sub(1).ok_or(Cause::DiskEmpty)?;
-    let (primary, mut entries, len) = match disk.read_primary() {
+    let mut entries_buf = [0u8; gpt::ENTRIES_LIMIT];
+    // The backup's entries, then the primary's read back.
+    let mut spare_buf = [0u8; gpt::ENTRIES_LIMIT];
+    let (primary, entries) = match disk.read_primary(&mut entries_buf) {
         Ok(found) => found,
         Err(cause) => {
             let stage = if disk.read_header(last).is_ok() { Stage::PrimaryWithSoundBackup } else { Stage::Table };
             return Err(TableError { stage, cause });
         }
     };
-    match gpt::validate(&primary, &entries[..len], disk_sectors) {
+    let len = entries.len();
+    match gpt::validate(&primary, entries, disk_sectors) {
         Ok(()) => {
             // The backup the primary points to must be sound and agree with it.
             let backup = disk.read_header(primary.alternate_lba()).map_err(at(Stage::Backup))?;
             if !backup.mirrors(&primary) {
                 return Err(Cause::Gpt(GptError::TablesDiffer).into());
             }
-            let mut backup_entries = [0u8; gpt::ENTRIES_LIMIT];
-            disk.read(backup.entries_lba(), &mut backup_entries[..len])?;
-            gpt::validate(&backup, &backup_entries[..len], disk_sectors).map_err(|e| at(Stage::Backup)(Cause::Gpt(e)))?;
+            let backup_entries = &mut spare_buf[..len];
+            disk.read(backup.entries_lba(), backup_entries)?;
+            gpt::validate(&backup, backup_entries, disk_sectors).map_err(|e| at(Stage::Backup)(Cause::Gpt(e)))?;
         }
         Err(GptError::EntriesCrc) => match disk.read_header(last) {
-            Ok(backup) if gpt::is_interrupted_growth(&primary, &entries[..len], &backup) => {}
+            Ok(backup) if gpt::is_interrupted_growth(&primary, entries, &backup) => {}
             _ => return Err(Cause::Gpt(GptError::EntriesCrc).into()),
         },
         Err(e) => return Err(Cause::Gpt(e).into()),
     }
-    let plan = gpt::plan(&primary, &mut entries[..len], disk_sectors, disk.sector_size, partition).map_err(Cause::Gpt)?;
-    let extent = gpt::partitions(&primary, &entries[..len]).find(|p| p.number == partition).map(|p| (p.first, p.last));
+    let plan = gpt::plan(&primary, entries, disk_sectors, disk.sector_size, partition).map_err(Cause::Gpt)?;
+    let extent = Some(plan.extent);
     let mbr_changed = mbr::cover_disk(mbr_sector, disk_sectors);
     if !plan.changed && !mbr_changed {
         return Ok((plan.decision, extent));
     }
-    let mut sector = [0u8; SECTOR_LIMIT];
+    let ss = mbr_sector.len();
+    // Header and array are neighbours on every disk partitioned by common tools: then
+    // one write of both, so that no crash between two writes can leave them disagreeing.
+    let mut both = [0u8; SECTOR_LIMIT + gpt::ENTRIES_LIMIT];
+    let (sector, array) = both.split_at_mut(ss);
     // The backup first: until the primary header is written, the old tables still rule.
-    disk.write(plan.backup.entries_lba(), &entries[..len])?;
-    plan.backup.write_sector(&mut sector[..ss]);
-    disk.write(plan.backup.my_lba(), &sector[..ss])?;
+    disk.write(plan.backup.entries_lba(), entries)?;
+    plan.backup.write_sector(sector);
+    disk.write(plan.backup.my_lba(), sector)?;
     disk.sync()?;
-    plan.primary.write_sector(&mut sector[..ss]);
+    plan.primary.write_sector(sector);
     if plan.primary.entries_lba() == 2 {
-        // Header and array are neighbours (as on every disk partitioned by common tools):
-        // one write, so that no crash between two writes can leave them disagreeing.
-        let mut both = [0u8; SECTOR_LIMIT + gpt::ENTRIES_LIMIT];
-        both[..ss].copy_from_slice(&sector[..ss]);
-        both[ss..ss + len].copy_from_slice(&entries[..len]);
+        array[..len].copy_from_slice(entries);
         disk.write(1, &both[..ss + len])?;
     } else {
-        disk.write(plan.primary.entries_lba(), &entries[..len])?;
-        disk.write(1, &sector[..ss])?;
+        disk.write(plan.primary.entries_lba(), entries)?;
+        disk.write(1, sector)?;
     }
     if mbr_changed {
         disk.write(0, mbr_sector)?;
     }
     disk.sync()?;
     // Read back both tables before anyone is told about them.
-    let (check, check_entries, check_len) = disk.read_primary()?;
-    gpt::validate(&check, &check_entries[..check_len], disk_sectors).map_err(|e| at(Stage::PrimaryReadBack)(Cause::Gpt(e)))?;
+    let (check, check_entries) = disk.read_primary(&mut spare_buf)?;
+    gpt::validate(&check, check_entries, disk_sectors).map_err(|e| at(Stage::PrimaryReadBack)(Cause::Gpt(e)))?;
     let backup = disk.read_header(check.alternate_lba()).map_err(at(Stage::BackupReadBack))?;
     if check != plan.primary || !backup.mirrors(&check) {
         return Err(Cause::GptReadBack.into());
@@ -312,19 +316,19 @@ impl<D: BlockDevice> Sectors<'_, D> {
     }
 
     fn read_header(&mut self, lba: u64) -> Result<Header, Cause> {
-        let mut sector = [0u8; SECTOR_LIMIT];
-        let ss = self.sector_size as usize;
-        self.read(lba, &mut sector[..ss])?;
-        Header::parse(&sector[..ss]).map_err(Cause::Gpt)
+        let mut buf = [0u8; SECTOR_LIMIT];
+        let sector = &mut buf[..self.sector_size as usize];
+        self.read(lba, sector)?;
+        Header::parse(sector).map_err(Cause::Gpt)
     }
 
-    /// The primary header (LBA 1) and its entry array.
-    fn read_primary(&mut self) -> Result<(Header, [u8; gpt::ENTRIES_LIMIT], usize), Cause> {
+    /// The primary header (LBA 1), and its entry array read into `buf`.
+    fn read_primary<'b>(&mut self, buf: &'b mut [u8; gpt::ENTRIES_LIMIT]) -> Result<(Header, &'b mut [u8]), Cause> {
         let header = self.read_header(1)?;
-        let mut entries = [0u8; gpt::ENTRIES_LIMIT];
-        let len = header.entries_len();
-        self.read(header.entries_lba(), &mut entries[..len])?;
-        Ok((header, entries, len))
+        // `Header::parse` refused an array larger than the buffer.
+        let entries = &mut buf[..header.entries_len()];
+        self.read(header.entries_lba(), entries)?;
+        Ok((header, entries))
     }
 }
 

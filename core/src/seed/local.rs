@@ -12,6 +12,7 @@ use crate::provider::metadata::Metadata;
 use crate::provider::{azure, openstack, Item};
 use crate::seed::nocloud::{self, Tokens};
 use crate::state_files::{META_DATA, NETWORK_CONFIG, VENDOR_DATA};
+use crate::text::{Decimal, Plain};
 
 /// The seed directories NoCloud looks in, as cloud-init and tiny-cloud do.
 pub const SEED_DIRS: [&str; 2] = ["/var/lib/cloud/seed/nocloud", "/var/lib/cloud/seed/nocloud-net"];
@@ -52,7 +53,7 @@ pub fn load<H: SeedMedia, F: Files>(host: &mut H, files: &mut F, cloud: Cloud, m
     match cloud {
         Cloud::Configdrive if H::CONFIGDRIVE => load_configdrive(host, metadata, keep),
         Cloud::Nocloud if H::NOCLOUD => load_nocloud(host, files, metadata, keep),
-        other => Err(host.text(format_args!("{} has no local seed", other.name()))),
+        other => Err(host.text(format_args!("{} has no local seed", Plain(other.name())))),
     }
 }
 
@@ -111,7 +112,6 @@ pub fn load_nocloud<H: SeedMedia, F: Files>(host: &mut H, files: &mut F, metadat
 
 /// meta-data's `instance-id` (`nocloud` when it has none), `local-hostname` (else
 /// `hostname`) for both names, and `public-keys`; then the tokens' overrides.
-#[inline(never)]
 fn fill_nocloud<H: SeedMedia>(host: &mut H, seed: &mut H::Seed, document: &mut [u8], metadata: &mut Metadata<'_>, tokens: &Tokens<'_>) -> Result<(), H::Text> {
     let len = host.read(seed, &[b"meta-data"], document)?.ok_or_else(|| host.text(format_args!("{}: no meta-data", host.describe(seed))))?;
     let meta = &document[..len];
@@ -163,7 +163,6 @@ pub fn load_configdrive<H: SeedMedia>(host: &mut H, metadata: &mut Metadata<'_>,
     Ok(host.describe(&seed))
 }
 
-#[inline(never)]
 fn fill_configdrive<H: SeedMedia>(host: &mut H, seed: &mut H::Seed, document: &mut [u8], metadata: &mut Metadata<'_>) -> Result<&'static str, H::Text> {
     let mut found = None;
     for version in openstack::VERSIONS {
@@ -199,11 +198,12 @@ pub fn load_azure_ovf<H: SeedMedia>(host: &mut H, metadata: &mut Metadata<'_>, r
     if let Some(hostname) = azure::ovf_element(xml, b"HostName").filter(|name| !name.is_empty()) {
         metadata.set(Item::Hostname, hostname).map_err(|e| host.text(format_args!("ovf-env.xml HostName: {e}")))?;
     }
-    let keys = azure::ovf_keys(xml, metadata.buffer(Item::SshKeys)).map_err(|full| host.text(format_args!("ovf-env.xml keys larger than {} bytes", full.limit)))?;
+    let keys = azure::ovf_keys(xml, metadata.buffer(Item::SshKeys)).map_err(|full| host.text(format_args!("ovf-env.xml keys larger than {} bytes", Decimal(full.limit as u64))))?;
     if keys > 0 {
         metadata.set_len(Item::SshKeys, Some(keys));
     }
-    Ok(Some(host.text(format_args!("ovf-env.xml on {}: {} bytes of custom data, {} bytes of keys", host.describe(&seed), found.unwrap_or(0), keys))))
+    let (custom, keys) = (Decimal(found.unwrap_or(0) as u64), Decimal(keys as u64));
+    Ok(Some(host.text(format_args!("ovf-env.xml on {}: {custom} bytes of custom data, {keys} bytes of keys", host.describe(&seed)))))
 }
 
 /// The seed's meta-data, vendor-data and network configuration, kept beside user-data for

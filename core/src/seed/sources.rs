@@ -16,13 +16,12 @@ use crate::text::{Decimal, Shown};
 pub const DEVICES_LIMIT: usize = 64;
 /// Longest block device name kept (a longer one is left out).
 pub const DEVICE_NAME_LIMIT: usize = 32;
-/// Longest path of a file inside a seed (`/openstack/2015-10-15/meta_data.json`).
-pub const SEED_PATH_LIMIT: usize = 256;
+/// Longest path of a file inside a seed (`/openstack/2015-10-15/meta_data.json`), a seed
+/// URL's path before it.
+pub const SEED_PATH_LIMIT: usize = URL_PATH_LIMIT + 256;
 /// Longest seed URL's host and path.
 pub const URL_HOST_LIMIT: usize = 64;
 pub const URL_PATH_LIMIT: usize = 256;
-/// Longest URL of a file under a seed URL.
-pub const FILE_URL_LIMIT: usize = 512;
 
 /// A seed filesystem, read in user space by the reader that took it.
 pub enum Volume {
@@ -114,37 +113,41 @@ impl<H: SeedSources> Sources<H> {
     #[inline(never)]
     fn read_file(&mut self, seed: &mut Seed<H>, file: &[&[u8]], out: &mut [u8]) -> Result<Option<usize>, H::Text> {
         let host = &mut self.0;
+        let base = match seed {
+            Seed::Image { name, device, volume } => {
+                return volume.read::<H>(device, file, Some(out)).map_err(|e| host.text(format_args!("/dev/{name}: {e}")))
+            }
+            Seed::Directory(_) if H::NOCLOUD => "",
+            Seed::Http { base, .. } if H::NOCLOUD => base,
+            _ => return Ok(None),
+        };
+        // A directory's files are resolved beneath it (`/meta-data`); a URL's under its path.
+        let path = joined(base, file).ok_or_else(|| host.text(format_args!("a seed path is longer than {} bytes, or not UTF-8", Decimal(SEED_PATH_LIMIT as u64))))?;
         match seed {
-            Seed::Directory(directory) if H::NOCLOUD => {
-                let mut relative = heapless::Vec::<u8, SEED_PATH_LIMIT>::new();
-                for part in file {
-                    relative.push(b'/').ok().and_then(|()| relative.extend_from_slice(part).ok())
-                        .ok_or_else(|| host.text(format_args!("a seed path is longer than {} bytes", Decimal(SEED_PATH_LIMIT as u64))))?;
+            Seed::Directory(directory) => host.read_beneath(directory, path.as_bytes(), out).map_err(|e| {
+                let (path, relative) = (host.directory_path(directory), Shown(path.as_bytes()));
+                match e {
+                    TOO_LARGE => host.text(format_args!("{path}{relative} is larger than {} bytes", Decimal(out.len() as u64))),
+                    _ => host.text(format_args!("{path}{relative}: {}", H::reason(e))),
                 }
-                host.read_beneath(directory, &relative, out).map_err(|e| {
-                    let (path, relative) = (host.directory_path(directory), Shown(&relative));
-                    match e {
-                        TOO_LARGE => host.text(format_args!("{path}{relative} is larger than {} bytes", Decimal(out.len() as u64))),
-                        _ => host.text(format_args!("{path}{relative}: {}", H::reason(e))),
-                    }
-                })
-            }
-            Seed::Image { name, device, volume } => volume.read::<H>(device, file, Some(out)).map_err(|e| host.text(format_args!("/dev/{name}: {e}"))),
-            Seed::Http { address, port, host: server, base } if H::NOCLOUD => {
-                let mut path = heapless::String::<FILE_URL_LIMIT>::new();
-                let _ = path.push_str(base);
-                for (i, part) in file.iter().enumerate() {
-                    let part = core::str::from_utf8(part).map_err(|_| host.text(format_args!("seed file name is not UTF-8")))?;
-                    let separator = if i == 0 && base.ends_with('/') { "" } else { "/" };
-                    path.push_str(separator)
-                        .and_then(|()| path.push_str(part))
-                        .map_err(|_| host.text(format_args!("seed URL longer than 511 bytes")))?;
-                }
-                host.get(*address, *port, server, &path, out)
-            }
-            _ => Ok(None),
+            }),
+            Seed::Http { address, port, host: server, .. } => host.get(*address, *port, server, &path, out),
+            Seed::Image { .. } => Ok(None),
         }
     }
+}
+
+/// `base`, then each part of `file` after a `/` (a `/` ending `base` serves the first).
+fn joined(base: &str, file: &[&[u8]]) -> Option<heapless::String<SEED_PATH_LIMIT>> {
+    let mut path = heapless::String::new();
+    path.push_str(base).ok()?;
+    for part in file {
+        if !path.ends_with('/') {
+            path.push('/').ok()?;
+        }
+        path.push_str(core::str::from_utf8(part).ok()?).ok()?;
+    }
+    Some(path)
 }
 
 impl<H: SeedSources> SeedMedia for Sources<H> {
