@@ -10,7 +10,7 @@ use wisp_core::config_file::{self, Given, Source};
 use wisp_core::retry::Timeouts;
 use wisp_core::text::{Decimal, ShownUnder};
 use wisp_os_linux::nul_terminated::NulTerminated;
-use wisp_os_linux::fs::{self, Dir, ReadError, Resolve};
+use wisp_os_linux::fs::{self, Dir, Resolve};
 use wisp_os_linux::process::StartInfo;
 
 use crate::host::read_error;
@@ -124,15 +124,13 @@ impl<'a> Context<'a> {
     /// not exist.
     #[inline(never)]
     pub fn read<'b>(&self, absolute: &[u8], buf: &'b mut [u8]) -> Result<Option<&'b [u8]>, Message> {
-        let read = match self.root_dir.open_file_beneath(absolute, Resolve::InRoot) {
-            Ok(fd) => fs::read_to_end(&fd, buf),
-            Err(wisp_os_linux::Errno::NOENT) => return Ok(None),
-            Err(e) => Err(ReadError::Io(e)),
-        };
-        match read {
-            Ok(len) => Ok(Some(&buf[..len])),
-            Err(ReadError::Io(e)) => Err(self.path_error(absolute, e)),
-            Err(ReadError::TooLarge { limit }) => Err(msg!("{}: larger than {limit} bytes", ShownUnder { root: self.root, path: absolute }, limit = Decimal(limit as u64))),
+        use wisp_core::host::files::Files;
+        let limit = buf.len();
+        match crate::host::files::Root::of(self).read(absolute, buf) {
+            Ok(len) => Ok(len.and_then(|len| buf.get(..len))),
+            // `Files::read` says a file past the buffer as EFBIG.
+            Err(e) if e == crate::host::host_error(wisp_os_linux::Errno::FBIG) => Err(msg!("{}: larger than {limit} bytes", ShownUnder { root: self.root, path: absolute }, limit = Decimal(limit as u64))),
+            Err(e) => Err(self.path_error(absolute, crate::host::errno(e))),
         }
     }
 
