@@ -6,7 +6,7 @@ use wisp_core::host::explain::Worded;
 use wisp_core::instance::INSTANCE_ID_LIMIT;
 use wisp_core::out::Chunked;
 use wisp_core::state_files::USER_DATA;
-use wisp_core::text::Decimal;
+use wisp_core::text::ShownUnder;
 use wisp_core::{imds_keys, status};
 use wisp_os_linux::fs::{self, ReadError};
 use wisp_os_linux::nul_terminated::NulTerminated;
@@ -103,7 +103,7 @@ fn read_userdata(ctx: &Context<'_>, file: Option<&[u8]>, buf: &mut [u8]) -> Resu
     match fs::read_file(path.as_cstr(), buf) {
         Ok(Some(len)) => Ok(len),
         Ok(None) => Err(msg!("{}: no such file", Shown(file))),
-        Err(ReadError::TooLarge { limit }) => Err(msg!("{}: larger than {limit} bytes", Shown(file), limit = Decimal(limit as u64))),
+        Err(ReadError::TooLarge { limit }) => Err(crate::context::too_large(ShownUnder { root: b"", path: file }, limit)),
         Err(ReadError::Io(e)) => Err(crate::output::path_error(file, e)),
     }
 }

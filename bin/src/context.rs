@@ -129,7 +129,7 @@ impl<'a> Context<'a> {
         match crate::host::files::Root::of(self).read(absolute, buf) {
             Ok(len) => Ok(len.and_then(|len| buf.get(..len))),
             // `Files::read` says a file past the buffer as EFBIG.
-            Err(e) if e == crate::host::host_error(wisp_os_linux::Errno::FBIG) => Err(msg!("{}: larger than {limit} bytes", ShownUnder { root: self.root, path: absolute }, limit = Decimal(limit as u64))),
+            Err(e) if e == crate::host::host_error(wisp_os_linux::Errno::FBIG) => Err(too_large(ShownUnder { root: self.root, path: absolute }, limit)),
             Err(e) => Err(self.path_error(absolute, crate::host::errno(e))),
         }
     }
@@ -190,4 +190,9 @@ impl<'a> Context<'a> {
             .filter_map(|socket| self.path(socket.as_bytes()).ok())
             .find(|path| matches!(fs::metadata(path.as_cstr()), Ok(Some(_))))
     }
+}
+
+/// `path: larger than N bytes`: a file past the buffer it is read into.
+pub fn too_large(path: ShownUnder<'_>, limit: usize) -> Message {
+    msg!("{path}: larger than {limit} bytes", limit = Decimal(limit as u64))
 }
