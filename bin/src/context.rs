@@ -147,12 +147,13 @@ impl<'a> Context<'a> {
     }
 
     /// TINY_CLOUD_VAR for a command that only reads: `None` when it does not exist.
+    /// Resolved inside the root as `var_dir` is.
     pub fn existing_var_dir(&self) -> Result<Option<Dir>, Message> {
-        let path = self.path(self.config.var_dir.as_bytes())?;
-        match Dir::open(path.as_cstr()) {
+        let var = self.config.var_dir.as_bytes();
+        match self.root_dir.open_beneath(var, Resolve::InRoot) {
             Ok(dir) => Ok(Some(dir)),
             Err(wisp_os_linux::Errno::NOENT) => Ok(None),
-            Err(e) => Err(crate::output::path_error(path.as_bytes(), e)),
+            Err(e) => Err(self.path_error(var, e)),
         }
     }
 
