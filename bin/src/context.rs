@@ -135,10 +135,10 @@ impl<'a> Context<'a> {
     }
 
     pub fn path_error(&self, absolute: &[u8], e: wisp_os_linux::Errno) -> Message {
-        match self.path(absolute) {
-            Ok(path) if e == wisp_os_linux::Errno::LOOP => msg!("{}: a symlink in the path is refused", Shown(path.as_bytes())),
-            Ok(path) => crate::output::path_error(path.as_bytes(), e),
-            Err(line) => line,
+        let path = ShownUnder { root: self.root, path: absolute };
+        match e {
+            wisp_os_linux::Errno::LOOP => msg!("{path}: a symlink in the path is refused"),
+            e => msg!("{path}: {}", output::Os(e)),
         }
     }
 
