@@ -45,11 +45,12 @@ impl<'a> Context<'a> {
     pub fn open(start: &'a StartInfo, invocation: &Invocation<'a>) -> Result<Context<'a>, Message> {
         let root = invocation.root.unwrap_or(b"");
         let root_path = NulTerminated::from_parts(&[if root.is_empty() { b"/" } else { root }]).map_err(|e| msg!("--root {}: {e}", Shown(root)))?;
-        // A mistyped --root must not become a new tree of wisp's files.
-        if !root.is_empty() && !matches!(fs::metadata(root_path.as_cstr()), Ok(Some(m)) if m.is_dir()) {
-            return Err(msg!("--root {}: no such directory", Shown(root)));
-        }
-        let root_dir = Dir::open(root_path.as_cstr()).map_err(|e| output::path_error(root_path.as_bytes(), e))?;
+        let root_dir = match Dir::open(root_path.as_cstr()) {
+            Ok(dir) => dir,
+            // A mistyped --root must not become a new tree of wisp's files.
+            Err(_) if !root.is_empty() => return Err(msg!("--root {}: no such directory", Shown(root))),
+            Err(e) => return Err(output::path_error(root_path.as_bytes(), e)),
+        };
         Ok(Context {
             start,
             root,
