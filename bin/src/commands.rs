@@ -35,11 +35,11 @@ pub fn imds(ctx: &mut Context<'_>, keys: &[&[u8]]) -> Result<(), i32> {
     #[cfg(any(feature = "nocloud", feature = "configdrive"))]
     if matches!(cloud, wisp_core::config::Cloud::Nocloud | wisp_core::config::Cloud::Configdrive) {
         let loaded = crate::seed::load(ctx, cloud, metadata, None);
-        loaded.map_err(|e| failed(format_args!("{}: {e}", wisp_core::text::Plain(cloud.name())), EXIT_FAILED))?;
+        loaded.map_err(|e| failed(msg!("{}: {e}", wisp_core::text::Plain(cloud.name())), EXIT_FAILED))?;
     }
     #[cfg(feature = "azure")]
     if cloud == wisp_core::config::Cloud::Azure {
-        crate::seed::load_azure_custom_data(ctx, metadata).map_err(|e| failed(format_args!("azure: {e}"), EXIT_FAILED))?;
+        crate::seed::load_azure_custom_data(ctx, metadata).map_err(|e| failed(msg!("azure: {e}"), EXIT_FAILED))?;
     }
     imds.fetch(metadata, &imds_keys::items(keys)).map_err(|e| failed(e, EXIT_FAILED))?;
     let mut raw = [0u8; USERDATA_RESPONSE];
