@@ -87,7 +87,9 @@ impl<'a> Context<'a> {
             None => None,
         };
         let mut config = Config::default();
-        if let Source::UnderRoot(file) = config_file::load(&mut System::new(self), given, &mut text, &mut config)? {
+        // The host dropped before `?`, not on each of its paths: 48 bytes.
+        let source = config_file::load(&mut System::new(self), given, &mut text, &mut config);
+        if let Source::UnderRoot(file) = source? {
             self.config_file = self.path(file.as_bytes())?;
         }
         self.timeouts = config.timeouts();
