@@ -6,7 +6,7 @@ use wisp_core::host::explain::Worded;
 use wisp_core::instance::INSTANCE_ID_LIMIT;
 use wisp_core::out::Chunked;
 use wisp_core::state_files::USER_DATA;
-use wisp_core::text::Decimal;
+use wisp_core::text::ShownUnder;
 use wisp_core::{imds_keys, status};
 use wisp_os_linux::fs::{self, ReadError};
 use wisp_os_linux::nul_terminated::NulTerminated;
@@ -35,11 +35,11 @@ pub fn imds(ctx: &mut Context<'_>, keys: &[&[u8]]) -> Result<(), i32> {
     #[cfg(any(feature = "nocloud", feature = "configdrive"))]
     if matches!(cloud, wisp_core::config::Cloud::Nocloud | wisp_core::config::Cloud::Configdrive) {
         let loaded = crate::seed::load(ctx, cloud, metadata, None);
-        loaded.map_err(|e| failed(format_args!("{}: {e}", wisp_core::text::Plain(cloud.name())), EXIT_FAILED))?;
+        loaded.map_err(|e| failed(msg!("{}: {e}", wisp_core::text::Plain(cloud.name())), EXIT_FAILED))?;
     }
     #[cfg(feature = "azure")]
     if cloud == wisp_core::config::Cloud::Azure {
-        crate::seed::load_azure_custom_data(ctx, metadata).map_err(|e| failed(format_args!("azure: {e}"), EXIT_FAILED))?;
+        crate::seed::load_azure_custom_data(ctx, metadata).map_err(|e| failed(msg!("azure: {e}"), EXIT_FAILED))?;
     }
     imds.fetch(metadata, &imds_keys::items(keys)).map_err(|e| failed(e, EXIT_FAILED))?;
     let mut raw = [0u8; USERDATA_RESPONSE];
@@ -103,7 +103,7 @@ fn read_userdata(ctx: &Context<'_>, file: Option<&[u8]>, buf: &mut [u8]) -> Resu
     match fs::read_file(path.as_cstr(), buf) {
         Ok(Some(len)) => Ok(len),
         Ok(None) => Err(msg!("{}: no such file", Shown(file))),
-        Err(ReadError::TooLarge { limit }) => Err(msg!("{}: larger than {limit} bytes", Shown(file), limit = Decimal(limit as u64))),
+        Err(ReadError::TooLarge { limit }) => Err(crate::context::too_large(ShownUnder { root: b"", path: file }, limit)),
         Err(ReadError::Io(e)) => Err(crate::output::path_error(file, e)),
     }
 }

@@ -10,7 +10,7 @@ use wisp_core::config_file::{self, Given, Source};
 use wisp_core::retry::Timeouts;
 use wisp_core::text::{Decimal, ShownUnder};
 use wisp_os_linux::nul_terminated::NulTerminated;
-use wisp_os_linux::fs::{self, Dir, ReadError, Resolve};
+use wisp_os_linux::fs::{self, Dir, Resolve};
 use wisp_os_linux::process::StartInfo;
 
 use crate::host::read_error;
@@ -45,11 +45,12 @@ impl<'a> Context<'a> {
     pub fn open(start: &'a StartInfo, invocation: &Invocation<'a>) -> Result<Context<'a>, Message> {
         let root = invocation.root.unwrap_or(b"");
         let root_path = NulTerminated::from_parts(&[if root.is_empty() { b"/" } else { root }]).map_err(|e| msg!("--root {}: {e}", Shown(root)))?;
-        // A mistyped --root must not become a new tree of wisp's files.
-        if !root.is_empty() && !matches!(fs::metadata(root_path.as_cstr()), Ok(Some(m)) if m.is_dir()) {
-            return Err(msg!("--root {}: no such directory", Shown(root)));
-        }
-        let root_dir = Dir::open(root_path.as_cstr()).map_err(|e| output::path_error(root_path.as_bytes(), e))?;
+        let root_dir = match Dir::open(root_path.as_cstr()) {
+            Ok(dir) => dir,
+            // A mistyped --root must not become a new tree of wisp's files.
+            Err(_) if !root.is_empty() => return Err(msg!("--root {}: no such directory", Shown(root))),
+            Err(e) => return Err(output::path_error(root_path.as_bytes(), e)),
+        };
         Ok(Context {
             start,
             root,
@@ -86,7 +87,9 @@ impl<'a> Context<'a> {
             None => None,
         };
         let mut config = Config::default();
-        if let Source::UnderRoot(file) = config_file::load(&mut System::new(self), given, &mut text, &mut config)? {
+        // The host dropped before `?`, not on each of its paths: 48 bytes.
+        let source = config_file::load(&mut System::new(self), given, &mut text, &mut config);
+        if let Source::UnderRoot(file) = source? {
             self.config_file = self.path(file.as_bytes())?;
         }
         self.timeouts = config.timeouts();
@@ -124,23 +127,21 @@ impl<'a> Context<'a> {
     /// not exist.
     #[inline(never)]
     pub fn read<'b>(&self, absolute: &[u8], buf: &'b mut [u8]) -> Result<Option<&'b [u8]>, Message> {
-        let read = match self.root_dir.open_file_beneath(absolute, Resolve::InRoot) {
-            Ok(fd) => fs::read_to_end(&fd, buf),
-            Err(wisp_os_linux::Errno::NOENT) => return Ok(None),
-            Err(e) => Err(ReadError::Io(e)),
-        };
-        match read {
-            Ok(len) => Ok(Some(&buf[..len])),
-            Err(ReadError::Io(e)) => Err(self.path_error(absolute, e)),
-            Err(ReadError::TooLarge { limit }) => Err(msg!("{}: larger than {limit} bytes", ShownUnder { root: self.root, path: absolute }, limit = Decimal(limit as u64))),
+        use wisp_core::host::files::Files;
+        let limit = buf.len();
+        match crate::host::files::Root::of(self).read(absolute, buf) {
+            Ok(len) => Ok(len.and_then(|len| buf.get(..len))),
+            // `Files::read` says a file past the buffer as EFBIG.
+            Err(e) if e == crate::host::host_error(wisp_os_linux::Errno::FBIG) => Err(too_large(ShownUnder { root: self.root, path: absolute }, limit)),
+            Err(e) => Err(self.path_error(absolute, crate::host::errno(e))),
         }
     }
 
     pub fn path_error(&self, absolute: &[u8], e: wisp_os_linux::Errno) -> Message {
-        match self.path(absolute) {
-            Ok(path) if e == wisp_os_linux::Errno::LOOP => msg!("{}: a symlink in the path is refused", Shown(path.as_bytes())),
-            Ok(path) => crate::output::path_error(path.as_bytes(), e),
-            Err(line) => line,
+        let path = ShownUnder { root: self.root, path: absolute };
+        match e {
+            wisp_os_linux::Errno::LOOP => msg!("{path}: a symlink in the path is refused"),
+            e => msg!("{path}: {}", output::Os(e)),
         }
     }
 
@@ -149,12 +150,13 @@ impl<'a> Context<'a> {
     }
 
     /// TINY_CLOUD_VAR for a command that only reads: `None` when it does not exist.
+    /// Resolved inside the root as `var_dir` is.
     pub fn existing_var_dir(&self) -> Result<Option<Dir>, Message> {
-        let path = self.path(self.config.var_dir.as_bytes())?;
-        match Dir::open(path.as_cstr()) {
+        let var = self.config.var_dir.as_bytes();
+        match self.root_dir.open_beneath(var, Resolve::InRoot) {
             Ok(dir) => Ok(Some(dir)),
             Err(wisp_os_linux::Errno::NOENT) => Ok(None),
-            Err(e) => Err(crate::output::path_error(path.as_bytes(), e)),
+            Err(e) => Err(self.path_error(var, e)),
         }
     }
 
@@ -192,4 +194,9 @@ impl<'a> Context<'a> {
             .filter_map(|socket| self.path(socket.as_bytes()).ok())
             .find(|path| matches!(fs::metadata(path.as_cstr()), Ok(Some(_))))
     }
+}
+
+/// `path: larger than N bytes`: a file past the buffer it is read into.
+pub fn too_large(path: ShownUnder<'_>, limit: usize) -> Message {
+    msg!("{path}: larger than {limit} bytes", limit = Decimal(limit as u64))
 }

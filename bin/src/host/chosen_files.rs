@@ -3,10 +3,9 @@
 
 use wisp_core::host::chosen_files::ChosenFiles;
 use wisp_core::host::HostError;
-use wisp_os_linux::fs::{Dir, ReadError};
-use wisp_os_linux::Errno;
+use wisp_os_linux::fs::Dir;
 
-use super::host_error;
+use super::{host_error, read_error};
 use super::system::System;
 use crate::output::Message;
 
@@ -22,11 +21,7 @@ impl ChosenFiles for System<'_> {
     }
 
     fn read(&mut self, dir: &Dir, name: &[u8], buf: &mut [u8]) -> Result<Option<usize>, HostError> {
-        match dir.read(name, buf) {
-            Ok(len) => Ok(len),
-            Err(ReadError::TooLarge { .. }) => Err(host_error(Errno::FBIG)),
-            Err(ReadError::Io(e)) => Err(host_error(e)),
-        }
+        dir.read(name, buf).map_err(read_error)
     }
 
     fn write(&mut self, dir: &Dir, name: &[u8], contents: &[u8], mode: u32, owner: (u32, u32)) -> Result<(), HostError> {
