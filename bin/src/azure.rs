@@ -5,6 +5,7 @@
 use wisp_core::host::http::Described;
 use wisp_core::provider::azure_report::{self, Ready, GOAL_STATE_LIMIT};
 use wisp_core::retry::Timeouts;
+use wisp_core::text::Plain;
 use wisp_os_linux::fs::Dir;
 
 use crate::host::{errno, errno_words, Network, OpenDir};
@@ -15,8 +16,8 @@ pub fn report_ready(timeouts: &Timeouts, var: &Dir, instance_id: &[u8]) -> Messa
     let mut goal = [0u8; GOAL_STATE_LIMIT];
     match azure_report::report_ready_once(&mut Network { guest_socket: None }, &mut OpenDir { dir: var }, timeouts, instance_id, &mut goal) {
         Ready::AlreadyReported => msg!("azure: ready was reported for this instance already"),
-        Ready::Reported(how) => msg!("azure: reported ready ({how})"),
-        Ready::NotRemembered(how, e) => msg!("azure: reported ready ({how}), but cannot remember it: {}", crate::output::Os(errno(e))),
+        Ready::Reported(how) => msg!("azure: reported ready ({})", Plain(how)),
+        Ready::NotRemembered(how, e) => msg!("azure: reported ready ({}), but cannot remember it: {}", Plain(how), crate::output::Os(errno(e))),
         Ready::Failed(e) => msg!("azure: could not report ready: {}", Described(&e, errno_words)),
     }
 }
@@ -26,7 +27,7 @@ pub fn report_failure(timeouts: &Timeouts, reason: &Message) -> Message {
     let mut text = heapless::String::<256>::new();
     let _ = core::fmt::write(&mut text, format_args!("{reason}"));
     match azure_report::report_failure(&mut Network { guest_socket: None }, timeouts, text.as_bytes()) {
-        Ok(how) => msg!("azure: reported the failure ({how})"),
+        Ok(how) => msg!("azure: reported the failure ({})", Plain(how)),
         Err(e) => msg!("azure: could not report the failure: {}", Described(&e, errno_words)),
     }
 }

@@ -3,6 +3,7 @@
 
 use wisp_core::host::http::Described;
 use wisp_core::retry::Timeouts;
+use wisp_core::text::Plain;
 
 use crate::host::{errno_words, Network};
 
@@ -12,5 +13,5 @@ use crate::host::{errno_words, Network};
 pub fn get(address: [u8; 4], port: u16, host: &str, path: &str, out: &mut [u8], timeouts: &Timeouts) -> Result<Option<usize>, crate::output::Message> {
     let mut network = Network { guest_socket: None };
     wisp_core::provider::imds::get(&mut network, address, port, host, path, out, timeouts)
-        .map_err(|e| msg!("http://{host}{path}: {}", Described(&e, errno_words)))
+        .map_err(|e| msg!("http://{}{}: {}", Plain(host), Plain(path), Described(&e, errno_words)))
 }

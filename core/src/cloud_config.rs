@@ -5,7 +5,7 @@
 use core::fmt;
 
 use crate::out::{Full, Out};
-use crate::text::{Decimal, Shown};
+use crate::text::{Decimal, Plain, Shown};
 use crate::yaml::{Arena, Kind, NodeId, NodeRef, Scalar};
 
 /// The keys wisp knows, separated by spaces (one string, not a table of 30 slices, to
@@ -31,7 +31,7 @@ pub struct ConfigError {
 
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "cloud-config line {} column {}: {}: {}", Decimal(self.line.into()), Decimal(self.column.into()), self.key, self.problem)
+        write!(f, "cloud-config line {} column {}: {}: {}", Decimal(self.line.into()), Decimal(self.column.into()), Plain(self.key), Plain(self.problem))
     }
 }
 
@@ -270,8 +270,9 @@ impl CloudConfig<'_> {
                 Some(problem) => (problem, "left out"),
                 None => (at.as_str().unwrap_or("another module's form"), "not applied by wisp"),
             };
-            let separator = if section.is_empty() { "" } else { ": " };
+            let separator = Plain(if section.is_empty() { "" } else { ": " });
             let (user, user_separator) = user.map_or(("", ""), |user| (user, ": "));
+            let (section, user_separator, end) = (Plain(section), Plain(user_separator), Plain(end));
             warn(format_args!("cloud-config line {}: {section}{separator}{}{user_separator}{}: {end}", Decimal(at.line().into()), Shown(user.as_bytes()), Shown(what.as_bytes())))
         });
         if !keys {

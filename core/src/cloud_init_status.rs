@@ -9,6 +9,7 @@ use crate::host::messages::Messages;
 use crate::json::{self, JsonError, JsonText};
 use crate::out::{Full, Out};
 use crate::phase::{Failed, Phase};
+use crate::text::{Decimal, Plain};
 
 /// cloud-init's stage for each phase.
 pub const fn stage_name(phase: Phase) -> &'static str {
@@ -203,7 +204,7 @@ pub fn record<M: Messages>(dir: &mut impl Directory, messages: &M, phase: Phase,
     status.datasource = cloud.and_then(datasource);
     match end {
         None => {
-            dir.remove(RESULT_FILE.as_bytes()).map_err(|e| messages.text(format_args!("cannot remove {RESULT_FILE}: {}", M::reason(e))))?;
+            dir.remove(RESULT_FILE.as_bytes()).map_err(|e| messages.text(format_args!("cannot remove {}: {}", Plain(RESULT_FILE), M::reason(e))))?;
             status.start(phase, now);
         }
         Some(failure) => status.finish(phase, now, failure),
@@ -220,8 +221,8 @@ fn write_document<M: Messages>(dir: &mut impl Directory, messages: &M, status: &
     let mut buf = [0u8; DOCUMENT_LIMIT];
     let mut out = Out::new(&mut buf);
     let rendered = if result { status.write_result(&mut out) } else { status.write(&mut out) };
-    rendered.map_err(|e| messages.text(format_args!("{name} longer than {} bytes", e.limit)))?;
-    dir.write_volatile(name.as_bytes(), out.written(), 0o644).map_err(|e| messages.text(format_args!("cannot write {name}: {}", M::reason(e))))
+    rendered.map_err(|e| messages.text(format_args!("{} longer than {} bytes", Plain(name), Decimal(e.limit as u64))))?;
+    dir.write_volatile(name.as_bytes(), out.written(), 0o644).map_err(|e| messages.text(format_args!("cannot write {}: {}", Plain(name), M::reason(e))))
 }
 
 /// Whether the `errors` list of a `result.json` has any.

@@ -16,7 +16,7 @@
 use core::fmt;
 
 use crate::out::{Full, Out};
-use crate::text::Decimal;
+use crate::text::{Decimal, Plain};
 
 /// What cloud-init puts in the options of every line it writes, and looks for to find
 /// them again.
@@ -67,9 +67,9 @@ impl fmt::Display for FstabError {
             FstabError::MissingDevice => f.write_str("the mount has no device"),
             FstabError::MetadataDevice => f.write_str("the device is named by instance metadata, which wisp does not map"),
             FstabError::AlreadyInFstab => f.write_str("the device already has a line in /etc/fstab"),
-            FstabError::BadField { field } => write!(f, "the {field} is empty or holds white space or a control character"),
+            FstabError::BadField { field } => write!(f, "the {} is empty or holds white space or a control character", Plain(field)),
             FstabError::RelativeMountPoint => f.write_str("the mount point is not an absolute path"),
-            FstabError::NotANumber { field } => write!(f, "the {field} field is not a number"),
+            FstabError::NotANumber { field } => write!(f, "the {} field is not a number", Plain(field)),
         }
     }
 }

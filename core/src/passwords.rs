@@ -110,7 +110,7 @@ fn passwords<H: Files + Batch + Messages + Random + Room>(host: &mut H, default_
             };
             let password = match kind {
                 PasswordType::Random => "",
-                _ => get("password")?.ok_or_else(|| host.text(format_args!("cloud-config line {line}: chpasswd: {name} has no password", line = Decimal(line.into()))))?,
+                _ => get("password")?.ok_or_else(|| host.text(format_args!("cloud-config line {line}: chpasswd: {name} has no password", line = Decimal(line.into()), name = Plain(name))))?,
             };
             one(host, Entry { name, password, kind, at: entry })?;
             any = true;

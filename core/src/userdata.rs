@@ -206,7 +206,7 @@ pub fn script_name(filename: Option<&ScriptName>, index: usize) -> ScriptName {
     let mut name = ScriptName::new();
     // `{:03}` would bring core's padding machinery into the binary.
     let number = index + 1;
-    let zeros = if number < 10 { "00" } else if number < 100 { "0" } else { "" };
+    let zeros = crate::text::Plain(if number < 10 { "00" } else if number < 100 { "0" } else { "" });
     let _ = core::fmt::write(&mut name, format_args!("part-{zeros}{}", crate::text::Decimal(number as u64)));
     name
 }

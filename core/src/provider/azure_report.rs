@@ -13,7 +13,7 @@ use crate::http::{self, Method, Request};
 use crate::host::HostError;
 use crate::retry::Timeouts;
 use crate::state_files::AZURE_REPORTED;
-use crate::text::Decimal;
+use crate::text::{Decimal, Shown};
 
 /// The goal state document the older protocol answers with.
 pub const GOAL_STATE_LIMIT: usize = 16 * 1024;
@@ -51,7 +51,7 @@ impl ReportError<'_> {
                 "the goal state health report answered {} (incarnation {})",
                 Decimal((*status).into()),
                 // parse_goal_state admits only letters, digits and "-._".
-                core::str::from_utf8(incarnation).unwrap_or("?")
+                Shown(incarnation)
             ),
         }
     }

@@ -3,7 +3,7 @@
 //! filesystem module in the kernel.
 
 use core::fmt;
-use crate::text::Decimal;
+use crate::text::{Decimal, Plain};
 
 pub mod iso9660;
 pub mod local;
@@ -48,7 +48,7 @@ impl fmt::Display for SeedError {
             SeedError::NotIso9660 => f.write_str("not an ISO 9660 image"),
             SeedError::NotFat => f.write_str("not a FAT filesystem"),
             SeedError::NotUdf => f.write_str("not a UDF filesystem"),
-            SeedError::Corrupt { what } => write!(f, "corrupt image: {what}"),
+            SeedError::Corrupt { what } => write!(f, "corrupt image: {}", Plain(what)),
             SeedError::TooManyEntries { limit } => write!(f, "more than {limit} directory entries visited", limit = Decimal(limit as u64)),
             SeedError::FileTooLarge { limit } => write!(f, "file larger than {limit} bytes", limit = Decimal(limit as u64)),
         }

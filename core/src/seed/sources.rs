@@ -10,7 +10,7 @@ use crate::host::seed_sources::SeedSources;
 use crate::host::seed_media::SeedMedia;
 use crate::http::Url;
 use crate::system_files::TOO_LARGE;
-use crate::text::{Decimal, Shown};
+use crate::text::{Decimal, Plain, Shown};
 
 /// Block devices looked at, in the order listed (more are left out).
 pub const DEVICES_LIMIT: usize = 64;
@@ -115,7 +115,7 @@ impl<H: SeedSources> Sources<H> {
         let host = &mut self.0;
         let base = match seed {
             Seed::Image { name, device, volume } => {
-                return volume.read::<H>(device, file, Some(out)).map_err(|e| host.text(format_args!("/dev/{name}: {e}")))
+                return volume.read::<H>(device, file, Some(out)).map_err(|e| host.text(format_args!("/dev/{}: {e}", Plain(name))))
             }
             Seed::Directory(_) if H::NOCLOUD => "",
             Seed::Http { base, .. } if H::NOCLOUD => base,
@@ -199,8 +199,8 @@ impl<H: SeedSources> SeedMedia for Sources<H> {
     fn describe(&self, seed: &Seed<H>) -> H::Text {
         match seed {
             Seed::Directory(directory) => self.0.text(format_args!("{}", self.0.directory_path(directory))),
-            Seed::Image { name, volume, .. } => self.0.text(format_args!("/dev/{name} (label {})", Shown(volume.label::<H>()))),
-            Seed::Http { host, base, .. } => self.0.text(format_args!("http://{host}{base}")),
+            Seed::Image { name, volume, .. } => self.0.text(format_args!("/dev/{} (label {})", Plain(name), Shown(volume.label::<H>()))),
+            Seed::Http { host, base, .. } => self.0.text(format_args!("http://{}{}", Plain(host), Plain(base))),
         }
     }
 
