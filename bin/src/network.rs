@@ -3,6 +3,7 @@
 
 use wisp_core::config::Cloud;
 use wisp_core::net::{ephemeral, net_sync, rtnl::Rtnl};
+use wisp_core::text::Plain;
 
 use crate::context::Context;
 use crate::host::{dhcp::DhcpOn, host_error, netlink::RouteSocket, system::System, Network, OpenDir};
@@ -16,7 +17,7 @@ pub fn set_ephemeral_network(ctx: &mut Context<'_>, metadata: &mut crate::imds::
     #[cfg(any(feature = "nocloud", feature = "configdrive"))]
     if local_seed && metadata.get(wisp_core::provider::Item::InstanceId).is_none() {
         if let Err(e) = crate::seed::load(ctx, cloud, metadata, Some(&var)) {
-            ctx.log.line(format_args!("{}: {e}: using the saved network-config, if any", cloud.name()));
+            ctx.log.line(format_args!("{}: {e}: using the saved network-config, if any", Plain(cloud.name())));
         }
     }
     let instance = ephemeral::Instance { cloud: cloud.name(), local_seed, dhcp_ms: ctx.config.dhcp_ms as u64 };

@@ -106,7 +106,7 @@ pub fn apply_network_config<H: Files + Messages, D: Directory, N: Netlink>(
         return Ok(Configured::Disabled);
     }
     for (kind, name) in &config.refused {
-        host.log(format_args!("network-config: {kind} {}: not supported by wisp: skipped", H::shown(name.as_bytes())));
+        host.log(format_args!("network-config: {} {}: not supported by wisp: skipped", Plain(kind), H::shown(name.as_bytes())));
     }
     let mut applied: u64 = 0;
     for interface in config.interfaces.iter_mut() {

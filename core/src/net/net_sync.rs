@@ -6,7 +6,7 @@
 use crate::config::Cloud;
 use crate::host::messages::Messages;
 use crate::host::netlink::Netlink;
-use crate::text::Decimal;
+use crate::text::{Decimal, Plain};
 use crate::net::rtnl::{Rtnl, State};
 use crate::net::{address, netlink, secondary};
 
@@ -58,20 +58,20 @@ pub fn sync_interfaces<H: Messages, N: Netlink, E: core::fmt::Display>(
             let mut raw = [0u8; ANSWER_LIMIT];
             match fetch(path, &mut raw) {
                 Ok(Some(value)) => {
-                    let target = body.get_mut(..value.len()).ok_or_else(|| host.text(format_args!("{name}: {key}: longer than {} bytes", Decimal(BODY_LIMIT as u64))))?;
+                    let target = body.get_mut(..value.len()).ok_or_else(|| host.text(format_args!("{name}: {}: longer than {} bytes", Plain(key), Decimal(BODY_LIMIT as u64))))?;
                     target.copy_from_slice(value);
                     Ok(Some(value.len()))
                 }
                 Ok(None) => Ok(None),
-                Err(e) => Err(host.text(format_args!("{name}: {key}: {e}"))),
+                Err(e) => Err(host.text(format_args!("{name}: {}: {e}", Plain(key)))),
             }
         };
         let mut sync = secondary::Sync::default();
         for (ipv6, list, subnet) in FAMILIES {
             let Some(len) = get(list, &mut body)? else { continue };
-            let wanted = secondary::addresses(&body[..len]).map_err(|line| host.text(format_args!("{name}: {list} line {}: not an address", Decimal(line as u64))))?;
-            let Some(len) = get(subnet, &mut body)? else { return Err(host.text(format_args!("{name}: the metadata has no {subnet}"))) };
-            let prefix_len = secondary::prefix_len(&body[..len]).ok_or_else(|| host.text(format_args!("{name}: {subnet}: not a CIDR block")))?;
+            let wanted = secondary::addresses(&body[..len]).map_err(|line| host.text(format_args!("{name}: {} line {}: not an address", Plain(list), Decimal(line as u64))))?;
+            let Some(len) = get(subnet, &mut body)? else { return Err(host.text(format_args!("{name}: the metadata has no {}", Plain(subnet)))) };
+            let prefix_len = secondary::prefix_len(&body[..len]).ok_or_else(|| host.text(format_args!("{name}: {}: not a CIDR block", Plain(subnet))))?;
             secondary::sync(link.index, &secondary::Wanted { ipv6, addresses: &wanted, prefix_len }, &state.addresses, &mut sync);
         }
         for address in &sync.add {

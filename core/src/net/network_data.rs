@@ -27,8 +27,8 @@ impl core::fmt::Display for DataError {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
             DataError::Json(e) => write!(f, "network_data.json: {e}"),
-            DataError::Bad { what } => write!(f, "network_data.json: {what}"),
-            DataError::TooMany { what } => write!(f, "network_data.json: too many {what}"),
+            DataError::Bad { what } => write!(f, "network_data.json: {}", crate::text::Plain(what)),
+            DataError::TooMany { what } => write!(f, "network_data.json: too many {}", crate::text::Plain(what)),
         }
     }
 }

@@ -10,7 +10,7 @@ use super::link::{self, Link, LinkChange};
 use super::netlink::{self, Message};
 use super::route::{self, Route, TABLE_MAIN};
 use crate::host::explain::{errno_number, ErrnoWords, Explain};
-use crate::text::Decimal;
+use crate::text::{Decimal, Plain};
 use crate::host::netlink::Netlink;
 use crate::host::HostError;
 
@@ -36,11 +36,11 @@ impl Explain for RtnlError {
     fn explain(&self, f: &mut fmt::Formatter<'_>, words: ErrnoWords) -> fmt::Result {
         match *self {
             RtnlError::Call { what, error } => {
-                write!(f, "{what}: ")?;
+                write!(f, "{}: ", Plain(what))?;
                 words(error, f)
             }
-            RtnlError::Message { what, error } => write!(f, "{what}: {error}"),
-            RtnlError::NoAcknowledgement { what } => write!(f, "{what}: no acknowledgement"),
+            RtnlError::Message { what, error } => write!(f, "{}: {error}", Plain(what)),
+            RtnlError::NoAcknowledgement { what } => write!(f, "{}: no acknowledgement", Plain(what)),
             RtnlError::Dump(error) => write!(f, "{error}"),
             RtnlError::TooMany => write!(f, "more than {} links, {} addresses or {} main-table routes", Decimal(LINKS_LIMIT as u64), Decimal(ADDRESSES_LIMIT as u64), Decimal(ROUTES_LIMIT as u64)),
         }
