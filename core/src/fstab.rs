@@ -162,10 +162,14 @@ fn device(name: &[u8]) -> Result<Device<'_>, FstabError> {
 }
 
 fn check<'a>(existing: &[u8], fields: &Fields<'a>, mount_point: &[u8]) -> Result<Device<'a>, FstabError> {
-    let device = device(fields[0].ok_or(FstabError::MissingDevice)?)?;
+    let name = fields[0].ok_or(FstabError::MissingDevice)?;
+    let device = device(name)?;
+    if name.starts_with(b"#") {
+        return Err(FstabError::BadField { field: NAMES[0] });
+    }
     for (field, value) in NAMES.iter().zip(fields) {
         let value = value.unwrap_or_default();
-        if value.is_empty() || value.iter().any(|&b| b <= b' ' || b == 0x7f) || (*field == "device" && value[0] == b'#') {
+        if value.is_empty() || value.iter().any(|&b| b <= b' ' || b == 0x7f) {
             return Err(FstabError::BadField { field });
         }
     }
