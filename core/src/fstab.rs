@@ -130,8 +130,13 @@ impl Device<'_> {
         other.strip_prefix(self.prefix) == Some(self.name)
     }
 
+    /// Whether both are the same path: `/dev/sdb` (no prefix) is `sdb` (prefix `/dev/`).
     fn same(&self, other: &Device<'_>) -> bool {
-        self.prefix.iter().chain(self.name).eq(other.prefix.iter().chain(other.name))
+        match (self.prefix.is_empty(), other.prefix.is_empty()) {
+            (true, _) => other.is(self.name),
+            (false, true) => self.is(other.name),
+            (false, false) => self.prefix == other.prefix && self.name == other.name,
+        }
     }
 }
 
@@ -279,6 +284,9 @@ mod tests {
             b"/dev/sdc\t/c\tauto\tdefaults,nobootwait,comment=cloudconfig\t0\t2\n/dev/sdb\t/b\tauto\tdefaults,nobootwait,comment=cloudconfig\t0\t2\n"
         );
         assert!(skips.is_empty());
+        // The other way round: `sdb` removes the line of `/dev/sdb`; `sdbx` does not.
+        let entries = [entry(&[Some(b"/dev/sdb"), Some(b"/a")]), entry(&[Some(b"sdb")]), entry(&[Some(b"/dev/sdc"), Some(b"/c")]), entry(&[Some(b"sdcx")])];
+        assert_eq!(run(b"", &entries).0.unwrap(), b"/dev/sdc\t/c\tauto\tdefaults,nobootwait,comment=cloudconfig\t0\t2\n");
     }
 
     #[test]
