@@ -210,9 +210,14 @@ fn put_line(writer: &mut Out<'_>, (device, fields): (Device<'_>, Fields<'_>)) ->
 /// The lines of `existing` that cloud-config did not write, without their newlines.
 fn kept_lines(existing: &[u8]) -> impl Iterator<Item = &[u8]> {
     let text = existing.strip_suffix(b"\n").unwrap_or(existing);
-    let marked = |line: &[u8]| line.windows(MARKER.len()).any(|window| window == MARKER);
     // An empty file has no lines; a file of one blank line keeps it.
     text.split(|&b| b == b'\n').filter(move |line| !existing.is_empty() && !marked(line))
+}
+
+/// Whether cloud-config wrote the line.
+#[inline(never)]
+fn marked(line: &[u8]) -> bool {
+    line.windows(MARKER.len()).any(|window| window == MARKER)
 }
 
 #[cfg(test)]
