@@ -47,7 +47,7 @@ pub fn run(ctx: &Context<'_>, config: &CloudConfig<'static>, var: &Dir, action: 
         Action::UserdataBootcmd => run_commands(ctx, config, "bootcmd", Some(&scripts::instance_env(var)?), None),
         // runcmd as a whole, once per instance: a crash inside it runs it again, one after
         // it does not.
-        Action::UserdataRuncmd => once_per_instance(var, "runcmd", |markers| run_commands(ctx, config, "runcmd", None, Some(markers))),
+        Action::UserdataRuncmd => once_per_instance(var, "runcmd", &mut |markers| run_commands(ctx, config, "runcmd", None, Some(markers))),
         Action::UserdataWriteFiles => wisp_core::write_files::apply(host, config, false),
         Action::UserdataWriteFilesDeferred => wisp_core::write_files::apply(host, config, true),
         Action::UserdataUsers => wisp_core::users::apply_users(host, ctx.config.cloud_user.as_str(), config, crate::host::system::today()),
@@ -55,7 +55,7 @@ pub fn run(ctx: &Context<'_>, config: &CloudConfig<'static>, var: &Dir, action: 
         Action::UserdataTimezone => wisp_core::timezone::apply(host, config),
         // Marked done once apk succeeded: a failed or cut-short install runs again. Nothing
         // asked is no work to mark (nor a sync to make it durable).
-        Action::UserdataPackages => once_per_instance(var, "packages", |markers| match wisp_core::packages::install(host, config)? {
+        Action::UserdataPackages => once_per_instance(var, "packages", &mut |markers| match wisp_core::packages::install(host, config)? {
             Some(note) => markers.mark_done(ctx, "packages", None).map(|()| note),
             None => Ok(msg!("no packages")),
         }),
@@ -83,7 +83,7 @@ impl wisp_core::host::commands::Commands for System<'_> {
 }
 
 /// `work` unless its marker says it finished for this instance.
-fn once_per_instance(var: &Dir, work: &str, run: impl FnOnce(&crate::markers::Markers) -> Result<Message, Message>) -> Result<Message, Message> {
+fn once_per_instance(var: &Dir, work: &str, run: &mut dyn FnMut(&crate::markers::Markers) -> Result<Message, Message>) -> Result<Message, Message> {
     let markers = crate::markers::Markers::open(var)?;
     if markers.is_done(work, None)? {
         return Ok(msg!("ran already for this instance"));
