@@ -25,14 +25,14 @@ static ARENA: TakeOnce<Option<Arena<'static>>> = TakeOnce::new(None);
 /// Parses every cloud-config part of the user-data, in order, and merges them (their
 /// keys' shapes are for `CloudConfig::validate`).
 pub fn parse(userdata: &crate::userdata::UserData) -> Result<CloudConfig<'static>, Message> {
-    if userdata.of_kind(Kind::CloudConfig).next().is_none() {
+    let (parts, input) = userdata.of_kind(Kind::CloudConfig).fold((0, 0usize), |(parts, input), (_, part)| (parts + 1, input + part.bytes.len()));
+    if parts == 0 {
         return Ok(CloudConfig::default());
     }
     let slot = ARENA.take().ok_or_else(|| msg!("the cloud-config buffers are in use"))?;
     // Sized to the documents: twice their length is more than the YAML subset makes of
     // them (a node takes a byte of source or more; `\L`, 3 bytes of text from 2, is the
     // most an escape grows), so no document the named limits allow is refused.
-    let input: usize = userdata.of_kind(Kind::CloudConfig).map(|(_, part)| part.bytes.len()).sum();
     let room = input.saturating_mul(2).saturating_add(64);
     let nodes = crate::memory::reserve_filled(room.min(NODES_LIMIT), Node::EMPTY, "YAML nodes")?;
     let text = crate::memory::reserve(room.min(USER_DATA_LIMIT), "YAML text")?;
