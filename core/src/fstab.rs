@@ -202,8 +202,7 @@ fn removed_later(device: Device<'_>, later: &[Entry<'_>], defaults: &Fields<'_>)
 
 fn put_line(writer: &mut Out<'_>, (device, fields): (Device<'_>, Fields<'_>)) -> Result<(), FstabError> {
     let [_, mount_point, fs_type, options, dump, pass] = fields.map(Option::unwrap_or_default);
-    writer.put_all(&[device.prefix, device.name, b"\t", mount_point, b"\t", fs_type, b"\t"])?;
-    writer.put_all(&[options, b",", MARKER, b"\t", dump, b"\t", pass, b"\n"])?;
+    writer.put_all(&[device.prefix, device.name, b"\t", mount_point, b"\t", fs_type, b"\t", options, b",", MARKER, b"\t", dump, b"\t", pass, b"\n"])?;
     Ok(())
 }
 
