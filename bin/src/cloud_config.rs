@@ -25,14 +25,14 @@ static ARENA: TakeOnce<Option<Arena<'static>>> = TakeOnce::new(None);
 /// Parses every cloud-config part of the user-data, in order, and merges them (their
 /// keys' shapes are for `CloudConfig::validate`).
 pub fn parse(userdata: &crate::userdata::UserData) -> Result<CloudConfig<'static>, Message> {
-    if userdata.of_kind(Kind::CloudConfig).next().is_none() {
+    let (parts, input) = userdata.of_kind(Kind::CloudConfig).fold((0, 0usize), |(parts, input), (_, part)| (parts + 1, input + part.bytes.len()));
+    if parts == 0 {
         return Ok(CloudConfig::default());
     }
     let slot = ARENA.take().ok_or_else(|| msg!("the cloud-config buffers are in use"))?;
     // Sized to the documents: twice their length is more than the YAML subset makes of
     // them (a node takes a byte of source or more; `\L`, 3 bytes of text from 2, is the
     // most an escape grows), so no document the named limits allow is refused.
-    let input: usize = userdata.of_kind(Kind::CloudConfig).map(|(_, part)| part.bytes.len()).sum();
     let room = input.saturating_mul(2).saturating_add(64);
     let nodes = crate::memory::reserve_filled(room.min(NODES_LIMIT), Node::EMPTY, "YAML nodes")?;
     let text = crate::memory::reserve(room.min(USER_DATA_LIMIT), "YAML text")?;
@@ -47,7 +47,7 @@ pub fn run(ctx: &Context<'_>, config: &CloudConfig<'static>, var: &Dir, action: 
         Action::UserdataBootcmd => run_commands(ctx, config, "bootcmd", Some(&scripts::instance_env(var)?), None),
         // runcmd as a whole, once per instance: a crash inside it runs it again, one after
         // it does not.
-        Action::UserdataRuncmd => once_per_instance(var, "runcmd", |markers| run_commands(ctx, config, "runcmd", None, Some(markers))),
+        Action::UserdataRuncmd => once_per_instance(var, "runcmd", &mut |markers| run_commands(ctx, config, "runcmd", None, Some(markers))),
         Action::UserdataWriteFiles => wisp_core::write_files::apply(host, config, false),
         Action::UserdataWriteFilesDeferred => wisp_core::write_files::apply(host, config, true),
         Action::UserdataUsers => wisp_core::users::apply_users(host, ctx.config.cloud_user.as_str(), config, crate::host::system::today()),
@@ -55,7 +55,7 @@ pub fn run(ctx: &Context<'_>, config: &CloudConfig<'static>, var: &Dir, action: 
         Action::UserdataTimezone => wisp_core::timezone::apply(host, config),
         // Marked done once apk succeeded: a failed or cut-short install runs again. Nothing
         // asked is no work to mark (nor a sync to make it durable).
-        Action::UserdataPackages => once_per_instance(var, "packages", |markers| match wisp_core::packages::install(host, config)? {
+        Action::UserdataPackages => once_per_instance(var, "packages", &mut |markers| match wisp_core::packages::install(host, config)? {
             Some(note) => markers.mark_done(ctx, "packages", None).map(|()| note),
             None => Ok(msg!("no packages")),
         }),
@@ -83,7 +83,7 @@ impl wisp_core::host::commands::Commands for System<'_> {
 }
 
 /// `work` unless its marker says it finished for this instance.
-fn once_per_instance(var: &Dir, work: &str, run: impl FnOnce(&crate::markers::Markers) -> Result<Message, Message>) -> Result<Message, Message> {
+fn once_per_instance(var: &Dir, work: &str, run: &mut dyn FnMut(&crate::markers::Markers) -> Result<Message, Message>) -> Result<Message, Message> {
     let markers = crate::markers::Markers::open(var)?;
     if markers.is_done(work, None)? {
         return Ok(msg!("ran already for this instance"));

@@ -130,8 +130,13 @@ impl Device<'_> {
         other.strip_prefix(self.prefix) == Some(self.name)
     }
 
+    /// Whether both are the same path: `/dev/sdb` (no prefix) is `sdb` (prefix `/dev/`).
     fn same(&self, other: &Device<'_>) -> bool {
-        self.prefix.iter().chain(self.name).eq(other.prefix.iter().chain(other.name))
+        match (self.prefix.is_empty(), other.prefix.is_empty()) {
+            (true, _) => other.is(self.name),
+            (false, true) => self.is(other.name),
+            (false, false) => self.prefix == other.prefix && self.name == other.name,
+        }
     }
 }
 
@@ -162,10 +167,14 @@ fn device(name: &[u8]) -> Result<Device<'_>, FstabError> {
 }
 
 fn check<'a>(existing: &[u8], fields: &Fields<'a>, mount_point: &[u8]) -> Result<Device<'a>, FstabError> {
-    let device = device(fields[0].ok_or(FstabError::MissingDevice)?)?;
+    let name = fields[0].ok_or(FstabError::MissingDevice)?;
+    let device = device(name)?;
+    if name.starts_with(b"#") {
+        return Err(FstabError::BadField { field: NAMES[0] });
+    }
     for (field, value) in NAMES.iter().zip(fields) {
         let value = value.unwrap_or_default();
-        if value.is_empty() || value.iter().any(|&b| b <= b' ' || b == 0x7f) || (*field == "device" && value[0] == b'#') {
+        if value.is_empty() || value.iter().any(|&b| b <= b' ' || b == 0x7f) {
             return Err(FstabError::BadField { field });
         }
     }
@@ -193,17 +202,21 @@ fn removed_later(device: Device<'_>, later: &[Entry<'_>], defaults: &Fields<'_>)
 
 fn put_line(writer: &mut Out<'_>, (device, fields): (Device<'_>, Fields<'_>)) -> Result<(), FstabError> {
     let [_, mount_point, fs_type, options, dump, pass] = fields.map(Option::unwrap_or_default);
-    writer.put_all(&[device.prefix, device.name, b"\t", mount_point, b"\t", fs_type, b"\t"])?;
-    writer.put_all(&[options, b",", MARKER, b"\t", dump, b"\t", pass, b"\n"])?;
+    writer.put_all(&[device.prefix, device.name, b"\t", mount_point, b"\t", fs_type, b"\t", options, b",", MARKER, b"\t", dump, b"\t", pass, b"\n"])?;
     Ok(())
 }
 
 /// The lines of `existing` that cloud-config did not write, without their newlines.
 fn kept_lines(existing: &[u8]) -> impl Iterator<Item = &[u8]> {
     let text = existing.strip_suffix(b"\n").unwrap_or(existing);
-    let marked = |line: &[u8]| line.windows(MARKER.len()).any(|window| window == MARKER);
     // An empty file has no lines; a file of one blank line keeps it.
     text.split(|&b| b == b'\n').filter(move |line| !existing.is_empty() && !marked(line))
+}
+
+/// Whether cloud-config wrote the line.
+#[inline(never)]
+fn marked(line: &[u8]) -> bool {
+    line.windows(MARKER.len()).any(|window| window == MARKER)
 }
 
 #[cfg(test)]
@@ -275,6 +288,9 @@ mod tests {
             b"/dev/sdc\t/c\tauto\tdefaults,nobootwait,comment=cloudconfig\t0\t2\n/dev/sdb\t/b\tauto\tdefaults,nobootwait,comment=cloudconfig\t0\t2\n"
         );
         assert!(skips.is_empty());
+        // The other way round: `sdb` removes the line of `/dev/sdb`; `sdbx` does not.
+        let entries = [entry(&[Some(b"/dev/sdb"), Some(b"/a")]), entry(&[Some(b"sdb")]), entry(&[Some(b"/dev/sdc"), Some(b"/c")]), entry(&[Some(b"sdcx")])];
+        assert_eq!(run(b"", &entries).0.unwrap(), b"/dev/sdc\t/c\tauto\tdefaults,nobootwait,comment=cloudconfig\t0\t2\n");
     }
 
     #[test]

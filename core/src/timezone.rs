@@ -61,7 +61,7 @@ pub fn check(name: &[u8]) -> Result<&str, TimezoneError> {
     if name.windows(2).any(|pair| pair == b"..") {
         return Err(TimezoneError::ParentDirectory);
     }
-    if let Some(&byte) = name.iter().find(|&&b| !(b.is_ascii_alphanumeric() || b"_+-/".contains(&b))) {
+    if let Some(&byte) = name.iter().find(|&&b| !(b.is_ascii_alphanumeric() || matches!(b, b'_' | b'+' | b'-' | b'/'))) {
         return Err(TimezoneError::BadByte { byte });
     }
     if name.split(|&b| b == b'/').any(<[u8]>::is_empty) {

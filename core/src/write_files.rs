@@ -48,9 +48,10 @@ pub fn apply<H: Files + ChosenFiles + Room>(host: &mut H, config: &CloudConfig<'
 
 fn write_file<H: Files + ChosenFiles + Room>(host: &mut H, file: &WriteFile<'_>) -> Result<(), H::Text> {
     let owner = owner_ids(host, file.owner)?;
-    let split = file.path.rfind('/').unwrap_or(0);
-    let (parent, name) = (&file.path[..split.max(1)], &file.path.as_bytes()[split + 1..]);
-    let dir = host.create_dir_no_symlinks(parent.as_bytes())?;
+    let path = file.path.as_bytes();
+    let split = path.iter().rposition(|&b| b == b'/').unwrap_or(0);
+    let (parent, name) = (&path[..split.max(1)], &path[split + 1..]);
+    let dir = host.create_dir_no_symlinks(parent)?;
     // Room for the old content (when appending) and the new, decoded.
     let old_size = match (file.append, host.size(&dir, name)) {
         (true, Ok(Some(size))) => usize::try_from(size).unwrap_or(usize::MAX),
