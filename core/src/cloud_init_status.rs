@@ -228,7 +228,7 @@ fn write_document<M: Messages>(dir: &mut impl Directory, messages: &M, status: &
 /// Whether the `errors` list of a `result.json` has any.
 pub fn result_has_errors(document: &[u8]) -> Result<bool, JsonError> {
     let errors = JsonText::parse(document)?.path(&["v1", "errors"])?;
-    has_elements(errors.ok_or(JsonError::WrongType { expected: "an object with v1.errors" })?)
+    has_elements(errors.ok_or(JsonError::WrongType { expected: json::Expected::ObjectWithErrors })?)
 }
 
 /// Whether an array of strings has any element; an element of another type is an error,
@@ -238,7 +238,7 @@ fn has_elements(list: JsonText<'_>) -> Result<bool, JsonError> {
     let mut any = false;
     while let Some(element) = elements.next_element()? {
         if element.text.first() != Some(&b'"') {
-            return Err(JsonError::WrongType { expected: "a string" });
+            return Err(JsonError::WrongType { expected: json::Expected::String });
         }
         any = true;
     }
@@ -426,8 +426,8 @@ mod tests {
         assert!(read(b"{\"v1\": {\"init\": []}}").is_err());
         assert!(read(b"not json").is_err());
         assert_eq!(read(b"{}").unwrap(), Status::default());
-        assert_eq!(result_has_errors(b"{\"v1\": {}}"), Err(JsonError::WrongType { expected: "an object with v1.errors" }));
-        assert_eq!(result_has_errors(b"{\"v1\": {\"errors\": [2]}}"), Err(JsonError::WrongType { expected: "a string" }));
+        assert_eq!(result_has_errors(b"{\"v1\": {}}"), Err(JsonError::WrongType { expected: json::Expected::ObjectWithErrors }));
+        assert_eq!(result_has_errors(b"{\"v1\": {\"errors\": [2]}}"), Err(JsonError::WrongType { expected: json::Expected::String }));
         assert_eq!(seconds_to_ms(b"1e9"), None);
         assert_eq!(seconds_to_ms(b"-1"), None);
         assert_eq!(seconds_to_ms(b"1."), Some(1000));

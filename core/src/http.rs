@@ -66,47 +66,91 @@ impl<'b> Response<'b> {
     }
 }
 
+/// Why a request or response was refused. Sizes are u32 and texts are named by small
+/// enums so that the error is 12 bytes: every `?` between a response and the message
+/// moves it (the buffers are far below 4 GiB).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Error {
     /// The request does not fit in the caller's buffer, whose size is the limit.
-    RequestTooLarge { limit: usize },
+    RequestTooLarge { limit: u32 },
     /// A CR, LF or NUL in a header, host or path, or a path that is not origin form.
-    InvalidRequest { field: &'static str },
+    InvalidRequest { field: RequestField },
     /// The status line and headers do not fit in the response buffer.
-    HeadTooLarge { limit: usize },
-    TooManyHeaders { limit: usize },
+    HeadTooLarge { limit: u32 },
+    TooManyHeaders { limit: u32 },
     /// The body cannot fit in what the buffer leaves after the head.
-    BodyTooLarge { limit: usize },
+    BodyTooLarge { limit: u32 },
     /// Not an HTTP response: what is wrong with its head.
-    Malformed { what: &'static str },
+    Malformed { what: Malformation },
     /// A missing, repeated or non-numeric Content-Length where one is required or given.
     BadContentLength,
     /// Chunked or another transfer coding, which an HTTP/1.0 client must not receive.
     UnsupportedTransferEncoding,
     /// More bytes after the body announced by Content-Length.
     TrailingData,
-    /// The peer closed before the head was complete (`expected` = None) or before the
-    /// announced body arrived.
-    Truncated { received: usize, expected: Option<usize> },
+    /// The peer closed before the head was complete.
+    TruncatedHead { received: u32 },
+    /// The peer closed before the body announced by Content-Length arrived.
+    TruncatedBody { received: u32, expected: u32 },
+}
+
+/// The part of a request that holds characters a request may not carry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RequestField {
+    Path,
+    Host,
+    Headers,
+}
+
+impl RequestField {
+    const fn as_str(self) -> &'static str {
+        match self {
+            RequestField::Path => "path",
+            RequestField::Host => "host",
+            RequestField::Headers => "headers",
+        }
+    }
+}
+
+/// What is wrong with a head that is not HTTP: a bad version, status code, ...
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Malformation {
+    Version,
+    Status,
+    LineEnding,
+    HeaderName,
+    HeaderValue,
+}
+
+impl Malformation {
+    const fn as_str(self) -> &'static str {
+        match self {
+            Malformation::Version => "HTTP version",
+            Malformation::Status => "status code",
+            Malformation::LineEnding => "line ending",
+            Malformation::HeaderName => "header name",
+            Malformation::HeaderValue => "header value",
+        }
+    }
 }
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
-            Error::RequestTooLarge { limit } => write!(f, "request larger than {limit} bytes", limit = Decimal(limit as u64)),
-            Error::InvalidRequest { field } => write!(f, "invalid characters in the request's {field}", field = Plain(field)),
-            Error::HeadTooLarge { limit } => write!(f, "response head larger than {limit} bytes", limit = Decimal(limit as u64)),
-            Error::TooManyHeaders { limit } => write!(f, "response has more than {limit} headers", limit = Decimal(limit as u64)),
-            Error::BodyTooLarge { limit } => write!(f, "response body larger than {limit} bytes", limit = Decimal(limit as u64)),
-            Error::Malformed { what } => write!(f, "not an HTTP response ({what})", what = Plain(what)),
+            Error::RequestTooLarge { limit } => write!(f, "request larger than {limit} bytes", limit = Decimal(limit.into())),
+            Error::InvalidRequest { field } => write!(f, "invalid characters in the request's {field}", field = Plain(field.as_str())),
+            Error::HeadTooLarge { limit } => write!(f, "response head larger than {limit} bytes", limit = Decimal(limit.into())),
+            Error::TooManyHeaders { limit } => write!(f, "response has more than {limit} headers", limit = Decimal(limit.into())),
+            Error::BodyTooLarge { limit } => write!(f, "response body larger than {limit} bytes", limit = Decimal(limit.into())),
+            Error::Malformed { what } => write!(f, "not an HTTP response (bad {what})", what = Plain(what.as_str())),
             Error::BadContentLength => f.write_str("invalid Content-Length"),
             Error::UnsupportedTransferEncoding => f.write_str("Transfer-Encoding not allowed in an HTTP/1.0 response"),
             Error::TrailingData => f.write_str("data after the end of the response body"),
-            Error::Truncated { received, expected: Some(expected) } => {
-                write!(f, "connection closed after {received} of {expected} body bytes", received = Decimal(received as u64), expected = Decimal(expected as u64))
+            Error::TruncatedBody { received, expected } => {
+                write!(f, "connection closed after {received} of {expected} body bytes", received = Decimal(received.into()), expected = Decimal(expected.into()))
             }
-            Error::Truncated { received, expected: None } => {
-                write!(f, "connection closed after {received} bytes, inside the response head", received = Decimal(received as u64))
+            Error::TruncatedHead { received } => {
+                write!(f, "connection closed after {received} bytes, inside the response head", received = Decimal(received.into()))
             }
         }
     }
@@ -116,20 +160,20 @@ impl fmt::Display for Error {
 /// Content-Length, so that a body-less PUT is not read as "body until close".
 pub fn write_request(request: &Request<'_>, out: &mut [u8]) -> Result<usize, Error> {
     if !request.path.starts_with('/') || request.path.bytes().any(|b| b <= b' ' || b == 0x7f) {
-        return Err(Error::InvalidRequest { field: "path" });
+        return Err(Error::InvalidRequest { field: RequestField::Path });
     }
     if !is_header_text(request.host) {
-        return Err(Error::InvalidRequest { field: "host" });
+        return Err(Error::InvalidRequest { field: RequestField::Host });
     }
     for &(name, value) in request.headers {
         if name.is_empty() || !name.bytes().all(is_token_byte) || !is_header_text(value) {
-            return Err(Error::InvalidRequest { field: "headers" });
+            return Err(Error::InvalidRequest { field: RequestField::Headers });
         }
     }
     let mut writer = Out::new(out);
     match put_request(request, &mut writer) {
         Ok(()) => Ok(writer.len()),
-        Err(full) => Err(Error::RequestTooLarge { limit: full.limit }),
+        Err(full) => Err(Error::RequestTooLarge { limit: full.limit as u32 }),
     }
 }
 
@@ -161,24 +205,24 @@ fn is_token_byte(b: u8) -> bool {
 pub fn parse_response(buf: &[u8], capacity: usize, eof: bool) -> Result<Status<Response<'_>>, Error> {
     let head = match parse_head(buf) {
         Ok(head) => head,
-        Err(Short::Partial) if eof => return Err(Error::Truncated { received: buf.len(), expected: None }),
-        Err(Short::Partial) if buf.len() >= capacity => return Err(Error::HeadTooLarge { limit: capacity }),
+        Err(Short::Partial) if eof => return Err(Error::TruncatedHead { received: buf.len() as u32 }),
+        Err(Short::Partial) if buf.len() >= capacity => return Err(Error::HeadTooLarge { limit: capacity as u32 }),
         Err(Short::Partial) => return Ok(Status::Partial),
         Err(Short::Malformed(what)) => return Err(Error::Malformed { what }),
-        Err(Short::TooManyHeaders) => return Err(Error::TooManyHeaders { limit: HEADERS_LIMIT }),
+        Err(Short::TooManyHeaders) => return Err(Error::TooManyHeaders { limit: HEADERS_LIMIT as u32 }),
     };
     // RFC 9110 status codes run from 100 to 599.
     if !(100..=599).contains(&head.status) {
-        return Err(Error::Malformed { what: BAD_STATUS });
+        return Err(Error::Malformed { what: Malformation::Status });
     }
     let content_length = head.content_length?;
     let room = capacity.saturating_sub(head.len);
     let received = &buf[head.len..];
     let body = match content_length {
-        Some(length) if length > room => return Err(Error::BodyTooLarge { limit: room }),
+        Some(length) if length > room => return Err(Error::BodyTooLarge { limit: room as u32 }),
         Some(length) if received.len() > length => return Err(Error::TrailingData),
         Some(length) if received.len() == length => received,
-        Some(length) if eof => return Err(Error::Truncated { received: received.len(), expected: Some(length) }),
+        Some(length) if eof => return Err(Error::TruncatedBody { received: received.len() as u32, expected: length as u32 }),
         Some(_) => return Ok(Status::Partial),
         // Without a length the body ends when the connection does: a full buffer that
         // is still open would have to be cut, and is refused by the caller's next read.
@@ -187,12 +231,6 @@ pub fn parse_response(buf: &[u8], capacity: usize, eof: bool) -> Result<Status<R
     };
     Ok(Status::Complete(Response { status: head.status, head: &buf[..head.len], body }))
 }
-
-const BAD_VERSION: &str = "bad HTTP version";
-const BAD_STATUS: &str = "bad status code";
-const BAD_LINE_ENDING: &str = "bad line ending";
-const BAD_HEADER_NAME: &str = "bad header name";
-const BAD_HEADER_VALUE: &str = "bad header value";
 
 /// What a complete head says: its length, the status, and the body's length when a
 /// header gives it (or what is wrong with the headers that would).
@@ -207,7 +245,7 @@ struct Head {
 /// registers.
 enum Short {
     Partial,
-    Malformed(&'static str),
+    Malformed(Malformation),
     TooManyHeaders,
 }
 
@@ -225,7 +263,7 @@ impl Reader<'_> {
     }
 
     /// The LF after a CR just read, or `bad`.
-    fn line_feed(&mut self, bad: &'static str) -> Result<(), Short> {
+    fn line_feed(&mut self, bad: Malformation) -> Result<(), Short> {
         match self.next()? {
             b'\n' => Ok(()),
             _ => Err(Short::Malformed(bad)),
@@ -241,40 +279,40 @@ fn parse_head(buf: &[u8]) -> Result<Head, Short> {
     let mut reader = Reader { buf, at: 0 };
     let mut first = loop {
         match reader.next()? {
-            b'\r' => reader.line_feed(BAD_LINE_ENDING)?,
+            b'\r' => reader.line_feed(Malformation::LineEnding)?,
             b'\n' => {}
             b => break b,
         }
     };
     for &expected in b"HTTP/1." {
         if first != expected {
-            return Err(Short::Malformed(BAD_VERSION));
+            return Err(Short::Malformed(Malformation::Version));
         }
         first = reader.next()?;
     }
     if !matches!(first, b'0' | b'1') || reader.next()? != b' ' {
-        return Err(Short::Malformed(BAD_VERSION));
+        return Err(Short::Malformed(Malformation::Version));
     }
     let mut status = 0;
     for _ in 0..3 {
         let digit = reader.next()?;
         if !digit.is_ascii_digit() {
-            return Err(Short::Malformed(BAD_STATUS));
+            return Err(Short::Malformed(Malformation::Status));
         }
         status = status * 10 + u16::from(digit - b'0');
     }
     match reader.next()? {
         b' ' => loop {
             match reader.next()? {
-                b'\r' => break reader.line_feed(BAD_STATUS)?,
+                b'\r' => break reader.line_feed(Malformation::Status)?,
                 b'\n' => break,
                 b'\t' | b' '..=0x7e | 0x80.. => {}
-                _ => return Err(Short::Malformed(BAD_STATUS)),
+                _ => return Err(Short::Malformed(Malformation::Status)),
             }
         },
-        b'\r' => reader.line_feed(BAD_STATUS)?,
+        b'\r' => reader.line_feed(Malformation::Status)?,
         b'\n' => {}
-        _ => return Err(Short::Malformed(BAD_STATUS)),
+        _ => return Err(Short::Malformed(Malformation::Status)),
     }
     let mut headers = 0;
     let mut content_length = Ok(None);
@@ -284,23 +322,23 @@ fn parse_head(buf: &[u8]) -> Result<Head, Short> {
             match reader.next()? {
                 b':' if reader.at - 1 > name_start => break reader.at - 1,
                 b'\r' if reader.at - 1 == name_start => {
-                    reader.line_feed(BAD_LINE_ENDING)?;
+                    reader.line_feed(Malformation::LineEnding)?;
                     return Ok(Head { len: reader.at, status, content_length });
                 }
                 b'\n' if reader.at - 1 == name_start => return Ok(Head { len: reader.at, status, content_length }),
                 b if is_token_byte(b) => {}
-                _ => return Err(Short::Malformed(BAD_HEADER_NAME)),
+                _ => return Err(Short::Malformed(Malformation::HeaderName)),
             }
         };
         let end = loop {
             match reader.next()? {
                 b'\r' => {
-                    reader.line_feed(BAD_HEADER_VALUE)?;
+                    reader.line_feed(Malformation::HeaderValue)?;
                     break reader.at - 2;
                 }
                 b'\n' => break reader.at - 1,
                 b'\t' | b' '..=0x7e | 0x80.. => {}
-                _ => return Err(Short::Malformed(BAD_HEADER_VALUE)),
+                _ => return Err(Short::Malformed(Malformation::HeaderValue)),
             }
         };
         headers += 1;
@@ -428,7 +466,7 @@ mod tests {
         let mut out = vec![0u8; exact];
         assert_eq!(write_request(&get, &mut out), Ok(exact));
         let mut out = vec![0u8; exact - 1];
-        assert_eq!(write_request(&get, &mut out), Err(Error::RequestTooLarge { limit: exact - 1 }));
+        assert_eq!(write_request(&get, &mut out), Err(Error::RequestTooLarge { limit: exact as u32 - 1 }));
     }
 
     #[test]
@@ -437,11 +475,11 @@ mod tests {
         let bad_value = [("X-Token", "a\r\nEvil: 1")];
         let bad_name = [("X Token", "a")];
         let cases = [
-            (Request { method: Method::Get, host: HOST, path: "/a b", headers: &[], body: b"" }, "path"),
-            (Request { method: Method::Get, host: HOST, path: "relative", headers: &[], body: b"" }, "path"),
-            (Request { method: Method::Get, host: "h\n", path: "/", headers: &[], body: b"" }, "host"),
-            (Request { method: Method::Get, host: HOST, path: "/", headers: &bad_value, body: b"" }, "headers"),
-            (Request { method: Method::Get, host: HOST, path: "/", headers: &bad_name, body: b"" }, "headers"),
+            (Request { method: Method::Get, host: HOST, path: "/a b", headers: &[], body: b"" }, RequestField::Path),
+            (Request { method: Method::Get, host: HOST, path: "relative", headers: &[], body: b"" }, RequestField::Path),
+            (Request { method: Method::Get, host: "h\n", path: "/", headers: &[], body: b"" }, RequestField::Host),
+            (Request { method: Method::Get, host: HOST, path: "/", headers: &bad_value, body: b"" }, RequestField::Headers),
+            (Request { method: Method::Get, host: HOST, path: "/", headers: &bad_name, body: b"" }, RequestField::Headers),
         ];
         for (request, field) in cases {
             assert_eq!(write_request(&request, &mut out), Err(Error::InvalidRequest { field }));
@@ -478,10 +516,10 @@ mod tests {
     fn truncation() {
         assert_eq!(
             parse_response(&OK[..OK.len() - 4], 1024, true),
-            Err(Error::Truncated { received: 15, expected: Some(19) })
+            Err(Error::TruncatedBody { received: 15, expected: 19 })
         );
-        assert_eq!(parse_response(b"HTTP/1.0 200 OK\r\nCont", 1024, true), Err(Error::Truncated { received: 21, expected: None }));
-        assert_eq!(parse_response(b"", 1024, true), Err(Error::Truncated { received: 0, expected: None }));
+        assert_eq!(parse_response(b"HTTP/1.0 200 OK\r\nCont", 1024, true), Err(Error::TruncatedHead { received: 21 }));
+        assert_eq!(parse_response(b"", 1024, true), Err(Error::TruncatedHead { received: 0 }));
     }
 
     #[test]
@@ -491,7 +529,7 @@ mod tests {
         assert!(matches!(parse_response(OK, OK.len(), false), Ok(Status::Complete(_))));
         assert_eq!(parse_response(&OK[..head_len], OK.len() - 1, false), Err(Error::BodyTooLarge { limit: 18 }));
         // A head that fills the buffer without ending.
-        assert_eq!(parse_response(&OK[..head_len - 1], head_len - 1, false), Err(Error::HeadTooLarge { limit: head_len - 1 }));
+        assert_eq!(parse_response(&OK[..head_len - 1], head_len - 1, false), Err(Error::HeadTooLarge { limit: head_len as u32 - 1 }));
         let mut many = b"HTTP/1.0 200 OK\r\n".to_vec();
         for i in 0..HEADERS_LIMIT {
             many.extend_from_slice(format!("X-{i}: v\r\n").as_bytes());
@@ -500,7 +538,7 @@ mod tests {
         fits.extend_from_slice(b"\r\n");
         assert!(matches!(parse_response(&fits, 4096, true), Ok(Status::Complete(_))));
         many.extend_from_slice(b"X-last: v\r\n\r\n");
-        assert_eq!(parse_response(&many, 4096, true), Err(Error::TooManyHeaders { limit: HEADERS_LIMIT }));
+        assert_eq!(parse_response(&many, 4096, true), Err(Error::TooManyHeaders { limit: HEADERS_LIMIT as u32 }));
     }
 
     #[test]
@@ -510,8 +548,8 @@ mod tests {
             (b"HTTP/1.0 200 OK\r\nContent-Length: 1x\r\n\r\n", Error::BadContentLength),
             (b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nab", Error::BadContentLength),
             (b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nabc", Error::TrailingData),
-            (b"SSH-2.0-OpenSSH_9.6\r\n", Error::Malformed { what: "bad HTTP version" }),
-            (b"HTTP/1.0 2x0 OK\r\n\r\n", Error::Malformed { what: "bad status code" }),
+            (b"SSH-2.0-OpenSSH_9.6\r\n", Error::Malformed { what: Malformation::Version }),
+            (b"HTTP/1.0 2x0 OK\r\n\r\n", Error::Malformed { what: Malformation::Status }),
         ];
         for (text, error) in cases {
             assert_eq!(parse_response(text, 1024, true), Err(error), "{:?}", String::from_utf8_lossy(text));
@@ -525,7 +563,7 @@ mod tests {
     fn status_outside_100_to_599_is_not_http() {
         // Found by fuzz/fuzz_targets/http_response.rs.
         let found = b"HTTP/1.0 002 \xac\xff\xff\xfe\xff\xff\xff*ent-Tye: etpxt/plaength: 09\r\n\r\ni-0126456789a\x01\0\0\0f0";
-        let bad_status = Err(Error::Malformed { what: "bad status code" });
+        let bad_status = Err(Error::Malformed { what: Malformation::Status });
         assert_eq!(parse_response(found, 128, true), bad_status);
         assert_eq!(parse_response(b"HTTP/1.0 600 X\r\nContent-Length: 0\r\n\r\n", 128, true), bad_status);
         assert_eq!(parse_response(b"HTTP/1.0 099 X\r\nContent-Length: 0\r\n\r\n", 128, true), bad_status);
@@ -556,23 +594,23 @@ mod tests {
         let mut response = httparse::Response::new(&mut headers);
         let head_len = match response.parse(buf) {
             Ok(httparse::Status::Complete(len)) => len,
-            Ok(httparse::Status::Partial) if eof => return Err(Error::Truncated { received: buf.len(), expected: None }),
-            Ok(httparse::Status::Partial) if buf.len() >= capacity => return Err(Error::HeadTooLarge { limit: capacity }),
+            Ok(httparse::Status::Partial) if eof => return Err(Error::TruncatedHead { received: buf.len() as u32 }),
+            Ok(httparse::Status::Partial) if buf.len() >= capacity => return Err(Error::HeadTooLarge { limit: capacity as u32 }),
             Ok(httparse::Status::Partial) => return Ok(Status::Partial),
-            Err(httparse::Error::TooManyHeaders) => return Err(Error::TooManyHeaders { limit: HEADERS_LIMIT }),
+            Err(httparse::Error::TooManyHeaders) => return Err(Error::TooManyHeaders { limit: HEADERS_LIMIT as u32 }),
             Err(e) => {
                 let what = match e {
-                    httparse::Error::HeaderName => "bad header name",
-                    httparse::Error::HeaderValue => "bad header value",
-                    httparse::Error::NewLine => "bad line ending",
-                    httparse::Error::Status => "bad status code",
-                    httparse::Error::Version => "bad HTTP version",
+                    httparse::Error::HeaderName => Malformation::HeaderName,
+                    httparse::Error::HeaderValue => Malformation::HeaderValue,
+                    httparse::Error::NewLine => Malformation::LineEnding,
+                    httparse::Error::Status => Malformation::Status,
+                    httparse::Error::Version => Malformation::Version,
                     other => panic!("{other:?} in a response"),
                 };
                 return Err(Error::Malformed { what });
             }
         };
-        let status = response.code.filter(|code| (100..=599).contains(code)).ok_or(Error::Malformed { what: BAD_STATUS })?;
+        let status = response.code.filter(|code| (100..=599).contains(code)).ok_or(Error::Malformed { what: Malformation::Status })?;
         let mut content_length = None;
         for header in response.headers.iter() {
             if header.name.eq_ignore_ascii_case("transfer-encoding") {
@@ -589,10 +627,10 @@ mod tests {
         let room = capacity.saturating_sub(head_len);
         let received = &buf[head_len..];
         let body = match content_length {
-            Some(length) if length > room => return Err(Error::BodyTooLarge { limit: room }),
+            Some(length) if length > room => return Err(Error::BodyTooLarge { limit: room as u32 }),
             Some(length) if received.len() > length => return Err(Error::TrailingData),
             Some(length) if received.len() == length => received,
-            Some(length) if eof => return Err(Error::Truncated { received: received.len(), expected: Some(length) }),
+            Some(length) if eof => return Err(Error::TruncatedBody { received: received.len() as u32, expected: length as u32 }),
             Some(_) => return Ok(Status::Partial),
             None if eof => received,
             None => return Ok(Status::Partial),

@@ -36,7 +36,7 @@ struct Attempt<'e, 'b, S> {
 pub fn exchange_all<H: Sockets>(host: &mut H, endpoint: Endpoint, exchanges: &mut [Exchange<'_>], timeouts: &Timeouts) {
     if exchanges.len() > PARALLEL_LIMIT {
         for exchange in exchanges.iter_mut() {
-            exchange.outcome = Outcome::Failed(Cause::TooManyRequests { limit: PARALLEL_LIMIT }.into());
+            exchange.outcome = Outcome::Failed(Cause::TooManyRequests { limit: PARALLEL_LIMIT as u32 }.into());
         }
         return;
     }
@@ -147,7 +147,7 @@ impl<S> Attempt<'_, '_, S> {
             // A full buffer: only the end of the stream may follow.
             match host.receive(socket, &mut [0u8; 1]) {
                 Ok(0) => Ok(0),
-                Ok(_) => return self.finish(Outcome::Failed(Cause::Http(http::Error::BodyTooLarge { limit: capacity }).into())),
+                Ok(_) => return self.finish(Outcome::Failed(Cause::Http(http::Error::BodyTooLarge { limit: capacity as u32 }).into())),
                 Err(e) => Err(e),
             }
         };
@@ -269,7 +269,7 @@ mod tests {
         assert_eq!(one(&mut sockets, 1024, 5000), (Ok(200), "0123456789".into()));
         assert_eq!(sockets.calls, ["connect at 0", "connect at 100"]);
         let (outcome, _) = one(&mut MemorySockets::new([Peer::Answers { bytes: b"HTTP/1.0 200".to_vec(), closes: true }]), 1024, 50);
-        assert_eq!(outcome.unwrap_err().cause, Cause::Http(http::Error::Truncated { received: 12, expected: None }));
+        assert_eq!(outcome.unwrap_err().cause, Cause::Http(http::Error::TruncatedHead { received: 12 }));
     }
 
     #[test]
@@ -314,7 +314,7 @@ mod tests {
         let mut buffers: Vec<[u8; 64]> = std::vec![[0u8; 64]; PARALLEL_LIMIT + 1];
         let mut exchanges: Vec<Exchange<'_>> = buffers.iter_mut().map(|b| Exchange::new(REQUEST, b)).collect();
         exchange_all(&mut sockets, ENDPOINT, &mut exchanges, &timeouts(5000));
-        let too_many = Failure::from(Cause::TooManyRequests { limit: PARALLEL_LIMIT });
+        let too_many = Failure::from(Cause::TooManyRequests { limit: PARALLEL_LIMIT as u32 });
         assert!(exchanges.iter().all(|e| e.result() == Err(too_many)));
         assert!(sockets.calls.is_empty());
     }

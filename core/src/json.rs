@@ -10,24 +10,50 @@ use crate::text::{Decimal, Plain};
 /// Deepest nesting accepted.
 pub const DEPTH_LIMIT: usize = 32;
 
+/// 8 bytes, so that the `?`s of the document readers move it in a register: sizes as
+/// u32 (documents are far below 4 GiB), the expected type named by an enum.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum JsonError {
     /// Not JSON at this byte offset.
-    Syntax { offset: usize },
-    TooDeep { limit: usize },
+    Syntax { offset: u32 },
+    TooDeep { limit: u32 },
     /// A value of another type than the one asked for.
-    WrongType { expected: &'static str },
+    WrongType { expected: Expected },
     /// An unescaped string does not fit in the caller's buffer, whose size is the limit.
-    StringTooLong { limit: usize },
+    StringTooLong { limit: u32 },
+}
+
+/// What a value was expected to be, as the message says it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Expected {
+    Object,
+    Array,
+    String,
+    Mapping,
+    ObjectWithErrors,
+    MetaData,
+}
+
+impl Expected {
+    const fn as_str(self) -> &'static str {
+        match self {
+            Expected::Object => "an object",
+            Expected::Array => "an array",
+            Expected::String => "a string",
+            Expected::Mapping => "a mapping",
+            Expected::ObjectWithErrors => "an object with v1.errors",
+            Expected::MetaData => "meta-data",
+        }
+    }
 }
 
 impl fmt::Display for JsonError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
-            JsonError::Syntax { offset } => write!(f, "invalid JSON at byte {offset}", offset = Decimal(offset as u64)),
-            JsonError::TooDeep { limit } => write!(f, "JSON nested deeper than {limit} levels", limit = Decimal(limit as u64)),
-            JsonError::WrongType { expected } => write!(f, "JSON value is not {expected}", expected = Plain(expected)),
-            JsonError::StringTooLong { limit } => write!(f, "JSON string longer than {limit} bytes", limit = Decimal(limit as u64)),
+            JsonError::Syntax { offset } => write!(f, "invalid JSON at byte {offset}", offset = Decimal(offset.into())),
+            JsonError::TooDeep { limit } => write!(f, "JSON nested deeper than {limit} levels", limit = Decimal(limit.into())),
+            JsonError::WrongType { expected } => write!(f, "JSON value is not {expected}", expected = Plain(expected.as_str())),
+            JsonError::StringTooLong { limit } => write!(f, "JSON string longer than {limit} bytes", limit = Decimal(limit.into())),
         }
     }
 }
@@ -36,7 +62,7 @@ impl fmt::Display for JsonError {
 /// A string that does not fit the caller's buffer.
 impl From<Full> for JsonError {
     fn from(full: Full) -> Self {
-        JsonError::StringTooLong { limit: full.limit }
+        JsonError::StringTooLong { limit: full.limit as u32 }
     }
 }
 
@@ -52,7 +78,7 @@ impl<'a> JsonText<'a> {
         let start = skip_space(document, 0);
         let end = skip_value(document, start, 0)?;
         if skip_space(document, end) != document.len() {
-            return Err(JsonError::Syntax { offset: skip_space(document, end) });
+            return Err(JsonError::Syntax { offset: skip_space(document, end) as u32 });
         }
         Ok(JsonText { text: &document[start..end], offset: start })
     }
@@ -83,7 +109,7 @@ impl<'a> JsonText<'a> {
     /// The members of an object, as (quoted key, value) pairs.
     pub fn members(&self) -> Result<Members<'a>, JsonError> {
         if self.text.first() != Some(&b'{') {
-            return Err(JsonError::WrongType { expected: "an object" });
+            return Err(JsonError::WrongType { expected: Expected::Object });
         }
         Ok(Members { value: *self, at: 1, first: true })
     }
@@ -91,7 +117,7 @@ impl<'a> JsonText<'a> {
     /// The elements of an array.
     pub fn elements(&self) -> Result<Elements<'a>, JsonError> {
         if self.text.first() != Some(&b'[') {
-            return Err(JsonError::WrongType { expected: "an array" });
+            return Err(JsonError::WrongType { expected: Expected::Array });
         }
         Ok(Elements { value: *self, at: 1, first: true })
     }
@@ -100,7 +126,7 @@ impl<'a> JsonText<'a> {
     pub fn unescape_into(&self, out: &mut [u8]) -> Result<usize, JsonError> {
         let text = self.text;
         if text.len() < 2 || text[0] != b'"' {
-            return Err(JsonError::WrongType { expected: "a string" });
+            return Err(JsonError::WrongType { expected: Expected::String });
         }
         let mut out = Out::new(out);
         let body = &text[1..text.len() - 1];
@@ -112,7 +138,7 @@ impl<'a> JsonText<'a> {
                 i += run;
                 continue;
             }
-            let syntax = JsonError::Syntax { offset: self.offset + 1 + i };
+            let syntax = JsonError::Syntax { offset: (self.offset + 1 + i) as u32 };
             let escape = *body.get(i + 1).ok_or(syntax)?;
             i += 2;
             let simple = match escape {
@@ -157,7 +183,7 @@ pub struct Members<'a> {
 impl<'a> Members<'a> {
     pub fn next_member(&mut self) -> Result<Option<(JsonText<'a>, JsonText<'a>)>, JsonError> {
         let text = self.value.text;
-        let syntax = |at: usize| JsonError::Syntax { offset: self.value.offset + at };
+        let syntax = |at: usize| JsonError::Syntax { offset: (self.value.offset + at) as u32 };
         let mut at = skip_space(text, self.at);
         if text.get(at) == Some(&b'}') {
             return Ok(None);
@@ -201,7 +227,7 @@ impl<'a> Elements<'a> {
         }
         if !self.first {
             if text.get(at) != Some(&b',') {
-                return Err(JsonError::Syntax { offset: self.value.offset + at });
+                return Err(JsonError::Syntax { offset: (self.value.offset + at) as u32 });
             }
             at = skip_space(text, at + 1);
         }
@@ -243,9 +269,9 @@ fn skip_space(text: &[u8], mut at: usize) -> usize {
 
 /// The end of the value starting at `at`, checking it on the way.
 fn skip_value(text: &[u8], at: usize, depth: usize) -> Result<usize, JsonError> {
-    let syntax = |offset: usize| JsonError::Syntax { offset };
+    let syntax = |offset: usize| JsonError::Syntax { offset: offset as u32 };
     if depth > DEPTH_LIMIT {
-        return Err(JsonError::TooDeep { limit: DEPTH_LIMIT });
+        return Err(JsonError::TooDeep { limit: DEPTH_LIMIT as u32 });
     }
     match text.get(at) {
         Some(b'"') => {
@@ -341,11 +367,11 @@ mod tests {
         assert_eq!(JsonText::parse(b"[1, 2"), Err(JsonError::Syntax { offset: 5 }));
         assert_eq!(JsonText::parse(b"\"raw\nline\""), Err(JsonError::Syntax { offset: 4 }));
         let deep = "[".repeat(DEPTH_LIMIT + 2) + &"]".repeat(DEPTH_LIMIT + 2);
-        assert_eq!(JsonText::parse(deep.as_bytes()), Err(JsonError::TooDeep { limit: DEPTH_LIMIT }));
+        assert_eq!(JsonText::parse(deep.as_bytes()), Err(JsonError::TooDeep { limit: DEPTH_LIMIT as u32 }));
         let doc = JsonText::parse(b"{\"a\": [1], \"s\": 5}").unwrap();
-        assert_eq!(doc.get("a").unwrap().unwrap().get("x"), Err(JsonError::WrongType { expected: "an object" }));
-        assert_eq!(doc.get("s").unwrap().unwrap().elements().err(), Some(JsonError::WrongType { expected: "an array" }));
-        assert_eq!(doc.get("s").unwrap().unwrap().unescape_into(&mut [0; 8]), Err(JsonError::WrongType { expected: "a string" }));
+        assert_eq!(doc.get("a").unwrap().unwrap().get("x"), Err(JsonError::WrongType { expected: Expected::Object }));
+        assert_eq!(doc.get("s").unwrap().unwrap().elements().err(), Some(JsonError::WrongType { expected: Expected::Array }));
+        assert_eq!(doc.get("s").unwrap().unwrap().unescape_into(&mut [0; 8]), Err(JsonError::WrongType { expected: Expected::String }));
         let bad_escape = JsonText::parse(b"\"\\x\"").unwrap();
         assert_eq!(bad_escape.unescape_into(&mut [0; 8]), Err(JsonError::Syntax { offset: 1 }));
     }

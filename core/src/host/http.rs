@@ -65,6 +65,8 @@ impl<'b> Exchange<'b> {
     }
 
     /// The status of a finished exchange and where its body lies in the response buffer.
+    /// Not inlined: every round and token fetch reads its exchanges through it.
+    #[inline(never)]
     pub fn result(&self) -> Result<(u16, Range<usize>), Failure> {
         match self.outcome {
             Outcome::Reply { status, body_start, body_len } => Ok((status, body_start..body_start + body_len)),
@@ -111,7 +113,7 @@ pub enum Cause {
     Http(http::Error),
     /// The service kept answering with a status worth retrying until the deadline.
     Status(u16),
-    TooManyRequests { limit: usize },
+    TooManyRequests { limit: u32 },
 }
 
 /// How the host says an errno in words ("connection refused"); core knows only numbers.
@@ -133,7 +135,7 @@ impl Failure {
             Cause::Http(e) => write!(f, "bad HTTP response: {e}")?,
             // As u32: the binary then has one formatter less (u16's).
             Cause::Status(status) => write!(f, "HTTP status {}", Decimal(status.into()))?,
-            Cause::TooManyRequests { limit } => write!(f, "more than {limit} requests at once", limit = Decimal(limit as u64))?,
+            Cause::TooManyRequests { limit } => write!(f, "more than {limit} requests at once", limit = Decimal(limit.into()))?,
         }
         match self.gave_up {
             Some(gave_up) => write!(f, "; gave up after {gave_up}"),

@@ -778,7 +778,7 @@ impl Http for MemoryNetwork {
                     let capacity = exchange.response.len();
                     // As Linux's exchange: an answer that overflows the buffer is too large.
                     if response.len() > capacity {
-                        exchange.outcome = Outcome::Failed(Cause::Http(crate::http::Error::BodyTooLarge { limit: capacity }).into());
+                        exchange.outcome = Outcome::Failed(Cause::Http(crate::http::Error::BodyTooLarge { limit: capacity as u32 }).into());
                         continue;
                     }
                     exchange.response[..response.len()].copy_from_slice(&response);

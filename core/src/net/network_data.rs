@@ -13,8 +13,71 @@ use crate::json::{JsonError, JsonText};
 pub enum DataError {
     Json(JsonError),
     /// A member missing, or with a value of the wrong shape; `what` names it.
-    Bad { what: &'static str },
-    TooMany { what: &'static str },
+    Bad { what: Mistake },
+    TooMany { what: Many },
+}
+
+/// What is missing or of the wrong shape. Named by an enum rather than its text so that
+/// the error is 8 bytes: the parser's many `?`s move it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mistake {
+    NotPlainString,
+    NotUtf8,
+    MtuNotNumber,
+    NotIpAddress,
+    BadNetmask,
+    BadMac,
+    LinkWithoutId,
+    BadLinkId,
+    LinkWithoutMac,
+    MtuOutOfRange,
+    NetworkWithoutLink,
+    StaticWithoutAddress,
+    BadPrefixLength,
+    RouteWithoutNetwork,
+    RouteWithoutGateway,
+    RouteMixesFamilies,
+}
+
+impl Mistake {
+    const fn as_str(self) -> &'static str {
+        match self {
+            Mistake::NotPlainString => "a member that should be a plain string is not",
+            Mistake::NotUtf8 => "a string is not UTF-8",
+            Mistake::MtuNotNumber => "mtu is not a number",
+            Mistake::NotIpAddress => "an address is not an IP address",
+            Mistake::BadNetmask => "bad netmask",
+            Mistake::BadMac => "bad MAC address",
+            Mistake::LinkWithoutId => "a link has no id",
+            Mistake::BadLinkId => "bad link id",
+            Mistake::LinkWithoutMac => "a link has no ethernet_mac_address",
+            Mistake::MtuOutOfRange => "mtu is a number from 68 to 65535",
+            Mistake::NetworkWithoutLink => "a network has no link",
+            Mistake::StaticWithoutAddress => "a static network has no ip_address",
+            Mistake::BadPrefixLength => "bad prefix length",
+            Mistake::RouteWithoutNetwork => "a route has no network",
+            Mistake::RouteWithoutGateway => "a route has no gateway",
+            Mistake::RouteMixesFamilies => "a route mixes IPv4 and IPv6",
+        }
+    }
+}
+
+/// What there are more of than the configuration holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Many {
+    Links,
+    Addresses,
+    Routes,
+}
+
+impl Many {
+    const fn as_str(self) -> &'static str {
+        match self {
+            Many::Links => "links",
+            Many::Addresses => "addresses",
+            Many::Routes => "routes",
+        }
+    }
 }
 
 impl From<JsonError> for DataError {
@@ -27,13 +90,13 @@ impl core::fmt::Display for DataError {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
             DataError::Json(e) => write!(f, "network_data.json: {e}"),
-            DataError::Bad { what } => write!(f, "network_data.json: {}", crate::text::Plain(what)),
-            DataError::TooMany { what } => write!(f, "network_data.json: too many {}", crate::text::Plain(what)),
+            DataError::Bad { what } => write!(f, "network_data.json: {what}", what = crate::text::Plain(what.as_str())),
+            DataError::TooMany { what } => write!(f, "network_data.json: too many {what}", what = crate::text::Plain(what.as_str())),
         }
     }
 }
 
-fn bad(what: &'static str) -> DataError {
+fn bad(what: Mistake) -> DataError {
     DataError::Bad { what }
 }
 
@@ -42,19 +105,19 @@ fn string<'a>(object: &JsonText<'a>, name: &str) -> Result<Option<&'a str>, Data
     let Some(value) = object.get(name)? else { return Ok(None) };
     let text = value.text;
     if text.len() < 2 || text[0] != b'"' || text.contains(&b'\\') {
-        return Err(bad("a member that should be a plain string is not"));
+        return Err(bad(Mistake::NotPlainString));
     }
-    Ok(Some(core::str::from_utf8(&text[1..text.len() - 1]).map_err(|_| bad("a string is not UTF-8"))?))
+    Ok(Some(core::str::from_utf8(&text[1..text.len() - 1]).map_err(|_| bad(Mistake::NotUtf8))?))
 }
 
 fn number(object: &JsonText<'_>, name: &str) -> Result<Option<u32>, DataError> {
     let Some(value) = object.get(name)? else { return Ok(None) };
-    let text = core::str::from_utf8(value.text).map_err(|_| bad("mtu is not a number"))?;
-    text.parse().map(Some).map_err(|_| bad("mtu is not a number"))
+    let text = core::str::from_utf8(value.text).map_err(|_| bad(Mistake::MtuNotNumber))?;
+    text.parse().map(Some).map_err(|_| bad(Mistake::MtuNotNumber))
 }
 
 fn address(text: &str) -> Result<IpAddr, DataError> {
-    parse_ip(text.as_bytes()).ok_or(bad("an address is not an IP address"))
+    parse_ip(text.as_bytes()).ok_or(bad(Mistake::NotIpAddress))
 }
 
 /// A netmask (`255.255.255.0`, `ffff:ffff::`) or a prefix length as text.
@@ -62,18 +125,18 @@ fn prefix_len(mask: &str) -> Result<u8, DataError> {
     if let Some(len) = parse_prefix_len(mask) {
         return Ok(len);
     }
-    let bits: u128 = match parse_ip(mask.as_bytes()).ok_or(bad("bad netmask"))? {
+    let bits: u128 = match parse_ip(mask.as_bytes()).ok_or(bad(Mistake::BadNetmask))? {
         IpAddr::V4(v4) => (u32::from(v4) as u128) << 96,
         IpAddr::V6(v6) => u128::from(v6),
     };
     if bits.leading_ones() + bits.trailing_zeros() != 128 {
-        return Err(bad("bad netmask"));
+        return Err(bad(Mistake::BadNetmask));
     }
     Ok(bits.leading_ones() as u8)
 }
 
 fn mac(text: &str) -> Result<[u8; 6], DataError> {
-    parse_mac(text.as_bytes()).ok_or(bad("bad MAC address"))
+    parse_mac(text.as_bytes()).ok_or(bad(Mistake::BadMac))
 }
 
 #[inline(never)]
@@ -83,7 +146,7 @@ pub fn parse(document: &[u8]) -> Result<NetworkConfig<'_>, DataError> {
     if let Some(links) = root.get("links")? {
         let mut elements = links.elements()?;
         while let Some(link) = elements.next_element()? {
-            let id = string(&link, "id")?.ok_or(bad("a link has no id"))?;
+            let id = string(&link, "id")?.ok_or(bad(Mistake::LinkWithoutId))?;
             let kind = string(&link, "type")?.unwrap_or("phy");
             if matches!(kind, "bond" | "vlan" | "bridge") {
                 let _ = config.refused.push((kind, id));
@@ -91,21 +154,21 @@ pub fn parse(document: &[u8]) -> Result<NetworkConfig<'_>, DataError> {
             }
             // The id is /etc/network/interfaces' name for a link wisp does not find.
             if !is_word(id) {
-                return Err(bad("bad link id"));
+                return Err(bad(Mistake::BadLinkId));
             }
-            let address = string(&link, "ethernet_mac_address")?.ok_or(bad("a link has no ethernet_mac_address"))?;
+            let address = string(&link, "ethernet_mac_address")?.ok_or(bad(Mistake::LinkWithoutMac))?;
             let mtu = number(&link, "mtu")?;
             if mtu.is_some_and(|mtu| !(68..=65535).contains(&mtu)) {
-                return Err(bad("mtu is a number from 68 to 65535"));
+                return Err(bad(Mistake::MtuOutOfRange));
             }
             let interface = Interface { name: id, mac: Some(mac(address)?), keep_name: true, mtu, ..Interface::default() };
-            config.interfaces.push(interface).map_err(|_| DataError::TooMany { what: "links" })?;
+            config.interfaces.push(interface).map_err(|_| DataError::TooMany { what: Many::Links })?;
         }
     }
     if let Some(networks) = root.get("networks")? {
         let mut elements = networks.elements()?;
         while let Some(network) = elements.next_element()? {
-            let link = string(&network, "link")?.ok_or(bad("a network has no link"))?;
+            let link = string(&network, "link")?.ok_or(bad(Mistake::NetworkWithoutLink))?;
             // A network on a refused link (a VLAN, a bond) goes with it.
             let Some(interface) = config.interfaces.iter_mut().find(|i| i.name == link) else { continue };
             match string(&network, "type")?.unwrap_or("") {
@@ -114,34 +177,34 @@ pub fn parse(document: &[u8]) -> Result<NetworkConfig<'_>, DataError> {
                 "ipv6_slaac" => interface.slaac = Slaac::On,
                 "ipv6_dhcpv6-stateless" => interface.slaac = Slaac::WithStatelessDhcp,
                 "ipv4" | "ipv6" => {
-                    let text = string(&network, "ip_address")?.ok_or(bad("a static network has no ip_address"))?;
+                    let text = string(&network, "ip_address")?.ok_or(bad(Mistake::StaticWithoutAddress))?;
                     let (ip, len) = text.split_once('/').unwrap_or((text, ""));
                     let ip = address(ip)?;
                     let len = match (len, string(&network, "netmask")?) {
                         ("", Some(mask)) => prefix_len(mask)?,
                         ("", None) => if ip.is_ipv4() { 32 } else { 128 },
-                        (len, _) => len.parse().map_err(|_| bad("bad prefix length"))?,
+                        (len, _) => len.parse().map_err(|_| bad(Mistake::BadPrefixLength))?,
                     };
                     if !fits(&ip, len) {
-                        return Err(bad("bad prefix length"));
+                        return Err(bad(Mistake::BadPrefixLength));
                     }
-                    interface.addresses.push(Prefix { ip, len }).map_err(|_| DataError::TooMany { what: "addresses" })?;
+                    interface.addresses.push(Prefix { ip, len }).map_err(|_| DataError::TooMany { what: Many::Addresses })?;
                     if let Some(routes) = network.get("routes")? {
                         let mut routes = routes.elements()?;
                         while let Some(route) = routes.next_element()? {
-                            let to = address(string(&route, "network")?.ok_or(bad("a route has no network"))?)?;
+                            let to = address(string(&route, "network")?.ok_or(bad(Mistake::RouteWithoutNetwork))?)?;
                             let len = prefix_len(string(&route, "netmask")?.unwrap_or("0"))?;
-                            let via = address(string(&route, "gateway")?.ok_or(bad("a route has no gateway"))?)?;
+                            let via = address(string(&route, "gateway")?.ok_or(bad(Mistake::RouteWithoutGateway))?)?;
                             if !fits(&to, len) {
-                                return Err(bad("bad netmask"));
+                                return Err(bad(Mistake::BadNetmask));
                             }
                             if to.is_ipv4() != via.is_ipv4() {
-                                return Err(bad("a route mixes IPv4 and IPv6"));
+                                return Err(bad(Mistake::RouteMixesFamilies));
                             }
                             match (len, via) {
                                 (0, IpAddr::V4(_)) => interface.gateway4 = Some(via),
                                 (0, IpAddr::V6(_)) => interface.gateway6 = Some(via),
-                                _ => interface.routes.push(StaticRoute { to: Prefix { ip: to, len }, via }).map_err(|_| DataError::TooMany { what: "routes" })?,
+                                _ => interface.routes.push(StaticRoute { to: Prefix { ip: to, len }, via }).map_err(|_| DataError::TooMany { what: Many::Routes })?,
                             }
                         }
                     }
@@ -225,17 +288,17 @@ mod tests {
     #[test]
     fn mistakes_are_named() {
         let cases: [(&str, DataError); 9] = [
-            (r#"{"links": [{"id": "x", "ethernet_mac_address": "fa:16"}]}"#, bad("bad MAC address")),
-            (r#"{"links": [{"type": "phy"}]}"#, bad("a link has no id")),
-            (r#"{"links": [{"id": "x", "ethernet_mac_address": "fa:16:3e:00:00:02"}], "networks": [{"type": "ipv4", "link": "x", "ip_address": "10.0.0.5", "netmask": "255.0.255.0"}]}"#, bad("bad netmask")),
+            (r#"{"links": [{"id": "x", "ethernet_mac_address": "fa:16"}]}"#, bad(Mistake::BadMac)),
+            (r#"{"links": [{"type": "phy"}]}"#, bad(Mistake::LinkWithoutId)),
+            (r#"{"links": [{"id": "x", "ethernet_mac_address": "fa:16:3e:00:00:02"}], "networks": [{"type": "ipv4", "link": "x", "ip_address": "10.0.0.5", "netmask": "255.0.255.0"}]}"#, bad(Mistake::BadNetmask)),
             (r#"{"links": [}"#, DataError::Json(JsonError::Syntax { offset: 11 })),
             // The fuzz target network_data's finding (crash-fe97d37f: an id with a space adds
             // words to /etc/network/interfaces), and values the kernel would refuse later.
-            (r#"{"links": [{"id": " tap2", "ethernet_mac_address": "fa:16:3e:00:00:02"}]}"#, bad("bad link id")),
-            (r#"{"links": [{"id": "x", "ethernet_mac_address": "fa:16:3e:00:00:02", "mtu": 0}]}"#, bad("mtu is a number from 68 to 65535")),
-            (r#"{"links": [{"id": "x", "ethernet_mac_address": "fa:16:3e:00:00:02"}], "networks": [{"type": "ipv4", "link": "x", "ip_address": "10.0.0.5/99"}]}"#, bad("bad prefix length")),
-            (r#"{"links": [{"id": "x", "ethernet_mac_address": "fa:16:3e:00:00:02"}], "networks": [{"type": "ipv4", "link": "x", "ip_address": "10.0.0.5/24", "routes": [{"network": "10.9.0.0", "netmask": "ffff:ffff:ffff::", "gateway": "10.0.0.1"}]}]}"#, bad("bad netmask")),
-            (r#"{"links": [{"id": "x", "ethernet_mac_address": "fa:16:3e:00:00:02"}], "networks": [{"type": "ipv4", "link": "x", "ip_address": "10.0.0.5/24", "routes": [{"network": "10.9.0.0", "netmask": "16", "gateway": "fe80::1"}]}]}"#, bad("a route mixes IPv4 and IPv6")),
+            (r#"{"links": [{"id": " tap2", "ethernet_mac_address": "fa:16:3e:00:00:02"}]}"#, bad(Mistake::BadLinkId)),
+            (r#"{"links": [{"id": "x", "ethernet_mac_address": "fa:16:3e:00:00:02", "mtu": 0}]}"#, bad(Mistake::MtuOutOfRange)),
+            (r#"{"links": [{"id": "x", "ethernet_mac_address": "fa:16:3e:00:00:02"}], "networks": [{"type": "ipv4", "link": "x", "ip_address": "10.0.0.5/99"}]}"#, bad(Mistake::BadPrefixLength)),
+            (r#"{"links": [{"id": "x", "ethernet_mac_address": "fa:16:3e:00:00:02"}], "networks": [{"type": "ipv4", "link": "x", "ip_address": "10.0.0.5/24", "routes": [{"network": "10.9.0.0", "netmask": "ffff:ffff:ffff::", "gateway": "10.0.0.1"}]}]}"#, bad(Mistake::BadNetmask)),
+            (r#"{"links": [{"id": "x", "ethernet_mac_address": "fa:16:3e:00:00:02"}], "networks": [{"type": "ipv4", "link": "x", "ip_address": "10.0.0.5/24", "routes": [{"network": "10.9.0.0", "netmask": "16", "gateway": "fe80::1"}]}]}"#, bad(Mistake::RouteMixesFamilies)),
         ];
         for (document, error) in cases {
             assert_eq!(parse(document.as_bytes()).unwrap_err(), error, "{document}");

@@ -37,7 +37,7 @@ pub fn extract(document: &[u8], item: Item, out: &mut [u8]) -> Result<Option<usi
                 let room = &mut out[written..];
                 let len = data.unescape_into(room)?;
                 let line = room[..len].trim_ascii_end().len();
-                let slot = room.get_mut(line).ok_or(DocumentError::Json(JsonError::StringTooLong { limit }))?;
+                let slot = room.get_mut(line).ok_or(DocumentError::Json(JsonError::StringTooLong { limit: limit as u32 }))?;
                 *slot = b'\n';
                 written += line + 1;
             }

@@ -34,7 +34,7 @@ pub const NODES_LIMIT: usize = 512;
 /// Most decoded scalar text of a metadata document (vendor-data included).
 pub const TEXT_LIMIT: usize = 32 * 1024;
 
-const NOT_TEXT: DocumentError = DocumentError::Json(JsonError::WrongType { expected: "a string" });
+const NOT_TEXT: DocumentError = DocumentError::Json(JsonError::WrongType { expected: crate::json::Expected::String });
 
 /// Copies `item` out of the metadata document into `out` (keys one per line); `Ok(None)`
 /// when absent. User-data is a request of its own.
@@ -47,7 +47,7 @@ pub fn extract(document: &[u8], item: Item, out: &mut [u8]) -> Result<Option<usi
     };
     with_value(document, key, |value, out| {
         let mut writer = Out::new(out);
-        let too_large = |full: crate::out::Full| DocumentError::Json(JsonError::StringTooLong { limit: full.limit });
+        let too_large = |full: crate::out::Full| DocumentError::Json(JsonError::StringTooLong { limit: full.limit as u32 });
         match (item, value.kind()) {
             (Item::SshKeys, Kind::Sequence) => {
                 for key in value.items() {
@@ -70,7 +70,7 @@ pub fn network_config(document: &[u8], out: &mut [u8]) -> Result<Option<usize>, 
     with_value(document, "network-config", |value, out| {
         let limit = out.len();
         let mut writer = Out::new(out);
-        yaml::write_json(value, &mut writer).map_err(|_| DocumentError::Json(JsonError::StringTooLong { limit }))?;
+        yaml::write_json(value, &mut writer).map_err(|_| DocumentError::Json(JsonError::StringTooLong { limit: limit as u32 }))?;
         Ok(writer.len())
     }, out)
 }
@@ -88,7 +88,7 @@ fn with_value(
     let root = arena.parse(document).map_err(DocumentError::Yaml)?;
     let root = arena.value(root);
     if root.kind() != Kind::Mapping {
-        return Err(DocumentError::Json(JsonError::WrongType { expected: "a mapping" }));
+        return Err(DocumentError::Json(JsonError::WrongType { expected: crate::json::Expected::Mapping }));
     }
     match root.get(key) {
         Some(value) if !value.is_null() => then(value, out).map(Some),

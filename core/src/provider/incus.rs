@@ -45,7 +45,7 @@ pub fn extract(document: &[u8], item: Item, out: &mut [u8]) -> Result<Option<usi
         Item::Hostname | Item::LocalHostname => "local-hostname",
         Item::SshKeys | Item::UserData => return Ok(None),
     };
-    meta_data_value(document, key, "meta-data", out)
+    meta_data_value(document, key, crate::json::Expected::MetaData, out)
 }
 
 #[cfg(test)]

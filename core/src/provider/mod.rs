@@ -19,7 +19,7 @@ pub mod vultr;
 
 use crate::config::Cloud;
 use crate::features::{Built, Feature};
-use crate::json::{JsonError, JsonText};
+use crate::json::{Expected, JsonError, JsonText};
 
 /// How `cloud`'s metadata service is spoken to, for the clouds of the build (`BUILT`,
 /// `features::Built::bits`): a cloud the build lacks, or one without a service of its
@@ -153,11 +153,11 @@ pub(crate) fn json_member(document: &[u8], key: &str, item: Item, field: Option<
 
 /// The value `key` of a NoCloud meta-data document into `out`, as OpenStack and Incus
 /// serve one; a document of another form is not `expected`.
-pub(crate) fn meta_data_value(document: &[u8], key: &str, expected: &'static str, out: &mut [u8]) -> Result<Option<usize>, DocumentError> {
+pub(crate) fn meta_data_value(document: &[u8], key: &str, expected: Expected, out: &mut [u8]) -> Result<Option<usize>, DocumentError> {
     use crate::seed::nocloud::{self, MetaDataError};
     nocloud::value(document, key, out).map_err(|e| match e {
         MetaDataError::Json(e) => DocumentError::Json(e),
-        MetaDataError::TooLarge { limit } => DocumentError::Json(JsonError::StringTooLong { limit }),
+        MetaDataError::TooLarge { limit } => DocumentError::Json(JsonError::StringTooLong { limit: limit as u32 }),
         MetaDataError::Unsupported { .. } => DocumentError::Json(JsonError::WrongType { expected }),
     })
 }
@@ -168,14 +168,14 @@ fn json_text(value: JsonText<'_>, out: &mut [u8]) -> Result<usize, DocumentError
         return Ok(value.unescape_into(out)?);
     }
     let limit = out.len();
-    let slot = out.get_mut(..value.text.len()).ok_or(JsonError::StringTooLong { limit })?;
+    let slot = out.get_mut(..value.text.len()).ok_or(JsonError::StringTooLong { limit: limit as u32 })?;
     slot.copy_from_slice(value.text);
     Ok(value.text.len())
 }
 
 /// An array's strings, or the member `field` of each of its objects, one per line.
 fn json_lines(value: JsonText<'_>, field: Option<&str>, out: &mut [u8]) -> Result<usize, DocumentError> {
-    let full = JsonError::StringTooLong { limit: out.len() };
+    let full = JsonError::StringTooLong { limit: out.len() as u32 };
     let mut written = 0;
     let mut elements = value.elements()?;
     while let Some(mut element) = elements.next_element()? {

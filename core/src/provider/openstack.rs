@@ -24,7 +24,7 @@ pub fn extract(document: &[u8], item: Item, out: &mut [u8]) -> Result<Option<usi
         Item::SshKeys => "public_keys",
         Item::UserData => return Ok(None),
     };
-    meta_data_value(document, key, "an object", out)
+    meta_data_value(document, key, crate::json::Expected::Object, out)
 }
 
 #[cfg(test)]

@@ -36,7 +36,7 @@ pub fn extract(document: &[u8], item: Item, out: &mut [u8]) -> Result<Option<usi
         (Item::UserData, 0) => None,
         (Item::Hostname | Item::LocalHostname, 0) => {
             let limit = out.len();
-            out.get_mut(..5).ok_or(DocumentError::Json(crate::json::JsonError::StringTooLong { limit }))?.copy_from_slice(b"guest");
+            out.get_mut(..5).ok_or(DocumentError::Json(crate::json::JsonError::StringTooLong { limit: limit as u32 }))?.copy_from_slice(b"guest");
             Some(5)
         }
         (_, len) => Some(len),
