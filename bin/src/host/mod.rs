@@ -7,6 +7,8 @@
 //! and nothing else; every decision is core's.
 
 use wisp_core::host::HostError;
+use wisp_os_linux::fs::{Dir, Resolve};
+use wisp_os_linux::nul_terminated::NulTerminated;
 use wisp_os_linux::Errno;
 
 #[cfg(feature = "grow")]
@@ -32,7 +34,6 @@ mod links;
 mod mounts;
 #[cfg(feature = "cloud-config")]
 mod power;
-pub mod tree;
 
 pub use directory::OpenDir;
 pub use http::Network;
@@ -47,6 +48,21 @@ pub fn read_error(e: wisp_os_linux::fs::ReadError) -> HostError {
         wisp_os_linux::fs::ReadError::Io(e) => host_error(e),
         wisp_os_linux::fs::ReadError::TooLarge { .. } => host_error(Errno::FBIG),
     }
+}
+
+/// `parts` joined for a system call: a path past the limit is refused as the kernel would.
+pub fn c_path(parts: &[&[u8]]) -> Result<NulTerminated, HostError> {
+    NulTerminated::from_parts(parts).map_err(|_| host_error(Errno::NAMETOOLONG))
+}
+
+/// The whole file at `path`, resolved inside `dir` (openat2 RESOLVE_IN_ROOT); `None` when missing.
+pub fn read_beneath(dir: &Dir, path: &[u8], buf: &mut [u8]) -> Result<Option<usize>, HostError> {
+    let fd = match dir.open_file_beneath(path, Resolve::InRoot) {
+        Ok(fd) => fd,
+        Err(Errno::NOENT) => return Ok(None),
+        Err(e) => return Err(host_error(e)),
+    };
+    wisp_os_linux::fs::read_to_end(&fd, buf).map(Some).map_err(read_error)
 }
 
 /// The errno a host call failed with, for bin's messages.
