@@ -179,11 +179,8 @@ impl<'a> Context<'a> {
 
     /// The configuration file, for messages: the first wisp reads when none was found.
     pub fn config_file_for_messages(&self) -> Shown<'_> {
-        if self.config_file.as_bytes().is_empty() {
-            Shown(config_file::FILES[0].as_bytes())
-        } else {
-            Shown(self.config_file.as_bytes())
-        }
+        let file = self.config_file.as_bytes();
+        Shown(if file.is_empty() { config_file::FILES[0].as_bytes() } else { file })
     }
 
     /// Incus's guest API socket, else LXD's, when the instance has one.

@@ -4,7 +4,6 @@
 //! calls it names; every decision is core's.
 
 use wisp_core::host::HostError;
-use wisp_os_linux::Errno;
 
 use super::files::Root;
 use super::host_error;
@@ -72,11 +71,11 @@ impl wisp_core::host::messages::Messages for System<'_> {
     }
 
     fn reason(error: HostError) -> impl core::fmt::Display {
-        Os(Errno::from_raw_os_error(error.errno))
+        Os(super::errno(error))
     }
 
     fn path_error(&self, path: &[u8], error: HostError) -> Message {
-        self.ctx.path_error(path, Errno::from_raw_os_error(error.errno))
+        self.ctx.path_error(path, super::errno(error))
     }
 
     fn under_root<'p>(&'p self, path: &'p [u8]) -> impl core::fmt::Display + 'p {
