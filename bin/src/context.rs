@@ -64,12 +64,10 @@ impl<'a> Context<'a> {
         })
     }
 
-    /// The directory programs are chrooted into: `--root`, `None` for the real root.
     pub fn program_root(&self) -> Option<&CStr> {
         self.program_root.as_ref().map(NulTerminated::as_cstr)
     }
 
-    /// `--root` without trailing slashes: empty for the real root.
     pub fn root(&self) -> &'a [u8] {
         self.root
     }
@@ -164,7 +162,6 @@ impl<'a> Context<'a> {
         self.create_dir(self.config.logs_dir.as_bytes())
     }
 
-    /// Starts the action log in TINY_CLOUD_LOGS.
     pub fn open_log(&mut self) {
         match self.logs_dir() {
             Ok(dir) => self.log.open(&dir),

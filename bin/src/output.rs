@@ -115,7 +115,6 @@ pub fn path_error(path: &[u8], e: Errno) -> Message {
     Message::format(format_args!("{}: {}", Shown(path), Os(e)))
 }
 
-/// Bytes from outside (paths, names) with anything unprintable escaped.
 pub use wisp_core::text::Shown;
 
 /// An errno as words.
@@ -141,7 +140,6 @@ fn write_line(fd: wisp_os_linux::BorrowedFd<'_>, prefix: &[u8], line: Message) {
     let _ = write_all(fd, if line.0.cut() { b"...\n" } else { b"\n" });
 }
 
-/// Raw bytes to standard output (metadata values), unchanged.
 pub fn print_raw(bytes: &[u8]) {
     let _ = write_all(stdout(), bytes);
 }

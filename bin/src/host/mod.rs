@@ -1,10 +1,6 @@
 //! core's host traits over os-linux, one file a concern as in core's `host/`. Each struct
-//! is the resource its calls go to (`files::Root` the instance's root, `directory::OpenDir`
-//! TINY_CLOUD_VAR, `http::Network` sockets and clocks, `system::System` the root with a
-//! batch, the run's messages and the image's programs, `block::Disk`, `netlink::RouteSocket`,
-//! `dhcp::DhcpOn`), so it exists exactly as long as that resource is open and a rule is
-//! handed no more than the concern it asks for. Each method is the system calls it names
-//! and nothing else; every decision is core's.
+//! is the resource its calls go to, so it lives exactly as long as that resource is open.
+//! Each method is the system calls it names and nothing else; every decision is core's.
 
 use wisp_core::host::HostError;
 use wisp_os_linux::fs::{Dir, Resolve};
@@ -65,7 +61,6 @@ pub fn read_beneath(dir: &Dir, path: &[u8], buf: &mut [u8]) -> Result<Option<usi
     wisp_os_linux::fs::read_to_end(&fd, buf).map(Some).map_err(read_error)
 }
 
-/// The errno a host call failed with, for bin's messages.
 pub fn errno(e: HostError) -> Errno {
     Errno::from_raw_os_error(e.errno)
 }
