@@ -7,13 +7,15 @@ use core::ffi::CStr;
 use wisp_core::cli::Invocation;
 use wisp_core::config::{Cloud, Config};
 use wisp_core::config_file::{self, Given, Source};
+use wisp_core::host::HostError;
 use wisp_core::retry::Timeouts;
 use wisp_core::text::{Decimal, ShownUnder};
 use wisp_os_linux::nul_terminated::NulTerminated;
 use wisp_os_linux::fs::{self, Dir, Resolve};
-use wisp_os_linux::process::StartInfo;
+use wisp_os_linux::process::{ExitStatus, StartInfo};
+use wisp_os_linux::{AsFd, BorrowedFd};
 
-use crate::host::read_error;
+use crate::host::{host_error, read_error};
 use crate::host::system::System;
 use crate::output::{self, Message, Log, Shown};
 
@@ -64,8 +66,11 @@ impl<'a> Context<'a> {
         })
     }
 
-    pub fn program_root(&self) -> Option<&CStr> {
-        self.program_root.as_ref().map(NulTerminated::as_cstr)
+    /// Runs `program` chrooted into the root (so by its path inside it), reading /dev/null.
+    pub fn run(&self, program: &CStr, args: &[&CStr], env: Option<&CStr>, output: BorrowedFd<'_>) -> Result<ExitStatus, HostError> {
+        let input = fs::open_read(c"/dev/null").map_err(host_error)?;
+        let root = self.program_root.as_ref().map(NulTerminated::as_cstr);
+        wisp_os_linux::process::run(self.start, root, program, args, env, input.as_fd(), output).map_err(host_error)
     }
 
     pub fn root(&self) -> &'a [u8] {

@@ -130,11 +130,7 @@ impl wisp_core::host::programs::Programs for System<'_> {
             }
         };
         let output = file.as_ref().map_or(wisp_os_linux::stdio::stderr(), |f| f.as_fd());
-        let input = wisp_os_linux::fs::open_read(c"/dev/null").map_err(|e| RunError::Run(host_error(e)))?;
-        // Run chrooted into the root: the program and its files by their paths inside it.
-        match wisp_os_linux::process::run(self.ctx.start, self.ctx.program_root(), program, args, None, input.as_fd(), output) {
-            Ok(status) => Ok(status == wisp_os_linux::process::ExitStatus::Exited(0)),
-            Err(e) => Err(RunError::Run(host_error(e))),
-        }
+        let status = self.ctx.run(program, args, None, output).map_err(RunError::Run)?;
+        Ok(status == wisp_os_linux::process::ExitStatus::Exited(0))
     }
 }
