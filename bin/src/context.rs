@@ -185,13 +185,17 @@ impl<'a> Context<'a> {
         Shown(if file.is_empty() { config_file::FILES[0].as_bytes() } else { file })
     }
 
+    /// stat(2) of `absolute` under the root, symlinks followed (dropbearkey is often one
+    /// to dropbearmulti); `None` when it cannot be reached.
+    pub fn stat_followed(&self, absolute: &[u8]) -> Option<fs::Metadata> {
+        fs::metadata(self.path(absolute).ok()?.as_cstr()).ok()?
+    }
+
     /// Incus's guest API socket, else LXD's, when the instance has one.
     #[cfg(feature = "incus")]
     pub fn guest_socket(&self) -> Option<NulTerminated> {
-        [wisp_core::provider::incus::SOCKET, wisp_core::provider::incus::LXD_SOCKET]
-            .into_iter()
-            .filter_map(|socket| self.path(socket.as_bytes()).ok())
-            .find(|path| matches!(fs::metadata(path.as_cstr()), Ok(Some(_))))
+        let sockets = [wisp_core::provider::incus::SOCKET, wisp_core::provider::incus::LXD_SOCKET];
+        sockets.into_iter().find(|socket| self.stat_followed(socket.as_bytes()).is_some()).and_then(|socket| self.path(socket.as_bytes()).ok())
     }
 }
 

@@ -114,9 +114,7 @@ impl wisp_core::host::uts::HostName for System<'_> {
 #[cfg(feature = "ssh")]
 impl wisp_core::host::programs::Programs for System<'_> {
     fn has_program(&mut self, program: &[u8]) -> bool {
-        // stat(2), following symlinks: dropbearkey is often one to dropbearmulti.
-        let Ok(path) = self.ctx.path(program) else { return false };
-        matches!(wisp_os_linux::fs::metadata(path.as_cstr()), Ok(Some(m)) if m.is_file())
+        self.ctx.stat_followed(program).is_some_and(|found| found.is_file())
     }
 
     fn run(&mut self, program: &core::ffi::CStr, args: &[&core::ffi::CStr], output: wisp_core::host::programs::Output<'_>) -> Result<bool, wisp_core::host::programs::RunError> {
