@@ -72,12 +72,7 @@ pub fn mark(ctx: &Context<'_>, complete: bool) -> Result<(), i32> {
 /// core's `userdata_show` document on standard output, its warnings on standard error.
 #[cfg(feature = "cloud-config")]
 #[inline(never)]
-pub fn userdata_show(ctx: &Context<'_>, file: Option<&[u8]>) -> Result<(), i32> {
-    show_userdata(ctx, file).map_err(|e| failed(e, EXIT_FAILED))
-}
-
-#[cfg(feature = "cloud-config")]
-fn show_userdata(ctx: &Context<'_>, file: Option<&[u8]>) -> Result<(), Message> {
+pub fn userdata_show(ctx: &Context<'_>, file: Option<&[u8]>) -> Result<(), Message> {
     let decoded = userdata::load_with(ctx, Includes::Listed, u64::MAX, |buf| read_userdata(ctx, file, buf).map(Some))?;
     let config = match &decoded {
         Some(decoded) => crate::cloud_config::parse(decoded)?,

@@ -7,13 +7,15 @@ use core::ffi::CStr;
 use wisp_core::cli::Invocation;
 use wisp_core::config::{Cloud, Config};
 use wisp_core::config_file::{self, Given, Source};
+use wisp_core::host::HostError;
 use wisp_core::retry::Timeouts;
 use wisp_core::text::{Decimal, ShownUnder};
 use wisp_os_linux::nul_terminated::NulTerminated;
 use wisp_os_linux::fs::{self, Dir, Resolve};
-use wisp_os_linux::process::StartInfo;
+use wisp_os_linux::process::{ExitStatus, StartInfo};
+use wisp_os_linux::{AsFd, BorrowedFd};
 
-use crate::host::read_error;
+use crate::host::{host_error, read_error};
 use crate::host::system::System;
 use crate::output::{self, Message, Log, Shown};
 
@@ -64,12 +66,13 @@ impl<'a> Context<'a> {
         })
     }
 
-    /// The directory programs are chrooted into: `--root`, `None` for the real root.
-    pub fn program_root(&self) -> Option<&CStr> {
-        self.program_root.as_ref().map(NulTerminated::as_cstr)
+    /// Runs `program` chrooted into the root (so by its path inside it), reading /dev/null.
+    pub fn run(&self, program: &CStr, args: &[&CStr], env: Option<&CStr>, output: BorrowedFd<'_>) -> Result<ExitStatus, HostError> {
+        let input = fs::open_read(c"/dev/null").map_err(host_error)?;
+        let root = self.program_root.as_ref().map(NulTerminated::as_cstr);
+        wisp_os_linux::process::run(self.start, root, program, args, env, input.as_fd(), output).map_err(host_error)
     }
 
-    /// `--root` without trailing slashes: empty for the real root.
     pub fn root(&self) -> &'a [u8] {
         self.root
     }
@@ -164,7 +167,6 @@ impl<'a> Context<'a> {
         self.create_dir(self.config.logs_dir.as_bytes())
     }
 
-    /// Starts the action log in TINY_CLOUD_LOGS.
     pub fn open_log(&mut self) {
         match self.logs_dir() {
             Ok(dir) => self.log.open(&dir),
@@ -179,20 +181,21 @@ impl<'a> Context<'a> {
 
     /// The configuration file, for messages: the first wisp reads when none was found.
     pub fn config_file_for_messages(&self) -> Shown<'_> {
-        if self.config_file.as_bytes().is_empty() {
-            Shown(config_file::FILES[0].as_bytes())
-        } else {
-            Shown(self.config_file.as_bytes())
-        }
+        let file = self.config_file.as_bytes();
+        Shown(if file.is_empty() { config_file::FILES[0].as_bytes() } else { file })
+    }
+
+    /// stat(2) of `absolute` under the root, symlinks followed (dropbearkey is often one
+    /// to dropbearmulti); `None` when it cannot be reached.
+    pub fn stat_followed(&self, absolute: &[u8]) -> Option<fs::Metadata> {
+        fs::metadata(self.path(absolute).ok()?.as_cstr()).ok()?
     }
 
     /// Incus's guest API socket, else LXD's, when the instance has one.
     #[cfg(feature = "incus")]
     pub fn guest_socket(&self) -> Option<NulTerminated> {
-        [wisp_core::provider::incus::SOCKET, wisp_core::provider::incus::LXD_SOCKET]
-            .into_iter()
-            .filter_map(|socket| self.path(socket.as_bytes()).ok())
-            .find(|path| matches!(fs::metadata(path.as_cstr()), Ok(Some(_))))
+        let sockets = [wisp_core::provider::incus::SOCKET, wisp_core::provider::incus::LXD_SOCKET];
+        sockets.into_iter().find(|socket| self.stat_followed(socket.as_bytes()).is_some()).and_then(|socket| self.path(socket.as_bytes()).ok())
     }
 }
 

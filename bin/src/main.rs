@@ -118,7 +118,7 @@ fn main(start: &StartInfo) -> i32 {
         #[cfg(feature = "grow")]
         Command::Grow { target } => grow::command(&mut ctx, target),
         #[cfg(feature = "cloud-config")]
-        Command::Userdata { file } => commands::userdata_show(&ctx, file).err().unwrap_or(0),
+        Command::Userdata { file } => commands::userdata_show(&ctx, file).map_or_else(|e| output::failed(e, EXIT_FAILED), |()| 0),
         #[cfg(feature = "network")]
         Command::NetSync => network::net_sync(&mut ctx),
         // Help and Version are answered above: what is left, this build lacks.

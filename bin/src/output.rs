@@ -5,7 +5,7 @@ use core::cell::{Cell, UnsafeCell};
 use core::fmt::{self, Write};
 
 use wisp_core::message_line::{LineHandle, LineStore, STORE_LIMIT};
-use wisp_core::text::{Decimal, Plain};
+use wisp_core::text::Decimal;
 use wisp_os_linux::fs::Dir;
 use wisp_os_linux::stdio::{stderr, stdout, write_all};
 use wisp_os_linux::{AsFd, Errno, OwnedFd};
@@ -104,10 +104,9 @@ pub fn line(e: impl fmt::Display) -> Message {
     Message::format(format_args!("{e}"))
 }
 
-/// `what: reason` for a failed system call.
-#[inline(never)]
+/// `what: reason` for a failed system call: wisp's words are printable as they are.
 pub fn os_error(what: &str, e: Errno) -> Message {
-    Message::format(format_args!("{what}: {}", Os(e), what = Plain(what)))
+    path_error(what.as_bytes(), e)
 }
 
 /// `path: reason` for a failed system call on a path from outside, shown safely.
@@ -116,7 +115,6 @@ pub fn path_error(path: &[u8], e: Errno) -> Message {
     Message::format(format_args!("{}: {}", Shown(path), Os(e)))
 }
 
-/// Bytes from outside (paths, names) with anything unprintable escaped.
 pub use wisp_core::text::Shown;
 
 /// An errno as words.
@@ -142,7 +140,6 @@ fn write_line(fd: wisp_os_linux::BorrowedFd<'_>, prefix: &[u8], line: Message) {
     let _ = write_all(fd, if line.0.cut() { b"...\n" } else { b"\n" });
 }
 
-/// Raw bytes to standard output (metadata values), unchanged.
 pub fn print_raw(bytes: &[u8]) {
     let _ = write_all(stdout(), bytes);
 }

@@ -2,10 +2,9 @@
 //! root's /dev, image files and mount points, open, and the ioctls on them.
 
 use wisp_core::host::HostError;
-use wisp_os_linux::nul_terminated::NulTerminated;
-use wisp_os_linux::{block, fs, AsFd, Errno, OwnedFd};
+use wisp_os_linux::{block, fs, AsFd, OwnedFd};
 
-use super::host_error;
+use super::{c_path, host_error};
 use super::system::System;
 
 /// A test hook: stop (as a crash would) right after this many table writes.
@@ -21,14 +20,9 @@ pub struct Disk {
 /// A mounted filesystem, through a directory on it.
 pub struct Mount(OwnedFd);
 
-/// `parts` joined, for a system call; a path past the limit is refused as the kernel would.
-fn path(parts: &[&[u8]]) -> Result<NulTerminated, HostError> {
-    NulTerminated::from_parts(parts).map_err(|_| host_error(Errno::NAMETOOLONG))
-}
-
 impl System<'_> {
     fn open_disk(&self, parts: &[&[u8]]) -> Result<Disk, HostError> {
-        let fd = fs::open_read_write(path(parts)?.as_cstr()).map_err(host_error)?;
+        let fd = fs::open_read_write(c_path(parts)?.as_cstr()).map_err(host_error)?;
         let crash_after = self.ctx.start.env(CRASH_AFTER_WRITES.as_bytes()).and_then(|n| wisp_core::text::decimal(n, 10));
         Ok(Disk { fd, writes: 0, crash_after: crash_after.and_then(|n| u32::try_from(n).ok()) })
     }
@@ -57,7 +51,7 @@ impl wisp_core::host::devices::Devices for System<'_> {
     }
 
     fn open_mount(&mut self, mountpoint: &[u8]) -> Result<Mount, HostError> {
-        fs::open_directory(path(&[mountpoint])?.as_cstr()).map(Mount).map_err(host_error)
+        fs::open_directory(c_path(&[mountpoint])?.as_cstr()).map(Mount).map_err(host_error)
     }
 }
 

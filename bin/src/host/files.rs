@@ -1,12 +1,12 @@
-//! core's `Files` over the instance's root (`--root`), open: every path is resolved
-//! inside it (openat2 RESOLVE_IN_ROOT), so `..` and absolute symlinks stop at the root.
+//! core's `Files` and `Tree` over the instance's root (`--root`), open: every path is
+//! resolved inside it (openat2 RESOLVE_IN_ROOT), so `..` and absolute symlinks stop at the root.
 
 use wisp_core::host::files::{parent_and_name, Files, Kind, Metadata};
 use wisp_core::host::HostError;
 use wisp_os_linux::fs::{Dir, Resolve};
 use wisp_os_linux::Errno;
 
-use super::{host_error, read_error};
+use super::host_error;
 use crate::context::Context;
 
 /// The instance's root, open.
@@ -33,12 +33,7 @@ impl<'a> Root<'a> {
 
 impl Files for Root<'_> {
     fn read(&mut self, path: &[u8], buf: &mut [u8]) -> Result<Option<usize>, HostError> {
-        let fd = match self.root.open_file_beneath(path, Resolve::InRoot) {
-            Ok(fd) => fd,
-            Err(Errno::NOENT) => return Ok(None),
-            Err(e) => return Err(host_error(e)),
-        };
-        wisp_os_linux::fs::read_to_end(&fd, buf).map(Some).map_err(read_error)
+        super::read_beneath(self.root, path, buf)
     }
 
     fn write(&mut self, path: &[u8], contents: &[u8], mode: u32, owner: Option<(u32, u32)>) -> Result<(), HostError> {
@@ -87,5 +82,16 @@ impl wisp_core::host::filesystems::Filesystems for Root<'_> {
 
     fn sync_filesystem(&mut self, path: &[u8]) -> Result<(), HostError> {
         self.open(path)?.sync_filesystem().map_err(host_error)
+    }
+}
+
+impl wisp_core::host::tree::Tree for Root<'_> {
+    fn is_directory(&mut self, path: &[u8]) -> bool {
+        self.open(path).is_ok()
+    }
+
+    fn remove_dir(&mut self, path: &[u8]) -> Result<bool, HostError> {
+        let (dir, name) = self.parent(path)?;
+        dir.remove_dir(name).map_err(host_error)
     }
 }

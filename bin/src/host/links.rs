@@ -10,8 +10,7 @@ use super::system::System;
 
 impl Links for System<'_> {
     fn followed(&mut self, path: &[u8]) -> Option<Kind> {
-        let path = self.ctx.path(path).ok()?;
-        let meta = wisp_os_linux::fs::metadata(path.as_cstr()).ok()??;
+        let meta = self.ctx.stat_followed(path)?;
         Some(if meta.is_file() { Kind::File } else if meta.is_dir() { Kind::Directory } else { Kind::Other })
     }
 

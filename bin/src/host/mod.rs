@@ -1,12 +1,10 @@
 //! core's host traits over os-linux, one file a concern as in core's `host/`. Each struct
-//! is the resource its calls go to (`files::Root` the instance's root, `directory::OpenDir`
-//! TINY_CLOUD_VAR, `http::Network` sockets and clocks, `system::System` the root with a
-//! batch, the run's messages and the image's programs, `block::Disk`, `netlink::RouteSocket`,
-//! `dhcp::DhcpOn`), so it exists exactly as long as that resource is open and a rule is
-//! handed no more than the concern it asks for. Each method is the system calls it names
-//! and nothing else; every decision is core's.
+//! is the resource its calls go to, so it lives exactly as long as that resource is open.
+//! Each method is the system calls it names and nothing else; every decision is core's.
 
 use wisp_core::host::HostError;
+use wisp_os_linux::fs::{Dir, Resolve};
+use wisp_os_linux::nul_terminated::NulTerminated;
 use wisp_os_linux::Errno;
 
 #[cfg(feature = "grow")]
@@ -32,7 +30,6 @@ mod links;
 mod mounts;
 #[cfg(feature = "cloud-config")]
 mod power;
-pub mod tree;
 
 pub use directory::OpenDir;
 pub use http::Network;
@@ -49,7 +46,21 @@ pub fn read_error(e: wisp_os_linux::fs::ReadError) -> HostError {
     }
 }
 
-/// The errno a host call failed with, for bin's messages.
+/// `parts` joined for a system call: a path past the limit is refused as the kernel would.
+pub fn c_path(parts: &[&[u8]]) -> Result<NulTerminated, HostError> {
+    NulTerminated::from_parts(parts).map_err(|_| host_error(Errno::NAMETOOLONG))
+}
+
+/// The whole file at `path`, resolved inside `dir` (openat2 RESOLVE_IN_ROOT); `None` when missing.
+pub fn read_beneath(dir: &Dir, path: &[u8], buf: &mut [u8]) -> Result<Option<usize>, HostError> {
+    let fd = match dir.open_file_beneath(path, Resolve::InRoot) {
+        Ok(fd) => fd,
+        Err(Errno::NOENT) => return Ok(None),
+        Err(e) => return Err(host_error(e)),
+    };
+    wisp_os_linux::fs::read_to_end(&fd, buf).map(Some).map_err(read_error)
+}
+
 pub fn errno(e: HostError) -> Errno {
     Errno::from_raw_os_error(e.errno)
 }

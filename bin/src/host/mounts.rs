@@ -4,10 +4,8 @@
 use wisp_core::host::mounts::{Mounts, Source};
 use wisp_core::host::HostError;
 use wisp_os_linux::fs::Dir;
-use wisp_os_linux::nul_terminated::NulTerminated;
-use wisp_os_linux::Errno;
 
-use super::host_error;
+use super::{c_path, host_error};
 use super::system::System;
 use crate::output::Message;
 
@@ -23,14 +21,13 @@ impl Mounts for System<'_> {
     }
 
     fn mount(&mut self, source: Source<'_>, point: &Dir, fs_type: &[u8], flags: u32, data: &[u8]) -> Result<(), HostError> {
-        let too_long = host_error(Errno::NAMETOOLONG);
         let source = match source {
-            Source::Path(path) => self.ctx.path(path).map_err(|_| too_long)?,
-            Source::Name(name) => NulTerminated::from_parts(&[name]).map_err(|_| too_long)?,
+            Source::Path(path) => c_path(&[self.ctx.root(), path])?,
+            Source::Name(name) => c_path(&[name])?,
         };
-        let options = NulTerminated::from_parts(&[data]).map_err(|_| too_long)?;
+        let options = c_path(&[data])?;
         let options = (!data.is_empty()).then_some(options.as_cstr());
-        let fs_type = NulTerminated::from_parts(&[fs_type]).map_err(|_| too_long)?;
+        let fs_type = c_path(&[fs_type])?;
         wisp_os_linux::mount::mount(source.as_cstr(), point.proc_path().as_cstr(), fs_type.as_cstr(), flags, options).map_err(host_error)
     }
 }

@@ -1,13 +1,13 @@
 //! core's `Scripts` over Linux: user-data.log in TINY_CLOUD_LOGS, programs run with
-//! process::run, script files written into their directory, and the instance's markers.
+//! `Context::run`, script files written into their directory, and the instance's markers.
 
 use core::ffi::CStr;
 
 use wisp_core::host::HostError;
 use wisp_core::script_exit::Ended;
 use wisp_core::state_files::USER_DATA_LOG;
-use wisp_os_linux::fs::{self, Dir};
-use wisp_os_linux::process::{self, ExitStatus};
+use wisp_os_linux::fs::Dir;
+use wisp_os_linux::process::ExitStatus;
 use wisp_os_linux::{AsFd, OwnedFd};
 
 use super::files::Root;
@@ -43,9 +43,8 @@ impl wisp_core::host::scripts::Scripts for ScriptRuns<'_> {
     }
 
     fn run(&mut self, program: &CStr, args: &[&CStr], env: Option<&CStr>) -> Result<Ended, HostError> {
-        let input = fs::open_read(c"/dev/null").map_err(host_error)?;
         let output = self.log.as_ref().map_or(wisp_os_linux::stdio::stderr(), |log| log.as_fd());
-        match process::run(self.ctx.start, self.ctx.program_root(), program, args, env, input.as_fd(), output).map_err(host_error)? {
+        match self.ctx.run(program, args, env, output)? {
             ExitStatus::Exited(code) => Ok(Ended::Exited(code)),
             ExitStatus::Signaled(signal) => Ok(Ended::Signaled(signal)),
         }

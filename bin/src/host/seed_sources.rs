@@ -5,9 +5,9 @@
 use wisp_core::host::seed_sources::SeedSources;
 use wisp_core::host::HostError;
 use wisp_core::seed::{Device, SeedError};
-use wisp_os_linux::fs::{self, Dir, ReadError, Resolve};
+use wisp_os_linux::fs::{self, Dir};
 use wisp_os_linux::nul_terminated::NulTerminated;
-use wisp_os_linux::{block, Errno, OwnedFd};
+use wisp_os_linux::{block, OwnedFd};
 
 use super::host_error;
 use crate::context::Context;
@@ -55,8 +55,7 @@ impl SeedSources for Seeds<'_> {
 
     /// BLKGETSIZE64 gives a device's size, fstat(2) an image file's.
     fn open_block_device(&mut self, name: &[u8]) -> Result<(BlockDevice, u64), HostError> {
-        let path = NulTerminated::from_parts(&[self.ctx.root(), b"/dev/", name]).map_err(|_| host_error(Errno::NAMETOOLONG))?;
-        let fd = fs::open_read(path.as_cstr()).map_err(host_error)?;
+        let fd = fs::open_read(super::c_path(&[self.ctx.root(), b"/dev/", name])?.as_cstr()).map_err(host_error)?;
         let size = block::size_bytes(&fd).or_else(|_| block::file_size(&fd)).map_err(host_error)?;
         Ok((BlockDevice(fd), size))
     }
@@ -66,16 +65,7 @@ impl SeedSources for Seeds<'_> {
     }
 
     fn read_beneath(&mut self, (dir, _): &(Dir, NulTerminated), relative: &[u8], out: &mut [u8]) -> Result<Option<usize>, HostError> {
-        let fd = match dir.open_file_beneath(relative, Resolve::InRoot) {
-            Ok(fd) => fd,
-            Err(Errno::NOENT) => return Ok(None),
-            Err(e) => return Err(host_error(e)),
-        };
-        match fs::read_to_end(&fd, out) {
-            Ok(len) => Ok(Some(len)),
-            Err(ReadError::Io(e)) => Err(host_error(e)),
-            Err(ReadError::TooLarge { .. }) => Err(host_error(Errno::FBIG)),
-        }
+        super::read_beneath(dir, relative, out)
     }
 
     fn directory_path<'a>(&'a self, (_, path): &'a (Dir, NulTerminated)) -> impl core::fmt::Display + 'a {

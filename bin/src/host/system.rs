@@ -4,7 +4,6 @@
 //! calls it names; every decision is core's.
 
 use wisp_core::host::HostError;
-use wisp_os_linux::Errno;
 
 use super::files::Root;
 use super::host_error;
@@ -72,11 +71,11 @@ impl wisp_core::host::messages::Messages for System<'_> {
     }
 
     fn reason(error: HostError) -> impl core::fmt::Display {
-        Os(Errno::from_raw_os_error(error.errno))
+        Os(super::errno(error))
     }
 
     fn path_error(&self, path: &[u8], error: HostError) -> Message {
-        self.ctx.path_error(path, Errno::from_raw_os_error(error.errno))
+        self.ctx.path_error(path, super::errno(error))
     }
 
     fn under_root<'p>(&'p self, path: &'p [u8]) -> impl core::fmt::Display + 'p {
@@ -115,9 +114,7 @@ impl wisp_core::host::uts::HostName for System<'_> {
 #[cfg(feature = "ssh")]
 impl wisp_core::host::programs::Programs for System<'_> {
     fn has_program(&mut self, program: &[u8]) -> bool {
-        // stat(2), following symlinks: dropbearkey is often one to dropbearmulti.
-        let Ok(path) = self.ctx.path(program) else { return false };
-        matches!(wisp_os_linux::fs::metadata(path.as_cstr()), Ok(Some(m)) if m.is_file())
+        self.ctx.stat_followed(program).is_some_and(|found| found.is_file())
     }
 
     fn run(&mut self, program: &core::ffi::CStr, args: &[&core::ffi::CStr], output: wisp_core::host::programs::Output<'_>) -> Result<bool, wisp_core::host::programs::RunError> {
@@ -131,11 +128,7 @@ impl wisp_core::host::programs::Programs for System<'_> {
             }
         };
         let output = file.as_ref().map_or(wisp_os_linux::stdio::stderr(), |f| f.as_fd());
-        let input = wisp_os_linux::fs::open_read(c"/dev/null").map_err(|e| RunError::Run(host_error(e)))?;
-        // Run chrooted into the root: the program and its files by their paths inside it.
-        match wisp_os_linux::process::run(self.ctx.start, self.ctx.program_root(), program, args, None, input.as_fd(), output) {
-            Ok(status) => Ok(status == wisp_os_linux::process::ExitStatus::Exited(0)),
-            Err(e) => Err(RunError::Run(host_error(e))),
-        }
+        let status = self.ctx.run(program, args, None, output).map_err(RunError::Run)?;
+        Ok(status == wisp_os_linux::process::ExitStatus::Exited(0))
     }
 }
