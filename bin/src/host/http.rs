@@ -16,6 +16,8 @@ use super::host_error;
 /// Linux's network, and the clocks. It needs no root: only where the guest API's socket
 /// is, when the instance has one.
 pub struct Network<'p> {
+    // Read only where the guest API is built in (Incus); None everywhere else.
+    #[cfg_attr(not(feature = "incus"), allow(dead_code))]
     pub guest_socket: Option<&'p CStr>,
 }
 
