@@ -10,6 +10,7 @@ use wisp_core::text::{Decimal, Plain};
 use wisp_os_linux::fs::{self, Dir};
 
 use crate::context::Context;
+use crate::host::system::{today, System};
 use crate::output::Message;
 use crate::session::Session;
 use crate::userdata::Includes;
@@ -52,12 +53,17 @@ pub fn run(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: 
 fn apply_users(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: Action) -> Result<Message, Message> {
     let config = session.cloud_config_if_valid(ctx, var);
     let config = config.as_ref();
+    let host = &mut System::new(ctx);
     match action {
-        Action::CreateDefaultUser => crate::users::create_default_user(ctx, config),
-        Action::SetHostname => crate::users::set_hostname(ctx, session.metadata.get(Item::Hostname), config),
+        Action::CreateDefaultUser => wisp_core::users::create_default_user(host, ctx.config.cloud_user.as_bytes(), config, today()),
+        Action::SetHostname => wisp_core::set_hostname::set_hostname(host, session.metadata.get(Item::Hostname), config),
         #[cfg(feature = "ssh")]
-        Action::SetSshHostKeys => crate::users::set_ssh_host_keys(ctx, var, config),
-        _ => crate::users::set_ssh_keys(ctx, session.metadata.get(Item::SshKeys), config),
+        Action::SetSshHostKeys => {
+            let mut id = [0u8; wisp_core::instance::INSTANCE_ID_LIMIT];
+            let id = wisp_core::instance::saved_id(&mut crate::host::OpenDir { dir: var }, &mut id).unwrap_or(b"");
+            wisp_core::host_keys::set_ssh_host_keys(host, ctx.config.var_dir.as_bytes(), id, config)
+        }
+        _ => wisp_core::users::set_ssh_keys(host, ctx.config.cloud_user.as_bytes(), session.metadata.get(Item::SshKeys), config),
     }
 }
 

@@ -9,8 +9,7 @@ use crate::host::system::System;
 use crate::output::Message;
 
 pub fn expand_root(ctx: &mut Context<'_>) -> Result<Message, Message> {
-    let root = ctx.path(b"/")?;
-    mount(ctx, root.as_bytes())
+    mount(ctx, ctx.path(b"/")?.as_bytes())
 }
 
 #[inline(never)]

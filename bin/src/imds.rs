@@ -23,13 +23,6 @@ pub type Metadata = metadata::Metadata<'static>;
 #[derive(Clone, Copy, Debug)]
 pub struct ImdsError(pub imds::ImdsError);
 
-impl ImdsError {
-    /// The item whose fetch failed, when it was one item's.
-    pub fn item(&self) -> Option<Item> {
-        self.0.item()
-    }
-}
-
 impl fmt::Display for ImdsError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.0.describe(f, errno_words)

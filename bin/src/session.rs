@@ -3,7 +3,6 @@
 //! decoded once), with this run's ways to decode them.
 
 use wisp_core::cloud_config::CloudConfig;
-use wisp_core::config::Cloud;
 use wisp_core::session::Shared;
 use wisp_os_linux::fs::Dir;
 
@@ -19,7 +18,6 @@ pub struct Session<'c> {
     /// A later boot of a bootstrapped instance: only every-boot actions run.
     pub later_boot: bool,
     pub shared: Shared<UserData, CloudConfig<'static>, Message>,
-    pub cloud: Cloud,
 }
 
 impl Session<'_> {
