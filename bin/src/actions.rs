@@ -51,7 +51,12 @@ pub fn run(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: 
 /// Inlined: out of line it costs the AWS-only build (no cloud-config) 32 bytes.
 #[inline(always)]
 fn apply_users(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: Action) -> Result<Message, Message> {
-    let config = session.cloud_config_if_valid(ctx, var);
+    // One that does not parse counts as none here (the user-data actions report it). A
+    // build without cloud-config has none: user-data that holds some does not decode.
+    #[cfg(feature = "cloud-config")]
+    let config = session.cloud_config(ctx, var).ok().flatten();
+    #[cfg(not(feature = "cloud-config"))]
+    let config = None;
     let config = config.as_ref();
     let host = &mut System::new(ctx);
     match action {

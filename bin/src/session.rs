@@ -38,17 +38,6 @@ impl Session<'_> {
         };
         self.shared.cloud_config(kept(ctx, var), parse, CloudConfig::is_empty)
     }
-
-    /// The cloud-config for the actions that run from metadata too: one that does not
-    /// parse counts as none here (the user-data actions report it). A build without
-    /// cloud-config has none: user-data that holds some does not decode.
-    #[cfg_attr(not(feature = "cloud-config"), allow(unused_variables))]
-    pub fn cloud_config_if_valid(&mut self, ctx: &Context<'_>, var: &Dir) -> Option<CloudConfig<'static>> {
-        #[cfg(feature = "cloud-config")]
-        return self.cloud_config(ctx, var).ok().flatten();
-        #[cfg(not(feature = "cloud-config"))]
-        None
-    }
 }
 
 /// Decodes the saved user-data, its includes from what the early phase fetched: one
