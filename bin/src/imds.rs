@@ -10,7 +10,8 @@ use wisp_core::provider::{self, metadata, Item};
 use wisp_os_linux::nul_terminated::NulTerminated;
 use wisp_core::retry::Timeouts;
 
-pub use wisp_core::provider::metadata::{METADATA_SIZE, USERDATA_RESPONSE};
+pub use wisp_core::provider::metadata::USERDATA_RESPONSE;
+use wisp_core::provider::metadata::METADATA_SIZE;
 
 use crate::host::{errno_words, Network};
 use wisp_os_linux::take_once::TakeOnce;
