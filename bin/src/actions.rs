@@ -28,14 +28,14 @@ pub fn run(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: 
         Action::EnableSshd => enable_sshd(ctx),
         Action::SaveUserdata => save_userdata(ctx, session, var),
         #[cfg(feature = "userdata")]
-        Action::UserdataBoothooks => crate::scripts::run_boothooks(ctx, var, session.userdata(ctx, var, false)),
+        Action::UserdataBoothooks => crate::scripts::run_boothooks(ctx, var, session.shared.userdata(false, crate::session::kept(ctx, var))),
         #[cfg(feature = "ssh")]
         Action::CreateDefaultUser | Action::SetHostname | Action::SetSshKeys | Action::SetSshHostKeys => apply_users(ctx, session, var, action),
         #[cfg(not(feature = "ssh"))]
         Action::CreateDefaultUser | Action::SetHostname | Action::SetSshKeys => apply_users(ctx, session, var, action),
         Action::RunUserdata => {
             let later_boot = session.later_boot;
-            crate::scripts::run_userdata(ctx, var, later_boot, || session.userdata(ctx, var, true))
+            crate::scripts::run_userdata(ctx, var, later_boot, || session.shared.userdata(true, crate::session::kept(ctx, var)))
         }
         Action::BootstrapComplete => crate::markers::set_complete(ctx, var, true).map(|()| msg!("marked complete")),
         #[cfg(feature = "cloud-config")]
@@ -96,7 +96,8 @@ fn set_default_interfaces(ctx: &Context<'_>) -> Result<Message, Message> {
             first.consider(name, |name| {
                 let mut path = [0u8; 64];
                 let path = wisp_core::system_files::joined(&mut path, &[b"/sys/class/net/", name.as_bytes(), b"/ifindex"]);
-                ctx.read(path, &mut [0u8; 16]).ok().flatten().and_then(parse_u32)
+                ctx.read(path, &mut [0u8; 16]).ok().flatten()
+                    .and_then(|text| u32::try_from(wisp_core::text::decimal(text.trim_ascii_end(), 10)?).ok())
             })
         });
     }
@@ -191,8 +192,4 @@ fn save_if_changed(var: &Dir, name: &str, contents: &[u8]) -> Result<(), Message
         return Ok(());
     }
     var.write_atomic(name.as_bytes(), contents, 0o600, None).map_err(|e| crate::output::os_error(name, e))
-}
-
-fn parse_u32(text: &[u8]) -> Option<u32> {
-    u32::try_from(wisp_core::text::decimal(text.trim_ascii_end(), 10)?).ok()
 }

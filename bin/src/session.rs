@@ -21,12 +21,6 @@ pub struct Session<'c> {
 }
 
 impl Session<'_> {
-    /// The decoded user-data (`None` when there is none); includes come from what the
-    /// early phase fetched. `applies`: why it cannot be applied is reported (`Shared::userdata`).
-    pub fn userdata(&mut self, ctx: &Context<'_>, var: &Dir, applies: bool) -> Result<Option<&UserData>, Message> {
-        self.shared.userdata(applies, kept(ctx, var))
-    }
-
     /// The merged cloud-config, with a warning for each key wisp does not know.
     #[cfg(feature = "cloud-config")]
     pub fn cloud_config(&mut self, ctx: &Context<'_>, var: &Dir) -> Result<Option<CloudConfig<'static>>, Message> {
@@ -42,6 +36,6 @@ impl Session<'_> {
 
 /// Decodes the saved user-data, its includes from what the early phase fetched: one
 /// closure type for every caller, so `Shared` is built once for it.
-fn kept<'a>(ctx: &'a Context<'_>, var: &'a Dir) -> impl FnOnce() -> Result<Option<UserData>, Message> + 'a {
+pub fn kept<'a>(ctx: &'a Context<'_>, var: &'a Dir) -> impl FnOnce() -> Result<Option<UserData>, Message> + 'a {
     move || crate::userdata::load(ctx, var, Includes::Kept)
 }
