@@ -10,6 +10,7 @@ use wisp_core::text::{Decimal, Plain};
 use wisp_os_linux::fs::{self, Dir};
 
 use crate::context::Context;
+use crate::host::system::{today, System};
 use crate::output::Message;
 use crate::session::Session;
 use crate::userdata::Includes;
@@ -17,7 +18,7 @@ use crate::userdata::Includes;
 pub fn run(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: Action) -> Result<Message, Message> {
     match action {
         #[cfg(feature = "grow")]
-        Action::ExpandRoot => crate::grow::expand_root(ctx),
+        Action::ExpandRoot => crate::grow::mount(ctx, ctx.path(b"/")?.as_bytes()),
         Action::InstallHotplugs => Err(msg!("not supported: wisp installs no mdev hotplug handlers")),
         #[cfg(feature = "network")]
         Action::SetEphemeralNetwork => crate::network::set_ephemeral_network(ctx, session.metadata),
@@ -27,14 +28,14 @@ pub fn run(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: 
         Action::EnableSshd => enable_sshd(ctx),
         Action::SaveUserdata => save_userdata(ctx, session, var),
         #[cfg(feature = "userdata")]
-        Action::UserdataBoothooks => crate::scripts::run_boothooks(ctx, var, session.userdata(ctx, var, false)),
+        Action::UserdataBoothooks => crate::scripts::run_boothooks(ctx, var, session.shared.userdata(false, crate::session::kept(ctx, var))),
         #[cfg(feature = "ssh")]
         Action::CreateDefaultUser | Action::SetHostname | Action::SetSshKeys | Action::SetSshHostKeys => apply_users(ctx, session, var, action),
         #[cfg(not(feature = "ssh"))]
         Action::CreateDefaultUser | Action::SetHostname | Action::SetSshKeys => apply_users(ctx, session, var, action),
         Action::RunUserdata => {
             let later_boot = session.later_boot;
-            crate::scripts::run_userdata(ctx, var, later_boot, || session.userdata(ctx, var, true))
+            crate::scripts::run_userdata(ctx, var, later_boot, || session.shared.userdata(true, crate::session::kept(ctx, var)))
         }
         Action::BootstrapComplete => crate::markers::set_complete(ctx, var, true).map(|()| msg!("marked complete")),
         #[cfg(feature = "cloud-config")]
@@ -50,14 +51,24 @@ pub fn run(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: 
 /// Inlined: out of line it costs the AWS-only build (no cloud-config) 32 bytes.
 #[inline(always)]
 fn apply_users(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: Action) -> Result<Message, Message> {
-    let config = session.cloud_config_if_valid(ctx, var);
+    // One that does not parse counts as none here (the user-data actions report it). A
+    // build without cloud-config has none: user-data that holds some does not decode.
+    #[cfg(feature = "cloud-config")]
+    let config = session.cloud_config(ctx, var).ok().flatten();
+    #[cfg(not(feature = "cloud-config"))]
+    let config = None;
     let config = config.as_ref();
+    let host = &mut System::new(ctx);
     match action {
-        Action::CreateDefaultUser => crate::users::create_default_user(ctx, config),
-        Action::SetHostname => crate::users::set_hostname(ctx, session.metadata.get(Item::Hostname), config),
+        Action::CreateDefaultUser => wisp_core::users::create_default_user(host, ctx.config.cloud_user.as_bytes(), config, today()),
+        Action::SetHostname => wisp_core::set_hostname::set_hostname(host, session.metadata.get(Item::Hostname), config),
         #[cfg(feature = "ssh")]
-        Action::SetSshHostKeys => crate::users::set_ssh_host_keys(ctx, var, config),
-        _ => crate::users::set_ssh_keys(ctx, session.metadata.get(Item::SshKeys), config),
+        Action::SetSshHostKeys => {
+            let mut id = [0u8; wisp_core::instance::INSTANCE_ID_LIMIT];
+            let id = wisp_core::instance::saved_id(&mut crate::host::OpenDir { dir: var }, &mut id).unwrap_or(b"");
+            wisp_core::host_keys::set_ssh_host_keys(host, ctx.config.var_dir.as_bytes(), id, config)
+        }
+        _ => wisp_core::users::set_ssh_keys(host, ctx.config.cloud_user.as_bytes(), session.metadata.get(Item::SshKeys), config),
     }
 }
 
@@ -85,7 +96,8 @@ fn set_default_interfaces(ctx: &Context<'_>) -> Result<Message, Message> {
             first.consider(name, |name| {
                 let mut path = [0u8; 64];
                 let path = wisp_core::system_files::joined(&mut path, &[b"/sys/class/net/", name.as_bytes(), b"/ifindex"]);
-                ctx.read(path, &mut [0u8; 16]).ok().flatten().and_then(parse_u32)
+                ctx.read(path, &mut [0u8; 16]).ok().flatten()
+                    .and_then(|text| u32::try_from(wisp_core::text::decimal(text.trim_ascii_end(), 10)?).ok())
             })
         });
     }
@@ -180,8 +192,4 @@ fn save_if_changed(var: &Dir, name: &str, contents: &[u8]) -> Result<(), Message
         return Ok(());
     }
     var.write_atomic(name.as_bytes(), contents, 0o600, None).map_err(|e| crate::output::os_error(name, e))
-}
-
-fn parse_u32(text: &[u8]) -> Option<u32> {
-    u32::try_from(wisp_core::text::decimal(text.trim_ascii_end(), 10)?).ok()
 }

@@ -8,13 +8,8 @@ use crate::context::Context;
 use crate::host::system::System;
 use crate::output::Message;
 
-pub fn expand_root(ctx: &mut Context<'_>) -> Result<Message, Message> {
-    let root = ctx.path(b"/")?;
-    mount(ctx, root.as_bytes())
-}
-
 #[inline(never)]
-fn mount(ctx: &Context<'_>, path: &[u8]) -> Result<Message, Message> {
+pub fn mount(ctx: &Context<'_>, path: &[u8]) -> Result<Message, Message> {
     expand::mount(&mut System::new(ctx), path)
 }
 

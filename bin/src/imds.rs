@@ -10,7 +10,8 @@ use wisp_core::provider::{self, metadata, Item};
 use wisp_os_linux::nul_terminated::NulTerminated;
 use wisp_core::retry::Timeouts;
 
-pub use wisp_core::provider::metadata::{METADATA_SIZE, USERDATA_RESPONSE};
+pub use wisp_core::provider::metadata::USERDATA_RESPONSE;
+use wisp_core::provider::metadata::METADATA_SIZE;
 
 use crate::host::{errno_words, Network};
 use wisp_os_linux::take_once::TakeOnce;
@@ -22,13 +23,6 @@ pub type Metadata = metadata::Metadata<'static>;
 /// A metadata failure, said with the system's words for errnos.
 #[derive(Clone, Copy, Debug)]
 pub struct ImdsError(pub imds::ImdsError);
-
-impl ImdsError {
-    /// The item whose fetch failed, when it was one item's.
-    pub fn item(&self) -> Option<Item> {
-        self.0.item()
-    }
-}
 
 impl fmt::Display for ImdsError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

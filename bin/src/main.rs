@@ -52,7 +52,6 @@ mod session;
 #[cfg(any(feature = "nocloud", feature = "configdrive", feature = "azure"))]
 mod seed;
 mod userdata;
-mod users;
 
 use wisp_core::cli::{self, Command};
 use wisp_core::phase::Phase;

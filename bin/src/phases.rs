@@ -74,7 +74,6 @@ fn run_phases(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
         metadata,
         later_boot: false,
         shared: Shared::new(Progress::default()),
-        cloud,
     };
     #[cfg(feature = "incus")]
     {
@@ -165,7 +164,7 @@ impl<'r> Phases for PhaseHost<'r, '_, '_> {
     }
 
     fn failed_item(error: &ImdsError) -> Option<Item> {
-        error.item()
+        error.0.item()
     }
 
     fn fetched(&self, item: Item) -> Option<&[u8]> {
@@ -173,7 +172,7 @@ impl<'r> Phases for PhaseHost<'r, '_, '_> {
     }
 
     fn dmi_same_instance(&mut self, saved_id: &[u8]) -> Option<bool> {
-        boot_cache::dmi_same_instance(&mut Root::of(self.ctx), &mut self.var, self.session.cloud, saved_id)
+        boot_cache::dmi_same_instance(&mut Root::of(self.ctx), &mut self.var, self.session.imds.cloud(), saved_id)
     }
 
     #[inline(never)]
@@ -195,11 +194,11 @@ impl<'r> Phases for PhaseHost<'r, '_, '_> {
     }
 
     fn stage_started(&mut self, phase: Phase) -> Failed {
-        cloud_init_status::stage_started(self.ctx, phase, Some(self.session.cloud))
+        cloud_init_status::stage_started(self.ctx, phase, Some(self.session.imds.cloud()))
     }
 
     fn stage_finished(&mut self, phase: Phase, failure: Option<&Message>) {
-        cloud_init_status::stage_finished(self.ctx, phase, Some(self.session.cloud), failure);
+        cloud_init_status::stage_finished(self.ctx, phase, Some(self.session.imds.cloud()), failure);
     }
 
     #[cfg(feature = "azure")]

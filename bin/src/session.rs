@@ -3,7 +3,6 @@
 //! decoded once), with this run's ways to decode them.
 
 use wisp_core::cloud_config::CloudConfig;
-use wisp_core::config::Cloud;
 use wisp_core::session::Shared;
 use wisp_os_linux::fs::Dir;
 
@@ -19,16 +18,9 @@ pub struct Session<'c> {
     /// A later boot of a bootstrapped instance: only every-boot actions run.
     pub later_boot: bool,
     pub shared: Shared<UserData, CloudConfig<'static>, Message>,
-    pub cloud: Cloud,
 }
 
 impl Session<'_> {
-    /// The decoded user-data (`None` when there is none); includes come from what the
-    /// early phase fetched. `applies`: why it cannot be applied is reported (`Shared::userdata`).
-    pub fn userdata(&mut self, ctx: &Context<'_>, var: &Dir, applies: bool) -> Result<Option<&UserData>, Message> {
-        self.shared.userdata(applies, kept(ctx, var))
-    }
-
     /// The merged cloud-config, with a warning for each key wisp does not know.
     #[cfg(feature = "cloud-config")]
     pub fn cloud_config(&mut self, ctx: &Context<'_>, var: &Dir) -> Result<Option<CloudConfig<'static>>, Message> {
@@ -40,21 +32,10 @@ impl Session<'_> {
         };
         self.shared.cloud_config(kept(ctx, var), parse, CloudConfig::is_empty)
     }
-
-    /// The cloud-config for the actions that run from metadata too: one that does not
-    /// parse counts as none here (the user-data actions report it). A build without
-    /// cloud-config has none: user-data that holds some does not decode.
-    #[cfg_attr(not(feature = "cloud-config"), allow(unused_variables))]
-    pub fn cloud_config_if_valid(&mut self, ctx: &Context<'_>, var: &Dir) -> Option<CloudConfig<'static>> {
-        #[cfg(feature = "cloud-config")]
-        return self.cloud_config(ctx, var).ok().flatten();
-        #[cfg(not(feature = "cloud-config"))]
-        None
-    }
 }
 
 /// Decodes the saved user-data, its includes from what the early phase fetched: one
 /// closure type for every caller, so `Shared` is built once for it.
-fn kept<'a>(ctx: &'a Context<'_>, var: &'a Dir) -> impl FnOnce() -> Result<Option<UserData>, Message> + 'a {
+pub fn kept<'a>(ctx: &'a Context<'_>, var: &'a Dir) -> impl FnOnce() -> Result<Option<UserData>, Message> + 'a {
     move || crate::userdata::load(ctx, var, Includes::Kept)
 }
