@@ -163,6 +163,31 @@ def test_symlink_inside_the_root_is_followed_inside_it(run, imds, root, host):
     assert ED25519 in keys.read_text() and mode(keys) == 0o600
 
 
+def test_init_script_is_looked_up_inside_the_root(run, imds, root, host):
+    # enable_sshd asks whether the image has /etc/init.d/sshd. An absolute symlink there
+    # names the image's own file: resolved under the root, where nothing is, so sshd is
+    # not enabled, though the same path exists on the machine running wisp --root.
+    (host / "sshd-init").write_text("#!/sbin/openrc-run\n")
+    os.remove(root / "etc/init.d/sshd")
+    os.symlink(host / "sshd-init", root / "etc/init.d/sshd")
+    result = hostile_run(run, imds, root, host)
+    assert result.rc == 0, result
+    assert "boot/enable_sshd: ok: no /etc/init.d/sshd" in result.stderr, result.stderr
+    assert not os.path.lexists(root / "etc/runlevels/default/sshd")
+
+
+def test_init_script_symlink_inside_the_root_is_followed(run, imds, root, host):
+    # The same link to a file the image has is followed inside it: sshd is enabled.
+    target = root / str(host / "sshd-init").lstrip("/")
+    target.parent.mkdir(parents=True)
+    target.write_text("#!/sbin/openrc-run\n")
+    os.remove(root / "etc/init.d/sshd")
+    os.symlink(host / "sshd-init", root / "etc/init.d/sshd")
+    result = hostile_run(run, imds, root, host)
+    assert result.rc == 0, result
+    assert os.readlink(root / "etc/runlevels/default/sshd") == "/etc/init.d/sshd"
+
+
 @pytest.mark.parametrize("user, problem", [
     ("name: ../../root", "a user or group name starts with '.'"),
     ("name: ../root", "a user or group name starts with '.'"),

@@ -7,7 +7,7 @@ use wisp_core::provider::Item;
 use wisp_core::save_userdata;
 use wisp_core::state_files::USER_DATA;
 use wisp_core::text::{Decimal, Plain};
-use wisp_os_linux::fs::{self, Dir};
+use wisp_os_linux::fs::Dir;
 
 use crate::context::Context;
 use crate::host::system::{today, System};
@@ -113,8 +113,7 @@ fn set_default_interfaces(ctx: &Context<'_>) -> Result<Message, Message> {
 /// What `rc-update add sshd default` does: a link in OpenRC's default runlevel.
 #[inline(never)]
 fn enable_sshd(ctx: &Context<'_>) -> Result<Message, Message> {
-    let init_script = ctx.path(b"/etc/init.d/sshd")?;
-    if !matches!(fs::metadata(init_script.as_cstr()), Ok(Some(_))) {
+    if ctx.stat_followed(b"/etc/init.d/sshd").is_none() {
         return Ok(msg!("no /etc/init.d/sshd (not OpenRC, or no sshd): nothing to enable"));
     }
     let runlevel = ctx.create_dir(b"/etc/runlevels/default")?;

@@ -185,10 +185,12 @@ impl<'a> Context<'a> {
         Shown(if file.is_empty() { config_file::FILES[0].as_bytes() } else { file })
     }
 
-    /// stat(2) of `absolute` under the root, symlinks followed (dropbearkey is often one
-    /// to dropbearmulti); `None` when it cannot be reached.
+    /// stat(2) of `absolute` under the root, symlinks followed inside it (dropbearkey is
+    /// often one to dropbearmulti), as a chrooted program would see it: an absolute link
+    /// stops at the root and never reaches the host's file; `None` when it cannot be
+    /// reached.
     pub fn stat_followed(&self, absolute: &[u8]) -> Option<fs::Metadata> {
-        fs::metadata(self.path(absolute).ok()?.as_cstr()).ok()?
+        self.root_dir.metadata_beneath(absolute, Resolve::InRoot).ok()?
     }
 
     /// Incus's guest API socket, else LXD's, when the instance has one.

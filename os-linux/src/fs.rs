@@ -87,6 +87,18 @@ impl Dir {
         self.open_path_beneath(path, OFlags::RDONLY | OFlags::CLOEXEC, resolve)
     }
 
+    /// fstat(2) of what `path` beneath this directory names (see `open_beneath`), opened
+    /// with O_PATH so that any kind of file is reached (a socket, a program that is only
+    /// executable), its final symlink followed inside the root; `Ok(None)` when it does
+    /// not exist.
+    pub fn metadata_beneath(&self, path: &[u8], resolve: Resolve) -> Result<Option<Metadata>, Errno> {
+        match self.open_path_beneath(path, OFlags::PATH | OFlags::CLOEXEC, resolve) {
+            Ok(fd) => rustix::fs::fstat(&fd).map(|st| Some(Metadata::from(&st))),
+            Err(Errno::NOENT) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
     /// The directory at `path` beneath this one, created (with `mode`) where missing,
     /// each created component opened with O_NOFOLLOW.
     pub fn create_beneath(&self, path: &[u8], mode: u32, resolve: Resolve) -> Result<Dir, Errno> {
