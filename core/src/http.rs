@@ -215,9 +215,21 @@ pub fn parse_response(buf: &[u8], capacity: usize, eof: bool) -> Result<Status<R
     if !(100..=599).contains(&head.status) {
         return Err(Error::Malformed { what: Malformation::Status });
     }
-    let content_length = head.content_length?;
-    let room = capacity.saturating_sub(head.len);
-    let received = &buf[head.len..];
+    frame_body(buf, head.len, head.status, head.content_length?, capacity, eof)
+}
+
+/// The body after a head of `head_len` bytes, framed by its `Content-Length` (or by the
+/// end of the connection without one) within `capacity`.
+fn frame_body(
+    buf: &[u8],
+    head_len: usize,
+    status: u16,
+    content_length: Option<usize>,
+    capacity: usize,
+    eof: bool,
+) -> Result<Status<Response<'_>>, Error> {
+    let room = capacity.saturating_sub(head_len);
+    let received = &buf[head_len..];
     let body = match content_length {
         Some(length) if length > room => return Err(Error::BodyTooLarge { limit: room as u32 }),
         Some(length) if received.len() > length => return Err(Error::TrailingData),
@@ -229,7 +241,7 @@ pub fn parse_response(buf: &[u8], capacity: usize, eof: bool) -> Result<Status<R
         None if eof => received,
         None => return Ok(Status::Partial),
     };
-    Ok(Status::Complete(Response { status: head.status, head: &buf[..head.len], body }))
+    Ok(Status::Complete(Response { status, head: &buf[..head_len], body }))
 }
 
 /// What a complete head says: its length, the status, and the body's length when a
@@ -588,7 +600,7 @@ mod tests {
         }
     }
 
-    /// The parser wisp had before its own: httparse's head, then the same body rules.
+    /// The parser wisp had before its own: httparse's head, then the same body framing.
     fn parse_response_with_httparse(buf: &[u8], capacity: usize, eof: bool) -> Result<Status<Response<'_>>, Error> {
         let mut headers = [httparse::EMPTY_HEADER; HEADERS_LIMIT];
         let mut response = httparse::Response::new(&mut headers);
@@ -624,18 +636,7 @@ mod tests {
                 content_length = Some(length);
             }
         }
-        let room = capacity.saturating_sub(head_len);
-        let received = &buf[head_len..];
-        let body = match content_length {
-            Some(length) if length > room => return Err(Error::BodyTooLarge { limit: room as u32 }),
-            Some(length) if received.len() > length => return Err(Error::TrailingData),
-            Some(length) if received.len() == length => received,
-            Some(length) if eof => return Err(Error::TruncatedBody { received: received.len() as u32, expected: length as u32 }),
-            Some(_) => return Ok(Status::Partial),
-            None if eof => received,
-            None => return Ok(Status::Partial),
-        };
-        Ok(Status::Complete(Response { status, head: &buf[..head_len], body }))
+        frame_body(buf, head_len, status, content_length, capacity, eof)
     }
 
     #[test]
