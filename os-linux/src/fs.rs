@@ -90,10 +90,14 @@ impl Dir {
     /// fstat(2) of what `path` beneath this directory names (see `open_beneath`), opened
     /// with O_PATH so that any kind of file is reached (a socket, a program that is only
     /// executable), its final symlink followed inside the root; `Ok(None)` when it does
-    /// not exist.
+    /// not exist. Where openat2(2) is missing, O_PATH with O_NOFOLLOW opens a final
+    /// symlink itself: refused (ELOOP), as that walk refuses every other symlink.
     pub fn metadata_beneath(&self, path: &[u8], resolve: Resolve) -> Result<Option<Metadata>, Errno> {
         match self.open_path_beneath(path, OFlags::PATH | OFlags::CLOEXEC, resolve) {
-            Ok(fd) => rustix::fs::fstat(&fd).map(|st| Some(Metadata::from(&st))),
+            Ok(fd) => match Metadata::from(&rustix::fs::fstat(&fd)?) {
+                found if found.is_symlink() => Err(Errno::LOOP),
+                found => Ok(Some(found)),
+            },
             Err(Errno::NOENT) => Ok(None),
             Err(e) => Err(e),
         }
@@ -520,15 +524,6 @@ pub fn sync_all() {
 /// open(2) for reading, following symlinks.
 pub fn open_read(path: &CStr) -> Result<OwnedFd, Errno> {
     rustix::fs::openat(CWD, path, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
-}
-
-/// stat(2), following symlinks; `Ok(None)` when `path` does not exist.
-pub fn metadata(path: &CStr) -> Result<Option<Metadata>, Errno> {
-    match rustix::fs::statat(CWD, path, AtFlags::empty()) {
-        Ok(st) => Ok(Some(Metadata::from(&st))),
-        Err(Errno::NOENT) => Ok(None),
-        Err(e) => Err(e),
-    }
 }
 
 /// read(2) until end of file. A file that fills `buf` is probed for one more byte, so a
