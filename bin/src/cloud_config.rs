@@ -2,11 +2,10 @@
 //! run, all of them before any key is applied, so a YAML error anywhere applies nothing.
 
 use wisp_core::cloud_config::{self, CloudConfig};
+use wisp_core::cloud_config_commands::CommandList;
 use wisp_core::phase::Action;
-use wisp_core::text::Decimal;
 use wisp_core::userdata::Kind;
 use wisp_core::yaml::{Arena, Node};
-use wisp_os_linux::nul_terminated::NulTerminated;
 use wisp_os_linux::fs::Dir;
 
 use crate::userdata::USER_DATA_LIMIT;
@@ -44,10 +43,8 @@ pub fn parse(userdata: &crate::userdata::UserData) -> Result<CloudConfig<'static
 pub fn run(ctx: &Context<'_>, config: &CloudConfig<'static>, var: &Dir, action: Action) -> Result<Message, Message> {
     let host = &mut System::new(ctx);
     match action {
-        Action::UserdataBootcmd => run_commands(ctx, config, "bootcmd", Some(&scripts::instance_env(var)?), None),
-        // runcmd as a whole, once per instance: a crash inside it runs it again, one after
-        // it does not.
-        Action::UserdataRuncmd => once_per_instance(var, "runcmd", &mut |markers| run_commands(ctx, config, "runcmd", None, Some(markers))),
+        Action::UserdataBootcmd => scripts::run_commands(ctx, var, config, CommandList::Bootcmd),
+        Action::UserdataRuncmd => scripts::run_commands(ctx, var, config, CommandList::Runcmd),
         Action::UserdataWriteFiles => wisp_core::write_files::apply(host, config, false),
         Action::UserdataWriteFilesDeferred => wisp_core::write_files::apply(host, config, true),
         Action::UserdataUsers => wisp_core::users::apply_users(host, ctx.config.cloud_user.as_str(), config, crate::host::system::today()),
@@ -55,10 +52,16 @@ pub fn run(ctx: &Context<'_>, config: &CloudConfig<'static>, var: &Dir, action: 
         Action::UserdataTimezone => wisp_core::timezone::apply(host, config),
         // Marked done once apk succeeded: a failed or cut-short install runs again. Nothing
         // asked is no work to mark (nor a sync to make it durable).
-        Action::UserdataPackages => once_per_instance(var, "packages", &mut |markers| match wisp_core::packages::install(host, config)? {
-            Some(note) => markers.mark_done(ctx, "packages", None).map(|()| note),
-            None => Ok(msg!("no packages")),
-        }),
+        Action::UserdataPackages => {
+            let markers = crate::markers::Markers::open(var)?;
+            if markers.is_done("packages", None)? {
+                return Ok(msg!("ran already for this instance"));
+            }
+            match wisp_core::packages::install(host, config)? {
+                Some(note) => markers.mark_done(ctx, "packages", None).map(|()| note),
+                None => Ok(msg!("no packages")),
+            }
+        }
         Action::UserdataPowerState => wisp_core::power_state::apply(host, config),
         #[cfg(feature = "ssh")]
         Action::UserdataSshPwauth => wisp_core::sshd::ssh_pwauth(host, config),
@@ -80,28 +83,4 @@ impl wisp_core::host::commands::Commands for System<'_> {
     fn run_script(&mut self, name: &[u8], script: &[u8]) -> Result<bool, Message> {
         Ok(scripts::run_saved_shell(self.ctx, name, script, None)? == wisp_core::script_exit::Ended::Exited(0))
     }
-}
-
-/// `work` unless its marker says it finished for this instance.
-fn once_per_instance(var: &Dir, work: &str, run: &mut dyn FnMut(&crate::markers::Markers) -> Result<Message, Message>) -> Result<Message, Message> {
-    let markers = crate::markers::Markers::open(var)?;
-    if markers.is_done(work, None)? {
-        return Ok(msg!("ran already for this instance"));
-    }
-    run(&markers)
-}
-
-/// `bootcmd` or `runcmd`: written as the shell script cloud-init makes of the list, and
-/// run with `/bin/sh`, its output in user-data.log.
-/// `markers`: where the run is marked done, once it ran to its end.
-fn run_commands(ctx: &Context<'_>, config: &CloudConfig<'static>, key: &'static str, env: Option<&NulTerminated>, markers: Option<&crate::markers::Markers>) -> Result<Message, Message> {
-    let Some(commands) = config.value(key) else { return Ok(msg!("no {}", wisp_core::text::Plain(key))) };
-    let mut script = [0u8; 64 * 1024];
-    let len = cloud_config::shell_script(key, commands, &mut script).map_err(crate::output::line)?;
-    let status = scripts::run_saved_shell(ctx, key.as_bytes(), &script[..len], env.map(NulTerminated::as_cstr))?;
-    if let Some(markers) = markers {
-        markers.mark_done(ctx, key, None)?;
-    }
-    scripts::finish(ctx, status, key)?;
-    Ok(msg!("{} commands ran", Decimal(commands.len() as u64)))
 }

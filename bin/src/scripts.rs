@@ -3,10 +3,13 @@
 
 use core::ffi::CStr;
 
+#[cfg(feature = "cloud-config")]
+use wisp_core::cloud_config::CloudConfig;
+#[cfg(feature = "cloud-config")]
+use wisp_core::cloud_config_commands::{self, CommandList};
 use wisp_core::script_exit::Ended;
 use wisp_core::userdata_scripts::{self, Places};
 use wisp_os_linux::fs::Dir;
-use wisp_os_linux::nul_terminated::NulTerminated;
 
 use crate::context::Context;
 use crate::host::scripts::ScriptRuns;
@@ -39,15 +42,12 @@ pub fn run_boothooks(ctx: &Context<'_>, var: &Dir, userdata: Result<Option<&User
     with_hosts(ctx, Some(var), &mut |host, runs, places| userdata_scripts::run_boothooks(host, runs, places, userdata.take().unwrap_or(Ok(None))))
 }
 
-/// `INSTANCE_ID=<saved instance-id>`, which cloud-init gives boothooks and `bootcmd`.
-pub fn instance_env(var: &Dir) -> Result<NulTerminated, Message> {
-    let mut id = [0u8; wisp_core::instance::INSTANCE_ID_LIMIT];
-    let id = wisp_core::instance::saved_id(&mut OpenDir { dir: var }, &mut id).unwrap_or(b"");
-    NulTerminated::from_parts(&[b"INSTANCE_ID=", id]).map_err(crate::output::line)
+#[cfg(feature = "cloud-config")]
+pub fn run_commands(ctx: &Context<'_>, var: &Dir, config: &CloudConfig<'_>, list: CommandList) -> Result<Message, Message> {
+    with_hosts(ctx, Some(var), &mut |host, runs, places| cloud_config_commands::run(host, runs, places, config, list))
 }
 
-/// `bootcmd`, `runcmd`, power_state's condition: saved in the scripts directory and run
-/// with `/bin/sh`.
+/// power_state's condition: saved in the scripts directory and run with `/bin/sh`.
 pub fn run_saved_shell(ctx: &Context<'_>, name: &[u8], text: &[u8], env: Option<&CStr>) -> Result<Ended, Message> {
     let mut status = Ended::Exited(0);
     with_hosts(ctx, None, &mut |host, runs, places| {
@@ -60,9 +60,4 @@ pub fn run_saved_shell(ctx: &Context<'_>, name: &[u8], text: &[u8], env: Option<
 /// One of the image's programs, its output in user-data.log; a failure fails the action.
 pub fn run_program(ctx: &Context<'_>, program: &CStr, args: &[&CStr], what: &str) -> Result<(), Message> {
     with_hosts(ctx, None, &mut |host, runs, places| userdata_scripts::run_program(host, runs, places.logs, program, args, what).map(|()| Message::new())).map(|_| ())
-}
-
-/// A script's end: a failure is recorded in `user-data.exit` and fails the action.
-pub fn finish(ctx: &Context<'_>, ended: Ended, what: &str) -> Result<(), Message> {
-    with_hosts(ctx, None, &mut |host, _, places| userdata_scripts::finish(host, places.logs, ended, what).map(|()| Message::new())).map(|_| ())
 }

@@ -81,6 +81,7 @@ pub mod base64;
 pub mod gzip;
 pub mod inflate;
 pub mod cloud_config;
+pub mod cloud_config_commands;
 pub mod mime;
 pub mod userdata;
 pub mod userdata_scripts;

@@ -144,7 +144,7 @@ where
                 let whole = part.whole || !S::PARTS;
                 let own_name = if whole { ScriptName::new() } else { part.script_name(index) };
                 let name = if whole { "user-data" } else { own_name.as_str() };
-                if scripts.is_done("script", name)? {
+                if scripts.is_done("script", Some(name))? {
                     done += 1;
                     continue;
                 }
@@ -156,7 +156,7 @@ where
                     path
                 };
                 let ended = run_script(host, scripts, part.bytes, &path, None)?;
-                scripts.mark_done("script", name)?;
+                scripts.mark_done("script", Some(name))?;
                 finish(host, logs, ended, if whole { "user-data script" } else { name })?;
                 ran += 1;
             }
@@ -316,14 +316,14 @@ fn run_directory<H: Files + Messages, S: Scripts<Text = H::Text>>(
     for name in &names {
         let path = ScriptPath::new(host, &[dir.as_bytes(), b"/", name.as_bytes()])?;
         let executable = matches!(host.metadata(path.as_bytes()), Ok(Some(m)) if m.kind == files::Kind::File && m.mode & 0o111 != 0);
-        if !executable || marked && scripts.is_done("per-instance", name)? {
+        if !executable || marked && scripts.is_done("per-instance", Some(name))? {
             continue;
         }
         let ended = scripts
             .run(path.as_cstr(), &[path.as_cstr()], None)
             .map_err(|e| host.text(format_args!("cannot run scripts/{}/{name}: {}", H::shown(directory), H::reason(e), name = Plain(name))))?;
         if marked {
-            scripts.mark_done("per-instance", name)?;
+            scripts.mark_done("per-instance", Some(name))?;
         }
         let label = ScriptPath::new(host, &[SCRIPTS_DIR, b"/", directory, b"/", name.as_bytes()])?;
         finish(host, logs, ended, crate::text::word(label.as_bytes()))?;

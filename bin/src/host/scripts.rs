@@ -62,11 +62,11 @@ impl wisp_core::host::scripts::Scripts for ScriptRuns<'_> {
         Ok(())
     }
 
-    fn is_done(&mut self, work: &str, item: &str) -> Result<bool, Message> {
-        self.markers.as_ref().map_or(Ok(false), |markers| markers.is_done(work, Some(item)))
+    fn is_done(&mut self, work: &str, item: Option<&str>) -> Result<bool, Message> {
+        self.markers.as_ref().map_or(Ok(false), |markers| markers.is_done(work, item))
     }
 
-    fn mark_done(&mut self, work: &str, item: &str) -> Result<(), Message> {
-        self.markers.as_ref().map_or(Ok(()), |markers| markers.mark_done(self.ctx, work, Some(item)))
+    fn mark_done(&mut self, work: &str, item: Option<&str>) -> Result<(), Message> {
+        self.markers.as_ref().map_or(Ok(()), |markers| markers.mark_done(self.ctx, work, item))
     }
 }

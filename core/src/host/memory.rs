@@ -950,14 +950,14 @@ impl super::scripts::Scripts for MemoryScripts {
         Ok(())
     }
 
-    fn is_done(&mut self, work: &str, item: &str) -> Result<bool, std::string::String> {
+    fn is_done(&mut self, work: &str, item: Option<&str>) -> Result<bool, std::string::String> {
         assert!(self.markers_open, "markers asked before they were opened");
-        Ok(self.marked.contains(&std::format!("{work} {item}")))
+        Ok(self.marked.contains(&std::format!("{work} {}", item.unwrap_or(""))))
     }
 
-    fn mark_done(&mut self, work: &str, item: &str) -> Result<(), std::string::String> {
+    fn mark_done(&mut self, work: &str, item: Option<&str>) -> Result<(), std::string::String> {
         assert!(self.markers_open, "markers set before they were opened");
-        self.marked.insert(std::format!("{work} {item}"));
+        self.marked.insert(std::format!("{work} {}", item.unwrap_or("")));
         Ok(())
     }
 }

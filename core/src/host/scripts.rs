@@ -31,9 +31,9 @@ pub trait Scripts {
     /// Opens this instance's markers (`sem/`), which `is_done` and `mark_done` ask.
     fn open_markers(&mut self) -> Result<(), Self::Text>;
 
-    /// Whether `work`'s `item` finished for this instance.
-    fn is_done(&mut self, work: &str, item: &str) -> Result<bool, Self::Text>;
+    /// Whether `work` (`item` of it) finished for this instance.
+    fn is_done(&mut self, work: &str, item: Option<&str>) -> Result<bool, Self::Text>;
 
-    /// Records that `work`'s `item` finished.
-    fn mark_done(&mut self, work: &str, item: &str) -> Result<(), Self::Text>;
+    /// Records that `work` (`item` of it) finished.
+    fn mark_done(&mut self, work: &str, item: Option<&str>) -> Result<(), Self::Text>;
 }
