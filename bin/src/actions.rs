@@ -1,7 +1,6 @@
 //! The actions of the phases, by tiny-cloud's names. Each returns a short note for the
 //! log on success, or the reason it failed.
 
-use wisp_core::default_interfaces::{self, FirstEthernet};
 use wisp_core::phase::{Action, UserdataWork};
 use wisp_core::provider::Item;
 use wisp_core::save_userdata;
@@ -10,6 +9,7 @@ use wisp_core::text::{Decimal, Plain};
 use wisp_os_linux::fs::Dir;
 
 use crate::context::Context;
+use crate::host::files::Root;
 use crate::host::system::{today, System};
 use crate::output::Message;
 use crate::session::Session;
@@ -24,8 +24,8 @@ pub fn run(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: 
         Action::SetEphemeralNetwork => crate::network::set_ephemeral_network(ctx, session.metadata),
         #[cfg(not(feature = "network"))]
         Action::SetEphemeralNetwork => Ok(msg!("built without network support: the OS brings the network up")),
-        Action::SetDefaultInterfaces => set_default_interfaces(ctx),
-        Action::EnableSshd => enable_sshd(ctx),
+        Action::SetDefaultInterfaces => wisp_core::default_interfaces::set(&mut System::new(ctx), &mut Root::of(ctx)),
+        Action::EnableSshd => wisp_core::enable_sshd::enable_sshd(&mut System::new(ctx)),
         Action::SaveUserdata => save_userdata(ctx, session, var),
         #[cfg(feature = "userdata")]
         Action::UserdataBoothooks => crate::scripts::run_boothooks(ctx, var, session.shared.userdata(false, crate::session::kept(ctx, var))),
@@ -79,48 +79,6 @@ fn apply_cloud_config(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir, a
         Ok(Some(config)) => crate::cloud_config::run(ctx, &config, var, action),
         Ok(None) => Ok(msg!("no cloud-config")),
         Err(e) => Err(session.shared.report(e)),
-    }
-}
-
-/// tiny-cloud's `/etc/network/interfaces`, written only when there is none: loopback and
-/// DHCP on the first ethernet interface (the lowest ifindex).
-#[inline(never)]
-fn set_default_interfaces(ctx: &Context<'_>) -> Result<Message, Message> {
-    let etc_network = ctx.create_dir(b"/etc/network")?;
-    if etc_network.metadata(b"interfaces").map_err(|e| crate::output::os_error("/etc/network/interfaces", e))?.is_some() {
-        return Ok(msg!("already set up"));
-    }
-    let mut first = FirstEthernet::default();
-    if let Ok(net) = ctx.open_dir(b"/sys/class/net") {
-        let _ = net.for_each_entry(|name| {
-            first.consider(name, |name| {
-                let mut path = [0u8; 64];
-                let path = wisp_core::system_files::joined(&mut path, &[b"/sys/class/net/", name.as_bytes(), b"/ifindex"]);
-                ctx.read(path, &mut [0u8; 16]).ok().flatten()
-                    .and_then(|text| u32::try_from(wisp_core::text::decimal(text.trim_ascii_end(), 10)?).ok())
-            })
-        });
-    }
-    let mut text = default_interfaces::InterfacesFile::new();
-    default_interfaces::interfaces_file(first.name(), &mut text);
-    etc_network.write_atomic(b"interfaces", text.as_bytes(), 0o644, None).map_err(|e| crate::output::os_error("/etc/network/interfaces", e))?;
-    Ok(match first.name() {
-        Some(name) => msg!("lo and {name} (dhcp)", name = Plain(name)),
-        None => msg!("lo only: no eth* interface"),
-    })
-}
-
-/// What `rc-update add sshd default` does: a link in OpenRC's default runlevel.
-#[inline(never)]
-fn enable_sshd(ctx: &Context<'_>) -> Result<Message, Message> {
-    if ctx.stat_followed(b"/etc/init.d/sshd").is_none() {
-        return Ok(msg!("no /etc/init.d/sshd (not OpenRC, or no sshd): nothing to enable"));
-    }
-    let runlevel = ctx.create_dir(b"/etc/runlevels/default")?;
-    match runlevel.create_symlink(b"/etc/init.d/sshd", b"sshd") {
-        Ok(true) => Ok(msg!("sshd added to the default runlevel")),
-        Ok(false) => Ok(msg!("sshd already in the default runlevel")),
-        Err(e) => Err(crate::output::os_error("/etc/runlevels/default/sshd", e)),
     }
 }
 

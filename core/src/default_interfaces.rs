@@ -4,7 +4,11 @@
 
 use core::fmt::Write;
 
+use crate::host::files::Files;
+use crate::host::messages::Messages;
 use crate::text::Plain;
+
+const INTERFACES: &[u8] = b"/etc/network/interfaces";
 
 /// Longest interface name kept (IFNAMSIZ).
 pub const NAME_LIMIT: usize = 16;
@@ -49,6 +53,35 @@ pub fn interfaces_file(first: Option<&str>, text: &mut InterfacesFile) {
     }
 }
 
+/// The action: `/etc/network/interfaces` written unless there is one, its interface the
+/// first ethernet one that `sys`'s `/sys/class/net` lists (a second host, so that its
+/// listing can read each interface's ifindex from `host`). A note of what it wrote.
+#[inline(never)]
+pub fn set<H: Files + Messages>(host: &mut H, sys: &mut impl Files) -> Result<H::Text, H::Text> {
+    host.create_dir(b"/etc/network", 0o755).map_err(|e| host.path_error(b"/etc/network", e))?;
+    if host.metadata(INTERFACES).map_err(|e| host.text(format_args!("/etc/network/interfaces: {}", H::reason(e))))?.is_some() {
+        return Ok(host.text(format_args!("already set up")));
+    }
+    let mut first = FirstEthernet::default();
+    // No /sys/class/net (or one that cannot be listed) is no ethernet interface.
+    let _ = sys.list(b"/sys/class/net", &mut |name| {
+        first.consider(name, |name| {
+            let mut path = [0u8; 64];
+            let path = crate::system_files::joined(&mut path, &[b"/sys/class/net/", name.as_bytes(), b"/ifindex"]);
+            let mut text = [0u8; 16];
+            let len = host.read(path, &mut text).ok().flatten()?;
+            u32::try_from(crate::text::decimal(text[..len].trim_ascii_end(), 10)?).ok()
+        })
+    });
+    let mut text = InterfacesFile::new();
+    interfaces_file(first.name(), &mut text);
+    host.write(INTERFACES, text.as_bytes(), 0o644, None).map_err(|e| host.text(format_args!("/etc/network/interfaces: {}", H::reason(e))))?;
+    Ok(match first.name() {
+        Some(name) => host.text(format_args!("lo and {name} (dhcp)", name = Plain(name))),
+        None => host.text(format_args!("lo only: no eth* interface")),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -83,5 +116,35 @@ mod tests {
         };
         assert_eq!(file(None), "auto lo\niface lo inet loopback\n\n");
         assert_eq!(file(Some("eth0")), "auto lo\niface lo inet loopback\n\nauto eth0\niface eth0\n\tuse dhcp\n\n");
+    }
+
+    use crate::host::memory::{MemoryHost, MemorySystem};
+
+    /// An image without /etc/network/interfaces whose /sys lists `eth0` (ifindex 3),
+    /// `eth1` (2) and `lo`: the listing (by name) and the lowest ifindex disagree.
+    fn image() -> (MemorySystem, MemoryHost) {
+        let system = MemorySystem::new(MemoryHost::new()).with_file("/sys/class/net/eth0/ifindex", "3\n").with_file("/sys/class/net/eth1/ifindex", "2\n");
+        let sys = MemoryHost::new().with_file("/sys/class/net/eth0", b"").with_file("/sys/class/net/eth1", b"").with_file("/sys/class/net/lo", b"");
+        (system, sys)
+    }
+
+    #[test]
+    fn the_file_is_written_for_the_lowest_ifindex_and_only_once() {
+        let (mut system, mut sys) = image();
+        assert_eq!(set(&mut system, &mut sys).unwrap(), "lo and eth1 (dhcp)");
+        let written = &system.host.files[&b"/etc/network/interfaces"[..]];
+        assert_eq!(written.contents, b"auto lo\niface lo inet loopback\n\nauto eth1\niface eth1\n\tuse dhcp\n\n");
+        assert_eq!(written.meta.mode, 0o644);
+        // One there already, of the image's or ours, is left as it is.
+        system.host.files.get_mut(&b"/etc/network/interfaces"[..]).unwrap().contents = b"mine".to_vec();
+        assert_eq!(set(&mut system, &mut sys).unwrap(), "already set up");
+        assert_eq!(system.host.files[&b"/etc/network/interfaces"[..]].contents, b"mine");
+    }
+
+    #[test]
+    fn without_an_ethernet_interface_only_loopback() {
+        let mut system = MemorySystem::new(MemoryHost::new());
+        assert_eq!(set(&mut system, &mut MemoryHost::new()).unwrap(), "lo only: no eth* interface");
+        assert_eq!(system.host.files[&b"/etc/network/interfaces"[..]].contents, b"auto lo\niface lo inet loopback\n\n");
     }
 }

@@ -70,6 +70,7 @@ pub mod script_directories;
 pub mod write_files;
 pub mod packages;
 pub mod default_interfaces;
+pub mod enable_sshd;
 pub mod seed;
 pub mod state_files;
 

@@ -24,7 +24,6 @@ pub mod seed_sources;
 // config: cloud-config's system keys
 #[cfg(feature = "cloud-config")]
 mod chosen_files;
-#[cfg(feature = "cloud-config")]
 mod links;
 #[cfg(feature = "cloud-config")]
 mod mounts;

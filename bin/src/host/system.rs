@@ -97,7 +97,6 @@ impl wisp_core::host::random::Random for System<'_> {
     }
 }
 
-#[cfg(feature = "ntp")]
 impl wisp_core::host::symlinks::Symlinks for System<'_> {
     fn create_symlink(&mut self, target: &[u8], path: &[u8]) -> Result<bool, HostError> {
         let (dir, name) = self.files.parent(path)?;
