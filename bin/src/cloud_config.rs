@@ -72,15 +72,3 @@ pub fn run(ctx: &Context<'_>, config: &CloudConfig<'static>, var: &Dir, action: 
         _ => Ok(msg!("not a cloud-config action")),
     }
 }
-
-/// The image's programs as cloud-config runs them, through `scripts` (their output in
-/// user-data.log, a failed exit recorded and said as scripts' are).
-impl wisp_core::host::commands::Commands for System<'_> {
-    fn run_logged(&mut self, program: &core::ffi::CStr, args: &[&core::ffi::CStr], what: &str) -> Result<(), Message> {
-        scripts::run_program(self.ctx, program, args, what)
-    }
-
-    fn run_script(&mut self, name: &[u8], script: &[u8]) -> Result<bool, Message> {
-        Ok(scripts::run_saved_shell(self.ctx, name, script, None)? == wisp_core::script_exit::Ended::Exited(0))
-    }
-}

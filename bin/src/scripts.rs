@@ -47,17 +47,21 @@ pub fn run_commands(ctx: &Context<'_>, var: &Dir, config: &CloudConfig<'_>, list
     with_hosts(ctx, Some(var), &mut |host, runs, places| cloud_config_commands::run(host, runs, places, config, list))
 }
 
-/// power_state's condition: saved in the scripts directory and run with `/bin/sh`.
-pub fn run_saved_shell(ctx: &Context<'_>, name: &[u8], text: &[u8], env: Option<&CStr>) -> Result<Ended, Message> {
-    let mut status = Ended::Exited(0);
-    with_hosts(ctx, None, &mut |host, runs, places| {
-        status = userdata_scripts::run_saved_shell(host, runs, places.var_dir, name, text, env)?;
-        Ok(Message::new())
-    })?;
-    Ok(status)
-}
+/// The image's programs and power_state's condition as cloud-config runs them: their
+/// output in user-data.log, a failed exit recorded and said as scripts' are.
+#[cfg(feature = "cloud-config")]
+impl wisp_core::host::commands::Commands for System<'_> {
+    fn run_logged(&mut self, program: &CStr, args: &[&CStr], what: &str) -> Result<(), Message> {
+        with_hosts(self.ctx, None, &mut |host, runs, places| userdata_scripts::run_program(host, runs, places.logs, program, args, what).map(|()| Message::new())).map(|_| ())
+    }
 
-/// One of the image's programs, its output in user-data.log; a failure fails the action.
-pub fn run_program(ctx: &Context<'_>, program: &CStr, args: &[&CStr], what: &str) -> Result<(), Message> {
-    with_hosts(ctx, None, &mut |host, runs, places| userdata_scripts::run_program(host, runs, places.logs, program, args, what).map(|()| Message::new())).map(|_| ())
+    /// Saved in the scripts directory and run with `/bin/sh`.
+    fn run_script(&mut self, name: &[u8], script: &[u8]) -> Result<bool, Message> {
+        let mut status = Ended::Exited(0);
+        with_hosts(self.ctx, None, &mut |host, runs, places| {
+            status = userdata_scripts::run_saved_shell(host, runs, places.var_dir, name, script, None)?;
+            Ok(Message::new())
+        })?;
+        Ok(status == Ended::Exited(0))
+    }
 }
