@@ -4,12 +4,12 @@
 use wisp_core::phase::{Action, UserdataWork};
 use wisp_core::provider::Item;
 use wisp_core::save_userdata;
-use wisp_core::state_files::USER_DATA;
 use wisp_core::text::{Decimal, Plain};
 use wisp_os_linux::fs::Dir;
 
 use crate::context::Context;
 use crate::host::files::Root;
+use crate::host::OpenDir;
 use crate::host::system::{today, System};
 use crate::output::Message;
 use crate::session::Session;
@@ -82,25 +82,17 @@ fn apply_cloud_config(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir, a
     }
 }
 
-/// `$TINY_CLOUD_VAR/user-data`, mode 0600, replaced atomically, in the form
-/// `save_userdata::saved_form` says; empty when the instance has none, as tiny-cloud
-/// leaves it.
+/// `$TINY_CLOUD_VAR/user-data` and the network facts (core's `save_userdata`), then the
+/// user-data decoded.
 #[inline(never)]
 fn save_userdata(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) -> Result<Message, Message> {
+    let host = &mut System::new(ctx);
     let raw = session.metadata.get(Item::UserData).unwrap_or(b"");
-    let limit = ctx.config.userdata_limit as usize;
-    let data = save_userdata::saved_form(raw, cfg!(feature = "userdata"), limit, |len| crate::memory::reserve(len, "gunzipped user-data"))?;
-    let len = data.len();
-    let mode_ok = matches!(var.metadata(USER_DATA), Ok(Some(m)) if m.is_file() && m.permissions() == 0o600);
-    let note = if mode_ok && var.has_contents(USER_DATA, data).unwrap_or(false) {
-        "unchanged"
-    } else {
-        // Made durable by the sync before the completion marker: until then each run saves
-        // it again.
-        var.write_volatile(USER_DATA, data, 0o600).map_err(|e| crate::output::os_error("cannot save user-data", e))?;
-        "saved"
-    };
-    let facts = save_network_facts(session, var)?;
+    let saved = save_userdata::save(host, &mut OpenDir { dir: var }, raw, cfg!(feature = "userdata"), ctx.config.userdata_limit as usize)?;
+    let (cloud, document) = (session.imds.cloud(), session.metadata.document());
+    let facts = save_userdata::save_network_facts::<{ cfg!(feature = "hetzner") }, { cfg!(feature = "incus") }, _, _>(host, &mut OpenDir { dir: var }, cloud, document, |buf| {
+        session.imds.get_path(wisp_core::provider::incus::NETWORK_CONFIG_PATH, buf).map_err(crate::output::line)
+    })?;
     // Decoded now, while the network is up, to fetch its includes.
     let timeouts = ctx.timeouts;
     let decoded = match session.shared.replace_userdata(crate::userdata::load(ctx, var, Includes::Fetch(&timeouts))) {
@@ -108,45 +100,5 @@ fn save_userdata(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) -> Res
         Ok(None) => msg!(")"),
         Err(e) => msg!("); it does not decode: {e}"),
     };
-    Ok(msg!("{note} ({len} bytes{decoded}{facts}", len = Decimal(len as u64), note = Plain(note), facts = Plain(facts)))
-}
-
-/// The metadata document of the clouds whose network facts are in it (`meta-data`), and
-/// the network configuration they give in cloud-init's format (`network-config`), kept
-/// in TINY_CLOUD_VAR (0600, as the seeds' are) for the network configuration; rewritten
-/// only when changed.
-#[inline(never)]
-#[cfg_attr(not(all(feature = "hetzner", feature = "incus")), allow(unused_mut, unused_variables))]
-fn save_network_facts(session: &mut Session<'_>, var: &Dir) -> Result<&'static str, Message> {
-    use wisp_core::config::Cloud;
-    let cloud = session.imds.cloud();
-    if !save_userdata::keeps_metadata_document(cloud) {
-        return Ok("");
-    }
-    let Some(document) = session.metadata.document() else { return Ok("") };
-    save_if_changed(var, "meta-data", document)?;
-    let mut network = [0u8; 16 * 1024];
-    let found: Option<&[u8]> = match cloud {
-        #[cfg(feature = "hetzner")]
-        Cloud::Hetzner => wisp_core::provider::hetzner::network_config(document, &mut network)
-            .map_err(|e| msg!("metadata network-config: {e}"))?
-            .map(|len| &network[..len]),
-        #[cfg(feature = "incus")]
-        Cloud::Incus => session.imds.get_path(wisp_core::provider::incus::NETWORK_CONFIG_PATH, &mut network).map_err(crate::output::line)?,
-        _ => None,
-    };
-    match found {
-        Some(body) => {
-            save_if_changed(var, "network-config", body)?;
-            Ok("; meta-data and network-config saved")
-        }
-        None => Ok("; meta-data saved"),
-    }
-}
-
-fn save_if_changed(var: &Dir, name: &str, contents: &[u8]) -> Result<(), Message> {
-    if var.has_contents(name.as_bytes(), contents).unwrap_or(false) {
-        return Ok(());
-    }
-    var.write_atomic(name.as_bytes(), contents, 0o600, None).map_err(|e| crate::output::os_error(name, e))
+    Ok(msg!("{note} ({len} bytes{decoded}{facts}", len = Decimal(saved.len as u64), note = Plain(saved.note), facts = Plain(facts)))
 }

@@ -5,6 +5,7 @@ use crate::host::files::Files;
 use crate::host::links::Links;
 use crate::host::messages::Messages;
 use crate::host::symlinks::Symlinks;
+use crate::system_files::failed;
 
 const INIT_SCRIPT: &[u8] = b"/etc/init.d/sshd";
 const RUNLEVEL: &[u8] = b"/etc/runlevels/default";
@@ -19,7 +20,7 @@ pub fn enable_sshd<H: Files + Links + Symlinks + Messages>(host: &mut H) -> Resu
     match host.create_symlink(INIT_SCRIPT, b"/etc/runlevels/default/sshd") {
         Ok(true) => Ok(host.text(format_args!("sshd added to the default runlevel"))),
         Ok(false) => Ok(host.text(format_args!("sshd already in the default runlevel"))),
-        Err(e) => Err(host.text(format_args!("/etc/runlevels/default/sshd: {}", H::reason(e)))),
+        Err(e) => Err(failed(host, b"/etc/runlevels/default/sshd", e, "")),
     }
 }
 

@@ -1,10 +1,12 @@
-//! What decoding user-data asks of Linux besides files: room kept for the run, and the
-//! GET of an `#include` URL.
+//! What saving and decoding user-data ask of Linux besides files: TINY_CLOUD_VAR's saved
+//! copies, room kept for the run, and the GET of an `#include` URL.
 
+use wisp_core::host::HostError;
 use wisp_core::http::Url;
 use wisp_core::retry::Timeouts;
 
 use super::system::System;
+use super::{host_error, OpenDir};
 use crate::output::Message;
 
 impl wisp_core::host::keep::Keep for System<'_> {
@@ -16,5 +18,19 @@ impl wisp_core::host::keep::Keep for System<'_> {
 impl wisp_core::host::fetch::Fetch for System<'_> {
     fn get(&mut self, url: &Url<'_>, out: &mut [u8], timeouts: &Timeouts) -> Result<Option<usize>, Message> {
         crate::fetch::get(url.address, url.port, url.host, url.path, out, timeouts)
+    }
+}
+
+impl wisp_core::host::saved_copies::SavedCopies for OpenDir<'_> {
+    fn file_mode(&mut self, name: &[u8]) -> Option<u32> {
+        self.dir.metadata(name).ok().flatten().filter(|found| found.is_file()).map(|found| found.permissions())
+    }
+
+    fn has_contents(&mut self, name: &[u8], contents: &[u8]) -> bool {
+        self.dir.has_contents(name, contents).unwrap_or(false)
+    }
+
+    fn write_durably(&mut self, name: &[u8], contents: &[u8], mode: u32) -> Result<(), HostError> {
+        self.dir.write_atomic(name, contents, mode, None).map_err(host_error)
     }
 }

@@ -1763,3 +1763,24 @@ impl crate::phases_start::Starting for MemoryPhases<'_> {
         self.said.push(std::format!("finished {}: {failure:?}", phase.name()));
     }
 }
+
+// --- actions: TINY_CLOUD_VAR's saved copies, over a `MemoryDir` (each write recorded) ---
+
+impl super::saved_copies::SavedCopies for MemoryDir<'_> {
+    fn file_mode(&mut self, name: &[u8]) -> Option<u32> {
+        let path = self.child(name);
+        self.host.files.get(&path).filter(|e| e.meta.kind == Kind::File).map(|e| e.meta.mode)
+    }
+
+    fn has_contents(&mut self, name: &[u8], contents: &[u8]) -> bool {
+        let path = self.child(name);
+        self.host.files.get(&path).is_some_and(|e| e.contents == contents)
+    }
+
+    fn write_durably(&mut self, name: &[u8], contents: &[u8], mode: u32) -> Result<(), HostError> {
+        let path = self.child(name);
+        self.host.call("write_durably", &path)?;
+        self.host.put(&path, contents, mode, (0, 0));
+        Ok(())
+    }
+}

@@ -54,6 +54,8 @@ pub mod commands;
 pub mod links;
 pub mod mounts;
 pub mod power;
+// actions: TINY_CLOUD_VAR's saved copies of user-data and metadata
+pub mod saved_copies;
 #[cfg(test)]
 pub mod memory;
 
