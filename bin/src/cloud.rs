@@ -6,7 +6,6 @@ use wisp_core::config::Cloud;
 use wisp_core::state_files::AUTODETECT;
 
 use crate::context::Context;
-use crate::host::files::Root;
 use crate::host::{errno, OpenDir};
 use crate::output::{Message, Os, Shown};
 
@@ -34,6 +33,6 @@ pub fn resolve_read_only(ctx: &Context<'_>) -> Result<(Cloud, bool), Message> {
     #[cfg(feature = "incus")]
     let local = || ctx.guest_socket().map(|_| Cloud::Incus).or_else(local);
     let config_file = ctx.config_file_for_messages();
-    let files = &mut Root::of(ctx);
+    let files = &mut OpenDir::root(ctx);
     cloud_choice::choose::<{ crate::features::FEATURES.bits() }, _, _>(files, ctx.configured_cloud(), read_remembered, local, Message::format, config_file)
 }

@@ -132,7 +132,7 @@ impl<'a> Context<'a> {
     pub fn read<'b>(&self, absolute: &[u8], buf: &'b mut [u8]) -> Result<Option<&'b [u8]>, Message> {
         use wisp_core::host::files::Files;
         let limit = buf.len();
-        match crate::host::files::Root::of(self).read(absolute, buf) {
+        match crate::host::OpenDir::root(self).read(absolute, buf) {
             Ok(len) => Ok(len.and_then(|len| buf.get(..len))),
             // `Files::read` says a file past the buffer as EFBIG.
             Err(e) if e == crate::host::host_error(wisp_os_linux::Errno::FBIG) => Err(too_large(ShownUnder { root: self.root, path: absolute }, limit)),

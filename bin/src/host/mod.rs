@@ -11,7 +11,6 @@ use wisp_os_linux::Errno;
 pub mod block;
 #[cfg(feature = "network")]
 pub mod dhcp;
-pub mod directory;
 pub mod files;
 pub mod http;
 #[cfg(feature = "network")]
@@ -31,7 +30,7 @@ mod mounts;
 #[cfg(feature = "cloud-config")]
 mod power;
 
-pub use directory::OpenDir;
+pub use files::OpenDir;
 pub use http::Network;
 
 pub fn host_error(e: Errno) -> HostError {
