@@ -1,11 +1,11 @@
 //! What every command works with: the root every path is taken under, the configuration
-//! (with the cloud asked for: `cloud` resolves it), and the log. The configuration file
+//! (its CLOUD replaced by `--cloud`'s: `cloud` resolves it), and the log. The configuration file
 //! is read here, as given or as core's `config_file` chooses, which also says what it means.
 
 use core::ffi::CStr;
 
 use wisp_core::cli::Invocation;
-use wisp_core::config::{Cloud, Config};
+use wisp_core::config::Config;
 use wisp_core::config_file::{self, Given, Source};
 use wisp_core::host::HostError;
 use wisp_core::retry::Timeouts;
@@ -22,7 +22,7 @@ use crate::output::{self, Message, Log, Shown};
 pub struct Context<'a> {
     pub start: &'a StartInfo,
     /// `--root` without trailing slashes: empty for the real root.
-    root: &'a [u8],
+    pub root: &'a [u8],
     /// The same, for chroot(2): `None` for the real root.
     program_root: Option<NulTerminated>,
     /// The root, open: every path under it is resolved inside it.
@@ -30,7 +30,6 @@ pub struct Context<'a> {
     pub config: Config,
     /// Which file the configuration came from, for messages.
     pub config_file: NulTerminated,
-    cloud_override: Option<Cloud>,
     pub timeouts: Timeouts,
     pub log: Log,
 }
@@ -60,7 +59,6 @@ impl<'a> Context<'a> {
             root_dir,
             config: Config::default(),
             config_file: NulTerminated::new(),
-            cloud_override: invocation.cloud,
             timeouts: Timeouts::default(),
             log: Log::new(),
         })
@@ -73,16 +71,12 @@ impl<'a> Context<'a> {
         wisp_os_linux::process::run(self.start, root, program, args, env, input.as_fd(), output).map_err(host_error)
     }
 
-    pub fn root(&self) -> &'a [u8] {
-        self.root
-    }
-
-    /// Reads the configuration: `given` (`--config FILE`) as given, else the file core's
+    /// Reads the configuration: `--config FILE` as given, else the file core's
     /// `config_file` finds under the root.
     #[inline(never)]
-    pub fn load_configuration(&mut self, given: Option<&[u8]>) -> Result<(), Message> {
+    pub fn load_configuration(&mut self, invocation: &Invocation<'_>) -> Result<(), Message> {
         let mut text = [0u8; config_file::FILE_LIMIT];
-        let given = match given {
+        let given = match invocation.config {
             Some(path) => {
                 self.config_file = NulTerminated::from_parts(&[path]).map_err(|e| msg!("--config: {e}"))?;
                 Some(Given { path, read: fs::read_file(self.config_file.as_cstr(), &mut text).map_err(read_error) })
@@ -95,6 +89,8 @@ impl<'a> Context<'a> {
         if let Source::UnderRoot(file) = source? {
             self.config_file = self.path(file.as_bytes())?;
         }
+        // `--cloud` beats CLOUD.
+        config.cloud = invocation.cloud.unwrap_or(config.cloud);
         self.timeouts = config.timeouts();
         self.config = config;
         Ok(())
@@ -172,17 +168,6 @@ impl<'a> Context<'a> {
             Ok(dir) => self.log.open(&dir),
             Err(e) => output::error(format_args!("no log file: {e}")),
         }
-    }
-
-    /// `--cloud`, else `CLOUD`: `Auto` when neither names one.
-    pub fn configured_cloud(&self) -> Cloud {
-        self.cloud_override.unwrap_or(self.config.cloud)
-    }
-
-    /// The configuration file, for messages: the first wisp reads when none was found.
-    pub fn config_file_for_messages(&self) -> Shown<'_> {
-        let file = self.config_file.as_bytes();
-        Shown(if file.is_empty() { config_file::FILES[0].as_bytes() } else { file })
     }
 
     /// stat(2) of `absolute` under the root, symlinks followed inside it (dropbearkey is

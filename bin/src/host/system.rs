@@ -79,7 +79,7 @@ impl wisp_core::host::messages::Messages for System<'_> {
     }
 
     fn under_root<'p>(&'p self, path: &'p [u8]) -> impl core::fmt::Display + 'p {
-        wisp_core::text::ShownUnder { root: self.ctx.root(), path }
+        wisp_core::text::ShownUnder { root: self.ctx.root, path }
     }
 }
 
