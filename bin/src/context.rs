@@ -7,6 +7,7 @@ use core::ffi::CStr;
 use wisp_core::cli::Invocation;
 use wisp_core::config::Config;
 use wisp_core::config_file::{self, Given, Source};
+use wisp_core::host::messages::PathError;
 use wisp_core::host::HostError;
 use wisp_core::retry::Timeouts;
 use wisp_core::text::{Decimal, ShownUnder};
@@ -137,11 +138,7 @@ impl<'a> Context<'a> {
     }
 
     pub fn path_error(&self, absolute: &[u8], e: wisp_os_linux::Errno) -> Message {
-        let path = ShownUnder { root: self.root, path: absolute };
-        match e {
-            wisp_os_linux::Errno::LOOP => msg!("{path}: a symlink in the path is refused"),
-            e => msg!("{path}: {}", output::Os(e)),
-        }
+        msg!("{}", PathError { path: ShownUnder { root: self.root, path: absolute }, error: host_error(e), reason: output::Os(e) })
     }
 
     pub fn var_dir(&self) -> Result<Dir, Message> {
