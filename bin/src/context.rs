@@ -18,7 +18,7 @@ use wisp_os_linux::{AsFd, BorrowedFd};
 
 use crate::host::{host_error, read_error};
 use crate::host::system::System;
-use crate::output::{self, Message, Log, Shown};
+use crate::output::{self, Message, Log, Os, Shown};
 
 pub struct Context<'a> {
     pub start: &'a StartInfo,
@@ -138,7 +138,7 @@ impl<'a> Context<'a> {
     }
 
     pub fn path_error(&self, absolute: &[u8], e: wisp_os_linux::Errno) -> Message {
-        msg!("{}", PathError { path: ShownUnder { root: self.root, path: absolute }, error: host_error(e), reason: output::Os(e) })
+        msg!("{}", PathError { path: ShownUnder { root: self.root, path: absolute }, error: host_error(e), reason: Os(e) })
     }
 
     pub fn var_dir(&self) -> Result<Dir, Message> {
@@ -160,10 +160,16 @@ impl<'a> Context<'a> {
         self.create_dir(self.config.logs_dir.as_bytes())
     }
 
+    /// Starts copying the log's lines to `wisp.log` in TINY_CLOUD_LOGS. A log that cannot
+    /// be opened is reported once and otherwise ignored: logging never stops a bootstrap.
     pub fn open_log(&mut self) {
-        match self.logs_dir() {
-            Ok(dir) => self.log.open(&dir),
-            Err(e) => output::error(format_args!("no log file: {e}")),
+        let dir = match self.logs_dir() {
+            Ok(dir) => dir,
+            Err(e) => return output::error(format_args!("no log file: {e}")),
+        };
+        match dir.open_append(wisp_core::state_files::LOG, 0o640) {
+            Ok(file) => self.log.file = Some(file),
+            Err(e) => output::error(format_args!("cannot open the log file wisp.log: {}", Os(e))),
         }
     }
 
