@@ -36,7 +36,12 @@ impl<'a> OpenDir<'a> {
 
 impl Files for OpenDir<'_> {
     fn read(&mut self, path: &[u8], buf: &mut [u8]) -> Result<Option<usize>, HostError> {
-        super::read_beneath(self.dir, path, buf)
+        let fd = match self.dir.open_file_beneath(path, Resolve::InRoot) {
+            Ok(fd) => fd,
+            Err(Errno::NOENT) => return Ok(None),
+            Err(e) => return Err(host_error(e)),
+        };
+        wisp_os_linux::fs::read_to_end(&fd, buf).map(Some).map_err(read_error)
     }
 
     fn write(&mut self, path: &[u8], contents: &[u8], mode: u32, owner: Option<(u32, u32)>) -> Result<(), HostError> {

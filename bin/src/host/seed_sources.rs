@@ -65,7 +65,7 @@ impl SeedSources for Seeds<'_> {
     }
 
     fn read_beneath(&mut self, (dir, _): &(Dir, NulTerminated), relative: &[u8], out: &mut [u8]) -> Result<Option<usize>, HostError> {
-        super::read_beneath(dir, relative, out)
+        wisp_core::host::files::Files::read(&mut super::OpenDir { dir }, relative, out)
     }
 
     fn directory_path<'a>(&'a self, (_, path): &'a (Dir, NulTerminated)) -> impl core::fmt::Display + 'a {
