@@ -4,7 +4,6 @@ use wisp_core::clean::{self, Options};
 use wisp_core::host::explain::Worded;
 
 use crate::context::Context;
-use crate::host::files::Root;
 use crate::host::{errno_words, OpenDir};
 use crate::output;
 use crate::EXIT_FAILED;
@@ -13,7 +12,7 @@ use crate::EXIT_FAILED;
 pub fn command(ctx: &Context<'_>, options: Options) -> i32 {
     let var_path = ctx.config.var_dir.as_bytes();
     let var = ctx.open_dir(var_path).ok();
-    match clean::run(&mut Root::of(ctx), var.as_ref().map(|dir| OpenDir { dir }).as_mut(), var_path, ctx.config.logs_dir.as_bytes(), options) {
+    match clean::run(&mut OpenDir::root(ctx), var.as_ref().map(|dir| OpenDir { dir }).as_mut(), var_path, ctx.config.logs_dir.as_bytes(), options) {
         Ok(()) => 0,
         Err(e) => {
             output::error(format_args!("clean: {}", Worded(&e, errno_words)));

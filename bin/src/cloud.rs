@@ -1,12 +1,11 @@
 //! Which cloud this run serves (core's `cloud_choice`): `auto` is resolved once and
 //! remembered in `$TINY_CLOUD_VAR/.autodetect`.
 
-use wisp_core::cloud_choice;
+use wisp_core::{cloud_choice, config_file};
 use wisp_core::config::Cloud;
 use wisp_core::state_files::AUTODETECT;
 
 use crate::context::Context;
-use crate::host::files::Root;
 use crate::host::{errno, OpenDir};
 use crate::output::{Message, Os, Shown};
 
@@ -33,7 +32,6 @@ pub fn resolve_read_only(ctx: &Context<'_>) -> Result<(Cloud, bool), Message> {
     let local = || None;
     #[cfg(feature = "incus")]
     let local = || ctx.guest_socket().map(|_| Cloud::Incus).or_else(local);
-    let config_file = ctx.config_file_for_messages();
-    let files = &mut Root::of(ctx);
-    cloud_choice::choose::<{ crate::features::FEATURES.bits() }, _, _>(files, ctx.configured_cloud(), read_remembered, local, Message::format, config_file)
+    let files = &mut OpenDir::root(ctx);
+    cloud_choice::choose::<{ crate::features::FEATURES.bits() }, _, _>(files, ctx.config.cloud, read_remembered, local, Message::format, config_file::named(ctx.config_file.as_bytes()))
 }

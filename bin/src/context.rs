@@ -1,12 +1,13 @@
 //! What every command works with: the root every path is taken under, the configuration
-//! (with the cloud asked for: `cloud` resolves it), and the log. The configuration file
+//! (its CLOUD replaced by `--cloud`'s: `cloud` resolves it), and the log. The configuration file
 //! is read here, as given or as core's `config_file` chooses, which also says what it means.
 
 use core::ffi::CStr;
 
 use wisp_core::cli::Invocation;
-use wisp_core::config::{Cloud, Config};
+use wisp_core::config::Config;
 use wisp_core::config_file::{self, Given, Source};
+use wisp_core::host::messages::PathError;
 use wisp_core::host::HostError;
 use wisp_core::retry::Timeouts;
 use wisp_core::text::{Decimal, ShownUnder};
@@ -17,12 +18,12 @@ use wisp_os_linux::{AsFd, BorrowedFd};
 
 use crate::host::{host_error, read_error};
 use crate::host::system::System;
-use crate::output::{self, Message, Log, Shown};
+use crate::output::{self, Message, Log, Os, Shown};
 
 pub struct Context<'a> {
     pub start: &'a StartInfo,
     /// `--root` without trailing slashes: empty for the real root.
-    root: &'a [u8],
+    pub root: &'a [u8],
     /// The same, for chroot(2): `None` for the real root.
     program_root: Option<NulTerminated>,
     /// The root, open: every path under it is resolved inside it.
@@ -30,7 +31,6 @@ pub struct Context<'a> {
     pub config: Config,
     /// Which file the configuration came from, for messages.
     pub config_file: NulTerminated,
-    cloud_override: Option<Cloud>,
     pub timeouts: Timeouts,
     pub log: Log,
 }
@@ -60,7 +60,6 @@ impl<'a> Context<'a> {
             root_dir,
             config: Config::default(),
             config_file: NulTerminated::new(),
-            cloud_override: invocation.cloud,
             timeouts: Timeouts::default(),
             log: Log::new(),
         })
@@ -73,16 +72,12 @@ impl<'a> Context<'a> {
         wisp_os_linux::process::run(self.start, root, program, args, env, input.as_fd(), output).map_err(host_error)
     }
 
-    pub fn root(&self) -> &'a [u8] {
-        self.root
-    }
-
-    /// Reads the configuration: `given` (`--config FILE`) as given, else the file core's
+    /// Reads the configuration: `--config FILE` as given, else the file core's
     /// `config_file` finds under the root.
     #[inline(never)]
-    pub fn load_configuration(&mut self, given: Option<&[u8]>) -> Result<(), Message> {
+    pub fn load_configuration(&mut self, invocation: &Invocation<'_>) -> Result<(), Message> {
         let mut text = [0u8; config_file::FILE_LIMIT];
-        let given = match given {
+        let given = match invocation.config {
             Some(path) => {
                 self.config_file = NulTerminated::from_parts(&[path]).map_err(|e| msg!("--config: {e}"))?;
                 Some(Given { path, read: fs::read_file(self.config_file.as_cstr(), &mut text).map_err(read_error) })
@@ -95,6 +90,8 @@ impl<'a> Context<'a> {
         if let Source::UnderRoot(file) = source? {
             self.config_file = self.path(file.as_bytes())?;
         }
+        // `--cloud` beats CLOUD.
+        config.cloud = invocation.cloud.unwrap_or(config.cloud);
         self.timeouts = config.timeouts();
         self.config = config;
         Ok(())
@@ -132,7 +129,7 @@ impl<'a> Context<'a> {
     pub fn read<'b>(&self, absolute: &[u8], buf: &'b mut [u8]) -> Result<Option<&'b [u8]>, Message> {
         use wisp_core::host::files::Files;
         let limit = buf.len();
-        match crate::host::files::Root::of(self).read(absolute, buf) {
+        match crate::host::OpenDir::root(self).read(absolute, buf) {
             Ok(len) => Ok(len.and_then(|len| buf.get(..len))),
             // `Files::read` says a file past the buffer as EFBIG.
             Err(e) if e == crate::host::host_error(wisp_os_linux::Errno::FBIG) => Err(too_large(ShownUnder { root: self.root, path: absolute }, limit)),
@@ -141,11 +138,7 @@ impl<'a> Context<'a> {
     }
 
     pub fn path_error(&self, absolute: &[u8], e: wisp_os_linux::Errno) -> Message {
-        let path = ShownUnder { root: self.root, path: absolute };
-        match e {
-            wisp_os_linux::Errno::LOOP => msg!("{path}: a symlink in the path is refused"),
-            e => msg!("{path}: {}", output::Os(e)),
-        }
+        msg!("{}", PathError { path: ShownUnder { root: self.root, path: absolute }, error: host_error(e), reason: Os(e) })
     }
 
     pub fn var_dir(&self) -> Result<Dir, Message> {
@@ -167,22 +160,17 @@ impl<'a> Context<'a> {
         self.create_dir(self.config.logs_dir.as_bytes())
     }
 
+    /// Starts copying the log's lines to `wisp.log` in TINY_CLOUD_LOGS. A log that cannot
+    /// be opened is reported once and otherwise ignored: logging never stops a bootstrap.
     pub fn open_log(&mut self) {
-        match self.logs_dir() {
-            Ok(dir) => self.log.open(&dir),
-            Err(e) => output::error(format_args!("no log file: {e}")),
+        let dir = match self.logs_dir() {
+            Ok(dir) => dir,
+            Err(e) => return output::error(format_args!("no log file: {e}")),
+        };
+        match dir.open_append(wisp_core::state_files::LOG, 0o640) {
+            Ok(file) => self.log.file = Some(file),
+            Err(e) => output::error(format_args!("cannot open the log file wisp.log: {}", Os(e))),
         }
-    }
-
-    /// `--cloud`, else `CLOUD`: `Auto` when neither names one.
-    pub fn configured_cloud(&self) -> Cloud {
-        self.cloud_override.unwrap_or(self.config.cloud)
-    }
-
-    /// The configuration file, for messages: the first wisp reads when none was found.
-    pub fn config_file_for_messages(&self) -> Shown<'_> {
-        let file = self.config_file.as_bytes();
-        Shown(if file.is_empty() { config_file::FILES[0].as_bytes() } else { file })
     }
 
     /// stat(2) of `absolute` under the root, symlinks followed inside it (dropbearkey is

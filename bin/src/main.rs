@@ -102,7 +102,7 @@ fn main(start: &StartInfo) -> i32 {
         Ok(ctx) => ctx,
         Err(e) => return output::failed(e, EXIT_USAGE),
     };
-    if let Err(e) = ctx.load_configuration(invocation.config) {
+    if let Err(e) = ctx.load_configuration(&invocation) {
         return output::failed(e, EXIT_USAGE);
     }
     match invocation.command {

@@ -60,7 +60,7 @@ fn sem_error(e: HostError) -> Message {
 pub fn set_complete(ctx: &Context<'_>, var: &Dir, complete: bool) -> Result<(), Message> {
     let dir = &mut OpenDir { dir: var };
     let (done, what) = match complete {
-        true => (completion::set(&mut crate::host::files::Root::of(ctx), dir, ctx.config.logs_dir.as_bytes(), ctx.config.var_dir.as_bytes(), || SEM.synced()), "cannot set the completion marker"),
+        true => (completion::set(&mut OpenDir::root(ctx), dir, ctx.config.logs_dir.as_bytes(), ctx.config.var_dir.as_bytes(), || SEM.synced()), "cannot set the completion marker"),
         false => (completion::clear(dir), "cannot clear the completion marker"),
     };
     done.map_err(|e| crate::output::os_error(what, errno(e)))

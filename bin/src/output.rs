@@ -6,7 +6,6 @@ use core::fmt::{self, Write};
 
 use wisp_core::message_line::{LineHandle, LineStore, STORE_LIMIT};
 use wisp_core::text::Decimal;
-use wisp_os_linux::fs::Dir;
 use wisp_os_linux::stdio::{stderr, stdout, write_all};
 use wisp_os_linux::{AsFd, Errno, OwnedFd};
 
@@ -158,21 +157,13 @@ pub fn failed(e: impl fmt::Display, code: i32) -> i32 {
 /// The action log: each line to standard error and, once the log directory is known,
 /// to `wisp.log` there, prefixed with the time.
 pub struct Log {
-    file: Option<OwnedFd>,
+    /// `wisp.log`, once `Context::open_log` opened it.
+    pub file: Option<OwnedFd>,
 }
 
 impl Log {
     pub const fn new() -> Log {
         Log { file: None }
-    }
-
-    /// Starts copying lines to `dir/wisp.log`. A log that cannot be opened is reported
-    /// once and otherwise ignored: logging never stops a bootstrap.
-    pub fn open(&mut self, dir: &Dir) {
-        match dir.open_append(wisp_core::state_files::LOG, 0o640) {
-            Ok(fd) => self.file = Some(fd),
-            Err(e) => error(format_args!("cannot open the log file wisp.log: {}", Os(e))),
-        }
     }
 
     pub fn line(&self, args: fmt::Arguments<'_>) {

@@ -20,7 +20,6 @@ use wisp_os_linux::time::monotonic_ms;
 use crate::actions;
 use crate::cloud_init_status;
 use crate::context::Context;
-use crate::host::files::Root;
 use crate::host::OpenDir;
 use crate::features::FEATURES;
 use crate::imds::{take_metadata, Imds, ImdsError};
@@ -31,7 +30,7 @@ use crate::{EXIT_FAILED, EXIT_USAGE};
 /// Runs `phases` in order; returns the exit status.
 pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
     ctx.open_log();
-    let disabled_by = wisp_core::phase::disabled_by(&mut Root::of(ctx));
+    let disabled_by = wisp_core::phase::disabled_by(&mut OpenDir::root(ctx));
     phases_start::run(&mut Starting(ctx), phases, disabled_by, |host| run_phases(host.0, phases))
 }
 
@@ -172,17 +171,17 @@ impl<'r> Phases for PhaseHost<'r, '_, '_> {
     }
 
     fn dmi_same_instance(&mut self, saved_id: &[u8]) -> Option<bool> {
-        boot_cache::dmi_same_instance(&mut Root::of(self.ctx), &mut self.var, self.session.imds.cloud(), saved_id)
+        boot_cache::dmi_same_instance(&mut OpenDir::root(self.ctx), &mut self.var, self.session.imds.cloud(), saved_id)
     }
 
     #[inline(never)]
     fn load_kept(&mut self) -> bool {
-        kept_room().is_some_and(|mut room| boot_cache::load(&mut Root::of(self.ctx), room.as_mut_slice(), self.session.metadata))
+        kept_room().is_some_and(|mut room| boot_cache::load(&mut OpenDir::root(self.ctx), room.as_mut_slice(), self.session.metadata))
     }
 
     fn keep_for_later(&mut self) {
         let Some(mut room) = kept_room() else { return };
-        let Some(kept) = boot_cache::kept(&mut Root::of(self.ctx), room.as_mut_slice(), self.session.metadata) else { return };
+        let Some(kept) = boot_cache::kept(&mut OpenDir::root(self.ctx), room.as_mut_slice(), self.session.metadata) else { return };
         // A failure only costs the later phases requests.
         if let Ok(dir) = self.ctx.create_dir(boot_cache::KEPT_DIR) {
             let _ = dir.write_volatile(boot_cache::KEPT_FILE, kept, 0o600);

@@ -10,7 +10,7 @@ use wisp_core::seed::sources::Sources;
 use wisp_os_linux::fs::Dir;
 
 use crate::context::Context;
-use crate::host::files::Root;
+use crate::host::OpenDir;
 use crate::host::seed_sources::Seeds;
 use crate::imds::Metadata;
 use crate::output::Message;
@@ -26,12 +26,12 @@ pub fn load_azure_custom_data<'c>(ctx: &'c Context<'c>, metadata: &mut Metadata)
 /// Whether a local cloud's seed is present, for `CLOUD=auto`.
 #[cfg(any(feature = "nocloud", feature = "configdrive"))]
 pub fn detect<'c>(ctx: &'c Context<'c>) -> Option<Cloud> {
-    local::detect(&mut Sources(Seeds { ctx, keep: None }), &mut Root::of(ctx))
+    local::detect(&mut Sources(Seeds { ctx, keep: None }), &mut OpenDir::root(ctx))
 }
 
 /// Fills `metadata` from the seed of `cloud`, keeping its meta-data, vendor-data and
 /// network configuration in `keep` when given; returns where the seed was found.
 #[cfg(any(feature = "nocloud", feature = "configdrive"))]
 pub fn load<'c>(ctx: &'c Context<'c>, cloud: Cloud, metadata: &mut Metadata, keep: Option<&'c Dir>) -> Result<Message, Message> {
-    local::load(&mut Sources(Seeds { ctx, keep }), &mut Root::of(ctx), cloud, metadata, keep.is_some())
+    local::load(&mut Sources(Seeds { ctx, keep }), &mut OpenDir::root(ctx), cloud, metadata, keep.is_some())
 }

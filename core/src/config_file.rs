@@ -11,7 +11,7 @@ use crate::host::files::Files;
 use crate::host::messages::Messages;
 use crate::host::HostError;
 use crate::retry::Timeouts;
-use crate::text::Decimal;
+use crate::text::{Decimal, Shown};
 
 /// The configuration files wisp reads under the root, first found wins: its own, then
 /// tiny-cloud 3.x's and 2.x's.
@@ -68,6 +68,12 @@ pub fn load<'a, H: Files + Messages>(host: &mut H, given: Option<Given<'a>>, tex
     Ok(source)
 }
 
+/// The configuration file as messages name it: `read` (the one read, under the root),
+/// else the first of `FILES`, the one a configuration would be read from.
+pub fn named(read: &[u8]) -> Shown<'_> {
+    Shown(if read.is_empty() { FILES[0].as_bytes() } else { read })
+}
+
 /// The first of `FILES` that `host` has or cannot read, and what the read said.
 fn find(host: &mut impl Files, text: &mut [u8]) -> Option<(&'static str, Result<usize, HostError>)> {
     FILES.into_iter().find_map(|file| match host.read(file.as_bytes(), text) {
@@ -112,6 +118,12 @@ mod tests {
         let mut text = [0u8; FILE_LIMIT];
         let mut config = Config::default();
         load(system, given, &mut text, &mut config).map(|source| (source, config))
+    }
+
+    #[test]
+    fn messages_name_the_file_read_else_the_first_wisp_would_read() {
+        assert_eq!(std::format!("{}", named(b"/mnt/etc/tiny-cloud.conf")), "/mnt/etc/tiny-cloud.conf");
+        assert_eq!(std::format!("{}", named(b"")), "/etc/wisp.conf");
     }
 
     #[test]

@@ -33,7 +33,7 @@ impl wisp_core::host::devices::Devices for System<'_> {
     type Mount = Mount;
 
     fn open_device(&mut self, name: &[u8]) -> Result<Disk, HostError> {
-        self.open_disk(&[self.ctx.root(), b"/dev/", name])
+        self.open_disk(&[self.ctx.root, b"/dev/", name])
     }
 
     fn open_image(&mut self, file: &[u8]) -> Result<(Disk, u64), HostError> {

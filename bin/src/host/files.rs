@@ -1,23 +1,26 @@
-//! core's `Files` and `Tree` over the instance's root (`--root`), open: every path is
-//! resolved inside it (openat2 RESOLVE_IN_ROOT), so `..` and absolute symlinks stop at the root.
+//! core's `Files`, `Tree` and `Directory` over a directory already open. As `Files`, the
+//! instance's root (`--root`): every path is resolved inside it (openat2 RESOLVE_IN_ROOT),
+//! so `..` and absolute symlinks stop at the root. As `Directory`, TINY_CLOUD_VAR: names
+//! inside it, no path resolution.
 
+use wisp_core::host::directory::Directory;
 use wisp_core::host::files::{parent_and_name, Files, Kind, Metadata};
 use wisp_core::host::HostError;
 use wisp_os_linux::fs::{Dir, Resolve};
 use wisp_os_linux::Errno;
 
-use super::host_error;
+use super::{host_error, read_error};
 use crate::context::Context;
 
-/// The instance's root, open.
-pub struct Root<'a> {
-    pub root: &'a Dir,
+/// A directory already open: the instance's root, or TINY_CLOUD_VAR.
+pub struct OpenDir<'a> {
+    pub dir: &'a Dir,
 }
 
-impl<'a> Root<'a> {
+impl<'a> OpenDir<'a> {
     /// The root the command works under.
-    pub fn of(ctx: &'a Context<'_>) -> Root<'a> {
-        Root { root: &ctx.root_dir }
+    pub fn root(ctx: &'a Context<'_>) -> OpenDir<'a> {
+        OpenDir { dir: &ctx.root_dir }
     }
 
     /// The directory `path` is in, open, and `path`'s name in it.
@@ -27,13 +30,18 @@ impl<'a> Root<'a> {
     }
 
     fn open(&self, path: &[u8]) -> Result<Dir, HostError> {
-        self.root.open_beneath(path, Resolve::InRoot).map_err(host_error)
+        self.dir.open_beneath(path, Resolve::InRoot).map_err(host_error)
     }
 }
 
-impl Files for Root<'_> {
+impl Files for OpenDir<'_> {
     fn read(&mut self, path: &[u8], buf: &mut [u8]) -> Result<Option<usize>, HostError> {
-        super::read_beneath(self.root, path, buf)
+        let fd = match self.dir.open_file_beneath(path, Resolve::InRoot) {
+            Ok(fd) => fd,
+            Err(Errno::NOENT) => return Ok(None),
+            Err(e) => return Err(host_error(e)),
+        };
+        wisp_os_linux::fs::read_to_end(&fd, buf).map(Some).map_err(read_error)
     }
 
     fn write(&mut self, path: &[u8], contents: &[u8], mode: u32, owner: Option<(u32, u32)>) -> Result<(), HostError> {
@@ -48,7 +56,7 @@ impl Files for Root<'_> {
             Err(e) => return Err(e),
         }
         let (parent, name) = parent_and_name(path).ok_or(host_error(Errno::INVAL))?;
-        let parent = self.root.create_beneath(parent, 0o755, Resolve::InRoot).map_err(host_error)?;
+        let parent = self.dir.create_beneath(parent, 0o755, Resolve::InRoot).map_err(host_error)?;
         parent.create_dir(name, mode).map_err(host_error)
     }
 
@@ -74,7 +82,7 @@ impl Files for Root<'_> {
     }
 }
 
-impl wisp_core::host::filesystems::Filesystems for Root<'_> {
+impl wisp_core::host::filesystems::Filesystems for OpenDir<'_> {
     fn filesystem_of(&mut self, path: &[u8]) -> Result<Option<u64>, HostError> {
         let Ok(dir) = self.open(path) else { return Ok(None) };
         dir.filesystem().map(Some).map_err(host_error)
@@ -85,7 +93,7 @@ impl wisp_core::host::filesystems::Filesystems for Root<'_> {
     }
 }
 
-impl wisp_core::host::tree::Tree for Root<'_> {
+impl wisp_core::host::tree::Tree for OpenDir<'_> {
     fn is_directory(&mut self, path: &[u8]) -> bool {
         self.open(path).is_ok()
     }
@@ -93,5 +101,27 @@ impl wisp_core::host::tree::Tree for Root<'_> {
     fn remove_dir(&mut self, path: &[u8]) -> Result<bool, HostError> {
         let (dir, name) = self.parent(path)?;
         dir.remove_dir(name).map_err(host_error)
+    }
+}
+
+impl Directory for OpenDir<'_> {
+    fn exists(&mut self, name: &[u8]) -> Result<bool, HostError> {
+        Ok(self.dir.metadata(name).map_err(host_error)?.is_some())
+    }
+
+    fn read(&mut self, name: &[u8], buf: &mut [u8]) -> Result<Option<usize>, HostError> {
+        self.dir.read(name, buf).map_err(read_error)
+    }
+
+    fn write_volatile(&mut self, name: &[u8], contents: &[u8], mode: u32) -> Result<(), HostError> {
+        self.dir.write_volatile(name, contents, mode).map_err(host_error)
+    }
+
+    fn remove(&mut self, name: &[u8]) -> Result<bool, HostError> {
+        self.dir.remove(name).map_err(host_error)
+    }
+
+    fn sync(&mut self) -> Result<(), HostError> {
+        self.dir.sync().map_err(host_error)
     }
 }

@@ -1,13 +1,12 @@
-//! core's `Http`, `Sockets` and `Clock` over Linux's network: each socket method the
-//! system call it names; `wisp_core::http_exchange` drives them (which request, when,
-//! retried how).
+//! core's `Sockets` and `Clock` over Linux's network: each socket method the system call
+//! it names; `wisp_core::http_exchange` drives them (which request, when, retried how),
+//! as core's `Http` for every host with sockets.
 
 use core::ffi::CStr;
 
-use wisp_core::host::http::{Endpoint, Exchange, PARALLEL_LIMIT};
+use wisp_core::host::http::{Endpoint, PARALLEL_LIMIT};
 use wisp_core::host::sockets::Interest;
 use wisp_core::host::HostError;
-use wisp_core::retry::Timeouts;
 use wisp_os_linux::net::{self, PollFd, PollFlags};
 use wisp_os_linux::OwnedFd;
 
@@ -19,19 +18,6 @@ pub struct Network<'p> {
     // Read only where the guest API is built in (Incus); None everywhere else.
     #[cfg_attr(not(feature = "incus"), allow(dead_code))]
     pub guest_socket: Option<&'p CStr>,
-}
-
-impl wisp_core::host::http::Http for Network<'_> {
-    fn exchange_all(&mut self, endpoint: Endpoint, exchanges: &mut [Exchange<'_>], timeouts: &Timeouts) {
-        wisp_core::http_exchange::exchange_all(self, endpoint, exchanges, timeouts)
-    }
-
-    fn has_route(&mut self, endpoint: Endpoint) -> bool {
-        match endpoint {
-            Endpoint::Tcp { address, port, .. } => net::has_route(address, port),
-            _ => true,
-        }
-    }
 }
 
 impl wisp_core::host::sockets::Sockets for Network<'_> {
@@ -73,6 +59,13 @@ impl wisp_core::host::sockets::Sockets for Network<'_> {
             *ready = !fd.revents().is_empty();
         }
         Ok(())
+    }
+
+    fn has_route(&mut self, endpoint: Endpoint) -> bool {
+        match endpoint {
+            Endpoint::Tcp { address, port, .. } => net::has_route(address, port),
+            _ => true,
+        }
     }
 }
 

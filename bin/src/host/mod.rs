@@ -3,7 +3,6 @@
 //! Each method is the system calls it names and nothing else; every decision is core's.
 
 use wisp_core::host::HostError;
-use wisp_os_linux::fs::{Dir, Resolve};
 use wisp_os_linux::nul_terminated::NulTerminated;
 use wisp_os_linux::Errno;
 
@@ -11,7 +10,6 @@ use wisp_os_linux::Errno;
 pub mod block;
 #[cfg(feature = "network")]
 pub mod dhcp;
-pub mod directory;
 pub mod files;
 pub mod http;
 #[cfg(feature = "network")]
@@ -30,7 +28,7 @@ mod mounts;
 #[cfg(feature = "cloud-config")]
 mod power;
 
-pub use directory::OpenDir;
+pub use files::OpenDir;
 pub use http::Network;
 
 pub fn host_error(e: Errno) -> HostError {
@@ -48,16 +46,6 @@ pub fn read_error(e: wisp_os_linux::fs::ReadError) -> HostError {
 /// `parts` joined for a system call: a path past the limit is refused as the kernel would.
 pub fn c_path(parts: &[&[u8]]) -> Result<NulTerminated, HostError> {
     NulTerminated::from_parts(parts).map_err(|_| host_error(Errno::NAMETOOLONG))
-}
-
-/// The whole file at `path`, resolved inside `dir` (openat2 RESOLVE_IN_ROOT); `None` when missing.
-pub fn read_beneath(dir: &Dir, path: &[u8], buf: &mut [u8]) -> Result<Option<usize>, HostError> {
-    let fd = match dir.open_file_beneath(path, Resolve::InRoot) {
-        Ok(fd) => fd,
-        Err(Errno::NOENT) => return Ok(None),
-        Err(e) => return Err(host_error(e)),
-    };
-    wisp_os_linux::fs::read_to_end(&fd, buf).map(Some).map_err(read_error)
 }
 
 pub fn errno(e: HostError) -> Errno {

@@ -22,7 +22,7 @@ impl Mounts for System<'_> {
 
     fn mount(&mut self, source: Source<'_>, point: &Dir, fs_type: &[u8], flags: u32, data: &[u8]) -> Result<(), HostError> {
         let source = match source {
-            Source::Path(path) => c_path(&[self.ctx.root(), path])?,
+            Source::Path(path) => c_path(&[self.ctx.root, path])?,
             Source::Name(name) => c_path(&[name])?,
         };
         let options = c_path(&[data])?;

@@ -10,7 +10,7 @@ use wisp_os_linux::fs::Dir;
 use wisp_os_linux::process::ExitStatus;
 use wisp_os_linux::{AsFd, OwnedFd};
 
-use super::files::Root;
+use super::OpenDir;
 use super::host_error;
 use crate::context::Context;
 use crate::markers::Markers;
@@ -51,7 +51,7 @@ impl wisp_core::host::scripts::Scripts for ScriptRuns<'_> {
     }
 
     fn save(&mut self, path: &[u8], contents: &[u8], mode: u32) -> Result<(), HostError> {
-        let (dir, name) = Root::of(self.ctx).parent(path)?;
+        let (dir, name) = OpenDir::root(self.ctx).parent(path)?;
         dir.write_volatile(name, contents, mode).map_err(host_error)
     }
 

@@ -55,7 +55,7 @@ impl SeedSources for Seeds<'_> {
 
     /// BLKGETSIZE64 gives a device's size, fstat(2) an image file's.
     fn open_block_device(&mut self, name: &[u8]) -> Result<(BlockDevice, u64), HostError> {
-        let fd = fs::open_read(super::c_path(&[self.ctx.root(), b"/dev/", name])?.as_cstr()).map_err(host_error)?;
+        let fd = fs::open_read(super::c_path(&[self.ctx.root, b"/dev/", name])?.as_cstr()).map_err(host_error)?;
         let size = block::size_bytes(&fd).or_else(|_| block::file_size(&fd)).map_err(host_error)?;
         Ok((BlockDevice(fd), size))
     }
@@ -65,7 +65,7 @@ impl SeedSources for Seeds<'_> {
     }
 
     fn read_beneath(&mut self, (dir, _): &(Dir, NulTerminated), relative: &[u8], out: &mut [u8]) -> Result<Option<usize>, HostError> {
-        super::read_beneath(dir, relative, out)
+        wisp_core::host::files::Files::read(&mut super::OpenDir { dir }, relative, out)
     }
 
     fn directory_path<'a>(&'a self, (_, path): &'a (Dir, NulTerminated)) -> impl core::fmt::Display + 'a {

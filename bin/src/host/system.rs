@@ -5,21 +5,21 @@
 
 use wisp_core::host::HostError;
 
-use super::files::Root;
+use super::files::OpenDir;
 use super::host_error;
 use crate::context::Context;
 use crate::output::{Message, Os};
 
 /// What the accounts' rules run against: the root, a batch, and the context's log.
 pub struct System<'c> {
-    pub(super) files: Root<'c>,
+    pub(super) files: OpenDir<'c>,
     batch: wisp_os_linux::fs::Batch,
     pub(crate) ctx: &'c Context<'c>,
 }
 
 impl<'c> System<'c> {
     pub fn new(ctx: &'c Context<'c>) -> System<'c> {
-        System { files: Root::of(ctx), batch: wisp_os_linux::fs::Batch::new(), ctx }
+        System { files: OpenDir::root(ctx), batch: wisp_os_linux::fs::Batch::new(), ctx }
     }
 }
 
@@ -29,9 +29,9 @@ pub fn today() -> u64 {
 }
 
 impl<'c> wisp_core::host::files::HasFiles for System<'c> {
-    type Files = Root<'c>;
+    type Files = OpenDir<'c>;
 
-    fn files(&mut self) -> &mut Root<'c> {
+    fn files(&mut self) -> &mut OpenDir<'c> {
         &mut self.files
     }
 }
@@ -79,7 +79,7 @@ impl wisp_core::host::messages::Messages for System<'_> {
     }
 
     fn under_root<'p>(&'p self, path: &'p [u8]) -> impl core::fmt::Display + 'p {
-        wisp_core::text::ShownUnder { root: self.ctx.root(), path }
+        wisp_core::text::ShownUnder { root: self.ctx.root, path }
     }
 }
 

@@ -32,9 +32,40 @@ pub trait Messages {
     }
 
     /// `path: reason` for a call on an image path, the path as the host reached it
-    /// (under its root); a symlink it refused to follow is said as such.
+    /// (under its root); a symlink it refused to follow is said as such (`PathError`).
     fn path_error(&self, path: &[u8], error: HostError) -> Self::Text;
 
     /// An image path as the host reaches it (under its root), for messages.
     fn under_root<'p>(&'p self, path: &'p [u8]) -> impl fmt::Display + 'p;
+}
+
+/// `path: reason` for a failed call on a path; a symlink the host refused to follow
+/// (ELOOP) is said as such, since the system's words ("Too many levels of symbolic
+/// links") would send the reader looking for a loop.
+pub struct PathError<P, R> {
+    pub path: P,
+    pub error: HostError,
+    /// The system's words for `error`.
+    pub reason: R,
+}
+
+impl<P: fmt::Display, R: fmt::Display> fmt::Display for PathError<P, R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.error {
+            HostError::SYMLINK_REFUSED => write!(f, "{}: a symlink in the path is refused", self.path),
+            _ => write!(f, "{}: {}", self.path, self.reason),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_path_error_says_a_refused_symlink_as_such_and_else_the_reason() {
+        let said = |errno| std::format!("{}", PathError { path: "/mnt/etc/passwd", error: HostError { errno }, reason: "Permission denied" });
+        assert_eq!(said(13), "/mnt/etc/passwd: Permission denied");
+        assert_eq!(said(40), "/mnt/etc/passwd: a symlink in the path is refused");
+    }
 }

@@ -69,6 +69,9 @@ pub struct HostError {
 impl HostError {
     /// No such file or directory: for most reads, "absent" rather than a failure.
     pub const NOT_FOUND: HostError = HostError { errno: 2 };
+    /// ELOOP: a symlink the host refused to follow (out of the root, or where no
+    /// component may be one).
+    pub const SYMLINK_REFUSED: HostError = HostError { errno: 40 };
 
     pub fn is_not_found(self) -> bool {
         self == Self::NOT_FOUND
