@@ -8,7 +8,6 @@ use wisp_core::text::{Decimal, Plain};
 use wisp_os_linux::fs::Dir;
 
 use crate::context::Context;
-use crate::host::files::Root;
 use crate::host::OpenDir;
 use crate::host::system::{today, System};
 use crate::output::Message;
@@ -24,7 +23,7 @@ pub fn run(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: 
         Action::SetEphemeralNetwork => crate::network::set_ephemeral_network(ctx, session.metadata),
         #[cfg(not(feature = "network"))]
         Action::SetEphemeralNetwork => Ok(msg!("built without network support: the OS brings the network up")),
-        Action::SetDefaultInterfaces => wisp_core::default_interfaces::set(&mut System::new(ctx), &mut Root::of(ctx)),
+        Action::SetDefaultInterfaces => wisp_core::default_interfaces::set(&mut System::new(ctx), &mut OpenDir::root(ctx)),
         Action::EnableSshd => wisp_core::enable_sshd::enable_sshd(&mut System::new(ctx)),
         Action::SaveUserdata => save_userdata(ctx, session, var),
         #[cfg(feature = "userdata")]
