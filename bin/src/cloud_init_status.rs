@@ -17,18 +17,6 @@ use crate::host::system::System;
 pub const RUN_DIR: &[u8] = b"/run/cloud-init";
 pub const RESULT_PATH: &[u8] = b"/run/cloud-init/result.json";
 
-/// Marks `phase` as running; returns what failed in this boot's phases before it (see
-/// `cloud_init_status::record`).
-pub fn stage_started(ctx: &mut Context<'_>, phase: Phase, cloud: Option<Cloud>) -> Failed {
-    update(ctx, phase, cloud, None)
-}
-
-/// Records the end of `phase`, with the reason it failed, if it did.
-pub fn stage_finished(ctx: &mut Context<'_>, phase: Phase, cloud: Option<Cloud>, failure: Option<&Message>) {
-    let reason = failure.map(|line| msg!("{line}"));
-    update(ctx, phase, cloud, Some(reason.as_ref().map(|line| line.text())));
-}
-
 /// Polls for `result.json` every 250 ms (for at most `timeout_s`), as cloud-init's command
 /// does; says whether its list of errors (which the log has too) is empty. Out of line:
 /// inlined into `main`, it costs 200 bytes more.
@@ -50,7 +38,15 @@ pub fn wait_for_result(ctx: &Context<'_>, timeout_s: Option<u32>) -> Result<bool
     }
 }
 
-fn update(ctx: &mut Context<'_>, phase: Phase, cloud: Option<Cloud>, end: Option<Option<&str>>) -> Failed {
+/// Records the end of `phase`, with the reason it failed, if it did.
+pub fn stage_finished(ctx: &mut Context<'_>, phase: Phase, cloud: Option<Cloud>, failure: Option<&Message>) {
+    let reason = failure.map(|line| msg!("{line}"));
+    update(ctx, phase, cloud, Some(reason.as_ref().map(|line| line.text())));
+}
+
+/// Records that `phase` started (`end: None`), or ended with the reason it failed, if it
+/// did; what the earlier phases of this boot recorded failing.
+pub fn update(ctx: &mut Context<'_>, phase: Phase, cloud: Option<Cloud>, end: Option<Option<&str>>) -> Failed {
     let system = System::new(ctx);
     let recorded = ctx.create_dir(RUN_DIR).and_then(|dir| documents::record(&mut OpenDir { dir: &dir }, &system, phase, cloud, end, Some(realtime_ms())));
     recorded.unwrap_or_else(|e| {
