@@ -7,6 +7,7 @@
 use wisp_core::cloud_init_status::{self as documents, DOCUMENT_LIMIT};
 use wisp_core::config::Cloud;
 use wisp_core::phase::{Failed, Phase};
+use wisp_core::phases_start::Starting;
 use wisp_core::text::Decimal;
 use wisp_os_linux::time::realtime_ms;
 
@@ -46,18 +47,33 @@ pub fn wait_for_result(ctx: &Context<'_>, timeout_s: Option<u32>) -> Result<bool
     }
 }
 
-/// Records the end of `phase`, with the reason it failed, if it did.
-pub fn stage_finished(ctx: &mut Context<'_>, phase: Phase, cloud: Option<Cloud>, failure: Option<&Message>) {
-    if !BUILT {
-        return;
+/// The run's log, and each phase's start and end in cloud-init's status, before the
+/// first phase too (`phases_start`).
+impl Starting for Context<'_> {
+    type Text = Message;
+
+    fn log(&mut self, args: core::fmt::Arguments<'_>) {
+        self.log.line(args);
     }
-    let reason = failure.map(|line| msg!("{line}"));
-    update(ctx, phase, cloud, Some(reason.as_ref().map(|line| line.text())));
+
+    // Inlined: a call of its own costs 40 bytes.
+    #[inline(always)]
+    fn stage_started(&mut self, phase: Phase, cloud: Option<Cloud>) -> Failed {
+        update(self, phase, cloud, None)
+    }
+
+    fn stage_finished(&mut self, phase: Phase, cloud: Option<Cloud>, failure: Option<&Message>) {
+        if !BUILT {
+            return;
+        }
+        let reason = failure.map(|line| msg!("{line}"));
+        update(self, phase, cloud, Some(reason.as_ref().map(|line| line.text())));
+    }
 }
 
 /// Records that `phase` started (`end: None`), or ended with the reason it failed, if it
 /// did; what the earlier phases of this boot recorded failing.
-pub fn update(ctx: &mut Context<'_>, phase: Phase, cloud: Option<Cloud>, end: Option<Option<&str>>) -> Failed {
+fn update(ctx: &mut Context<'_>, phase: Phase, cloud: Option<Cloud>, end: Option<Option<&str>>) -> Failed {
     if !BUILT {
         return Failed::default();
     }

@@ -11,14 +11,13 @@ use wisp_core::instance::Progress;
 use wisp_core::phases::Unplanned;
 use wisp_core::phases_start;
 use wisp_core::session::Shared;
-use wisp_core::phase::{Action, Failed, Phase, Plan};
+use wisp_core::phase::{Action, Phase, Plan};
 use wisp_core::provider::Item;
 use wisp_core::text::Plain;
 use wisp_os_linux::memory::Mapping;
 use wisp_os_linux::time::monotonic_ms;
 
 use crate::actions;
-use crate::cloud_init_status;
 use crate::context::Context;
 use crate::host::files::Root;
 use crate::host::OpenDir;
@@ -210,24 +209,5 @@ impl<'r, 'c> Phases for PhaseHost<'r, 'c, '_> {
 
     fn settle_markers(&mut self) -> Result<(), Message> {
         crate::markers::settle(self.var.dir)
-    }
-}
-
-/// The run's log and cloud-init's status, before its first phase and for each phase.
-impl phases_start::Starting for Context<'_> {
-    type Text = Message;
-
-    fn log(&mut self, args: core::fmt::Arguments<'_>) {
-        self.log.line(args);
-    }
-
-    // Inlined: a call of its own costs 40 bytes.
-    #[inline(always)]
-    fn stage_started(&mut self, phase: Phase, cloud: Option<Cloud>) -> Failed {
-        cloud_init_status::update(self, phase, cloud, None)
-    }
-
-    fn stage_finished(&mut self, phase: Phase, cloud: Option<Cloud>, failure: Option<&Message>) {
-        cloud_init_status::stage_finished(self, phase, cloud, failure);
     }
 }
