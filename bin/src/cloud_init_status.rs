@@ -1,10 +1,13 @@
 //! Keeps cloud-init's `/run/cloud-init/status.json` and `result.json` as the phases run,
 //! so that `cloud-init status --wait` works on a wisp image. A file that cannot be written
-//! is logged and never fails the bootstrap: the status only reports on the work.
+//! is logged and never fails the bootstrap: the status only reports on the work. A build
+//! without the `cloud-init-status` feature records nothing (a phase run alone then runs
+//! all its actions) and `wisp status --wait` says why it cannot wait.
 
 use wisp_core::cloud_init_status::{self as documents, DOCUMENT_LIMIT};
 use wisp_core::config::Cloud;
 use wisp_core::phase::{Failed, Phase};
+use wisp_core::phases_start::Starting;
 use wisp_core::text::Decimal;
 use wisp_os_linux::time::realtime_ms;
 
@@ -17,23 +20,17 @@ use crate::host::system::System;
 pub const RUN_DIR: &[u8] = b"/run/cloud-init";
 pub const RESULT_PATH: &[u8] = b"/run/cloud-init/result.json";
 
-/// Marks `phase` as running; returns what failed in this boot's phases before it (see
-/// `cloud_init_status::record`).
-pub fn stage_started(ctx: &mut Context<'_>, phase: Phase, cloud: Option<Cloud>) -> Failed {
-    update(ctx, phase, cloud, None)
-}
-
-/// Records the end of `phase`, with the reason it failed, if it did.
-pub fn stage_finished(ctx: &mut Context<'_>, phase: Phase, cloud: Option<Cloud>, failure: Option<&Message>) {
-    let reason = failure.map(|line| msg!("{line}"));
-    update(ctx, phase, cloud, Some(reason.as_ref().map(|line| line.text())));
-}
+/// Whether this build keeps the status files: without, the code below is never reached.
+const BUILT: bool = cfg!(feature = "cloud-init-status");
 
 /// Polls for `result.json` every 250 ms (for at most `timeout_s`), as cloud-init's command
 /// does; says whether its list of errors (which the log has too) is empty. Out of line:
 /// inlined into `main`, it costs 200 bytes more.
 #[inline(never)]
 pub fn wait_for_result(ctx: &Context<'_>, timeout_s: Option<u32>) -> Result<bool, Message> {
+    if !BUILT {
+        return Err(crate::features::missing("status --wait", "cloud-init-status"));
+    }
     let mut buf = [0u8; DOCUMENT_LIMIT];
     let started = wisp_os_linux::time::monotonic_ms();
     loop {
@@ -50,7 +47,36 @@ pub fn wait_for_result(ctx: &Context<'_>, timeout_s: Option<u32>) -> Result<bool
     }
 }
 
+/// The run's log, and each phase's start and end in cloud-init's status, before the
+/// first phase too (`phases_start`).
+impl Starting for Context<'_> {
+    type Text = Message;
+
+    fn log(&mut self, args: core::fmt::Arguments<'_>) {
+        self.log.line(args);
+    }
+
+    // Inlined: a call of its own costs 40 bytes.
+    #[inline(always)]
+    fn stage_started(&mut self, phase: Phase, cloud: Option<Cloud>) -> Failed {
+        update(self, phase, cloud, None)
+    }
+
+    fn stage_finished(&mut self, phase: Phase, cloud: Option<Cloud>, failure: Option<&Message>) {
+        if !BUILT {
+            return;
+        }
+        let reason = failure.map(|line| msg!("{line}"));
+        update(self, phase, cloud, Some(reason.as_ref().map(|line| line.text())));
+    }
+}
+
+/// Records that `phase` started (`end: None`), or ended with the reason it failed, if it
+/// did; what the earlier phases of this boot recorded failing.
 fn update(ctx: &mut Context<'_>, phase: Phase, cloud: Option<Cloud>, end: Option<Option<&str>>) -> Failed {
+    if !BUILT {
+        return Failed::default();
+    }
     let system = System::new(ctx);
     let recorded = ctx.create_dir(RUN_DIR).and_then(|dir| documents::record(&mut OpenDir { dir: &dir }, &system, phase, cloud, end, Some(realtime_ms())));
     recorded.unwrap_or_else(|e| {

@@ -27,8 +27,6 @@ mod actions;
 #[cfg(feature = "azure")]
 mod azure;
 mod clean;
-// Without the feature, the phases' calls find a twin that writes nothing.
-#[cfg_attr(not(feature = "cloud-init-status"), path = "absent/cloud_init_status.rs")]
 mod cloud_init_status;
 mod commands;
 mod cloud;

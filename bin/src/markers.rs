@@ -55,15 +55,12 @@ fn sem_error(e: HostError) -> Message {
     crate::output::os_error("sem", errno(e))
 }
 
-/// Sets or clears the completion marker, durably (see `completion::set`); setting it
+/// Sets or clears the completion marker, durably (see `completion::mark`); setting it
 /// syncs the filesystem, and so `sem/`.
 pub fn set_complete(ctx: &Context<'_>, var: &Dir, complete: bool) -> Result<(), Message> {
-    let dir = &mut OpenDir { dir: var };
-    let (done, what) = match complete {
-        true => (completion::set(&mut OpenDir::root(ctx), dir, ctx.config.logs_dir.as_bytes(), ctx.config.var_dir.as_bytes(), || SEM.synced()), "cannot set the completion marker"),
-        false => (completion::clear(dir), "cannot clear the completion marker"),
-    };
-    done.map_err(|e| crate::output::os_error(what, errno(e)))
+    let (logs, var_path) = (ctx.config.logs_dir.as_bytes(), ctx.config.var_dir.as_bytes());
+    let marked = completion::mark(&mut OpenDir::root(ctx), &mut OpenDir { dir: var }, complete, logs, var_path, || SEM.synced());
+    marked.map_err(|e| crate::output::os_error(e.what(), errno(e.error)))
 }
 
 /// At the end of a run: the markers not yet durable are made so.

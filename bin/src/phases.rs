@@ -11,14 +11,13 @@ use wisp_core::instance::Progress;
 use wisp_core::phases::Unplanned;
 use wisp_core::phases_start;
 use wisp_core::session::Shared;
-use wisp_core::phase::{Action, Failed, Phase, Plan};
+use wisp_core::phase::{Action, Phase, Plan};
 use wisp_core::provider::Item;
 use wisp_core::text::Plain;
 use wisp_os_linux::memory::Mapping;
 use wisp_os_linux::time::monotonic_ms;
 
 use crate::actions;
-use crate::cloud_init_status;
 use crate::context::Context;
 use crate::host::OpenDir;
 use crate::features::FEATURES;
@@ -31,7 +30,7 @@ use crate::{EXIT_FAILED, EXIT_USAGE};
 pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
     ctx.open_log();
     let disabled_by = wisp_core::phase::disabled_by(&mut OpenDir::root(ctx));
-    phases_start::run(&mut Starting(ctx), phases, disabled_by, |host| run_phases(host.0, phases))
+    phases_start::run(ctx, phases, disabled_by, |ctx| run_phases(ctx, phases))
 }
 
 /// Sets the run up (the plans, the cloud, TINY_CLOUD_VAR, a local seed) and runs its
@@ -41,7 +40,7 @@ fn run_phases(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
         ($result:expr, $exit:expr) => {
             match $result {
                 Ok(value) => value,
-                Err(e) => return phases_start::unstarted(&mut Starting(ctx), phases, e, $exit),
+                Err(e) => return phases_start::unstarted(ctx, phases, e, $exit),
             }
         };
     }
@@ -58,7 +57,7 @@ fn run_phases(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
             Ok(source) => ctx.log.line(format_args!("{}: seed {source}", Plain(cloud.name()))),
             Err(e) => match phases_start::seed_unread(&mut OpenDir { dir: &var }, e) {
                 Ok(e) => ctx.log.line(format_args!("{}: {e}", Plain(cloud.name()))),
-                Err(e) => return phases_start::unstarted(&mut Starting(ctx), phases, msg!("{}: {e}", Plain(cloud.name())), EXIT_FAILED),
+                Err(e) => return phases_start::unstarted(ctx, phases, msg!("{}: {e}", Plain(cloud.name())), EXIT_FAILED),
             },
         }
     }
@@ -138,9 +137,14 @@ impl Actions for PhaseHost<'_, '_, '_> {
     }
 }
 
-impl<'r> Phases for PhaseHost<'r, '_, '_> {
+impl<'r, 'c> Phases for PhaseHost<'r, 'c, '_> {
     type FetchError = ImdsError;
     type Var = OpenDir<'r>;
+    type Start = Context<'c>;
+
+    fn start(&mut self) -> &mut Context<'c> {
+        self.ctx
+    }
 
     fn var(&mut self) -> &mut OpenDir<'r> {
         &mut self.var
@@ -192,14 +196,6 @@ impl<'r> Phases for PhaseHost<'r, '_, '_> {
         self.session.later_boot = true;
     }
 
-    fn stage_started(&mut self, phase: Phase) -> Failed {
-        cloud_init_status::stage_started(self.ctx, phase, Some(self.session.imds.cloud()))
-    }
-
-    fn stage_finished(&mut self, phase: Phase, failure: Option<&Message>) {
-        cloud_init_status::stage_finished(self.ctx, phase, Some(self.session.imds.cloud()), failure);
-    }
-
     #[cfg(feature = "azure")]
     fn report_failure(&mut self, reason: &Message) {
         self.ctx.log.line(format_args!("{}", crate::azure::report_failure(&self.ctx.timeouts, reason)));
@@ -212,24 +208,5 @@ impl<'r> Phases for PhaseHost<'r, '_, '_> {
 
     fn settle_markers(&mut self) -> Result<(), Message> {
         crate::markers::settle(self.var.dir)
-    }
-}
-
-/// A run before its first phase: the cloud is not known yet.
-struct Starting<'r, 'c>(&'r mut Context<'c>);
-
-impl phases_start::Starting for Starting<'_, '_> {
-    type Text = Message;
-
-    fn log(&mut self, args: core::fmt::Arguments<'_>) {
-        self.0.log.line(args);
-    }
-
-    fn stage_started(&mut self, phase: Phase) {
-        cloud_init_status::stage_started(self.0, phase, None);
-    }
-
-    fn stage_finished(&mut self, phase: Phase, failure: Option<&Message>) {
-        cloud_init_status::stage_finished(self.0, phase, None, failure);
     }
 }

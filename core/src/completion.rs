@@ -61,6 +61,33 @@ pub fn clear(var: &mut impl Directory) -> Result<(), HostError> {
     var.sync()
 }
 
+/// `wisp mark` and the `bootstrap_complete` action: the marker set (`set`) or cleared
+/// (`clear`) by `complete`; a failure says which of the two failed.
+pub fn mark<H: Files + Filesystems>(host: &mut H, var: &mut impl Directory, complete: bool, logs: &[u8], var_path: &[u8], synced: impl FnOnce()) -> Result<(), MarkingFailed> {
+    let marked = match complete {
+        true => set(host, var, logs, var_path, synced),
+        false => clear(var),
+    };
+    marked.map_err(|error| MarkingFailed { complete, error })
+}
+
+/// The completion marker could not be set (`complete`) or cleared.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MarkingFailed {
+    pub complete: bool,
+    pub error: HostError,
+}
+
+impl MarkingFailed {
+    /// What failed, in words (the error's are the host's).
+    pub fn what(&self) -> &'static str {
+        match self.complete {
+            true => "cannot set the completion marker",
+            false => "cannot clear the completion marker",
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use core::cell::RefCell;
@@ -154,5 +181,23 @@ mod tests {
         assert_eq!(clear(&mut var), Ok(()));
         assert_eq!(is_complete(&mut var), Ok(false));
         assert_eq!(changes(&host), ["remove /var/lib/cloud/.bootstrap-complete", "sync /var/lib/cloud"]);
+    }
+
+    #[test]
+    fn marking_says_whether_setting_or_clearing_failed() {
+        let mut host = machine();
+        host.fail.insert(b"/etc".to_vec(), HostError { errno: 5 });
+        let host = RefCell::new(host);
+        let set_failed = mark(&mut Shared(&host), &mut SharedDir(&host, "/var/lib/cloud"), true, b"/var/log", b"/var/lib/cloud", || {}).unwrap_err();
+        assert_eq!((set_failed.what(), set_failed.error), ("cannot set the completion marker", HostError { errno: 5 }));
+        host.borrow_mut().fail.insert(b"/var/lib/cloud/.bootstrap-complete".to_vec(), HostError { errno: 13 });
+        let cleared = mark(&mut Shared(&host), &mut SharedDir(&host, "/var/lib/cloud"), false, b"/var/log", b"/var/lib/cloud", || {});
+        let clear_failed = cleared.unwrap_err();
+        assert_eq!(clear_failed, MarkingFailed { complete: false, error: HostError { errno: 13 } });
+        assert_eq!(clear_failed.what(), "cannot clear the completion marker");
+        // Marked, then cleared: the run's word is the last.
+        assert_eq!(mark(&mut Shared(&host), &mut SharedDir(&host, "/var/lib/cloud"), true, b"/var/log", b"/var/lib/cloud", || {}), Ok(()));
+        assert_eq!(mark(&mut Shared(&host), &mut SharedDir(&host, "/var/lib/cloud"), false, b"/var/log", b"/var/lib/cloud", || {}), Ok(()));
+        assert_eq!(is_complete(&mut SharedDir(&host, "/var/lib/cloud")), Ok(false));
     }
 }

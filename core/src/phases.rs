@@ -16,6 +16,7 @@ use crate::host::phases::Phases;
 use crate::instance::{self, Course, Current, Progress, SaveError, Saved, INSTANCE_ID_LIMIT};
 use crate::phase::{metadata_items, Action, Phase, Plan, PlanError, ITEMS_LIMIT};
 use crate::phase_run;
+use crate::phases_start::Starting;
 use crate::provider::Item;
 use crate::text::{Plain, Shown};
 
@@ -87,7 +88,7 @@ pub fn run<H: Phases>(host: &mut H, phases: &[Phase], plans: &[Plan; 4], cloud: 
     let all_items = metadata_items(plans, phases[0]);
     let mut failed = false;
     for &phase in phases {
-        let earlier = host.stage_started(phase);
+        let earlier = host.start().stage_started(phase, Some(cloud));
         // A phase run alone goes on from what the earlier phases of this boot recorded.
         if phase == phases[0] {
             *host.progress() = Progress::after(earlier);
@@ -98,7 +99,7 @@ pub fn run<H: Phases>(host: &mut H, phases: &[Phase], plans: &[Plan; 4], cloud: 
             Ok(errors) => (errors, true),
             Err(reason) => (Some(reason), false),
         };
-        host.stage_finished(phase, errors.as_ref());
+        host.start().stage_finished(phase, Some(cloud), errors.as_ref());
         // Only Azure is told how a phase went; a ready instance, by its id.
         match errors {
             Some(reason) => {

@@ -6,23 +6,24 @@
 use core::fmt;
 
 use crate::completion;
+use crate::config::Cloud;
 use crate::host::directory::Directory;
-use crate::phase::Phase;
+use crate::phase::{Failed, Phase};
 use crate::text::Plain;
 
-/// The host of a run before its first phase: its log and cloud-init's status, recorded
-/// before the cloud is known.
+/// The host of a run before its first phase and of its phases' records: its log and
+/// cloud-init's status, of `cloud` once it is known (`Phases::start` is this host).
 pub trait Starting {
     /// A line of the host's (`Actions::Text`).
     type Text: fmt::Display;
 
     fn log(&mut self, args: fmt::Arguments<'_>);
 
-    /// Records that `phase` started (`Phases::stage_started`).
-    fn stage_started(&mut self, phase: Phase);
+    /// Records that `phase` started; what the earlier phases of this boot recorded failing.
+    fn stage_started(&mut self, phase: Phase, cloud: Option<Cloud>) -> Failed;
 
-    /// Records that `phase` ended, with the reason it failed (`Phases::stage_finished`).
-    fn stage_finished(&mut self, phase: Phase, failure: Option<&Self::Text>);
+    /// Records that `phase` ended, with the reason it failed.
+    fn stage_finished(&mut self, phase: Phase, cloud: Option<Cloud>, failure: Option<&Self::Text>);
 }
 
 /// Runs `phases` by `run_phases` (the exit status), unless `disabled_by` names the file
@@ -32,8 +33,8 @@ pub fn run<H: Starting>(host: &mut H, phases: &[Phase], disabled_by: Option<&str
     host.log(format_args!("disabled by {}: nothing to do", Plain(file)));
     // Each phase is done at once, so `cloud-init status --wait` has nothing to wait for.
     for &phase in phases {
-        host.stage_started(phase);
-        host.stage_finished(phase, None);
+        host.stage_started(phase, None);
+        host.stage_finished(phase, None, None);
     }
     0
 }
@@ -43,7 +44,7 @@ pub fn run<H: Starting>(host: &mut H, phases: &[Phase], disabled_by: Option<&str
 /// exit status (`EXIT_USAGE` when the configuration refused the run, else `EXIT_FAILED`).
 pub fn unstarted<H: Starting>(host: &mut H, phases: &[Phase], reason: H::Text, exit: i32) -> i32 {
     host.log(format_args!("{reason}"));
-    host.stage_finished(phases[0], Some(&reason));
+    host.stage_finished(phases[0], None, Some(&reason));
     exit
 }
 

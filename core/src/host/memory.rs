@@ -1661,6 +1661,7 @@ impl super::actions::Actions for MemoryPhases<'_> {
 impl<'h> super::phases::Phases for MemoryPhases<'h> {
     type FetchError = MemoryFetchError;
     type Var = MemoryDir<'h>;
+    type Start = Self;
 
     fn var(&mut self) -> &mut MemoryDir<'h> {
         &mut self.var
@@ -1723,13 +1724,8 @@ impl<'h> super::phases::Phases for MemoryPhases<'h> {
         self.later_boot = true;
     }
 
-    fn stage_started(&mut self, phase: crate::phase::Phase) -> crate::phase::Failed {
-        self.said.push(std::format!("started {}", phase.name()));
-        self.earlier
-    }
-
-    fn stage_finished(&mut self, phase: crate::phase::Phase, failure: Option<&std::string::String>) {
-        self.said.push(std::format!("finished {}: {failure:?}", phase.name()));
+    fn start(&mut self) -> &mut Self {
+        self
     }
 
     fn report_failure(&mut self, reason: &std::string::String) {
@@ -1746,7 +1742,7 @@ impl<'h> super::phases::Phases for MemoryPhases<'h> {
     }
 }
 
-// --- phases (the run before its first phase): `MemoryPhases` records the same way ---
+// --- phases (the run before its first phase, and each phase's records): `MemoryPhases` ---
 
 impl crate::phases_start::Starting for MemoryPhases<'_> {
     type Text = std::string::String;
@@ -1755,11 +1751,12 @@ impl crate::phases_start::Starting for MemoryPhases<'_> {
         self.said.push(std::format!("{args}"));
     }
 
-    fn stage_started(&mut self, phase: crate::phase::Phase) {
+    fn stage_started(&mut self, phase: crate::phase::Phase, _: Option<crate::config::Cloud>) -> crate::phase::Failed {
         self.said.push(std::format!("started {}", phase.name()));
+        self.earlier
     }
 
-    fn stage_finished(&mut self, phase: crate::phase::Phase, failure: Option<&std::string::String>) {
+    fn stage_finished(&mut self, phase: crate::phase::Phase, _: Option<crate::config::Cloud>, failure: Option<&std::string::String>) {
         self.said.push(std::format!("finished {}: {failure:?}", phase.name()));
     }
 }

@@ -7,7 +7,8 @@ use core::fmt;
 use super::actions::Actions;
 use super::directory::Directory;
 use super::HostError;
-use crate::phase::{Failed, Phase, Plan};
+use crate::phase::{Phase, Plan};
+use crate::phases_start::Starting;
 use crate::provider::Item;
 
 pub trait Phases: Actions<Text: fmt::Write> {
@@ -15,6 +16,8 @@ pub trait Phases: Actions<Text: fmt::Write> {
     type FetchError: Copy + fmt::Display;
     /// TINY_CLOUD_VAR, open.
     type Var: Directory;
+    /// The host of the run before its first phase, which records the phases too.
+    type Start: Starting<Text = Self::Text>;
 
     fn var(&mut self) -> &mut Self::Var;
 
@@ -49,11 +52,9 @@ pub trait Phases: Actions<Text: fmt::Write> {
     /// Only every-boot actions run from now: a later boot of a bootstrapped instance.
     fn later_boot(&mut self);
 
-    /// Records that `phase` started; what the earlier phases of this boot recorded failing.
-    fn stage_started(&mut self, phase: Phase) -> Failed;
-
-    /// Records that `phase` ended, with the reason it failed.
-    fn stage_finished(&mut self, phase: Phase, failure: Option<&Self::Text>);
+    /// Where each phase's start and end are recorded (cloud-init's status), as before the
+    /// first phase.
+    fn start(&mut self) -> &mut Self::Start;
 
     /// Tells Azure that a phase failed (`phases::run` asks only on Azure; a build without
     /// Azure has no one to tell).
