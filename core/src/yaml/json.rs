@@ -6,6 +6,13 @@ use super::node::{Kind, Scalar, NodeRef};
 use super::resolve::{decimal_digits, split_sign};
 use crate::text::{Decimal, Hex};
 
+/// A node in a test's failure or a `{:?}` is shown as the JSON it stands for.
+impl fmt::Debug for NodeRef<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_json(*self, f)
+    }
+}
+
 /// Writes `value` as JSON, as Python's `json.dumps` writes what PyYAML loaded: keys as
 /// strings (`1`, `true` and `null` keys become "1", "true" and "null"), floats as numbers
 /// of the same value (`Infinity`, `-Infinity`, `NaN` for the special ones), and bytes

@@ -1,8 +1,5 @@
 //! Nodes in the caller's buffers, and the views into them that cloud-config reads.
 
-use core::fmt;
-
-use super::json::write_json;
 use super::resolve::{int_value, Resolved};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,7 +59,7 @@ pub enum Scalar<'a> {
     Null,
     Bool(bool),
     Int(i64),
-    /// The source text, which [`write_json`] writes as the number Python's `float` reads.
+    /// The source text, which the JSON writer (`json.rs`) writes as the number Python's `float` reads.
     Float(&'a str),
     Str(&'a str),
     /// `!!binary`'s bytes (Python's `bytes`).
@@ -251,12 +248,6 @@ impl<'a> Iterator for Items<'a> {
         let index = self.next.checked_sub(1)?;
         self.next = self.of.nodes().get(index as usize)?.next_sibling;
         Some(NodeRef { index, ..self.of })
-    }
-}
-
-impl fmt::Debug for NodeRef<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write_json(*self, f)
     }
 }
 
