@@ -336,7 +336,7 @@ pub enum GetError {
 impl fmt::Display for Described<'_, GetError> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.0 {
-            GetError::Request(e) => write!(f, "{e}"),
+            GetError::Request(e) => fmt::Display::fmt(e, f),
             GetError::Fetch(failure) => failure.describe(f, self.1),
             GetError::Status(status) => write!(f, "HTTP status {}", Decimal((*status).into())),
         }
