@@ -9,21 +9,21 @@ use crate::text::Decimal;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Error {
     /// A byte outside the alphabet, at this offset of the input.
-    InvalidByte { offset: usize },
+    InvalidByte { offset: u32 },
     /// Padding where data must be, or data after padding, at this offset.
-    BadPadding { offset: usize },
+    BadPadding { offset: u32 },
     /// The input ends inside a group of four.
     Truncated,
-    OutputTooLarge { limit: usize },
+    OutputTooLarge { limit: u32 },
 }
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::InvalidByte { offset } => write!(f, "invalid base64 byte at offset {offset}", offset = Decimal(*offset as u64)),
-            Error::BadPadding { offset } => write!(f, "misplaced base64 padding at offset {offset}", offset = Decimal(*offset as u64)),
+            Error::InvalidByte { offset } => write!(f, "invalid base64 byte at offset {offset}", offset = Decimal((*offset).into())),
+            Error::BadPadding { offset } => write!(f, "misplaced base64 padding at offset {offset}", offset = Decimal((*offset).into())),
             Error::Truncated => f.write_str("base64 ends inside a group of four"),
-            Error::OutputTooLarge { limit } => write!(f, "decoded base64 larger than {limit} bytes", limit = Decimal(*limit as u64)),
+            Error::OutputTooLarge { limit } => write!(f, "decoded base64 larger than {limit} bytes", limit = Decimal((*limit).into())),
         }
     }
 }
@@ -65,7 +65,7 @@ pub fn decode(input: &[u8], out: &mut [u8]) -> Result<usize, Error> {
     let mut group = [0u8; 4];
     let mut filled = 0;
     let mut padding = 0;
-    for (offset, &byte) in input.iter().enumerate() {
+    for (offset, &byte) in (0u32..).zip(input) {
         if byte.is_ascii_whitespace() {
             continue;
         }
@@ -86,8 +86,8 @@ pub fn decode(input: &[u8], out: &mut [u8]) -> Result<usize, Error> {
             written = put_group(&group, filled, out, written)?;
             if padding > 0 {
                 // Anything but white space after the padding is an error.
-                if let Some(extra) = input[offset + 1..].iter().position(|b| !b.is_ascii_whitespace()) {
-                    return Err(Error::BadPadding { offset: offset + 1 + extra });
+                if let Some(extra) = input[offset as usize + 1..].iter().position(|b| !b.is_ascii_whitespace()) {
+                    return Err(Error::BadPadding { offset: offset + 1 + extra as u32 });
                 }
                 return Ok(written);
             }
@@ -125,7 +125,7 @@ pub fn decode_in_place(buf: &mut [u8]) -> Result<usize, Error> {
             buf[decoded..decoded + n].copy_from_slice(&three[..n]);
             decoded += n;
             if filled == 4 && group[3] == b'=' && buf[at..len].iter().any(|b| !b.is_ascii_whitespace()) {
-                return Err(Error::BadPadding { offset: at });
+                return Err(Error::BadPadding { offset: at as u32 });
             }
             filled = 0;
         }
@@ -139,7 +139,7 @@ pub fn decode_in_place(buf: &mut [u8]) -> Result<usize, Error> {
 fn put_group(group: &[u8; 4], filled: usize, out: &mut [u8], written: usize) -> Result<usize, Error> {
     let bytes = [group[0] << 2 | group[1] >> 4, group[1] << 4 | group[2] >> 2, group[2] << 6 | group[3]];
     let count = filled - 1;
-    let limit = out.len();
+    let limit = out.len() as u32;
     out.get_mut(written..written + count).ok_or(Error::OutputTooLarge { limit })?.copy_from_slice(&bytes[..count]);
     Ok(written + count)
 }

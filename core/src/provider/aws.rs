@@ -3,7 +3,7 @@
 //! two for each key the listing names. The service is at 169.254.169.254 while the
 //! instance has a route there, else at `[fd00:ec2::254]` (an IPv6-only subnet).
 
-use super::imds::{add, item_targets, Host, Imds, ImdsError, Service, Targets, TOKEN_LIMIT};
+use super::imds::{add, item_targets, Host, Imds, ImdsError, Service, Targets, What};
 use super::metadata::{Metadata, Slot, ValueState, KEY_RESPONSE, SMALL_RESPONSE};
 use super::Item;
 use crate::host::http::{Endpoint, Exchange, Http, Ipv6Service};
@@ -120,7 +120,7 @@ fn rounds(imds: &mut Imds<'_>, host: &mut dyn Host, metadata: &mut Metadata<'_>,
     item_targets([&mut instance_id, &mut hostname, &mut local_hostname, &mut user_data], wanted, path, &mut targets);
     let want_keys = wanted.contains(&Item::SshKeys);
     if want_keys {
-        add(&mut targets, "public-keys", KEYS_PATH, &mut listing, &mut listing_state);
+        add(&mut targets, What::KeyListing, KEYS_PATH, &mut listing, &mut listing_state);
     }
     let round = imds.round(host, &mut targets);
     drop(targets);
@@ -143,7 +143,7 @@ fn fetch_keys(imds: &mut Imds<'_>, host: &mut dyn Http, listing: &[u8], keys: Sl
     {
         let mut targets = Targets::new();
         for ((path, buf), state) in paths.iter().zip(keys.buf.chunks_mut(KEY_RESPONSE)).zip(states.iter_mut()) {
-            add(&mut targets, "openssh-key", path, buf, state);
+            add(&mut targets, What::Key, path, buf, state);
         }
         // The keys that arrived are kept when one did not: the owner gets in with
         // those, and the failure still fails set_ssh_keys so the next boot retries.
@@ -180,14 +180,14 @@ pub(crate) fn fetch_token(imds: &mut Imds<'_>, host: &mut dyn Http) -> Result<()
     let mut exchanges = [Exchange::new(&request[..length], &mut response)];
     host.exchange_all(imds.service.endpoint, &mut exchanges, imds.timeouts);
     imds.requests += 1;
-    let what = "token";
+    let what = What::Token;
     let (status, body) = exchanges[0].result().map_err(|failure| ImdsError::Fetch { what, failure })?;
     if status != 200 {
         return Err(ImdsError::Refused { what, status });
     }
     let token = response[body].trim_ascii_end();
     imds.token.clear();
-    imds.token.extend_from_slice(token).map_err(|_| ImdsError::TokenTooLong { limit: TOKEN_LIMIT })?;
+    imds.token.extend_from_slice(token).map_err(|_| ImdsError::TokenTooLong)?;
     Ok(())
 }
 
@@ -240,6 +240,7 @@ mod tests {
     use crate::host::memory::MemoryNetwork;
     use crate::host::HostError;
     use crate::provider::metadata::{Metadata, METADATA_SIZE};
+    use crate::provider::imds::TOKEN_LIMIT;
     use crate::retry::Timeouts;
 
     const TOKEN_PUT: &str = "PUT /latest/api/token";
@@ -331,7 +332,7 @@ mod tests {
         let mut network = instance().serve(ID, 401, b"");
         network.answers.get_mut(ID).unwrap().pop_front();
         let (result, _) = fetch(&mut network, &[Item::InstanceId]);
-        assert_eq!(result, Err(ImdsError::Refused { what: "@instance-id", status: 401 }));
+        assert_eq!(result, Err(ImdsError::Refused { what: What::Item(Item::InstanceId), status: 401 }));
         assert_eq!(network.lines(), lines(&[&[TOKEN_PUT], &[ID], &[TOKEN_PUT], &[ID]]));
     }
 
@@ -341,7 +342,7 @@ mod tests {
         network.answers.get_mut(TOKEN_PUT).unwrap().pop_front();
         let (result, values) = fetch(&mut network, &Item::ALL);
         let error = result.unwrap_err();
-        assert_eq!(error, ImdsError::Refused { what: "token", status: 403 });
+        assert_eq!(error, ImdsError::Refused { what: What::Token, status: 403 });
         assert_eq!(error.item(), None);
         assert_eq!(network.lines(), lines(&[&[TOKEN_PUT]]));
         assert!(values.iter().all(Option::is_none));
@@ -351,7 +352,7 @@ mod tests {
     fn a_token_too_long_is_an_error_naming_the_limit() {
         let mut network = instance();
         network.answers.insert(TOKEN_PUT.into(), [crate::host::memory::Answer::Reply(200, vec![b'x'; TOKEN_LIMIT + 1])].into());
-        assert_eq!(fetch(&mut network, &[Item::InstanceId]).0, Err(ImdsError::TokenTooLong { limit: TOKEN_LIMIT }));
+        assert_eq!(fetch(&mut network, &[Item::InstanceId]).0, Err(ImdsError::TokenTooLong));
     }
 
     #[test]
@@ -371,7 +372,7 @@ mod tests {
         network.answers.get_mut(KEY1).unwrap().pop_front();
         let (result, values) = fetch(&mut network, &Item::ALL);
         let error = result.unwrap_err();
-        assert!(matches!(error, ImdsError::Fetch { what: "openssh-key", failure } if failure.cause == refused), "{error:?}");
+        assert!(matches!(error, ImdsError::Fetch { what: What::Key, failure } if failure.cause == refused), "{error:?}");
         assert_eq!(error.item(), Some(Item::SshKeys));
         assert_eq!(error.to_string(), "metadata openssh-key: cannot connect: errno 111; gave up after 3 attempts in the 30000 ms deadline (WISP_HTTP_TOTAL_MS)");
         assert_eq!(values[3].as_deref(), Some(&b"ssh-ed25519 AAAA alpha\n"[..]));
@@ -394,7 +395,7 @@ mod tests {
         network.answers.insert(ID.into(), [crate::host::memory::Answer::Reply(200, vec![b'i'; 5000])].into());
         let (result, _) = fetch(&mut network, &[Item::InstanceId]);
         let error = result.unwrap_err();
-        assert!(matches!(error, ImdsError::Fetch { what: "@instance-id", failure } if matches!(failure.cause, Cause::Http(_))), "{error:?}");
+        assert!(matches!(error, ImdsError::Fetch { what: What::Item(Item::InstanceId), failure } if matches!(failure.cause, Cause::Http(_))), "{error:?}");
         assert_eq!(error.item(), Some(Item::InstanceId));
     }
 

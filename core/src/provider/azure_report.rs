@@ -35,7 +35,7 @@ pub enum ReportError<'b> {
 impl ReportError<'_> {
     pub fn describe(&self, f: &mut fmt::Formatter<'_>, words: ErrnoWords) -> fmt::Result {
         match self {
-            ReportError::Request(e) => write!(f, "{e}"),
+            ReportError::Request(e) => fmt::Display::fmt(e, f),
             ReportError::Wireserver(failure) => {
                 f.write_str("wireserver: ")?;
                 failure.describe(f, words)

@@ -3,7 +3,7 @@
 //! value out of it; user-data, where the cloud serves it as a file of its own, one GET
 //! more.
 
-use super::imds::{Host, Imds, ImdsError};
+use super::imds::{Host, Imds, ImdsError, What};
 use super::metadata::{Metadata, ValueState};
 use super::{DocumentError, Item};
 
@@ -37,19 +37,18 @@ const ORDER: [Item; 5] = [Item::InstanceId, Item::Hostname, Item::LocalHostname,
 
 /// `Service::rounds` of the document clouds: the document once, then the wanted values.
 pub(crate) fn rounds(imds: &mut Imds<'_>, host: &mut dyn Host, metadata: &mut Metadata<'_>, wanted: &[Item]) -> Result<(), ImdsError> {
-    let Some(cloud) = imds.service().document else { return Err(ImdsError::NoService { cloud: imds.cloud().name() }) };
+    let Some(cloud) = imds.service().document else { return Err(ImdsError::NoService { cloud: imds.cloud() }) };
     let (mut slots, document) = metadata.slots();
-    const WHAT: &str = "instance document";
     if !document.is_fetched() {
-        let first = imds.get_one(host, WHAT, cloud.path, document.buf);
+        let first = imds.get_one(host, What::Document, cloud.path, document.buf);
         let refused = matches!(first, Err(ImdsError::Refused { status: 401 | 403, .. }) | Ok(ValueState::Absent));
         let state = match (cloud.fallback, refused) {
-            (Some(fallback), true) => imds.get_one(host, WHAT, fallback, document.buf)?,
+            (Some(fallback), true) => imds.get_one(host, What::Document, fallback, document.buf)?,
             _ => first?,
         };
         document.state = match state {
             ValueState::Present { .. } => state,
-            _ => return Err(ImdsError::Refused { what: WHAT, status: 404 }),
+            _ => return Err(ImdsError::Refused { what: What::Document, status: 404 }),
         };
     }
     let body = document.get().unwrap_or(b"");
@@ -59,14 +58,14 @@ pub(crate) fn rounds(imds: &mut Imds<'_>, host: &mut dyn Host, metadata: &mut Me
             continue;
         }
         if let (Some(path), Item::UserData) = (cloud.user_data, item) {
-            let mut fetched = imds.get_one(host, "@userdata", path, slot.buf)?;
+            let mut fetched = imds.get_one(host, What::Item(Item::UserData), path, slot.buf)?;
             if let (Some(legacy), ValueState::Absent) = (cloud.legacy_user_data, fetched) {
-                fetched = imds.get_one(host, "@userdata", legacy, slot.buf)?;
+                fetched = imds.get_one(host, What::Item(Item::UserData), legacy, slot.buf)?;
             }
             *slot.state = fetched;
             continue;
         }
-        let found = (cloud.extract)(body, item, slot.buf).map_err(|error| ImdsError::Document { what: item.key(), error: error.into() })?;
+        let found = (cloud.extract)(body, item, slot.buf).map_err(|error| ImdsError::Document { item, error: error.into() })?;
         *slot.state = ValueState::at_start(found);
     }
     Ok(())
@@ -112,24 +111,24 @@ mod tests {
         // Another status is not a reason to fall back.
         let mut network = MemoryNetwork::new().serve("GET /opc/v2/instance/", 400, b"");
         let (result, _) = fetch_from(Cloud::Oci, &oci::SERVICE, &mut network, &[Item::InstanceId]);
-        assert_eq!(result, Err(ImdsError::Refused { what: "instance document", status: 400 }));
+        assert_eq!(result, Err(ImdsError::Refused { what: What::Document, status: 400 }));
         assert_eq!(network.seen().len(), 1);
         // Neither version: the document is missing.
         let mut network = MemoryNetwork::new();
         let (result, _) = fetch_from(Cloud::Oci, &oci::SERVICE, &mut network, &[Item::InstanceId]);
-        assert_eq!(result, Err(ImdsError::Refused { what: "instance document", status: 404 }));
+        assert_eq!(result, Err(ImdsError::Refused { what: What::Document, status: 404 }));
     }
 
     #[test]
     fn azure_has_no_fallback_and_a_bad_value_names_its_item() {
         let mut network = MemoryNetwork::new().serve("GET /metadata/instance?api-version=2021-02-01", 403, b"");
         let (result, _) = fetch_from(Cloud::Azure, &azure::SERVICE, &mut network, &[Item::InstanceId]);
-        assert_eq!(result, Err(ImdsError::Refused { what: "instance document", status: 403 }));
+        assert_eq!(result, Err(ImdsError::Refused { what: What::Document, status: 403 }));
         assert_eq!(network.seen()[0].headers, ["Metadata: true"]);
         let mut network = MemoryNetwork::new().serve("GET /metadata/instance?api-version=2021-02-01", 200, b"{\"compute\":");
         let (result, _) = fetch_from(Cloud::Azure, &azure::SERVICE, &mut network, &[Item::Hostname]);
         let error = result.unwrap_err();
-        assert!(matches!(error, ImdsError::Document { what: "@hostname", .. }), "{error:?}");
+        assert!(matches!(error, ImdsError::Document { item: Item::Hostname, .. }), "{error:?}");
         assert_eq!(error.item(), Some(Item::Hostname));
     }
 

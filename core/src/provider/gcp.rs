@@ -2,7 +2,7 @@
 //! `Metadata-Flavor: Google`; SSH keys from the instance, the legacy `sshKeys` and the
 //! project, unless the instance blocks the project's.
 
-use super::imds::{add, item_targets, Host, Imds, ImdsError, Service, Targets};
+use super::imds::{add, item_targets, Host, Imds, ImdsError, Service, Targets, What};
 use super::metadata::{Metadata, ValueState};
 use super::Item;
 use crate::out::{Full, Out};
@@ -58,29 +58,29 @@ fn rounds(imds: &mut Imds<'_>, host: &mut dyn Host, metadata: &mut Metadata<'_>,
     let mut targets = Targets::new();
     item_targets([&mut instance_id, &mut hostname, &mut local_hostname, &mut user_data], wanted, path, &mut targets);
     if wanted.contains(&Item::UserData) {
-        add(&mut targets, "@userdata", USER_DATA_ENCODING, &mut encoding, &mut encoding_state);
+        add(&mut targets, What::Item(Item::UserData), USER_DATA_ENCODING, &mut encoding, &mut encoding_state);
     }
     let want_keys = wanted.contains(&Item::SshKeys);
     let third = keys.buf.len() / 3;
     if want_keys {
         let sources = [INSTANCE_KEYS, LEGACY_KEYS, PROJECT_KEYS];
         for ((path, buf), state) in sources.into_iter().zip(keys.buf.chunks_mut(third)).zip(key_states.iter_mut()) {
-            add(&mut targets, "@ssh-keys", path, buf, state);
+            add(&mut targets, What::Item(Item::SshKeys), path, buf, state);
         }
-        add(&mut targets, "@ssh-keys", BLOCK_PROJECT_KEYS, &mut block, &mut block_state);
+        add(&mut targets, What::Item(Item::SshKeys), BLOCK_PROJECT_KEYS, &mut block, &mut block_state);
     }
     let round = imds.round(host, &mut targets);
     drop(targets);
     let base64 = encoding_state.value(&encoding).is_some_and(|encoding| encoding.trim_ascii() == b"base64");
     if let (Some(range), true) = (user_data.state.range(), base64) {
         let decoded = super::decode_base64_in_place(&mut user_data.buf[range.start..], range.len())
-            .map_err(|error| ImdsError::Document { what: "@userdata", error: error.into() })?;
+            .map_err(|error| ImdsError::Document { item: Item::UserData, error: error.into() })?;
         *user_data.state = ValueState::Present { start: range.start, len: decoded };
     }
     if want_keys && key_states.iter().all(|state| *state != ValueState::NotFetched) {
         let blocked = block_state.value(&block).is_some_and(blocks_project_keys);
         let now = host.realtime_secs();
-        let too_large = |limit| ImdsError::ValueTooLarge { what: "@ssh-keys", limit };
+        let too_large = |limit: usize| ImdsError::ValueTooLarge { item: Item::SshKeys, limit: limit as u32 };
         let mut out = Out::new(document.buf);
         for (i, state) in key_states.iter().enumerate() {
             if let (Some(range), false) = (state.range(), blocked && i == 2) {
@@ -232,7 +232,7 @@ mod tests {
         network.answers.get_mut(&get("attributes/user-data")).unwrap().pop_front();
         let (result, _) = fetch_from(Cloud::Gcp, &SERVICE, &mut network, &[Item::UserData]);
         let error = result.unwrap_err();
-        assert!(matches!(error, ImdsError::Document { what: "@userdata", .. }), "{error:?}");
+        assert!(matches!(error, ImdsError::Document { item: Item::UserData, .. }), "{error:?}");
         assert_eq!(error.item(), Some(Item::UserData));
     }
 
@@ -242,7 +242,7 @@ mod tests {
         network.answers.get_mut(PROJECT).unwrap().pop_front();
         let (result, values) = fetch_from(Cloud::Gcp, &SERVICE, &mut network, &[Item::SshKeys, Item::InstanceId]);
         let error = result.unwrap_err();
-        assert!(matches!(error, ImdsError::Fetch { what: "@ssh-keys", .. }), "{error:?}");
+        assert!(matches!(error, ImdsError::Fetch { what: What::Item(Item::SshKeys), .. }), "{error:?}");
         assert_eq!(values[3], None);
         assert_eq!(values[0].as_deref(), Some(&b"4520"[..]));
     }

@@ -60,31 +60,68 @@ impl Service {
     }
 }
 
+/// What a request fetches, as messages name it: one byte, where a name would be sixteen
+/// carried through every error of a round.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum What {
+    Item(Item),
+    /// IMDSv2's session token.
+    Token,
+    /// AWS's `public-keys/` listing.
+    KeyListing,
+    /// One key of AWS's listing.
+    Key,
+    /// The one document of the document clouds.
+    Document,
+    /// A path asked by `wisp imds`.
+    Path,
+}
+
+impl What {
+    pub const fn name(self) -> &'static str {
+        match self {
+            What::Item(item) => item.key(),
+            What::Token => "token",
+            What::KeyListing => "public-keys",
+            What::Key => "openssh-key",
+            What::Document => "instance document",
+            What::Path => "path",
+        }
+    }
+
+    /// The item a request was part of.
+    const fn item(self) -> Option<Item> {
+        match self {
+            What::Item(item) => Some(item),
+            What::KeyListing | What::Key => Some(Item::SshKeys),
+            What::Token | What::Document | What::Path => None,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ImdsError {
-    Fetch { what: &'static str, failure: Failure },
+    Fetch { what: What, failure: Failure },
     /// A status that means the service refuses us, such as 403 when IMDS is disabled.
-    Refused { what: &'static str, status: u16 },
+    Refused { what: What, status: u16 },
     Request(http::Error),
-    TokenTooLong { limit: usize },
+    /// The token is longer than `TOKEN_LIMIT`.
+    TokenTooLong,
     KeyListing(aws::KeyListingError),
     /// The document, or a value in it, is not what the cloud documents.
-    Document { what: &'static str, error: DocumentFailure },
-    ValueTooLarge { what: &'static str, limit: usize },
+    Document { item: Item, error: DocumentFailure },
+    ValueTooLarge { item: Item, limit: u32 },
     /// This wisp has no metadata service for the cloud.
-    NoService { cloud: &'static str },
+    NoService { cloud: Cloud },
 }
 
 impl ImdsError {
     /// The item whose fetch failed, when it was one item's.
     pub fn item(&self) -> Option<Item> {
-        match self {
-            ImdsError::Fetch { what, .. } | ImdsError::Refused { what, .. } => match *what {
-                "public-keys" | "openssh-key" => Some(Item::SshKeys),
-                what => Item::from_key(what.as_bytes()),
-            },
+        match *self {
+            ImdsError::Fetch { what, .. } | ImdsError::Refused { what, .. } => what.item(),
             ImdsError::KeyListing(_) => Some(Item::SshKeys),
-            ImdsError::Document { what, .. } | ImdsError::ValueTooLarge { what, .. } => Item::from_key(what.as_bytes()),
+            ImdsError::Document { item, .. } | ImdsError::ValueTooLarge { item, .. } => Some(item),
             _ => None,
         }
     }
@@ -92,16 +129,16 @@ impl ImdsError {
     pub fn describe(&self, f: &mut fmt::Formatter<'_>, words: ErrnoWords) -> fmt::Result {
         match self {
             ImdsError::Fetch { what, failure } => {
-                write!(f, "metadata {what}: ", what = Plain(what))?;
+                write!(f, "metadata {what}: ", what = Plain(what.name()))?;
                 failure.describe(f, words)
             }
-            ImdsError::Refused { what, status } => write!(f, "metadata {what}: refused with HTTP status {}", Decimal((*status).into()), what = Plain(what)),
+            ImdsError::Refused { what, status } => write!(f, "metadata {what}: refused with HTTP status {}", Decimal((*status).into()), what = Plain(what.name())),
             ImdsError::Request(e) => write!(f, "cannot write the metadata request: {e}"),
-            ImdsError::TokenTooLong { limit } => write!(f, "metadata token longer than {limit} bytes", limit = Decimal(*limit as u64)),
+            ImdsError::TokenTooLong => write!(f, "metadata token longer than {limit} bytes", limit = Decimal(TOKEN_LIMIT as u64)),
             ImdsError::KeyListing(e) => write!(f, "metadata {e}"),
-            ImdsError::Document { what, error } => write!(f, "metadata {what}: {error}", what = Plain(what)),
-            ImdsError::ValueTooLarge { what, limit } => write!(f, "metadata {what} larger than {limit} bytes", limit = Decimal(*limit as u64), what = Plain(what)),
-            ImdsError::NoService { cloud } => write!(f, "CLOUD={cloud} has no metadata service this wisp can read", cloud = Plain(cloud)),
+            ImdsError::Document { item, error } => write!(f, "metadata {what}: {error}", what = Plain(item.key())),
+            ImdsError::ValueTooLarge { item, limit } => write!(f, "metadata {what} larger than {limit} bytes", limit = Decimal((*limit).into()), what = Plain(item.key())),
+            ImdsError::NoService { cloud } => write!(f, "CLOUD={cloud} has no metadata service this wisp can read", cloud = Plain(cloud.name())),
         }
     }
 }
@@ -121,7 +158,7 @@ impl fmt::Display for Described<'_, ImdsError> {
 
 /// One GET of a round: what it is (for messages), where, and where its answer goes.
 pub(crate) struct Target<'b, 's> {
-    pub what: &'static str,
+    pub what: What,
     pub path: &'s str,
     pub buf: &'b mut [u8],
     pub state: &'b mut ValueState,
@@ -135,7 +172,7 @@ pub(crate) type Targets<'t, 's> = heapless::Vec<Target<'t, 's>, PARALLEL_LIMIT>;
 /// `PARALLEL_LIMIT`). Out of line: written out at each of the rounds' sites it costs
 /// more.
 #[inline(never)]
-pub(crate) fn add<'t, 's>(targets: &mut Targets<'t, 's>, what: &'static str, path: &'s str, buf: &'t mut [u8], state: &'t mut ValueState) {
+pub(crate) fn add<'t, 's>(targets: &mut Targets<'t, 's>, what: What, path: &'s str, buf: &'t mut [u8], state: &'t mut ValueState) {
     let _ = targets.push(Target { what, path, buf, state });
 }
 
@@ -149,7 +186,7 @@ pub(crate) fn item_targets<'t, 's: 't>(
 ) {
     for Slot { item, buf, state } in slots {
         if let (true, Some(path)) = (wanted.contains(item), path(*item)) {
-            add(targets, item.key(), path, buf, state);
+            add(targets, What::Item(*item), path, buf, state);
         }
     }
 }
@@ -187,18 +224,18 @@ impl<'c> Imds<'c> {
         }
         match self.service.rounds {
             Some(rounds) => rounds(self, host, metadata, &wanted),
-            None => Err(ImdsError::NoService { cloud: self.cloud.name() }),
+            None => Err(ImdsError::NoService { cloud: self.cloud }),
         }
     }
 
     /// GETs `path` into `buf`: the body, or `None` for 404.
     pub fn get_path<'b>(&mut self, host: &mut dyn Http, path: &str, buf: &'b mut [u8]) -> Result<Option<&'b [u8]>, ImdsError> {
-        let state = self.get_one(host, "path", path, buf)?;
+        let state = self.get_one(host, What::Path, path, buf)?;
         Ok(state.range().map(|range| &buf[range]))
     }
 
     /// One GET into a value of its own: its state afterwards, `Absent` for a 404.
-    pub(crate) fn get_one(&mut self, host: &mut dyn Http, what: &'static str, path: &str, buf: &mut [u8]) -> Result<ValueState, ImdsError> {
+    pub(crate) fn get_one(&mut self, host: &mut dyn Http, what: What, path: &str, buf: &mut [u8]) -> Result<ValueState, ImdsError> {
         let mut state = ValueState::NotFetched;
         self.round(host, &mut [Target { what, path, buf, state: &mut state }])?;
         Ok(state)
@@ -228,7 +265,7 @@ impl<'c> Imds<'c> {
             }
             // Each target's request, its buffer to the exchange, its state kept for the answer.
             let mut exchanges: heapless::Vec<Exchange<'_>, PARALLEL_LIMIT> = heapless::Vec::new();
-            let mut states: heapless::Vec<(&'static str, &mut ValueState), PARALLEL_LIMIT> = heapless::Vec::new();
+            let mut states: heapless::Vec<(What, &mut ValueState), PARALLEL_LIMIT> = heapless::Vec::new();
             for (Target { what, path, buf, state }, request) in targets.iter_mut().zip(requests.iter_mut()) {
                 let headers = if Some(*path) == bare_path { &[] } else { headers };
                 let get = Request { method: Method::Get, host: service.host, path, headers, body: b"" };
@@ -299,7 +336,7 @@ pub enum GetError {
 impl fmt::Display for Described<'_, GetError> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.0 {
-            GetError::Request(e) => write!(f, "{e}"),
+            GetError::Request(e) => fmt::Display::fmt(e, f),
             GetError::Fetch(failure) => failure.describe(f, self.1),
             GetError::Status(status) => write!(f, "HTTP status {}", Decimal((*status).into())),
         }
@@ -335,7 +372,7 @@ mod tests {
     fn a_cloud_without_a_service_says_so_and_sends_nothing() {
         let mut network = MemoryNetwork::new();
         let (result, _) = fetch_from(Cloud::Nocloud, &Service::PLAIN, &mut network, &[Item::InstanceId]);
-        assert_eq!(result, Err(ImdsError::NoService { cloud: "nocloud" }));
+        assert_eq!(result, Err(ImdsError::NoService { cloud: Cloud::Nocloud }));
         assert_eq!(result.unwrap_err().to_string(), "CLOUD=nocloud has no metadata service this wisp can read");
         assert!(network.rounds.is_empty());
     }
@@ -370,11 +407,11 @@ mod tests {
         let mut imds = Imds::new(Cloud::Nocloud, &Service::PLAIN, &timeouts, 300);
         let mut network = MemoryNetwork::new().serve("GET /x", 403, b"forbidden");
         let error = imds.get_path(&mut network, "/x", &mut [0u8; 256]).unwrap_err();
-        assert_eq!(error, ImdsError::Refused { what: "path", status: 403 });
+        assert_eq!(error, ImdsError::Refused { what: What::Path, status: 403 });
         assert_eq!(error.to_string(), "metadata path: refused with HTTP status 403");
         // 401 is a refusal too where the service has no session token.
         let mut network = MemoryNetwork::new().serve("GET /x", 401, b"");
-        assert_eq!(imds.get_path(&mut network, "/x", &mut [0u8; 256]), Err(ImdsError::Refused { what: "path", status: 401 }));
+        assert_eq!(imds.get_path(&mut network, "/x", &mut [0u8; 256]), Err(ImdsError::Refused { what: What::Path, status: 401 }));
         assert_eq!(network.rounds.len(), 1);
     }
 }

@@ -135,7 +135,7 @@ impl<'a> Metadata<'a> {
     pub fn set(&mut self, item: Item, value: &[u8]) -> Result<(), ImdsError> {
         let buf = self.buffer(item);
         let limit = buf.len();
-        buf.get_mut(..value.len()).ok_or(ImdsError::ValueTooLarge { what: item.key(), limit })?.copy_from_slice(value);
+        buf.get_mut(..value.len()).ok_or(ImdsError::ValueTooLarge { item, limit: limit as u32 })?.copy_from_slice(value);
         self.set_len(item, Some(value.len()));
         Ok(())
     }

@@ -91,9 +91,15 @@ impl From<JsonError> for DocumentError {
 impl core::fmt::Display for DocumentError {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
-            DocumentError::Json(e) => write!(f, "{e}"),
-            DocumentError::Base64(e) => write!(f, "user-data: {e}"),
-            DocumentError::Yaml(e) => write!(f, "YAML {e}"),
+            DocumentError::Json(e) => core::fmt::Display::fmt(e, f),
+            DocumentError::Base64(e) => {
+                f.write_str("user-data: ")?;
+                core::fmt::Display::fmt(e, f)
+            }
+            DocumentError::Yaml(e) => {
+                f.write_str("YAML ")?;
+                core::fmt::Display::fmt(e, f)
+            }
         }
     }
 }
