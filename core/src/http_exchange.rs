@@ -4,11 +4,23 @@
 //! of dependent round trips, not their sum. Decides when an attempt starts, how long it
 //! may take, which failures are worth another attempt, and when to give up.
 
-use crate::host::http::{Cause, Endpoint, Exchange, Failure, Outcome, PARALLEL_LIMIT};
+use crate::host::http::{Cause, Endpoint, Exchange, Failure, Http, Outcome, PARALLEL_LIMIT};
 use crate::host::sockets::{Interest, Sockets};
 use crate::host::HostError;
 use crate::http::{self, Status};
 use crate::retry::{status_is_retryable, Backoff, Timeouts};
+
+/// A host with sockets exchanges HTTP as this module drives them, so that a host
+/// implements only the system calls.
+impl<T: Sockets> Http for T {
+    fn exchange_all(&mut self, endpoint: Endpoint, exchanges: &mut [Exchange<'_>], timeouts: &Timeouts) {
+        exchange_all(self, endpoint, exchanges, timeouts)
+    }
+
+    fn has_route(&mut self, endpoint: Endpoint) -> bool {
+        Sockets::has_route(self, endpoint)
+    }
+}
 
 /// Where an attempt is.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -208,6 +220,20 @@ mod tests {
     const REQUEST: &[u8] = b"GET /latest/meta-data/instance-id HTTP/1.0\r\nHost: 169.254.169.254\r\n\r\n";
     const ENDPOINT: Endpoint = Endpoint::Tcp { address: [169, 254, 169, 254], port: 80, privileged: false };
     const REFUSED: HostError = HostError { errno: 111 };
+
+    #[test]
+    fn a_host_with_sockets_exchanges_http_through_them_and_has_every_route() {
+        let endpoint = Endpoint::Tcp { address: [169, 254, 169, 254], port: 80, privileged: false };
+        let timeouts = Timeouts { connect_ms: 300, read_ms: 1000, total_ms: 5000, backoff_initial_ms: 100, backoff_max_ms: 400 };
+        let mut sockets = MemorySockets::new([Peer::http(200, "i-0123")]);
+        let mut response = [0u8; 256];
+        let mut exchanges = [Exchange::new(b"GET / HTTP/1.0\r\n\r\n", &mut response)];
+        Http::exchange_all(&mut sockets, endpoint, &mut exchanges, &timeouts);
+        let (status, body) = exchanges[0].result().unwrap();
+        assert_eq!((status, &exchanges[0].response[body]), (200, &b"i-0123"[..]));
+        assert_eq!(sockets.received, [b"GET / HTTP/1.0\r\n\r\n".to_vec()]);
+        assert!(Http::has_route(&mut sockets, endpoint));
+    }
 
     fn timeouts(total_ms: u32) -> Timeouts {
         Timeouts { connect_ms: 300, read_ms: 1000, total_ms, backoff_initial_ms: 100, backoff_max_ms: 400 }

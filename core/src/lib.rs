@@ -13,6 +13,7 @@ pub mod crc32;
 mod fuzz;
 pub mod json;
 pub mod message_line;
+pub mod metadata_item;
 pub mod out;
 pub mod text;
 

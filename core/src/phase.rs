@@ -1,7 +1,7 @@
 //! The four phases of a bootstrap, named as tiny-cloud 3.x names them, and the actions
 //! each one runs.
 
-use crate::provider::Item;
+use crate::metadata_item::Item;
 use crate::text::{Decimal, Plain};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,10 +1,9 @@
 //! Non-blocking sockets, for HTTP exchanges: each method one system call. Which sockets
 //! are opened, when, and what their answers mean is `http_exchange`'s decision.
 
-use super::http::{Endpoint, Exchange, Http};
+use super::http::Endpoint;
 use super::timer::Timer;
 use super::HostError;
-use crate::retry::Timeouts;
 
 /// What a socket is waited on for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,42 +43,10 @@ pub trait Sockets: Timer {
     }
 }
 
-/// A host with sockets exchanges HTTP as `http_exchange` drives them, so that a host
-/// implements only the system calls.
-impl<T: Sockets> Http for T {
-    fn exchange_all(&mut self, endpoint: Endpoint, exchanges: &mut [Exchange<'_>], timeouts: &Timeouts) {
-        crate::http_exchange::exchange_all(self, endpoint, exchanges, timeouts)
-    }
-
-    fn has_route(&mut self, endpoint: Endpoint) -> bool {
-        Sockets::has_route(self, endpoint)
-    }
-}
-
 /// The errno values the exchanges tell apart (the same on every Linux architecture wisp
 /// builds for).
 impl HostError {
     pub const INTERRUPTED: HostError = HostError { errno: 4 };
     pub const WOULD_BLOCK: HostError = HostError { errno: 11 };
     pub const CONNECTION_RESET: HostError = HostError { errno: 104 };
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::host::memory::{MemorySockets, Peer};
-
-    #[test]
-    fn a_host_with_sockets_exchanges_http_through_them_and_has_every_route() {
-        let endpoint = Endpoint::Tcp { address: [169, 254, 169, 254], port: 80, privileged: false };
-        let timeouts = Timeouts { connect_ms: 300, read_ms: 1000, total_ms: 5000, backoff_initial_ms: 100, backoff_max_ms: 400 };
-        let mut sockets = MemorySockets::new([Peer::http(200, "i-0123")]);
-        let mut response = [0u8; 256];
-        let mut exchanges = [Exchange::new(b"GET / HTTP/1.0\r\n\r\n", &mut response)];
-        Http::exchange_all(&mut sockets, endpoint, &mut exchanges, &timeouts);
-        let (status, body) = exchanges[0].result().unwrap();
-        assert_eq!((status, &exchanges[0].response[body]), (200, &b"i-0123"[..]));
-        assert_eq!(sockets.received, [b"GET / HTTP/1.0\r\n\r\n".to_vec()]);
-        assert!(Http::has_route(&mut sockets, endpoint));
-    }
 }

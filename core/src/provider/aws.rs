@@ -37,8 +37,7 @@ pub const TOKEN_TTL_HEADER: &str = "X-aws-ec2-metadata-token-ttl-seconds";
 pub const TOKEN_HEADER: &str = "X-aws-ec2-metadata-token";
 pub const KEYS_PATH: &str = "/latest/meta-data/public-keys/";
 
-/// Most keys wisp installs from one instance's listing.
-pub const KEYS_LIMIT: usize = 16;
+pub use super::metadata::KEYS_LIMIT;
 
 /// The path of an item served as one document. `SshKeys` is a listing followed by one
 /// request per key (`key_path`), so it has no single path.

@@ -1,7 +1,7 @@
 //! Azure's instance metadata service (one JSON document, `Metadata: true`) and the
 //! wireserver's provisioning report, without which a VM never finishes provisioning.
 
-use super::document::Document;
+use super::document_service::Document;
 use super::imds::Service;
 use super::{document_value, DocumentError, Item};
 use crate::json::{JsonError, JsonText};

@@ -14,7 +14,7 @@
 //!   whole document as `$TINY_CLOUD_VAR/meta-data` for the network configuration.
 //! - Detected by DMI `sys_vendor` "DigitalOcean".
 
-use super::document::Document;
+use super::document_service::Document;
 use super::imds::Service;
 use super::{json_member, DocumentError, Item};
 

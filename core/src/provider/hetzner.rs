@@ -17,7 +17,7 @@
 //! - `GET http://169.254.169.254/hetzner/v1/userdata`: the user-data, raw (empty when none).
 //! - Detected by DMI `sys_vendor` "Hetzner" (`product_serial` holds the instance-id).
 
-use super::document::Document;
+use super::document_service::Document;
 use super::imds::Service;
 use super::{DocumentError, Item};
 use crate::json::JsonError;

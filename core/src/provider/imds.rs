@@ -6,8 +6,8 @@
 
 use core::fmt;
 
-use super::metadata::{Metadata, Slot, ValueState};
-use super::document::Document;
+use super::metadata::{Metadata, Slot, TooLarge, ValueState};
+use super::document_service::Document;
 use super::{aws, DocumentFailure, Item, IMDS_ADDRESS, IMDS_HOST};
 use crate::config::Cloud;
 use crate::host::clock::Clock;
@@ -53,11 +53,6 @@ impl Service {
         document: None,
         rounds: None,
     };
-
-    /// A cloud that answers with `document`, at the metadata address.
-    pub const fn document(document: &'static Document) -> Service {
-        Service { document: Some(document), rounds: Some(super::document::rounds), ..Service::PLAIN }
-    }
 }
 
 /// What a request fetches, as messages name it: one byte, where a name would be sixteen
@@ -137,7 +132,7 @@ impl ImdsError {
             ImdsError::TokenTooLong => write!(f, "metadata token longer than {limit} bytes", limit = Decimal(TOKEN_LIMIT as u64)),
             ImdsError::KeyListing(e) => write!(f, "metadata {e}"),
             ImdsError::Document { item, error } => write!(f, "metadata {what}: {error}", what = Plain(item.key())),
-            ImdsError::ValueTooLarge { item, limit } => write!(f, "metadata {what} larger than {limit} bytes", limit = Decimal((*limit).into()), what = Plain(item.key())),
+            ImdsError::ValueTooLarge { item, limit } => fmt::Display::fmt(&TooLarge { item: *item, limit: *limit }, f),
             ImdsError::NoService { cloud } => write!(f, "CLOUD={cloud} has no metadata service this wisp can read", cloud = Plain(cloud.name())),
         }
     }

@@ -13,7 +13,7 @@
 //!   likewise. wisp saves the network configuration as `$TINY_CLOUD_VAR/network-config`.
 //! - No SSH keys: those come in the user-data or vendor-data.
 
-use super::document::Document;
+use super::document_service::Document;
 use super::imds::Service;
 use crate::host::http::Endpoint;
 use super::{meta_data_value, DocumentError, Item};

@@ -2,8 +2,13 @@
 //! item, each kept in the buffer its response was received into (no copy), fetched on
 //! demand and only once.
 
-use super::imds::ImdsError;
-use super::{aws, Item};
+use core::fmt;
+
+use super::Item;
+use crate::text::{Decimal, Plain};
+
+/// Most keys wisp installs from one instance's listing (AWS's `public-keys/`).
+pub const KEYS_LIMIT: usize = 16;
 
 /// The size of each response buffer: head and body together.
 pub const SMALL_RESPONSE: usize = 4 * 1024;
@@ -12,9 +17,22 @@ pub const KEY_RESPONSE: usize = 4 * 1024;
 /// AWS caps user-data at 16 KiB; other clouds allow up to 256 KiB.
 pub const USERDATA_RESPONSE: usize = 256 * 1024 + 1024;
 /// Room for every key of a listing, one response each.
-pub const KEYS_RESPONSE: usize = aws::KEYS_LIMIT * KEY_RESPONSE;
+pub const KEYS_RESPONSE: usize = KEYS_LIMIT * KEY_RESPONSE;
 /// The room of every value together.
 pub const METADATA_SIZE: usize = 3 * SMALL_RESPONSE + 2 * USERDATA_RESPONSE + KEYS_RESPONSE;
+
+/// A value past the room its item has in the store.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TooLarge {
+    pub item: Item,
+    pub limit: u32,
+}
+
+impl fmt::Display for TooLarge {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "metadata {what} larger than {limit} bytes", limit = Decimal(self.limit.into()), what = Plain(self.item.key()))
+    }
+}
 
 /// One metadata value, stored in the buffer its response was received into.
 pub struct StoredValue<'a> {
@@ -132,10 +150,10 @@ impl<'a> Metadata<'a> {
     }
 
     /// Sets a value from bytes (a seed's `h=`/`i=` override).
-    pub fn set(&mut self, item: Item, value: &[u8]) -> Result<(), ImdsError> {
+    pub fn set(&mut self, item: Item, value: &[u8]) -> Result<(), TooLarge> {
         let buf = self.buffer(item);
         let limit = buf.len();
-        buf.get_mut(..value.len()).ok_or(ImdsError::ValueTooLarge { item, limit: limit as u32 })?.copy_from_slice(value);
+        buf.get_mut(..value.len()).ok_or(TooLarge { item, limit: limit as u32 })?.copy_from_slice(value);
         self.set_len(item, Some(value.len()));
         Ok(())
     }

@@ -7,6 +7,7 @@ pub mod azure;
 pub mod azure_report;
 pub mod digitalocean;
 pub mod document;
+pub mod document_service;
 pub mod gcp;
 pub mod hetzner;
 pub mod imds;
@@ -17,6 +18,7 @@ pub mod openstack;
 pub mod scaleway;
 pub mod vultr;
 
+pub use crate::metadata_item::Item;
 use crate::config::Cloud;
 use crate::features::{Built, Feature};
 use crate::json::{Expected, JsonError, JsonText};
@@ -39,35 +41,6 @@ pub fn service<const BUILT: u32>(cloud: Cloud) -> &'static imds::Service {
         Cloud::Incus if built.has(Feature::Incus) => &incus::SERVICE,
         Cloud::Vultr if built.has(Feature::Vultr) => &vultr::SERVICE,
         _ => &imds::Service::PLAIN,
-    }
-}
-
-/// The metadata every cloud offers, named as `wisp imds` names it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Item {
-    InstanceId,
-    Hostname,
-    LocalHostname,
-    SshKeys,
-    UserData,
-}
-
-impl Item {
-    pub const ALL: [Item; 5] =
-        [Item::InstanceId, Item::Hostname, Item::LocalHostname, Item::SshKeys, Item::UserData];
-
-    pub const fn key(self) -> &'static str {
-        match self {
-            Item::InstanceId => "@instance-id",
-            Item::Hostname => "@hostname",
-            Item::LocalHostname => "@local-hostname",
-            Item::SshKeys => "@ssh-keys",
-            Item::UserData => "@userdata",
-        }
-    }
-
-    pub fn from_key(key: &[u8]) -> Option<Item> {
-        Item::ALL.into_iter().find(|item| item.key().as_bytes() == key)
     }
 }
 

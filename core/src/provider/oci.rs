@@ -1,7 +1,7 @@
 //! Oracle Cloud's instance metadata: one JSON document. Version 2 wants
 //! `Authorization: Bearer Oracle`; version 1, the fallback, wants nothing.
 
-use super::document::Document;
+use super::document_service::Document;
 use super::imds::Service;
 use super::{document_value, DocumentError, Item};
 

@@ -1,7 +1,7 @@
 //! OpenStack's metadata: `meta_data.json` and `user_data`, served by the metadata service
 //! under `/openstack/latest/` or found on a config drive under `openstack/latest/`.
 
-use super::document::Document;
+use super::document_service::Document;
 use super::imds::Service;
 use super::{meta_data_value, DocumentError, Item};
 

@@ -16,7 +16,7 @@
 //!   whole document as `$TINY_CLOUD_VAR/meta-data` for the network configuration.
 //! - Detected by DMI `sys_vendor` "Scaleway".
 
-use super::document::Document;
+use super::document_service::Document;
 use super::imds::Service;
 use crate::host::http::Endpoint;
 use super::{json_member, DocumentError, Item};

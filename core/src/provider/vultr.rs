@@ -13,7 +13,7 @@
 //!   {network, prefix}`, `network-type`), kept in the saved document.
 //! - Detected by DMI `sys_vendor` "Vultr".
 
-use super::document::Document;
+use super::document_service::Document;
 use super::imds::Service;
 use super::{json_member, DocumentError, Item};
 
