@@ -12,71 +12,33 @@ use crate::json::{JsonError, JsonText};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DataError {
     Json(JsonError),
-    /// A member missing, or with a value of the wrong shape; `what` names it.
+    /// A member missing, with a value of the wrong shape, or one too many; `what` names it.
     Bad { what: Mistake },
-    TooMany { what: Many },
 }
 
-/// What is missing or of the wrong shape. Named by an enum rather than its text so that
-/// the error is 8 bytes: the parser's many `?`s move it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mistake {
-    NotPlainString,
-    NotUtf8,
-    MtuNotNumber,
-    NotIpAddress,
-    BadNetmask,
-    BadMac,
-    LinkWithoutId,
-    BadLinkId,
-    LinkWithoutMac,
-    MtuOutOfRange,
-    NetworkWithoutLink,
-    StaticWithoutAddress,
-    BadPrefixLength,
-    RouteWithoutNetwork,
-    RouteWithoutGateway,
-    RouteMixesFamilies,
-}
-
-impl Mistake {
-    const fn as_str(self) -> &'static str {
-        match self {
-            Mistake::NotPlainString => "a member that should be a plain string is not",
-            Mistake::NotUtf8 => "a string is not UTF-8",
-            Mistake::MtuNotNumber => "mtu is not a number",
-            Mistake::NotIpAddress => "an address is not an IP address",
-            Mistake::BadNetmask => "bad netmask",
-            Mistake::BadMac => "bad MAC address",
-            Mistake::LinkWithoutId => "a link has no id",
-            Mistake::BadLinkId => "bad link id",
-            Mistake::LinkWithoutMac => "a link has no ethernet_mac_address",
-            Mistake::MtuOutOfRange => "mtu is a number from 68 to 65535",
-            Mistake::NetworkWithoutLink => "a network has no link",
-            Mistake::StaticWithoutAddress => "a static network has no ip_address",
-            Mistake::BadPrefixLength => "bad prefix length",
-            Mistake::RouteWithoutNetwork => "a route has no network",
-            Mistake::RouteWithoutGateway => "a route has no gateway",
-            Mistake::RouteMixesFamilies => "a route mixes IPv4 and IPv6",
-        }
-    }
-}
-
-/// What there are more of than the configuration holds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Many {
-    Links,
-    Addresses,
-    Routes,
-}
-
-impl Many {
-    const fn as_str(self) -> &'static str {
-        match self {
-            Many::Links => "links",
-            Many::Addresses => "addresses",
-            Many::Routes => "routes",
-        }
+super::worded! {
+    /// What is missing, of the wrong shape, or more than the configuration holds. Named by an enum rather than its text so that
+    /// the error is 8 bytes: the parser's many `?`s move it.
+    Mistake {
+        NotPlainString => "a member that should be a plain string is not",
+        NotUtf8 => "a string is not UTF-8",
+        MtuNotNumber => "mtu is not a number",
+        NotIpAddress => "an address is not an IP address",
+        BadNetmask => "bad netmask",
+        BadMac => "bad MAC address",
+        LinkWithoutId => "a link has no id",
+        BadLinkId => "bad link id",
+        LinkWithoutMac => "a link has no ethernet_mac_address",
+        MtuOutOfRange => "mtu is a number from 68 to 65535",
+        NetworkWithoutLink => "a network has no link",
+        StaticWithoutAddress => "a static network has no ip_address",
+        BadPrefixLength => "bad prefix length",
+        RouteWithoutNetwork => "a route has no network",
+        RouteWithoutGateway => "a route has no gateway",
+        RouteMixesFamilies => "a route mixes IPv4 and IPv6",
+        TooManyLinks => "too many links",
+        TooManyAddresses => "too many addresses",
+        TooManyRoutes => "too many routes",
     }
 }
 
@@ -91,7 +53,6 @@ impl core::fmt::Display for DataError {
         match self {
             DataError::Json(e) => write!(f, "network_data.json: {e}"),
             DataError::Bad { what } => write!(f, "network_data.json: {what}", what = crate::text::Plain(what.as_str())),
-            DataError::TooMany { what } => write!(f, "network_data.json: too many {what}", what = crate::text::Plain(what.as_str())),
         }
     }
 }
@@ -162,7 +123,7 @@ pub fn parse(document: &[u8]) -> Result<NetworkConfig<'_>, DataError> {
                 return Err(bad(Mistake::MtuOutOfRange));
             }
             let interface = Interface { name: id, mac: Some(mac(address)?), keep_name: true, mtu, ..Interface::default() };
-            config.interfaces.push(interface).map_err(|_| DataError::TooMany { what: Many::Links })?;
+            config.interfaces.push(interface).map_err(|_| bad(Mistake::TooManyLinks))?;
         }
     }
     if let Some(networks) = root.get("networks")? {
@@ -188,7 +149,7 @@ pub fn parse(document: &[u8]) -> Result<NetworkConfig<'_>, DataError> {
                     if !fits(&ip, len) {
                         return Err(bad(Mistake::BadPrefixLength));
                     }
-                    interface.addresses.push(Prefix { ip, len }).map_err(|_| DataError::TooMany { what: Many::Addresses })?;
+                    interface.addresses.push(Prefix { ip, len }).map_err(|_| bad(Mistake::TooManyAddresses))?;
                     if let Some(routes) = network.get("routes")? {
                         let mut routes = routes.elements()?;
                         while let Some(route) = routes.next_element()? {
@@ -204,7 +165,7 @@ pub fn parse(document: &[u8]) -> Result<NetworkConfig<'_>, DataError> {
                             match (len, via) {
                                 (0, IpAddr::V4(_)) => interface.gateway4 = Some(via),
                                 (0, IpAddr::V6(_)) => interface.gateway6 = Some(via),
-                                _ => interface.routes.push(StaticRoute { to: Prefix { ip: to, len }, via }).map_err(|_| DataError::TooMany { what: Many::Routes })?,
+                                _ => interface.routes.push(StaticRoute { to: Prefix { ip: to, len }, via }).map_err(|_| bad(Mistake::TooManyRoutes))?,
                             }
                         }
                     }
@@ -303,6 +264,14 @@ mod tests {
         for (document, error) in cases {
             assert_eq!(parse(document.as_bytes()).unwrap_err(), error, "{document}");
         }
+    }
+
+    #[test]
+    fn mistakes_are_worded() {
+        let worded = |what| DataError::Bad { what }.to_string();
+        assert_eq!(worded(Mistake::NotPlainString), "network_data.json: a member that should be a plain string is not");
+        assert_eq!(worded(Mistake::RouteMixesFamilies), "network_data.json: a route mixes IPv4 and IPv6");
+        assert_eq!(worded(Mistake::TooManyRoutes), "network_data.json: too many routes");
     }
 
     #[test]
