@@ -6,8 +6,9 @@
 
 use core::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-/// Declares an enum whose variants each name a text (`as_str`), the texts kept in one
-/// string: a table of `&str`s would cost 16 bytes a text, a `match` ~18 bytes of code an arm.
+/// Declares an enum whose variants each name a text (`as_str`, and `parse` back), the
+/// texts kept in one string: a table of `&str`s would cost 16 bytes a text, a `match` of
+/// one arm per text ~20 bytes of code an arm.
 macro_rules! worded {
     ($(#[$meta:meta])* $name:ident { $($variant:ident => $text:literal,)* }) => {
         $(#[$meta])*
@@ -17,8 +18,16 @@ macro_rules! worded {
         }
 
         impl $name {
+            const TEXTS: &'static str = concat!($($text, "\n",)*);
+
             pub fn as_str(self) -> &'static str {
-                $crate::net::nth_line(concat!($($text, "\n",)*), self as usize)
+                $crate::net::nth_line(Self::TEXTS, self as usize)
+            }
+
+            /// The variant whose text is `text`.
+            pub fn parse(text: &str) -> Option<$name> {
+                const ALL: &[$name] = &[$($name::$variant,)*];
+                ALL.get($crate::net::line_number(Self::TEXTS, text)?).copied()
             }
         }
     };
@@ -29,6 +38,13 @@ pub(crate) use worded;
 #[inline(never)]
 pub(crate) fn nth_line(lines: &'static str, index: usize) -> &'static str {
     lines.split('\n').nth(index).unwrap_or_default()
+}
+
+/// The number (from 0) of the first line of `lines` that is `line`. Past the last
+/// newline is an empty line, which no variant's text is: `parse` finds no variant there.
+#[inline(never)]
+pub(crate) fn line_number(lines: &str, line: &str) -> Option<usize> {
+    lines.split('\n').position(|l| l == line)
 }
 
 pub mod ip_text;

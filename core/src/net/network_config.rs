@@ -117,6 +117,38 @@ super::worded! {
     }
 }
 
+super::worded! {
+    /// A version 1 entry's `type`.
+    EntryType {
+        Physical => "physical",
+        Nameserver => "nameserver",
+        Bond => "bond",
+        Bridge => "bridge",
+        Vlan => "vlan",
+        Route => "route",
+    }
+}
+
+super::worded! {
+    /// A version 1 subnet's `type`, and network_data.json's network `type` (cloud-init's
+    /// names, some of them the same): each reader takes its own.
+    SubnetType {
+        Dhcp => "dhcp",
+        Dhcp4 => "dhcp4",
+        Dhcp6 => "dhcp6",
+        Dhcpv6Stateful => "ipv6_dhcpv6-stateful",
+        Slaac => "ipv6_slaac",
+        Dhcpv6Stateless => "ipv6_dhcpv6-stateless",
+        Manual => "manual",
+        Static => "static",
+        Static6 => "static6",
+        Ipv4Dhcp => "ipv4_dhcp",
+        Ipv6Dhcp => "ipv6_dhcp",
+        Ipv4 => "ipv4",
+        Ipv6 => "ipv6",
+    }
+}
+
 /// What is wrong, and the line it is on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ConfigError {
@@ -303,8 +335,8 @@ fn parse_v1<'a>(root: NodeRef<'a>, config: &mut NetworkConfig<'a>) -> Result<(),
     let Some(entries) = get(&root, "config") else { return error(&root, Mistake::NoConfigList) };
     for entry in entries.items() {
         let kind = get(&entry, "type").map_or_else(|| error(&entry, Mistake::EntryWithoutType), |t| text(t, Mistake::TypeNotName))?;
-        match kind {
-            "physical" => {
+        match EntryType::parse(kind) {
+            Some(EntryType::Physical) => {
                 let mut interface = Interface { name: get(&entry, "name").map_or_else(|| error(&entry, Mistake::PhysicalWithoutName), |n| interface_name(n, Mistake::NameNotName))?, ..Interface::default() };
                 if let Some(value) = get(&entry, "mac_address") {
                     interface.mac = Some(mac(value)?);
@@ -319,7 +351,7 @@ fn parse_v1<'a>(root: NodeRef<'a>, config: &mut NetworkConfig<'a>) -> Result<(),
                 }
                 push(&mut config.interfaces, interface, &entry, Mistake::TooManyInterfaces)?;
             }
-            "nameserver" => {
+            Some(EntryType::Nameserver) => {
                 if let Some(value) = get(&entry, "address") {
                     addresses(value, &mut config.nameservers)?;
                 }
@@ -327,7 +359,7 @@ fn parse_v1<'a>(root: NodeRef<'a>, config: &mut NetworkConfig<'a>) -> Result<(),
                     strings(value, &mut config.search)?;
                 }
             }
-            "bond" | "bridge" | "vlan" | "route" => {
+            Some(EntryType::Bond | EntryType::Bridge | EntryType::Vlan | EntryType::Route) => {
                 let name = get(&entry, "name").and_then(|n| n.as_str()).unwrap_or("");
                 let _ = config.refused.push((kind, name));
             }
@@ -340,13 +372,13 @@ fn parse_v1<'a>(root: NodeRef<'a>, config: &mut NetworkConfig<'a>) -> Result<(),
 #[inline(never)]
 fn v1_subnet<'a>(subnet: NodeRef<'a>, interface: &mut Interface<'a>, config: &mut NetworkConfig<'a>) -> Result<(), ConfigError> {
     let kind = get(&subnet, "type").map_or_else(|| error(&subnet, Mistake::SubnetWithoutType), |t| text(t, Mistake::TypeNotName))?;
-    match kind {
-        "dhcp" | "dhcp4" => interface.dhcp4 = true,
-        "dhcp6" | "ipv6_dhcpv6-stateful" => interface.dhcp6 = true,
-        "ipv6_slaac" => interface.slaac = Slaac::On,
-        "ipv6_dhcpv6-stateless" => interface.slaac = Slaac::WithStatelessDhcp,
-        "manual" => {}
-        "static" | "static6" => {
+    match SubnetType::parse(kind) {
+        Some(SubnetType::Dhcp | SubnetType::Dhcp4) => interface.dhcp4 = true,
+        Some(SubnetType::Dhcp6 | SubnetType::Dhcpv6Stateful) => interface.dhcp6 = true,
+        Some(SubnetType::Slaac) => interface.slaac = Slaac::On,
+        Some(SubnetType::Dhcpv6Stateless) => interface.slaac = Slaac::WithStatelessDhcp,
+        Some(SubnetType::Manual) => {}
+        Some(SubnetType::Static | SubnetType::Static6) => {
             let Some(address) = get(&subnet, "address") else { return error(&subnet, Mistake::StaticWithoutAddress) };
             let mut address = prefix(address)?;
             if let Some(netmask) = get(&subnet, "netmask") {
@@ -551,6 +583,18 @@ config:
             assert_eq!(config.search.as_slice(), ["a.test", "b.test"]);
             assert_eq!(config.refused.as_slice(), [("bridge", "br0")]);
         });
+    }
+
+    #[test]
+    fn type_names_read_back() {
+        for kind in [SubnetType::Dhcp, SubnetType::Dhcpv6Stateless, SubnetType::Static6, SubnetType::Ipv6] {
+            assert_eq!(SubnetType::parse(kind.as_str()), Some(kind));
+        }
+        assert_eq!((SubnetType::Dhcpv6Stateful.as_str(), EntryType::Route.as_str()), ("ipv6_dhcpv6-stateful", "route"));
+        for unknown in ["", "static\n", "Static", "ipv6_", "physical"] {
+            assert_eq!(SubnetType::parse(unknown), None, "{unknown:?}");
+        }
+        assert_eq!(EntryType::parse("physical"), Some(EntryType::Physical));
     }
 
     #[test]

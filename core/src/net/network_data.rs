@@ -6,7 +6,7 @@
 use core::net::IpAddr;
 
 use super::ip_text::{parse_ip, parse_mac, parse_prefix_len};
-use super::network_config::{fits, is_word, Interface, NetworkConfig, Prefix, Slaac, StaticRoute};
+use super::network_config::{fits, is_word, EntryType, Interface, NetworkConfig, Prefix, Slaac, StaticRoute, SubnetType};
 use crate::json::{JsonError, JsonText};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -109,7 +109,7 @@ pub fn parse(document: &[u8]) -> Result<NetworkConfig<'_>, DataError> {
         while let Some(link) = elements.next_element()? {
             let id = string(&link, "id")?.ok_or(bad(Mistake::LinkWithoutId))?;
             let kind = string(&link, "type")?.unwrap_or("phy");
-            if matches!(kind, "bond" | "vlan" | "bridge") {
+            if matches!(EntryType::parse(kind), Some(EntryType::Bond | EntryType::Vlan | EntryType::Bridge)) {
                 let _ = config.refused.push((kind, id));
                 continue;
             }
@@ -132,12 +132,12 @@ pub fn parse(document: &[u8]) -> Result<NetworkConfig<'_>, DataError> {
             let link = string(&network, "link")?.ok_or(bad(Mistake::NetworkWithoutLink))?;
             // A network on a refused link (a VLAN, a bond) goes with it.
             let Some(interface) = config.interfaces.iter_mut().find(|i| i.name == link) else { continue };
-            match string(&network, "type")?.unwrap_or("") {
-                "ipv4_dhcp" | "dhcp4" => interface.dhcp4 = true,
-                "ipv6_dhcp" | "ipv6_dhcpv6-stateful" => interface.dhcp6 = true,
-                "ipv6_slaac" => interface.slaac = Slaac::On,
-                "ipv6_dhcpv6-stateless" => interface.slaac = Slaac::WithStatelessDhcp,
-                "ipv4" | "ipv6" => {
+            match SubnetType::parse(string(&network, "type")?.unwrap_or("")) {
+                Some(SubnetType::Ipv4Dhcp | SubnetType::Dhcp4) => interface.dhcp4 = true,
+                Some(SubnetType::Ipv6Dhcp | SubnetType::Dhcpv6Stateful) => interface.dhcp6 = true,
+                Some(SubnetType::Slaac) => interface.slaac = Slaac::On,
+                Some(SubnetType::Dhcpv6Stateless) => interface.slaac = Slaac::WithStatelessDhcp,
+                Some(SubnetType::Ipv4 | SubnetType::Ipv6) => {
                     let text = string(&network, "ip_address")?.ok_or(bad(Mistake::StaticWithoutAddress))?;
                     let (ip, len) = text.split_once('/').unwrap_or((text, ""));
                     let ip = address(ip)?;
