@@ -99,7 +99,20 @@ pub fn parse_ip(text: &[u8]) -> Option<IpAddr> {
 
 /// A prefix length as `str::parse::<u8>` reads one: digits after an optional `+`.
 pub fn parse_prefix_len(text: &str) -> Option<u8> {
-    crate::text::decimal(text.strip_prefix('+').unwrap_or(text).as_bytes(), usize::MAX).and_then(|n| u8::try_from(n).ok())
+    let digits = text.strip_prefix('+').unwrap_or(text);
+    // Leading zeros count for nothing, however many (`decimal` reads at most 19 digits).
+    let significant = digits.trim_start_matches('0');
+    let digits = if significant.is_empty() && !digits.is_empty() { "0" } else { significant };
+    crate::text::decimal(digits.as_bytes(), 3).and_then(|n| u8::try_from(n).ok())
+}
+
+/// A netmask's prefix length: its ones, when they are all in front (`255.255.240.0`: 20).
+pub fn netmask_len(mask: IpAddr) -> Option<u8> {
+    let bits: u128 = match mask {
+        IpAddr::V4(v4) => (u32::from(v4) as u128) << 96,
+        IpAddr::V6(v6) => u128::from(v6),
+    };
+    (bits.leading_ones() + bits.trailing_zeros() == 128).then_some(bits.leading_ones() as u8)
 }
 
 /// A MAC address: six pairs of hex digits between colons (`52:54:00:12:34:56`).
@@ -141,8 +154,20 @@ mod tests {
 
     #[test]
     fn prefix_lengths_read_as_str_parse_reads_them() {
-        for text in ["24", "+24", "0024", "0", "255", "256", "-1", "+", "", "2 4", " 24", "24 ", "++4", "0x10", "99999999999999999999"] {
+        for text in ["24", "+24", "0024", "0", "255", "256", "-1", "+", "", "2 4", " 24", "24 ", "++4", "0x10", "99999999999999999999",
+            "000000000000000000000024", "00000000000000000000000", "+000", "0+", "+-1", "1000"] {
             assert_eq!(parse_prefix_len(text), text.parse::<u8>().ok(), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn netmasks_as_prefix_lengths() {
+        let len = |text: &str| netmask_len(text.parse().unwrap());
+        let cases = [("0.0.0.0", Some(0)), ("255.0.0.0", Some(8)), ("255.255.240.0", Some(20)), ("255.255.255.255", Some(32)),
+            ("255.0.255.0", None), ("0.0.0.255", None), ("::", Some(0)), ("ffff:ffff:ffff:ffff::", Some(64)),
+            ("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", Some(128)), ("ffff::ffff", None), ("::ffff:255.255.255.0", None)];
+        for (text, expected) in cases {
+            assert_eq!(len(text), expected, "{text}");
         }
     }
 

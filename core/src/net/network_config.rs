@@ -6,7 +6,7 @@
 
 use core::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-use super::ip_text::{parse_ip, parse_ipv4, parse_mac, parse_prefix_len};
+use super::ip_text::{netmask_len, parse_ip, parse_ipv4, parse_mac, parse_prefix_len};
 use crate::yaml::{Kind, NodeRef};
 
 pub const INTERFACES_LIMIT: usize = 4;
@@ -246,11 +246,7 @@ fn mask(value: NodeRef<'_>) -> Result<u8, ConfigError> {
     if let Some(len) = parse_prefix_len(s) {
         return if len <= 128 { Ok(len) } else { error(&value, Mistake::BadPrefixLength) };
     }
-    let bits = u32::from(parse_ipv4(s.as_bytes()).ok_or_else(|| fail(&value, Mistake::BadNetmask))?);
-    if bits.leading_ones() + bits.trailing_zeros() != 32 {
-        return error(&value, Mistake::BadNetmask);
-    }
-    Ok(bits.leading_ones() as u8)
+    parse_ipv4(s.as_bytes()).and_then(|mask| netmask_len(IpAddr::V4(mask))).ok_or_else(|| fail(&value, Mistake::BadNetmask))
 }
 
 fn mac(value: NodeRef<'_>) -> Result<[u8; 6], ConfigError> {

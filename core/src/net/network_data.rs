@@ -5,7 +5,7 @@
 
 use core::net::IpAddr;
 
-use super::ip_text::{parse_ip, parse_mac, parse_prefix_len};
+use super::ip_text::{netmask_len, parse_ip, parse_mac, parse_prefix_len};
 use super::network_config::{fits, is_word, EntryType, Interface, NetworkConfig, Prefix, Slaac, StaticRoute, SubnetType};
 use crate::json::{JsonError, JsonText};
 
@@ -86,14 +86,7 @@ fn prefix_len(mask: &str) -> Result<u8, DataError> {
     if let Some(len) = parse_prefix_len(mask) {
         return Ok(len);
     }
-    let bits: u128 = match parse_ip(mask.as_bytes()).ok_or(bad(Mistake::BadNetmask))? {
-        IpAddr::V4(v4) => (u32::from(v4) as u128) << 96,
-        IpAddr::V6(v6) => u128::from(v6),
-    };
-    if bits.leading_ones() + bits.trailing_zeros() != 128 {
-        return Err(bad(Mistake::BadNetmask));
-    }
-    Ok(bits.leading_ones() as u8)
+    parse_ip(mask.as_bytes()).and_then(netmask_len).ok_or(bad(Mistake::BadNetmask))
 }
 
 fn mac(text: &str) -> Result<[u8; 6], DataError> {
@@ -144,7 +137,7 @@ pub fn parse(document: &[u8]) -> Result<NetworkConfig<'_>, DataError> {
                     let len = match (len, string(&network, "netmask")?) {
                         ("", Some(mask)) => prefix_len(mask)?,
                         ("", None) => if ip.is_ipv4() { 32 } else { 128 },
-                        (len, _) => len.parse().map_err(|_| bad(Mistake::BadPrefixLength))?,
+                        (len, _) => parse_prefix_len(len).ok_or(bad(Mistake::BadPrefixLength))?,
                     };
                     if !fits(&ip, len) {
                         return Err(bad(Mistake::BadPrefixLength));
