@@ -97,13 +97,19 @@ pub fn parse_ip(text: &[u8]) -> Option<IpAddr> {
     }
 }
 
-/// A prefix length as `str::parse::<u8>` reads one: digits after an optional `+`.
+/// An unsigned number as `str::parse` reads one: digits after an optional `+`, leading
+/// zeros however many. `None` past 19 significant digits, far more than the callers'
+/// types hold (u8, u32).
+pub fn parse_unsigned(text: &[u8]) -> Option<u64> {
+    let digits = text.strip_prefix(b"+").unwrap_or(text);
+    let zeros = digits.iter().take_while(|&&d| d == b'0').count();
+    // All zeros: the last one is the number.
+    crate::text::decimal(&digits[zeros.min(digits.len().saturating_sub(1))..], 19)
+}
+
+/// A prefix length as `str::parse::<u8>` reads one.
 pub fn parse_prefix_len(text: &str) -> Option<u8> {
-    let digits = text.strip_prefix('+').unwrap_or(text);
-    // Leading zeros count for nothing, however many (`decimal` reads at most 19 digits).
-    let significant = digits.trim_start_matches('0');
-    let digits = if significant.is_empty() && !digits.is_empty() { "0" } else { significant };
-    crate::text::decimal(digits.as_bytes(), 3).and_then(|n| u8::try_from(n).ok())
+    parse_unsigned(text.as_bytes()).and_then(|n| u8::try_from(n).ok())
 }
 
 /// A netmask's prefix length: its ones, when they are all in front (`255.255.240.0`: 20).
@@ -157,6 +163,10 @@ mod tests {
         for text in ["24", "+24", "0024", "0", "255", "256", "-1", "+", "", "2 4", " 24", "24 ", "++4", "0x10", "99999999999999999999",
             "000000000000000000000024", "00000000000000000000000", "+000", "0+", "+-1", "1000"] {
             assert_eq!(parse_prefix_len(text), text.parse::<u8>().ok(), "{text:?}");
+            assert_eq!(parse_unsigned(text.as_bytes()), text.parse::<u64>().ok(), "{text:?}");
+        }
+        for text in ["4294967295", "4294967296", "+0", "00000000000000000000004294967295", "18446744073709551615", "1500\n"] {
+            assert_eq!(parse_unsigned(text.as_bytes()).and_then(|n| u32::try_from(n).ok()), text.parse::<u32>().ok(), "{text:?}");
         }
     }
 

@@ -5,7 +5,7 @@
 
 use core::net::IpAddr;
 
-use super::ip_text::{netmask_len, parse_ip, parse_mac, parse_prefix_len};
+use super::ip_text::{netmask_len, parse_ip, parse_mac, parse_prefix_len, parse_unsigned};
 use super::network_config::{fits, is_word, EntryType, Interface, NetworkConfig, Prefix, Slaac, StaticRoute, SubnetType};
 use crate::json::{JsonError, JsonText};
 
@@ -73,8 +73,8 @@ fn string<'a>(object: &JsonText<'a>, name: &str) -> Result<Option<&'a str>, Data
 
 fn number(object: &JsonText<'_>, name: &str) -> Result<Option<u32>, DataError> {
     let Some(value) = object.get(name)? else { return Ok(None) };
-    let text = core::str::from_utf8(value.text).map_err(|_| bad(Mistake::MtuNotNumber))?;
-    text.parse().map(Some).map_err(|_| bad(Mistake::MtuNotNumber))
+    let number = parse_unsigned(value.text).and_then(|n| u32::try_from(n).ok());
+    number.map(Some).ok_or(bad(Mistake::MtuNotNumber))
 }
 
 fn address(text: &str) -> Result<IpAddr, DataError> {
@@ -241,7 +241,9 @@ mod tests {
 
     #[test]
     fn mistakes_are_named() {
-        let cases: [(&str, DataError); 9] = [
+        let cases: [(&str, DataError); 11] = [
+            (r#"{"links": [{"id": "x", "ethernet_mac_address": "fa:16:3e:00:00:02", "mtu": "1500"}]}"#, bad(Mistake::MtuNotNumber)),
+            (r#"{"links": [{"id": "x", "ethernet_mac_address": "fa:16:3e:00:00:02", "mtu": 4294967296}]}"#, bad(Mistake::MtuNotNumber)),
             (r#"{"links": [{"id": "x", "ethernet_mac_address": "fa:16"}]}"#, bad(Mistake::BadMac)),
             (r#"{"links": [{"type": "phy"}]}"#, bad(Mistake::LinkWithoutId)),
             (r#"{"links": [{"id": "x", "ethernet_mac_address": "fa:16:3e:00:00:02"}], "networks": [{"type": "ipv4", "link": "x", "ip_address": "10.0.0.5", "netmask": "255.0.255.0"}]}"#, bad(Mistake::BadNetmask)),
