@@ -293,6 +293,17 @@ fn addresses<const N: usize>(value: NodeRef<'_>, into: &mut heapless::Vec<IpAddr
     Ok(())
 }
 
+/// The nameservers and search domains `node` lists under its keys `servers` and `search`.
+fn dns<'a>(node: &NodeRef<'a>, servers: &str, search: &str, config: &mut NetworkConfig<'a>) -> Result<(), ConfigError> {
+    if let Some(value) = get(node, servers) {
+        addresses(value, &mut config.nameservers)?;
+    }
+    if let Some(value) = get(node, search) {
+        strings(value, &mut config.search)?;
+    }
+    Ok(())
+}
+
 /// The value of `network-config=` on the kernel command line (base64 of a document, as
 /// cloud-init reads it), which wins over a seed's.
 pub fn from_cmdline(cmdline: &[u8]) -> Option<&[u8]> {
@@ -348,12 +359,7 @@ fn parse_v1<'a>(root: NodeRef<'a>, config: &mut NetworkConfig<'a>) -> Result<(),
                 push(&mut config.interfaces, interface, &entry, Mistake::TooManyInterfaces)?;
             }
             Some(EntryType::Nameserver) => {
-                if let Some(value) = get(&entry, "address") {
-                    addresses(value, &mut config.nameservers)?;
-                }
-                if let Some(value) = get(&entry, "search") {
-                    strings(value, &mut config.search)?;
-                }
+                dns(&entry, "address", "search", config)?;
             }
             Some(EntryType::Bond | EntryType::Bridge | EntryType::Vlan | EntryType::Route) => {
                 let name = get(&entry, "name").and_then(|n| n.as_str()).unwrap_or("");
@@ -400,12 +406,7 @@ fn v1_subnet<'a>(subnet: NodeRef<'a>, interface: &mut Interface<'a>, config: &mu
                     push(&mut interface.routes, self::route(to, via)?, &route, Mistake::TooManyRoutes)?;
                 }
             }
-            if let Some(value) = get(&subnet, "dns_nameservers") {
-                addresses(value, &mut config.nameservers)?;
-            }
-            if let Some(value) = get(&subnet, "dns_search") {
-                strings(value, &mut config.search)?;
-            }
+            dns(&subnet, "dns_nameservers", "dns_search", config)?;
         }
         _ => return error(&subnet, Mistake::UnknownSubnetType),
     }
@@ -476,12 +477,7 @@ fn parse_v2<'a>(root: NodeRef<'a>, config: &mut NetworkConfig<'a>) -> Result<(),
             }
         }
         if let Some(nameservers) = get(&entry, "nameservers") {
-            if let Some(value) = get(&nameservers, "addresses") {
-                addresses(value, &mut config.nameservers)?;
-            }
-            if let Some(value) = get(&nameservers, "search") {
-                strings(value, &mut config.search)?;
-            }
+            dns(&nameservers, "addresses", "search", config)?;
         }
         push(&mut config.interfaces, interface, &entry, Mistake::TooManyInterfaces)?;
     }

@@ -71,6 +71,11 @@ fn string<'a>(object: &JsonText<'a>, name: &str) -> Result<Option<&'a str>, Data
     Ok(Some(core::str::from_utf8(&text[1..text.len() - 1]).map_err(|_| bad(Mistake::NotUtf8))?))
 }
 
+/// A string member that must be there: `missing` when it is not.
+fn required<'a>(object: &JsonText<'a>, name: &str, missing: Mistake) -> Result<&'a str, DataError> {
+    string(object, name)?.ok_or(bad(missing))
+}
+
 fn number(object: &JsonText<'_>, name: &str) -> Result<Option<u32>, DataError> {
     let Some(value) = object.get(name)? else { return Ok(None) };
     let number = parse_unsigned(value.text).and_then(|n| u32::try_from(n).ok());
@@ -100,7 +105,7 @@ pub fn parse(document: &[u8]) -> Result<NetworkConfig<'_>, DataError> {
     if let Some(links) = root.get("links")? {
         let mut elements = links.elements()?;
         while let Some(link) = elements.next_element()? {
-            let id = string(&link, "id")?.ok_or(bad(Mistake::LinkWithoutId))?;
+            let id = required(&link, "id", Mistake::LinkWithoutId)?;
             let kind = string(&link, "type")?.unwrap_or("phy");
             if matches!(EntryType::parse(kind), Some(EntryType::Bond | EntryType::Vlan | EntryType::Bridge)) {
                 let _ = config.refused.push((kind, id));
@@ -110,7 +115,7 @@ pub fn parse(document: &[u8]) -> Result<NetworkConfig<'_>, DataError> {
             if !is_word(id) {
                 return Err(bad(Mistake::BadLinkId));
             }
-            let address = string(&link, "ethernet_mac_address")?.ok_or(bad(Mistake::LinkWithoutMac))?;
+            let address = required(&link, "ethernet_mac_address", Mistake::LinkWithoutMac)?;
             let mtu = number(&link, "mtu")?;
             if mtu.is_some_and(|mtu| !(68..=65535).contains(&mtu)) {
                 return Err(bad(Mistake::MtuOutOfRange));
@@ -122,7 +127,7 @@ pub fn parse(document: &[u8]) -> Result<NetworkConfig<'_>, DataError> {
     if let Some(networks) = root.get("networks")? {
         let mut elements = networks.elements()?;
         while let Some(network) = elements.next_element()? {
-            let link = string(&network, "link")?.ok_or(bad(Mistake::NetworkWithoutLink))?;
+            let link = required(&network, "link", Mistake::NetworkWithoutLink)?;
             // A network on a refused link (a VLAN, a bond) goes with it.
             let Some(interface) = config.interfaces.iter_mut().find(|i| i.name == link) else { continue };
             match SubnetType::parse(string(&network, "type")?.unwrap_or("")) {
@@ -131,7 +136,7 @@ pub fn parse(document: &[u8]) -> Result<NetworkConfig<'_>, DataError> {
                 Some(SubnetType::Slaac) => interface.slaac = Slaac::On,
                 Some(SubnetType::Dhcpv6Stateless) => interface.slaac = Slaac::WithStatelessDhcp,
                 Some(SubnetType::Ipv4 | SubnetType::Ipv6) => {
-                    let text = string(&network, "ip_address")?.ok_or(bad(Mistake::StaticWithoutAddress))?;
+                    let text = required(&network, "ip_address", Mistake::StaticWithoutAddress)?;
                     let (ip, len) = text.split_once('/').unwrap_or((text, ""));
                     let ip = address(ip)?;
                     let len = match (len, string(&network, "netmask")?) {
@@ -146,9 +151,9 @@ pub fn parse(document: &[u8]) -> Result<NetworkConfig<'_>, DataError> {
                     if let Some(routes) = network.get("routes")? {
                         let mut routes = routes.elements()?;
                         while let Some(route) = routes.next_element()? {
-                            let to = address(string(&route, "network")?.ok_or(bad(Mistake::RouteWithoutNetwork))?)?;
+                            let to = address(required(&route, "network", Mistake::RouteWithoutNetwork)?)?;
                             let len = prefix_len(string(&route, "netmask")?.unwrap_or("0"))?;
-                            let via = address(string(&route, "gateway")?.ok_or(bad(Mistake::RouteWithoutGateway))?)?;
+                            let via = address(required(&route, "gateway", Mistake::RouteWithoutGateway)?)?;
                             if !fits(&to, len) {
                                 return Err(bad(Mistake::BadNetmask));
                             }
