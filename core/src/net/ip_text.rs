@@ -97,9 +97,28 @@ pub fn parse_ip(text: &[u8]) -> Option<IpAddr> {
     }
 }
 
-/// A prefix length as `str::parse::<u8>` reads one: digits after an optional `+`.
+/// An unsigned number as `str::parse` reads one: digits after an optional `+`, leading
+/// zeros however many. `None` past 19 significant digits, far more than the callers'
+/// types hold (u8, u32).
+pub fn parse_unsigned(text: &[u8]) -> Option<u64> {
+    let digits = text.strip_prefix(b"+").unwrap_or(text);
+    let zeros = digits.iter().take_while(|&&d| d == b'0').count();
+    // All zeros: the last one is the number.
+    crate::text::decimal(&digits[zeros.min(digits.len().saturating_sub(1))..], 19)
+}
+
+/// A prefix length as `str::parse::<u8>` reads one.
 pub fn parse_prefix_len(text: &str) -> Option<u8> {
-    crate::text::decimal(text.strip_prefix('+').unwrap_or(text).as_bytes(), usize::MAX).and_then(|n| u8::try_from(n).ok())
+    parse_unsigned(text.as_bytes()).and_then(|n| u8::try_from(n).ok())
+}
+
+/// A netmask's prefix length: its ones, when they are all in front (`255.255.240.0`: 20).
+pub fn netmask_len(mask: IpAddr) -> Option<u8> {
+    let bits: u128 = match mask {
+        IpAddr::V4(v4) => (u32::from(v4) as u128) << 96,
+        IpAddr::V6(v6) => u128::from(v6),
+    };
+    (bits.leading_ones() + bits.trailing_zeros() == 128).then_some(bits.leading_ones() as u8)
 }
 
 /// A MAC address: six pairs of hex digits between colons (`52:54:00:12:34:56`).
@@ -141,8 +160,24 @@ mod tests {
 
     #[test]
     fn prefix_lengths_read_as_str_parse_reads_them() {
-        for text in ["24", "+24", "0024", "0", "255", "256", "-1", "+", "", "2 4", " 24", "24 ", "++4", "0x10", "99999999999999999999"] {
+        for text in ["24", "+24", "0024", "0", "255", "256", "-1", "+", "", "2 4", " 24", "24 ", "++4", "0x10", "99999999999999999999",
+            "000000000000000000000024", "00000000000000000000000", "+000", "0+", "+-1", "1000"] {
             assert_eq!(parse_prefix_len(text), text.parse::<u8>().ok(), "{text:?}");
+            assert_eq!(parse_unsigned(text.as_bytes()), text.parse::<u64>().ok(), "{text:?}");
+        }
+        for text in ["4294967295", "4294967296", "+0", "00000000000000000000004294967295", "18446744073709551615", "1500\n"] {
+            assert_eq!(parse_unsigned(text.as_bytes()).and_then(|n| u32::try_from(n).ok()), text.parse::<u32>().ok(), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn netmasks_as_prefix_lengths() {
+        let len = |text: &str| netmask_len(text.parse().unwrap());
+        let cases = [("0.0.0.0", Some(0)), ("255.0.0.0", Some(8)), ("255.255.240.0", Some(20)), ("255.255.255.255", Some(32)),
+            ("255.0.255.0", None), ("0.0.0.255", None), ("::", Some(0)), ("ffff:ffff:ffff:ffff::", Some(64)),
+            ("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", Some(128)), ("ffff::ffff", None), ("::ffff:255.255.255.0", None)];
+        for (text, expected) in cases {
+            assert_eq!(len(text), expected, "{text}");
         }
     }
 

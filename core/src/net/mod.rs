@@ -6,6 +6,47 @@
 
 use core::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
+/// Declares an enum whose variants each name a text (`as_str`, and `parse` back), the
+/// texts kept in one string: a table of `&str`s would cost 16 bytes a text, a `match` of
+/// one arm per text ~20 bytes of code an arm.
+macro_rules! worded {
+    ($(#[$meta:meta])* $name:ident { $($variant:ident => $text:literal,)* }) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum $name {
+            $($variant,)*
+        }
+
+        impl $name {
+            const TEXTS: &'static str = concat!($($text, "\n",)*);
+
+            pub fn as_str(self) -> &'static str {
+                $crate::net::nth_line(Self::TEXTS, self as usize)
+            }
+
+            /// The variant whose text is `text`.
+            pub fn parse(text: &str) -> Option<$name> {
+                const ALL: &[$name] = &[$($name::$variant,)*];
+                ALL.get($crate::net::line_number(Self::TEXTS, text)?).copied()
+            }
+        }
+    };
+}
+pub(crate) use worded;
+
+/// The line numbered `index` (from 0) of `lines`.
+#[inline(never)]
+pub(crate) fn nth_line(lines: &'static str, index: usize) -> &'static str {
+    lines.split('\n').nth(index).unwrap_or_default()
+}
+
+/// The number (from 0) of the first line of `lines` that is `line`. Past the last
+/// newline is an empty line, which no variant's text is: `parse` finds no variant there.
+#[inline(never)]
+pub(crate) fn line_number(lines: &str, line: &str) -> Option<usize> {
+    lines.split('\n').position(|l| l == line)
+}
+
 pub mod ip_text;
 pub mod netlink;
 pub mod link;

@@ -6,7 +6,7 @@
 
 use core::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-use super::ip_text::{parse_ip, parse_ipv4, parse_mac, parse_prefix_len};
+use super::ip_text::{netmask_len, parse_ip, parse_ipv4, parse_mac, parse_prefix_len};
 use crate::yaml::{Kind, NodeRef};
 
 pub const INTERFACES_LIMIT: usize = 4;
@@ -75,25 +75,99 @@ pub struct NetworkConfig<'a> {
     pub refused: heapless::Vec<(&'a str, &'a str), REFUSED_LIMIT>,
 }
 
+super::worded! {
+    /// What is wrong. Named by an enum rather than its text so that the error is 8 bytes
+    /// (24 with a `&str`): the readers' many `?`s move it.
+    Mistake {
+        NotMapping => "a mapping is expected",
+        NoVersion => "version 1 or 2 is expected",
+        NoConfigList => "version 1 needs a config list",
+        EntryWithoutType => "an entry needs a type",
+        TypeNotName => "type is a name",
+        PhysicalWithoutName => "a physical entry needs a name",
+        NameNotName => "name is a name",
+        TooManyInterfaces => "more than 4 interfaces",
+        UnknownType => "type is physical, nameserver, bond, bridge, vlan or route",
+        SubnetWithoutType => "a subnet needs a type",
+        StaticWithoutAddress => "a static subnet needs an address",
+        TooManyAddresses => "more than 4 addresses",
+        RouteWithoutNetwork => "a route needs a network",
+        RouteWithoutGateway => "a route needs a gateway",
+        TooManyRoutes => "more than 8 routes",
+        UnknownSubnetType => "subnet type is static, static6, dhcp, dhcp4, dhcp6, ipv6_slaac, ipv6_dhcpv6-stateless, ipv6_dhcpv6-stateful or manual",
+        NoInterfaceId => "an interface id is expected",
+        MatchNameNotName => "match name is a name",
+        SetNameNotName => "set-name is a name",
+        Gateway4NotIpv4 => "gateway4 is an IPv4 address",
+        Gateway6NotIpv6 => "gateway6 is an IPv6 address",
+        RouteWithoutToVia => "a route needs to and via",
+        BadInterfaceName => "bad interface name (at most 15 printable characters, no spaces)",
+        BadPrefixLength => "bad prefix length",
+        RouteMixesFamilies => "a route mixes IPv4 and IPv6",
+        NoAddress => "an address is expected",
+        NotIpAddress => "not an IP address",
+        NoNetmask => "a netmask is expected",
+        BadNetmask => "bad netmask",
+        NoMac => "a MAC address is expected",
+        BadMac => "bad MAC address",
+        MtuOutOfRange => "mtu is a number from 68 to 65535",
+        TooManySearchDomains => "too many search domains",
+        NoName => "a name is expected",
+        BadSearchDomain => "bad search domain",
+    }
+}
+
+super::worded! {
+    /// A version 1 entry's `type`.
+    EntryType {
+        Physical => "physical",
+        Nameserver => "nameserver",
+        Bond => "bond",
+        Bridge => "bridge",
+        Vlan => "vlan",
+        Route => "route",
+    }
+}
+
+super::worded! {
+    /// A version 1 subnet's `type`, and network_data.json's network `type` (cloud-init's
+    /// names, some of them the same): each reader takes its own.
+    SubnetType {
+        Dhcp => "dhcp",
+        Dhcp4 => "dhcp4",
+        Dhcp6 => "dhcp6",
+        Dhcpv6Stateful => "ipv6_dhcpv6-stateful",
+        Slaac => "ipv6_slaac",
+        Dhcpv6Stateless => "ipv6_dhcpv6-stateless",
+        Manual => "manual",
+        Static => "static",
+        Static6 => "static6",
+        Ipv4Dhcp => "ipv4_dhcp",
+        Ipv6Dhcp => "ipv6_dhcp",
+        Ipv4 => "ipv4",
+        Ipv6 => "ipv6",
+    }
+}
+
 /// What is wrong, and the line it is on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ConfigError {
     pub line: u32,
-    pub what: &'static str,
+    pub what: Mistake,
 }
 
 impl core::fmt::Display for ConfigError {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(f, "network-config line {}: {}", crate::text::Decimal(self.line.into()), crate::text::Plain(self.what))
+        write!(f, "network-config line {}: {}", crate::text::Decimal(self.line.into()), crate::text::Plain(self.what.as_str()))
     }
 }
 
 #[inline(never)]
-fn fail(at: &NodeRef<'_>, what: &'static str) -> ConfigError {
+fn fail(at: &NodeRef<'_>, what: Mistake) -> ConfigError {
     ConfigError { line: at.line(), what }
 }
 
-fn error<T>(at: &NodeRef<'_>, what: &'static str) -> Result<T, ConfigError> {
+fn error<T>(at: &NodeRef<'_>, what: Mistake) -> Result<T, ConfigError> {
     Err(fail(at, what))
 }
 
@@ -103,7 +177,7 @@ fn get<'a>(value: &NodeRef<'a>, key: &str) -> Option<NodeRef<'a>> {
     value.get(key)
 }
 
-fn text<'a>(value: NodeRef<'a>, what: &'static str) -> Result<&'a str, ConfigError> {
+fn text<'a>(value: NodeRef<'a>, what: Mistake) -> Result<&'a str, ConfigError> {
     match value.as_str() {
         Some(s) if value.kind() == Kind::Scalar && !s.is_empty() => Ok(s),
         _ => error(&value, what),
@@ -117,10 +191,10 @@ pub(crate) fn is_word(name: &str) -> bool {
 }
 
 /// An interface name the kernel takes (IFNAMSIZ less its NUL), and one word.
-fn interface_name<'a>(value: NodeRef<'a>, what: &'static str) -> Result<&'a str, ConfigError> {
+fn interface_name<'a>(value: NodeRef<'a>, what: Mistake) -> Result<&'a str, ConfigError> {
     let name = text(value, what)?;
     if !is_word(name) || name.len() > super::link::NAME_LIMIT {
-        return error(&value, "bad interface name (at most 15 printable characters, no spaces)");
+        return error(&value, Mistake::BadInterfaceName);
     }
     Ok(name)
 }
@@ -134,7 +208,7 @@ pub(crate) fn fits(ip: &IpAddr, len: u8) -> bool {
 fn masked(mut prefix: Prefix, netmask: NodeRef<'_>) -> Result<Prefix, ConfigError> {
     prefix.len = mask(netmask)?;
     if !fits(&prefix.ip, prefix.len) {
-        return error(&netmask, "bad prefix length");
+        return error(&netmask, Mistake::BadPrefixLength);
     }
     Ok(prefix)
 }
@@ -143,67 +217,63 @@ fn masked(mut prefix: Prefix, netmask: NodeRef<'_>) -> Result<Prefix, ConfigErro
 fn route(to: Prefix, via: NodeRef<'_>) -> Result<StaticRoute, ConfigError> {
     let route = StaticRoute { to, via: ip(via)? };
     if route.to.ip.is_ipv4() != route.via.is_ipv4() {
-        return error(&via, "a route mixes IPv4 and IPv6");
+        return error(&via, Mistake::RouteMixesFamilies);
     }
     Ok(route)
 }
 
-fn push<T, const N: usize>(vec: &mut heapless::Vec<T, N>, item: T, at: &NodeRef<'_>, what: &'static str) -> Result<(), ConfigError> {
+fn push<T, const N: usize>(vec: &mut heapless::Vec<T, N>, item: T, at: &NodeRef<'_>, what: Mistake) -> Result<(), ConfigError> {
     vec.push(item).or_else(|_| error(at, what))
 }
 
 /// An address, `ADDRESS/PREFIX` or alone (a host: /32 or /128).
 fn prefix(value: NodeRef<'_>) -> Result<Prefix, ConfigError> {
-    let s = text(value, "an address is expected")?;
+    let s = text(value, Mistake::NoAddress)?;
     let (ip, len) = s.split_once('/').unwrap_or((s, ""));
-    let ip = parse_ip(ip.as_bytes()).ok_or_else(|| fail(&value, "not an IP address"))?;
+    let ip = parse_ip(ip.as_bytes()).ok_or_else(|| fail(&value, Mistake::NotIpAddress))?;
     let max = if ip.is_ipv4() { 32 } else { 128 };
-    let len = if len.is_empty() { max } else { parse_prefix_len(len).filter(|&l| l <= max).map_or_else(|| error(&value, "bad prefix length"), Ok)? };
+    let len = if len.is_empty() { max } else { parse_prefix_len(len).filter(|&l| l <= max).map_or_else(|| error(&value, Mistake::BadPrefixLength), Ok)? };
     Ok(Prefix { ip, len })
 }
 
 fn ip(value: NodeRef<'_>) -> Result<IpAddr, ConfigError> {
-    parse_ip(text(value, "an address is expected")?.as_bytes()).ok_or_else(|| fail(&value, "not an IP address"))
+    parse_ip(text(value, Mistake::NoAddress)?.as_bytes()).ok_or_else(|| fail(&value, Mistake::NotIpAddress))
 }
 
 /// A netmask (`255.255.0.0`) or prefix length (`16`) as a prefix length.
 fn mask(value: NodeRef<'_>) -> Result<u8, ConfigError> {
-    let s = text(value, "a netmask is expected")?;
+    let s = text(value, Mistake::NoNetmask)?;
     if let Some(len) = parse_prefix_len(s) {
-        return if len <= 128 { Ok(len) } else { error(&value, "bad prefix length") };
+        return if len <= 128 { Ok(len) } else { error(&value, Mistake::BadPrefixLength) };
     }
-    let bits = u32::from(parse_ipv4(s.as_bytes()).ok_or_else(|| fail(&value, "bad netmask"))?);
-    if bits.leading_ones() + bits.trailing_zeros() != 32 {
-        return error(&value, "bad netmask");
-    }
-    Ok(bits.leading_ones() as u8)
+    parse_ipv4(s.as_bytes()).and_then(|mask| netmask_len(IpAddr::V4(mask))).ok_or_else(|| fail(&value, Mistake::BadNetmask))
 }
 
 fn mac(value: NodeRef<'_>) -> Result<[u8; 6], ConfigError> {
-    parse_mac(text(value, "a MAC address is expected")?.as_bytes()).ok_or_else(|| fail(&value, "bad MAC address"))
+    parse_mac(text(value, Mistake::NoMac)?.as_bytes()).ok_or_else(|| fail(&value, Mistake::BadMac))
 }
 
 fn mtu(value: NodeRef<'_>) -> Result<u32, ConfigError> {
     match value.as_int() {
         Some(n) if (68..=65535).contains(&n) => Ok(n as u32),
-        _ => error(&value, "mtu is a number from 68 to 65535"),
+        _ => error(&value, Mistake::MtuOutOfRange),
     }
 }
 
 fn strings<'a, const N: usize>(value: NodeRef<'a>, into: &mut heapless::Vec<&'a str, N>) -> Result<(), ConfigError> {
     if value.kind() == Kind::Scalar {
-        return push(into, domain(value)?, &value, "too many search domains");
+        return push(into, domain(value)?, &value, Mistake::TooManySearchDomains);
     }
     for item in value.items() {
-        push(into, domain(item)?, &item, "too many search domains")?;
+        push(into, domain(item)?, &item, Mistake::TooManySearchDomains)?;
     }
     Ok(())
 }
 
 fn domain(value: NodeRef<'_>) -> Result<&str, ConfigError> {
-    let name = text(value, "a name is expected")?;
+    let name = text(value, Mistake::NoName)?;
     if !is_word(name) {
-        return error(&value, "bad search domain");
+        return error(&value, Mistake::BadSearchDomain);
     }
     Ok(name)
 }
@@ -219,6 +289,17 @@ fn addresses<const N: usize>(value: NodeRef<'_>, into: &mut heapless::Vec<IpAddr
         if !into.contains(&address) {
             let _ = into.push(address);
         }
+    }
+    Ok(())
+}
+
+/// The nameservers and search domains `node` lists under its keys `servers` and `search`.
+fn dns<'a>(node: &NodeRef<'a>, servers: &str, search: &str, config: &mut NetworkConfig<'a>) -> Result<(), ConfigError> {
+    if let Some(value) = get(node, servers) {
+        addresses(value, &mut config.nameservers)?;
+    }
+    if let Some(value) = get(node, search) {
+        strings(value, &mut config.search)?;
     }
     Ok(())
 }
@@ -240,7 +321,7 @@ pub fn parse(root: NodeRef<'_>) -> Result<NetworkConfig<'_>, ConfigError> {
     let root = get(&root, "network").unwrap_or(root);
     let mut config = NetworkConfig::default();
     if root.kind() != Kind::Mapping {
-        return error(&root, "a mapping is expected");
+        return error(&root, Mistake::NotMapping);
     }
     if get(&root, "config").and_then(|c| c.as_str()) == Some("disabled") {
         config.disabled = true;
@@ -249,7 +330,7 @@ pub fn parse(root: NodeRef<'_>) -> Result<NetworkConfig<'_>, ConfigError> {
     match get(&root, "version").and_then(|v| v.as_int()) {
         Some(1) => parse_v1(root, &mut config)?,
         Some(2) => parse_v2(root, &mut config)?,
-        _ => return error(&root, "version 1 or 2 is expected"),
+        _ => return error(&root, Mistake::NoVersion),
     }
     Ok(config)
 }
@@ -258,12 +339,12 @@ pub fn parse(root: NodeRef<'_>) -> Result<NetworkConfig<'_>, ConfigError> {
 // function too large for its values to stay in registers (424 bytes more).
 #[inline(never)]
 fn parse_v1<'a>(root: NodeRef<'a>, config: &mut NetworkConfig<'a>) -> Result<(), ConfigError> {
-    let Some(entries) = get(&root, "config") else { return error(&root, "version 1 needs a config list") };
+    let Some(entries) = get(&root, "config") else { return error(&root, Mistake::NoConfigList) };
     for entry in entries.items() {
-        let kind = get(&entry, "type").map_or_else(|| error(&entry, "an entry needs a type"), |t| text(t, "type is a name"))?;
-        match kind {
-            "physical" => {
-                let mut interface = Interface { name: get(&entry, "name").map_or_else(|| error(&entry, "a physical entry needs a name"), |n| interface_name(n, "name is a name"))?, ..Interface::default() };
+        let kind = get(&entry, "type").map_or_else(|| error(&entry, Mistake::EntryWithoutType), |t| text(t, Mistake::TypeNotName))?;
+        match EntryType::parse(kind) {
+            Some(EntryType::Physical) => {
+                let mut interface = Interface { name: get(&entry, "name").map_or_else(|| error(&entry, Mistake::PhysicalWithoutName), |n| interface_name(n, Mistake::NameNotName))?, ..Interface::default() };
                 if let Some(value) = get(&entry, "mac_address") {
                     interface.mac = Some(mac(value)?);
                 }
@@ -275,21 +356,16 @@ fn parse_v1<'a>(root: NodeRef<'a>, config: &mut NetworkConfig<'a>) -> Result<(),
                         v1_subnet(subnet, &mut interface, config)?;
                     }
                 }
-                push(&mut config.interfaces, interface, &entry, "more than 4 interfaces")?;
+                push(&mut config.interfaces, interface, &entry, Mistake::TooManyInterfaces)?;
             }
-            "nameserver" => {
-                if let Some(value) = get(&entry, "address") {
-                    addresses(value, &mut config.nameservers)?;
-                }
-                if let Some(value) = get(&entry, "search") {
-                    strings(value, &mut config.search)?;
-                }
+            Some(EntryType::Nameserver) => {
+                dns(&entry, "address", "search", config)?;
             }
-            "bond" | "bridge" | "vlan" | "route" => {
+            Some(EntryType::Bond | EntryType::Bridge | EntryType::Vlan | EntryType::Route) => {
                 let name = get(&entry, "name").and_then(|n| n.as_str()).unwrap_or("");
                 let _ = config.refused.push((kind, name));
             }
-            _ => return error(&entry, "type is physical, nameserver, bond, bridge, vlan or route"),
+            _ => return error(&entry, Mistake::UnknownType),
         }
     }
     Ok(())
@@ -297,20 +373,20 @@ fn parse_v1<'a>(root: NodeRef<'a>, config: &mut NetworkConfig<'a>) -> Result<(),
 
 #[inline(never)]
 fn v1_subnet<'a>(subnet: NodeRef<'a>, interface: &mut Interface<'a>, config: &mut NetworkConfig<'a>) -> Result<(), ConfigError> {
-    let kind = get(&subnet, "type").map_or_else(|| error(&subnet, "a subnet needs a type"), |t| text(t, "type is a name"))?;
-    match kind {
-        "dhcp" | "dhcp4" => interface.dhcp4 = true,
-        "dhcp6" | "ipv6_dhcpv6-stateful" => interface.dhcp6 = true,
-        "ipv6_slaac" => interface.slaac = Slaac::On,
-        "ipv6_dhcpv6-stateless" => interface.slaac = Slaac::WithStatelessDhcp,
-        "manual" => {}
-        "static" | "static6" => {
-            let Some(address) = get(&subnet, "address") else { return error(&subnet, "a static subnet needs an address") };
+    let kind = get(&subnet, "type").map_or_else(|| error(&subnet, Mistake::SubnetWithoutType), |t| text(t, Mistake::TypeNotName))?;
+    match SubnetType::parse(kind) {
+        Some(SubnetType::Dhcp | SubnetType::Dhcp4) => interface.dhcp4 = true,
+        Some(SubnetType::Dhcp6 | SubnetType::Dhcpv6Stateful) => interface.dhcp6 = true,
+        Some(SubnetType::Slaac) => interface.slaac = Slaac::On,
+        Some(SubnetType::Dhcpv6Stateless) => interface.slaac = Slaac::WithStatelessDhcp,
+        Some(SubnetType::Manual) => {}
+        Some(SubnetType::Static | SubnetType::Static6) => {
+            let Some(address) = get(&subnet, "address") else { return error(&subnet, Mistake::StaticWithoutAddress) };
             let mut address = prefix(address)?;
             if let Some(netmask) = get(&subnet, "netmask") {
                 address = masked(address, netmask)?;
             }
-            push(&mut interface.addresses, address, &subnet, "more than 4 addresses")?;
+            push(&mut interface.addresses, address, &subnet, Mistake::TooManyAddresses)?;
             if let Some(gateway) = get(&subnet, "gateway") {
                 let gateway = ip(gateway)?;
                 if gateway.is_ipv4() {
@@ -321,23 +397,18 @@ fn v1_subnet<'a>(subnet: NodeRef<'a>, interface: &mut Interface<'a>, config: &mu
             }
             if let Some(list) = get(&subnet, "routes") {
                 for route in list.items() {
-                    let Some(network) = get(&route, "network").or(get(&route, "destination")) else { return error(&route, "a route needs a network") };
+                    let Some(network) = get(&route, "network").or(get(&route, "destination")) else { return error(&route, Mistake::RouteWithoutNetwork) };
                     let mut to = prefix(network)?;
                     if let Some(netmask) = get(&route, "netmask").or(get(&route, "prefix")) {
                         to = masked(to, netmask)?;
                     }
-                    let Some(via) = get(&route, "gateway") else { return error(&route, "a route needs a gateway") };
-                    push(&mut interface.routes, self::route(to, via)?, &route, "more than 8 routes")?;
+                    let Some(via) = get(&route, "gateway") else { return error(&route, Mistake::RouteWithoutGateway) };
+                    push(&mut interface.routes, self::route(to, via)?, &route, Mistake::TooManyRoutes)?;
                 }
             }
-            if let Some(value) = get(&subnet, "dns_nameservers") {
-                addresses(value, &mut config.nameservers)?;
-            }
-            if let Some(value) = get(&subnet, "dns_search") {
-                strings(value, &mut config.search)?;
-            }
+            dns(&subnet, "dns_nameservers", "dns_search", config)?;
         }
-        _ => return error(&subnet, "subnet type is static, static6, dhcp, dhcp4, dhcp6, ipv6_slaac, ipv6_dhcpv6-stateless, ipv6_dhcpv6-stateful or manual"),
+        _ => return error(&subnet, Mistake::UnknownSubnetType),
     }
     Ok(())
 }
@@ -355,19 +426,19 @@ fn parse_v2<'a>(root: NodeRef<'a>, config: &mut NetworkConfig<'a>) -> Result<(),
     // costs more code than the loop (the same below).
     let Some(ethernets) = get(&root, "ethernets") else { return Ok(()) };
     for (key, entry) in ethernets.entries() {
-        let id = text(key, "an interface id is expected")?;
+        let id = text(key, Mistake::NoInterfaceId)?;
         let mut interface = Interface { name: id, ..Interface::default() };
         if let Some(matching) = get(&entry, "match") {
             if let Some(value) = get(&matching, "macaddress") {
                 interface.mac = Some(mac(value)?);
             }
             if let Some(value) = get(&matching, "name") {
-                interface.match_name = Some(interface_name(value, "match name is a name")?);
+                interface.match_name = Some(interface_name(value, Mistake::MatchNameNotName)?);
             }
         }
         interface.name = match get(&entry, "set-name") {
-            Some(value) => interface_name(value, "set-name is a name")?,
-            None => interface_name(key, "an interface id is expected")?,
+            Some(value) => interface_name(value, Mistake::SetNameNotName)?,
+            None => interface_name(key, Mistake::NoInterfaceId)?,
         };
         if let Some(value) = get(&entry, "mtu") {
             interface.mtu = Some(mtu(value)?);
@@ -376,44 +447,39 @@ fn parse_v2<'a>(root: NodeRef<'a>, config: &mut NetworkConfig<'a>) -> Result<(),
         interface.dhcp6 = get(&entry, "dhcp6").and_then(|v| v.as_bool()).unwrap_or(false);
         if let Some(list) = get(&entry, "addresses") {
             for address in list.items() {
-                push(&mut interface.addresses, prefix(address)?, &address, "more than 4 addresses")?;
+                push(&mut interface.addresses, prefix(address)?, &address, Mistake::TooManyAddresses)?;
             }
         }
         if let Some(value) = get(&entry, "gateway4") {
             let gateway = ip(value)?;
             if !gateway.is_ipv4() {
-                return error(&value, "gateway4 is an IPv4 address");
+                return error(&value, Mistake::Gateway4NotIpv4);
             }
             interface.gateway4 = Some(gateway);
         }
         if let Some(value) = get(&entry, "gateway6") {
             let gateway = ip(value)?;
             if !gateway.is_ipv6() {
-                return error(&value, "gateway6 is an IPv6 address");
+                return error(&value, Mistake::Gateway6NotIpv6);
             }
             interface.gateway6 = Some(gateway);
         }
         if let Some(list) = get(&entry, "routes") {
             for route in list.items() {
-                let (Some(to), Some(via)) = (get(&route, "to"), get(&route, "via")) else { return error(&route, "a route needs to and via") };
+                let (Some(to), Some(via)) = (get(&route, "to"), get(&route, "via")) else { return error(&route, Mistake::RouteWithoutToVia) };
                 // netplan's `default` is 0.0.0.0/0 or ::/0, as the gateway's family says.
                 let to = match to.as_str() {
                     Some("default") if ip(via)?.is_ipv6() => Prefix { ip: IpAddr::V6(Ipv6Addr::UNSPECIFIED), len: 0 },
                     Some("default") => Prefix { ip: IpAddr::V4(Ipv4Addr::UNSPECIFIED), len: 0 },
                     _ => prefix(to)?,
                 };
-                push(&mut interface.routes, self::route(to, via)?, &route, "more than 8 routes")?;
+                push(&mut interface.routes, self::route(to, via)?, &route, Mistake::TooManyRoutes)?;
             }
         }
         if let Some(nameservers) = get(&entry, "nameservers") {
-            if let Some(value) = get(&nameservers, "addresses") {
-                addresses(value, &mut config.nameservers)?;
-            }
-            if let Some(value) = get(&nameservers, "search") {
-                strings(value, &mut config.search)?;
-            }
+            dns(&nameservers, "addresses", "search", config)?;
         }
-        push(&mut config.interfaces, interface, &entry, "more than 4 interfaces")?;
+        push(&mut config.interfaces, interface, &entry, Mistake::TooManyInterfaces)?;
     }
     Ok(())
 }
@@ -512,6 +578,18 @@ config:
     }
 
     #[test]
+    fn type_names_read_back() {
+        for kind in [SubnetType::Dhcp, SubnetType::Dhcpv6Stateless, SubnetType::Static6, SubnetType::Ipv6] {
+            assert_eq!(SubnetType::parse(kind.as_str()), Some(kind));
+        }
+        assert_eq!((SubnetType::Dhcpv6Stateful.as_str(), EntryType::Route.as_str()), ("ipv6_dhcpv6-stateful", "route"));
+        for unknown in ["", "static\n", "Static", "ipv6_", "physical"] {
+            assert_eq!(SubnetType::parse(unknown), None, "{unknown:?}");
+        }
+        assert_eq!(EntryType::parse("physical"), Some(EntryType::Physical));
+    }
+
+    #[test]
     fn kernel_command_line() {
         assert_eq!(from_cmdline(b"root=/dev/vda1 network-config=dmVyc2lvbjogMgo= quiet\n"), Some(&b"dmVyc2lvbjogMgo="[..]));
         assert_eq!(from_cmdline(b"root=/dev/vda1 xnetwork-config=abc network-config=\n"), None);
@@ -601,7 +679,10 @@ config:
             ("version: 2\nethernets:\n  id0:\n    gateway6: 10.77.0.1\n", 4, "gateway6 is an IPv6 address"),
         ];
         for (source, line, what) in cases {
-            with_config(source, |config| assert_eq!(config.unwrap_err(), ConfigError { line, what }, "{source}"));
+            with_config(source, |config| {
+                let error = config.unwrap_err();
+                assert_eq!((error.line, error.what.as_str()), (line, what), "{source}");
+            });
         }
     }
 }

@@ -5,78 +5,40 @@
 
 use core::net::IpAddr;
 
-use super::ip_text::{parse_ip, parse_mac, parse_prefix_len};
-use super::network_config::{fits, is_word, Interface, NetworkConfig, Prefix, Slaac, StaticRoute};
+use super::ip_text::{netmask_len, parse_ip, parse_mac, parse_prefix_len, parse_unsigned};
+use super::network_config::{fits, is_word, EntryType, Interface, NetworkConfig, Prefix, Slaac, StaticRoute, SubnetType};
 use crate::json::{JsonError, JsonText};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DataError {
     Json(JsonError),
-    /// A member missing, or with a value of the wrong shape; `what` names it.
+    /// A member missing, with a value of the wrong shape, or one too many; `what` names it.
     Bad { what: Mistake },
-    TooMany { what: Many },
 }
 
-/// What is missing or of the wrong shape. Named by an enum rather than its text so that
-/// the error is 8 bytes: the parser's many `?`s move it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mistake {
-    NotPlainString,
-    NotUtf8,
-    MtuNotNumber,
-    NotIpAddress,
-    BadNetmask,
-    BadMac,
-    LinkWithoutId,
-    BadLinkId,
-    LinkWithoutMac,
-    MtuOutOfRange,
-    NetworkWithoutLink,
-    StaticWithoutAddress,
-    BadPrefixLength,
-    RouteWithoutNetwork,
-    RouteWithoutGateway,
-    RouteMixesFamilies,
-}
-
-impl Mistake {
-    const fn as_str(self) -> &'static str {
-        match self {
-            Mistake::NotPlainString => "a member that should be a plain string is not",
-            Mistake::NotUtf8 => "a string is not UTF-8",
-            Mistake::MtuNotNumber => "mtu is not a number",
-            Mistake::NotIpAddress => "an address is not an IP address",
-            Mistake::BadNetmask => "bad netmask",
-            Mistake::BadMac => "bad MAC address",
-            Mistake::LinkWithoutId => "a link has no id",
-            Mistake::BadLinkId => "bad link id",
-            Mistake::LinkWithoutMac => "a link has no ethernet_mac_address",
-            Mistake::MtuOutOfRange => "mtu is a number from 68 to 65535",
-            Mistake::NetworkWithoutLink => "a network has no link",
-            Mistake::StaticWithoutAddress => "a static network has no ip_address",
-            Mistake::BadPrefixLength => "bad prefix length",
-            Mistake::RouteWithoutNetwork => "a route has no network",
-            Mistake::RouteWithoutGateway => "a route has no gateway",
-            Mistake::RouteMixesFamilies => "a route mixes IPv4 and IPv6",
-        }
-    }
-}
-
-/// What there are more of than the configuration holds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Many {
-    Links,
-    Addresses,
-    Routes,
-}
-
-impl Many {
-    const fn as_str(self) -> &'static str {
-        match self {
-            Many::Links => "links",
-            Many::Addresses => "addresses",
-            Many::Routes => "routes",
-        }
+super::worded! {
+    /// What is missing, of the wrong shape, or more than the configuration holds. Named by an enum rather than its text so that
+    /// the error is 8 bytes: the parser's many `?`s move it.
+    Mistake {
+        NotPlainString => "a member that should be a plain string is not",
+        NotUtf8 => "a string is not UTF-8",
+        MtuNotNumber => "mtu is not a number",
+        NotIpAddress => "an address is not an IP address",
+        BadNetmask => "bad netmask",
+        BadMac => "bad MAC address",
+        LinkWithoutId => "a link has no id",
+        BadLinkId => "bad link id",
+        LinkWithoutMac => "a link has no ethernet_mac_address",
+        MtuOutOfRange => "mtu is a number from 68 to 65535",
+        NetworkWithoutLink => "a network has no link",
+        StaticWithoutAddress => "a static network has no ip_address",
+        BadPrefixLength => "bad prefix length",
+        RouteWithoutNetwork => "a route has no network",
+        RouteWithoutGateway => "a route has no gateway",
+        RouteMixesFamilies => "a route mixes IPv4 and IPv6",
+        TooManyLinks => "too many links",
+        TooManyAddresses => "too many addresses",
+        TooManyRoutes => "too many routes",
     }
 }
 
@@ -91,7 +53,6 @@ impl core::fmt::Display for DataError {
         match self {
             DataError::Json(e) => write!(f, "network_data.json: {e}"),
             DataError::Bad { what } => write!(f, "network_data.json: {what}", what = crate::text::Plain(what.as_str())),
-            DataError::TooMany { what } => write!(f, "network_data.json: too many {what}", what = crate::text::Plain(what.as_str())),
         }
     }
 }
@@ -110,10 +71,15 @@ fn string<'a>(object: &JsonText<'a>, name: &str) -> Result<Option<&'a str>, Data
     Ok(Some(core::str::from_utf8(&text[1..text.len() - 1]).map_err(|_| bad(Mistake::NotUtf8))?))
 }
 
+/// A string member that must be there: `missing` when it is not.
+fn required<'a>(object: &JsonText<'a>, name: &str, missing: Mistake) -> Result<&'a str, DataError> {
+    string(object, name)?.ok_or(bad(missing))
+}
+
 fn number(object: &JsonText<'_>, name: &str) -> Result<Option<u32>, DataError> {
     let Some(value) = object.get(name)? else { return Ok(None) };
-    let text = core::str::from_utf8(value.text).map_err(|_| bad(Mistake::MtuNotNumber))?;
-    text.parse().map(Some).map_err(|_| bad(Mistake::MtuNotNumber))
+    let number = parse_unsigned(value.text).and_then(|n| u32::try_from(n).ok());
+    number.map(Some).ok_or(bad(Mistake::MtuNotNumber))
 }
 
 fn address(text: &str) -> Result<IpAddr, DataError> {
@@ -125,14 +91,7 @@ fn prefix_len(mask: &str) -> Result<u8, DataError> {
     if let Some(len) = parse_prefix_len(mask) {
         return Ok(len);
     }
-    let bits: u128 = match parse_ip(mask.as_bytes()).ok_or(bad(Mistake::BadNetmask))? {
-        IpAddr::V4(v4) => (u32::from(v4) as u128) << 96,
-        IpAddr::V6(v6) => u128::from(v6),
-    };
-    if bits.leading_ones() + bits.trailing_zeros() != 128 {
-        return Err(bad(Mistake::BadNetmask));
-    }
-    Ok(bits.leading_ones() as u8)
+    parse_ip(mask.as_bytes()).and_then(netmask_len).ok_or(bad(Mistake::BadNetmask))
 }
 
 fn mac(text: &str) -> Result<[u8; 6], DataError> {
@@ -146,9 +105,9 @@ pub fn parse(document: &[u8]) -> Result<NetworkConfig<'_>, DataError> {
     if let Some(links) = root.get("links")? {
         let mut elements = links.elements()?;
         while let Some(link) = elements.next_element()? {
-            let id = string(&link, "id")?.ok_or(bad(Mistake::LinkWithoutId))?;
+            let id = required(&link, "id", Mistake::LinkWithoutId)?;
             let kind = string(&link, "type")?.unwrap_or("phy");
-            if matches!(kind, "bond" | "vlan" | "bridge") {
+            if matches!(EntryType::parse(kind), Some(EntryType::Bond | EntryType::Vlan | EntryType::Bridge)) {
                 let _ = config.refused.push((kind, id));
                 continue;
             }
@@ -156,45 +115,45 @@ pub fn parse(document: &[u8]) -> Result<NetworkConfig<'_>, DataError> {
             if !is_word(id) {
                 return Err(bad(Mistake::BadLinkId));
             }
-            let address = string(&link, "ethernet_mac_address")?.ok_or(bad(Mistake::LinkWithoutMac))?;
+            let address = required(&link, "ethernet_mac_address", Mistake::LinkWithoutMac)?;
             let mtu = number(&link, "mtu")?;
             if mtu.is_some_and(|mtu| !(68..=65535).contains(&mtu)) {
                 return Err(bad(Mistake::MtuOutOfRange));
             }
             let interface = Interface { name: id, mac: Some(mac(address)?), keep_name: true, mtu, ..Interface::default() };
-            config.interfaces.push(interface).map_err(|_| DataError::TooMany { what: Many::Links })?;
+            config.interfaces.push(interface).map_err(|_| bad(Mistake::TooManyLinks))?;
         }
     }
     if let Some(networks) = root.get("networks")? {
         let mut elements = networks.elements()?;
         while let Some(network) = elements.next_element()? {
-            let link = string(&network, "link")?.ok_or(bad(Mistake::NetworkWithoutLink))?;
+            let link = required(&network, "link", Mistake::NetworkWithoutLink)?;
             // A network on a refused link (a VLAN, a bond) goes with it.
             let Some(interface) = config.interfaces.iter_mut().find(|i| i.name == link) else { continue };
-            match string(&network, "type")?.unwrap_or("") {
-                "ipv4_dhcp" | "dhcp4" => interface.dhcp4 = true,
-                "ipv6_dhcp" | "ipv6_dhcpv6-stateful" => interface.dhcp6 = true,
-                "ipv6_slaac" => interface.slaac = Slaac::On,
-                "ipv6_dhcpv6-stateless" => interface.slaac = Slaac::WithStatelessDhcp,
-                "ipv4" | "ipv6" => {
-                    let text = string(&network, "ip_address")?.ok_or(bad(Mistake::StaticWithoutAddress))?;
+            match SubnetType::parse(string(&network, "type")?.unwrap_or("")) {
+                Some(SubnetType::Ipv4Dhcp | SubnetType::Dhcp4) => interface.dhcp4 = true,
+                Some(SubnetType::Ipv6Dhcp | SubnetType::Dhcpv6Stateful) => interface.dhcp6 = true,
+                Some(SubnetType::Slaac) => interface.slaac = Slaac::On,
+                Some(SubnetType::Dhcpv6Stateless) => interface.slaac = Slaac::WithStatelessDhcp,
+                Some(SubnetType::Ipv4 | SubnetType::Ipv6) => {
+                    let text = required(&network, "ip_address", Mistake::StaticWithoutAddress)?;
                     let (ip, len) = text.split_once('/').unwrap_or((text, ""));
                     let ip = address(ip)?;
                     let len = match (len, string(&network, "netmask")?) {
                         ("", Some(mask)) => prefix_len(mask)?,
                         ("", None) => if ip.is_ipv4() { 32 } else { 128 },
-                        (len, _) => len.parse().map_err(|_| bad(Mistake::BadPrefixLength))?,
+                        (len, _) => parse_prefix_len(len).ok_or(bad(Mistake::BadPrefixLength))?,
                     };
                     if !fits(&ip, len) {
                         return Err(bad(Mistake::BadPrefixLength));
                     }
-                    interface.addresses.push(Prefix { ip, len }).map_err(|_| DataError::TooMany { what: Many::Addresses })?;
+                    interface.addresses.push(Prefix { ip, len }).map_err(|_| bad(Mistake::TooManyAddresses))?;
                     if let Some(routes) = network.get("routes")? {
                         let mut routes = routes.elements()?;
                         while let Some(route) = routes.next_element()? {
-                            let to = address(string(&route, "network")?.ok_or(bad(Mistake::RouteWithoutNetwork))?)?;
+                            let to = address(required(&route, "network", Mistake::RouteWithoutNetwork)?)?;
                             let len = prefix_len(string(&route, "netmask")?.unwrap_or("0"))?;
-                            let via = address(string(&route, "gateway")?.ok_or(bad(Mistake::RouteWithoutGateway))?)?;
+                            let via = address(required(&route, "gateway", Mistake::RouteWithoutGateway)?)?;
                             if !fits(&to, len) {
                                 return Err(bad(Mistake::BadNetmask));
                             }
@@ -204,7 +163,7 @@ pub fn parse(document: &[u8]) -> Result<NetworkConfig<'_>, DataError> {
                             match (len, via) {
                                 (0, IpAddr::V4(_)) => interface.gateway4 = Some(via),
                                 (0, IpAddr::V6(_)) => interface.gateway6 = Some(via),
-                                _ => interface.routes.push(StaticRoute { to: Prefix { ip: to, len }, via }).map_err(|_| DataError::TooMany { what: Many::Routes })?,
+                                _ => interface.routes.push(StaticRoute { to: Prefix { ip: to, len }, via }).map_err(|_| bad(Mistake::TooManyRoutes))?,
                             }
                         }
                     }
@@ -287,7 +246,9 @@ mod tests {
 
     #[test]
     fn mistakes_are_named() {
-        let cases: [(&str, DataError); 9] = [
+        let cases: [(&str, DataError); 11] = [
+            (r#"{"links": [{"id": "x", "ethernet_mac_address": "fa:16:3e:00:00:02", "mtu": "1500"}]}"#, bad(Mistake::MtuNotNumber)),
+            (r#"{"links": [{"id": "x", "ethernet_mac_address": "fa:16:3e:00:00:02", "mtu": 4294967296}]}"#, bad(Mistake::MtuNotNumber)),
             (r#"{"links": [{"id": "x", "ethernet_mac_address": "fa:16"}]}"#, bad(Mistake::BadMac)),
             (r#"{"links": [{"type": "phy"}]}"#, bad(Mistake::LinkWithoutId)),
             (r#"{"links": [{"id": "x", "ethernet_mac_address": "fa:16:3e:00:00:02"}], "networks": [{"type": "ipv4", "link": "x", "ip_address": "10.0.0.5", "netmask": "255.0.255.0"}]}"#, bad(Mistake::BadNetmask)),
@@ -303,6 +264,14 @@ mod tests {
         for (document, error) in cases {
             assert_eq!(parse(document.as_bytes()).unwrap_err(), error, "{document}");
         }
+    }
+
+    #[test]
+    fn mistakes_are_worded() {
+        let worded = |what| DataError::Bad { what }.to_string();
+        assert_eq!(worded(Mistake::NotPlainString), "network_data.json: a member that should be a plain string is not");
+        assert_eq!(worded(Mistake::RouteMixesFamilies), "network_data.json: a route mixes IPv4 and IPv6");
+        assert_eq!(worded(Mistake::TooManyRoutes), "network_data.json: too many routes");
     }
 
     #[test]

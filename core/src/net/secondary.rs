@@ -46,11 +46,7 @@ pub fn addresses(body: &[u8]) -> Result<Addresses, usize> {
 pub fn prefix_len(body: &[u8]) -> Option<u8> {
     let first = body.split(|&b| b == b'\n').next()?.trim_ascii();
     let slash = first.iter().position(|&b| b == b'/')?;
-    let digits = &first[slash + 1..];
-    if digits.is_empty() || digits.len() > 3 || !digits.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    let len = digits.iter().fold(0u32, |n, d| n * 10 + (d - b'0') as u32);
+    let len = crate::text::decimal(&first[slash + 1..], 3)?;
     (len <= 128).then_some(len as u8)
 }
 
@@ -104,6 +100,11 @@ mod tests {
         assert_eq!(prefix_len(b"2600:1f18:1::/64\n2600:1f18:2::/64\n"), Some(64));
         assert_eq!(prefix_len(b"10.0.1.0"), None);
         assert_eq!(prefix_len(b"10.0.1.0/999"), None);
+        assert_eq!(prefix_len(b"10.0.1.0/129"), None);
+        assert_eq!(prefix_len(b"10.0.0.0/0128"), None);
+        assert_eq!(prefix_len(b"10.0.1.0/"), None);
+        assert_eq!(prefix_len(b"10.0.1.0/+8"), None);
+        assert_eq!(prefix_len(b"::/0\n"), Some(0));
     }
 
     #[test]
