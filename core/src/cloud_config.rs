@@ -147,7 +147,7 @@ impl<'a> CloudConfig<'a> {
         let Some(users) = self.value("users") else { return false };
         let mut found = false;
         let _ = for_each_user(users, |entry, _| {
-            found |= test(&entry);
+            found |= test(entry);
             Ok::<(), ConfigError>(())
         });
         found
@@ -314,18 +314,18 @@ pub fn items<'a>(key: &'static str, value: NodeRef<'a>) -> Result<impl Iterator<
 
 /// Names given as a list or as one comma-separated string (`groups: [a, b]`, `"a, b"`).
 pub fn for_each_name<'a, E: From<ConfigError>>(key: &'static str, value: NodeRef<'a>, mut visit: impl FnMut(&'a str, NodeRef<'a>) -> Result<(), E>) -> Result<(), E> {
-    visiting(|(name, at)| visit(name, at), |visit| names(key, value, visit))
+    visiting(|&name, at| visit(name, at), |visit| names(key, value, visit))
 }
 
 /// `walk` with `visit` behind a `dyn` callback, so that a walk is compiled once whatever
 /// the visitor and its error type: an error of `visit` stops the walk and is returned as
 /// it is, one of the walk's own is converted.
-fn visiting<T, E: From<ConfigError>>(
-    mut visit: impl FnMut(T) -> Result<(), E>,
-    walk: impl FnOnce(&mut dyn FnMut(T) -> bool) -> Result<(), ConfigError>,
+fn visiting<'a, T, E: From<ConfigError>>(
+    mut visit: impl FnMut(&T, NodeRef<'a>) -> Result<(), E>,
+    walk: impl FnOnce(&mut dyn FnMut(&T, NodeRef<'a>) -> bool) -> Result<(), ConfigError>,
 ) -> Result<(), E> {
     let mut stopped = None;
-    walk(&mut |item| match visit(item) {
+    walk(&mut |item, at| match visit(item, at) {
         Ok(()) => true,
         Err(e) => {
             stopped = Some(e);
@@ -337,17 +337,17 @@ fn visiting<T, E: From<ConfigError>>(
 
 /// `for_each_name`'s walk: `visit` says whether to go on.
 #[inline(never)]
-fn names<'a>(key: &'static str, value: NodeRef<'a>, visit: &mut dyn FnMut((&'a str, NodeRef<'a>)) -> bool) -> Result<(), ConfigError> {
+fn names<'a>(key: &'static str, value: NodeRef<'a>, visit: &mut dyn FnMut(&&'a str, NodeRef<'a>) -> bool) -> Result<(), ConfigError> {
     if value.kind() == Kind::Sequence {
         for item in value.items() {
-            if !visit((text(key, item)?.trim(), item)) {
+            if !visit(&text(key, item)?.trim(), item) {
                 break;
             }
         }
         return Ok(());
     }
     for name in text(key, value)?.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-        if !visit((name, value)) {
+        if !visit(&name, value) {
             break;
         }
     }
@@ -585,15 +585,15 @@ pub struct UserSpec<'a> {
 const USERS: &str = "users";
 
 /// The entries of `users`: a list of names and mappings, or a comma-separated string.
-pub fn for_each_user<'a, E: From<ConfigError>>(users: NodeRef<'a>, mut visit: impl FnMut(UserEntry<'a>, NodeRef<'a>) -> Result<(), E>) -> Result<(), E> {
-    visiting(|(entry, at)| visit(entry, at), |visit| user_entries(users, visit))
+pub fn for_each_user<'a, E: From<ConfigError>>(users: NodeRef<'a>, visit: impl FnMut(&UserEntry<'a>, NodeRef<'a>) -> Result<(), E>) -> Result<(), E> {
+    visiting(visit, |visit| user_entries(users, visit))
 }
 
 /// `for_each_user`'s walk: `visit` says whether to go on.
 #[inline(never)]
-fn user_entries<'a>(users: NodeRef<'a>, visit: &mut dyn FnMut((UserEntry<'a>, NodeRef<'a>)) -> bool) -> Result<(), ConfigError> {
+fn user_entries<'a>(users: NodeRef<'a>, visit: &mut dyn FnMut(&UserEntry<'a>, NodeRef<'a>) -> bool) -> Result<(), ConfigError> {
     if users.kind() != Kind::Sequence {
-        return names(USERS, users, &mut |(name, at)| visit((named(name), at)));
+        return names(USERS, users, &mut |&name, at| visit(&named(name), at));
     }
     for item in users.items() {
         let entry = match item.kind() {
@@ -605,7 +605,7 @@ fn user_entries<'a>(users: NodeRef<'a>, visit: &mut dyn FnMut((UserEntry<'a>, No
             },
             _ => named(text(USERS, item)?.trim()),
         };
-        if !visit((entry, item)) {
+        if !visit(&entry, item) {
             break;
         }
     }

@@ -366,7 +366,7 @@ pub fn apply_users<H: Files + Batch + Messages + Random + Room>(host: &mut H, de
     if let Some(list) = config.value("users") {
         cloud_config::for_each_user(list, |entry, at| -> Result<(), H::Text> {
             let UserEntry::User(spec) = entry else { return Ok(()) };
-            if let Err(e) = apply_user(host, &spec, today) {
+            if let Err(e) = apply_user(host, spec, today) {
                 first_failure.get_or_insert(e);
                 return Ok(());
             }
