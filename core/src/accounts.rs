@@ -156,17 +156,26 @@ pub fn check_name(name: &[u8]) -> Result<(), AccountsError> {
     let bad = |reason| Err(AccountsError::BadName { reason });
     let body = name.strip_suffix(b"$").unwrap_or(name);
     match (body.first(), body.iter().all(u8::is_ascii_digit)) {
-        _ if name.len() > NAME_LIMIT => bad("a user or group name is longer than 32 bytes"),
-        (None, _) => bad("a user or group name is empty"),
-        (Some(b'-'), _) => bad("a user or group name starts with '-'"),
-        (Some(b'.'), _) => bad("a user or group name starts with '.'"),
-        (_, true) => bad("a user or group name is all digits"),
-        _ if !body.iter().all(|&b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_' || b == b'-') => {
-            bad("a user or group name holds more than letters, digits, '.', '_' and '-'")
-        }
+        _ if name.len() > NAME_LIMIT => bad(NAME_TOO_LONG),
+        (None, _) => bad(NAME_EMPTY),
+        (Some(b'-'), _) => bad(NAME_STARTS_WITH_DASH),
+        (Some(b'.'), _) => bad(NAME_STARTS_WITH_DOT),
+        (_, true) => bad(NAME_ALL_DIGITS),
+        _ if !body.iter().all(|&b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_' || b == b'-') => bad(NAME_BAD_BYTE),
         _ => Ok(()),
     }
 }
+
+const NAME_TOO_LONG: &str = "a user or group name is longer than 32 bytes";
+const NAME_EMPTY: &str = "a user or group name is empty";
+const NAME_STARTS_WITH_DASH: &str = "a user or group name starts with '-'";
+const NAME_STARTS_WITH_DOT: &str = "a user or group name starts with '.'";
+const NAME_ALL_DIGITS: &str = "a user or group name is all digits";
+const NAME_BAD_BYTE: &str = "a user or group name holds more than letters, digits, '.', '_' and '-'";
+
+/// Every reason of `check_name`, each in a static, so that `cloud_config::ConfigError` can
+/// hold a reference to it (only cloud-config's validation looks them up here).
+pub static NAME_PROBLEMS: [&str; 6] = [NAME_TOO_LONG, NAME_EMPTY, NAME_STARTS_WITH_DASH, NAME_STARTS_WITH_DOT, NAME_ALL_DIGITS, NAME_BAD_BYTE];
 
 /// What user-data may ask of an account in `passwd`: never uid 0, and never an existing
 /// account below the regular range (root, daemon, sshd...) unless it asks for a system
@@ -363,6 +372,7 @@ mod tests {
         for (name, reason) in cases {
             let Err(AccountsError::BadName { reason: said }) = check_name(name) else { panic!("{name:?} accepted") };
             assert_eq!(said.strip_prefix("a user or group name "), Some(reason));
+            assert!(NAME_PROBLEMS.contains(&said), "{said}");
         }
         assert!(check_name("é".as_bytes()).is_err() && check_name(b"a\0").is_err());
     }

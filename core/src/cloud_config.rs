@@ -28,12 +28,13 @@ fn error_keys() -> impl Iterator<Item = &'static str> {
     KNOWN_KEYS.split(' ').chain(OTHER_ERROR_KEYS.split(' '))
 }
 
-/// A value of the wrong shape, where it is: 24 bytes, not 40, so that every step's result
-/// moves less. The key is its place in `error_keys`, kept in the top bits of the column
-/// (user-data is at most 16 MiB, so no column reaches those bits).
+/// A value of the wrong shape, where it is: 16 bytes, not 40, so that every step's result
+/// comes back in registers. The problem is a reference to its text (`&"..."`); the key is
+/// its place in `error_keys`, kept in the top bits of the column (user-data is at most
+/// 16 MiB, so no column reaches those bits).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ConfigError {
-    pub problem: &'static str,
+    pub problem: &'static &'static str,
     pub line: u32,
     key_and_column: u32,
 }
@@ -57,7 +58,7 @@ impl fmt::Display for ConfigError {
 }
 
 /// `key` is one of `error_keys` (a key that is not is shown as `cloud-config`).
-pub fn error(key: &'static str, at: NodeRef<'_>, problem: &'static str) -> ConfigError {
+pub fn error(key: &'static str, at: NodeRef<'_>, problem: &'static &'static str) -> ConfigError {
     let index = error_keys().position(|known| known == key);
     debug_assert!(index.is_some(), "{key} is not among the keys a ConfigError names");
     let key = index.map_or(u32::MAX, |index| index as u32) << COLUMN_BITS;
@@ -75,9 +76,9 @@ impl<'a> CloudConfig<'a> {
     /// Adds a document's root: a mapping, or nothing (an empty document).
     pub fn add(&mut self, root: NodeRef<'a>) -> Result<(), ConfigError> {
         match root.kind() {
-            Kind::Mapping => self.documents.push(root).map_err(|_| error("cloud-config", root, "more than 16 cloud-config documents")),
+            Kind::Mapping => self.documents.push(root).map_err(|_| error("cloud-config", root, &"more than 16 cloud-config documents")),
             _ if root.is_null() => Ok(()),
-            _ => Err(error("cloud-config", root, "the document is not a mapping of keys")),
+            _ => Err(error("cloud-config", root, &"the document is not a mapping of keys")),
         }
     }
 
@@ -123,7 +124,7 @@ impl<'a> CloudConfig<'a> {
             if let Some(list) = self.value(key) {
                 items(key, list)?.try_for_each(|item| match item.kind() {
                     Kind::Sequence => item.items().try_for_each(|word| text(key, word).map(drop)),
-                    _ if key == "mounts" => Err(error(key, item, "an entry is not a list")),
+                    _ if key == "mounts" => Err(error(key, item, &"an entry is not a list")),
                     // Another package manager's form (`{apt: [...]}`): left out.
                     Kind::Mapping if key == "packages" => Ok(()),
                     _ => text(key, item).map(drop),
@@ -139,7 +140,7 @@ impl<'a> CloudConfig<'a> {
                 let UserEntry::User(spec) = entry else { return Ok(()) };
                 // One rule a line: a line break inside one would write a rule no one wrote.
                 let one_line = |rule: &str| match rule.contains(['\n', '\r']) {
-                    true => Err(error(USERS, at, "a sudo or doas rule holds a line break")),
+                    true => Err(error(USERS, at, &"a sudo or doas rule holds a line break")),
                     false => Ok(()),
                 };
                 for rules in [spec.sudo, spec.doas].into_iter().flatten() {
@@ -147,9 +148,11 @@ impl<'a> CloudConfig<'a> {
                 }
                 // Group names are checked as each group is made (accounts::add_group).
                 let problem = match crate::accounts::check_name(spec.name.as_bytes()) {
-                    Err(crate::accounts::AccountsError::BadName { reason }) => reason,
-                    _ if spec.uid == Some(0) => "uid 0 is root's: refused",
-                    _ if spec.homedir.is_some_and(|home| !is_plain_absolute(home)) => "homedir must be an absolute path without ., .. or //",
+                    Err(crate::accounts::AccountsError::BadName { reason }) => {
+                        crate::accounts::NAME_PROBLEMS.iter().find(|&&known| known == reason).unwrap_or(&"a user or group name is not valid")
+                    }
+                    _ if spec.uid == Some(0) => &"uid 0 is root's: refused",
+                    _ if spec.homedir.is_some_and(|home| !is_plain_absolute(home)) => &"homedir must be an absolute path without ., .. or //",
                     _ => return Ok(()),
                 };
                 Err(error(USERS, at, problem))
@@ -244,7 +247,7 @@ impl<'a> CloudConfig<'a> {
                     Ok(UserEntry::User(spec)) => (Some(spec.name), spec.expiry),
                     Ok(UserEntry::Default) => (None, Default::default()),
                     Err(e) => {
-                        note(key, None, entry, Some(e.problem));
+                        note(key, None, entry, Some(*e.problem));
                         continue;
                     }
                 };
@@ -318,14 +321,14 @@ impl CloudConfig<'_> {
 }
 
 pub fn flag(key: &'static str, value: NodeRef<'_>) -> Result<bool, ConfigError> {
-    value.as_bool().ok_or_else(|| error(key, value, "expected true or false"))
+    value.as_bool().ok_or_else(|| error(key, value, &"expected true or false"))
 }
 
 /// Any scalar's text (a number is its digits), as cloud-init's `str()` gives it.
 pub fn text<'a>(key: &'static str, value: NodeRef<'a>) -> Result<&'a str, ConfigError> {
     match value.kind() {
-        Kind::Scalar if !value.is_null() => value.as_str().ok_or_else(|| error(key, value, "expected text")),
-        _ => Err(error(key, value, "expected text")),
+        Kind::Scalar if !value.is_null() => value.as_str().ok_or_else(|| error(key, value, &"expected text")),
+        _ => Err(error(key, value, &"expected text")),
     }
 }
 
@@ -333,7 +336,7 @@ pub fn text<'a>(key: &'static str, value: NodeRef<'a>) -> Result<&'a str, Config
 pub fn items<'a>(key: &'static str, value: NodeRef<'a>) -> Result<impl Iterator<Item = NodeRef<'a>>, ConfigError> {
     match value.kind() {
         Kind::Sequence => Ok(value.items()),
-        _ => Err(error(key, value, "expected a list")),
+        _ => Err(error(key, value, &"expected a list")),
     }
 }
 
@@ -516,13 +519,13 @@ const WRITE_FILES: &str = "write_files";
 /// A `write_files` entry, with cloud-init's defaults (0644, root:root, text).
 pub fn write_file(entry: NodeRef<'_>) -> Result<WriteFile<'_>, ConfigError> {
     if entry.kind() != Kind::Mapping {
-        return Err(error(WRITE_FILES, entry, "an entry is not a mapping"));
+        return Err(error(WRITE_FILES, entry, &"an entry is not a mapping"));
     }
     let field = |name: &str| entry.get(name).filter(|v| !v.is_null());
-    let path_value = field("path").ok_or_else(|| error(WRITE_FILES, entry, "an entry has no path"))?;
+    let path_value = field("path").ok_or_else(|| error(WRITE_FILES, entry, &"an entry has no path"))?;
     let path = text(WRITE_FILES, path_value)?;
     if !is_plain_absolute(path) {
-        return Err(error(WRITE_FILES, path_value, "path must be an absolute file path without ., .. or //"));
+        return Err(error(WRITE_FILES, path_value, &"path must be an absolute file path without ., .. or //"));
     }
     let encoding = match field("encoding").map(|v| text(WRITE_FILES, v).map(|t| (t.trim(), v))).transpose()? {
         None => Encoding::Text,
@@ -530,11 +533,11 @@ pub fn write_file(entry: NodeRef<'_>) -> Result<WriteFile<'_>, ConfigError> {
         Some((name, _)) if is_any(name, &["b64", "base64"]) => Encoding::Base64,
         Some((name, _)) if is_any(name, &["gz", "gzip"]) => Encoding::Gzip,
         Some((name, _)) if is_any(name, &["gz+base64", "gzip+base64", "gz+b64", "gzip+b64"]) => Encoding::GzipBase64,
-        Some((_, at)) => return Err(error(WRITE_FILES, at, "unknown encoding (text/plain, b64, gzip, gz+b64)")),
+        Some((_, at)) => return Err(error(WRITE_FILES, at, &"unknown encoding (text/plain, b64, gzip, gz+b64)")),
     };
     let permissions = match field("permissions") {
         None => 0o644,
-        Some(value) => permissions(value).ok_or_else(|| error(WRITE_FILES, value, "permissions are not an octal mode"))?,
+        Some(value) => permissions(value).ok_or_else(|| error(WRITE_FILES, value, &"permissions are not an octal mode"))?,
     };
     Ok(WriteFile {
         path,
@@ -683,7 +686,7 @@ fn user_spec(item: NodeRef<'_>) -> Result<UserEntry<'_>, ConfigError> {
     let field = |name: &str| user_field(item, name);
     let text_field = |name: &str| field(name).map(|v| text(USERS, v)).transpose();
     let flag_field = |name: &str, default: bool| field(name).map_or(Ok(default), |v| flag(USERS, v));
-    let name_value = field("name").ok_or_else(|| error(USERS, item, "a user has no name"))?;
+    let name_value = field("name").ok_or_else(|| error(USERS, item, &"a user has no name"))?;
     let UserEntry::User(mut spec) = named(text(USERS, name_value)?) else {
         return Ok(UserEntry::Default);
     };
@@ -702,7 +705,7 @@ fn user_spec(item: NodeRef<'_>) -> Result<UserEntry<'_>, ConfigError> {
     spec.plain_text_passwd = text_field("plain_text_passwd")?;
     spec.uid = match field("uid") {
         None => None,
-        Some(uid) => Some(uid.as_int().and_then(|n| u32::try_from(n).ok()).ok_or_else(|| error(USERS, uid, "uid is not a number"))?),
+        Some(uid) => Some(uid.as_int().and_then(|n| u32::try_from(n).ok()).ok_or_else(|| error(USERS, uid, &"uid is not a number"))?),
     };
     spec.sudo = field("sudo").filter(|v| v.as_bool() != Some(false));
     spec.doas = field("doas");
@@ -766,15 +769,15 @@ const POWER_STATE: &str = "power_state";
 
 pub fn power_state(value: NodeRef<'_>) -> Result<PowerState<'_>, ConfigError> {
     if value.kind() != Kind::Mapping {
-        return Err(error(POWER_STATE, value, "expected a mapping"));
+        return Err(error(POWER_STATE, value, &"expected a mapping"));
     }
     let field = |name: &str| value.get(name).filter(|v| !v.is_null());
-    let mode_value = field("mode").ok_or_else(|| error(POWER_STATE, value, "mode is missing (poweroff, reboot, halt)"))?;
+    let mode_value = field("mode").ok_or_else(|| error(POWER_STATE, value, &"mode is missing (poweroff, reboot, halt)"))?;
     let mode = match text(POWER_STATE, mode_value)? {
         "poweroff" => PowerMode::Poweroff,
         "reboot" => PowerMode::Reboot,
         "halt" => PowerMode::Halt,
-        _ => return Err(error(POWER_STATE, mode_value, "mode must be poweroff, reboot or halt")),
+        _ => return Err(error(POWER_STATE, mode_value, &"mode must be poweroff, reboot or halt")),
     };
     let delay_seconds = match field("delay") {
         None => 0,
@@ -785,8 +788,8 @@ pub fn power_state(value: NodeRef<'_>) -> Result<PowerState<'_>, ConfigError> {
                 .strip_prefix('+')
                 .and_then(|m| crate::text::decimal(m.as_bytes(), 6))
                 .map(|minutes| minutes * 60)
-                .ok_or_else(|| error(POWER_STATE, delay, "delay must be now, +MINUTES or MINUTES"))?,
-            _ => return Err(error(POWER_STATE, delay, "delay must be now, +MINUTES or MINUTES")),
+                .ok_or_else(|| error(POWER_STATE, delay, &"delay must be now, +MINUTES or MINUTES"))?,
+            _ => return Err(error(POWER_STATE, delay, &"delay must be now, +MINUTES or MINUTES")),
         },
     };
     let condition = match field("condition") {
@@ -877,7 +880,7 @@ mod tests {
         ] {
             with_config(&[doc], |config| {
                 let entry = config.get("write_files").unwrap().items().next().unwrap();
-                assert_eq!(write_file(entry).unwrap_err().problem, problem, "{doc}");
+                assert_eq!(*write_file(entry).unwrap_err().problem, problem, "{doc}");
             });
         }
     }
@@ -990,7 +993,7 @@ mod tests {
             assert_eq!((program.to_str().unwrap().strip_prefix("/sbin/"), argument0.to_str().unwrap()), (Some(name), name));
         }
         with_config(&["power_state: {mode: reboot, delay: soon}\n"], |config| {
-            assert_eq!(power_state(config.get("power_state").unwrap()).unwrap_err().problem, "delay must be now, +MINUTES or MINUTES");
+            assert_eq!(*power_state(config.get("power_state").unwrap()).unwrap_err().problem, "delay must be now, +MINUTES or MINUTES");
         });
     }
 
@@ -999,8 +1002,8 @@ mod tests {
         with_config(&["a: 1\nb:   [x]\n"], |config| {
             let at = config.get("b").unwrap();
             for key in error_keys() {
-                let e = error(key, at, "p");
-                assert_eq!((e.key(), e.line, e.column(), e.problem), (key, 2, 6, "p"));
+                let e = error(key, at, &"p");
+                assert_eq!((e.key(), e.line, e.column(), *e.problem), (key, 2, 6, "p"));
                 assert_eq!(e.to_string(), format!("cloud-config line 2 column 6: {key}: p"));
             }
             assert!(error_keys().count() < 1 << (32 - COLUMN_BITS));
@@ -1018,7 +1021,7 @@ mod tests {
         ] {
             with_config(&[doc], |config| {
                 let e = config.validate().unwrap_err();
-                assert_eq!((e.key(), e.problem, e.line), (key, problem, line), "{doc}");
+                assert_eq!((e.key(), *e.problem, e.line), (key, problem, line), "{doc}");
             });
         }
         with_config(&["hostname: h\nruncmd: [a, [b, c]]\nusers: [default]\n"], |config| assert_eq!(config.validate(), Ok(())));
@@ -1043,7 +1046,7 @@ mod tests {
         ] {
             with_config(&[doc], |config| {
                 let e = config.validate().unwrap_err();
-                assert_eq!((e.key(), e.problem, e.line), (key, problem, line), "{doc}");
+                assert_eq!((e.key(), *e.problem, e.line), (key, problem, line), "{doc}");
             });
         }
         // A write_files entry is refused on its own (left out with a warning), not the
@@ -1053,7 +1056,7 @@ mod tests {
                 assert_eq!(config.validate(), Ok(()), "{doc}");
                 let entry = items("write_files", config.value("write_files").unwrap()).unwrap().next().unwrap();
                 let e = write_file(entry).map(drop).unwrap_err();
-                assert_eq!((e.key(), e.problem, e.line), ("write_files", "path must be an absolute file path without ., .. or //", 2), "{doc}");
+                assert_eq!((e.key(), *e.problem, e.line), ("write_files", "path must be an absolute file path without ., .. or //", 2), "{doc}");
             });
         }
         let fine = "users:\n  - default\n  - name: svc.web-1\n    homedir: /srv/web\n    groups: [a, b]\ngroups: [{admins: [svc.web-1]}, ops]\n";
