@@ -148,9 +148,7 @@ impl<'a> CloudConfig<'a> {
                 }
                 // Group names are checked as each group is made (accounts::add_group).
                 let problem = match crate::accounts::check_name(spec.name.as_bytes()) {
-                    Err(crate::accounts::AccountsError::BadName { reason }) => {
-                        crate::accounts::NAME_PROBLEMS.iter().find(|&&known| known == reason).unwrap_or(&"a user or group name is not valid")
-                    }
+                    Err(crate::accounts::AccountsError::BadName { reason }) => reason,
                     _ if spec.uid == Some(0) => &"uid 0 is root's: refused",
                     _ if spec.homedir.is_some_and(|home| !is_plain_absolute(home)) => &"homedir must be an absolute path without ., .. or //",
                     _ => return Ok(()),
