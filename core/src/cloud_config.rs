@@ -683,19 +683,23 @@ fn user_field<'a>(item: NodeRef<'a>, name: &str) -> Option<NodeRef<'a>> {
 fn user_spec(item: NodeRef<'_>) -> Result<UserEntry<'_>, ConfigError> {
     let field = |name: &str| user_field(item, name);
     let text_field = |name: &str| field(name).map(|v| text(USERS, v)).transpose();
-    let flag_field = |name: &str, default: bool| field(name).map_or(Ok(default), |v| flag(USERS, v));
     let name_value = field("name").ok_or_else(|| error(USERS, item, &"a user has no name"))?;
     let UserEntry::User(mut spec) = named(text(USERS, name_value)?) else {
         return Ok(UserEntry::Default);
     };
-    spec.gecos = text_field("gecos")?;
-    spec.primary_group = text_field("primary_group")?;
+    // A key that is present replaces cloud-init's default (`named`'s); checked in this
+    // order, so the first wrong one is the one said. Loops over the fields, not code per field.
+    for (slot, name) in [(&mut spec.gecos, "gecos"), (&mut spec.primary_group, "primary_group"), (&mut spec.shell, "shell"), (&mut spec.homedir, "homedir")] {
+        if let Some(value) = field(name) {
+            *slot = Some(text(USERS, value)?);
+        }
+    }
     spec.groups = field("groups");
-    spec.shell = text_field("shell")?;
-    spec.homedir = text_field("homedir")?;
-    spec.system = flag_field("system", false)?;
-    spec.no_create_home = flag_field("no_create_home", false)?;
-    spec.lock_passwd = flag_field("lock_passwd", true)?;
+    for (slot, name) in [(&mut spec.system, "system"), (&mut spec.no_create_home, "no_create_home"), (&mut spec.lock_passwd, "lock_passwd")] {
+        if let Some(value) = field(name) {
+            *slot = flag(USERS, value)?;
+        }
+    }
     spec.hashed_passwd = match text_field("hashed_passwd")? {
         Some(hash) => Some(hash),
         None => text_field("passwd")?,
