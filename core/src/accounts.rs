@@ -134,15 +134,21 @@ pub fn free_id_in(passwd: &[u8], group: &[u8], mut range: core::ops::RangeInclus
     range.find(|&id| !used(id))
 }
 
-/// `existing` with `line` appended (and a newline before it if the file lacked one).
-fn append(existing: &[u8], line: &[&[u8]], out: &mut [u8], file: &'static &'static str) -> Result<usize, AccountsError> {
+/// `existing` with a line of `fields` appended, separated by ':' (and a newline before it
+/// if the file lacked one).
+fn append(existing: &[u8], fields: &[&[u8]], out: &mut [u8], file: &'static &'static str) -> Result<usize, AccountsError> {
     let mut writer = Out::new(out);
     let too_large = |full: Full| AccountsError::TooLarge { file, limit: full.limit as u32 };
     writer.put(existing).map_err(too_large)?;
     if !existing.is_empty() && !existing.ends_with(b"\n") {
         writer.put(b"\n").map_err(too_large)?;
     }
-    writer.put_all(line).map_err(too_large)?;
+    for (index, field) in fields.iter().enumerate() {
+        if index > 0 {
+            writer.put(b":").map_err(too_large)?;
+        }
+        writer.put(field).map_err(too_large)?;
+    }
     writer.put(b"\n").map_err(too_large)?;
     Ok(writer.len())
 }
@@ -213,18 +219,15 @@ pub fn add_user(passwd: &[u8], user: &User<'_>, gecos: &[u8], out: &mut [u8]) ->
         check(field, value)?;
     }
     let (mut uid, mut gid) = ([0u8; 20], [0u8; 20]);
-    let line: [&[u8]; 12] = [
-        user.name, b":x:", decimal(user.uid.into(), &mut uid), b":", decimal(user.gid.into(), &mut gid), b":",
-        gecos, b":", user.home, b":", user.shell, b"",
-    ];
-    append(passwd, &line, out, &"/etc/passwd")
+    let fields = [user.name, b"x", decimal(user.uid.into(), &mut uid), decimal(user.gid.into(), &mut gid), gecos, user.home, user.shell];
+    append(passwd, &fields, out, &"/etc/passwd")
 }
 
 /// A new group with no members: `name:x:gid:`.
 pub fn add_group(group: &[u8], name: &[u8], gid: u32, out: &mut [u8]) -> Result<usize, AccountsError> {
     check_name(name)?;
     let mut digits = [0u8; 20];
-    append(group, &[name, b":x:", decimal(gid.into(), &mut digits), b":"], out, &"/etc/group")
+    append(group, &[name, b"x", decimal(gid.into(), &mut digits), b""], out, &"/etc/group")
 }
 
 /// An account's expiry (shadow(5)'s seventh and eighth fields), as `useradd --inactive
@@ -247,8 +250,10 @@ pub fn add_shadow(shadow: &[u8], name: &[u8], password: &[u8], days_since_epoch:
     let [day, inactive, expire] = &mut digits;
     let inactive = expiry.inactive_days.map_or(&b""[..], |days| decimal(days.into(), inactive));
     let expire = expiry.expire_day.map_or(&b""[..], |day| decimal(day.into(), expire));
-    let line: [&[u8]; 10] = [name, b":", password, b":", decimal(days_since_epoch, day), b":0:99999:7:", inactive, b":", expire, b":"];
-    append(shadow, &line, out, &"/etc/shadow")
+    // The minimum, maximum and warning days as adduser writes them, then the expiry, and
+    // the reserved field empty.
+    let fields = [name, password, decimal(days_since_epoch, day), b"0:99999:7", inactive, expire, b""];
+    append(shadow, &fields, out, &"/etc/shadow")
 }
 
 /// `group` with `user` added to the members of `group_name`; `Ok(None)` when it is a
