@@ -11,26 +11,28 @@ use crate::text::{Decimal, Plain};
 pub const FIRST_ID: u32 = 1000;
 pub const LAST_ID: u32 = 59_999;
 
+/// 16 bytes: each text is a reference to a static `&str` (`&"..."`), so that the
+/// results of the steps that make a user move less.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AccountsError {
     /// The new file does not fit in the caller's buffer, whose size is the limit.
-    TooLarge { file: &'static str, limit: usize },
+    TooLarge { file: &'static &'static str, limit: u32 },
     /// A field for a new line holds ':' or a newline.
-    BadField { field: &'static str },
+    BadField { field: &'static &'static str },
     NoFreeId,
     MissingGroup,
     /// The user has no well-formed line in the file.
-    MissingUser { file: &'static str },
+    MissingUser { file: &'static &'static str },
     /// A user or group name shadow-utils' useradd would refuse; the reason says which rule.
-    BadName { reason: &'static str },
+    BadName { reason: &'static &'static str },
     /// A new account asked of user-data that would be, or take over, a privileged one.
-    Privileged { reason: &'static str },
+    Privileged { reason: &'static &'static str },
 }
 
 impl fmt::Display for AccountsError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
-            AccountsError::TooLarge { file, limit } => write!(f, "{file} would be larger than {limit} bytes", limit = Decimal(limit as u64), file = Plain(file)),
+            AccountsError::TooLarge { file, limit } => write!(f, "{file} would be larger than {limit} bytes", limit = Decimal(limit.into()), file = Plain(file)),
             AccountsError::BadField { field } => write!(f, "the {field} holds ':' or a line break", field = Plain(field)),
             AccountsError::NoFreeId => write!(f, "no free user and group id from {first} to {last}", first = Decimal(FIRST_ID as u64), last = Decimal(LAST_ID as u64)),
             AccountsError::MissingGroup => f.write_str("the group does not exist"),
@@ -132,15 +134,21 @@ pub fn free_id_in(passwd: &[u8], group: &[u8], mut range: core::ops::RangeInclus
     range.find(|&id| !used(id))
 }
 
-/// `existing` with `line` appended (and a newline before it if the file lacked one).
-fn append(existing: &[u8], line: &[&[u8]], out: &mut [u8], file: &'static str) -> Result<usize, AccountsError> {
+/// `existing` with a line of `fields` appended, separated by ':' (and a newline before it
+/// if the file lacked one).
+fn append(existing: &[u8], fields: &[&[u8]], out: &mut [u8], file: &'static &'static str) -> Result<usize, AccountsError> {
     let mut writer = Out::new(out);
-    let too_large = |full: Full| AccountsError::TooLarge { file, limit: full.limit };
+    let too_large = |full: Full| AccountsError::TooLarge { file, limit: full.limit as u32 };
     writer.put(existing).map_err(too_large)?;
     if !existing.is_empty() && !existing.ends_with(b"\n") {
         writer.put(b"\n").map_err(too_large)?;
     }
-    writer.put_all(line).map_err(too_large)?;
+    for (index, field) in fields.iter().enumerate() {
+        if index > 0 {
+            writer.put(b":").map_err(too_large)?;
+        }
+        writer.put(field).map_err(too_large)?;
+    }
     writer.put(b"\n").map_err(too_large)?;
     Ok(writer.len())
 }
@@ -156,17 +164,23 @@ pub fn check_name(name: &[u8]) -> Result<(), AccountsError> {
     let bad = |reason| Err(AccountsError::BadName { reason });
     let body = name.strip_suffix(b"$").unwrap_or(name);
     match (body.first(), body.iter().all(u8::is_ascii_digit)) {
-        _ if name.len() > NAME_LIMIT => bad("a user or group name is longer than 32 bytes"),
-        (None, _) => bad("a user or group name is empty"),
-        (Some(b'-'), _) => bad("a user or group name starts with '-'"),
-        (Some(b'.'), _) => bad("a user or group name starts with '.'"),
-        (_, true) => bad("a user or group name is all digits"),
-        _ if !body.iter().all(|&b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_' || b == b'-') => {
-            bad("a user or group name holds more than letters, digits, '.', '_' and '-'")
-        }
+        _ if name.len() > NAME_LIMIT => bad(&NAME_TOO_LONG),
+        (None, _) => bad(&NAME_EMPTY),
+        (Some(b'-'), _) => bad(&NAME_STARTS_WITH_DASH),
+        (Some(b'.'), _) => bad(&NAME_STARTS_WITH_DOT),
+        (_, true) => bad(&NAME_ALL_DIGITS),
+        _ if !body.iter().all(|&b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_' || b == b'-') => bad(&NAME_BAD_BYTE),
         _ => Ok(()),
     }
 }
+
+const NAME_TOO_LONG: &str = "a user or group name is longer than 32 bytes";
+const NAME_EMPTY: &str = "a user or group name is empty";
+const NAME_STARTS_WITH_DASH: &str = "a user or group name starts with '-'";
+const NAME_STARTS_WITH_DOT: &str = "a user or group name starts with '.'";
+const NAME_ALL_DIGITS: &str = "a user or group name is all digits";
+const NAME_BAD_BYTE: &str = "a user or group name holds more than letters, digits, '.', '_' and '-'";
+
 
 /// What user-data may ask of an account in `passwd`: never uid 0, and never an existing
 /// account below the regular range (root, daemon, sshd...) unless it asks for a system
@@ -175,16 +189,16 @@ pub fn check_requested_account(passwd: &[u8], name: &[u8], uid: Option<u32>, sys
     check_name(name)?;
     let privileged = |reason| Err(AccountsError::Privileged { reason });
     if uid == Some(0) {
-        return privileged("uid 0 is root's: refused");
+        return privileged(&"uid 0 is root's: refused");
     }
     match find_user(passwd, name) {
-        Some(user) if user.uid == 0 => privileged("the account exists with uid 0: refused"),
-        Some(user) if user.uid < FIRST_ID && !system => privileged("an existing system account: refused"),
+        Some(user) if user.uid == 0 => privileged(&"the account exists with uid 0: refused"),
+        Some(user) if user.uid < FIRST_ID && !system => privileged(&"an existing system account: refused"),
         _ => Ok(()),
     }
 }
 
-pub(crate) fn check(field: &'static str, value: &[u8]) -> Result<(), AccountsError> {
+pub(crate) fn check(field: &'static &'static str, value: &[u8]) -> Result<(), AccountsError> {
     match value.iter().any(|&b| b == b':' || b == b'\n' || b == b'\r' || b == 0) {
         true => Err(AccountsError::BadField { field }),
         false => Ok(()),
@@ -201,22 +215,19 @@ pub(crate) fn decimal(n: u64, buf: &mut [u8; 20]) -> &[u8] {
 /// A new user as busybox adduser writes it: `name:x:uid:gid:gecos:home:shell`.
 pub fn add_user(passwd: &[u8], user: &User<'_>, gecos: &[u8], out: &mut [u8]) -> Result<usize, AccountsError> {
     check_name(user.name)?;
-    for (field, value) in [("user name", user.name), ("gecos", gecos), ("home", user.home), ("shell", user.shell)] {
+    for (field, value) in [(&"user name", user.name), (&"gecos", gecos), (&"home", user.home), (&"shell", user.shell)] {
         check(field, value)?;
     }
     let (mut uid, mut gid) = ([0u8; 20], [0u8; 20]);
-    let line: [&[u8]; 12] = [
-        user.name, b":x:", decimal(user.uid.into(), &mut uid), b":", decimal(user.gid.into(), &mut gid), b":",
-        gecos, b":", user.home, b":", user.shell, b"",
-    ];
-    append(passwd, &line, out, "/etc/passwd")
+    let fields = [user.name, b"x", decimal(user.uid.into(), &mut uid), decimal(user.gid.into(), &mut gid), gecos, user.home, user.shell];
+    append(passwd, &fields, out, &"/etc/passwd")
 }
 
 /// A new group with no members: `name:x:gid:`.
 pub fn add_group(group: &[u8], name: &[u8], gid: u32, out: &mut [u8]) -> Result<usize, AccountsError> {
     check_name(name)?;
     let mut digits = [0u8; 20];
-    append(group, &[name, b":x:", decimal(gid.into(), &mut digits), b":"], out, "/etc/group")
+    append(group, &[name, b"x", decimal(gid.into(), &mut digits), b""], out, &"/etc/group")
 }
 
 /// An account's expiry (shadow(5)'s seventh and eighth fields), as `useradd --inactive
@@ -233,25 +244,27 @@ pub struct Expiry {
 /// A shadow entry with `password` (`*`: no password, yet key logins work, which `!`
 /// would forbid on sshd without PAM), the day of the last change and the expiry.
 pub fn add_shadow(shadow: &[u8], name: &[u8], password: &[u8], days_since_epoch: u64, expiry: Expiry, out: &mut [u8]) -> Result<usize, AccountsError> {
-    check("user name", name)?;
-    check("password", password)?;
+    check(&"user name", name)?;
+    check(&"password", password)?;
     let mut digits = [[0u8; 20]; 3];
     let [day, inactive, expire] = &mut digits;
     let inactive = expiry.inactive_days.map_or(&b""[..], |days| decimal(days.into(), inactive));
     let expire = expiry.expire_day.map_or(&b""[..], |day| decimal(day.into(), expire));
-    let line: [&[u8]; 10] = [name, b":", password, b":", decimal(days_since_epoch, day), b":0:99999:7:", inactive, b":", expire, b":"];
-    append(shadow, &line, out, "/etc/shadow")
+    // The minimum, maximum and warning days as adduser writes them, then the expiry, and
+    // the reserved field empty.
+    let fields = [name, password, decimal(days_since_epoch, day), b"0:99999:7", inactive, expire, b""];
+    append(shadow, &fields, out, &"/etc/shadow")
 }
 
 /// `group` with `user` added to the members of `group_name`; `Ok(None)` when it is a
 /// member already.
 pub fn add_member(group: &[u8], group_name: &[u8], user: &[u8], out: &mut [u8]) -> Result<Option<usize>, AccountsError> {
-    check("user name", user)?;
+    check(&"user name", user)?;
     let target = find_group(group, group_name).ok_or(AccountsError::MissingGroup)?;
     if target.has_member(user) {
         return Ok(None);
     }
-    let too_large = |full: Full| AccountsError::TooLarge { file: "/etc/group", limit: full.limit };
+    let too_large = |full: Full| AccountsError::TooLarge { file: &"/etc/group", limit: full.limit as u32 };
     let mut writer = Out::new(out);
     let mut done = false;
     let mut first = true;
@@ -371,11 +384,11 @@ mod tests {
     fn privileged_accounts_are_not_for_user_data() {
         let passwd = b"root:x:0:0:root:/root:/bin/sh\ntoor:x:0:0::/root:/bin/sh\nsshd:x:22:22::/var/empty:/sbin/nologin\nsvc:x:150:150::/:/sbin/nologin\nbob:x:1001:1001::/home/bob:/bin/sh\n";
         let privileged = |reason| Err(AccountsError::Privileged { reason });
-        assert_eq!(check_requested_account(passwd, b"root", None, false), privileged("the account exists with uid 0: refused"));
-        assert_eq!(check_requested_account(passwd, b"toor", None, true), privileged("the account exists with uid 0: refused"));
-        assert_eq!(check_requested_account(passwd, b"sshd", None, false), privileged("an existing system account: refused"));
-        assert_eq!(check_requested_account(passwd, b"new", Some(0), false), privileged("uid 0 is root's: refused"));
-        assert_eq!(check_requested_account(passwd, b"new", Some(0), true), privileged("uid 0 is root's: refused"));
+        assert_eq!(check_requested_account(passwd, b"root", None, false), privileged(&"the account exists with uid 0: refused"));
+        assert_eq!(check_requested_account(passwd, b"toor", None, true), privileged(&"the account exists with uid 0: refused"));
+        assert_eq!(check_requested_account(passwd, b"sshd", None, false), privileged(&"an existing system account: refused"));
+        assert_eq!(check_requested_account(passwd, b"new", Some(0), false), privileged(&"uid 0 is root's: refused"));
+        assert_eq!(check_requested_account(passwd, b"new", Some(0), true), privileged(&"uid 0 is root's: refused"));
         assert!(matches!(check_requested_account(passwd, b"../../root", None, false), Err(AccountsError::BadName { .. })));
         // A rerun finds the system account the first run made; regular accounts are fine.
         assert_eq!(check_requested_account(passwd, b"svc", None, true), Ok(()));
@@ -387,7 +400,7 @@ mod tests {
     fn refusals_and_limits() {
         let mut out = [0u8; 512];
         let evil = User { name: b"alpine", uid: 1000, gid: 1000, home: b"/home/a:0:0", shell: b"/bin/sh" };
-        assert_eq!(add_user(b"", &evil, b"", &mut out), Err(AccountsError::BadField { field: "home" }));
+        assert_eq!(add_user(b"", &evil, b"", &mut out), Err(AccountsError::BadField { field: &"home" }));
         assert!(matches!(add_group(b"", b"a\nroot:x:0:", 5, &mut out), Err(AccountsError::BadName { .. })));
         let line_len = b"alpine:x:1000:\n".len();
         let mut exact = vec![0u8; line_len];
@@ -395,7 +408,7 @@ mod tests {
         let mut short = vec![0u8; line_len - 1];
         assert_eq!(
             add_group(b"", b"alpine", 1000, &mut short),
-            Err(AccountsError::TooLarge { file: "/etc/group", limit: line_len - 1 })
+            Err(AccountsError::TooLarge { file: &"/etc/group", limit: line_len as u32 - 1 })
         );
     }
 

@@ -20,23 +20,49 @@ pub const KNOWN_KEYS: &str = "hostname fqdn prefer_fqdn_over_hostname preserve_h
 /// Most cloud-config documents merged.
 pub const DOCUMENTS_LIMIT: usize = 16;
 
-/// A value of the wrong shape, where it is.
+/// The keys a [`ConfigError`] names besides the top-level ones: the document itself, and
+/// the users' rule keys.
+const OTHER_ERROR_KEYS: &str = "cloud-config sudo doas";
+
+fn error_keys() -> impl Iterator<Item = &'static str> {
+    KNOWN_KEYS.split(' ').chain(OTHER_ERROR_KEYS.split(' '))
+}
+
+/// A value of the wrong shape, where it is: 16 bytes, not 40, so that every step's result
+/// comes back in registers. The problem is a reference to its text (`&"..."`); the key is
+/// its place in `error_keys`, kept in the top bits of the column (user-data is at most
+/// 16 MiB, so no column reaches those bits).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ConfigError {
-    pub key: &'static str,
+    pub problem: &'static &'static str,
     pub line: u32,
-    pub column: u32,
-    pub problem: &'static str,
+    key_and_column: u32,
+}
+
+const COLUMN_BITS: u32 = 26;
+
+impl ConfigError {
+    pub fn key(&self) -> &'static str {
+        error_keys().nth((self.key_and_column >> COLUMN_BITS) as usize).unwrap_or("cloud-config")
+    }
+
+    pub fn column(&self) -> u32 {
+        self.key_and_column & ((1 << COLUMN_BITS) - 1)
+    }
 }
 
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "cloud-config line {} column {}: {}: {}", Decimal(self.line.into()), Decimal(self.column.into()), Plain(self.key), Plain(self.problem))
+        write!(f, "cloud-config line {} column {}: {}: {}", Decimal(self.line.into()), Decimal(self.column().into()), Plain(self.key()), Plain(self.problem))
     }
 }
 
-pub fn error(key: &'static str, at: NodeRef<'_>, problem: &'static str) -> ConfigError {
-    ConfigError { key, line: at.line(), column: at.column(), problem }
+/// `key` is one of `error_keys` (a key that is not is shown as `cloud-config`).
+pub fn error(key: &'static str, at: NodeRef<'_>, problem: &'static &'static str) -> ConfigError {
+    let index = error_keys().position(|known| known == key);
+    debug_assert!(index.is_some(), "{key} is not among the keys a ConfigError names");
+    let key = index.map_or(u32::MAX, |index| index as u32) << COLUMN_BITS;
+    ConfigError { problem, line: at.line(), key_and_column: key | at.column().min((1 << COLUMN_BITS) - 1) }
 }
 
 /// The cloud-config documents of one user-data, merged: a few views into the parsed
@@ -50,9 +76,9 @@ impl<'a> CloudConfig<'a> {
     /// Adds a document's root: a mapping, or nothing (an empty document).
     pub fn add(&mut self, root: NodeRef<'a>) -> Result<(), ConfigError> {
         match root.kind() {
-            Kind::Mapping => self.documents.push(root).map_err(|_| error("cloud-config", root, "more than 16 cloud-config documents")),
+            Kind::Mapping => self.documents.push(root).map_err(|_| error("cloud-config", root, &"more than 16 cloud-config documents")),
             _ if root.is_null() => Ok(()),
-            _ => Err(error("cloud-config", root, "the document is not a mapping of keys")),
+            _ => Err(error("cloud-config", root, &"the document is not a mapping of keys")),
         }
     }
 
@@ -98,7 +124,7 @@ impl<'a> CloudConfig<'a> {
             if let Some(list) = self.value(key) {
                 items(key, list)?.try_for_each(|item| match item.kind() {
                     Kind::Sequence => item.items().try_for_each(|word| text(key, word).map(drop)),
-                    _ if key == "mounts" => Err(error(key, item, "an entry is not a list")),
+                    _ if key == "mounts" => Err(error(key, item, &"an entry is not a list")),
                     // Another package manager's form (`{apt: [...]}`): left out.
                     Kind::Mapping if key == "packages" => Ok(()),
                     _ => text(key, item).map(drop),
@@ -114,7 +140,7 @@ impl<'a> CloudConfig<'a> {
                 let UserEntry::User(spec) = entry else { return Ok(()) };
                 // One rule a line: a line break inside one would write a rule no one wrote.
                 let one_line = |rule: &str| match rule.contains(['\n', '\r']) {
-                    true => Err(error(USERS, at, "a sudo or doas rule holds a line break")),
+                    true => Err(error(USERS, at, &"a sudo or doas rule holds a line break")),
                     false => Ok(()),
                 };
                 for rules in [spec.sudo, spec.doas].into_iter().flatten() {
@@ -123,8 +149,8 @@ impl<'a> CloudConfig<'a> {
                 // Group names are checked as each group is made (accounts::add_group).
                 let problem = match crate::accounts::check_name(spec.name.as_bytes()) {
                     Err(crate::accounts::AccountsError::BadName { reason }) => reason,
-                    _ if spec.uid == Some(0) => "uid 0 is root's: refused",
-                    _ if spec.homedir.is_some_and(|home| !is_plain_absolute(home)) => "homedir must be an absolute path without ., .. or //",
+                    _ if spec.uid == Some(0) => &"uid 0 is root's: refused",
+                    _ if spec.homedir.is_some_and(|home| !is_plain_absolute(home)) => &"homedir must be an absolute path without ., .. or //",
                     _ => return Ok(()),
                 };
                 Err(error(USERS, at, problem))
@@ -147,7 +173,7 @@ impl<'a> CloudConfig<'a> {
         let Some(users) = self.value("users") else { return false };
         let mut found = false;
         let _ = for_each_user(users, |entry, _| {
-            found |= test(&entry);
+            found |= test(entry);
             Ok::<(), ConfigError>(())
         });
         found
@@ -219,7 +245,7 @@ impl<'a> CloudConfig<'a> {
                     Ok(UserEntry::User(spec)) => (Some(spec.name), spec.expiry),
                     Ok(UserEntry::Default) => (None, Default::default()),
                     Err(e) => {
-                        note(key, None, entry, Some(e.problem));
+                        note(key, None, entry, Some(*e.problem));
                         continue;
                     }
                 };
@@ -293,14 +319,14 @@ impl CloudConfig<'_> {
 }
 
 pub fn flag(key: &'static str, value: NodeRef<'_>) -> Result<bool, ConfigError> {
-    value.as_bool().ok_or_else(|| error(key, value, "expected true or false"))
+    value.as_bool().ok_or_else(|| error(key, value, &"expected true or false"))
 }
 
 /// Any scalar's text (a number is its digits), as cloud-init's `str()` gives it.
 pub fn text<'a>(key: &'static str, value: NodeRef<'a>) -> Result<&'a str, ConfigError> {
     match value.kind() {
-        Kind::Scalar if !value.is_null() => value.as_str().ok_or_else(|| error(key, value, "expected text")),
-        _ => Err(error(key, value, "expected text")),
+        Kind::Scalar if !value.is_null() => value.as_str().ok_or_else(|| error(key, value, &"expected text")),
+        _ => Err(error(key, value, &"expected text")),
     }
 }
 
@@ -308,24 +334,24 @@ pub fn text<'a>(key: &'static str, value: NodeRef<'a>) -> Result<&'a str, Config
 pub fn items<'a>(key: &'static str, value: NodeRef<'a>) -> Result<impl Iterator<Item = NodeRef<'a>>, ConfigError> {
     match value.kind() {
         Kind::Sequence => Ok(value.items()),
-        _ => Err(error(key, value, "expected a list")),
+        _ => Err(error(key, value, &"expected a list")),
     }
 }
 
 /// Names given as a list or as one comma-separated string (`groups: [a, b]`, `"a, b"`).
 pub fn for_each_name<'a, E: From<ConfigError>>(key: &'static str, value: NodeRef<'a>, mut visit: impl FnMut(&'a str, NodeRef<'a>) -> Result<(), E>) -> Result<(), E> {
-    visiting(|(name, at)| visit(name, at), |visit| names(key, value, visit))
+    visiting(|&name, at| visit(name, at), |visit| names(key, value, visit))
 }
 
 /// `walk` with `visit` behind a `dyn` callback, so that a walk is compiled once whatever
 /// the visitor and its error type: an error of `visit` stops the walk and is returned as
 /// it is, one of the walk's own is converted.
-fn visiting<T, E: From<ConfigError>>(
-    mut visit: impl FnMut(T) -> Result<(), E>,
-    walk: impl FnOnce(&mut dyn FnMut(T) -> bool) -> Result<(), ConfigError>,
+fn visiting<'a, T, E: From<ConfigError>>(
+    mut visit: impl FnMut(&T, NodeRef<'a>) -> Result<(), E>,
+    walk: impl FnOnce(&mut dyn FnMut(&T, NodeRef<'a>) -> bool) -> Result<(), ConfigError>,
 ) -> Result<(), E> {
     let mut stopped = None;
-    walk(&mut |item| match visit(item) {
+    walk(&mut |item, at| match visit(item, at) {
         Ok(()) => true,
         Err(e) => {
             stopped = Some(e);
@@ -337,17 +363,17 @@ fn visiting<T, E: From<ConfigError>>(
 
 /// `for_each_name`'s walk: `visit` says whether to go on.
 #[inline(never)]
-fn names<'a>(key: &'static str, value: NodeRef<'a>, visit: &mut dyn FnMut((&'a str, NodeRef<'a>)) -> bool) -> Result<(), ConfigError> {
+fn names<'a>(key: &'static str, value: NodeRef<'a>, visit: &mut dyn FnMut(&&'a str, NodeRef<'a>) -> bool) -> Result<(), ConfigError> {
     if value.kind() == Kind::Sequence {
         for item in value.items() {
-            if !visit((text(key, item)?.trim(), item)) {
+            if !visit(&text(key, item)?.trim(), item) {
                 break;
             }
         }
         return Ok(());
     }
     for name in text(key, value)?.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-        if !visit((name, value)) {
+        if !visit(&name, value) {
             break;
         }
     }
@@ -491,13 +517,13 @@ const WRITE_FILES: &str = "write_files";
 /// A `write_files` entry, with cloud-init's defaults (0644, root:root, text).
 pub fn write_file(entry: NodeRef<'_>) -> Result<WriteFile<'_>, ConfigError> {
     if entry.kind() != Kind::Mapping {
-        return Err(error(WRITE_FILES, entry, "an entry is not a mapping"));
+        return Err(error(WRITE_FILES, entry, &"an entry is not a mapping"));
     }
     let field = |name: &str| entry.get(name).filter(|v| !v.is_null());
-    let path_value = field("path").ok_or_else(|| error(WRITE_FILES, entry, "an entry has no path"))?;
+    let path_value = field("path").ok_or_else(|| error(WRITE_FILES, entry, &"an entry has no path"))?;
     let path = text(WRITE_FILES, path_value)?;
     if !is_plain_absolute(path) {
-        return Err(error(WRITE_FILES, path_value, "path must be an absolute file path without ., .. or //"));
+        return Err(error(WRITE_FILES, path_value, &"path must be an absolute file path without ., .. or //"));
     }
     let encoding = match field("encoding").map(|v| text(WRITE_FILES, v).map(|t| (t.trim(), v))).transpose()? {
         None => Encoding::Text,
@@ -505,11 +531,11 @@ pub fn write_file(entry: NodeRef<'_>) -> Result<WriteFile<'_>, ConfigError> {
         Some((name, _)) if is_any(name, &["b64", "base64"]) => Encoding::Base64,
         Some((name, _)) if is_any(name, &["gz", "gzip"]) => Encoding::Gzip,
         Some((name, _)) if is_any(name, &["gz+base64", "gzip+base64", "gz+b64", "gzip+b64"]) => Encoding::GzipBase64,
-        Some((_, at)) => return Err(error(WRITE_FILES, at, "unknown encoding (text/plain, b64, gzip, gz+b64)")),
+        Some((_, at)) => return Err(error(WRITE_FILES, at, &"unknown encoding (text/plain, b64, gzip, gz+b64)")),
     };
     let permissions = match field("permissions") {
         None => 0o644,
-        Some(value) => permissions(value).ok_or_else(|| error(WRITE_FILES, value, "permissions are not an octal mode"))?,
+        Some(value) => permissions(value).ok_or_else(|| error(WRITE_FILES, value, &"permissions are not an octal mode"))?,
     };
     Ok(WriteFile {
         path,
@@ -585,15 +611,15 @@ pub struct UserSpec<'a> {
 const USERS: &str = "users";
 
 /// The entries of `users`: a list of names and mappings, or a comma-separated string.
-pub fn for_each_user<'a, E: From<ConfigError>>(users: NodeRef<'a>, mut visit: impl FnMut(UserEntry<'a>, NodeRef<'a>) -> Result<(), E>) -> Result<(), E> {
-    visiting(|(entry, at)| visit(entry, at), |visit| user_entries(users, visit))
+pub fn for_each_user<'a, E: From<ConfigError>>(users: NodeRef<'a>, visit: impl FnMut(&UserEntry<'a>, NodeRef<'a>) -> Result<(), E>) -> Result<(), E> {
+    visiting(visit, |visit| user_entries(users, visit))
 }
 
 /// `for_each_user`'s walk: `visit` says whether to go on.
 #[inline(never)]
-fn user_entries<'a>(users: NodeRef<'a>, visit: &mut dyn FnMut((UserEntry<'a>, NodeRef<'a>)) -> bool) -> Result<(), ConfigError> {
+fn user_entries<'a>(users: NodeRef<'a>, visit: &mut dyn FnMut(&UserEntry<'a>, NodeRef<'a>) -> bool) -> Result<(), ConfigError> {
     if users.kind() != Kind::Sequence {
-        return names(USERS, users, &mut |(name, at)| visit((named(name), at)));
+        return names(USERS, users, &mut |&name, at| visit(&named(name), at));
     }
     for item in users.items() {
         let entry = match item.kind() {
@@ -605,7 +631,7 @@ fn user_entries<'a>(users: NodeRef<'a>, visit: &mut dyn FnMut((UserEntry<'a>, No
             },
             _ => named(text(USERS, item)?.trim()),
         };
-        if !visit((entry, item)) {
+        if !visit(&entry, item) {
             break;
         }
     }
@@ -657,19 +683,23 @@ fn user_field<'a>(item: NodeRef<'a>, name: &str) -> Option<NodeRef<'a>> {
 fn user_spec(item: NodeRef<'_>) -> Result<UserEntry<'_>, ConfigError> {
     let field = |name: &str| user_field(item, name);
     let text_field = |name: &str| field(name).map(|v| text(USERS, v)).transpose();
-    let flag_field = |name: &str, default: bool| field(name).map_or(Ok(default), |v| flag(USERS, v));
-    let name_value = field("name").ok_or_else(|| error(USERS, item, "a user has no name"))?;
+    let name_value = field("name").ok_or_else(|| error(USERS, item, &"a user has no name"))?;
     let UserEntry::User(mut spec) = named(text(USERS, name_value)?) else {
         return Ok(UserEntry::Default);
     };
-    spec.gecos = text_field("gecos")?;
-    spec.primary_group = text_field("primary_group")?;
+    // A key that is present replaces cloud-init's default (`named`'s); checked in this
+    // order, so the first wrong one is the one said. Loops over the fields, not code per field.
+    for (slot, name) in [(&mut spec.gecos, "gecos"), (&mut spec.primary_group, "primary_group"), (&mut spec.shell, "shell"), (&mut spec.homedir, "homedir")] {
+        if let Some(value) = field(name) {
+            *slot = Some(text(USERS, value)?);
+        }
+    }
     spec.groups = field("groups");
-    spec.shell = text_field("shell")?;
-    spec.homedir = text_field("homedir")?;
-    spec.system = flag_field("system", false)?;
-    spec.no_create_home = flag_field("no_create_home", false)?;
-    spec.lock_passwd = flag_field("lock_passwd", true)?;
+    for (slot, name) in [(&mut spec.system, "system"), (&mut spec.no_create_home, "no_create_home"), (&mut spec.lock_passwd, "lock_passwd")] {
+        if let Some(value) = field(name) {
+            *slot = flag(USERS, value)?;
+        }
+    }
     spec.hashed_passwd = match text_field("hashed_passwd")? {
         Some(hash) => Some(hash),
         None => text_field("passwd")?,
@@ -677,7 +707,7 @@ fn user_spec(item: NodeRef<'_>) -> Result<UserEntry<'_>, ConfigError> {
     spec.plain_text_passwd = text_field("plain_text_passwd")?;
     spec.uid = match field("uid") {
         None => None,
-        Some(uid) => Some(uid.as_int().and_then(|n| u32::try_from(n).ok()).ok_or_else(|| error(USERS, uid, "uid is not a number"))?),
+        Some(uid) => Some(uid.as_int().and_then(|n| u32::try_from(n).ok()).ok_or_else(|| error(USERS, uid, &"uid is not a number"))?),
     };
     spec.sudo = field("sudo").filter(|v| v.as_bool() != Some(false));
     spec.doas = field("doas");
@@ -741,15 +771,15 @@ const POWER_STATE: &str = "power_state";
 
 pub fn power_state(value: NodeRef<'_>) -> Result<PowerState<'_>, ConfigError> {
     if value.kind() != Kind::Mapping {
-        return Err(error(POWER_STATE, value, "expected a mapping"));
+        return Err(error(POWER_STATE, value, &"expected a mapping"));
     }
     let field = |name: &str| value.get(name).filter(|v| !v.is_null());
-    let mode_value = field("mode").ok_or_else(|| error(POWER_STATE, value, "mode is missing (poweroff, reboot, halt)"))?;
+    let mode_value = field("mode").ok_or_else(|| error(POWER_STATE, value, &"mode is missing (poweroff, reboot, halt)"))?;
     let mode = match text(POWER_STATE, mode_value)? {
         "poweroff" => PowerMode::Poweroff,
         "reboot" => PowerMode::Reboot,
         "halt" => PowerMode::Halt,
-        _ => return Err(error(POWER_STATE, mode_value, "mode must be poweroff, reboot or halt")),
+        _ => return Err(error(POWER_STATE, mode_value, &"mode must be poweroff, reboot or halt")),
     };
     let delay_seconds = match field("delay") {
         None => 0,
@@ -760,8 +790,8 @@ pub fn power_state(value: NodeRef<'_>) -> Result<PowerState<'_>, ConfigError> {
                 .strip_prefix('+')
                 .and_then(|m| crate::text::decimal(m.as_bytes(), 6))
                 .map(|minutes| minutes * 60)
-                .ok_or_else(|| error(POWER_STATE, delay, "delay must be now, +MINUTES or MINUTES"))?,
-            _ => return Err(error(POWER_STATE, delay, "delay must be now, +MINUTES or MINUTES")),
+                .ok_or_else(|| error(POWER_STATE, delay, &"delay must be now, +MINUTES or MINUTES"))?,
+            _ => return Err(error(POWER_STATE, delay, &"delay must be now, +MINUTES or MINUTES")),
         },
     };
     let condition = match field("condition") {
@@ -852,7 +882,7 @@ mod tests {
         ] {
             with_config(&[doc], |config| {
                 let entry = config.get("write_files").unwrap().items().next().unwrap();
-                assert_eq!(write_file(entry).unwrap_err().problem, problem, "{doc}");
+                assert_eq!(*write_file(entry).unwrap_err().problem, problem, "{doc}");
             });
         }
     }
@@ -965,7 +995,20 @@ mod tests {
             assert_eq!((program.to_str().unwrap().strip_prefix("/sbin/"), argument0.to_str().unwrap()), (Some(name), name));
         }
         with_config(&["power_state: {mode: reboot, delay: soon}\n"], |config| {
-            assert_eq!(power_state(config.get("power_state").unwrap()).unwrap_err().problem, "delay must be now, +MINUTES or MINUTES");
+            assert_eq!(*power_state(config.get("power_state").unwrap()).unwrap_err().problem, "delay must be now, +MINUTES or MINUTES");
+        });
+    }
+
+    #[test]
+    fn an_error_keeps_its_key_line_and_column() {
+        with_config(&["a: 1\nb:   [x]\n"], |config| {
+            let at = config.get("b").unwrap();
+            for key in error_keys() {
+                let e = error(key, at, &"p");
+                assert_eq!((e.key(), e.line, e.column(), *e.problem), (key, 2, 6, "p"));
+                assert_eq!(e.to_string(), format!("cloud-config line 2 column 6: {key}: p"));
+            }
+            assert!(error_keys().count() < 1 << (32 - COLUMN_BITS));
         });
     }
 
@@ -980,7 +1023,7 @@ mod tests {
         ] {
             with_config(&[doc], |config| {
                 let e = config.validate().unwrap_err();
-                assert_eq!((e.key, e.problem, e.line), (key, problem, line), "{doc}");
+                assert_eq!((e.key(), *e.problem, e.line), (key, problem, line), "{doc}");
             });
         }
         with_config(&["hostname: h\nruncmd: [a, [b, c]]\nusers: [default]\n"], |config| assert_eq!(config.validate(), Ok(())));
@@ -1005,7 +1048,7 @@ mod tests {
         ] {
             with_config(&[doc], |config| {
                 let e = config.validate().unwrap_err();
-                assert_eq!((e.key, e.problem, e.line), (key, problem, line), "{doc}");
+                assert_eq!((e.key(), *e.problem, e.line), (key, problem, line), "{doc}");
             });
         }
         // A write_files entry is refused on its own (left out with a warning), not the
@@ -1015,7 +1058,7 @@ mod tests {
                 assert_eq!(config.validate(), Ok(()), "{doc}");
                 let entry = items("write_files", config.value("write_files").unwrap()).unwrap().next().unwrap();
                 let e = write_file(entry).map(drop).unwrap_err();
-                assert_eq!((e.key, e.problem, e.line), ("write_files", "path must be an absolute file path without ., .. or //", 2), "{doc}");
+                assert_eq!((e.key(), *e.problem, e.line), ("write_files", "path must be an absolute file path without ., .. or //", 2), "{doc}");
             });
         }
         let fine = "users:\n  - default\n  - name: svc.web-1\n    homedir: /srv/web\n    groups: [a, b]\ngroups: [{admins: [svc.web-1]}, ops]\n";

@@ -12,14 +12,14 @@ const FILE: &str = "/etc/shadow";
 /// day of the last change to `days_since_epoch`: the password (field 2) and last change
 /// (field 3) of `name`'s first line.
 pub fn set_shadow_password(shadow: &[u8], name: &[u8], hash: &[u8], days_since_epoch: u64, out: &mut [u8]) -> Result<usize, AccountsError> {
-    check("password", hash)?;
-    check("user name", name)?;
+    check(&"password", hash)?;
+    check(&"user name", name)?;
     if name.is_empty() {
-        return Err(AccountsError::BadField { field: "user name" });
+        return Err(AccountsError::BadField { field: &"user name" });
     }
     let mut digits = [0u8; 20];
     let last_change = decimal(days_since_epoch, &mut digits);
-    let too_large = |full: Full| AccountsError::TooLarge { file: FILE, limit: full.limit };
+    let too_large = |full: Full| AccountsError::TooLarge { file: &FILE, limit: full.limit as u32 };
     let mut writer = Out::new(out);
     let mut done = false;
     for (index, line) in lines(shadow).enumerate() {
@@ -39,7 +39,7 @@ pub fn set_shadow_password(shadow: &[u8], name: &[u8], hash: &[u8], days_since_e
     }
     match done {
         true => Ok(writer.len()),
-        false => Err(AccountsError::MissingUser { file: FILE }),
+        false => Err(AccountsError::MissingUser { file: &FILE }),
     }
 }
 
@@ -69,7 +69,7 @@ mod tests {
     #[test]
     fn refusals_and_limits() {
         let mut out = [0u8; 512];
-        let missing = Err(AccountsError::MissingUser { file: "/etc/shadow" });
+        let missing = Err(AccountsError::MissingUser { file: &"/etc/shadow" });
         assert_eq!(set_shadow_password(SHADOW, b"carol", b"h", 1, &mut out), missing);
         assert_eq!(set_shadow_password(SHADOW, b"alp", b"h", 1, &mut out), missing);
         // A line that is not shadow(5)'s nine fields is never matched.
@@ -77,20 +77,20 @@ mod tests {
         assert_eq!(set_shadow_password(b"", b"root", b"h", 0, &mut out), missing);
         assert_eq!(
             set_shadow_password(SHADOW, b"bob", b"h:0:0", 1, &mut out),
-            Err(AccountsError::BadField { field: "password" })
+            Err(AccountsError::BadField { field: &"password" })
         );
         assert_eq!(
             set_shadow_password(SHADOW, b"bob\nroot", b"h", 1, &mut out),
-            Err(AccountsError::BadField { field: "user name" })
+            Err(AccountsError::BadField { field: &"user name" })
         );
-        assert_eq!(set_shadow_password(b":x:1::::::\n", b"", b"h", 0, &mut out), Err(AccountsError::BadField { field: "user name" }));
+        assert_eq!(set_shadow_password(b":x:1::::::\n", b"", b"h", 0, &mut out), Err(AccountsError::BadField { field: &"user name" }));
         let expected_len = SHADOW.len() - b"$6$s$h".len() + 1;
         let mut exact = vec![0u8; expected_len];
         assert_eq!(set_shadow_password(SHADOW, b"bob", b"h", 19000, &mut exact), Ok(expected_len));
         let mut short = vec![0u8; expected_len - 1];
         assert_eq!(
             set_shadow_password(SHADOW, b"bob", b"h", 19000, &mut short),
-            Err(AccountsError::TooLarge { file: "/etc/shadow", limit: expected_len - 1 })
+            Err(AccountsError::TooLarge { file: &"/etc/shadow", limit: expected_len as u32 - 1 })
         );
     }
 

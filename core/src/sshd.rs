@@ -24,9 +24,9 @@ pub fn ssh_pwauth<H: Files + Messages>(host: &mut H, config: &CloudConfig<'_>) -
             Some("true" | "yes" | "on" | "1") => true,
             Some("false" | "no" | "off" | "0") => false,
             Some("unchanged") => return Ok(host.text(format_args!("unchanged"))),
-            _ => return Err(cloud_config::error("ssh_pwauth", value, "not true, false or unchanged").into()),
+            _ => return Err(cloud_config::error("ssh_pwauth", value, &"not true, false or unchanged").into()),
         },
-        _ => return Err(cloud_config::error("ssh_pwauth", value, "not true, false or unchanged").into()),
+        _ => return Err(cloud_config::error("ssh_pwauth", value, &"not true, false or unchanged").into()),
     };
     let setting = if allow { "yes" } else { "no" };
     let (name, changed) = set_option(host, "PasswordAuthentication", setting)?;

@@ -366,7 +366,7 @@ pub fn apply_users<H: Files + Batch + Messages + Random + Room>(host: &mut H, de
     if let Some(list) = config.value("users") {
         cloud_config::for_each_user(list, |entry, at| -> Result<(), H::Text> {
             let UserEntry::User(spec) = entry else { return Ok(()) };
-            if let Err(e) = apply_user(host, &spec, today) {
+            if let Err(e) = apply_user(host, spec, today) {
                 first_failure.get_or_insert(e);
                 return Ok(());
             }
@@ -405,7 +405,7 @@ pub fn apply_users<H: Files + Batch + Messages + Random + Room>(host: &mut H, de
 fn apply_user<H: Files + Batch + Messages + Random + Room>(host: &mut H, spec: &cloud_config::UserSpec<'_>, today: u64) -> Result<(), H::Text> {
     let mut groups: heapless::Vec<&[u8], GROUPS_LIMIT> = heapless::Vec::new();
     if let Some(listed) = spec.groups {
-        cloud_config::for_each_name("users", listed, |name, at| groups.push(name.as_bytes()).map_err(|_| cloud_config::error("users", at, "more than 16 groups")))
+        cloud_config::for_each_name("users", listed, |name, at| groups.push(name.as_bytes()).map_err(|_| cloud_config::error("users", at, &"more than 16 groups")))
             .map_err(|e| said(host, &e))?;
     }
     let mut hash = [0u8; crate::passwords::HASH_LIMIT];
