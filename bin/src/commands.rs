@@ -1,7 +1,9 @@
-//! The commands that are not phases: `imds`, `status`, `mark`, `userdata show`. What
-//! they print and how they exit is core's (`imds_keys`, `status`, `completion`,
-//! `userdata_show`).
+//! The commands that are not phases: `imds`, `status`, `mark`, `clean`, `grow`,
+//! `userdata show`, `net-sync`. What they print and how they exit is core's (`imds_keys`,
+//! `status`, `completion`, `clean`, `partition::expand`, `userdata_show`, `net::net_sync`).
 
+use wisp_core::clean::Options;
+use wisp_core::cli::GrowTarget;
 use wisp_core::host::explain::Worded;
 use wisp_core::instance::INSTANCE_ID_LIMIT;
 use wisp_core::out::Chunked;
@@ -13,6 +15,8 @@ use wisp_os_linux::nul_terminated::NulTerminated;
 
 use crate::cloud_init_status;
 use crate::context::Context;
+use crate::host::files::Root;
+use crate::host::system::System;
 use crate::host::{errno_words, OpenDir};
 use crate::imds::{take_metadata, Imds, USERDATA_RESPONSE};
 use crate::markers;
@@ -66,6 +70,56 @@ pub fn status(ctx: &Context<'_>, wait: bool, timeout_s: Option<u32>) -> Result<i
 #[inline(never)]
 pub fn mark(ctx: &Context<'_>, complete: bool) -> Result<(), i32> {
     ctx.var_dir().and_then(|var| markers::set_complete(ctx, &var, complete)).map_err(|e| failed(e, EXIT_FAILED))
+}
+
+/// `wisp clean`: core's `clean::run` under `--root`.
+#[inline(never)]
+pub fn clean(ctx: &Context<'_>, options: Options) -> i32 {
+    let var_path = ctx.config.var_dir.as_bytes();
+    let var = ctx.open_dir(var_path).ok();
+    match wisp_core::clean::run(&mut Root::of(ctx), var.as_ref().map(|dir| OpenDir { dir }).as_mut(), var_path, ctx.config.logs_dir.as_bytes(), options) {
+        Ok(()) => 0,
+        Err(e) => {
+            output::error(format_args!("clean: {}", Worded(&e, errno_words)));
+            EXIT_FAILED
+        }
+    }
+}
+
+/// `wisp grow MOUNTPOINT` and `wisp grow --image FILE --partition N`: core's
+/// `partition::expand` on the root's devices (`host::block`).
+#[cfg(feature = "grow")]
+#[inline(never)]
+pub fn grow(ctx: &Context<'_>, target: GrowTarget<'_>) -> i32 {
+    use wisp_core::partition::expand;
+    let result = match target {
+        GrowTarget::Mount(mountpoint) => expand::mount(&mut System::new(ctx), mountpoint),
+        GrowTarget::Image { file, partition } => expand::image(&mut System::new(ctx), file, partition),
+    };
+    match result {
+        Ok(note) => {
+            output::print(format_args!("{note}"));
+            0
+        }
+        Err(e) => {
+            output::error(format_args!("grow: {e}"));
+            EXIT_FAILED
+        }
+    }
+}
+
+/// `wisp net-sync`: on AWS, each interface's addresses made what the metadata lists.
+#[cfg(feature = "network")]
+#[inline(never)]
+pub fn net_sync(ctx: &mut Context<'_>) -> i32 {
+    let synced = crate::cloud::resolve(ctx).and_then(|cloud| {
+        let mut imds = Imds::new(cloud, &ctx.timeouts, ctx.config.imds_token_ttl);
+        // The answer's head comes first in `raw`: core copies the body out of it.
+        wisp_core::net::net_sync::run(&System::new(ctx), cloud, &mut crate::network::open_kernel()?, |path, raw| imds.get_path(path, raw))
+    });
+    let Err(e) = synced else { return 0 };
+    output::error(format_args!("net-sync: {e}"));
+    EXIT_FAILED
 }
 
 /// `wisp userdata show [FILE]`: the user-data read (includes listed, not fetched) and
