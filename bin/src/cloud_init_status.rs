@@ -2,10 +2,9 @@
 //! so that `cloud-init status --wait` works on a wisp image. A file that cannot be written
 //! is logged and never fails the bootstrap: the status only reports on the work.
 
-use wisp_core::cloud_init_status::{self as documents, DOCUMENT_LIMIT};
+use wisp_core::cloud_init_status as documents;
 use wisp_core::config::Cloud;
 use wisp_core::phase::{Failed, Phase};
-use wisp_core::text::Decimal;
 use wisp_os_linux::time::realtime_ms;
 
 use crate::context::Context;
@@ -15,7 +14,6 @@ use crate::host::system::System;
 
 /// Under the root, as every path is; a tmpfs on a real system, so each boot starts afresh.
 pub const RUN_DIR: &[u8] = b"/run/cloud-init";
-pub const RESULT_PATH: &[u8] = b"/run/cloud-init/result.json";
 
 /// Marks `phase` as running; returns what failed in this boot's phases before it (see
 /// `cloud_init_status::record`).
@@ -27,27 +25,6 @@ pub fn stage_started(ctx: &mut Context<'_>, phase: Phase, cloud: Option<Cloud>) 
 pub fn stage_finished(ctx: &mut Context<'_>, phase: Phase, cloud: Option<Cloud>, failure: Option<&Message>) {
     let reason = failure.map(|line| msg!("{line}"));
     update(ctx, phase, cloud, Some(reason.as_ref().map(|line| line.text())));
-}
-
-/// Polls for `result.json` every 250 ms (for at most `timeout_s`), as cloud-init's command
-/// does; says whether its list of errors (which the log has too) is empty. Out of line:
-/// inlined into `main`, it costs 200 bytes more.
-#[inline(never)]
-pub fn wait_for_result(ctx: &Context<'_>, timeout_s: Option<u32>) -> Result<bool, Message> {
-    let mut buf = [0u8; DOCUMENT_LIMIT];
-    let started = wisp_os_linux::time::monotonic_ms();
-    loop {
-        if let Some(document) = ctx.read(RESULT_PATH, &mut buf)? {
-            let errors = documents::result_has_errors(document);
-            return errors.map(|any| !any).map_err(|e| msg!("{}: {e}", crate::output::Shown(RESULT_PATH)));
-        }
-        if let Some(limit) = timeout_s {
-            if wisp_os_linux::time::monotonic_ms() - started >= u64::from(limit) * 1000 {
-                return Err(msg!("status --wait: no {} after {limit} s (--timeout)", crate::output::Shown(RESULT_PATH), limit = Decimal(limit.into())));
-            }
-        }
-        wisp_os_linux::time::sleep_ms(250);
-    }
 }
 
 fn update(ctx: &mut Context<'_>, phase: Phase, cloud: Option<Cloud>, end: Option<Option<&str>>) -> Failed {

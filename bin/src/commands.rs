@@ -13,11 +13,10 @@ use wisp_core::{imds_keys, status};
 use wisp_os_linux::fs::{self, ReadError};
 use wisp_os_linux::nul_terminated::NulTerminated;
 
-use crate::cloud_init_status;
 use crate::context::Context;
 use crate::host::files::Root;
 use crate::host::system::System;
-use crate::host::{errno_words, OpenDir};
+use crate::host::{errno_words, Network, OpenDir};
 use crate::imds::{take_metadata, Imds, USERDATA_RESPONSE};
 use crate::markers;
 use crate::output::{self, failed, Message, Shown};
@@ -51,13 +50,17 @@ pub fn imds(ctx: &mut Context<'_>, keys: &[&[u8]]) -> Result<(), i32> {
     printed.map_err(|e| failed(e, e.exit_code()))
 }
 
-/// `wisp status [--wait [--timeout S]]`: writes nothing; `--wait` first waits for this
-/// boot's `result.json`, as `cloud-init status --wait` does.
+/// `wisp status [--wait [--timeout S]]`: writes nothing (core's `status`).
 #[inline(never)]
 pub fn status(ctx: &Context<'_>, wait: bool, timeout_s: Option<u32>) -> Result<i32, i32> {
     let waited = match wait {
-        true => Some(cloud_init_status::wait_for_result(ctx, timeout_s).map_err(|e| failed(e, EXIT_FAILED))?),
-        false => None,
+        // Without the feature, main answers `--wait` before this.
+        #[cfg(feature = "cloud-init-status")]
+        true => {
+            let read = |path: &[u8], buf: &mut [u8]| Ok(ctx.read(path, buf)?.map(<[u8]>::len));
+            Some(status::wait_for_result(&mut Network { guest_socket: None }, timeout_s, read, Message::format).map_err(|e| failed(e, EXIT_FAILED))?)
+        }
+        _ => None,
     };
     let var = ctx.existing_var_dir().map_err(|e| failed(e, EXIT_FAILED))?;
     let mut buf = [0u8; INSTANCE_ID_LIMIT];

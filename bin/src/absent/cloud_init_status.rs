@@ -1,5 +1,5 @@
 //! A build without the `cloud-init-status` feature keeps no cloud-init status files:
-//! the phases' calls do nothing, and `wisp status --wait` says why it cannot wait.
+//! the phases' calls do nothing (and `wisp status --wait` says why it cannot wait: `main`).
 
 use wisp_core::config::Cloud;
 use wisp_core::phase::Phase;
@@ -14,8 +14,3 @@ pub fn stage_started(_: &mut Context<'_>, _: Phase, _: Option<Cloud>) -> wisp_co
 }
 
 pub fn stage_finished(_: &mut Context<'_>, _: Phase, _: Option<Cloud>, _: Option<&Message>) {}
-
-pub fn wait_for_result(_: &Context<'_>, _: Option<u32>) -> Result<bool, Message> {
-    Err(crate::features::missing("status --wait", "cloud-init-status"))
-}
-
