@@ -94,12 +94,7 @@ pub fn clean(ctx: &Context<'_>, options: Options) -> i32 {
 #[cfg(feature = "grow")]
 #[inline(never)]
 pub fn grow(ctx: &Context<'_>, target: GrowTarget<'_>) -> i32 {
-    use wisp_core::partition::expand;
-    let result = match target {
-        GrowTarget::Mount(mountpoint) => expand::mount(&mut System::new(ctx), mountpoint),
-        GrowTarget::Image { file, partition } => expand::image(&mut System::new(ctx), file, partition),
-    };
-    match result {
+    match wisp_core::partition::expand::command(&mut System::new(ctx), target) {
         Ok(note) => {
             output::print(format_args!("{note}"));
             0
