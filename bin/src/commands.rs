@@ -6,7 +6,6 @@ use wisp_core::clean::Options;
 use wisp_core::cli::GrowTarget;
 use wisp_core::host::explain::Worded;
 use wisp_core::instance::INSTANCE_ID_LIMIT;
-use wisp_core::out::Chunked;
 use wisp_core::state_files::USER_DATA;
 use wisp_core::text::ShownUnder;
 use wisp_core::{imds_keys, status};
@@ -130,13 +129,7 @@ pub fn userdata_show(ctx: &Context<'_>, file: Option<&[u8]>) -> Result<(), Messa
         Some(decoded) => crate::cloud_config::parse(decoded)?,
         None => Default::default(),
     };
-    // A document's JSON can be larger than any buffer.
-    let mut buf = [0; 4096];
-    let mut out = Chunked::new(&mut buf, output::print_raw);
-    let parts = decoded.iter().flat_map(|d| d.parts.iter()).map(|part| (part.kind, part.media_type, part.bytes.len()));
-    let _ = wisp_core::userdata_show::write(&mut out, parts, &config);
-    out.flush();
-    wisp_core::userdata_show::warn(&config, &|args| output::error(format_args!("warning: {args}")));
+    wisp_core::userdata_show::show(decoded.as_ref(), &config, output::print_raw, &|args| output::error(format_args!("warning: {args}")));
     Ok(())
 }
 
