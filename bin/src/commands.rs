@@ -6,6 +6,7 @@ use wisp_core::clean::Options;
 use wisp_core::cli::GrowTarget;
 use wisp_core::host::explain::Worded;
 use wisp_core::instance::INSTANCE_ID_LIMIT;
+use wisp_core::seed::local::BeforeService;
 use wisp_core::state_files::USER_DATA;
 use wisp_core::text::ShownUnder;
 use wisp_core::{imds_keys, status};
@@ -34,15 +35,14 @@ pub fn imds(ctx: &mut Context<'_>, keys: &[&[u8]]) -> Result<(), i32> {
         imds.socket = ctx.guest_socket();
     }
     let metadata = take_metadata().map_err(|e| failed(e, EXIT_FAILED))?;
-    #[cfg(any(feature = "nocloud", feature = "configdrive"))]
-    if matches!(cloud, wisp_core::config::Cloud::Nocloud | wisp_core::config::Cloud::Configdrive) {
-        let loaded = crate::seed::load(ctx, cloud, metadata, None);
-        loaded.map_err(|e| failed(msg!("{}: {e}", wisp_core::text::Plain(cloud.name())), EXIT_FAILED))?;
-    }
-    #[cfg(feature = "azure")]
-    if cloud == wisp_core::config::Cloud::Azure {
-        crate::seed::load_azure_custom_data(ctx, metadata).map_err(|e| failed(msg!("azure: {e}"), EXIT_FAILED))?;
-    }
+    let loaded: Result<(), Message> = match wisp_core::seed::local::before_service(cloud) {
+        #[cfg(any(feature = "nocloud", feature = "configdrive"))]
+        Some(BeforeService::Seed) => crate::seed::load(ctx, cloud, metadata, None).map(drop),
+        #[cfg(feature = "azure")]
+        Some(BeforeService::AzureCd) => crate::seed::load_azure_custom_data(ctx, metadata).map(drop),
+        _ => Ok(()),
+    };
+    loaded.map_err(|e| failed(msg!("{}: {e}", wisp_core::text::Plain(cloud.name())), EXIT_FAILED))?;
     imds.fetch(metadata, &imds_keys::items(keys)).map_err(|e| failed(e, EXIT_FAILED))?;
     let mut raw = [0u8; USERDATA_RESPONSE];
     let printed = imds_keys::print(keys, metadata, &mut raw, &mut |path, buf| imds.get_path(path, buf), &mut output::print_raw);
