@@ -1,8 +1,8 @@
 //! The network with no tools: core's `net::ephemeral` (the boot phase's bring-up) over
 //! the kernel's sockets, which `wisp net-sync` (`commands`) opens too.
 
-use wisp_core::config::Cloud;
 use wisp_core::net::{ephemeral, rtnl::Rtnl};
+use wisp_core::seed::local::{before_service, BeforeService};
 use wisp_core::text::Plain;
 
 use crate::context::Context;
@@ -11,7 +11,7 @@ use crate::output::{os_error, Message};
 
 pub fn set_ephemeral_network(ctx: &mut Context<'_>, metadata: &mut crate::imds::Metadata) -> Result<Message, Message> {
     let cloud = crate::cloud::resolve(ctx)?;
-    let local_seed = matches!(cloud, Cloud::Nocloud | Cloud::Configdrive);
+    let local_seed = before_service(cloud) == Some(BeforeService::Seed);
     let var = ctx.var_dir()?;
     // `wisp boot` alone has not read the seed yet: its network-config is needed now.
     #[cfg(any(feature = "nocloud", feature = "configdrive"))]
