@@ -17,7 +17,7 @@ use crate::userdata::Includes;
 pub fn run(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: Action) -> Result<Message, Message> {
     match action {
         #[cfg(feature = "grow")]
-        Action::ExpandRoot => crate::grow::mount(ctx, ctx.path(b"/")?.as_bytes()),
+        Action::ExpandRoot => wisp_core::partition::expand::mount(&mut System::new(ctx), ctx.path(b"/")?.as_bytes()),
         Action::InstallHotplugs => Err(msg!("not supported: wisp installs no mdev hotplug handlers")),
         #[cfg(feature = "network")]
         Action::SetEphemeralNetwork => crate::network::set_ephemeral_network(ctx, session.metadata),

@@ -4,11 +4,10 @@
 //! without the `cloud-init-status` feature records nothing (a phase run alone then runs
 //! all its actions) and `wisp status --wait` says why it cannot wait.
 
-use wisp_core::cloud_init_status::{self as documents, DOCUMENT_LIMIT};
+use wisp_core::cloud_init_status as documents;
 use wisp_core::config::Cloud;
 use wisp_core::phase::{Failed, Phase};
 use wisp_core::phases_start::Starting;
-use wisp_core::text::Decimal;
 use wisp_os_linux::time::realtime_ms;
 
 use crate::context::Context;
@@ -18,34 +17,9 @@ use crate::host::system::System;
 
 /// Under the root, as every path is; a tmpfs on a real system, so each boot starts afresh.
 pub const RUN_DIR: &[u8] = b"/run/cloud-init";
-pub const RESULT_PATH: &[u8] = b"/run/cloud-init/result.json";
 
 /// Whether this build keeps the status files: without, the code below is never reached.
 const BUILT: bool = cfg!(feature = "cloud-init-status");
-
-/// Polls for `result.json` every 250 ms (for at most `timeout_s`), as cloud-init's command
-/// does; says whether its list of errors (which the log has too) is empty. Out of line:
-/// inlined into `main`, it costs 200 bytes more.
-#[inline(never)]
-pub fn wait_for_result(ctx: &Context<'_>, timeout_s: Option<u32>) -> Result<bool, Message> {
-    if !BUILT {
-        return Err(crate::features::missing("status --wait", "cloud-init-status"));
-    }
-    let mut buf = [0u8; DOCUMENT_LIMIT];
-    let started = wisp_os_linux::time::monotonic_ms();
-    loop {
-        if let Some(document) = ctx.read(RESULT_PATH, &mut buf)? {
-            let errors = documents::result_has_errors(document);
-            return errors.map(|any| !any).map_err(|e| msg!("{}: {e}", crate::output::Shown(RESULT_PATH)));
-        }
-        if let Some(limit) = timeout_s {
-            if wisp_os_linux::time::monotonic_ms() - started >= u64::from(limit) * 1000 {
-                return Err(msg!("status --wait: no {} after {limit} s (--timeout)", crate::output::Shown(RESULT_PATH), limit = Decimal(limit.into())));
-            }
-        }
-        wisp_os_linux::time::sleep_ms(250);
-    }
-}
 
 /// The run's log, and each phase's start and end in cloud-init's status, before the
 /// first phase too (`phases_start`).

@@ -1,19 +1,21 @@
-//! The commands that are not phases: `imds`, `status`, `mark`, `userdata show`. What
-//! they print and how they exit is core's (`imds_keys`, `status`, `completion`,
-//! `userdata_show`).
+//! The commands that are not phases: `imds`, `status`, `mark`, `clean`, `grow`,
+//! `userdata show`, `net-sync`. What they print and how they exit is core's (`imds_keys`,
+//! `status`, `completion`, `clean`, `partition::expand`, `userdata_show`, `net::net_sync`).
 
+use wisp_core::clean::Options;
+use wisp_core::cli::GrowTarget;
 use wisp_core::host::explain::Worded;
 use wisp_core::instance::INSTANCE_ID_LIMIT;
-use wisp_core::out::Chunked;
+use wisp_core::seed::local::BeforeService;
 use wisp_core::state_files::USER_DATA;
 use wisp_core::text::ShownUnder;
 use wisp_core::{imds_keys, status};
 use wisp_os_linux::fs::{self, ReadError};
 use wisp_os_linux::nul_terminated::NulTerminated;
 
-use crate::cloud_init_status;
 use crate::context::Context;
-use crate::host::{errno_words, OpenDir};
+use crate::host::system::System;
+use crate::host::{errno_words, Network, OpenDir};
 use crate::imds::{take_metadata, Imds, USERDATA_RESPONSE};
 use crate::markers;
 use crate::output::{self, failed, Message, Shown};
@@ -32,28 +34,31 @@ pub fn imds(ctx: &mut Context<'_>, keys: &[&[u8]]) -> Result<(), i32> {
         imds.socket = ctx.guest_socket();
     }
     let metadata = take_metadata().map_err(|e| failed(e, EXIT_FAILED))?;
-    #[cfg(any(feature = "nocloud", feature = "configdrive"))]
-    if matches!(cloud, wisp_core::config::Cloud::Nocloud | wisp_core::config::Cloud::Configdrive) {
-        let loaded = crate::seed::load(ctx, cloud, metadata, None);
-        loaded.map_err(|e| failed(msg!("{}: {e}", wisp_core::text::Plain(cloud.name())), EXIT_FAILED))?;
-    }
-    #[cfg(feature = "azure")]
-    if cloud == wisp_core::config::Cloud::Azure {
-        crate::seed::load_azure_custom_data(ctx, metadata).map_err(|e| failed(msg!("azure: {e}"), EXIT_FAILED))?;
-    }
+    let loaded: Result<(), Message> = match wisp_core::seed::local::before_service(cloud) {
+        #[cfg(any(feature = "nocloud", feature = "configdrive"))]
+        Some(BeforeService::Seed) => crate::seed::load(ctx, cloud, metadata, None).map(drop),
+        #[cfg(feature = "azure")]
+        Some(BeforeService::AzureCd) => crate::seed::load_azure_custom_data(ctx, metadata).map(drop),
+        _ => Ok(()),
+    };
+    loaded.map_err(|e| failed(msg!("{}: {e}", wisp_core::text::Plain(cloud.name())), EXIT_FAILED))?;
     imds.fetch(metadata, &imds_keys::items(keys)).map_err(|e| failed(e, EXIT_FAILED))?;
     let mut raw = [0u8; USERDATA_RESPONSE];
     let printed = imds_keys::print(keys, metadata, &mut raw, &mut |path, buf| imds.get_path(path, buf), &mut output::print_raw);
     printed.map_err(|e| failed(e, e.exit_code()))
 }
 
-/// `wisp status [--wait [--timeout S]]`: writes nothing; `--wait` first waits for this
-/// boot's `result.json`, as `cloud-init status --wait` does.
+/// `wisp status [--wait [--timeout S]]`: writes nothing (core's `status`).
 #[inline(never)]
 pub fn status(ctx: &Context<'_>, wait: bool, timeout_s: Option<u32>) -> Result<i32, i32> {
     let waited = match wait {
-        true => Some(cloud_init_status::wait_for_result(ctx, timeout_s).map_err(|e| failed(e, EXIT_FAILED))?),
-        false => None,
+        // Without the feature, main answers `--wait` before this.
+        #[cfg(feature = "cloud-init-status")]
+        true => {
+            let read = |path: &[u8], buf: &mut [u8]| Ok(ctx.read(path, buf)?.map(<[u8]>::len));
+            Some(status::wait_for_result(&mut Network { guest_socket: None }, timeout_s, read, Message::format).map_err(|e| failed(e, EXIT_FAILED))?)
+        }
+        _ => None,
     };
     let var = ctx.existing_var_dir().map_err(|e| failed(e, EXIT_FAILED))?;
     let mut buf = [0u8; INSTANCE_ID_LIMIT];
@@ -68,6 +73,51 @@ pub fn mark(ctx: &Context<'_>, complete: bool) -> Result<(), i32> {
     ctx.var_dir().and_then(|var| markers::set_complete(ctx, &var, complete)).map_err(|e| failed(e, EXIT_FAILED))
 }
 
+/// `wisp clean`: core's `clean::run` under `--root`.
+#[inline(never)]
+pub fn clean(ctx: &Context<'_>, options: Options) -> i32 {
+    let var_path = ctx.config.var_dir.as_bytes();
+    let var = ctx.open_dir(var_path).ok();
+    match wisp_core::clean::run(&mut OpenDir::root(ctx), var.as_ref().map(|dir| OpenDir { dir }).as_mut(), var_path, ctx.config.logs_dir.as_bytes(), options) {
+        Ok(()) => 0,
+        Err(e) => {
+            output::error(format_args!("clean: {}", Worded(&e, errno_words)));
+            EXIT_FAILED
+        }
+    }
+}
+
+/// `wisp grow MOUNTPOINT` and `wisp grow --image FILE --partition N`: core's
+/// `partition::expand` on the root's devices (`host::block`).
+#[cfg(feature = "grow")]
+#[inline(never)]
+pub fn grow(ctx: &Context<'_>, target: GrowTarget<'_>) -> i32 {
+    match wisp_core::partition::expand::command(&mut System::new(ctx), target) {
+        Ok(note) => {
+            output::print(format_args!("{note}"));
+            0
+        }
+        Err(e) => {
+            output::error(format_args!("grow: {e}"));
+            EXIT_FAILED
+        }
+    }
+}
+
+/// `wisp net-sync`: on AWS, each interface's addresses made what the metadata lists.
+#[cfg(feature = "network")]
+#[inline(never)]
+pub fn net_sync(ctx: &mut Context<'_>) -> i32 {
+    let synced = crate::cloud::resolve(ctx).and_then(|cloud| {
+        let mut imds = Imds::new(cloud, &ctx.timeouts, ctx.config.imds_token_ttl);
+        // The answer's head comes first in `raw`: core copies the body out of it.
+        wisp_core::net::net_sync::run(&System::new(ctx), cloud, &mut crate::network::open_kernel()?, |path, raw| imds.get_path(path, raw))
+    });
+    let Err(e) = synced else { return 0 };
+    output::error(format_args!("net-sync: {e}"));
+    EXIT_FAILED
+}
+
 /// `wisp userdata show [FILE]`: the user-data read (includes listed, not fetched) and
 /// core's `userdata_show` document on standard output, its warnings on standard error.
 #[cfg(feature = "cloud-config")]
@@ -78,13 +128,7 @@ pub fn userdata_show(ctx: &Context<'_>, file: Option<&[u8]>) -> Result<(), Messa
         Some(decoded) => crate::cloud_config::parse(decoded)?,
         None => Default::default(),
     };
-    // A document's JSON can be larger than any buffer.
-    let mut buf = [0; 4096];
-    let mut out = Chunked::new(&mut buf, output::print_raw);
-    let parts = decoded.iter().flat_map(|d| d.parts.iter()).map(|part| (part.kind, part.media_type, part.bytes.len()));
-    let _ = wisp_core::userdata_show::write(&mut out, parts, &config);
-    out.flush();
-    wisp_core::userdata_show::warn(&config, &|args| output::error(format_args!("warning: {args}")));
+    wisp_core::userdata_show::show(decoded.as_ref(), &config, output::print_raw, &|args| output::error(format_args!("warning: {args}")));
     Ok(())
 }
 

@@ -26,15 +26,12 @@ macro_rules! msg {
 mod actions;
 #[cfg(feature = "azure")]
 mod azure;
-mod clean;
 mod cloud_init_status;
 mod commands;
 mod cloud;
 mod context;
 mod features;
 mod fetch;
-#[cfg(feature = "grow")]
-mod grow;
 mod host;
 mod imds;
 mod markers;
@@ -111,13 +108,13 @@ fn main(start: &StartInfo) -> i32 {
         Command::Status { wait: true, .. } => missing_feature(invocation.command),
         Command::Status { wait, timeout_s } => commands::status(&ctx, wait, timeout_s).unwrap_or_else(|code| code),
         Command::Mark { complete } => commands::mark(&ctx, complete).err().unwrap_or(0),
-        Command::Clean(options) => clean::command(&ctx, options),
+        Command::Clean(options) => commands::clean(&ctx, options),
         #[cfg(feature = "grow")]
-        Command::Grow { target } => grow::command(&mut ctx, target),
+        Command::Grow { target } => commands::grow(&ctx, target),
         #[cfg(feature = "cloud-config")]
         Command::Userdata { file } => commands::userdata_show(&ctx, file).map_or_else(|e| output::failed(e, EXIT_FAILED), |()| 0),
         #[cfg(feature = "network")]
-        Command::NetSync => network::net_sync(&mut ctx),
+        Command::NetSync => commands::net_sync(&mut ctx),
         // Help and Version are answered above: what is left, this build lacks.
         #[allow(unreachable_patterns)]
         command => missing_feature(command),

@@ -5,8 +5,22 @@
 use core::fmt::{self, Write};
 
 use crate::cloud_config::CloudConfig;
+use crate::out::Chunked;
 use crate::text::{Decimal, Plain, Shown};
-use crate::userdata::Kind;
+use crate::userdata::{Kind, UserData};
+
+/// The command: the document of `userdata` (`None`: none saved or read) and `config` to
+/// `print`, in chunks (its JSON can be larger than any buffer); then its warnings, each to
+/// `warning` (`warn`).
+#[inline(never)]
+pub fn show(userdata: Option<&UserData<'_>>, config: &CloudConfig<'_>, print: impl FnMut(&[u8]), warning: &dyn Fn(fmt::Arguments<'_>)) {
+    let mut buf = [0; 4096];
+    let mut out = Chunked::new(&mut buf, print);
+    let parts = userdata.iter().flat_map(|u| u.parts.iter()).map(|part| (part.kind, part.media_type, part.bytes.len()));
+    let _ = write(&mut out, parts, config);
+    out.flush();
+    warn(config, warning);
+}
 
 /// The document: `{"parts":[{"kind":..,"type":..,"bytes":..},...],"cloud_config":{...}}`
 /// and a newline. `parts`: each part's kind, MIME type and length, in order.
@@ -47,6 +61,19 @@ mod tests {
             let said = said.into_inner();
             assert_eq!(said[0], "cloud-config line 2: snap: not applied by wisp");
             assert!(said.last().unwrap().ends_with("(the main phase refuses this)"), "{said:?}");
+        });
+    }
+
+    #[test]
+    fn the_command_prints_the_whole_document_in_chunks_then_the_warnings() {
+        crate::users::tests::with_config("hostname: a\nsnap: {}\n", |config| {
+            let (mut printed, mut chunks) = (std::vec::Vec::new(), 0);
+            let said = core::cell::RefCell::new(std::vec::Vec::new());
+            show(None, config, |chunk| (printed.extend_from_slice(chunk), chunks += 1).0, &|args| said.borrow_mut().push(std::format!("{args}")));
+            let mut whole = std::string::String::new();
+            write(&mut whole, core::iter::empty(), config).unwrap();
+            assert_eq!((std::string::String::from_utf8(printed).unwrap(), chunks), (whole, 1));
+            assert_eq!(said.into_inner(), ["cloud-config line 2: snap: not applied by wisp"]);
         });
     }
 }

@@ -2,52 +2,49 @@
 //! root's /dev, image files and mount points, open, and the ioctls on them.
 
 use wisp_core::host::HostError;
+use wisp_core::partition::crash_hook::{StopAfterWrites, CRASH_AFTER_WRITES};
 use wisp_os_linux::{block, fs, AsFd, OwnedFd};
 
 use super::{c_path, host_error};
 use super::system::System;
 
-/// A test hook: stop (as a crash would) right after this many table writes.
-pub const CRASH_AFTER_WRITES: &str = "WISP_TEST_CRASH_AFTER_WRITES";
-
-/// An open disk or image file. `crash_after` is the test hook's count (`CRASH_AFTER_WRITES`).
-pub struct Disk {
-    fd: OwnedFd,
-    writes: u32,
-    crash_after: Option<u32>,
-}
+/// An open disk or image file, behind core's test hook (`crash_hook`).
+pub struct Disk(OwnedFd);
 
 /// A mounted filesystem, through a directory on it.
 pub struct Mount(OwnedFd);
 
 impl System<'_> {
-    fn open_disk(&self, parts: &[&[u8]]) -> Result<Disk, HostError> {
+    fn open_disk(&self, parts: &[&[u8]]) -> Result<StopAfterWrites<Disk>, HostError> {
         let fd = fs::open_read_write(c_path(parts)?.as_cstr()).map_err(host_error)?;
-        let crash_after = self.ctx.start.env(CRASH_AFTER_WRITES.as_bytes()).and_then(|n| wisp_core::text::decimal(n, 10));
-        Ok(Disk { fd, writes: 0, crash_after: crash_after.and_then(|n| u32::try_from(n).ok()) })
+        let crashed = |said: core::fmt::Arguments<'_>| {
+            crate::output::error(said);
+            wisp_os_linux::process::exit(99)
+        };
+        Ok(StopAfterWrites::new(Disk(fd), self.ctx.start.env(CRASH_AFTER_WRITES.as_bytes()), crashed))
     }
 }
 
 impl wisp_core::host::devices::Devices for System<'_> {
-    type Disk = Disk;
+    type Disk = StopAfterWrites<Disk>;
     type Mount = Mount;
 
-    fn open_device(&mut self, name: &[u8]) -> Result<Disk, HostError> {
+    fn open_device(&mut self, name: &[u8]) -> Result<Self::Disk, HostError> {
         self.open_disk(&[self.ctx.root, b"/dev/", name])
     }
 
-    fn open_image(&mut self, file: &[u8]) -> Result<(Disk, u64), HostError> {
+    fn open_image(&mut self, file: &[u8]) -> Result<(Self::Disk, u64), HostError> {
         let image = self.open_disk(&[file])?;
-        let size = block::file_size(image.fd.as_fd()).map_err(host_error)?;
+        let size = block::file_size(image.disk.0.as_fd()).map_err(host_error)?;
         Ok((image, size))
     }
 
-    fn sector_size(&mut self, disk: &mut Disk) -> Result<u32, HostError> {
-        block::logical_sector_size(disk.fd.as_fd()).map_err(host_error)
+    fn sector_size(&mut self, disk: &mut Self::Disk) -> Result<u32, HostError> {
+        block::logical_sector_size(disk.disk.0.as_fd()).map_err(host_error)
     }
 
-    fn size_bytes(&mut self, disk: &mut Disk) -> Result<u64, HostError> {
-        block::size_bytes(disk.fd.as_fd()).map_err(host_error)
+    fn size_bytes(&mut self, disk: &mut Self::Disk) -> Result<u64, HostError> {
+        block::size_bytes(disk.disk.0.as_fd()).map_err(host_error)
     }
 
     fn open_mount(&mut self, mountpoint: &[u8]) -> Result<Mount, HostError> {
@@ -57,26 +54,19 @@ impl wisp_core::host::devices::Devices for System<'_> {
 
 impl wisp_core::host::block::BlockDevice for Disk {
     fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> Result<(), HostError> {
-        block::read_at(self.fd.as_fd(), offset, buf).map_err(host_error)
+        block::read_at(self.0.as_fd(), offset, buf).map_err(host_error)
     }
 
     fn write_at(&mut self, offset: u64, bytes: &[u8]) -> Result<(), HostError> {
-        block::write_at(self.fd.as_fd(), offset, bytes).map_err(host_error)?;
-        self.writes += 1;
-        if self.crash_after == Some(self.writes) {
-            let _ = block::sync(self.fd.as_fd());
-            crate::output::error(format_args!("{}: stopping after write {}", wisp_core::text::Plain(CRASH_AFTER_WRITES), wisp_core::text::Decimal(self.writes.into())));
-            wisp_os_linux::process::exit(99);
-        }
-        Ok(())
+        block::write_at(self.0.as_fd(), offset, bytes).map_err(host_error)
     }
 
     fn sync(&mut self) -> Result<(), HostError> {
-        block::sync(self.fd.as_fd()).map_err(host_error)
+        block::sync(self.0.as_fd()).map_err(host_error)
     }
 
     fn resize_partition(&mut self, number: u32, start: u64, length: u64) -> Result<(), HostError> {
-        block::resize_partition(self.fd.as_fd(), number, start, length).map_err(host_error)
+        block::resize_partition(self.0.as_fd(), number, start, length).map_err(host_error)
     }
 }
 

@@ -9,12 +9,22 @@ use core::fmt;
 use super::device::{self, FindError, Found};
 use super::grow::{self, KernelTold};
 use super::filesystem;
+use crate::cli::GrowTarget;
 use crate::host::devices::Devices;
 use crate::host::explain::Worded;
 use crate::host::files::Files;
 use crate::host::messages::Messages;
 use crate::host::HostError;
 use crate::text::{Decimal, Plain, Shown};
+
+/// `wisp grow`: a mount point's filesystem and partition (`mount`), or a partition in an
+/// image file's table (`image`).
+pub fn command<H: Files + Devices + Messages>(host: &mut H, target: GrowTarget<'_>) -> Result<H::Text, H::Text> {
+    match target {
+        GrowTarget::Mount(mountpoint) => mount(host, mountpoint),
+        GrowTarget::Image { file, partition } => image(host, file, partition),
+    }
+}
 
 /// Grows the filesystem mounted at `path` (as the host sees it, under its root) and the
 /// partition it is on: the note of what changed, or why nothing could.
@@ -140,6 +150,14 @@ mod tests {
     }
 
     #[test]
+    fn the_command_grows_a_mount_point_as_mount_does() {
+        let mut host = root_on_vda1("ext4", MIB);
+        let note = command(&mut host, GrowTarget::Mount(b"/"));
+        assert_eq!(note, Ok(String::from("vda1: partition 1 grown from 1 MiB to 14 MiB; ext4 resized to 3584 blocks of 4096 bytes")));
+        assert_eq!(host.calls.last().map(String::as_str), Some("mount /"));
+    }
+
+    #[test]
     fn a_rerun_after_a_crash_before_blkpg_tells_the_kernel_and_grows_the_filesystem() {
         let mut grown = root_on_vda1("xfs", MIB);
         mount(&mut grown, b"/").unwrap();
@@ -215,7 +233,8 @@ mod tests {
         assert_eq!(image_of(&mut host, b"other.img"), Err(String::from("other.img: errno 2")));
     }
 
+    /// Through the command, as `wisp grow --image FILE --partition 1` goes.
     fn image_of(host: &mut MemoryDevices, file: &[u8]) -> Result<String, String> {
-        super::image(host, file, 1)
+        command(host, GrowTarget::Image { file, partition: 1 })
     }
 }

@@ -3,6 +3,7 @@
 //! them on a `BlockDevice` in the order that survives a crash, and `filesystem` grows
 //! the mounted filesystem afterwards.
 
+pub mod crash_hook;
 pub mod device;
 pub mod expand;
 pub mod filesystem;

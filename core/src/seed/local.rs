@@ -47,6 +47,25 @@ pub fn detect<H: SeedMedia, F: Files>(host: &mut H, files: &mut F) -> Option<Clo
     None
 }
 
+/// What a run reads locally before it asks a cloud's metadata service.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BeforeService {
+    /// The NoCloud or ConfigDrive seed, whole (`load`): it is the metadata.
+    Seed,
+    /// Azure's provisioning CD (`load_azure_ovf`): custom data only it carries.
+    AzureCd,
+}
+
+/// The local source `cloud` reads first, if any: the one rule `wisp imds` and the phases
+/// follow.
+pub fn before_service(cloud: Cloud) -> Option<BeforeService> {
+    match cloud {
+        Cloud::Nocloud | Cloud::Configdrive => Some(BeforeService::Seed),
+        Cloud::Azure => Some(BeforeService::AzureCd),
+        _ => None,
+    }
+}
+
 /// Fills `metadata` from the seed of `cloud`, keeping its extras when `keep`; returns
 /// where the seed was found.
 pub fn load<H: SeedMedia, F: Files>(host: &mut H, files: &mut F, cloud: Cloud, metadata: &mut Metadata<'_>, keep: bool) -> Result<H::Text, H::Text> {
@@ -341,6 +360,14 @@ mod tests {
   <ns1:SSH><ns1:PublicKeys><ns1:PublicKey><ns1:Fingerprint>F</ns1:Fingerprint><ns1:Path>/home/azureuser/.ssh/authorized_keys</ns1:Path><ns1:Value>ssh-ed25519 AAAA azure</ns1:Value></ns1:PublicKey></ns1:PublicKeys></ns1:SSH>
  </ns1:LinuxProvisioningConfigurationSet></ns1:ProvisioningSection>
 </Environment>"#;
+
+    #[test]
+    fn only_the_seed_clouds_and_azure_read_something_before_the_service() {
+        assert_eq!([Cloud::Nocloud, Cloud::Configdrive, Cloud::Azure].map(before_service), [Some(BeforeService::Seed), Some(BeforeService::Seed), Some(BeforeService::AzureCd)]);
+        for cloud in [Cloud::Aws, Cloud::Gcp, Cloud::Oci, Cloud::Incus] {
+            assert_eq!(before_service(cloud), None, "{}", cloud.name());
+        }
+    }
 
     #[test]
     fn azures_ovf_env_gives_custom_data_host_name_and_keys() {
