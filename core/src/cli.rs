@@ -5,7 +5,7 @@ use core::fmt;
 use crate::clean;
 use crate::config::{Cloud, CLOUD_NAMES_MESSAGE};
 use crate::phase::Phase;
-use crate::text::{Decimal, Shown, Plain};
+use crate::text::{word_index, Decimal, Shown, Plain};
 
 pub const USAGE: &str = "\
 usage: wisp [--root DIR] [--config FILE] [--cloud NAME] COMMAND
@@ -197,10 +197,10 @@ impl Word {
     ];
 }
 
-/// The word `arg` is, if the command line knows it: one search of `WORDS`, where a `match`
-/// of string patterns compiles to a comparison per arm (26 bytes of code each, 24 arms).
+/// The word `arg` is, if the command line knows it (`word_index`: one search of `WORDS`
+/// instead of a string comparison per `match` arm).
 fn known(arg: &[u8]) -> Option<Word> {
-    WORDS.split(' ').position(|word| word.as_bytes() == arg).and_then(|index| Word::ALL.get(index).copied())
+    word_index(WORDS, arg).and_then(|index| Word::ALL.get(index).copied())
 }
 
 /// `known` of an option's name (`--name` of `--name=value`); `None` for no option.

@@ -58,7 +58,7 @@ impl Cloud {
     }
 
     pub fn from_name(name: &[u8]) -> Option<Cloud> {
-        Cloud::ALL.into_iter().find(|cloud| cloud.name().as_bytes() == name)
+        crate::text::word_index(CLOUD_NAMES, name).and_then(|index| Cloud::ALL.get(index).copied())
     }
 }
 

@@ -12,15 +12,18 @@ pub enum Phase {
     Final,
 }
 
+/// The names of `Phase`, in the order of its variants.
+const PHASE_NAMES: &str = "boot early main final";
+
 impl Phase {
     pub const ALL: [Phase; 4] = [Phase::Boot, Phase::Early, Phase::Main, Phase::Final];
 
     pub fn name(self) -> &'static str {
-        crate::text::nth_word("boot early main final", self as usize)
+        crate::text::nth_word(PHASE_NAMES, self as usize)
     }
 
     pub fn from_name(name: &[u8]) -> Option<Phase> {
-        Phase::ALL.into_iter().find(|phase| phase.name().as_bytes() == name)
+        crate::text::word_index(PHASE_NAMES, name).and_then(|index| Phase::ALL.get(index).copied())
     }
 }
 
@@ -93,7 +96,7 @@ impl Action {
     }
 
     pub fn from_name(name: &[u8]) -> Option<Action> {
-        Action::ALL.into_iter().find(|action| action.name().as_bytes() == name)
+        crate::text::word_index(ACTION_NAMES, name).and_then(|index| Action::ALL.get(index).copied())
     }
 
     /// What the action reads from the metadata service; `run_userdata` reads the saved
