@@ -33,6 +33,11 @@ pub fn word_index(names: &str, word: &[u8]) -> Option<usize> {
     names.split(' ').position(|name| name.as_bytes() == word)
 }
 
+/// `word_index` with ASCII case ignored, as MIME's type and encoding names are compared.
+pub fn word_index_ignoring_case(names: &str, word: &[u8]) -> Option<usize> {
+    names.split(' ').position(|name| name.as_bytes().eq_ignore_ascii_case(word))
+}
+
 /// Shows bytes from outside (paths, names, arguments) with anything but printable ASCII
 /// escaped as `\xHH`, so a message can never carry a terminal escape or a line break.
 #[derive(Clone, Copy)]
@@ -174,7 +179,11 @@ mod tests {
         assert_eq!(word_index("aws gcp oci", b"oci"), Some(2));
         for unknown in [&b""[..], b"aw", b"aws ", b"gcp oci", b"\xff"] {
             assert_eq!(word_index("aws gcp oci", unknown), None, "{unknown:?}");
+            assert_eq!(word_index_ignoring_case("aws gcp oci", unknown), None, "{unknown:?}");
         }
+        assert_eq!(word_index_ignoring_case("text/plain 7bit", b"TEXT/Plain"), Some(0));
+        assert_eq!(word_index_ignoring_case("text/plain 7bit", b"7BIT"), Some(1));
+        assert_eq!(word_index("text/plain 7bit", b"7BIT"), None);
     }
 
     #[test]

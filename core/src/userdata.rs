@@ -104,7 +104,7 @@ impl TransferEncoding {
     pub fn parse(header: Option<&[u8]>) -> TransferEncoding {
         match header.map(<[u8]>::trim_ascii) {
             None => TransferEncoding::Identity,
-            Some(e) if [&b"7bit"[..], b"8bit", b"binary"].iter().any(|known| e.eq_ignore_ascii_case(known)) => TransferEncoding::Identity,
+            Some(e) if crate::text::word_index_ignoring_case("7bit 8bit binary", e).is_some() => TransferEncoding::Identity,
             Some(e) if e.eq_ignore_ascii_case(b"base64") => TransferEncoding::Base64,
             Some(_) => TransferEncoding::Unsupported,
         }
@@ -154,7 +154,7 @@ pub fn from_content_type(media_type: &[u8]) -> Option<Kind> {
     if media_type.eq_ignore_ascii_case(b"text/plain") || media_type.eq_ignore_ascii_case(b"text/x-not-multipart") {
         return None;
     }
-    let index = TYPES.split(' ').position(|name| name.as_bytes().eq_ignore_ascii_case(media_type));
+    let index = crate::text::word_index_ignoring_case(TYPES, media_type);
     Some(index.and_then(|index| Kind::ALL.get(index)).map_or(Kind::Unknown, |&kind| kind))
 }
 
@@ -163,7 +163,7 @@ pub fn from_content_type(media_type: &[u8]) -> Option<Kind> {
 pub fn is_gzip_type(media_type: &[u8]) -> bool {
     const TYPES: &str = "application/gzip application/gzip-compressed application/gzipped application/x-compress \
         application/x-compressed application/x-gunzip application/x-gzip application/x-gzip-compressed";
-    TYPES.split(' ').any(|name| name.as_bytes().eq_ignore_ascii_case(media_type))
+    crate::text::word_index_ignoring_case(TYPES, media_type).is_some()
 }
 
 /// The URLs of an `#include` or `#include-once` document, as cloud-init reads them: one
@@ -330,6 +330,10 @@ mod tests {
         assert_eq!(TransferEncoding::parse(None), TransferEncoding::Identity);
         assert_eq!(TransferEncoding::parse(Some(b" 7BIT ")), TransferEncoding::Identity);
         assert_eq!(TransferEncoding::parse(Some(b"binary")), TransferEncoding::Identity);
+        assert_eq!(TransferEncoding::parse(Some(b"8Bit")), TransferEncoding::Identity);
+        for other in [&b"quoted-printable"[..], b"7bit 8bit", b"bit", b""] {
+            assert_eq!(TransferEncoding::parse(Some(other)), TransferEncoding::Unsupported, "{other:?}");
+        }
         assert_eq!(TransferEncoding::parse(Some(b"Base64")), TransferEncoding::Base64);
         assert_eq!(TransferEncoding::parse(Some(b"quoted-printable")), TransferEncoding::Unsupported);
     }
