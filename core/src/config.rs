@@ -395,7 +395,7 @@ fn apply(config: &mut Config, name: &[u8], value: &str, line: u32) -> Result<boo
             return Ok(true);
         }
     }
-    if let Some(phase) = Phase::ALL.into_iter().find(|phase| phase.init_actions_variable().as_bytes() == name) {
+    if let Some(&phase) = crate::text::word_index(crate::phase::INIT_ACTIONS_VARIABLES, name).and_then(|index| Phase::ALL.get(index)) {
         set(config.init_actions[phase as usize].get_or_insert_with(String::new), phase.init_actions_variable(), value)?;
         config.action_lines[phase as usize] = line;
         return Ok(true);
