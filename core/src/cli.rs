@@ -5,7 +5,7 @@ use core::fmt;
 use crate::clean;
 use crate::config::{Cloud, CLOUD_NAMES_MESSAGE};
 use crate::phase::Phase;
-use crate::text::{Decimal, word, Shown, Plain};
+use crate::text::{word_index, Decimal, Shown, Plain};
 
 pub const USAGE: &str = "\
 usage: wisp [--root DIR] [--config FILE] [--cloud NAME] COMMAND
@@ -136,6 +136,78 @@ impl Command<'_> {
     }
 }
 
+/// The words the command line knows, options and command names alike, in the order of
+/// `Word`'s variants.
+const WORDS: &str = "--help -h --version --root --config --cloud bootstrap net-sync imds status mark grow userdata clean complete incomplete show --wait --timeout --image --partition --logs --ssh-host-keys --machine-id";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Word {
+    Help,
+    H,
+    Version,
+    Root,
+    Config,
+    Cloud,
+    Bootstrap,
+    NetSync,
+    Imds,
+    Status,
+    Mark,
+    Grow,
+    Userdata,
+    Clean,
+    Complete,
+    Incomplete,
+    Show,
+    Wait,
+    Timeout,
+    Image,
+    Partition,
+    Logs,
+    SshHostKeys,
+    MachineId,
+}
+
+impl Word {
+    const ALL: [Word; 24] = [
+        Word::Help,
+        Word::H,
+        Word::Version,
+        Word::Root,
+        Word::Config,
+        Word::Cloud,
+        Word::Bootstrap,
+        Word::NetSync,
+        Word::Imds,
+        Word::Status,
+        Word::Mark,
+        Word::Grow,
+        Word::Userdata,
+        Word::Clean,
+        Word::Complete,
+        Word::Incomplete,
+        Word::Show,
+        Word::Wait,
+        Word::Timeout,
+        Word::Image,
+        Word::Partition,
+        Word::Logs,
+        Word::SshHostKeys,
+        Word::MachineId,
+    ];
+}
+
+/// The word `arg` is, if the command line knows it (`word_index`: one search of `WORDS`
+/// instead of a string comparison per `match` arm).
+fn known(arg: &[u8]) -> Option<Word> {
+    word_index(WORDS, arg).and_then(|index| Word::ALL.get(index).copied())
+}
+
+/// `known` of an option's name (`--name` of `--name=value`); `None` for no option.
+fn known_option(arg: &[u8]) -> Option<Option<Word>> {
+    option_name(arg).map(known)
+}
+
 /// Parses the arguments after the program's name.
 pub fn parse<'a>(args: &'a [&'a [u8]]) -> Result<Invocation<'a>, Error<'a>> {
     let mut invocation = Invocation { root: None, config: None, cloud: None, command: Command::Help };
@@ -144,12 +216,12 @@ pub fn parse<'a>(args: &'a [&'a [u8]]) -> Result<Invocation<'a>, Error<'a>> {
     loop {
         let Some(&arg) = args.get(i) else { return Err(Error::NoCommand) };
         i += 1;
-        let slot = match option_name(arg).map(word) {
-            Some("--help" | "-h") => return only(args, i, Command::Help, invocation),
-            Some("--version") => return only(args, i, Command::Version, invocation),
-            Some("--root") => (&mut invocation.root, "--root"),
-            Some("--config") => (&mut invocation.config, "--config"),
-            Some("--cloud") => (&mut cloud, "--cloud"),
+        let slot = match known_option(arg) {
+            Some(Some(Word::Help | Word::H)) => return only(args, i, Command::Help, invocation),
+            Some(Some(Word::Version)) => return only(args, i, Command::Version, invocation),
+            Some(Some(Word::Root)) => (&mut invocation.root, "--root"),
+            Some(Some(Word::Config)) => (&mut invocation.config, "--config"),
+            Some(Some(Word::Cloud)) => (&mut cloud, "--cloud"),
             Some(_) => return Err(Error::UnknownOption(arg)),
             None => break,
         };
@@ -166,31 +238,31 @@ pub fn parse<'a>(args: &'a [&'a [u8]]) -> Result<Invocation<'a>, Error<'a>> {
     }
     let name = args[i - 1];
     let rest = &args[i..];
-    invocation.command = match word(name) {
-        "bootstrap" => no_more(rest, Command::Bootstrap)?,
-        "net-sync" => no_more(rest, Command::NetSync)?,
-        "imds" if rest.is_empty() => return Err(Error::NoKeys),
-        "imds" => Command::Imds { keys: rest },
-        "status" => status(rest)?,
-        "mark" => match rest {
+    invocation.command = match known(name) {
+        Some(Word::Bootstrap) => no_more(rest, Command::Bootstrap)?,
+        Some(Word::NetSync) => no_more(rest, Command::NetSync)?,
+        Some(Word::Imds) if rest.is_empty() => return Err(Error::NoKeys),
+        Some(Word::Imds) => Command::Imds { keys: rest },
+        Some(Word::Status) => status(rest)?,
+        Some(Word::Mark) => match rest {
             [] => return Err(Error::MissingValue("mark")),
             [_, extra, ..] => return Err(Error::UnexpectedArgument(extra)),
-            [value] => match word(value) {
-                "complete" => Command::Mark { complete: true },
-                "incomplete" => Command::Mark { complete: false },
+            [value] => match known(value) {
+                Some(Word::Complete) => Command::Mark { complete: true },
+                Some(Word::Incomplete) => Command::Mark { complete: false },
                 _ => return Err(Error::BadMark(value)),
             },
         },
-        "grow" => Command::Grow { target: grow_target(rest)? },
-        "userdata" => match rest {
+        Some(Word::Grow) => Command::Grow { target: grow_target(rest)? },
+        Some(Word::Userdata) => match rest {
             [] => return Err(Error::MissingValue("userdata")),
-            [other, ..] if word(other) != "show" => return Err(Error::BadUserdata(other)),
+            [other, ..] if known(other) != Some(Word::Show) => return Err(Error::BadUserdata(other)),
             [_, file, ..] if option_name(file).is_some() => return Err(Error::UnknownOption(file)),
             [_, file] => Command::Userdata { file: Some(file) },
             [_, _, extra, ..] => return Err(Error::UnexpectedArgument(extra)),
             [_] => Command::Userdata { file: None },
         },
-        "clean" => Command::Clean(clean_options(rest)?),
+        Some(Word::Clean) => Command::Clean(clean_options(rest)?),
         _ => match Phase::from_name(name) {
             Some(phase) => no_more(rest, Command::Phase(phase))?,
             None => return Err(Error::UnknownCommand(name)),
@@ -246,9 +318,9 @@ pub const TIMEOUT_MAX_S: u32 = 86_400;
 
 /// `status`, `status --wait`, `status --wait --timeout SECONDS`.
 fn status<'a>(rest: &'a [&'a [u8]]) -> Result<Command<'a>, Error<'a>> {
-    let is_timeout = |arg: &[u8]| option_name(arg).map(word) == Some("--timeout");
+    let is_timeout = |arg: &[u8]| known_option(arg) == Some(Some(Word::Timeout));
     let more = match rest {
-        [first, more @ ..] if word(first) == "--wait" => more,
+        [first, more @ ..] if known(first) == Some(Word::Wait) => more,
         [first, ..] if is_timeout(first) => return Err(Error::TimeoutNeedsWait),
         _ => return no_more(rest, Command::Status { wait: false, timeout_s: None }),
     };
@@ -268,14 +340,14 @@ fn grow_target<'a>(rest: &'a [&'a [u8]]) -> Result<GrowTarget<'a>, Error<'a>> {
     let mut i = 0;
     while let Some(&arg) = rest.get(i) {
         i += 1;
-        match option_name(arg).map(word) {
-            Some("--image") => {
+        match known_option(arg) {
+            Some(Some(Word::Image)) => {
                 let value = option_value(arg, rest, &mut i, "--image")?;
                 if image.replace(value).is_some() {
                     return Err(Error::Repeated("--image"));
                 }
             }
-            Some("--partition") => {
+            Some(Some(Word::Partition)) => {
                 let value = option_value(arg, rest, &mut i, "--partition")?;
                 let number = parse_partition(value).ok_or(Error::BadPartition(value))?;
                 if partition.replace(number).is_some() {
@@ -299,10 +371,10 @@ fn grow_target<'a>(rest: &'a [&'a [u8]]) -> Result<GrowTarget<'a>, Error<'a>> {
 fn clean_options<'a>(rest: &'a [&'a [u8]]) -> Result<clean::Options, Error<'a>> {
     let mut options = clean::Options::default();
     for &arg in rest {
-        match word(arg) {
-            "--logs" => options.logs = true,
-            "--ssh-host-keys" => options.ssh_host_keys = true,
-            "--machine-id" => options.machine_id = true,
+        match known(arg) {
+            Some(Word::Logs) => options.logs = true,
+            Some(Word::SshHostKeys) => options.ssh_host_keys = true,
+            Some(Word::MachineId) => options.machine_id = true,
             _ if option_name(arg).is_some() => return Err(Error::UnknownOption(arg)),
             _ => return Err(Error::UnexpectedArgument(arg)),
         }
@@ -364,6 +436,19 @@ mod tests {
         assert_eq!(command("--help"), Command::Help);
         assert_eq!(command("-h"), Command::Help);
         assert_eq!(command("--version"), Command::Version);
+    }
+
+    #[test]
+    fn each_word_is_known_by_its_own_name() {
+        assert_eq!(WORDS.split(' ').count(), Word::ALL.len());
+        for (name, word) in WORDS.split(' ').zip(Word::ALL) {
+            assert_eq!(known(name.as_bytes()), Some(word), "{name}");
+        }
+        assert_eq!(known(b"--ssh-host-keys"), Some(Word::SshHostKeys));
+        assert_eq!(known(b"net-sync"), Some(Word::NetSync));
+        for unknown in [&b""[..], b"clean ", b"-", b"--", b"Clean", b"\xff"] {
+            assert_eq!(known(unknown), None, "{unknown:?}");
+        }
     }
 
     #[test]

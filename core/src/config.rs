@@ -58,7 +58,7 @@ impl Cloud {
     }
 
     pub fn from_name(name: &[u8]) -> Option<Cloud> {
-        Cloud::ALL.into_iter().find(|cloud| cloud.name().as_bytes() == name)
+        crate::text::word_index(CLOUD_NAMES, name).and_then(|index| Cloud::ALL.get(index).copied())
     }
 }
 
@@ -368,28 +368,34 @@ fn expand(
     Ok(next)
 }
 
-/// The numeric variables: each name, its smallest and largest value, and its field.
-/// A table rather than a match arm each: one comparison loop instead of seven.
+/// The numeric variables' names, in the order of `NUMBERS`: a list of words rather than a
+/// `&str` in each row, which costs 16 bytes an entry besides the text.
+const NUMBER_NAMES: &str = "IMDS_TOKEN_TTL WISP_HTTP_CONNECT_MS WISP_HTTP_READ_MS WISP_HTTP_TOTAL_MS WISP_HTTP_BACKOFF_MS \
+    WISP_HTTP_BACKOFF_MAX_MS WISP_DHCP_MS WISP_USERDATA_LIMIT";
+/// The numeric variables, as `NUMBER_NAMES` names them: each one's smallest and largest
+/// value, and its field. A table rather than a match arm each: one lookup instead of eight.
 type NumberField = fn(&mut Config) -> &mut u32;
-const NUMBERS: [(&str, u32, u32, NumberField); 8] = [
-    ("IMDS_TOKEN_TTL", 1, 21_600, |c| &mut c.imds_token_ttl),
-    ("WISP_HTTP_CONNECT_MS", 1, 600_000, |c| &mut c.http_connect_ms),
-    ("WISP_HTTP_READ_MS", 1, 600_000, |c| &mut c.http_read_ms),
-    ("WISP_HTTP_TOTAL_MS", 1, 3_600_000, |c| &mut c.http_total_ms),
-    ("WISP_HTTP_BACKOFF_MS", 0, 600_000, |c| &mut c.http_backoff_ms),
-    ("WISP_HTTP_BACKOFF_MAX_MS", 0, 600_000, |c| &mut c.http_backoff_max_ms),
-    ("WISP_DHCP_MS", 1000, 600_000, |c| &mut c.dhcp_ms),
-    ("WISP_USERDATA_LIMIT", 1024, USERDATA_LIMIT_MAX, |c| &mut c.userdata_limit),
+const NUMBERS: [(u32, u32, NumberField); 8] = [
+    (1, 21_600, |c| &mut c.imds_token_ttl),
+    (1, 600_000, |c| &mut c.http_connect_ms),
+    (1, 600_000, |c| &mut c.http_read_ms),
+    (1, 3_600_000, |c| &mut c.http_total_ms),
+    (0, 600_000, |c| &mut c.http_backoff_ms),
+    (0, 600_000, |c| &mut c.http_backoff_max_ms),
+    (1000, 600_000, |c| &mut c.dhcp_ms),
+    (1024, USERDATA_LIMIT_MAX, |c| &mut c.userdata_limit),
 ];
 
 /// Sets a known variable, set on `line`; `Ok(false)` for an unknown one.
 #[inline(never)]
 fn apply(config: &mut Config, name: &[u8], value: &str, line: u32) -> Result<bool, ErrorKind> {
-    if let Some(&(variable, min, max, field)) = NUMBERS.iter().find(|number| number.0.as_bytes() == name) {
-        *field(config) = number(variable, value, min, max)?;
-        return Ok(true);
+    if let Some(index) = crate::text::word_index(NUMBER_NAMES, name) {
+        if let Some(&(min, max, field)) = NUMBERS.get(index) {
+            *field(config) = number(crate::text::nth_word(NUMBER_NAMES, index), value, min, max)?;
+            return Ok(true);
+        }
     }
-    if let Some(phase) = Phase::ALL.into_iter().find(|phase| phase.init_actions_variable().as_bytes() == name) {
+    if let Some(&phase) = crate::text::word_index(crate::phase::INIT_ACTIONS_VARIABLES, name).and_then(|index| Phase::ALL.get(index)) {
         set(config.init_actions[phase as usize].get_or_insert_with(String::new), phase.init_actions_variable(), value)?;
         config.action_lines[phase as usize] = line;
         return Ok(true);
@@ -596,6 +602,39 @@ mod tests {
         assert!(!is_user_name(&"a".repeat(33)));
         assert!(is_user_name("_svc-1$"));
         assert!(!is_user_name("1abc") && !is_user_name("") && !is_user_name("a:b"));
+    }
+
+    #[test]
+    fn each_number_sets_its_own_field_within_its_own_range() {
+        type Field = fn(&Config) -> u32;
+        let numbers: [(&'static str, Field, u32, u32); 8] = [
+            ("IMDS_TOKEN_TTL", |c| c.imds_token_ttl, 1, 21_600),
+            ("WISP_HTTP_CONNECT_MS", |c| c.http_connect_ms, 1, 600_000),
+            ("WISP_HTTP_READ_MS", |c| c.http_read_ms, 1, 600_000),
+            ("WISP_HTTP_TOTAL_MS", |c| c.http_total_ms, 1, 3_600_000),
+            ("WISP_HTTP_BACKOFF_MS", |c| c.http_backoff_ms, 0, 600_000),
+            ("WISP_HTTP_BACKOFF_MAX_MS", |c| c.http_backoff_max_ms, 0, 600_000),
+            ("WISP_DHCP_MS", |c| c.dhcp_ms, 1000, 600_000),
+            ("WISP_USERDATA_LIMIT", |c| c.userdata_limit, 1024, USERDATA_LIMIT_MAX),
+        ];
+        let defaults = Config::default();
+        for (name, field, min, max) in numbers {
+            for value in [min, max] {
+                let (config, warnings) = parse_ok(format!("{name}={value}").as_bytes());
+                assert!(warnings.is_empty(), "{name}");
+                assert_eq!(field(&config), value, "{name}");
+                for (other, other_field, _, _) in numbers {
+                    if other != name {
+                        assert_eq!(other_field(&config), other_field(&defaults), "{name} set {other}");
+                    }
+                }
+            }
+            assert_eq!(parse_err(format!("{name}={}", max + 1).as_bytes()).kind, ErrorKind::OutOfRange { name, min, max });
+            if min > 0 {
+                assert_eq!(parse_err(format!("{name}={}", min - 1).as_bytes()).kind, ErrorKind::OutOfRange { name, min, max });
+            }
+            assert_eq!(parse_err(format!("{name}=x").as_bytes()).kind, ErrorKind::BadNumber { name });
+        }
     }
 
     #[test]

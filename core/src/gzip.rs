@@ -54,15 +54,11 @@ pub fn is_gzip(data: &[u8]) -> bool {
 
 /// The name of another compression `data` starts with, which wisp does not undo.
 pub fn other_compression(data: &[u8]) -> Option<&'static str> {
-    const MAGIC: [(&[u8], &str); 6] = [
-        (b"BZh", "bzip2"),
-        (b"\xfd7zXZ\x00", "xz"),
-        (b"\x28\xb5\x2f\xfd", "zstd"),
-        (b"\x5d\x00\x00", "lzma"),
-        (b"\x89LZO", "lzop"),
-        (b"\x04\x22\x4d\x18", "lz4"),
-    ];
-    MAGIC.iter().find(|(magic, _)| data.starts_with(magic)).map(|&(_, name)| name)
+    /// The names, in the order of `MAGIC`: a list of words rather than a `&str` beside each
+    /// magic, 16 bytes an entry besides the text.
+    const NAMES: &str = "bzip2 xz zstd lzma lzop lz4";
+    const MAGIC: [&[u8]; 6] = [b"BZh", b"\xfd7zXZ\x00", b"\x28\xb5\x2f\xfd", b"\x5d\x00\x00", b"\x89LZO", b"\x04\x22\x4d\x18"];
+    MAGIC.iter().position(|magic| data.starts_with(magic)).map(|index| crate::text::nth_word(NAMES, index))
 }
 
 /// Decompresses every member of `input` into `out`. Returns the length.
@@ -215,6 +211,10 @@ mod tests {
         assert_eq!(other_compression(b"BZh91AY&SY"), Some("bzip2"));
         assert_eq!(other_compression(b"\xfd7zXZ\x00\x00"), Some("xz"));
         assert_eq!(other_compression(b"\x28\xb5\x2f\xfd\x04"), Some("zstd"));
+        assert_eq!(other_compression(b"\x5d\x00\x00\x80"), Some("lzma"));
+        assert_eq!(other_compression(b"\x89LZO\x00"), Some("lzop"));
+        assert_eq!(other_compression(b"\x04\x22\x4d\x18\x64"), Some("lz4"));
+        assert_eq!(other_compression(b"\x04\x22\x4d"), None);
         assert_eq!(other_compression(b"#!/bin/sh"), None);
     }
 

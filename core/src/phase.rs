@@ -12,15 +12,21 @@ pub enum Phase {
     Final,
 }
 
+/// The variables that set each phase's actions, in the order of `Phase`'s variants.
+pub const INIT_ACTIONS_VARIABLES: &str = "INIT_ACTIONS_BOOT INIT_ACTIONS_EARLY INIT_ACTIONS_MAIN INIT_ACTIONS_FINAL";
+
+/// The names of `Phase`, in the order of its variants.
+const PHASE_NAMES: &str = "boot early main final";
+
 impl Phase {
     pub const ALL: [Phase; 4] = [Phase::Boot, Phase::Early, Phase::Main, Phase::Final];
 
     pub fn name(self) -> &'static str {
-        crate::text::nth_word("boot early main final", self as usize)
+        crate::text::nth_word(PHASE_NAMES, self as usize)
     }
 
     pub fn from_name(name: &[u8]) -> Option<Phase> {
-        Phase::ALL.into_iter().find(|phase| phase.name().as_bytes() == name)
+        crate::text::word_index(PHASE_NAMES, name).and_then(|index| Phase::ALL.get(index).copied())
     }
 }
 
@@ -93,7 +99,7 @@ impl Action {
     }
 
     pub fn from_name(name: &[u8]) -> Option<Action> {
-        Action::ALL.into_iter().find(|action| action.name().as_bytes() == name)
+        crate::text::word_index(ACTION_NAMES, name).and_then(|index| Action::ALL.get(index).copied())
     }
 
     /// What the action reads from the metadata service; `run_userdata` reads the saved
@@ -358,7 +364,7 @@ impl core::fmt::Display for PlanError {
 
 impl Phase {
     pub fn init_actions_variable(self) -> &'static str {
-        crate::text::nth_word("INIT_ACTIONS_BOOT INIT_ACTIONS_EARLY INIT_ACTIONS_MAIN INIT_ACTIONS_FINAL", self as usize)
+        crate::text::nth_word(INIT_ACTIONS_VARIABLES, self as usize)
     }
 
     /// The actions this phase runs: `INIT_ACTIONS_<PHASE>` when set (even to nothing),

@@ -25,6 +25,19 @@ pub fn nth_word(names: &'static str, index: usize) -> &'static str {
     names.split(' ').nth(index).unwrap_or("")
 }
 
+/// Where `word` is in `names` (from 0; one space between words), if it is one of them:
+/// the words an enum's `nth_word` names read back to its discriminant, and one search of
+/// a list where a `match` of string patterns compiles to a comparison per arm (26 bytes
+/// of code each).
+pub fn word_index(names: &str, word: &[u8]) -> Option<usize> {
+    names.split(' ').position(|name| name.as_bytes() == word)
+}
+
+/// `word_index` with ASCII case ignored, as MIME's type and encoding names are compared.
+pub fn word_index_ignoring_case(names: &str, word: &[u8]) -> Option<usize> {
+    names.split(' ').position(|name| name.as_bytes().eq_ignore_ascii_case(word))
+}
+
 /// Shows bytes from outside (paths, names, arguments) with anything but printable ASCII
 /// escaped as `\xHH`, so a message can never carry a terminal escape or a line break.
 #[derive(Clone, Copy)]
@@ -162,6 +175,15 @@ mod tests {
         assert_eq!(word(b"CLOUD"), "CLOUD");
         assert_eq!(word(b""), "");
         assert_eq!(word(b"\xffCLOUD"), "");
+        assert_eq!(word_index("aws gcp oci", b"aws"), Some(0));
+        assert_eq!(word_index("aws gcp oci", b"oci"), Some(2));
+        for unknown in [&b""[..], b"aw", b"aws ", b"gcp oci", b"\xff"] {
+            assert_eq!(word_index("aws gcp oci", unknown), None, "{unknown:?}");
+            assert_eq!(word_index_ignoring_case("aws gcp oci", unknown), None, "{unknown:?}");
+        }
+        assert_eq!(word_index_ignoring_case("text/plain 7bit", b"TEXT/Plain"), Some(0));
+        assert_eq!(word_index_ignoring_case("text/plain 7bit", b"7BIT"), Some(1));
+        assert_eq!(word_index("text/plain 7bit", b"7BIT"), None);
     }
 
     #[test]

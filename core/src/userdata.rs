@@ -104,25 +104,29 @@ impl TransferEncoding {
     pub fn parse(header: Option<&[u8]>) -> TransferEncoding {
         match header.map(<[u8]>::trim_ascii) {
             None => TransferEncoding::Identity,
-            Some(e) if [&b"7bit"[..], b"8bit", b"binary"].iter().any(|known| e.eq_ignore_ascii_case(known)) => TransferEncoding::Identity,
+            Some(e) if crate::text::word_index_ignoring_case("7bit 8bit binary", e).is_some() => TransferEncoding::Identity,
             Some(e) if e.eq_ignore_ascii_case(b"base64") => TransferEncoding::Base64,
             Some(_) => TransferEncoding::Unsupported,
         }
     }
 }
 
-/// cloud-init's prefixes; the longest match wins (`#include-once` before `#include`).
-const PREFIXES: [(&[u8], Kind); 10] = [
-    (b"#cloud-config-archive", Kind::CloudConfigArchive),
-    (b"#cloud-config-jsonp", Kind::CloudConfigJsonp),
-    (b"## template: jinja", Kind::Jinja),
-    (b"#cloud-boothook", Kind::Boothook),
-    (b"#include-once", Kind::IncludeOnce),
-    (b"#part-handler", Kind::PartHandler),
-    (b"#cloud-config", Kind::CloudConfig),
-    (b"#include", Kind::Include),
-    (b"#!", Kind::Script),
-    (b"#alpine-config", Kind::CloudConfig),
+/// cloud-init's prefixes, one a line, each of the kind at its place in `PREFIX_KINDS`: a
+/// list of lines rather than a table of (prefix, kind), which costs 24 bytes an entry
+/// besides the text. The longest match wins (`#include-once` before `#include`).
+const PREFIXES: &str = "#cloud-config-archive\n#cloud-config-jsonp\n## template: jinja\n#cloud-boothook\n\
+    #include-once\n#part-handler\n#cloud-config\n#include\n#!\n#alpine-config";
+const PREFIX_KINDS: [Kind; 10] = [
+    Kind::CloudConfigArchive,
+    Kind::CloudConfigJsonp,
+    Kind::Jinja,
+    Kind::Boothook,
+    Kind::IncludeOnce,
+    Kind::PartHandler,
+    Kind::CloudConfig,
+    Kind::Include,
+    Kind::Script,
+    Kind::CloudConfig,
 ];
 
 /// The kind a text starts as: leading white space ignored, case ignored, as cloud-init's
@@ -130,7 +134,8 @@ const PREFIXES: [(&[u8], Kind); 10] = [
 pub fn sniff(text: &[u8]) -> Kind {
     let text = text.trim_ascii_start();
     let mut best: Option<(usize, Kind)> = None;
-    for (prefix, kind) in PREFIXES {
+    for (prefix, &kind) in PREFIXES.split('\n').zip(&PREFIX_KINDS) {
+        let prefix = prefix.as_bytes();
         if text.len() >= prefix.len() && text[..prefix.len()].eq_ignore_ascii_case(prefix) && best.is_none_or(|(len, _)| prefix.len() > len) {
             best = Some((prefix.len(), kind));
         }
@@ -149,7 +154,7 @@ pub fn from_content_type(media_type: &[u8]) -> Option<Kind> {
     if media_type.eq_ignore_ascii_case(b"text/plain") || media_type.eq_ignore_ascii_case(b"text/x-not-multipart") {
         return None;
     }
-    let index = TYPES.split(' ').position(|name| name.as_bytes().eq_ignore_ascii_case(media_type));
+    let index = crate::text::word_index_ignoring_case(TYPES, media_type);
     Some(index.and_then(|index| Kind::ALL.get(index)).map_or(Kind::Unknown, |&kind| kind))
 }
 
@@ -158,7 +163,7 @@ pub fn from_content_type(media_type: &[u8]) -> Option<Kind> {
 pub fn is_gzip_type(media_type: &[u8]) -> bool {
     const TYPES: &str = "application/gzip application/gzip-compressed application/gzipped application/x-compress \
         application/x-compressed application/x-gunzip application/x-gzip application/x-gzip-compressed";
-    TYPES.split(' ').any(|name| name.as_bytes().eq_ignore_ascii_case(media_type))
+    crate::text::word_index_ignoring_case(TYPES, media_type).is_some()
 }
 
 /// The URLs of an `#include` or `#include-once` document, as cloud-init reads them: one
@@ -192,7 +197,7 @@ pub fn is_safe_script_name(name: &[u8]) -> bool {
 }
 
 /// Names wisp keeps in the scripts directory itself: a part's `filename` must not take one.
-const RESERVED_SCRIPT_NAMES: [&str; 6] = ["per-boot", "per-instance", "per-once", "bootcmd", "runcmd", "power-state-condition"];
+const RESERVED_SCRIPT_NAMES: &str = "per-boot per-instance per-once bootcmd runcmd power-state-condition";
 
 pub type ScriptName = heapless::String<SCRIPT_NAME_LIMIT>;
 
@@ -200,7 +205,7 @@ pub type ScriptName = heapless::String<SCRIPT_NAME_LIMIT>;
 /// `is_safe_script_name` let through), or `part-NNN` when it has none or it names
 /// something wisp keeps in the scripts directory itself.
 pub fn script_name(filename: Option<&ScriptName>, index: usize) -> ScriptName {
-    if let Some(name) = filename.filter(|name| !RESERVED_SCRIPT_NAMES.contains(&name.as_str())) {
+    if let Some(name) = filename.filter(|name| crate::text::word_index(RESERVED_SCRIPT_NAMES, name.as_bytes()).is_none()) {
         return name.clone();
     }
     let mut name = ScriptName::new();
@@ -249,6 +254,9 @@ mod tests {
 
     #[test]
     fn sniffing() {
+        assert_eq!(PREFIXES.split('\n').count(), PREFIX_KINDS.len());
+        assert_eq!(PREFIXES.split('\n').nth(2), Some("## template: jinja"));
+        assert_eq!(PREFIXES.split('\n').last(), Some("#alpine-config"));
         assert_eq!(sniff(b"#!/bin/sh\n"), Kind::Script);
         assert_eq!(sniff(b"  \n#Cloud-Config\nhostname: x"), Kind::CloudConfig);
         assert_eq!(sniff(b"#cloud-config-archive\n- x"), Kind::CloudConfigArchive);
@@ -322,6 +330,10 @@ mod tests {
         assert_eq!(TransferEncoding::parse(None), TransferEncoding::Identity);
         assert_eq!(TransferEncoding::parse(Some(b" 7BIT ")), TransferEncoding::Identity);
         assert_eq!(TransferEncoding::parse(Some(b"binary")), TransferEncoding::Identity);
+        assert_eq!(TransferEncoding::parse(Some(b"8Bit")), TransferEncoding::Identity);
+        for other in [&b"quoted-printable"[..], b"7bit 8bit", b"bit", b""] {
+            assert_eq!(TransferEncoding::parse(Some(other)), TransferEncoding::Unsupported, "{other:?}");
+        }
         assert_eq!(TransferEncoding::parse(Some(b"Base64")), TransferEncoding::Base64);
         assert_eq!(TransferEncoding::parse(Some(b"quoted-printable")), TransferEncoding::Unsupported);
     }
@@ -333,8 +345,13 @@ mod tests {
         assert_eq!(script_name(None, 0), "part-001");
         assert_eq!(script_name(None, 41), "part-042");
         // A name wisp keeps for its own scripts is not taken.
-        let runcmd = ScriptName::try_from("runcmd").unwrap();
-        assert_eq!(script_name(Some(&runcmd), 2), "part-003");
+        for reserved in ["per-boot", "per-instance", "per-once", "bootcmd", "runcmd", "power-state-condition"] {
+            assert_eq!(script_name(Some(&ScriptName::try_from(reserved).unwrap()), 2), "part-003", "{reserved}");
+        }
+        // Only whole names: one that holds a reserved name is the part's own.
+        for own in ["runcmd.sh", "per", "boot", "per-boot-2"] {
+            assert_eq!(script_name(Some(&ScriptName::try_from(own).unwrap()), 2), own);
+        }
     }
 
     #[test]

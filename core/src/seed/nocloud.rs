@@ -28,12 +28,14 @@ pub fn tokens(text: &[u8]) -> Option<Tokens<'_>> {
             Some(eq) => (&option[..eq], &option[eq + 1..]),
             None => continue,
         };
-        match crate::text::word(key) {
-            "s" | "seedfrom" => found.seed_from = Some(value),
-            "h" | "local-hostname" => found.hostname = Some(value),
-            "i" | "instance-id" => found.instance_id = Some(value),
-            _ => {}
-        }
+        // Each field's short and long key, in the order of `Tokens`' fields.
+        let field = match crate::text::word_index("s seedfrom h local-hostname i instance-id", key).map(|index| index / 2) {
+            Some(0) => &mut found.seed_from,
+            Some(1) => &mut found.hostname,
+            Some(2) => &mut found.instance_id,
+            _ => continue,
+        };
+        *field = Some(value);
     }
     Some(found)
 }
@@ -207,6 +209,11 @@ mod tests {
         assert_eq!(tokens(line), Some(Tokens { seed_from: Some(b"http://10.0.0.1:8000/"), hostname: Some(b"web1"), instance_id: Some(b"iid-7") }));
         assert_eq!(tokens(b"ds=nocloud-net;seedfrom=/srv/seed/;local-hostname=x"), Some(Tokens { seed_from: Some(b"/srv/seed/"), hostname: Some(b"x"), instance_id: None }));
         assert_eq!(tokens(b"ds=nocloud"), Some(Tokens::default()));
+        // The long key of each field, and keys that name none (or no value) left alone.
+        assert_eq!(
+            tokens(b"ds=nocloud;instance-id=iid-9;x=1;seedfrom;S=/up;hostname=no"),
+            Some(Tokens { seed_from: None, hostname: None, instance_id: Some(b"iid-9") })
+        );
         assert_eq!(tokens(b"root=/dev/vda1 ds=ec2"), None);
         assert_eq!(tokens(b"nods=nocloud"), None);
     }
