@@ -29,3 +29,17 @@ impl Item {
         Item::ALL.into_iter().find(|item| item.key().as_bytes() == key)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_key_reads_back_to_its_item() {
+        for item in Item::ALL {
+            assert_eq!(Item::from_key(item.key().as_bytes()), Some(item));
+        }
+        assert_eq!(Item::from_key(b"@instance"), None);
+        assert_eq!(Item::from_key(b""), None);
+    }
+}
