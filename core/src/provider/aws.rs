@@ -3,14 +3,18 @@
 //! two for each key the listing names. The service is at 169.254.169.254 while the
 //! instance has a route there, else at `[fd00:ec2::254]` (an IPv6-only subnet).
 
-use super::imds::{add, item_targets, Host, Imds, ImdsError, Service, Targets, What};
+use super::imds::{add, item_targets, Host, Imds, ImdsError, Service, SessionToken, Targets, What};
+use super::key_listing::parse_key_listing;
 use super::metadata::{Metadata, Slot, ValueState, KEY_RESPONSE, SMALL_RESPONSE};
 use super::Item;
 use crate::host::http::{Endpoint, Exchange, Http, Ipv6Service};
 use crate::http::{self, Method, Request};
-use crate::text::Decimal;
 
-pub const SERVICE: Service = Service { session_token: true, rounds: Some(rounds), ..Service::PLAIN };
+pub const SERVICE: Service = Service {
+    session_token: Some(&SessionToken { header: TOKEN_HEADER, fetch: fetch_token }),
+    rounds: Some(rounds),
+    ..Service::PLAIN
+};
 
 /// The same service at its IPv6 address, which Nitro instances serve when the instance's
 /// IPv6 metadata endpoint is enabled.
@@ -49,43 +53,6 @@ pub const fn path(item: Item) -> Option<&'static str> {
         Item::UserData => Some("/latest/user-data"),
         Item::SshKeys => None,
     }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum KeyListingError {
-    /// A line that is not `<index>=<name>`.
-    BadLine { line: usize },
-    TooManyKeys { limit: usize },
-}
-
-impl core::fmt::Display for KeyListingError {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        match self {
-            KeyListingError::BadLine { line } => {
-                write!(f, "public-keys listing: line {line} is not <index>=<name>", line = Decimal(*line as u64))
-            }
-            KeyListingError::TooManyKeys { limit } => {
-                write!(f, "public-keys listing: more than {limit} keys", limit = Decimal(*limit as u64))
-            }
-        }
-    }
-}
-
-/// The key indices of a `public-keys/` listing (`0=my-key\n1=other`), in listing order.
-pub fn parse_key_listing(body: &[u8]) -> Result<heapless::Vec<u16, KEYS_LIMIT>, KeyListingError> {
-    let mut indices = heapless::Vec::new();
-    let lines = body.split(|&b| b == b'\n').map(|line| line.strip_suffix(b"\r").unwrap_or(line));
-    for (number, line) in lines.enumerate().filter(|(_, line)| !line.is_empty()) {
-        let bad = KeyListingError::BadLine { line: number + 1 };
-        let equals = line.iter().position(|&b| b == b'=').ok_or(bad)?;
-        let index = parse_index(&line[..equals]).ok_or(bad)?;
-        indices.push(index).map_err(|_| KeyListingError::TooManyKeys { limit: KEYS_LIMIT })?;
-    }
-    Ok(indices)
-}
-
-fn parse_index(digits: &[u8]) -> Option<u16> {
-    crate::text::decimal(digits, 4).map(|n| n as u16)
 }
 
 /// `/latest/meta-data/public-keys/<index>/openssh-key`.
@@ -167,7 +134,7 @@ fn fetch_keys(imds: &mut Imds<'_>, host: &mut dyn Http, listing: &[u8], keys: Sl
 
 /// IMDSv2's session token: one PUT, reused for every later request of this run.
 /// The service is chosen again with each token, so a later token follows the network.
-pub(crate) fn fetch_token(imds: &mut Imds<'_>, host: &mut dyn Http) -> Result<(), ImdsError> {
+fn fetch_token(imds: &mut Imds<'_>, host: &mut dyn Http) -> Result<(), ImdsError> {
     imds.service = reachable_service(host);
     let mut ttl = heapless::String::<10>::new();
     push_decimal(&mut ttl, imds.token_ttl);
@@ -195,30 +162,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn listing() {
-        crate::fuzz::seed("aws_keys", b"0=my-key\n1=other key\r\n12=x");
-        let indices = parse_key_listing(b"0=my-key\n1=other key\r\n12=x").unwrap();
-        assert_eq!(indices.as_slice(), &[0, 1, 12]);
-        assert!(parse_key_listing(b"").unwrap().is_empty());
-        assert!(parse_key_listing(b"\n").unwrap().is_empty());
-    }
-
-    #[test]
-    fn listing_errors() {
-        assert_eq!(parse_key_listing(b"0=a\nkey"), Err(KeyListingError::BadLine { line: 2 }));
-        assert_eq!(parse_key_listing(b"x=a"), Err(KeyListingError::BadLine { line: 1 }));
-        assert_eq!(parse_key_listing(b"=a"), Err(KeyListingError::BadLine { line: 1 }));
-        assert_eq!(parse_key_listing(b"99999=a"), Err(KeyListingError::BadLine { line: 1 }));
-        let many: String = (0..=KEYS_LIMIT).map(|i| format!("{i}=k\n")).collect();
-        assert_eq!(
-            parse_key_listing(many.as_bytes()),
-            Err(KeyListingError::TooManyKeys { limit: KEYS_LIMIT })
-        );
-        let just_enough: String = (0..KEYS_LIMIT).map(|i| format!("{i}=k\n")).collect();
-        assert_eq!(parse_key_listing(just_enough.as_bytes()).unwrap().len(), KEYS_LIMIT);
-    }
-
-    #[test]
     fn paths() {
         assert_eq!(key_path(0).as_str(), "/latest/meta-data/public-keys/0/openssh-key");
         assert_eq!(key_path(9999).as_str(), "/latest/meta-data/public-keys/9999/openssh-key");
@@ -240,6 +183,7 @@ mod tests {
     use crate::host::HostError;
     use crate::provider::metadata::{Metadata, METADATA_SIZE};
     use crate::provider::imds::TOKEN_LIMIT;
+    use crate::provider::key_listing::KeyListingError;
     use crate::retry::Timeouts;
 
     const TOKEN_PUT: &str = "PUT /latest/api/token";

@@ -8,7 +8,8 @@ use core::fmt;
 
 use super::metadata::{Metadata, Slot, TooLarge, ValueState};
 use super::document_service::Document;
-use super::{aws, DocumentFailure, Item, IMDS_ADDRESS, IMDS_HOST};
+use super::key_listing::KeyListingError;
+use super::{DocumentFailure, Item, IMDS_ADDRESS, IMDS_HOST};
 use crate::config::Cloud;
 use crate::host::clock::Clock;
 use crate::host::http::{Described, Endpoint, ErrnoWords, Exchange, Failure, Http, PARALLEL_LIMIT};
@@ -36,12 +37,22 @@ pub struct Service {
     /// Sent with every request (but to the document's fallback).
     pub headers: &'static [(&'static str, &'static str)],
     /// IMDSv2: every request carries a session token, fetched first.
-    pub session_token: bool,
+    pub session_token: Option<&'static SessionToken>,
     /// The clouds that answer with one document: where it is.
     pub document: Option<&'static Document>,
     /// `None`: wisp has no metadata service for this cloud (its paths can still be read).
     pub rounds: Option<Rounds>,
 }
+
+/// A service's session token (IMDSv2): the header that carries it, and how a new one
+/// is fetched. The cloud's module names both, as it names its rounds.
+pub struct SessionToken {
+    pub header: &'static str,
+    pub fetch: FetchToken,
+}
+
+/// Fetches a new session token into `Imds::token`; it may choose the service again.
+pub type FetchToken = fn(&mut Imds<'_>, &mut dyn Http) -> Result<(), ImdsError>;
 
 impl Service {
     /// The metadata address and nothing else: for the clouds with no service of their own.
@@ -49,7 +60,7 @@ impl Service {
         endpoint: Endpoint::Tcp { address: IMDS_ADDRESS, port: 80, privileged: false },
         host: IMDS_HOST,
         headers: &[],
-        session_token: false,
+        session_token: None,
         document: None,
         rounds: None,
     };
@@ -102,7 +113,7 @@ pub enum ImdsError {
     Request(http::Error),
     /// The token is longer than `TOKEN_LIMIT`.
     TokenTooLong,
-    KeyListing(aws::KeyListingError),
+    KeyListing(KeyListingError),
     /// The document, or a value in it, is not what the cloud documents.
     Document { item: Item, error: DocumentFailure },
     ValueTooLarge { item: Item, limit: u32 },
@@ -242,15 +253,23 @@ impl<'c> Imds<'c> {
     /// repeats the round once.
     pub(crate) fn round(&mut self, host: &mut dyn Http, targets: &mut [Target<'_, '_>]) -> Result<(), ImdsError> {
         for attempt in 0..2 {
-            if self.service.session_token && (self.token.is_empty() || attempt == 1) {
-                aws::fetch_token(self, host)?;
+            if let Some(session_token) = self.service.session_token {
+                if self.token.is_empty() || attempt == 1 {
+                    (session_token.fetch)(self, host)?;
+                }
             }
             // After the token: it may have moved the service to another address.
             let service = self.service;
             let mut requests = [[0u8; REQUEST_LIMIT]; PARALLEL_LIMIT];
             let token = core::str::from_utf8(&self.token).unwrap_or("");
-            let token_header = [(aws::TOKEN_HEADER, token)];
-            let headers: &[(&str, &str)] = if service.session_token { &token_header } else { service.headers };
+            let token_header;
+            let headers: &[(&str, &str)] = match service.session_token {
+                Some(session_token) => {
+                    token_header = [(session_token.header, token)];
+                    &token_header
+                }
+                None => service.headers,
+            };
             let (mut bare_path, mut endpoint) = (None, service.endpoint);
             if let Some(document) = service.document {
                 bare_path = document.fallback;
@@ -276,7 +295,7 @@ impl<'c> Imds<'c> {
                 *state = match exchange.result() {
                     Ok((200, body)) => ValueState::Present { start: body.start, len: body.len() },
                     Ok((404, _)) => ValueState::Absent,
-                    Ok((401, _)) if attempt == 0 && service.session_token => {
+                    Ok((401, _)) if attempt == 0 && service.session_token.is_some() => {
                         expired = true;
                         ValueState::NotFetched
                     }
@@ -394,6 +413,28 @@ mod tests {
             std::format!("{}", Described(&error, words)),
             "metadata path: cannot connect: connection refused; gave up after 3 attempts in the 30000 ms deadline (WISP_HTTP_TOTAL_MS)"
         );
+    }
+
+    /// The token of a cloud other than AWS: it comes from the service's own fetch and
+    /// goes in the service's own header, so the mechanism holds nothing of AWS's.
+    static OTHER_TOKEN: SessionToken = SessionToken { header: "X-Other-Token", fetch: other_token };
+    static OTHER_SERVICE: Service = Service { session_token: Some(&OTHER_TOKEN), ..Service::PLAIN };
+
+    fn other_token(imds: &mut Imds<'_>, _: &mut dyn Http) -> Result<(), ImdsError> {
+        imds.requests += 1;
+        imds.token.clear();
+        imds.token.extend_from_slice(if imds.requests == 1 { b"first" } else { b"second" }).map_err(|_| ImdsError::TokenTooLong)
+    }
+
+    #[test]
+    fn a_session_token_is_the_services_own_and_a_401_fetches_it_again() {
+        let timeouts = Timeouts::default();
+        let mut imds = Imds::new(Cloud::Nocloud, &OTHER_SERVICE, &timeouts, 300);
+        let mut network = MemoryNetwork::new().serve("GET /x", 401, b"").serve("GET /x", 200, b"value");
+        let mut buf = [0u8; 256];
+        assert_eq!(imds.get_path(&mut network, "/x", &mut buf), Ok(Some(&b"value"[..])));
+        let headers: std::vec::Vec<_> = network.seen().iter().map(|request| request.headers.clone()).collect();
+        assert_eq!(headers, [["X-Other-Token: first"], ["X-Other-Token: second"]]);
     }
 
     #[test]

@@ -12,6 +12,7 @@ pub mod gcp;
 pub mod hetzner;
 pub mod imds;
 pub mod incus;
+pub mod key_listing;
 pub mod metadata;
 pub mod oci;
 pub mod openstack;
@@ -183,12 +184,12 @@ mod service_tests {
     #[test]
     fn a_cloud_gets_its_service_only_when_built() {
         let aws = service::<AWS_AND_CONFIGDRIVE>(Cloud::Aws);
-        assert!(aws.session_token && aws.rounds.is_some());
+        assert!(aws.session_token.is_some() && aws.rounds.is_some());
         let openstack = service::<AWS_AND_CONFIGDRIVE>(Cloud::Openstack);
         assert!(openstack.document.is_some(), "OpenStack's service comes with configdrive");
         for plain in [Cloud::Gcp, Cloud::Azure, Cloud::Nocloud, Cloud::Configdrive, Cloud::Auto] {
             let service = service::<AWS_AND_CONFIGDRIVE>(plain);
-            assert!(!service.session_token && service.rounds.is_none() && service.document.is_none() && service.headers.is_empty(), "{plain:?}");
+            assert!(service.session_token.is_none() && service.rounds.is_none() && service.document.is_none() && service.headers.is_empty(), "{plain:?}");
         }
         const GCP: u32 = Built::of(&[(Feature::Gcp, true)]).bits();
         assert_eq!(service::<GCP>(Cloud::Gcp).headers.len(), 1);
