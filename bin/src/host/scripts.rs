@@ -1,5 +1,5 @@
 //! core's `Scripts` over Linux: user-data.log in TINY_CLOUD_LOGS, programs run with
-//! `Context::run`, script files written into their directory, and the instance's markers.
+//! `run_in_root`, script files written into their directory, and the instance's markers.
 
 use core::ffi::CStr;
 
@@ -44,7 +44,7 @@ impl wisp_core::host::scripts::Scripts for ScriptRuns<'_> {
 
     fn run(&mut self, program: &CStr, args: &[&CStr], env: Option<&CStr>) -> Result<Ended, HostError> {
         let output = self.log.as_ref().map_or(wisp_os_linux::stdio::stderr(), |log| log.as_fd());
-        match self.ctx.run(program, args, env, output)? {
+        match super::run_in_root(self.ctx, program, args, env, output)? {
             ExitStatus::Exited(code) => Ok(Ended::Exited(code)),
             ExitStatus::Signaled(signal) => Ok(Ended::Signaled(signal)),
         }
