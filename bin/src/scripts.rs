@@ -3,10 +3,6 @@
 
 use core::ffi::CStr;
 
-#[cfg(feature = "cloud-config")]
-use wisp_core::cloud_config::CloudConfig;
-#[cfg(feature = "cloud-config")]
-use wisp_core::cloud_config_commands::{self, CommandList};
 use wisp_core::script_exit::Ended;
 use wisp_core::userdata_scripts::{self, Places};
 use wisp_os_linux::fs::Dir;
@@ -19,12 +15,12 @@ use crate::output::Message;
 use crate::userdata::UserData;
 
 /// A rule of core's `userdata_scripts`, given its hosts: one instantiation of `with_hosts`.
-type Rule<'r> = &'r mut dyn FnMut(&mut System<'_>, &mut ScriptRuns<'_>, Places<'_, OpenDir<'_>, OpenDir<'_>>) -> Result<Message, Message>;
+pub type Rule<'r> = &'r mut dyn FnMut(&mut System<'_>, &mut ScriptRuns<'_>, Places<'_, OpenDir<'_>, OpenDir<'_>>) -> Result<Message, Message>;
 
 /// Runs `rule` with the root, the scripts' host, TINY_CLOUD_LOGS and TINY_CLOUD_VAR
 /// (`var`, for the markers and the records of what ran; a rule given none uses neither).
 #[inline(never)]
-fn with_hosts(ctx: &Context<'_>, var: Option<&Dir>, rule: Rule<'_>) -> Result<Message, Message> {
+pub fn with_hosts(ctx: &Context<'_>, var: Option<&Dir>, rule: Rule<'_>) -> Result<Message, Message> {
     let logs = ctx.logs_dir()?;
     let mut var_dir = OpenDir { dir: var.unwrap_or(&logs) };
     let places = Places { var_dir: ctx.config.var_dir.as_bytes(), var: &mut var_dir, logs: &mut OpenDir { dir: &logs } };
@@ -40,11 +36,6 @@ pub fn run_userdata<'u>(ctx: &Context<'_>, var: &Dir, later_boot: bool, userdata
 pub fn run_boothooks(ctx: &Context<'_>, var: &Dir, userdata: Result<Option<&UserData>, Message>) -> Result<Message, Message> {
     let mut userdata = Some(userdata);
     with_hosts(ctx, Some(var), &mut |host, runs, places| userdata_scripts::run_boothooks(host, runs, places, userdata.take().unwrap_or(Ok(None))))
-}
-
-#[cfg(feature = "cloud-config")]
-pub fn run_commands(ctx: &Context<'_>, var: &Dir, config: &CloudConfig<'_>, list: CommandList) -> Result<Message, Message> {
-    with_hosts(ctx, Some(var), &mut |host, runs, places| cloud_config_commands::run(host, runs, places, config, list))
 }
 
 /// The image's programs and power_state's condition as cloud-config runs them: their
