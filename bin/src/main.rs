@@ -34,7 +34,6 @@ mod commands;
 mod cloud;
 mod context;
 mod features;
-mod fetch;
 #[cfg(feature = "grow")]
 mod grow;
 mod host;
