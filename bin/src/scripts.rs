@@ -24,7 +24,7 @@ pub fn with_hosts(ctx: &Context<'_>, var: Option<&Dir>, rule: Rule<'_>) -> Resul
     let logs = ctx.logs_dir()?;
     let mut var_dir = OpenDir { dir: var.unwrap_or(&logs) };
     let places = Places { var_dir: ctx.config.var_dir.as_bytes(), var: &mut var_dir, logs: &mut OpenDir { dir: &logs } };
-    rule(&mut System::new(ctx), &mut ScriptRuns::new(ctx, var, &logs), places)
+    rule(&mut System::new(ctx), &mut ScriptRuns { ctx, var, logs: &logs, log: None, markers: None }, places)
 }
 
 pub fn run_userdata<'u>(ctx: &Context<'_>, var: &Dir, later_boot: bool, userdata: impl FnOnce() -> Result<Option<&'u UserData>, Message>) -> Result<Message, Message> {

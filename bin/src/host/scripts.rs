@@ -22,14 +22,9 @@ pub struct ScriptRuns<'c> {
     pub ctx: &'c Context<'c>,
     pub var: Option<&'c Dir>,
     pub logs: &'c Dir,
-    log: Option<OwnedFd>,
-    markers: Option<Markers>,
-}
-
-impl<'c> ScriptRuns<'c> {
-    pub fn new(ctx: &'c Context<'c>, var: Option<&'c Dir>, logs: &'c Dir) -> ScriptRuns<'c> {
-        ScriptRuns { ctx, var, logs, log: None, markers: None }
-    }
+    /// user-data.log, once `open_log` opened it.
+    pub log: Option<OwnedFd>,
+    pub markers: Option<Markers>,
 }
 
 impl wisp_core::host::scripts::Scripts for ScriptRuns<'_> {
