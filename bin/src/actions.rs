@@ -37,8 +37,13 @@ pub fn run(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: 
             crate::scripts::run_userdata(ctx, var, later_boot, || session.shared.userdata(true, crate::session::kept(ctx, var)))
         }
         Action::BootstrapComplete => crate::markers::set_complete(ctx, var, true).map(|()| msg!("marked complete")),
+        // A `userdata_*` action of cloud-config, with the documents merged once per run.
         #[cfg(feature = "cloud-config")]
-        _ if action.userdata_work() == Some(UserdataWork::CloudConfig) => apply_cloud_config(ctx, session, var, action),
+        _ if action.userdata_work() == Some(UserdataWork::CloudConfig) => match session.cloud_config(ctx, var) {
+            Ok(Some(config)) => crate::cloud_config::run(ctx, &config, var, action),
+            Ok(None) => Ok(msg!("no cloud-config")),
+            Err(e) => Err(session.shared.report(e)),
+        },
         // Planning refuses these by name first (phases::plan); this is the same answer.
         #[allow(unreachable_patterns)]
         _ => Err(crate::features::missing(action.name(), crate::features::FEATURES.lacks_for_action(action).unwrap_or("it"))),
@@ -68,16 +73,6 @@ fn apply_users(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, acti
             wisp_core::host_keys::set_ssh_host_keys(host, ctx.config.var_dir.as_bytes(), id, config)
         }
         _ => wisp_core::users::set_ssh_keys(host, ctx.config.cloud_user.as_bytes(), session.metadata.get(Item::SshKeys), config),
-    }
-}
-
-/// A `userdata_*` action of cloud-config, with the documents merged once per run.
-#[cfg(feature = "cloud-config")]
-fn apply_cloud_config(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir, action: Action) -> Result<Message, Message> {
-    match session.cloud_config(ctx, var) {
-        Ok(Some(config)) => crate::cloud_config::run(ctx, &config, var, action),
-        Ok(None) => Ok(msg!("no cloud-config")),
-        Err(e) => Err(session.shared.report(e)),
     }
 }
 
