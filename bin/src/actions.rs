@@ -4,7 +4,6 @@
 use wisp_core::phase::{Action, UserdataWork};
 use wisp_core::provider::Item;
 use wisp_core::save_userdata;
-use wisp_core::text::{Decimal, Plain};
 use wisp_os_linux::fs::Dir;
 
 use crate::context::Context;
@@ -89,10 +88,6 @@ fn save_userdata(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) -> Res
     })?;
     // Decoded now, while the network is up, to fetch its includes.
     let timeouts = ctx.timeouts;
-    let decoded = match session.shared.replace_userdata(crate::userdata::load(ctx, var, Includes::Fetch(&timeouts))) {
-        Ok(Some(userdata)) => msg!(", {} parts)", Decimal(userdata.parts.len() as u64)),
-        Ok(None) => msg!(")"),
-        Err(e) => msg!("); it does not decode: {e}"),
-    };
-    Ok(msg!("{note} ({len} bytes{decoded}{facts}", len = Decimal(saved.len as u64), note = Plain(saved.note), facts = Plain(facts)))
+    let decoded = session.shared.replace_userdata(crate::userdata::load(ctx, var, Includes::Fetch(&timeouts)));
+    Ok(saved.said(host, decoded.map(|userdata| userdata.map(|userdata| userdata.parts.len())), facts))
 }
