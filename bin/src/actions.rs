@@ -26,14 +26,14 @@ pub fn run(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: 
         Action::EnableSshd => wisp_core::enable_sshd::enable_sshd(&mut System::new(ctx)),
         Action::SaveUserdata => save_userdata(ctx, session, var),
         #[cfg(feature = "userdata")]
-        Action::UserdataBoothooks => crate::scripts::run_boothooks(ctx, var, session.shared.userdata(false, crate::session::kept(ctx, var))),
+        Action::UserdataBoothooks => crate::host::scripts::run_boothooks(ctx, var, session.shared.userdata(false, crate::session::kept(ctx, var))),
         #[cfg(feature = "ssh")]
         Action::CreateDefaultUser | Action::SetHostname | Action::SetSshKeys | Action::SetSshHostKeys => apply_users(ctx, session, var, action),
         #[cfg(not(feature = "ssh"))]
         Action::CreateDefaultUser | Action::SetHostname | Action::SetSshKeys => apply_users(ctx, session, var, action),
         Action::RunUserdata => {
             let later_boot = session.later_boot;
-            crate::scripts::run_userdata(ctx, var, later_boot, || session.shared.userdata(true, crate::session::kept(ctx, var)))
+            crate::host::scripts::run_userdata(ctx, var, later_boot, || session.shared.userdata(true, crate::session::kept(ctx, var)))
         }
         Action::BootstrapComplete => crate::markers::set_complete(ctx, var, true).map(|()| msg!("marked complete")),
         // A `userdata_*` action of cloud-config, with the documents merged once per run.

@@ -46,7 +46,6 @@ mod output;
 mod phases;
 #[cfg(feature = "cloud-config")]
 mod cloud_config;
-mod scripts;
 mod session;
 #[cfg(any(feature = "nocloud", feature = "configdrive", feature = "azure"))]
 mod seed;
