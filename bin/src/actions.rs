@@ -4,7 +4,6 @@
 use wisp_core::phase::{Action, UserdataWork};
 use wisp_core::provider::Item;
 use wisp_core::save_userdata;
-use wisp_core::text::{Decimal, Plain};
 use wisp_os_linux::fs::Dir;
 
 use crate::context::Context;
@@ -27,18 +26,23 @@ pub fn run(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: 
         Action::EnableSshd => wisp_core::enable_sshd::enable_sshd(&mut System::new(ctx)),
         Action::SaveUserdata => save_userdata(ctx, session, var),
         #[cfg(feature = "userdata")]
-        Action::UserdataBoothooks => crate::scripts::run_boothooks(ctx, var, session.shared.userdata(false, crate::session::kept(ctx, var))),
+        Action::UserdataBoothooks => crate::host::scripts::run_boothooks(ctx, var, session.shared.userdata(false, crate::session::kept(ctx, var))),
         #[cfg(feature = "ssh")]
         Action::CreateDefaultUser | Action::SetHostname | Action::SetSshKeys | Action::SetSshHostKeys => apply_users(ctx, session, var, action),
         #[cfg(not(feature = "ssh"))]
         Action::CreateDefaultUser | Action::SetHostname | Action::SetSshKeys => apply_users(ctx, session, var, action),
         Action::RunUserdata => {
             let later_boot = session.later_boot;
-            crate::scripts::run_userdata(ctx, var, later_boot, || session.shared.userdata(true, crate::session::kept(ctx, var)))
+            crate::host::scripts::run_userdata(ctx, var, later_boot, || session.shared.userdata(true, crate::session::kept(ctx, var)))
         }
         Action::BootstrapComplete => crate::markers::set_complete(ctx, var, true).map(|()| msg!("marked complete")),
+        // A `userdata_*` action of cloud-config, with the documents merged once per run.
         #[cfg(feature = "cloud-config")]
-        _ if action.userdata_work() == Some(UserdataWork::CloudConfig) => apply_cloud_config(ctx, session, var, action),
+        _ if action.userdata_work() == Some(UserdataWork::CloudConfig) => match session.cloud_config(ctx, var) {
+            Ok(Some(config)) => crate::cloud_config::run(ctx, &config, var, action),
+            Ok(None) => Ok(msg!("no cloud-config")),
+            Err(e) => Err(session.shared.report(e)),
+        },
         // Planning refuses these by name first (phases::plan); this is the same answer.
         #[allow(unreachable_patterns)]
         _ => Err(crate::features::missing(action.name(), crate::features::FEATURES.lacks_for_action(action).unwrap_or("it"))),
@@ -71,16 +75,6 @@ fn apply_users(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, acti
     }
 }
 
-/// A `userdata_*` action of cloud-config, with the documents merged once per run.
-#[cfg(feature = "cloud-config")]
-fn apply_cloud_config(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir, action: Action) -> Result<Message, Message> {
-    match session.cloud_config(ctx, var) {
-        Ok(Some(config)) => crate::cloud_config::run(ctx, &config, var, action),
-        Ok(None) => Ok(msg!("no cloud-config")),
-        Err(e) => Err(session.shared.report(e)),
-    }
-}
-
 /// `$TINY_CLOUD_VAR/user-data` and the network facts (core's `save_userdata`), then the
 /// user-data decoded.
 #[inline(never)]
@@ -94,10 +88,6 @@ fn save_userdata(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) -> Res
     })?;
     // Decoded now, while the network is up, to fetch its includes.
     let timeouts = ctx.timeouts;
-    let decoded = match session.shared.replace_userdata(crate::userdata::load(ctx, var, Includes::Fetch(&timeouts))) {
-        Ok(Some(userdata)) => msg!(", {} parts)", Decimal(userdata.parts.len() as u64)),
-        Ok(None) => msg!(")"),
-        Err(e) => msg!("); it does not decode: {e}"),
-    };
-    Ok(msg!("{note} ({len} bytes{decoded}{facts}", len = Decimal(saved.len as u64), note = Plain(saved.note), facts = Plain(facts)))
+    let decoded = session.shared.replace_userdata(crate::userdata::load(ctx, var, Includes::Fetch(&timeouts)));
+    Ok(saved.said(host, decoded.map(|userdata| userdata.map(|userdata| userdata.parts.len())), facts))
 }

@@ -2,7 +2,7 @@
 //! run, all of them before any key is applied, so a YAML error anywhere applies nothing.
 
 use wisp_core::cloud_config::{self, CloudConfig};
-use wisp_core::cloud_config_commands::CommandList;
+use wisp_core::cloud_config_commands::{self, CommandList};
 use wisp_core::phase::Action;
 use wisp_core::userdata::Kind;
 use wisp_core::yaml::{Arena, Node};
@@ -13,7 +13,7 @@ use crate::context::Context;
 use crate::host::system::System;
 use wisp_os_linux::take_once::TakeOnce;
 use crate::output::Message;
-use crate::scripts;
+use crate::host::scripts::with_hosts;
 
 /// Most YAML nodes in all cloud-config documents together.
 pub const NODES_LIMIT: usize = 64 * 1024;
@@ -43,25 +43,14 @@ pub fn parse(userdata: &crate::userdata::UserData) -> Result<CloudConfig<'static
 pub fn run(ctx: &Context<'_>, config: &CloudConfig<'static>, var: &Dir, action: Action) -> Result<Message, Message> {
     let host = &mut System::new(ctx);
     match action {
-        Action::UserdataBootcmd => scripts::run_commands(ctx, var, config, CommandList::Bootcmd),
-        Action::UserdataRuncmd => scripts::run_commands(ctx, var, config, CommandList::Runcmd),
+        Action::UserdataBootcmd => with_hosts(ctx, Some(var), &mut |host, runs, places| cloud_config_commands::run(host, runs, places, config, CommandList::Bootcmd)),
+        Action::UserdataRuncmd => with_hosts(ctx, Some(var), &mut |host, runs, places| cloud_config_commands::run(host, runs, places, config, CommandList::Runcmd)),
         Action::UserdataWriteFiles => wisp_core::write_files::apply(host, config, false),
         Action::UserdataWriteFilesDeferred => wisp_core::write_files::apply(host, config, true),
         Action::UserdataUsers => wisp_core::users::apply_users(host, ctx.config.cloud_user.as_str(), config, crate::host::system::today()),
         Action::UserdataMounts => wisp_core::mounts::apply(host, config),
         Action::UserdataTimezone => wisp_core::timezone::apply(host, config),
-        // Marked done once apk succeeded: a failed or cut-short install runs again. Nothing
-        // asked is no work to mark (nor a sync to make it durable).
-        Action::UserdataPackages => {
-            let markers = crate::markers::Markers::open(var)?;
-            if markers.is_done("packages", None)? {
-                return Ok(msg!("ran already for this instance"));
-            }
-            match wisp_core::packages::install(host, config)? {
-                Some(note) => markers.mark_done(ctx, "packages", None).map(|()| note),
-                None => Ok(msg!("no packages")),
-            }
-        }
+        Action::UserdataPackages => with_hosts(ctx, Some(var), &mut |host, runs, _| wisp_core::packages::install_once(host, runs, config)),
         Action::UserdataPowerState => wisp_core::power_state::apply(host, config),
         #[cfg(feature = "ssh")]
         Action::UserdataSshPwauth => wisp_core::sshd::ssh_pwauth(host, config),

@@ -1,23 +1,17 @@
 //! What every command works with: the root every path is taken under, the configuration
-//! (its CLOUD replaced by `--cloud`'s: `cloud` resolves it), and the log. The configuration file
-//! is read here, as given or as core's `config_file` chooses, which also says what it means.
-
-use core::ffi::CStr;
+//! (its CLOUD replaced by `--cloud`'s: `cloud` resolves it), and the log. It builds no host:
+//! the hosts in `host` are built over it (main's `load_configuration` reads the file through one).
 
 use wisp_core::cli::Invocation;
 use wisp_core::config::Config;
-use wisp_core::config_file::{self, Given, Source};
 use wisp_core::host::messages::PathError;
 use wisp_core::host::HostError;
 use wisp_core::retry::Timeouts;
 use wisp_core::text::{Decimal, ShownUnder};
 use wisp_os_linux::nul_terminated::NulTerminated;
 use wisp_os_linux::fs::{self, Dir, Resolve};
-use wisp_os_linux::process::{ExitStatus, StartInfo};
-use wisp_os_linux::{AsFd, BorrowedFd};
+use wisp_os_linux::process::StartInfo;
 
-use crate::host::{host_error, read_error};
-use crate::host::system::System;
 use crate::output::{self, Message, Log, Os, Shown};
 
 pub struct Context<'a> {
@@ -25,7 +19,7 @@ pub struct Context<'a> {
     /// `--root` without trailing slashes: empty for the real root.
     pub root: &'a [u8],
     /// The same, for chroot(2): `None` for the real root.
-    program_root: Option<NulTerminated>,
+    pub program_root: Option<NulTerminated>,
     /// The root, open: every path under it is resolved inside it.
     pub root_dir: Dir,
     pub config: Config,
@@ -42,7 +36,7 @@ impl<'a> Context<'a> {
         self.log.line(format_args!("warning: {args}"));
     }
 
-    /// The root, open, with the default configuration (`load_configuration` reads the file).
+    /// The root, open, with the default configuration (main's `load_configuration` reads the file).
     #[inline(never)]
     pub fn open(start: &'a StartInfo, invocation: &Invocation<'a>) -> Result<Context<'a>, Message> {
         let root = invocation.root.unwrap_or(b"");
@@ -63,38 +57,6 @@ impl<'a> Context<'a> {
             timeouts: Timeouts::default(),
             log: Log::new(),
         })
-    }
-
-    /// Runs `program` chrooted into the root (so by its path inside it), reading /dev/null.
-    pub fn run(&self, program: &CStr, args: &[&CStr], env: Option<&CStr>, output: BorrowedFd<'_>) -> Result<ExitStatus, HostError> {
-        let input = fs::open_read(c"/dev/null").map_err(host_error)?;
-        let root = self.program_root.as_ref().map(NulTerminated::as_cstr);
-        wisp_os_linux::process::run(self.start, root, program, args, env, input.as_fd(), output).map_err(host_error)
-    }
-
-    /// Reads the configuration: `--config FILE` as given, else the file core's
-    /// `config_file` finds under the root.
-    #[inline(never)]
-    pub fn load_configuration(&mut self, invocation: &Invocation<'_>) -> Result<(), Message> {
-        let mut text = [0u8; config_file::FILE_LIMIT];
-        let given = match invocation.config {
-            Some(path) => {
-                self.config_file = NulTerminated::from_parts(&[path]).map_err(|e| msg!("--config: {e}"))?;
-                Some(Given { path, read: fs::read_file(self.config_file.as_cstr(), &mut text).map_err(read_error) })
-            }
-            None => None,
-        };
-        let mut config = Config::default();
-        // The host dropped before `?`, not on each of its paths: 48 bytes.
-        let source = config_file::load(&mut System::new(self), given, &mut text, &mut config);
-        if let Source::UnderRoot(file) = source? {
-            self.config_file = self.path(file.as_bytes())?;
-        }
-        // `--cloud` beats CLOUD.
-        config.cloud = invocation.cloud.unwrap_or(config.cloud);
-        self.timeouts = config.timeouts();
-        self.config = config;
-        Ok(())
     }
 
     /// `absolute` under the root.
@@ -123,22 +85,8 @@ impl<'a> Context<'a> {
         self.root_dir.create_beneath(absolute, 0o755, resolve).map_err(|e| self.path_error(absolute, e))
     }
 
-    /// The whole file, resolved inside the root as `open_dir`; `Ok(None)` when it does
-    /// not exist.
-    #[inline(never)]
-    pub fn read<'b>(&self, absolute: &[u8], buf: &'b mut [u8]) -> Result<Option<&'b [u8]>, Message> {
-        use wisp_core::host::files::Files;
-        let limit = buf.len();
-        match crate::host::OpenDir::root(self).read(absolute, buf) {
-            Ok(len) => Ok(len.and_then(|len| buf.get(..len))),
-            // `Files::read` says a file past the buffer as EFBIG.
-            Err(e) if e == crate::host::host_error(wisp_os_linux::Errno::FBIG) => Err(too_large(ShownUnder { root: self.root, path: absolute }, limit)),
-            Err(e) => Err(self.path_error(absolute, crate::host::errno(e))),
-        }
-    }
-
     pub fn path_error(&self, absolute: &[u8], e: wisp_os_linux::Errno) -> Message {
-        msg!("{}", PathError { path: ShownUnder { root: self.root, path: absolute }, error: host_error(e), reason: Os(e) })
+        msg!("{}", PathError { path: ShownUnder { root: self.root, path: absolute }, error: HostError { errno: e.raw_os_error() }, reason: Os(e) })
     }
 
     pub fn var_dir(&self) -> Result<Dir, Message> {

@@ -31,7 +31,6 @@ mod commands;
 mod cloud;
 mod context;
 mod features;
-mod fetch;
 mod host;
 mod imds;
 mod markers;
@@ -42,18 +41,22 @@ mod output;
 mod phases;
 #[cfg(feature = "cloud-config")]
 mod cloud_config;
-mod scripts;
 mod session;
 #[cfg(any(feature = "nocloud", feature = "configdrive", feature = "azure"))]
 mod seed;
 mod userdata;
 
-use wisp_core::cli::{self, Command};
+use wisp_core::cli::{self, Command, Invocation};
+use wisp_core::config::Config;
+use wisp_core::config_file::{self, Given, Source};
 use wisp_core::phase::Phase;
 use wisp_core::text::{Decimal, Plain};
+use wisp_os_linux::nul_terminated::NulTerminated;
 use wisp_os_linux::process::StartInfo;
 
 use crate::context::Context;
+use crate::host::read_error;
+use crate::host::system::System;
 
 pub use wisp_core::cli::{EXIT_FAILED, EXIT_USAGE};
 /// Most command-line arguments.
@@ -97,7 +100,7 @@ fn main(start: &StartInfo) -> i32 {
         Ok(ctx) => ctx,
         Err(e) => return output::failed(e, EXIT_USAGE),
     };
-    if let Err(e) = ctx.load_configuration(&invocation) {
+    if let Err(e) = load_configuration(&mut ctx, &invocation) {
         return output::failed(e, EXIT_USAGE);
     }
     match invocation.command {
@@ -125,4 +128,29 @@ fn main(start: &StartInfo) -> i32 {
 fn missing_feature(command: Command<'_>) -> i32 {
     let (what, feature) = command.needs().unwrap_or_default();
     output::failed(features::missing(what, feature), EXIT_USAGE)
+}
+
+/// Reads the configuration: `--config FILE` as given, else the file core's
+/// `config_file` finds under the root, which also says what it means.
+#[inline(never)]
+fn load_configuration(ctx: &mut Context<'_>, invocation: &Invocation<'_>) -> Result<(), output::Message> {
+    let mut text = [0u8; config_file::FILE_LIMIT];
+    let given = match invocation.config {
+        Some(path) => {
+            ctx.config_file = NulTerminated::from_parts(&[path]).map_err(|e| msg!("--config: {e}"))?;
+            Some(Given { path, read: wisp_os_linux::fs::read_file(ctx.config_file.as_cstr(), &mut text).map_err(read_error) })
+        }
+        None => None,
+    };
+    let mut config = Config::default();
+    // The host dropped before `?`, not on each of its paths: 48 bytes.
+    let source = config_file::load(&mut System::new(ctx), given, &mut text, &mut config);
+    if let Source::UnderRoot(file) = source? {
+        ctx.config_file = ctx.path(file.as_bytes())?;
+    }
+    // `--cloud` beats CLOUD.
+    config.cloud = invocation.cloud.unwrap_or(config.cloud);
+    ctx.timeouts = config.timeouts();
+    ctx.config = config;
+    Ok(())
 }

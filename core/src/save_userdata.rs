@@ -10,6 +10,7 @@ use crate::host::saved_copies::SavedCopies;
 use crate::provider::hetzner;
 use crate::state_files::USER_DATA;
 use crate::system_files::failed;
+use crate::text::{Decimal, Plain};
 
 /// Longest network-config kept.
 pub const NETWORK_CONFIG_LIMIT: usize = 16 * 1024;
@@ -41,6 +42,20 @@ pub const fn keeps_metadata_document(cloud: Cloud) -> bool {
 pub struct Saved {
     pub len: usize,
     pub note: &'static str,
+}
+
+impl Saved {
+    /// The action's note: `saved (N bytes, P parts)`, with how the user-data decoded (its
+    /// parts' count, `None` for none, or why it does not) and `facts`, the network facts'
+    /// words.
+    pub fn said<H: Messages>(&self, host: &H, decoded: Result<Option<usize>, H::Text>, facts: &str) -> H::Text {
+        let decoded = match decoded {
+            Ok(Some(parts)) => host.text(format_args!(", {} parts)", Decimal(parts as u64))),
+            Ok(None) => host.text(format_args!(")")),
+            Err(e) => host.text(format_args!("); it does not decode: {e}")),
+        };
+        host.text(format_args!("{note} ({len} bytes{decoded}{facts}", len = Decimal(self.len as u64), note = Plain(self.note), facts = Plain(facts)))
+    }
 }
 
 /// `raw` saved as `user-data` in `var` (TINY_CLOUD_VAR), mode 0600, in `saved_form` (its
@@ -228,5 +243,14 @@ mod tests {
         assert_eq!(var.contents("/var/lib/cloud/network-config"), Some(&b"version 2"[..]));
         assert_eq!(save_network_facts::<true, true, _, _>(&host, &mut MemoryHost::new().dir(VAR), Cloud::Incus, Some(b"{}"), none).unwrap(), "; meta-data saved");
         assert_eq!(save_network_facts::<true, true, _, _>(&host, &mut MemoryHost::new().dir(VAR), Cloud::Incus, Some(b"{}"), refused), Err("http 500".into()));
+    }
+
+    #[test]
+    fn the_note_says_the_length_how_the_user_data_decoded_and_the_facts() {
+        let host = crate::host::memory::MemorySystem::new(crate::host::memory::MemoryHost::new());
+        let saved = Saved { len: 12, note: "saved" };
+        assert_eq!(saved.said(&host, Ok(Some(2)), ""), "saved (12 bytes, 2 parts)");
+        assert_eq!(Saved { len: 0, note: "unchanged" }.said(&host, Ok(None), ", meta-data kept"), "unchanged (0 bytes), meta-data kept");
+        assert_eq!(saved.said(&host, Err("bad MIME".into()), ""), "saved (12 bytes); it does not decode: bad MIME");
     }
 }

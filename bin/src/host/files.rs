@@ -6,11 +6,13 @@
 use wisp_core::host::directory::Directory;
 use wisp_core::host::files::{parent_and_name, Files, Kind, Metadata};
 use wisp_core::host::HostError;
+use wisp_core::text::ShownUnder;
 use wisp_os_linux::fs::{Dir, Resolve};
 use wisp_os_linux::Errno;
 
-use super::{host_error, read_error};
-use crate::context::Context;
+use super::{errno, host_error, read_error};
+use crate::context::{too_large, Context};
+use crate::output::Message;
 
 /// A directory already open: the instance's root, or TINY_CLOUD_VAR.
 pub struct OpenDir<'a> {
@@ -31,6 +33,22 @@ impl<'a> OpenDir<'a> {
 
     fn open(&self, path: &[u8]) -> Result<Dir, HostError> {
         self.dir.open_beneath(path, Resolve::InRoot).map_err(host_error)
+    }
+}
+
+// Defined beside `OpenDir`, whose read it is, so that context.rs builds no host.
+impl Context<'_> {
+    /// The whole file, resolved inside the root as `open_dir`; `Ok(None)` when it does
+    /// not exist.
+    #[inline(never)]
+    pub fn read<'b>(&self, absolute: &[u8], buf: &'b mut [u8]) -> Result<Option<&'b [u8]>, Message> {
+        let limit = buf.len();
+        match Files::read(&mut OpenDir::root(self), absolute, buf) {
+            Ok(len) => Ok(len.and_then(|len| buf.get(..len))),
+            // `Files::read` says a file past the buffer as EFBIG.
+            Err(e) if e == host_error(Errno::FBIG) => Err(too_large(ShownUnder { root: self.root, path: absolute }, limit)),
+            Err(e) => Err(self.path_error(absolute, errno(e))),
+        }
     }
 }
 

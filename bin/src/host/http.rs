@@ -1,16 +1,19 @@
 //! core's `Sockets` and `Clock` over Linux's network: each socket method the system call
 //! it names; `wisp_core::http_exchange` drives them (which request, when, retried how),
-//! as core's `Http` for every host with sockets.
+//! as core's `Http` for every host with sockets, and as `get` for one GET.
 
 use core::ffi::CStr;
 
-use wisp_core::host::http::{Endpoint, PARALLEL_LIMIT};
+use wisp_core::host::http::{Described, Endpoint, PARALLEL_LIMIT};
 use wisp_core::host::sockets::Interest;
 use wisp_core::host::HostError;
+use wisp_core::retry::Timeouts;
+use wisp_core::text::Plain;
 use wisp_os_linux::net::{self, PollFd, PollFlags};
 use wisp_os_linux::OwnedFd;
 
-use super::host_error;
+use super::{errno_words, host_error};
+use crate::output::Message;
 
 /// Linux's network, and the clocks. It needs no root: only where the guest API's socket
 /// is, when the instance has one.
@@ -18,6 +21,15 @@ pub struct Network<'p> {
     // Read only where the guest API is built in (Incus); None everywhere else.
     #[cfg_attr(not(feature = "incus"), allow(dead_code))]
     pub guest_socket: Option<&'p CStr>,
+}
+
+/// One GET outside the metadata service's conversation (a user-data `#include` URL, a
+/// seed's `seedfrom`): of `host` `path` at `address:port`, the body moved to the start of
+/// `out`: its length, `None` for a 404, an error naming the URL for any other failure.
+#[inline(never)]
+pub fn get(address: [u8; 4], port: u16, host: &str, path: &str, out: &mut [u8], timeouts: &Timeouts) -> Result<Option<usize>, Message> {
+    wisp_core::provider::imds::get(&mut Network { guest_socket: None }, address, port, host, path, out, timeouts)
+        .map_err(|e| msg!("http://{}{}: {}", Plain(host), Plain(path), Described(&e, errno_words)))
 }
 
 impl wisp_core::host::sockets::Sockets for Network<'_> {

@@ -127,7 +127,7 @@ impl wisp_core::host::programs::Programs for System<'_> {
             }
         };
         let output = file.as_ref().map_or(wisp_os_linux::stdio::stderr(), |f| f.as_fd());
-        let status = self.ctx.run(program, args, None, output).map_err(RunError::Run)?;
+        let status = super::run_in_root(self.ctx, program, args, None, output).map_err(RunError::Run)?;
         Ok(status == wisp_os_linux::process::ExitStatus::Exited(0))
     }
 }

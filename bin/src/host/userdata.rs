@@ -17,7 +17,7 @@ impl wisp_core::host::keep::Keep for System<'_> {
 
 impl wisp_core::host::fetch::Fetch for System<'_> {
     fn get(&mut self, url: &Url<'_>, out: &mut [u8], timeouts: &Timeouts) -> Result<Option<usize>, Message> {
-        crate::fetch::get(url.address, url.port, url.host, url.path, out, timeouts)
+        super::http::get(url.address, url.port, url.host, url.path, out, timeouts)
     }
 }
 
