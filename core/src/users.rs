@@ -93,9 +93,8 @@ pub fn ensure_account<H: Files + Batch + Messages + Room>(host: &mut H, account:
                         Some(uid) if accounts::gid_is_free(group.text(), uid) => uid,
                         _ => accounts::free_id_in(passwd.text(), group.text(), ids.clone()).ok_or_else(|| no_free_id(host))?,
                     };
-                    let len = accounts::add_group(group.text(), group_name, id, new).map_err(|e| said(host, &e))?;
-                    group.replace(&new[..len], host)?;
-                    let _ = done.push("group");
+                    let made = accounts::add_group(group.text(), group_name, id, new);
+                    stage_step(host, &mut group, made, new, "group", done)?;
                     id
                 }
             };
@@ -115,37 +114,29 @@ pub fn ensure_account<H: Files + Batch + Messages + Room>(host: &mut H, account:
                 }
             };
             let user = User { name, uid, gid, home: &home, shell: account.shell };
-            let len = accounts::add_user(passwd.text(), &user, account.gecos, new).map_err(|e| said(host, &e))?;
-            passwd.replace(&new[..len], host)?;
-            let _ = done.push("user");
+            let made = accounts::add_user(passwd.text(), &user, account.gecos, new);
+            stage_step(host, &mut passwd, made, new, "user", done)?;
             (uid, gid, home)
         }
     };
     if !accounts::has_shadow_entry(shadow.text(), name) {
-        let len = accounts::add_shadow(shadow.text(), name, account.password, today, account.expiry, new).map_err(|e| said(host, &e))?;
-        shadow.replace(&new[..len], host)?;
-        let _ = done.push("shadow");
+        let made = accounts::add_shadow(shadow.text(), name, account.password, today, account.expiry, new);
+        stage_step(host, &mut shadow, made, new, "shadow", done)?;
     } else if account.set_password {
-        let len = crate::shadow::set_shadow_password(shadow.text(), name, account.password, today, new).map_err(|e| said(host, &e))?;
-        if new[..len] != *shadow.text() {
-            shadow.replace(&new[..len], host)?;
-            let _ = done.push("password");
-        }
+        let made = crate::shadow::set_shadow_password(shadow.text(), name, account.password, today, new);
+        stage_step(host, &mut shadow, made, new, "password", done)?;
     }
     let mut missing_optional = false;
     for (&member_of, optional) in account.groups.iter().map(|g| (g, false)).chain(account.optional_groups.iter().map(|g| (g, true))) {
         if !optional && accounts::find_group(group.text(), member_of).is_none() {
             let id = accounts::free_id_in(passwd.text(), group.text(), accounts::SYSTEM_IDS).ok_or_else(|| no_free_id(host))?;
-            let len = accounts::add_group(group.text(), member_of, id, new).map_err(|e| said(host, &e))?;
-            group.replace(&new[..len], host)?;
+            let made = accounts::add_group(group.text(), member_of, id, new);
+            stage_step(host, &mut group, made, new, "", done)?;
         }
         match accounts::add_member(group.text(), member_of, name, new) {
-            Ok(Some(len)) => {
-                group.replace(&new[..len], host)?;
-                let _ = done.push(if optional { "wheel" } else { "groups" });
-            }
             Ok(None) => {}
             Err(AccountsError::MissingGroup) => missing_optional = true,
+            Ok(Some(len)) => stage_step(host, &mut group, Ok(len), new, if optional { "wheel" } else { "groups" }, done)?,
             Err(e) => return Err(said(host, &e)),
         }
     }
@@ -153,6 +144,21 @@ pub fn ensure_account<H: Files + Batch + Messages + Room>(host: &mut H, account:
         let _ = done.push("home");
     }
     Ok(Ensured { uid, missing_optional })
+}
+
+/// Stages the text an `accounts` edit made in `new` as `file`'s new contents, and names
+/// the step in `done` (an empty name: a step the result line does not name). An edit that
+/// changes nothing is no step.
+#[inline(never)]
+fn stage_step<H: Batch + Messages>(host: &mut H, file: &mut SystemFile<'_>, made: Result<usize, AccountsError>, new: &[u8], step: &'static str, done: &mut Done) -> Result<(), H::Text> {
+    let new = &new[..made.map_err(|e| said(host, &e))?];
+    if new != file.text() {
+        file.replace(new, host)?;
+        if !step.is_empty() {
+            let _ = done.push(step);
+        }
+    }
+    Ok(())
 }
 
 /// The default user (`name`, from CLOUD_USER), in group `wheel` where the image has one,
