@@ -76,7 +76,6 @@ pub fn ensure_account<H: Files + Batch + Messages + Room>(host: &mut H, account:
         accounts::check_requested_account(passwd.text(), name, account.uid, account.system).map_err(|e| said(host, &e))?;
     }
     let ids = if account.system { accounts::SYSTEM_IDS } else { accounts::FIRST_ID..=accounts::LAST_ID };
-    let no_free_id = |host: &H| said(host, &AccountsError::NoFreeId);
     let (uid, gid, home) = match accounts::find_user(passwd.text(), name) {
         Some(user) => (user.uid, user.gid, home_path(host, user.home)?),
         None => {
@@ -91,7 +90,7 @@ pub fn ensure_account<H: Files + Batch + Messages + Room>(host: &mut H, account:
                     // A given uid gives its number to the user's own group too, where free.
                     let id = match account.uid {
                         Some(uid) if accounts::gid_is_free(group.text(), uid) => uid,
-                        _ => accounts::free_id_in(passwd.text(), group.text(), ids.clone()).ok_or_else(|| no_free_id(host))?,
+                        _ => free_id(host, &passwd, &group, ids.clone())?,
                     };
                     let made = accounts::add_group(group.text(), group_name, id, new);
                     stage_step(host, &mut group, made, new, "group", done)?;
@@ -102,7 +101,7 @@ pub fn ensure_account<H: Files + Batch + Messages + Room>(host: &mut H, account:
             let uid = match account.uid {
                 Some(uid) => uid,
                 None if accounts::uid_is_free(passwd.text(), gid) && ids.contains(&gid) => gid,
-                None => accounts::free_id_in(passwd.text(), group.text(), ids).ok_or_else(|| no_free_id(host))?,
+                None => free_id(host, &passwd, &group, ids)?,
             };
             let home = match account.home {
                 Some(home) => home_path(host, home)?,
@@ -129,7 +128,7 @@ pub fn ensure_account<H: Files + Batch + Messages + Room>(host: &mut H, account:
     let mut missing_optional = false;
     for (&member_of, optional) in account.groups.iter().map(|g| (g, false)).chain(account.optional_groups.iter().map(|g| (g, true))) {
         if !optional && accounts::find_group(group.text(), member_of).is_none() {
-            let id = accounts::free_id_in(passwd.text(), group.text(), accounts::SYSTEM_IDS).ok_or_else(|| no_free_id(host))?;
+            let id = free_id(host, &passwd, &group, accounts::SYSTEM_IDS)?;
             let made = accounts::add_group(group.text(), member_of, id, new);
             stage_step(host, &mut group, made, new, "", done)?;
         }
@@ -144,6 +143,12 @@ pub fn ensure_account<H: Files + Batch + Messages + Room>(host: &mut H, account:
         let _ = done.push("home");
     }
     Ok(Ensured { uid, missing_optional })
+}
+
+/// The first id in `ids` that no user and no group has.
+#[inline(never)]
+fn free_id<H: Messages>(host: &H, passwd: &SystemFile<'_>, group: &SystemFile<'_>, ids: core::ops::RangeInclusive<u32>) -> Result<u32, H::Text> {
+    accounts::free_id_in(passwd.text(), group.text(), ids).ok_or_else(|| said(host, &AccountsError::NoFreeId))
 }
 
 /// Stages the text an `accounts` edit made in `new` as `file`'s new contents, and names
@@ -459,7 +464,7 @@ fn apply_groups<H: Files + Batch + Messages + Room>(host: &mut H, groups: crate:
     // Every group's change is one rewrite of /etc/group, made when all are known.
     let mut ensure = |host: &mut H, name: &str, members: Option<crate::yaml::NodeRef<'_>>| -> Result<(), H::Text> {
         if accounts::find_group(group.text(), name.as_bytes()).is_none() {
-            let id = accounts::free_id_in(passwd.text(), group.text(), accounts::SYSTEM_IDS).ok_or_else(|| said(host, &AccountsError::NoFreeId))?;
+            let id = free_id(host, &passwd, &group, accounts::SYSTEM_IDS)?;
             let len = accounts::add_group(group.text(), name.as_bytes(), id, new).map_err(|e| host.text(format_args!("group {}: {e}", H::shown(name.as_bytes()))))?;
             group.replace(&new[..len], host)?;
             made += 1;
