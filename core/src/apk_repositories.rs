@@ -6,7 +6,7 @@ use crate::cloud_config::{self, CloudConfig};
 use crate::host::files::Files;
 use crate::host::messages::Messages;
 use crate::out::{Full, Out};
-use crate::system_files::{self, failed};
+use crate::system_files;
 use crate::text::{Decimal, Plain};
 use crate::yaml::{Kind, NodeRef};
 
@@ -160,8 +160,8 @@ pub fn apply<'c, H: Files + Messages>(host: &mut H, config: &CloudConfig<'c>) ->
         }
     }
     let changed = note == "written" || added > 0;
-    if changed && !system_files::has_contents(host, PATH, &file[..len], &mut [0u8; FILE_LIMIT]) {
-        host.write(PATH, &file[..len], 0o644, None).map_err(|e| failed(host, PATH, e, ""))?;
+    if changed {
+        system_files::write_if_changed(host, PATH, &file[..len], &mut [0u8; FILE_LIMIT])?;
     }
     Ok(host.text(format_args!("apk_repos {}; {} repositories added", Plain(note), Decimal(added as u64))))
 }

@@ -135,9 +135,7 @@ pub fn configure<H: Files + Messages + Symlinks>(host: &mut H, config: &CloudCon
     let path = client.config_path().as_bytes();
     let dir = client.config_dir().as_bytes();
     host.create_dir(dir, 0o755).map_err(|e| host.path_error(dir, e))?;
-    if !system_files::has_contents(host, path, &text[..len], &mut [0u8; CONFIG_LIMIT]) {
-        host.write(path, &text[..len], 0o644, None).map_err(|e| failed(host, path, e, ""))?;
-    }
+    system_files::write_if_changed(host, path, &text[..len], &mut [0u8; CONFIG_LIMIT])?;
     let service = client.service();
     let mut script = [0u8; 32];
     let script = system_files::joined(&mut script, &[b"/etc/init.d/", service.as_bytes()]);

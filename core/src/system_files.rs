@@ -101,6 +101,17 @@ pub fn has_contents<H: Files>(host: &mut H, path: &[u8], expected: &[u8], buf: &
         && matches!(host.read(path, buf), Ok(Some(len)) if buf[..len] == *expected)
 }
 
+/// Writes `contents` to `path` (0644, a file of its own) unless it holds them already,
+/// so that a rerun leaves the file as it is; the old contents are read into `buf` (a file
+/// larger than it is rewritten).
+#[inline(never)]
+pub fn write_if_changed<H: Files + Messages>(host: &mut H, path: &[u8], contents: &[u8], buf: &mut [u8]) -> Result<(), H::Text> {
+    if !has_contents(host, path, contents, buf) {
+        host.write(path, contents, 0o644, None).map_err(|e| failed(host, path, e, ""))?;
+    }
+    Ok(())
+}
+
 /// The whole file at `path` into `buf` as `Files::read`, but never through a symlink
 /// at `path` itself (the error O_NOFOLLOW gives).
 pub fn read_file_itself<H: Files>(host: &mut H, path: &[u8], buf: &mut [u8]) -> Result<Option<usize>, HostError> {

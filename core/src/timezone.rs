@@ -10,7 +10,7 @@ use crate::cloud_config::{self, CloudConfig};
 use crate::host::files::{Files, Kind};
 use crate::host::links::Links;
 use crate::host::messages::Messages;
-use crate::system_files::{has_contents, joined};
+use crate::system_files::{joined, write_if_changed};
 use crate::text::{Decimal, Plain};
 
 pub const ZONEINFO_DIR: &str = "/usr/share/zoneinfo";
@@ -93,9 +93,7 @@ pub fn apply<H: Files + Links + Messages>(host: &mut H, config: &CloudConfig<'_>
     }
     let mut line = [0u8; NAME_LIMIT + 1];
     let line = joined(&mut line, &[zone.as_bytes(), b"\n"]);
-    if !has_contents(host, b"/etc/timezone", line, &mut [0u8; NAME_LIMIT + 2]) {
-        host.write(b"/etc/timezone", line, 0o644, None).map_err(|e| crate::system_files::failed(host, b"/etc/timezone", e, ""))?;
-    }
+    write_if_changed(host, b"/etc/timezone", line, &mut [0u8; NAME_LIMIT + 2])?;
     Ok(host.text(format_args!("{}", Plain(zone))))
 }
 

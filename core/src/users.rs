@@ -76,7 +76,6 @@ pub fn ensure_account<H: Files + Batch + Messages + Room>(host: &mut H, account:
         accounts::check_requested_account(passwd.text(), name, account.uid, account.system).map_err(|e| said(host, &e))?;
     }
     let ids = if account.system { accounts::SYSTEM_IDS } else { accounts::FIRST_ID..=accounts::LAST_ID };
-    let no_free_id = |host: &H| said(host, &AccountsError::NoFreeId);
     let (uid, gid, home) = match accounts::find_user(passwd.text(), name) {
         Some(user) => (user.uid, user.gid, home_path(host, user.home)?),
         None => {
@@ -91,11 +90,10 @@ pub fn ensure_account<H: Files + Batch + Messages + Room>(host: &mut H, account:
                     // A given uid gives its number to the user's own group too, where free.
                     let id = match account.uid {
                         Some(uid) if accounts::gid_is_free(group.text(), uid) => uid,
-                        _ => accounts::free_id_in(passwd.text(), group.text(), ids.clone()).ok_or_else(|| no_free_id(host))?,
+                        _ => free_id(host, &passwd, &group, ids.clone())?,
                     };
-                    let len = accounts::add_group(group.text(), group_name, id, new).map_err(|e| said(host, &e))?;
-                    group.replace(&new[..len], host)?;
-                    let _ = done.push("group");
+                    let made = accounts::add_group(group.text(), group_name, id, new);
+                    stage_step(host, &mut group, made, new, "group", done)?;
                     id
                 }
             };
@@ -103,7 +101,7 @@ pub fn ensure_account<H: Files + Batch + Messages + Room>(host: &mut H, account:
             let uid = match account.uid {
                 Some(uid) => uid,
                 None if accounts::uid_is_free(passwd.text(), gid) && ids.contains(&gid) => gid,
-                None => accounts::free_id_in(passwd.text(), group.text(), ids).ok_or_else(|| no_free_id(host))?,
+                None => free_id(host, &passwd, &group, ids)?,
             };
             let home = match account.home {
                 Some(home) => home_path(host, home)?,
@@ -115,37 +113,29 @@ pub fn ensure_account<H: Files + Batch + Messages + Room>(host: &mut H, account:
                 }
             };
             let user = User { name, uid, gid, home: &home, shell: account.shell };
-            let len = accounts::add_user(passwd.text(), &user, account.gecos, new).map_err(|e| said(host, &e))?;
-            passwd.replace(&new[..len], host)?;
-            let _ = done.push("user");
+            let made = accounts::add_user(passwd.text(), &user, account.gecos, new);
+            stage_step(host, &mut passwd, made, new, "user", done)?;
             (uid, gid, home)
         }
     };
     if !accounts::has_shadow_entry(shadow.text(), name) {
-        let len = accounts::add_shadow(shadow.text(), name, account.password, today, account.expiry, new).map_err(|e| said(host, &e))?;
-        shadow.replace(&new[..len], host)?;
-        let _ = done.push("shadow");
+        let made = accounts::add_shadow(shadow.text(), name, account.password, today, account.expiry, new);
+        stage_step(host, &mut shadow, made, new, "shadow", done)?;
     } else if account.set_password {
-        let len = crate::shadow::set_shadow_password(shadow.text(), name, account.password, today, new).map_err(|e| said(host, &e))?;
-        if new[..len] != *shadow.text() {
-            shadow.replace(&new[..len], host)?;
-            let _ = done.push("password");
-        }
+        let made = crate::shadow::set_shadow_password(shadow.text(), name, account.password, today, new);
+        stage_step(host, &mut shadow, made, new, "password", done)?;
     }
     let mut missing_optional = false;
     for (&member_of, optional) in account.groups.iter().map(|g| (g, false)).chain(account.optional_groups.iter().map(|g| (g, true))) {
         if !optional && accounts::find_group(group.text(), member_of).is_none() {
-            let id = accounts::free_id_in(passwd.text(), group.text(), accounts::SYSTEM_IDS).ok_or_else(|| no_free_id(host))?;
-            let len = accounts::add_group(group.text(), member_of, id, new).map_err(|e| said(host, &e))?;
-            group.replace(&new[..len], host)?;
+            let id = free_id(host, &passwd, &group, accounts::SYSTEM_IDS)?;
+            let made = accounts::add_group(group.text(), member_of, id, new);
+            stage_step(host, &mut group, made, new, "", done)?;
         }
         match accounts::add_member(group.text(), member_of, name, new) {
-            Ok(Some(len)) => {
-                group.replace(&new[..len], host)?;
-                let _ = done.push(if optional { "wheel" } else { "groups" });
-            }
             Ok(None) => {}
             Err(AccountsError::MissingGroup) => missing_optional = true,
+            Ok(Some(len)) => stage_step(host, &mut group, Ok(len), new, if optional { "wheel" } else { "groups" }, done)?,
             Err(e) => return Err(said(host, &e)),
         }
     }
@@ -153,6 +143,27 @@ pub fn ensure_account<H: Files + Batch + Messages + Room>(host: &mut H, account:
         let _ = done.push("home");
     }
     Ok(Ensured { uid, missing_optional })
+}
+
+/// The first id in `ids` that no user and no group has.
+#[inline(never)]
+fn free_id<H: Messages>(host: &H, passwd: &SystemFile<'_>, group: &SystemFile<'_>, ids: core::ops::RangeInclusive<u32>) -> Result<u32, H::Text> {
+    accounts::free_id_in(passwd.text(), group.text(), ids).ok_or_else(|| said(host, &AccountsError::NoFreeId))
+}
+
+/// Stages the text an `accounts` edit made in `new` as `file`'s new contents, and names
+/// the step in `done` (an empty name: a step the result line does not name). An edit that
+/// changes nothing is no step.
+#[inline(never)]
+fn stage_step<H: Batch + Messages>(host: &mut H, file: &mut SystemFile<'_>, made: Result<usize, AccountsError>, new: &[u8], step: &'static str, done: &mut Done) -> Result<(), H::Text> {
+    let new = &new[..made.map_err(|e| said(host, &e))?];
+    if new != file.text() {
+        file.replace(new, host)?;
+        if !step.is_empty() {
+            let _ = done.push(step);
+        }
+    }
+    Ok(())
 }
 
 /// The default user (`name`, from CLOUD_USER), in group `wheel` where the image has one,
@@ -453,7 +464,7 @@ fn apply_groups<H: Files + Batch + Messages + Room>(host: &mut H, groups: crate:
     // Every group's change is one rewrite of /etc/group, made when all are known.
     let mut ensure = |host: &mut H, name: &str, members: Option<crate::yaml::NodeRef<'_>>| -> Result<(), H::Text> {
         if accounts::find_group(group.text(), name.as_bytes()).is_none() {
-            let id = accounts::free_id_in(passwd.text(), group.text(), accounts::SYSTEM_IDS).ok_or_else(|| said(host, &AccountsError::NoFreeId))?;
+            let id = free_id(host, &passwd, &group, accounts::SYSTEM_IDS)?;
             let len = accounts::add_group(group.text(), name.as_bytes(), id, new).map_err(|e| host.text(format_args!("group {}: {e}", H::shown(name.as_bytes()))))?;
             group.replace(&new[..len], host)?;
             made += 1;
