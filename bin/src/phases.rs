@@ -21,7 +21,7 @@ use crate::actions;
 use crate::context::Context;
 use crate::host::OpenDir;
 use crate::features::FEATURES;
-use crate::imds::{take_metadata, Imds, ImdsError};
+use crate::imds::{take_metadata, ImdsError};
 use crate::output::{Message, Shown};
 use crate::session::Session;
 use crate::{EXIT_FAILED, EXIT_USAGE};
@@ -68,16 +68,14 @@ fn run_phases(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
         }
         _ => {}
     }
+    let socket = crate::imds::guest_socket(ctx);
     let mut session = Session {
-        imds: Imds::new(cloud, &timeouts, ctx.config.imds_token_ttl),
+        imds: crate::imds::session(cloud, &timeouts, ctx.config.imds_token_ttl),
+        network: crate::imds::network(&socket),
         metadata,
         later_boot: false,
         shared: Shared::new(Progress::default()),
     };
-    #[cfg(feature = "incus")]
-    {
-        session.imds.socket = ctx.guest_socket();
-    }
     let host = &mut PhaseHost { ctx, session: &mut session, var: OpenDir { dir: &var } };
     match wisp_core::phases::run(host, phases, &plans, cloud) {
         true => EXIT_FAILED,
@@ -164,7 +162,7 @@ impl<'r, 'c> Phases for PhaseHost<'r, 'c, '_> {
     }
 
     fn fetch(&mut self, items: &[Item]) -> Result<(), ImdsError> {
-        self.session.imds.fetch(self.session.metadata, items)
+        self.session.imds.fetch(&mut self.session.network, self.session.metadata, items).map_err(ImdsError)
     }
 
     fn failed_item(error: &ImdsError) -> Option<Item> {
