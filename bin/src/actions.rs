@@ -84,7 +84,7 @@ fn save_userdata(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) -> Res
     let saved = save_userdata::save(host, &mut OpenDir { dir: var }, raw, cfg!(feature = "userdata"), ctx.config.userdata_limit as usize)?;
     let (cloud, document) = (session.imds.cloud(), session.metadata.document());
     let facts = save_userdata::save_network_facts::<{ cfg!(feature = "hetzner") }, { cfg!(feature = "incus") }, _, _>(host, &mut OpenDir { dir: var }, cloud, document, |buf| {
-        session.imds.get_path(wisp_core::provider::incus::NETWORK_CONFIG_PATH, buf).map_err(crate::output::line)
+        session.imds.get_path(&mut session.network, wisp_core::provider::incus::NETWORK_CONFIG_PATH, buf).map_err(|e| crate::output::line(crate::imds::ImdsError(e)))
     })?;
     // Decoded now, while the network is up, to fetch its includes.
     let timeouts = ctx.timeouts;

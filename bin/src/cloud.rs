@@ -5,7 +5,12 @@ use wisp_core::{cloud_choice, config_file};
 use wisp_core::config::Cloud;
 use wisp_core::state_files::AUTODETECT;
 
+#[cfg(any(feature = "nocloud", feature = "configdrive"))]
+use wisp_core::seed::sources::Sources;
+
 use crate::context::Context;
+#[cfg(any(feature = "nocloud", feature = "configdrive"))]
+use crate::host::seed_sources::Seeds;
 use crate::host::{errno, OpenDir};
 use crate::output::{Message, Os, Shown};
 
@@ -27,7 +32,7 @@ pub fn resolve(ctx: &Context<'_>) -> Result<Cloud, Message> {
 pub fn resolve_read_only(ctx: &Context<'_>) -> Result<(Cloud, bool), Message> {
     let read_remembered = |buf: &mut [u8]| Ok(ctx.existing_var_dir()?.and_then(|var| var.read(AUTODETECT, buf).ok().flatten()));
     #[cfg(any(feature = "nocloud", feature = "configdrive"))]
-    let local = || crate::seed::detect(ctx);
+    let local = || wisp_core::seed::local::detect(&mut Sources(Seeds { ctx, keep: None }), &mut OpenDir::root(ctx));
     #[cfg(not(any(feature = "nocloud", feature = "configdrive")))]
     let local = || None;
     #[cfg(feature = "incus")]

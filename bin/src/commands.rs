@@ -16,7 +16,7 @@ use wisp_os_linux::nul_terminated::NulTerminated;
 use crate::context::Context;
 use crate::host::system::System;
 use crate::host::{errno_words, Network, OpenDir};
-use crate::imds::{take_metadata, Imds, USERDATA_RESPONSE};
+use crate::imds::{take_metadata, ImdsError, USERDATA_RESPONSE};
 use crate::markers;
 use crate::output::{self, failed, Message, Shown};
 use crate::userdata::{self, Includes};
@@ -28,11 +28,9 @@ use crate::{EXIT_FAILED, EXIT_USAGE};
 pub fn imds(ctx: &mut Context<'_>, keys: &[&[u8]]) -> Result<(), i32> {
     let (cloud, _) = crate::cloud::resolve_read_only(ctx).map_err(|e| failed(e, EXIT_USAGE))?;
     let timeouts = ctx.timeouts;
-    let mut imds = Imds::new(cloud, &timeouts, ctx.config.imds_token_ttl);
-    #[cfg(feature = "incus")]
-    {
-        imds.socket = ctx.guest_socket();
-    }
+    let mut imds = crate::imds::session(cloud, &timeouts, ctx.config.imds_token_ttl);
+    let socket = crate::imds::guest_socket(ctx);
+    let mut network = crate::imds::network(&socket);
     let metadata = take_metadata().map_err(|e| failed(e, EXIT_FAILED))?;
     let loaded: Result<(), Message> = match wisp_core::seed::local::before_service(cloud) {
         #[cfg(any(feature = "nocloud", feature = "configdrive"))]
@@ -42,9 +40,9 @@ pub fn imds(ctx: &mut Context<'_>, keys: &[&[u8]]) -> Result<(), i32> {
         _ => Ok(()),
     };
     loaded.map_err(|e| failed(msg!("{}: {e}", wisp_core::text::Plain(cloud.name())), EXIT_FAILED))?;
-    imds.fetch(metadata, &imds_keys::items(keys)).map_err(|e| failed(e, EXIT_FAILED))?;
+    imds.fetch(&mut network, metadata, &imds_keys::items(keys)).map_err(|e| failed(ImdsError(e), EXIT_FAILED))?;
     let mut raw = [0u8; USERDATA_RESPONSE];
-    let printed = imds_keys::print(keys, metadata, &mut raw, &mut |path, buf| imds.get_path(path, buf), &mut output::print_raw);
+    let printed = imds_keys::print(keys, metadata, &mut raw, &mut |path, buf| imds.get_path(&mut network, path, buf).map_err(ImdsError), &mut output::print_raw);
     printed.map_err(|e| failed(e, e.exit_code()))
 }
 
@@ -109,9 +107,9 @@ pub fn grow(ctx: &Context<'_>, target: GrowTarget<'_>) -> i32 {
 #[inline(never)]
 pub fn net_sync(ctx: &mut Context<'_>) -> i32 {
     let synced = crate::cloud::resolve(ctx).and_then(|cloud| {
-        let mut imds = Imds::new(cloud, &ctx.timeouts, ctx.config.imds_token_ttl);
+        let mut imds = crate::imds::session(cloud, &ctx.timeouts, ctx.config.imds_token_ttl);
         // The answer's head comes first in `raw`: core copies the body out of it.
-        wisp_core::net::net_sync::run(&System::new(ctx), cloud, &mut crate::network::open_kernel()?, |path, raw| imds.get_path(path, raw))
+        wisp_core::net::net_sync::run(&System::new(ctx), cloud, &mut crate::network::open_kernel()?, |path, raw| imds.get_path(&mut Network { guest_socket: None }, path, raw).map_err(ImdsError))
     });
     let Err(e) = synced else { return 0 };
     output::error(format_args!("net-sync: {e}"));

@@ -5,14 +5,14 @@ use core::fmt;
 
 use wisp_core::config::Cloud;
 use wisp_core::provider::imds;
-use wisp_core::provider::{self, metadata, Item};
-#[cfg(feature = "incus")]
+use wisp_core::provider::{self, metadata};
 use wisp_os_linux::nul_terminated::NulTerminated;
 use wisp_core::retry::Timeouts;
 
 pub use wisp_core::provider::metadata::USERDATA_RESPONSE;
 use wisp_core::provider::metadata::METADATA_SIZE;
 
+use crate::context::Context;
 use crate::host::{errno_words, Network};
 use wisp_os_linux::take_once::TakeOnce;
 use crate::output::Message;
@@ -38,49 +38,24 @@ pub fn take_metadata() -> Result<&'static mut Metadata, Message> {
     Ok(slot.insert(Metadata::new(crate::memory::reserve(METADATA_SIZE, "metadata")?)))
 }
 
-/// A conversation with the metadata service (core's), and where this instance's guest
-/// API socket is.
-pub struct Imds<'c> {
-    session: imds::Imds<'c>,
-    /// The guest API's socket, for the clouds served over one (Incus).
+/// A conversation with the metadata service of `cloud` (core's), as this wisp was built.
+pub fn session(cloud: Cloud, timeouts: &Timeouts, token_ttl: u32) -> imds::Imds<'_> {
+    imds::Imds::new(cloud, provider::service::<{ crate::features::FEATURES.bits() }>(cloud), timeouts, token_ttl)
+}
+
+/// Where Incus's guest API socket is, when the instance has one.
+#[inline(always)]
+pub fn guest_socket(_ctx: &Context<'_>) -> Option<NulTerminated> {
     #[cfg(feature = "incus")]
-    pub socket: Option<NulTerminated>,
+    return _ctx.guest_socket();
+    #[cfg(not(feature = "incus"))]
+    None
 }
 
-impl<'c> core::ops::Deref for Imds<'c> {
-    type Target = imds::Imds<'c>;
-    fn deref(&self) -> &Self::Target {
-        &self.session
-    }
-}
-
-impl<'c> Imds<'c> {
-    pub fn new(cloud: Cloud, timeouts: &'c Timeouts, token_ttl: u32) -> Self {
-        Imds {
-            session: imds::Imds::new(cloud, provider::service::<{ crate::features::FEATURES.bits() }>(cloud), timeouts, token_ttl),
-            #[cfg(feature = "incus")]
-            socket: None,
-        }
-    }
-
-    /// The session, and the network with this instance's guest API socket.
-    fn parts(&mut self) -> (&mut imds::Imds<'c>, Network<'_>) {
-        #[cfg(feature = "incus")]
-        let guest_socket = self.socket.as_ref().map(NulTerminated::as_cstr);
-        #[cfg(not(feature = "incus"))]
-        let guest_socket = None;
-        (&mut self.session, Network { guest_socket })
-    }
-
-    /// Fetches the items not fetched yet, all at once.
-    pub fn fetch(&mut self, metadata: &mut Metadata, items: &[Item]) -> Result<(), ImdsError> {
-        let (session, mut network) = self.parts();
-        session.fetch(&mut network, metadata, items).map_err(ImdsError)
-    }
-
-    /// GETs `path` into `buf`: the body, or `None` for 404.
-    pub fn get_path<'b>(&mut self, path: &str, buf: &'b mut [u8]) -> Result<Option<&'b [u8]>, ImdsError> {
-        let (session, mut network) = self.parts();
-        session.get_path(&mut network, path, buf).map_err(ImdsError)
-    }
+/// The network, with the guest API's socket when there is one.
+pub fn network(_socket: &Option<NulTerminated>) -> Network<'_> {
+    #[cfg(feature = "incus")]
+    return Network { guest_socket: _socket.as_ref().map(NulTerminated::as_cstr) };
+    #[cfg(not(feature = "incus"))]
+    Network { guest_socket: None }
 }

@@ -3,7 +3,6 @@
 //! run's context and session (`PhaseHost`), all within core's `phases_start::run`.
 
 use wisp_core::boot_cache;
-use wisp_core::config::Cloud;
 use wisp_core::host::actions::Actions;
 use wisp_core::host::phases::Phases;
 use wisp_core::host::HostError;
@@ -13,6 +12,7 @@ use wisp_core::phases_start;
 use wisp_core::session::Shared;
 use wisp_core::phase::{Action, Phase, Plan};
 use wisp_core::provider::Item;
+use wisp_core::seed::local::BeforeService;
 use wisp_core::text::Plain;
 use wisp_os_linux::memory::Mapping;
 use wisp_os_linux::time::monotonic_ms;
@@ -21,7 +21,7 @@ use crate::actions;
 use crate::context::Context;
 use crate::host::OpenDir;
 use crate::features::FEATURES;
-use crate::imds::{take_metadata, Imds, ImdsError};
+use crate::imds::{take_metadata, ImdsError};
 use crate::output::{Message, Shown};
 use crate::session::Session;
 use crate::{EXIT_FAILED, EXIT_USAGE};
@@ -51,32 +51,31 @@ fn run_phases(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
     let metadata = or_unstarted!(take_metadata(), EXIT_FAILED);
     // A local seed is read whole at once, unless only the boot phase (which needs no
     // metadata) runs.
-    #[cfg(any(feature = "nocloud", feature = "configdrive"))]
-    if matches!(cloud, Cloud::Nocloud | Cloud::Configdrive) && wisp_core::phases::reads_metadata(phases) {
-        match crate::seed::load(ctx, cloud, metadata, Some(&var)) {
+    match wisp_core::seed::local::before_service(cloud).filter(|_| wisp_core::phases::reads_metadata(phases)) {
+        #[cfg(any(feature = "nocloud", feature = "configdrive"))]
+        Some(BeforeService::Seed) => match crate::seed::load(ctx, cloud, metadata, Some(&var)) {
             Ok(source) => ctx.log.line(format_args!("{}: seed {source}", Plain(cloud.name()))),
             Err(e) => match phases_start::seed_unread(&mut OpenDir { dir: &var }, e) {
                 Ok(e) => ctx.log.line(format_args!("{}: {e}", Plain(cloud.name()))),
                 Err(e) => return phases_start::unstarted(ctx, phases, msg!("{}: {e}", Plain(cloud.name())), EXIT_FAILED),
             },
+        },
+        #[cfg(feature = "azure")]
+        Some(BeforeService::AzureCd) => {
+            if let Some(note) = or_unstarted!(crate::seed::load_azure_custom_data(ctx, metadata).map_err(|e| msg!("azure: {e}")), EXIT_FAILED) {
+                ctx.log.line(format_args!("azure: {note}"));
+            }
         }
+        _ => {}
     }
-    #[cfg(feature = "azure")]
-    if cloud == Cloud::Azure && wisp_core::phases::reads_metadata(phases) {
-        if let Some(note) = or_unstarted!(crate::seed::load_azure_custom_data(ctx, metadata).map_err(|e| msg!("azure: {e}")), EXIT_FAILED) {
-            ctx.log.line(format_args!("azure: {note}"));
-        }
-    }
+    let socket = crate::imds::guest_socket(ctx);
     let mut session = Session {
-        imds: Imds::new(cloud, &timeouts, ctx.config.imds_token_ttl),
+        imds: crate::imds::session(cloud, &timeouts, ctx.config.imds_token_ttl),
+        network: crate::imds::network(&socket),
         metadata,
         later_boot: false,
         shared: Shared::new(Progress::default()),
     };
-    #[cfg(feature = "incus")]
-    {
-        session.imds.socket = ctx.guest_socket();
-    }
     let host = &mut PhaseHost { ctx, session: &mut session, var: OpenDir { dir: &var } };
     match wisp_core::phases::run(host, phases, &plans, cloud) {
         true => EXIT_FAILED,
@@ -163,7 +162,7 @@ impl<'r, 'c> Phases for PhaseHost<'r, 'c, '_> {
     }
 
     fn fetch(&mut self, items: &[Item]) -> Result<(), ImdsError> {
-        self.session.imds.fetch(self.session.metadata, items)
+        self.session.imds.fetch(&mut self.session.network, self.session.metadata, items).map_err(ImdsError)
     }
 
     fn failed_item(error: &ImdsError) -> Option<Item> {

@@ -23,12 +23,6 @@ pub fn load_azure_custom_data<'c>(ctx: &'c Context<'c>, metadata: &mut Metadata)
     local::load_azure_ovf(&mut Sources(Seeds { ctx, keep: None }), metadata, room.as_mut_slice())
 }
 
-/// Whether a local cloud's seed is present, for `CLOUD=auto`.
-#[cfg(any(feature = "nocloud", feature = "configdrive"))]
-pub fn detect<'c>(ctx: &'c Context<'c>) -> Option<Cloud> {
-    local::detect(&mut Sources(Seeds { ctx, keep: None }), &mut OpenDir::root(ctx))
-}
-
 /// Fills `metadata` from the seed of `cloud`, keeping its meta-data, vendor-data and
 /// network configuration in `keep` when given; returns where the seed was found.
 #[cfg(any(feature = "nocloud", feature = "configdrive"))]

@@ -7,13 +7,16 @@ use wisp_core::session::Shared;
 use wisp_os_linux::fs::Dir;
 
 use crate::context::Context;
-use crate::imds::{Imds, Metadata};
+use crate::host::Network;
+use crate::imds::Metadata;
 use crate::output::Message;
 use crate::userdata::{Includes, UserData};
 
 /// The metadata service and what was read from it, shared by the phases of one run.
 pub struct Session<'c> {
-    pub imds: Imds<'c>,
+    pub imds: wisp_core::provider::imds::Imds<'c>,
+    /// The network the metadata service is reached over.
+    pub network: Network<'c>,
     pub metadata: &'c mut Metadata,
     /// A later boot of a bootstrapped instance: only every-boot actions run.
     pub later_boot: bool,
