@@ -65,9 +65,11 @@ fn checksum(mut acc: u32) -> u16 {
     !(acc as u16)
 }
 
-fn udp_checksum(source: &[u8], destination: &[u8], udp: &[u8]) -> u16 {
-    let pseudo = sum(sum(0, source), destination) + PROTOCOL_UDP as u32 + udp.len() as u32;
-    match checksum(sum(pseudo, udp)) {
+/// The UDP checksum of `header` and `payload`, over the pseudo-header of `ip`'s addresses.
+fn udp_checksum(ip: &[u8; IPV4_HEADER_LEN], header: &[u8; UDP_HEADER_LEN], payload: &[u8]) -> u16 {
+    let pseudo = sum(sum(0, &ip[field::SOURCE]), &ip[field::DESTINATION]) + PROTOCOL_UDP as u32 + (UDP_HEADER_LEN + payload.len()) as u32;
+    // The header's length is even, so summing it apart from the payload pairs the same bytes.
+    match checksum(sum(sum(pseudo, header), payload)) {
         // 0 means "no checksum" in UDP over IPv4: a computed 0 is sent as its complement.
         0 => 0xffff,
         other => other,
@@ -113,23 +115,26 @@ impl<'a> Datagram<'a> {
     /// The packet: headers into `buffer[..HEADER_LEN]`, the payload after them. `None`
     /// when the buffer is too small.
     pub fn emit<'b>(&self, buffer: &'b mut [u8]) -> Option<&'b [u8]> {
-        let total = HEADER_LEN + self.payload.len();
-        let packet = buffer.get_mut(..total)?;
-        packet[..HEADER_LEN].fill(0);
-        packet[field::VERSION_IHL] = 0x45;
-        packet[field::TOTAL_LEN].copy_from_slice(&(total as u16).to_be_bytes());
-        packet[field::TTL] = TTL;
-        packet[field::PROTOCOL] = PROTOCOL_UDP;
-        packet[field::SOURCE].copy_from_slice(&self.source.octets());
-        packet[field::DESTINATION].copy_from_slice(&self.destination.octets());
-        let header_sum = checksum(sum(0, &packet[..IPV4_HEADER_LEN]));
-        packet[field::CHECKSUM].copy_from_slice(&header_sum.to_be_bytes());
-        let (ip, udp) = packet.split_at_mut(IPV4_HEADER_LEN);
+        let packet = buffer.get_mut(..HEADER_LEN + self.payload.len())?;
+        // The headers as fixed-size arrays: every field's place is then known to fit.
+        let (headers, payload) = packet.split_first_chunk_mut::<HEADER_LEN>()?;
+        payload.copy_from_slice(self.payload);
+        let (ip, udp) = headers.split_first_chunk_mut::<IPV4_HEADER_LEN>()?;
+        let udp: &mut [u8; UDP_HEADER_LEN] = udp.try_into().ok()?;
+        *ip = [0; IPV4_HEADER_LEN];
+        *udp = [0; UDP_HEADER_LEN];
+        ip[field::VERSION_IHL] = 0x45;
+        ip[field::TOTAL_LEN].copy_from_slice(&((HEADER_LEN + self.payload.len()) as u16).to_be_bytes());
+        ip[field::TTL] = TTL;
+        ip[field::PROTOCOL] = PROTOCOL_UDP;
+        ip[field::SOURCE].copy_from_slice(&self.source.octets());
+        ip[field::DESTINATION].copy_from_slice(&self.destination.octets());
+        let header_sum = checksum(sum(0, ip));
+        ip[field::CHECKSUM].copy_from_slice(&header_sum.to_be_bytes());
         udp[field::SOURCE_PORT].copy_from_slice(&self.source_port.to_be_bytes());
         udp[field::DESTINATION_PORT].copy_from_slice(&self.destination_port.to_be_bytes());
         udp[field::UDP_LEN].copy_from_slice(&((UDP_HEADER_LEN + self.payload.len()) as u16).to_be_bytes());
-        udp[UDP_HEADER_LEN..].copy_from_slice(self.payload);
-        let udp_sum = udp_checksum(&ip[field::SOURCE], &ip[field::DESTINATION], udp);
+        let udp_sum = udp_checksum(ip, udp, self.payload);
         udp[field::UDP_CHECKSUM].copy_from_slice(&udp_sum.to_be_bytes());
         Some(packet)
     }
