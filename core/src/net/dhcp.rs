@@ -370,21 +370,20 @@ impl ClientMessage {
     pub fn emit<'b>(&self, buffer: &'b mut [u8]) -> Option<&'b [u8]> {
         let message = buffer.get_mut(..MIN_MESSAGE_LEN)?;
         message.fill(0);
-        message[field::OP] = OP_REQUEST;
-        message[field::HARDWARE_TYPE] = 1;
-        message[field::HARDWARE_LEN] = 6;
-        message[field::XID].copy_from_slice(&self.xid.to_be_bytes());
-        message[field::SECS].copy_from_slice(&self.secs.to_be_bytes());
+        let (header, options) = message.split_first_chunk_mut::<{ field::OPTIONS }>()?;
+        header[field::OP] = OP_REQUEST;
+        header[field::HARDWARE_TYPE] = 1;
+        header[field::HARDWARE_LEN] = 6;
+        header[field::XID].copy_from_slice(&self.xid.to_be_bytes());
+        header[field::SECS].copy_from_slice(&self.secs.to_be_bytes());
         let flags = if self.broadcast { FLAG_BROADCAST } else { 0 };
-        message[field::FLAGS].copy_from_slice(&flags.to_be_bytes());
-        message[field::CLIENT_HARDWARE].copy_from_slice(&self.mac);
-        message[field::MAGIC].copy_from_slice(&MAGIC);
-        let mut at = field::OPTIONS;
+        header[field::FLAGS].copy_from_slice(&flags.to_be_bytes());
+        header[field::CLIENT_HARDWARE].copy_from_slice(&self.mac);
+        header[field::MAGIC].copy_from_slice(&MAGIC);
+        // The options below take 42 bytes of the 60 after the header: `put` cannot fail.
+        let mut out = crate::out::Out::new(options);
         let mut put = |code: u8, value: &[u8]| {
-            message[at] = code;
-            message[at + 1] = value.len() as u8;
-            message[at + 2..at + 2 + value.len()].copy_from_slice(value);
-            at += 2 + value.len();
+            let _ = out.put_all(&[&[code, value.len() as u8], value]);
         };
         put(option::MESSAGE_TYPE, &[self.kind as u8]);
         let mut client_id = [1u8; 7];
@@ -398,7 +397,7 @@ impl ClientMessage {
         }
         put(option::MAX_MESSAGE_SIZE, &576u16.to_be_bytes());
         put(option::PARAMETERS, &PARAMETERS);
-        message[at] = option::END;
+        let _ = out.put(&[option::END]);
         Some(message)
     }
 }
