@@ -80,35 +80,30 @@ impl<'a> Datagram<'a> {
     /// The datagram in an IPv4 packet, or `None` for anything else: another protocol, a
     /// fragment, a truncated packet or one whose checksums do not hold.
     pub fn parse(packet: &'a [u8]) -> Option<Datagram<'a>> {
-        let version_ihl = *packet.first()?;
-        let header_len = ((version_ihl & 0x0f) as usize) * 4;
-        if version_ihl >> 4 != 4 || header_len < IPV4_HEADER_LEN || packet.len() < header_len + UDP_HEADER_LEN {
-            return None;
-        }
-        let total = be16(packet, field::TOTAL_LEN) as usize;
+        // Each part is split off checked, so reading a field needs no bounds check.
+        let (ip, _) = packet.split_first_chunk::<IPV4_HEADER_LEN>()?;
+        let header_len = ((ip[field::VERSION_IHL] & 0x0f) as usize) * 4;
         // More-fragments set, or a fragment offset: DHCP replies are never fragmented.
-        if packet[field::PROTOCOL] != PROTOCOL_UDP || be16(packet, field::FRAGMENT) & 0x3fff != 0 {
+        if ip[field::VERSION_IHL] >> 4 != 4 || ip[field::PROTOCOL] != PROTOCOL_UDP || be16(ip, field::FRAGMENT) & 0x3fff != 0 {
             return None;
         }
-        if total < header_len + UDP_HEADER_LEN || total > packet.len() || checksum(sum(0, &packet[..header_len])) != 0 {
+        let packet = packet.get(..be16(ip, field::TOTAL_LEN) as usize)?;
+        let (header, udp) = packet.split_at_checked(header_len)?;
+        if header_len < IPV4_HEADER_LEN || checksum(sum(0, header)) != 0 {
             return None;
         }
-        let udp = &packet[header_len..total];
-        let udp_len = be16(udp, field::UDP_LEN) as usize;
-        if udp_len < UDP_HEADER_LEN || udp_len > udp.len() {
-            return None;
-        }
+        let (udp_header, rest) = udp.split_first_chunk::<UDP_HEADER_LEN>()?;
         // The UDP checksum is not checked: a packet socket sees packets whose checksum
         // the sender's stack left to offload (veth, virtio-net) still unfinished, as in
         // the captures here. The IP header's checksum, DHCP's xid and the client's MAC
         // are what tell a reply apart.
-        let udp = &udp[..udp_len];
+        let payload = rest.get(..(be16(udp_header, field::UDP_LEN) as usize).checked_sub(UDP_HEADER_LEN)?)?;
         Some(Datagram {
-            source: ipv4(packet, field::SOURCE),
-            destination: ipv4(packet, field::DESTINATION),
-            source_port: be16(udp, field::SOURCE_PORT),
-            destination_port: be16(udp, field::DESTINATION_PORT),
-            payload: &udp[UDP_HEADER_LEN..],
+            source: ipv4(ip, field::SOURCE),
+            destination: ipv4(ip, field::DESTINATION),
+            source_port: be16(udp_header, field::SOURCE_PORT),
+            destination_port: be16(udp_header, field::DESTINATION_PORT),
+            payload,
         })
     }
 
