@@ -48,11 +48,11 @@ fn ipv4(bytes: &[u8], range: core::ops::Range<usize>) -> Ipv4Addr {
 
 /// The Internet checksum's running sum (RFC 1071), folded at the end by `checksum`.
 fn sum(mut acc: u32, bytes: &[u8]) -> u32 {
-    let mut pairs = bytes.chunks_exact(2);
-    for pair in &mut pairs {
-        acc += u16::from_be_bytes([pair[0], pair[1]]) as u32;
+    let (pairs, rest) = bytes.as_chunks();
+    for pair in pairs {
+        acc += u16::from_be_bytes(*pair) as u32;
     }
-    if let [last] = pairs.remainder() {
+    if let [last] = rest {
         acc += (*last as u32) << 8;
     }
     acc
