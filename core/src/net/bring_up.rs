@@ -84,6 +84,22 @@ impl Changes {
     pub fn is_empty(&self) -> bool {
         !self.rename && self.mtu.is_none() && self.addresses.is_empty() && self.routes.is_empty()
     }
+
+    /// `address`, unless the kernel has it already.
+    fn add_address(&mut self, address: Address, kernel: &[Address]) {
+        if !kernel.iter().any(|a| a.same(&address)) {
+            let _ = self.addresses.push(address);
+        }
+    }
+
+    /// `route`, unless the kernel or these changes have it already.
+    #[inline(never)]
+    fn add_route(&mut self, route: Route, kernel: &[Route]) -> Result<(), LeaseError> {
+        if kernel.iter().chain(&self.routes).any(|r| r.same(&route)) {
+            return Ok(());
+        }
+        self.routes.push(route).map_err(|_| LeaseError::TooManyRoutes { limit: ROUTE_CHANGES_LIMIT })
+    }
 }
 
 /// What the lease asks for on `link` and is not there yet. The address is permanent (no
@@ -95,16 +111,9 @@ pub fn lease_changes(lease: &Lease, link: &Link, addresses: &[Address], routes: 
     let mtu = lease.mtu.map(u32::from).filter(|&mtu| mtu >= 576 && mtu != link.mtu);
     let mut changes = Changes { interface: link.index, mtu, ..Changes::default() };
     let prefix_len = if lease.prefix_len == 0 { 32 } else { lease.prefix_len };
-    let address = Address::new(link.index, IpAddr::V4(ip), prefix_len);
-    if !addresses.iter().any(|a| a.same(&address)) {
-        let _ = changes.addresses.push(address);
-    }
-    let subnet = Subnet { ip, prefix_len };
-    let too_many = LeaseError::TooManyRoutes { limit: ROUTE_CHANGES_LIMIT };
-    for route in lease_routes(lease, link.index, &subnet)?.iter() {
-        if !routes.iter().any(|r| r.same(route)) {
-            changes.routes.push(*route).map_err(|_| too_many)?;
-        }
+    changes.add_address(Address::new(link.index, IpAddr::V4(ip), prefix_len), addresses);
+    for route in lease_routes(lease, link.index, &Subnet { ip, prefix_len })? {
+        changes.add_route(route, routes)?;
     }
     Ok(changes)
 }
@@ -131,21 +140,15 @@ pub fn config_changes(interface: &Interface<'_>, link: &Link, addresses: &[Addre
         ..Changes::default()
     };
     for prefix in &interface.addresses {
-        let address = Address::new(link.index, prefix.ip, prefix.len);
-        if !addresses.iter().any(|a| a.same(&address)) {
-            let _ = changes.addresses.push(address);
-        }
+        changes.add_address(Address::new(link.index, prefix.ip, prefix.len), addresses);
     }
-    let too_many = LeaseError::TooManyRoutes { limit: ROUTE_CHANGES_LIMIT };
     let defaults = [(interface.gateway4, IpAddr::V4(Ipv4Addr::UNSPECIFIED)), (interface.gateway6, IpAddr::V6(core::net::Ipv6Addr::UNSPECIFIED))];
     let wanted = defaults
         .iter()
         .filter_map(|(gateway, any)| gateway.map(|g| Route::new(*any, 0, Some(g), link.index, PROTOCOL_BOOT)))
         .chain(interface.routes.iter().map(|r| Route::new(r.to.ip, r.to.len, Some(r.via), link.index, PROTOCOL_BOOT)));
     for route in wanted {
-        if !routes.iter().any(|r| r.same(&route)) && !changes.routes.iter().any(|r| r.same(&route)) {
-            changes.routes.push(route).map_err(|_| too_many)?;
-        }
+        changes.add_route(route, routes)?;
     }
     Ok(changes)
 }

@@ -92,14 +92,15 @@ pub fn apply_network_config<H: Files + Messages, D: Directory, N: Netlink>(
             },
         },
     };
+    let document = document.get(..len).unwrap_or_default();
     let mut nodes = [Node::EMPTY; CONFIG_NODES];
     let mut text = [0u8; CONFIG_LIMIT];
     let mut arena = Arena::new(&mut nodes, &mut text);
     // ConfigDrive's network_data.json is kept under the same name: JSON is an object.
-    let mut config = if document[..len].trim_ascii_start().first() == Some(&b'{') {
-        network_data::parse(&document[..len]).map_err(|e| host.text(format_args!("{e}")))?
+    let mut config = if document.trim_ascii_start().first() == Some(&b'{') {
+        network_data::parse(document).map_err(|e| host.text(format_args!("{e}")))?
     } else {
-        let root = arena.parse(&document[..len]).map_err(|e| host.text(format_args!("network-config: {e}")))?;
+        let root = arena.parse(document).map_err(|e| host.text(format_args!("network-config: {e}")))?;
         network_config::parse(arena.value(root)).map_err(|e| host.text(format_args!("{e}")))?
     };
     if config.disabled {
@@ -136,16 +137,12 @@ pub fn apply_network_config<H: Files + Messages, D: Directory, N: Netlink>(
     let mut interfaces = [0u8; ENI_LIMIT];
     let mut out = Out::new(&mut interfaces);
     eni::render(&config, &mut out).map_err(|full| too_long(host, "/etc/network/interfaces", full))?;
-    let len = out.len();
-    write_if_changed(host, b"/etc/network", b"/etc/network/interfaces", &interfaces[..len], &mut [0u8; ENI_LIMIT])?;
+    write_if_changed(host, b"/etc/network", b"/etc/network/interfaces", out.written(), &mut [0u8; ENI_LIMIT])?;
     let mut resolv = [0u8; RESOLV_LIMIT];
     let mut out = Out::new(&mut resolv);
     let search: heapless::Vec<&[u8], { network_config::SEARCH_LIMIT }> = config.search.iter().map(|s| s.as_bytes()).collect();
     match bring_up::write_resolv_conf(&[b"the network configuration"], &search, &config.nameservers, &mut out) {
-        Ok(true) => {
-            let len = out.len();
-            write_resolv_conf(host, &resolv[..len])?
-        }
+        Ok(true) => write_resolv_conf(host, out.written())?,
         Ok(false) => {}
         Err(full) => return Err(too_long(host, "/etc/resolv.conf", full)),
     }

@@ -139,40 +139,43 @@ pub struct Lease {
     pub server: Option<Ipv4Addr>,
 }
 
-/// A server's reply, checked.
+/// A server's reply, checked: its fixed part as an array (every field's place is then
+/// known to fit), and the options after it.
 #[derive(Clone, Copy, Debug)]
 pub struct Packet<'a> {
-    bytes: &'a [u8],
+    header: &'a [u8; field::OPTIONS],
+    options: &'a [u8],
 }
 
 impl<'a> Packet<'a> {
     pub fn new_checked(bytes: &'a [u8]) -> Result<Packet<'a>, Error> {
-        if bytes.len() < field::OPTIONS || bytes[field::MAGIC] != MAGIC {
-            return Err(Error::NotDhcp);
+        match bytes.split_first_chunk() {
+            Some((header, options)) if header[field::MAGIC] == MAGIC => Ok(Packet { header, options }),
+            _ => Err(Error::NotDhcp),
         }
-        Ok(Packet { bytes })
     }
 
     pub fn is_reply(&self) -> bool {
-        self.bytes[field::OP] == OP_REPLY
+        self.header[field::OP] == OP_REPLY
     }
 
     pub fn xid(&self) -> u32 {
-        u32::from_be_bytes([self.bytes[4], self.bytes[5], self.bytes[6], self.bytes[7]])
+        let [a, b, c, d, ..] = self.header[field::XID] else { return 0 };
+        u32::from_be_bytes([a, b, c, d])
     }
 
     pub fn client_hardware(&self) -> &'a [u8] {
-        &self.bytes[field::CLIENT_HARDWARE]
+        &self.header[field::CLIENT_HARDWARE]
     }
 
     pub fn your_address(&self) -> Ipv4Addr {
-        let b = &self.bytes[field::YOUR_ADDRESS];
-        Ipv4Addr::new(b[0], b[1], b[2], b[3])
+        let [a, b, c, d, ..] = self.header[field::YOUR_ADDRESS] else { return Ipv4Addr::UNSPECIFIED };
+        Ipv4Addr::new(a, b, c, d)
     }
 
     /// The options: `(code, value)`, pads skipped, up to END.
     pub fn options(&self) -> Options<'a> {
-        Options { rest: &self.bytes[field::OPTIONS..] }
+        Options { rest: self.options }
     }
 
     pub fn message_type(&self) -> Option<MessageType> {
@@ -195,12 +198,12 @@ impl<'a> Packet<'a> {
                     }
                     lease.prefix_len = mask.leading_ones() as u8;
                 }
-                option::ROUTER => lease.router = Some(address(value.get(..4).ok_or(bad)?)),
+                option::ROUTER => lease.router = Some(address(value.first_chunk().ok_or(bad)?)),
                 option::DNS => {
                     if value.is_empty() || value.len() % 4 != 0 {
                         return Err(bad);
                     }
-                    for server in value.chunks_exact(4).take(DNS_LIMIT) {
+                    for server in value.as_chunks().0.iter().take(DNS_LIMIT) {
                         let _ = lease.dns.push(address(server));
                     }
                 }
@@ -208,7 +211,7 @@ impl<'a> Packet<'a> {
                 option::DOMAIN_NAME => name(value, code, &mut lease.domain)?,
                 option::MTU => lease.mtu = Some(u16::from_be_bytes(value.try_into().map_err(|_| bad)?)),
                 option::LEASE_TIME => lease.lease_seconds = Some(u32::from_be_bytes(value.try_into().map_err(|_| bad)?)),
-                option::SERVER_ID => lease.server = Some(address(value.get(..4).ok_or(bad)?)),
+                option::SERVER_ID => lease.server = Some(address(value.first_chunk().ok_or(bad)?)),
                 option::DOMAIN_SEARCH => search_list(value, &mut lease.search)?,
                 option::CLASSLESS_ROUTES => classless_routes(value, &mut lease.classless_routes)?,
                 _ => {}
@@ -218,8 +221,8 @@ impl<'a> Packet<'a> {
     }
 }
 
-fn address(bytes: &[u8]) -> Ipv4Addr {
-    Ipv4Addr::new(bytes[0], bytes[1], bytes[2], bytes[3])
+fn address(bytes: &[u8; 4]) -> Ipv4Addr {
+    Ipv4Addr::from(*bytes)
 }
 
 // The readers below write into the lease's own field, replacing what an earlier copy of
@@ -241,19 +244,21 @@ fn classless_routes(mut value: &[u8], routes: &mut heapless::Vec<ClasslessRoute,
     let code = option::CLASSLESS_ROUTES;
     routes.clear();
     while let Some((&width, rest)) = value.split_first() {
-        let significant = (width as usize).div_ceil(8);
-        if width > 32 || rest.len() < significant + 4 {
-            return Err(Error::BadOption { code });
+        let bad = Error::BadOption { code };
+        if width > 32 {
+            return Err(bad);
         }
+        let (significant, rest) = rest.split_at_checked((width as usize).div_ceil(8)).ok_or(bad)?;
+        let (gateway, rest) = rest.split_first_chunk().ok_or(bad)?;
         let mut destination = [0u8; 4];
-        destination[..significant].copy_from_slice(&rest[..significant]);
+        destination.get_mut(..significant.len()).ok_or(bad)?.copy_from_slice(significant);
         // Bits past the width in the last significant octet mean nothing, and the kernel
         // refuses a route whose destination has them: they are cleared, not kept.
         let mask = u32::MAX.checked_shl(32 - u32::from(width)).unwrap_or(0);
         let destination = Ipv4Addr::from(u32::from_be_bytes(destination) & mask);
-        let route = ClasslessRoute { destination, prefix_len: width, gateway: address(&rest[significant..]) };
+        let route = ClasslessRoute { destination, prefix_len: width, gateway: address(gateway) };
         routes.push(route).map_err(|_| Error::TooMany { code, limit: ROUTES_LIMIT as u16 })?;
-        value = &rest[significant + 4..];
+        value = rest;
     }
     Ok(())
 }
@@ -365,21 +370,20 @@ impl ClientMessage {
     pub fn emit<'b>(&self, buffer: &'b mut [u8]) -> Option<&'b [u8]> {
         let message = buffer.get_mut(..MIN_MESSAGE_LEN)?;
         message.fill(0);
-        message[field::OP] = OP_REQUEST;
-        message[field::HARDWARE_TYPE] = 1;
-        message[field::HARDWARE_LEN] = 6;
-        message[field::XID].copy_from_slice(&self.xid.to_be_bytes());
-        message[field::SECS].copy_from_slice(&self.secs.to_be_bytes());
+        let (header, options) = message.split_first_chunk_mut::<{ field::OPTIONS }>()?;
+        header[field::OP] = OP_REQUEST;
+        header[field::HARDWARE_TYPE] = 1;
+        header[field::HARDWARE_LEN] = 6;
+        header[field::XID].copy_from_slice(&self.xid.to_be_bytes());
+        header[field::SECS].copy_from_slice(&self.secs.to_be_bytes());
         let flags = if self.broadcast { FLAG_BROADCAST } else { 0 };
-        message[field::FLAGS].copy_from_slice(&flags.to_be_bytes());
-        message[field::CLIENT_HARDWARE].copy_from_slice(&self.mac);
-        message[field::MAGIC].copy_from_slice(&MAGIC);
-        let mut at = field::OPTIONS;
+        header[field::FLAGS].copy_from_slice(&flags.to_be_bytes());
+        header[field::CLIENT_HARDWARE].copy_from_slice(&self.mac);
+        header[field::MAGIC].copy_from_slice(&MAGIC);
+        // The options below take 42 bytes of the 60 after the header: `put` cannot fail.
+        let mut out = crate::out::Out::new(options);
         let mut put = |code: u8, value: &[u8]| {
-            message[at] = code;
-            message[at + 1] = value.len() as u8;
-            message[at + 2..at + 2 + value.len()].copy_from_slice(value);
-            at += 2 + value.len();
+            let _ = out.put_all(&[&[code, value.len() as u8], value]);
         };
         put(option::MESSAGE_TYPE, &[self.kind as u8]);
         let mut client_id = [1u8; 7];
@@ -393,7 +397,7 @@ impl ClientMessage {
         }
         put(option::MAX_MESSAGE_SIZE, &576u16.to_be_bytes());
         put(option::PARAMETERS, &PARAMETERS);
-        message[at] = option::END;
+        let _ = out.put(&[option::END]);
         Some(message)
     }
 }

@@ -57,8 +57,8 @@ pub fn parse_ipv4(text: &[u8]) -> Option<Ipv4Addr> {
 /// tail, `::ffff:1.2.3.4`, is not read).
 pub fn parse_ipv6(text: &[u8]) -> Option<Ipv6Addr> {
     let text = text.trim_ascii();
-    let (head, tail) = match text.windows(2).position(|w| w == b"::") {
-        Some(at) => (&text[..at], Some(&text[at + 2..])),
+    let (head, tail) = match text.windows(2).position(|w| w == b"::").and_then(|at| text.split_at_checked(at)) {
+        Some((head, tail)) => (head, tail.get(2..)),
         None => (text, None),
     };
     let mut groups = [0u16; 8];

@@ -48,11 +48,11 @@ fn ipv4(bytes: &[u8], range: core::ops::Range<usize>) -> Ipv4Addr {
 
 /// The Internet checksum's running sum (RFC 1071), folded at the end by `checksum`.
 fn sum(mut acc: u32, bytes: &[u8]) -> u32 {
-    let mut pairs = bytes.chunks_exact(2);
-    for pair in &mut pairs {
-        acc += u16::from_be_bytes([pair[0], pair[1]]) as u32;
+    let (pairs, rest) = bytes.as_chunks();
+    for pair in pairs {
+        acc += u16::from_be_bytes(*pair) as u32;
     }
-    if let [last] = pairs.remainder() {
+    if let [last] = rest {
         acc += (*last as u32) << 8;
     }
     acc
@@ -65,9 +65,11 @@ fn checksum(mut acc: u32) -> u16 {
     !(acc as u16)
 }
 
-fn udp_checksum(source: &[u8], destination: &[u8], udp: &[u8]) -> u16 {
-    let pseudo = sum(sum(0, source), destination) + PROTOCOL_UDP as u32 + udp.len() as u32;
-    match checksum(sum(pseudo, udp)) {
+/// The UDP checksum of `header` and `payload`, over the pseudo-header of `ip`'s addresses.
+fn udp_checksum(ip: &[u8; IPV4_HEADER_LEN], header: &[u8; UDP_HEADER_LEN], payload: &[u8]) -> u16 {
+    let pseudo = sum(sum(0, &ip[field::SOURCE]), &ip[field::DESTINATION]) + PROTOCOL_UDP as u32 + (UDP_HEADER_LEN + payload.len()) as u32;
+    // The header's length is even, so summing it apart from the payload pairs the same bytes.
+    match checksum(sum(sum(pseudo, header), payload)) {
         // 0 means "no checksum" in UDP over IPv4: a computed 0 is sent as its complement.
         0 => 0xffff,
         other => other,
@@ -78,58 +80,56 @@ impl<'a> Datagram<'a> {
     /// The datagram in an IPv4 packet, or `None` for anything else: another protocol, a
     /// fragment, a truncated packet or one whose checksums do not hold.
     pub fn parse(packet: &'a [u8]) -> Option<Datagram<'a>> {
-        let version_ihl = *packet.first()?;
-        let header_len = ((version_ihl & 0x0f) as usize) * 4;
-        if version_ihl >> 4 != 4 || header_len < IPV4_HEADER_LEN || packet.len() < header_len + UDP_HEADER_LEN {
-            return None;
-        }
-        let total = be16(packet, field::TOTAL_LEN) as usize;
+        // Each part is split off checked, so reading a field needs no bounds check.
+        let (ip, _) = packet.split_first_chunk::<IPV4_HEADER_LEN>()?;
+        let header_len = ((ip[field::VERSION_IHL] & 0x0f) as usize) * 4;
         // More-fragments set, or a fragment offset: DHCP replies are never fragmented.
-        if packet[field::PROTOCOL] != PROTOCOL_UDP || be16(packet, field::FRAGMENT) & 0x3fff != 0 {
+        if ip[field::VERSION_IHL] >> 4 != 4 || ip[field::PROTOCOL] != PROTOCOL_UDP || be16(ip, field::FRAGMENT) & 0x3fff != 0 {
             return None;
         }
-        if total < header_len + UDP_HEADER_LEN || total > packet.len() || checksum(sum(0, &packet[..header_len])) != 0 {
+        let packet = packet.get(..be16(ip, field::TOTAL_LEN) as usize)?;
+        let (header, udp) = packet.split_at_checked(header_len)?;
+        if header_len < IPV4_HEADER_LEN || checksum(sum(0, header)) != 0 {
             return None;
         }
-        let udp = &packet[header_len..total];
-        let udp_len = be16(udp, field::UDP_LEN) as usize;
-        if udp_len < UDP_HEADER_LEN || udp_len > udp.len() {
-            return None;
-        }
+        let (udp_header, rest) = udp.split_first_chunk::<UDP_HEADER_LEN>()?;
         // The UDP checksum is not checked: a packet socket sees packets whose checksum
         // the sender's stack left to offload (veth, virtio-net) still unfinished, as in
         // the captures here. The IP header's checksum, DHCP's xid and the client's MAC
         // are what tell a reply apart.
-        let udp = &udp[..udp_len];
+        let payload = rest.get(..(be16(udp_header, field::UDP_LEN) as usize).checked_sub(UDP_HEADER_LEN)?)?;
         Some(Datagram {
-            source: ipv4(packet, field::SOURCE),
-            destination: ipv4(packet, field::DESTINATION),
-            source_port: be16(udp, field::SOURCE_PORT),
-            destination_port: be16(udp, field::DESTINATION_PORT),
-            payload: &udp[UDP_HEADER_LEN..],
+            source: ipv4(ip, field::SOURCE),
+            destination: ipv4(ip, field::DESTINATION),
+            source_port: be16(udp_header, field::SOURCE_PORT),
+            destination_port: be16(udp_header, field::DESTINATION_PORT),
+            payload,
         })
     }
 
     /// The packet: headers into `buffer[..HEADER_LEN]`, the payload after them. `None`
     /// when the buffer is too small.
     pub fn emit<'b>(&self, buffer: &'b mut [u8]) -> Option<&'b [u8]> {
-        let total = HEADER_LEN + self.payload.len();
-        let packet = buffer.get_mut(..total)?;
-        packet[..HEADER_LEN].fill(0);
-        packet[field::VERSION_IHL] = 0x45;
-        packet[field::TOTAL_LEN].copy_from_slice(&(total as u16).to_be_bytes());
-        packet[field::TTL] = TTL;
-        packet[field::PROTOCOL] = PROTOCOL_UDP;
-        packet[field::SOURCE].copy_from_slice(&self.source.octets());
-        packet[field::DESTINATION].copy_from_slice(&self.destination.octets());
-        let header_sum = checksum(sum(0, &packet[..IPV4_HEADER_LEN]));
-        packet[field::CHECKSUM].copy_from_slice(&header_sum.to_be_bytes());
-        let (ip, udp) = packet.split_at_mut(IPV4_HEADER_LEN);
+        let packet = buffer.get_mut(..HEADER_LEN + self.payload.len())?;
+        // The headers as fixed-size arrays: every field's place is then known to fit.
+        let (headers, payload) = packet.split_first_chunk_mut::<HEADER_LEN>()?;
+        payload.copy_from_slice(self.payload);
+        let (ip, udp) = headers.split_first_chunk_mut::<IPV4_HEADER_LEN>()?;
+        let udp: &mut [u8; UDP_HEADER_LEN] = udp.try_into().ok()?;
+        *ip = [0; IPV4_HEADER_LEN];
+        *udp = [0; UDP_HEADER_LEN];
+        ip[field::VERSION_IHL] = 0x45;
+        ip[field::TOTAL_LEN].copy_from_slice(&((HEADER_LEN + self.payload.len()) as u16).to_be_bytes());
+        ip[field::TTL] = TTL;
+        ip[field::PROTOCOL] = PROTOCOL_UDP;
+        ip[field::SOURCE].copy_from_slice(&self.source.octets());
+        ip[field::DESTINATION].copy_from_slice(&self.destination.octets());
+        let header_sum = checksum(sum(0, ip));
+        ip[field::CHECKSUM].copy_from_slice(&header_sum.to_be_bytes());
         udp[field::SOURCE_PORT].copy_from_slice(&self.source_port.to_be_bytes());
         udp[field::DESTINATION_PORT].copy_from_slice(&self.destination_port.to_be_bytes());
         udp[field::UDP_LEN].copy_from_slice(&((UDP_HEADER_LEN + self.payload.len()) as u16).to_be_bytes());
-        udp[UDP_HEADER_LEN..].copy_from_slice(self.payload);
-        let udp_sum = udp_checksum(&ip[field::SOURCE], &ip[field::DESTINATION], udp);
+        let udp_sum = udp_checksum(ip, udp, self.payload);
         udp[field::UDP_CHECKSUM].copy_from_slice(&udp_sum.to_be_bytes());
         Some(packet)
     }
