@@ -14,7 +14,7 @@ use crate::output::Message;
 /// "Ready", once per instance.
 pub fn report_ready(timeouts: &Timeouts, var: &Dir, instance_id: &[u8]) -> Message {
     let mut goal = [0u8; GOAL_STATE_LIMIT];
-    match azure_report::report_ready_once(&mut Network { guest_socket: None }, &mut OpenDir { dir: var }, timeouts, instance_id, &mut goal) {
+    match azure_report::report_ready_once(&mut Network::default(), &mut OpenDir { dir: var }, timeouts, instance_id, &mut goal) {
         Ready::AlreadyReported => msg!("azure: ready was reported for this instance already"),
         Ready::Reported(how) => msg!("azure: reported ready ({})", Plain(how)),
         Ready::NotRemembered(how, e) => msg!("azure: reported ready ({}), but cannot remember it: {}", Plain(how), crate::output::Os(errno(e))),
@@ -26,7 +26,7 @@ pub fn report_ready(timeouts: &Timeouts, var: &Dir, instance_id: &[u8]) -> Messa
 pub fn report_failure(timeouts: &Timeouts, reason: &Message) -> Message {
     let mut text = heapless::String::<256>::new();
     let _ = core::fmt::write(&mut text, format_args!("{reason}"));
-    match azure_report::report_failure(&mut Network { guest_socket: None }, timeouts, text.as_bytes()) {
+    match azure_report::report_failure(&mut Network::default(), timeouts, text.as_bytes()) {
         Ok(how) => msg!("azure: reported the failure ({})", Plain(how)),
         Err(e) => msg!("azure: could not report the failure: {}", Described(&e, errno_words)),
     }

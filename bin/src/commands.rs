@@ -54,7 +54,7 @@ pub fn status(ctx: &Context<'_>, wait: bool, timeout_s: Option<u32>) -> Result<i
         #[cfg(feature = "cloud-init-status")]
         true => {
             let read = |path: &[u8], buf: &mut [u8]| Ok(ctx.read(path, buf)?.map(<[u8]>::len));
-            Some(status::wait_for_result(&mut Network { guest_socket: None }, timeout_s, read, Message::format).map_err(|e| failed(e, EXIT_FAILED))?)
+            Some(status::wait_for_result(&mut Network::default(), timeout_s, read, Message::format).map_err(|e| failed(e, EXIT_FAILED))?)
         }
         _ => None,
     };
@@ -109,7 +109,7 @@ pub fn net_sync(ctx: &mut Context<'_>) -> i32 {
     let synced = crate::cloud::resolve(ctx).and_then(|cloud| {
         let mut imds = crate::imds::session(cloud, &ctx.timeouts, ctx.config.imds_token_ttl);
         // The answer's head comes first in `raw`: core copies the body out of it.
-        wisp_core::net::net_sync::run(&System::new(ctx), cloud, &mut crate::network::open_kernel()?, |path, raw| imds.get_path(&mut Network { guest_socket: None }, path, raw).map_err(ImdsError))
+        wisp_core::net::net_sync::run(&System::new(ctx), cloud, &mut crate::network::open_kernel()?, |path, raw| imds.get_path(&mut Network::default(), path, raw).map_err(ImdsError))
     });
     let Err(e) = synced else { return 0 };
     output::error(format_args!("net-sync: {e}"));

@@ -57,5 +57,5 @@ pub fn network(_socket: &Option<NulTerminated>) -> Network<'_> {
     #[cfg(feature = "incus")]
     return Network { guest_socket: _socket.as_ref().map(NulTerminated::as_cstr) };
     #[cfg(not(feature = "incus"))]
-    Network { guest_socket: None }
+    Network::default()
 }

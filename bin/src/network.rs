@@ -22,7 +22,7 @@ pub fn set_ephemeral_network(ctx: &mut Context<'_>, metadata: &mut crate::imds::
     }
     let instance = ephemeral::Instance { cloud: cloud.name(), local_seed, dhcp_ms: ctx.config.dhcp_ms as u64 };
     let open_dhcp = |index| wisp_os_linux::packet::ipv4_socket(index).map(|socket| DhcpOn { socket, index }).map_err(host_error);
-    ephemeral::set_ephemeral_network(&mut System::new(ctx), &mut OpenDir { dir: &var }, &mut open_kernel()?, &mut Network { guest_socket: None }, open_dhcp, &instance)
+    ephemeral::set_ephemeral_network(&mut System::new(ctx), &mut OpenDir { dir: &var }, &mut open_kernel()?, &mut Network::default(), open_dhcp, &instance)
 }
 
 pub fn open_kernel() -> Result<Rtnl<RouteSocket>, Message> {

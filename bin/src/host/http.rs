@@ -16,7 +16,8 @@ use super::{errno_words, host_error};
 use crate::output::Message;
 
 /// Linux's network, and the clocks. It needs no root: only where the guest API's socket
-/// is, when the instance has one.
+/// is, when the instance has one (`default()`: none, the way to every other service).
+#[derive(Default)]
 pub struct Network<'p> {
     // Read only where the guest API is built in (Incus); None everywhere else.
     #[cfg_attr(not(feature = "incus"), allow(dead_code))]
@@ -28,7 +29,7 @@ pub struct Network<'p> {
 /// `out`: its length, `None` for a 404, an error naming the URL for any other failure.
 #[inline(never)]
 pub fn get(address: [u8; 4], port: u16, host: &str, path: &str, out: &mut [u8], timeouts: &Timeouts) -> Result<Option<usize>, Message> {
-    wisp_core::provider::imds::get(&mut Network { guest_socket: None }, address, port, host, path, out, timeouts)
+    wisp_core::provider::imds::get(&mut Network::default(), address, port, host, path, out, timeouts)
         .map_err(|e| msg!("http://{}{}: {}", Plain(host), Plain(path), Described(&e, errno_words)))
 }
 
