@@ -55,7 +55,7 @@ impl<'a> Context<'a> {
             config: Config::default(),
             config_file: NulTerminated::new(),
             timeouts: Timeouts::default(),
-            log: Log::new(),
+            log: Log { file: None },
         })
     }
 
