@@ -33,7 +33,8 @@ pub fn parse(userdata: &crate::userdata::UserData) -> Result<CloudConfig<'static
     // them (a node takes a byte of source or more; `\L`, 3 bytes of text from 2, is the
     // most an escape grows), so no document the named limits allow is refused.
     let room = input.saturating_mul(2).saturating_add(64);
-    let nodes = crate::memory::reserve_filled(room.min(NODES_LIMIT), Node::EMPTY, "YAML nodes")?;
+    let nodes = room.min(NODES_LIMIT);
+    let nodes = wisp_os_linux::memory::leak_filled(nodes, Node::EMPTY).map_err(|e| crate::memory::refused(nodes * size_of::<Node>(), "YAML nodes", e))?;
     let text = crate::memory::reserve(room.min(USER_DATA_LIMIT), "YAML text")?;
     let arena = slot.insert(Arena::new(nodes, text));
     cloud_config::parse_documents(arena, userdata.of_kind(Kind::CloudConfig).map(|(index, part)| (index, part.bytes)), Message::format)

@@ -133,7 +133,7 @@ pub fn userdata_show(ctx: &Context<'_>, file: Option<&[u8]>) -> Result<(), Messa
 /// FILE as given, else `$TINY_CLOUD_VAR/user-data` under the root.
 fn read_userdata(ctx: &Context<'_>, file: Option<&[u8]>, buf: &mut [u8]) -> Result<usize, Message> {
     let Some(file) = file else {
-        let path = userdata::var_child(ctx, USER_DATA)?;
+        let path = NulTerminated::from_parts(&[ctx.config.var_dir.as_bytes(), b"/", USER_DATA]).map_err(output::line)?;
         return ctx.read(path.as_bytes(), buf)?.map(<[u8]>::len).ok_or_else(|| msg!("no user-data saved in {}", Shown(ctx.config.var_dir.as_bytes())));
     };
     let path = NulTerminated::from_parts(&[file]).map_err(|e| msg!("{}: {e}", Shown(file)))?;

@@ -55,7 +55,7 @@ impl<'a> Context<'a> {
             config: Config::default(),
             config_file: NulTerminated::new(),
             timeouts: Timeouts::default(),
-            log: Log::new(),
+            log: Log { file: None },
         })
     }
 
@@ -76,12 +76,8 @@ impl<'a> Context<'a> {
         self.create_dir_resolved(absolute, Resolve::InRoot)
     }
 
-    /// `create_dir` for a path user-data chose: no component may be a symlink.
-    pub fn create_dir_no_symlinks(&self, absolute: &[u8]) -> Result<Dir, Message> {
-        self.create_dir_resolved(absolute, Resolve::NoSymlinks)
-    }
-
-    fn create_dir_resolved(&self, absolute: &[u8], resolve: Resolve) -> Result<Dir, Message> {
+    /// `create_dir` with how `absolute` is resolved: `NoSymlinks` for a path user-data chose.
+    pub fn create_dir_resolved(&self, absolute: &[u8], resolve: Resolve) -> Result<Dir, Message> {
         self.root_dir.create_beneath(absolute, 0o755, resolve).map_err(|e| self.path_error(absolute, e))
     }
 

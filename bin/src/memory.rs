@@ -2,7 +2,7 @@
 //! mapped when an action needs it and sized to its input, within the named limits.
 
 use wisp_core::text::{Decimal, Plain};
-use wisp_os_linux::memory::{self, Mapping};
+use wisp_os_linux::memory::Mapping;
 
 use crate::output::{Message, Os};
 
@@ -16,12 +16,7 @@ pub fn map(len: usize, what: &str) -> Result<Mapping, Message> {
     Mapping::new(len).map_err(|e| refused(len, what, e))
 }
 
-/// `len` copies of `fill` for the rest of the run.
-pub fn reserve_filled<T: Copy>(len: usize, fill: T, what: &str) -> Result<&'static mut [T], Message> {
-    memory::leak_filled(len, fill).map_err(|e| refused(len * core::mem::size_of::<T>(), what, e))
-}
-
 #[inline(never)]
-fn refused(len: usize, what: &str, e: wisp_os_linux::Errno) -> Message {
+pub fn refused(len: usize, what: &str, e: wisp_os_linux::Errno) -> Message {
     msg!("cannot reserve {len} bytes for {what}: {}", Os(e), len = Decimal(len as u64), what = Plain(what))
 }

@@ -162,10 +162,6 @@ pub struct Log {
 }
 
 impl Log {
-    pub const fn new() -> Log {
-        Log { file: None }
-    }
-
     pub fn line(&self, args: fmt::Arguments<'_>) {
         let line = Message::format(args);
         write_line(stderr(), b"wisp: ", line);

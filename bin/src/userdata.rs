@@ -41,8 +41,3 @@ fn decode(ctx: &Context<'_>, saved: &'static [u8], includes: Includes<'_>) -> Re
     let decoding = Decoding { var_dir: ctx.config.var_dir.as_bytes(), limit: ctx.config.userdata_limit as usize, includes, cloud_config: cfg!(feature = "cloud-config") };
     userdata_decode::decode_any::<{ cfg!(feature = "userdata") }, _>(&mut System::new(ctx), saved, decoding)
 }
-
-/// `$TINY_CLOUD_VAR/name`, as an absolute path inside the instance.
-pub fn var_child(ctx: &Context<'_>, name: &[u8]) -> Result<wisp_os_linux::nul_terminated::NulTerminated, Message> {
-    wisp_os_linux::nul_terminated::NulTerminated::from_parts(&[ctx.config.var_dir.as_bytes(), b"/", name]).map_err(crate::output::line)
-}

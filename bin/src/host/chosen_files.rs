@@ -3,7 +3,7 @@
 
 use wisp_core::host::chosen_files::ChosenFiles;
 use wisp_core::host::HostError;
-use wisp_os_linux::fs::Dir;
+use wisp_os_linux::fs::{Dir, Resolve};
 
 use super::{host_error, read_error};
 use super::system::System;
@@ -13,7 +13,7 @@ impl ChosenFiles for System<'_> {
     type Dir = Dir;
 
     fn create_dir_no_symlinks(&mut self, path: &[u8]) -> Result<Dir, Message> {
-        self.ctx.create_dir_no_symlinks(path)
+        self.ctx.create_dir_resolved(path, Resolve::NoSymlinks)
     }
 
     fn size(&mut self, dir: &Dir, name: &[u8]) -> Result<Option<u64>, HostError> {

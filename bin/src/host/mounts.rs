@@ -1,6 +1,7 @@
 //! core's `Mounts` over the root: the mount point opened with no symlink followed, and
 //! mount(2) given that very directory (its /proc/self/fd path).
 
+use wisp_core::host::chosen_files::ChosenFiles;
 use wisp_core::host::mounts::{Mounts, Source};
 use wisp_core::host::HostError;
 use wisp_os_linux::fs::Dir;
@@ -13,7 +14,7 @@ impl Mounts for System<'_> {
     type Point = Dir;
 
     fn open_mount_point(&mut self, path: &[u8]) -> Result<(Dir, bool), Message> {
-        let point = self.ctx.create_dir_no_symlinks(path)?;
+        let point = self.create_dir_no_symlinks(path)?;
         let parent = self.ctx.open_dir(&path[..path.iter().rposition(|&b| b == b'/').unwrap_or(0).max(1)])?;
         let device = |dir: &Dir| dir.stat().ok().map(|m| m.dev);
         let mounted = device(&point) != device(&parent);
