@@ -21,10 +21,8 @@ pub fn iso8601(epoch_seconds: u64) -> [u8; 20] {
 /// Seconds since the epoch for `YYYY-MM-DDTHH:MM:SS` followed by `Z`, `+hhmm` or
 /// `+hh:mm` (GCP's `expireOn`); `None` for anything else.
 pub fn parse_iso8601(text: &[u8]) -> Option<u64> {
-    let number = |range: core::ops::Range<usize>| -> Option<u64> {
-        let digits = text.get(range)?;
-        digits.iter().all(u8::is_ascii_digit).then(|| digits.iter().fold(0, |n, &d| n * 10 + u64::from(d - b'0')))
-    };
+    // Each field's digits, all of them (its width is the range's).
+    let number = |range: core::ops::Range<usize>| crate::text::decimal(text.get(range)?, 4);
     if text.get(4) != Some(&b'-') || text.get(7) != Some(&b'-') || text.get(10) != Some(&b'T') || text.get(13) != Some(&b':') || text.get(16) != Some(&b':') {
         return None;
     }
@@ -42,7 +40,7 @@ pub fn parse_iso8601(text: &[u8]) -> Option<u64> {
                 5 if rest[2] == b':' => (&rest[..2], &rest[3..]),
                 _ => return None,
             };
-            let value = |d: &[u8]| d.iter().all(u8::is_ascii_digit).then(|| d.iter().fold(0i64, |n, &c| n * 10 + i64::from(c - b'0')));
+            let value = |d: &[u8]| crate::text::decimal(d, 2).map(|n| n as i64);
             let minutes = value(hh)? * 60 + value(mm)?;
             if *sign == b'+' { minutes * 60 } else { -minutes * 60 }
         }
@@ -135,7 +133,7 @@ mod tests {
         assert_eq!(parse_iso8601(b"2026-11-22T10:44:32+01:00"), Some(1_795_340_672));
         assert_eq!(parse_iso8601(b"2026-11-22T04:44:32-0500"), Some(1_795_340_672));
         assert_eq!(parse_iso8601(b"2000-02-29T00:00:00"), Some(951_782_400));
-        for bad in [&b"2026-13-01T00:00:00Z"[..], b"2026-11-22 09:44:32Z", b"2026-11-22T09:44:32+1", b"soon", b""] {
+        for bad in [&b"2026-13-01T00:00:00Z"[..], b"2026-11-22 09:44:32Z", b"2026-11-22T09:44:32+1", b"2026-1a-22T09:44:32Z", b"2026-11-22T09:44:32+0a:00", b"soon", b""] {
             assert_eq!(parse_iso8601(bad), None, "{:?}", String::from_utf8_lossy(bad));
         }
     }

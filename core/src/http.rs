@@ -136,23 +136,25 @@ impl Malformation {
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match *self {
-            Error::RequestTooLarge { limit } => write!(f, "request larger than {limit} bytes", limit = Decimal(limit.into())),
-            Error::InvalidRequest { field } => write!(f, "invalid characters in the request's {field}", field = Plain(field.as_str())),
-            Error::HeadTooLarge { limit } => write!(f, "response head larger than {limit} bytes", limit = Decimal(limit.into())),
-            Error::TooManyHeaders { limit } => write!(f, "response has more than {limit} headers", limit = Decimal(limit.into())),
-            Error::BodyTooLarge { limit } => write!(f, "response body larger than {limit} bytes", limit = Decimal(limit.into())),
-            Error::Malformed { what } => write!(f, "not an HTTP response (bad {what})", what = Plain(what.as_str())),
-            Error::BadContentLength => f.write_str("invalid Content-Length"),
-            Error::UnsupportedTransferEncoding => f.write_str("Transfer-Encoding not allowed in an HTTP/1.0 response"),
-            Error::TrailingData => f.write_str("data after the end of the response body"),
+        // The size limits share one wording, so one formatting site; the rest return.
+        let (what, limit) = match *self {
+            Error::RequestTooLarge { limit } => ("request", limit),
+            Error::HeadTooLarge { limit } => ("response head", limit),
+            Error::BodyTooLarge { limit } => ("response body", limit),
+            Error::InvalidRequest { field } => return write!(f, "invalid characters in the request's {field}", field = Plain(field.as_str())),
+            Error::TooManyHeaders { limit } => return write!(f, "response has more than {limit} headers", limit = Decimal(limit.into())),
+            Error::Malformed { what } => return write!(f, "not an HTTP response (bad {what})", what = Plain(what.as_str())),
+            Error::BadContentLength => return f.write_str("invalid Content-Length"),
+            Error::UnsupportedTransferEncoding => return f.write_str("Transfer-Encoding not allowed in an HTTP/1.0 response"),
+            Error::TrailingData => return f.write_str("data after the end of the response body"),
             Error::TruncatedBody { received, expected } => {
-                write!(f, "connection closed after {received} of {expected} body bytes", received = Decimal(received.into()), expected = Decimal(expected.into()))
+                return write!(f, "connection closed after {received} of {expected} body bytes", received = Decimal(received.into()), expected = Decimal(expected.into()))
             }
             Error::TruncatedHead { received } => {
-                write!(f, "connection closed after {received} bytes, inside the response head", received = Decimal(received.into()))
+                return write!(f, "connection closed after {received} bytes, inside the response head", received = Decimal(received.into()))
             }
-        }
+        };
+        write!(f, "{what} larger than {limit} bytes", what = Plain(what), limit = Decimal(limit.into()))
     }
 }
 

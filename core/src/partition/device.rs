@@ -138,10 +138,7 @@ pub fn find<'t>(files: &mut impl Files, path: &[u8], texts: &'t mut Texts) -> Re
 
 /// `n` in decimal digits (a path past the limit is cut, then not found).
 fn push_decimal(out: &mut heapless::Vec<u8, SYSFS_PATH_LIMIT>, n: u32) {
-    if n >= 10 {
-        push_decimal(out, n / 10);
-    }
-    let _ = out.push(b'0' + (n % 10) as u8);
+    let _ = out.extend_from_slice(crate::text::decimal_digits(n.into(), &mut [0; 20]));
 }
 
 #[cfg(test)]

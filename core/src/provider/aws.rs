@@ -60,21 +60,15 @@ pub fn key_path(index: u16) -> heapless::String<64> {
     let mut path = heapless::String::new();
     // Cannot fail: the longest result is 52 bytes.
     let _ = path.push_str(KEYS_PATH);
-    push_decimal(&mut path, index.into());
+    let _ = path.push_str(decimal(index.into(), &mut [0; 20]));
     let _ = path.push_str("/openssh-key");
     path
 }
 
-/// `n` in decimal, without the formatting machinery (smaller where it is all there is).
-fn push_decimal<const N: usize>(text: &mut heapless::String<N>, n: u32) {
-    let mut divisor = 1_000_000_000;
-    while divisor > 1 && n / divisor == 0 {
-        divisor /= 10;
-    }
-    while divisor > 0 {
-        let _ = text.push(char::from(b'0' + (n / divisor % 10) as u8));
-        divisor /= 10;
-    }
+/// `n` in decimal, in `buf`: the digits `text::Decimal` writes, without the formatting
+/// machinery.
+fn decimal(n: u32, buf: &mut [u8; 20]) -> &str {
+    core::str::from_utf8(crate::text::decimal_digits(n.into(), buf)).unwrap_or("")
 }
 
 /// Round one: the values named by a path, and the key listing; round two the keys.
@@ -136,9 +130,8 @@ fn fetch_keys(imds: &mut Imds<'_>, host: &mut dyn Http, listing: &[u8], keys: Sl
 /// The service is chosen again with each token, so a later token follows the network.
 fn fetch_token(imds: &mut Imds<'_>, host: &mut dyn Http) -> Result<(), ImdsError> {
     imds.service = reachable_service(host);
-    let mut ttl = heapless::String::<10>::new();
-    push_decimal(&mut ttl, imds.token_ttl);
-    let headers = [(TOKEN_TTL_HEADER, ttl.as_str())];
+    let mut digits = [0; 20];
+    let headers = [(TOKEN_TTL_HEADER, decimal(imds.token_ttl, &mut digits))];
     let put = Request { method: Method::Put, host: imds.service.host, path: TOKEN_PATH, headers: &headers, body: b"" };
     let mut request = [0u8; super::imds::REQUEST_LIMIT];
     let length = http::write_request(&put, &mut request).map_err(ImdsError::Request)?;
@@ -166,12 +159,8 @@ mod tests {
         assert_eq!(key_path(0).as_str(), "/latest/meta-data/public-keys/0/openssh-key");
         assert_eq!(key_path(9999).as_str(), "/latest/meta-data/public-keys/9999/openssh-key");
         assert_eq!(key_path(10).as_str(), "/latest/meta-data/public-keys/10/openssh-key");
-        let mut text = heapless::String::<10>::new();
-        push_decimal(&mut text, u32::MAX);
-        assert_eq!(text.as_str(), "4294967295");
-        let mut text = heapless::String::<10>::new();
-        push_decimal(&mut text, 0);
-        assert_eq!(text.as_str(), "0");
+        assert_eq!(decimal(u32::MAX, &mut [0; 20]), "4294967295");
+        assert_eq!(decimal(0, &mut [0; 20]), "0");
         assert_eq!(path(Item::UserData), Some("/latest/user-data"));
         assert_eq!(Item::from_key(b"@ssh-keys"), Some(Item::SshKeys));
         assert_eq!(Item::from_key(b"ssh-keys"), None);
