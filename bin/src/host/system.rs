@@ -14,11 +14,14 @@ use crate::output::{Message, Os};
 
 /// What the accounts' rules and user-data's scripts run against: the root, a batch, the
 /// context's log, and user-data.log and the instance's markers once opened.
+// In this order (repr(C)): the small fields every method reads come before the batch and
+// the markers (each hundreds of bytes), at offsets x86 encodes in one byte.
+#[repr(C)]
 pub struct System<'c> {
     pub(super) files: OpenDir<'c>,
-    batch: wisp_os_linux::fs::Batch,
     pub(crate) ctx: &'c Context<'c>,
     pub(super) log: Option<OwnedFd>,
+    batch: wisp_os_linux::fs::Batch,
     pub(super) markers: Option<Markers>,
 }
 
