@@ -45,7 +45,7 @@ impl wisp_core::host::scripts::Scripts for System<'_> {
     }
 
     fn open_markers(&mut self) -> Result<(), Message> {
-        self.markers = Some(Markers::open(&self.ctx.var_dir()?)?);
+        self.markers = Some(Markers::open(&self.ctx.open_dir(self.ctx.config.var_dir.as_bytes())?)?);
         Ok(())
     }
 
