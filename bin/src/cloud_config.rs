@@ -44,14 +44,14 @@ pub fn parse(userdata: &crate::userdata::UserData) -> Result<CloudConfig<'static
 pub fn run(ctx: &Context<'_>, config: &CloudConfig<'static>, var: &Dir, action: Action) -> Result<Message, Message> {
     let host = &mut System::new(ctx);
     match action {
-        Action::UserdataBootcmd => with_hosts(ctx, Some(var), &mut |host, runs, places| cloud_config_commands::run(host, runs, places, config, CommandList::Bootcmd)),
-        Action::UserdataRuncmd => with_hosts(ctx, Some(var), &mut |host, runs, places| cloud_config_commands::run(host, runs, places, config, CommandList::Runcmd)),
+        Action::UserdataBootcmd => with_hosts(ctx, var, &mut |host, places| cloud_config_commands::run(host, places, config, CommandList::Bootcmd)),
+        Action::UserdataRuncmd => with_hosts(ctx, var, &mut |host, places| cloud_config_commands::run(host, places, config, CommandList::Runcmd)),
         Action::UserdataWriteFiles => wisp_core::write_files::apply(host, config, false),
         Action::UserdataWriteFilesDeferred => wisp_core::write_files::apply(host, config, true),
         Action::UserdataUsers => wisp_core::users::apply_users(host, ctx.config.cloud_user.as_str(), config, crate::host::system::today()),
         Action::UserdataMounts => wisp_core::mounts::apply(host, config),
         Action::UserdataTimezone => wisp_core::timezone::apply(host, config),
-        Action::UserdataPackages => with_hosts(ctx, Some(var), &mut |host, runs, _| wisp_core::packages::install_once(host, runs, config)),
+        Action::UserdataPackages => with_hosts(ctx, var, &mut |host, _| wisp_core::packages::install_once(host, config)),
         Action::UserdataPowerState => wisp_core::power_state::apply(host, config),
         #[cfg(feature = "ssh")]
         Action::UserdataSshPwauth => wisp_core::sshd::ssh_pwauth(host, config),

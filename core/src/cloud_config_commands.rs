@@ -8,7 +8,6 @@
 use crate::cloud_config::{self, CloudConfig};
 use crate::host::directory::Directory;
 use crate::host::files::Files;
-use crate::host::messages::Messages;
 use crate::host::scripts::Scripts;
 use crate::text::{Decimal, Plain};
 use crate::userdata_scripts::{self, Places, ScriptPath};
@@ -37,10 +36,9 @@ impl CommandList {
 
 /// Runs `list` of `config`: a note of how many commands ran, or why it failed.
 #[inline(never)]
-pub fn run<H, S, V, L>(host: &mut H, scripts: &mut S, places: Places<'_, V, L>, config: &CloudConfig<'_>, list: CommandList) -> Result<H::Text, H::Text>
+pub fn run<H, V, L>(host: &mut H, places: Places<'_, V, L>, config: &CloudConfig<'_>, list: CommandList) -> Result<H::Text, H::Text>
 where
-    H: Files + Messages,
-    S: Scripts<Text = H::Text>,
+    H: Files + Scripts,
     V: Directory,
     L: Directory,
 {
@@ -51,17 +49,17 @@ where
         CommandList::Runcmd => None,
     };
     if list == CommandList::Runcmd {
-        scripts.open_markers()?;
-        if scripts.is_done(key, None)? {
+        host.open_markers()?;
+        if host.is_done(key, None)? {
             return Ok(host.text(format_args!("ran already for this instance")));
         }
     }
     let Some(commands) = config.value(key) else { return Ok(host.text(format_args!("no {}", Plain(key)))) };
     let mut script = [0u8; SCRIPT_LIMIT];
     let len = cloud_config::shell_script(key, commands, &mut script).map_err(|e| host.text(format_args!("{e}")))?;
-    let ended = userdata_scripts::run_saved_shell(host, scripts, var_dir, key.as_bytes(), &script[..len], env.as_ref().map(ScriptPath::as_cstr))?;
+    let ended = userdata_scripts::run_saved_shell(host, var_dir, key.as_bytes(), &script[..len], env.as_ref().map(ScriptPath::as_cstr))?;
     if list == CommandList::Runcmd {
-        scripts.mark_done(key, None)?;
+        host.mark_done(key, None)?;
     }
     userdata_scripts::finish(host, logs, ended, key)?;
     Ok(host.text(format_args!("{} commands ran", Decimal(commands.len() as u64))))
@@ -72,57 +70,57 @@ mod tests {
     use std::string::String;
 
     use super::*;
-    use crate::host::memory::{MemoryHost, MemoryScripts, MemorySystem};
+    use crate::host::memory::{MemoryHost, MemorySystem};
     use crate::script_exit::Ended;
     use crate::users::tests::with_config;
 
     const VAR: &[u8] = b"/var/lib/cloud";
 
     /// Runs `list` of the cloud-config `source` on an image whose instance is `i-1`.
-    fn run_list(scripts: &mut MemoryScripts, logs: &mut MemoryHost, source: &str, list: CommandList) -> Result<String, String> {
-        let mut system = MemorySystem::new(MemoryHost::new());
+    fn run_list(system: &mut MemorySystem, logs: &mut MemoryHost, source: &str, list: CommandList) -> Result<String, String> {
         let mut var = MemoryHost::new().with_file("/var/lib/cloud/.instance-id", b"i-1\n");
         with_config(source, |config| {
             let places = Places { var_dir: VAR, var: &mut var.dir("/var/lib/cloud"), logs: &mut logs.dir("/var/log") };
-            run(&mut system, scripts, places, config, list)
+            run(system, places, config, list)
         })
     }
 
     #[test]
     fn bootcmd_runs_every_time_with_the_instance_id() {
-        let mut scripts = MemoryScripts::new();
+        let mut system = MemorySystem::new(MemoryHost::new());
         let mut logs = MemoryHost::new();
         for _ in 0..2 {
-            assert_eq!(run_list(&mut scripts, &mut logs, "bootcmd:\n  - echo one\n  - [touch, /a b]\n", CommandList::Bootcmd).unwrap(), "2 commands ran");
+            assert_eq!(run_list(&mut system, &mut logs, "bootcmd:\n  - echo one\n  - [touch, /a b]\n", CommandList::Bootcmd).unwrap(), "2 commands ran");
         }
-        assert_eq!(scripts.runs, ["sh /var/lib/cloud/scripts/bootcmd | INSTANCE_ID=i-1", "sh /var/lib/cloud/scripts/bootcmd | INSTANCE_ID=i-1"]);
-        let (path, text, mode) = &scripts.saved[0];
+        assert_eq!(system.scripts.runs, ["sh /var/lib/cloud/scripts/bootcmd | INSTANCE_ID=i-1", "sh /var/lib/cloud/scripts/bootcmd | INSTANCE_ID=i-1"]);
+        let (path, text, mode) = &system.scripts.saved[0];
         assert_eq!((path.as_str(), text.as_slice(), *mode), ("/var/lib/cloud/scripts/bootcmd", &b"#!/bin/sh\necho one\n'touch' '/a b'\n"[..], 0o700));
-        assert!(scripts.marked.is_empty() && !scripts.markers_open);
+        assert!(system.scripts.marked.is_empty() && !system.scripts.markers_open);
     }
 
     #[test]
     fn runcmd_runs_once_per_instance_and_is_marked_only_after_it_ran() {
-        let mut scripts = MemoryScripts::new();
+        let mut system = MemorySystem::new(MemoryHost::new());
         let mut logs = MemoryHost::new();
-        assert_eq!(run_list(&mut scripts, &mut logs, "runcmd:\n  - echo one\n", CommandList::Runcmd).unwrap(), "1 commands ran");
-        assert_eq!(scripts.runs, ["sh /var/lib/cloud/scripts/runcmd"]);
-        assert!(scripts.marked.contains("runcmd "));
-        assert_eq!(run_list(&mut scripts, &mut logs, "runcmd:\n  - echo one\n", CommandList::Runcmd).unwrap(), "ran already for this instance");
-        assert_eq!(scripts.runs.len(), 1);
+        assert_eq!(run_list(&mut system, &mut logs, "runcmd:\n  - echo one\n", CommandList::Runcmd).unwrap(), "1 commands ran");
+        assert_eq!(system.scripts.runs, ["sh /var/lib/cloud/scripts/runcmd"]);
+        assert!(system.scripts.marked.contains("runcmd "));
+        assert_eq!(run_list(&mut system, &mut logs, "runcmd:\n  - echo one\n", CommandList::Runcmd).unwrap(), "ran already for this instance");
+        assert_eq!(system.scripts.runs.len(), 1);
         // A failure still marks it done (it ran to its end) and is recorded and said.
-        let mut failing = MemoryScripts { ends: |_| Ended::Exited(3), ..MemoryScripts::new() };
+        let mut failing = MemorySystem::new(MemoryHost::new());
+        failing.scripts.ends = |_| Ended::Exited(3);
         let said = run_list(&mut failing, &mut logs, "runcmd:\n  - 'false'\n", CommandList::Runcmd).unwrap_err();
         assert_eq!(said, "runcmd exited with status 3 (output in user-data.log)");
-        assert!(failing.marked.contains("runcmd "));
+        assert!(failing.scripts.marked.contains("runcmd "));
         assert!(logs.files.contains_key(&b"/var/log/user-data.exit"[..]));
     }
 
     #[test]
     fn no_list_runs_nothing_and_marks_nothing() {
-        let mut scripts = MemoryScripts::new();
-        assert_eq!(run_list(&mut scripts, &mut MemoryHost::new(), "hostname: a\n", CommandList::Runcmd).unwrap(), "no runcmd");
-        assert_eq!(run_list(&mut scripts, &mut MemoryHost::new(), "bootcmd: ~\n", CommandList::Bootcmd).unwrap(), "no bootcmd");
-        assert!(scripts.runs.is_empty() && scripts.marked.is_empty());
+        let mut system = MemorySystem::new(MemoryHost::new());
+        assert_eq!(run_list(&mut system, &mut MemoryHost::new(), "hostname: a\n", CommandList::Runcmd).unwrap(), "no runcmd");
+        assert_eq!(run_list(&mut system, &mut MemoryHost::new(), "bootcmd: ~\n", CommandList::Bootcmd).unwrap(), "no bootcmd");
+        assert!(system.scripts.runs.is_empty() && system.scripts.marked.is_empty());
     }
 }

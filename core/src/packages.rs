@@ -52,13 +52,13 @@ impl<'a> Package<'a> {
 /// `install`, once per instance: nothing when its marker (`MARKER_WORK`) says apk
 /// succeeded for this instance, else the install, marked done once apk succeeded. Nothing
 /// asked is no work to mark (nor a sync to make it durable).
-pub fn install_once<H: Links + Commands, S: Scripts<Text = H::Text>>(host: &mut H, markers: &mut S, config: &CloudConfig<'_>) -> Result<H::Text, H::Text> {
-    markers.open_markers()?;
-    if markers.is_done(MARKER_WORK, None)? {
+pub fn install_once<H: Links + Commands + Scripts>(host: &mut H, config: &CloudConfig<'_>) -> Result<H::Text, H::Text> {
+    host.open_markers()?;
+    if host.is_done(MARKER_WORK, None)? {
         return Ok(host.text(format_args!("ran already for this instance")));
     }
     match install(host, config)? {
-        Some(note) => markers.mark_done(MARKER_WORK, None).map(|()| note),
+        Some(note) => host.mark_done(MARKER_WORK, None).map(|()| note),
         None => Ok(host.text(format_args!("no packages"))),
     }
 }
@@ -144,7 +144,7 @@ mod tests {
         }
     }
 
-    use crate::host::memory::{MemoryHost, MemoryScripts, MemorySystem};
+    use crate::host::memory::{MemoryHost, MemorySystem};
     use crate::users::tests::with_config;
 
     fn run(host: &mut MemorySystem, source: &str) -> Result<Option<std::string::String>, std::string::String> {
@@ -179,17 +179,16 @@ mod tests {
 
     #[test]
     fn packages_are_installed_once_per_instance_and_marked_only_when_apk_succeeded() {
-        let mut markers = MemoryScripts::new();
-        let once = |host: &mut MemorySystem, markers: &mut MemoryScripts, source: &str| with_config(source, |config| install_once(host, markers, config));
+        let once = |host: &mut MemorySystem, source: &str| with_config(source, |config| install_once(host, config));
         let mut host = alpine();
-        assert_eq!(once(&mut host, &mut markers, "packages: [broken]\n").unwrap_err(), "apk add exited with status 1 (output in user-data.log)");
-        assert!(markers.marked.is_empty(), "a failed install runs again");
-        assert_eq!(once(&mut host, &mut markers, "hostname: x\n").unwrap(), "no packages");
-        assert!(markers.marked.is_empty(), "nothing asked is no work to mark");
-        assert_eq!(once(&mut host, &mut markers, "packages: [curl]\n").unwrap(), "1 packages");
-        assert_eq!(markers.marked.iter().collect::<Vec<_>>(), ["packages "]);
+        assert_eq!(once(&mut host, "packages: [broken]\n").unwrap_err(), "apk add exited with status 1 (output in user-data.log)");
+        assert!(host.scripts.marked.is_empty(), "a failed install runs again");
+        assert_eq!(once(&mut host, "hostname: x\n").unwrap(), "no packages");
+        assert!(host.scripts.marked.is_empty(), "nothing asked is no work to mark");
+        assert_eq!(once(&mut host, "packages: [curl]\n").unwrap(), "1 packages");
+        assert_eq!(host.scripts.marked.iter().collect::<Vec<_>>(), ["packages "]);
         host.runs.clear();
-        assert_eq!(once(&mut host, &mut markers, "packages: [curl]\n").unwrap(), "ran already for this instance");
+        assert_eq!(once(&mut host, "packages: [curl]\n").unwrap(), "ran already for this instance");
         assert!(host.runs.is_empty(), "{:?}", host.runs);
     }
 }

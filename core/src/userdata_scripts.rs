@@ -76,23 +76,21 @@ pub fn instance_env<H: Messages>(host: &H, var: &mut impl Directory) -> Result<S
 /// `run_userdata`: the per-X script directories, then the user-data's scripts; on a
 /// later boot of a bootstrapped instance, only the per-boot directory. `userdata` is
 /// asked for only when it is used, after the log is opened.
-pub fn run_userdata<'u, 'd: 'u, H, S, V, L>(
+pub fn run_userdata<'u, 'd: 'u, H, V, L>(
     host: &mut H,
-    scripts: &mut S,
     places: Places<'_, V, L>,
     later_boot: bool,
     userdata: impl FnOnce() -> Result<Option<&'u UserData<'d>>, H::Text>,
 ) -> Result<H::Text, H::Text>
 where
-    H: Files + Messages,
-    S: Scripts<Text = H::Text>,
+    H: Files + Scripts,
     V: Directory,
     L: Directory,
 {
     let Places { var_dir, var, logs } = places;
     let mut id_buf = [0u8; INSTANCE_ID_LIMIT];
     let id = instance::saved_id(var, &mut id_buf).unwrap_or(b"");
-    open_log(host, scripts, !later_boot)?;
+    open_log(host, !later_boot)?;
     let userdata = match later_boot {
         true => None,
         false => userdata()?,
@@ -104,10 +102,10 @@ where
         let dir = ScriptPath::new(host, &[var_dir, b"/", SCRIPTS_DIR, b"/", directory])?;
         create_dir(host, &dir)?;
         // Only MIME parts are per-X scripts.
-        if let Some(userdata) = userdata.filter(|_| S::PARTS) {
+        if let Some(userdata) = userdata.filter(|_| H::PARTS) {
             for (index, part) in userdata.of_kind(frequency.part_kind()) {
                 let name = part.script_name(index);
-                save(host, scripts, &[dir.as_bytes(), b"/", name.as_bytes()], part.bytes, &name)?;
+                save(host, &[dir.as_bytes(), b"/", name.as_bytes()], part.bytes, &name)?;
             }
         }
         let ran_before = || match frequency {
@@ -119,9 +117,9 @@ where
         }
         let marked = frequency == Frequency::Instance;
         if marked {
-            scripts.open_markers()?;
+            host.open_markers()?;
         }
-        ran += run_directory(host, scripts, logs, directory, &dir, marked)?;
+        ran += run_directory(host, logs, directory, &dir, marked)?;
         let done = match frequency {
             Frequency::Boot => Ok(()),
             // Made durable with the rest by the sync before the completion marker.
@@ -135,16 +133,16 @@ where
         let what = if later_boot { "per-boot" } else { "user-data is empty or absent; image" };
         return Ok(host.text(format_args!("{what} scripts: {ran} ran", ran = Decimal(ran as u64), what = Plain(what))));
     };
-    scripts.open_markers()?;
+    host.open_markers()?;
     let (mut skipped, mut done) = (0, 0);
     for (index, part) in userdata.parts.iter().enumerate() {
         match part.kind.handling() {
             Handling::Script => {
                 // A lone script runs as tiny-cloud runs it: the saved file itself.
-                let whole = part.whole || !S::PARTS;
+                let whole = part.whole || !H::PARTS;
                 let own_name = if whole { ScriptName::new() } else { part.script_name(index) };
                 let name = if whole { "user-data" } else { own_name.as_str() };
-                if scripts.is_done("script", Some(name))? {
+                if host.is_done("script", Some(name))? {
                     done += 1;
                     continue;
                 }
@@ -152,11 +150,11 @@ where
                     ScriptPath::new(host, &[var_dir, b"/", USER_DATA])?
                 } else {
                     let path = ScriptPath::new(host, &[var_dir, b"/", SCRIPTS_DIR, b"/", name.as_bytes()])?;
-                    save(host, scripts, &[path.as_bytes()], part.bytes, name)?;
+                    save(host, &[path.as_bytes()], part.bytes, name)?;
                     path
                 };
-                let ended = run_script(host, scripts, part.bytes, &path, None)?;
-                scripts.mark_done("script", Some(name))?;
+                let ended = run_script(host, part.bytes, &path, None)?;
+                host.mark_done("script", Some(name))?;
                 finish(host, logs, ended, if whole { "user-data script" } else { name })?;
                 ran += 1;
             }
@@ -187,10 +185,9 @@ where
 /// `#cloud-boothook` line, run as a script (`/bin/sh` when it has no `#!` line), with the
 /// instance's id in `INSTANCE_ID`. User-data that did not decode is the main phase's to
 /// report: the instance still gets its keys first.
-pub fn run_boothooks<H, S, V, L>(host: &mut H, scripts: &mut S, places: Places<'_, V, L>, userdata: Result<Option<&UserData<'_>>, H::Text>) -> Result<H::Text, H::Text>
+pub fn run_boothooks<H, V, L>(host: &mut H, places: Places<'_, V, L>, userdata: Result<Option<&UserData<'_>>, H::Text>) -> Result<H::Text, H::Text>
 where
-    H: Files + Messages,
-    S: Scripts<Text = H::Text>,
+    H: Files + Scripts,
     V: Directory,
     L: Directory,
 {
@@ -203,18 +200,18 @@ where
     let env = instance_env(host, var)?;
     let dir = ScriptPath::new(host, &[var_dir, b"/", BOOTHOOKS_DIR])?;
     create_dir(host, &dir)?;
-    open_log(host, scripts, false)?;
+    open_log(host, false)?;
     let mut ran = 0;
     for (index, part) in userdata.of_kind(Kind::Boothook) {
         let text = part.bytes.trim_ascii_start();
         let body = text.iter().position(|&b| b == b'\n').map_or(&b""[..], |end| &text[end + 1..]);
         let name = part.script_name(index);
         let path = ScriptPath::new(host, &[dir.as_bytes(), b"/", name.as_bytes()])?;
-        if let Err(e) = scripts.save(path.as_bytes(), body, 0o700) {
+        if let Err(e) = host.save(path.as_bytes(), body, 0o700) {
             return Err(host.text(format_args!("cannot save boothook {name}: {}", H::reason(e), name = Plain(&name))));
         }
         let env = Some(env.as_cstr());
-        let ended = if body.starts_with(b"#!") { run_script(host, scripts, body, &path, env)? } else { run_shell(host, scripts, &path, env)? };
+        let ended = if body.starts_with(b"#!") { run_script(host, body, &path, env)? } else { run_shell(host, &path, env)? };
         finish(host, logs, ended, &name)?;
         ran += 1;
     }
@@ -224,9 +221,8 @@ where
 /// Saves `text` as `$TINY_CLOUD_VAR/scripts/<name>` and runs it with `/bin/sh`, its
 /// output appended to user-data.log: what `bootcmd`, `runcmd` and power_state's condition
 /// become.
-pub fn run_saved_shell<H: Files + Messages, S: Scripts<Text = H::Text>>(
+pub fn run_saved_shell<H: Files + Scripts>(
     host: &mut H,
-    scripts: &mut S,
     var_dir: &[u8],
     name: &[u8],
     text: &[u8],
@@ -234,18 +230,18 @@ pub fn run_saved_shell<H: Files + Messages, S: Scripts<Text = H::Text>>(
 ) -> Result<Ended, H::Text> {
     create_dir(host, &ScriptPath::new(host, &[var_dir, b"/", SCRIPTS_DIR])?)?;
     let path = ScriptPath::new(host, &[var_dir, b"/", SCRIPTS_DIR, b"/", name])?;
-    if let Err(e) = scripts.save(path.as_bytes(), text, 0o700) {
+    if let Err(e) = host.save(path.as_bytes(), text, 0o700) {
         return Err(host.text(format_args!("cannot save scripts/{}: {}", H::shown(name), H::reason(e))));
     }
-    open_log(host, scripts, false)?;
-    run_shell(host, scripts, &path, env)
+    open_log(host, false)?;
+    run_shell(host, &path, env)
 }
 
 /// Runs one of the image's programs, its output appended to user-data.log; `what` names
 /// it in the messages.
-pub fn run_program<H: Messages, S: Scripts<Text = H::Text>>(host: &mut H, scripts: &mut S, logs: &mut impl Directory, program: &CStr, args: &[&CStr], what: &str) -> Result<(), H::Text> {
-    open_log(host, scripts, false)?;
-    let ended = scripts.run(program, args, None).map_err(|e| host.text(format_args!("cannot run {what}: {}", H::reason(e), what = Plain(what))))?;
+pub fn run_program<H: Scripts>(host: &mut H, logs: &mut impl Directory, program: &CStr, args: &[&CStr], what: &str) -> Result<(), H::Text> {
+    open_log(host, false)?;
+    let ended = host.run(program, args, None).map_err(|e| host.text(format_args!("cannot run {what}: {}", H::reason(e), what = Plain(what))))?;
     finish(host, logs, ended, what)
 }
 
@@ -277,9 +273,8 @@ enum Refused {
 /// Runs the executable files of a script directory in name order, as run-parts does;
 /// `marked`: those the markers say ran for this instance are not run again.
 #[inline(never)]
-fn run_directory<H: Files + Messages, S: Scripts<Text = H::Text>>(
+fn run_directory<H: Files + Scripts>(
     host: &mut H,
-    scripts: &mut S,
     logs: &mut impl Directory,
     directory: &[u8],
     dir: &ScriptPath,
@@ -316,14 +311,14 @@ fn run_directory<H: Files + Messages, S: Scripts<Text = H::Text>>(
     for name in &names {
         let path = ScriptPath::new(host, &[dir.as_bytes(), b"/", name.as_bytes()])?;
         let executable = matches!(host.metadata(path.as_bytes()), Ok(Some(m)) if m.kind == files::Kind::File && m.mode & 0o111 != 0);
-        if !executable || marked && scripts.is_done("per-instance", Some(name))? {
+        if !executable || marked && host.is_done("per-instance", Some(name))? {
             continue;
         }
-        let ended = scripts
+        let ended = host
             .run(path.as_cstr(), &[path.as_cstr()], None)
             .map_err(|e| host.text(format_args!("cannot run scripts/{}/{name}: {}", H::shown(directory), H::reason(e), name = Plain(name))))?;
         if marked {
-            scripts.mark_done("per-instance", Some(name))?;
+            host.mark_done("per-instance", Some(name))?;
         }
         let label = ScriptPath::new(host, &[SCRIPTS_DIR, b"/", directory, b"/", name.as_bytes()])?;
         finish(host, logs, ended, crate::text::word(label.as_bytes()))?;
@@ -335,7 +330,7 @@ fn run_directory<H: Files + Messages, S: Scripts<Text = H::Text>>(
 /// Runs one script with the interpreter its `#!` names, so the saved copy needs no
 /// execute bit.
 #[inline(never)]
-fn run_script<H: Messages, S: Scripts<Text = H::Text>>(host: &H, scripts: &mut S, text: &[u8], path: &ScriptPath, env: Option<&CStr>) -> Result<Ended, H::Text> {
+fn run_script<H: Scripts>(host: &mut H, text: &[u8], path: &ScriptPath, env: Option<&CStr>) -> Result<Ended, H::Text> {
     let shebang = script::parse(text).map_err(|e| host.text(format_args!("user-data: {e}")))?;
     let interpreter = ScriptPath::new(host, &[shebang.interpreter])?;
     let argument = ScriptPath::new(host, &[shebang.argument.unwrap_or(b"")])?;
@@ -346,17 +341,17 @@ fn run_script<H: Messages, S: Scripts<Text = H::Text>>(host: &H, scripts: &mut S
         let _ = args.push(argument);
     }
     let _ = args.push(path.as_cstr());
-    scripts.run(interpreter, &args, env).map_err(|e| host.text(format_args!("cannot start {}: {}", H::shown(shebang.interpreter), H::reason(e))))
+    host.run(interpreter, &args, env).map_err(|e| host.text(format_args!("cannot start {}: {}", H::shown(shebang.interpreter), H::reason(e))))
 }
 
 /// Runs a shell script file with `/bin/sh`.
-fn run_shell<H: Messages, S: Scripts<Text = H::Text>>(host: &H, scripts: &mut S, path: &ScriptPath, env: Option<&CStr>) -> Result<Ended, H::Text> {
-    scripts.run(c"/bin/sh", &[c"sh", path.as_cstr()], env).map_err(|e| host.text(format_args!("cannot start /bin/sh: {}", H::reason(e))))
+fn run_shell<H: Scripts>(host: &mut H, path: &ScriptPath, env: Option<&CStr>) -> Result<Ended, H::Text> {
+    host.run(c"/bin/sh", &[c"sh", path.as_cstr()], env).map_err(|e| host.text(format_args!("cannot start /bin/sh: {}", H::reason(e))))
 }
 
 /// `user-data.log`: started afresh by a bootstrap, appended to otherwise.
-fn open_log<H: Messages, S: Scripts>(host: &H, scripts: &mut S, fresh: bool) -> Result<(), H::Text> {
-    scripts.open_log(fresh).map_err(|e| host.text(format_args!("cannot open user-data.log: {}", H::reason(e))))
+fn open_log<H: Scripts>(host: &mut H, fresh: bool) -> Result<(), H::Text> {
+    host.open_log(fresh).map_err(|e| host.text(format_args!("cannot open user-data.log: {}", H::reason(e))))
 }
 
 fn create_dir<H: Files + Messages>(host: &mut H, dir: &ScriptPath) -> Result<(), H::Text> {
@@ -367,9 +362,9 @@ fn create_dir<H: Files + Messages>(host: &mut H, dir: &ScriptPath) -> Result<(),
 }
 
 /// Saves a script part (`pieces` its path) with the execute bit.
-fn save<H: Messages, S: Scripts>(host: &H, scripts: &mut S, pieces: &[&[u8]], bytes: &[u8], name: &str) -> Result<(), H::Text> {
+fn save<H: Scripts>(host: &mut H, pieces: &[&[u8]], bytes: &[u8], name: &str) -> Result<(), H::Text> {
     let path = ScriptPath::new(host, pieces)?;
-    scripts.save(path.as_bytes(), bytes, 0o700).map_err(|e| host.text(format_args!("cannot save {name}: {}", H::reason(e), name = Plain(name))))
+    host.save(path.as_bytes(), bytes, 0o700).map_err(|e| host.text(format_args!("cannot save {name}: {}", H::reason(e), name = Plain(name))))
 }
 
 fn has_contents(var: &mut impl Directory, name: &[u8], expected: &[u8]) -> bool {
@@ -388,7 +383,7 @@ mod tests {
     use std::vec::Vec;
 
     use super::*;
-    use crate::host::memory::{MemoryHost, MemoryScripts, MemorySystem};
+    use crate::host::memory::{MemoryHost, MemorySystem};
     use crate::userdata::Part;
 
     const VAR: &[u8] = b"/var/lib/cloud";
@@ -416,21 +411,20 @@ mod tests {
         (system, var, MemoryHost::new())
     }
 
-    fn run(system: &mut MemorySystem, scripts: &mut MemoryScripts, var: &mut MemoryHost, logs: &mut MemoryHost, later_boot: bool, data: Option<&UserData<'_>>) -> Result<String, String> {
+    fn run(system: &mut MemorySystem, var: &mut MemoryHost, logs: &mut MemoryHost, later_boot: bool, data: Option<&UserData<'_>>) -> Result<String, String> {
         let places = Places { var_dir: VAR, var: &mut var.dir("/var/lib/cloud"), logs: &mut logs.dir("/var/log") };
-        run_userdata(system, scripts, places, later_boot, || Ok(data))
+        run_userdata(system, places, later_boot, || Ok(data))
     }
 
     #[test]
     fn a_first_boot_runs_the_directories_in_cloud_inits_order_then_the_user_data_script() {
         let (mut system, mut var, mut logs) = image();
-        let mut scripts = MemoryScripts::new();
         let data = userdata(std::vec![part(Kind::Script, None, b"#!/bin/sh -eu\necho hi\n", true)]);
-        let said = run(&mut system, &mut scripts, &mut var, &mut logs, false, Some(&data)).unwrap();
+        let said = run(&mut system, &mut var, &mut logs, false, Some(&data)).unwrap();
         assert_eq!(said, "5 scripts ran, 0 had run already, 0 parts not supported");
-        assert_eq!(scripts.logs_opened, [true]);
+        assert_eq!(system.scripts.logs_opened, [true]);
         assert_eq!(
-            scripts.runs,
+            system.scripts.runs,
             [
                 "/var/lib/cloud/scripts/per-once/o",
                 "/var/lib/cloud/scripts/per-boot/a",
@@ -439,55 +433,52 @@ mod tests {
                 "/bin/sh -eu /var/lib/cloud/user-data",
             ]
         );
-        assert!(scripts.marked.contains("per-instance i") && scripts.marked.contains("script user-data"));
+        assert!(system.scripts.marked.contains("per-instance i") && system.scripts.marked.contains("script user-data"));
         assert_eq!(var.contents("/var/lib/cloud/.per-once-done"), Some(&b""[..]));
         assert_eq!(var.contents("/var/lib/cloud/.per-instance-done"), Some(&b"i-1"[..]));
         assert_eq!(logs.contents("/var/log/user-data.exit"), Some(&b"0\n"[..]));
 
         // Run again (a crash before the completion marker): the per-once and per-instance
         // directories ran, the script is marked done.
-        scripts.runs.clear();
-        let said = run(&mut system, &mut scripts, &mut var, &mut logs, false, Some(&data)).unwrap();
+        system.scripts.runs.clear();
+        let said = run(&mut system, &mut var, &mut logs, false, Some(&data)).unwrap();
         assert_eq!(said, "2 scripts ran, 1 had run already, 0 parts not supported");
-        assert_eq!(scripts.runs, ["/var/lib/cloud/scripts/per-boot/a", "/var/lib/cloud/scripts/per-boot/b"]);
+        assert_eq!(system.scripts.runs, ["/var/lib/cloud/scripts/per-boot/a", "/var/lib/cloud/scripts/per-boot/b"]);
     }
 
     #[test]
     fn a_later_boot_runs_the_per_boot_directory_only_and_never_asks_for_user_data() {
         let (mut system, mut var, mut logs) = image();
-        let mut scripts = MemoryScripts::new();
         let places = Places { var_dir: VAR, var: &mut var.dir("/var/lib/cloud"), logs: &mut logs.dir("/var/log") };
-        let said = run_userdata(&mut system, &mut scripts, places, true, || unreachable!()).unwrap();
+        let said = run_userdata(&mut system, places, true, || unreachable!()).unwrap();
         assert_eq!(said, "per-boot scripts: 2 ran");
-        assert_eq!(scripts.logs_opened, [false]);
-        assert_eq!(scripts.runs.len(), 2);
-        assert!(!scripts.markers_open);
+        assert_eq!(system.scripts.logs_opened, [false]);
+        assert_eq!(system.scripts.runs.len(), 2);
+        assert!(!system.scripts.markers_open);
     }
 
     #[test]
     fn without_user_data_the_image_scripts_still_run() {
         let (mut system, mut var, mut logs) = image();
-        let mut scripts = MemoryScripts::new();
-        let said = run(&mut system, &mut scripts, &mut var, &mut logs, false, None).unwrap();
+        let said = run(&mut system, &mut var, &mut logs, false, None).unwrap();
         assert_eq!(said, "user-data is empty or absent; image scripts: 4 ran");
     }
 
     #[test]
     fn a_failing_script_stops_the_action_and_its_status_is_recorded() {
         let (mut system, mut var, mut logs) = image();
-        let mut scripts = MemoryScripts::new();
-        scripts.ends = |args| match args.last() {
+        system.scripts.ends = |args| match args.last() {
             Some(path) if path.ends_with(b"per-boot/a") => Ended::Signaled(15),
             _ => Ended::Exited(0),
         };
         let data = userdata(std::vec![part(Kind::Script, None, b"#!/bin/sh\n", true)]);
-        let e = run(&mut system, &mut scripts, &mut var, &mut logs, false, Some(&data)).unwrap_err();
+        let e = run(&mut system, &mut var, &mut logs, false, Some(&data)).unwrap_err();
         assert_eq!(e, "scripts/per-boot/a killed by signal 15 (output in user-data.log)");
         assert_eq!(logs.contents("/var/log/user-data.exit"), Some(&b"143\n"[..]));
-        assert_eq!(scripts.runs.len(), 2, "nothing runs after the failure");
-        scripts.ends = |_| Ended::Exited(3);
-        scripts.runs.clear();
-        let e = run(&mut system, &mut scripts, &mut var, &mut logs, false, Some(&data)).unwrap_err();
+        assert_eq!(system.scripts.runs.len(), 2, "nothing runs after the failure");
+        system.scripts.ends = |_| Ended::Exited(3);
+        system.scripts.runs.clear();
+        let e = run(&mut system, &mut var, &mut logs, false, Some(&data)).unwrap_err();
         assert_eq!(e, "scripts/per-boot/a exited with status 3 (output in user-data.log)");
         assert_eq!(logs.contents("/var/log/user-data.exit"), Some(&b"3\n"[..]));
     }
@@ -497,28 +488,27 @@ mod tests {
         let mut system = MemorySystem::new(MemoryHost::new());
         let mut var = MemoryHost::new().with_file("/var/lib/cloud/.instance-id", b"i-1\n");
         let mut logs = MemoryHost::new();
-        let mut scripts = MemoryScripts::new();
         let data = userdata(std::vec![
             part(Kind::ScriptPerBoot, Some("every.sh"), b"#!/bin/sh\nboot\n", false),
             part(Kind::Script, None, b"#!/bin/sh\nsecond\n", false),
             part(Kind::Jinja, None, b"## template: jinja\n", false),
             part(Kind::Script, Some("runcmd"), b"#!/bin/bash\nfourth\n", false),
         ]);
-        let said = run(&mut system, &mut scripts, &mut var, &mut logs, false, Some(&data)).unwrap();
+        let said = run(&mut system, &mut var, &mut logs, false, Some(&data)).unwrap();
         assert_eq!(said, "2 scripts ran, 0 had run already, 1 parts not supported");
-        let saved: Vec<(&str, u32)> = scripts.saved.iter().map(|(path, _, mode)| (path.as_str(), *mode)).collect();
+        let saved: Vec<(&str, u32)> = system.scripts.saved.iter().map(|(path, _, mode)| (path.as_str(), *mode)).collect();
         // A part's own name is kept unless it is one wisp keeps for itself.
         assert_eq!(saved, [("/var/lib/cloud/scripts/per-boot/every.sh", 0o700), ("/var/lib/cloud/scripts/part-002", 0o700), ("/var/lib/cloud/scripts/part-004", 0o700)]);
-        assert_eq!(scripts.runs, ["/bin/sh /var/lib/cloud/scripts/part-002", "/bin/bash /var/lib/cloud/scripts/part-004"]);
+        assert_eq!(system.scripts.runs, ["/bin/sh /var/lib/cloud/scripts/part-002", "/bin/bash /var/lib/cloud/scripts/part-004"]);
         assert_eq!(*system.said.borrow(), ["error: user-data part 3 (text/plain): jinja: not supported, not run"]);
     }
 
     #[test]
     fn a_script_without_an_interpreter_is_refused_by_its_shebang() {
         let mut system = MemorySystem::new(MemoryHost::new());
-        let (mut var, mut logs, mut scripts) = (MemoryHost::new(), MemoryHost::new(), MemoryScripts::new());
+        let (mut var, mut logs) = (MemoryHost::new(), MemoryHost::new());
         let data = userdata(std::vec![part(Kind::Script, None, b"#!sh\n", true)]);
-        let e = run(&mut system, &mut scripts, &mut var, &mut logs, false, Some(&data)).unwrap_err();
+        let e = run(&mut system, &mut var, &mut logs, false, Some(&data)).unwrap_err();
         assert_eq!(e, "user-data: #! interpreter is not an absolute path");
     }
 
@@ -527,10 +517,9 @@ mod tests {
         let (mut system, mut var, mut logs) = image();
         let long = "x".repeat(SCRIPT_NAME_LIMIT + 1);
         system = system.with_file(&std::format!("/var/lib/cloud/scripts/per-once/{long}"), "");
-        let mut scripts = MemoryScripts::new();
-        let e = run(&mut system, &mut scripts, &mut var, &mut logs, false, None).unwrap_err();
+        let e = run(&mut system, &mut var, &mut logs, false, None).unwrap_err();
         assert_eq!(e, std::format!("scripts/per-once/{long}: a name longer than 64 bytes, or not UTF-8"));
-        assert!(scripts.runs.is_empty());
+        assert!(system.scripts.runs.is_empty());
     }
 
     #[test]
@@ -549,33 +538,31 @@ mod tests {
         let mut system = MemorySystem::new(MemoryHost::new());
         let mut var = MemoryHost::new().with_file("/var/lib/cloud/.instance-id", b"i-9\n");
         let mut logs = MemoryHost::new();
-        let mut scripts = MemoryScripts::new();
         let data = userdata(std::vec![
             part(Kind::Boothook, None, b"#cloud-boothook\necho early\n", false),
             part(Kind::Script, None, b"#!/bin/sh\n", false),
             part(Kind::Boothook, Some("hook"), b"  #cloud-boothook\n#!/bin/ash\necho\n", false),
         ]);
         let places = Places { var_dir: VAR, var: &mut var.dir("/var/lib/cloud"), logs: &mut logs.dir("/var/log") };
-        let said = run_boothooks(&mut system, &mut scripts, places, Ok(Some(&data))).unwrap();
+        let said = run_boothooks(&mut system, places, Ok(Some(&data))).unwrap();
         assert_eq!(said, "2 boothooks ran");
-        assert_eq!(scripts.saved[0], (String::from("/var/lib/cloud/boothooks/part-001"), b"echo early\n".to_vec(), 0o700));
-        assert_eq!(scripts.runs, ["sh /var/lib/cloud/boothooks/part-001 | INSTANCE_ID=i-9", "/bin/ash /var/lib/cloud/boothooks/hook | INSTANCE_ID=i-9"]);
-        assert_eq!(scripts.logs_opened, [false]);
+        assert_eq!(system.scripts.saved[0], (String::from("/var/lib/cloud/boothooks/part-001"), b"echo early\n".to_vec(), 0o700));
+        assert_eq!(system.scripts.runs, ["sh /var/lib/cloud/boothooks/part-001 | INSTANCE_ID=i-9", "/bin/ash /var/lib/cloud/boothooks/hook | INSTANCE_ID=i-9"]);
+        assert_eq!(system.scripts.logs_opened, [false]);
         let places = Places { var_dir: VAR, var: &mut var.dir("/var/lib/cloud"), logs: &mut logs.dir("/var/log") };
-        assert_eq!(run_boothooks(&mut system, &mut scripts, places, Err(String::from("bad"))).unwrap(), "skipped: bad");
+        assert_eq!(run_boothooks(&mut system, places, Err(String::from("bad"))).unwrap(), "skipped: bad");
     }
 
     #[test]
     fn a_saved_shell_script_runs_with_sh() {
         let mut system = MemorySystem::new(MemoryHost::new());
-        let mut scripts = MemoryScripts::new();
-        scripts.ends = |_| Ended::Exited(1);
-        let ended = run_saved_shell(&mut system, &mut scripts, VAR, b"runcmd", b"echo hi\n", Some(c"INSTANCE_ID=i")).unwrap();
+        system.scripts.ends = |_| Ended::Exited(1);
+        let ended = run_saved_shell(&mut system, VAR, b"runcmd", b"echo hi\n", Some(c"INSTANCE_ID=i")).unwrap();
         assert_eq!(ended, Ended::Exited(1));
-        assert_eq!(scripts.runs, ["sh /var/lib/cloud/scripts/runcmd | INSTANCE_ID=i"]);
-        assert_eq!(scripts.saved[0].0, "/var/lib/cloud/scripts/runcmd");
+        assert_eq!(system.scripts.runs, ["sh /var/lib/cloud/scripts/runcmd | INSTANCE_ID=i"]);
+        assert_eq!(system.scripts.saved[0].0, "/var/lib/cloud/scripts/runcmd");
         let mut logs = MemoryHost::new();
-        let e = run_program(&mut system, &mut scripts, &mut logs.dir("/var/log"), c"/sbin/apk", &[c"apk", c"add"], "apk add").unwrap_err();
+        let e = run_program(&mut system, &mut logs.dir("/var/log"), c"/sbin/apk", &[c"apk", c"add"], "apk add").unwrap_err();
         assert_eq!(e, "apk add exited with status 1 (output in user-data.log)");
     }
 }

@@ -1,7 +1,7 @@
-//! core's `Scripts` over Linux: user-data.log in TINY_CLOUD_LOGS, programs run with
+//! core's `Scripts` on `System`: user-data.log in TINY_CLOUD_LOGS, programs run with
 //! `run_in_root`, script files written into their directory, and the instance's markers;
-//! `with_hosts`, which builds it with the root and the scripts' directories for one of
-//! core's `userdata_scripts` rules; and core's `Commands` (cloud-config's programs) over it.
+//! `with_hosts`, which gives one of core's `userdata_scripts` rules the system and the
+//! scripts' directories; and core's `Commands` (cloud-config's programs) over it.
 
 use core::ffi::CStr;
 
@@ -9,9 +9,9 @@ use wisp_core::host::HostError;
 use wisp_core::script_exit::Ended;
 use wisp_core::state_files::USER_DATA_LOG;
 use wisp_core::userdata_scripts::{self, Places};
-use wisp_os_linux::fs::Dir;
+use wisp_os_linux::fs::{Dir, Resolve};
 use wisp_os_linux::process::ExitStatus;
-use wisp_os_linux::{AsFd, OwnedFd};
+use wisp_os_linux::AsFd;
 
 use super::OpenDir;
 use super::host_error;
@@ -21,23 +21,12 @@ use crate::markers::Markers;
 use crate::output::Message;
 use crate::userdata::UserData;
 
-/// What user-data's scripts run against: TINY_CLOUD_LOGS, open, and TINY_CLOUD_VAR for
-/// the markers (without it, none is asked for).
-pub struct ScriptRuns<'c> {
-    ctx: &'c Context<'c>,
-    var: Option<&'c Dir>,
-    logs: &'c Dir,
-    /// user-data.log, once `open_log` opened it.
-    log: Option<OwnedFd>,
-    markers: Option<Markers>,
-}
-
-impl wisp_core::host::scripts::Scripts for ScriptRuns<'_> {
-    type Text = Message;
+impl wisp_core::host::scripts::Scripts for System<'_> {
     const PARTS: bool = cfg!(feature = "userdata");
 
     fn open_log(&mut self, fresh: bool) -> Result<(), HostError> {
-        let opened = if fresh { self.logs.create_truncate(USER_DATA_LOG, 0o600) } else { self.logs.open_append(USER_DATA_LOG, 0o600) };
+        let logs = self.ctx.root_dir.create_beneath(self.ctx.config.logs_dir.as_bytes(), 0o755, Resolve::InRoot).map_err(host_error)?;
+        let opened = if fresh { logs.create_truncate(USER_DATA_LOG, 0o600) } else { logs.open_append(USER_DATA_LOG, 0o600) };
         self.log = Some(opened.map_err(host_error)?);
         Ok(())
     }
@@ -51,14 +40,12 @@ impl wisp_core::host::scripts::Scripts for ScriptRuns<'_> {
     }
 
     fn save(&mut self, path: &[u8], contents: &[u8], mode: u32) -> Result<(), HostError> {
-        let (dir, name) = OpenDir::root(self.ctx).parent(path)?;
+        let (dir, name) = self.files.parent(path)?;
         dir.write_volatile(name, contents, mode).map_err(host_error)
     }
 
     fn open_markers(&mut self) -> Result<(), Message> {
-        if let Some(var) = self.var {
-            self.markers = Some(Markers::open(var)?);
-        }
+        self.markers = Some(Markers::open(&self.ctx.open_dir(self.ctx.config.var_dir.as_bytes())?)?);
         Ok(())
     }
 
@@ -71,28 +58,28 @@ impl wisp_core::host::scripts::Scripts for ScriptRuns<'_> {
     }
 }
 
-/// A rule of core's `userdata_scripts`, given its hosts: one instantiation of `with_hosts`.
-pub type Rule<'r> = &'r mut dyn FnMut(&mut System<'_>, &mut ScriptRuns<'_>, Places<'_, OpenDir<'_>, OpenDir<'_>>) -> Result<Message, Message>;
+/// A rule of core's `userdata_scripts`, given its host and places: one instantiation of
+/// `with_hosts`.
+pub type Rule<'r> = &'r mut dyn FnMut(&mut System<'_>, Places<'_, OpenDir<'_>, OpenDir<'_>>) -> Result<Message, Message>;
 
-/// Runs `rule` with the root, the scripts' host, TINY_CLOUD_LOGS and TINY_CLOUD_VAR
-/// (`var`, for the markers and the records of what ran; a rule given none uses neither).
-#[inline(never)]
-pub fn with_hosts(ctx: &Context<'_>, var: Option<&Dir>, rule: Rule<'_>) -> Result<Message, Message> {
+/// Runs `rule` with the system, TINY_CLOUD_LOGS and TINY_CLOUD_VAR (`var`, for the
+/// records of what ran).
+pub fn with_hosts(ctx: &Context<'_>, var: &Dir, rule: Rule<'_>) -> Result<Message, Message> {
     let logs = ctx.logs_dir()?;
-    let mut var_dir = OpenDir { dir: var.unwrap_or(&logs) };
+    let mut var_dir = OpenDir { dir: var };
     let places = Places { var_dir: ctx.config.var_dir.as_bytes(), var: &mut var_dir, logs: &mut OpenDir { dir: &logs } };
-    rule(&mut System::new(ctx), &mut ScriptRuns { ctx, var, logs: &logs, log: None, markers: None }, places)
+    rule(&mut System::new(ctx), places)
 }
 
 pub fn run_userdata<'u>(ctx: &Context<'_>, var: &Dir, later_boot: bool, userdata: impl FnOnce() -> Result<Option<&'u UserData>, Message>) -> Result<Message, Message> {
     let mut userdata = Some(userdata);
-    with_hosts(ctx, Some(var), &mut |host, runs, places| userdata_scripts::run_userdata(host, runs, places, later_boot, || userdata.take().map_or(Ok(None), |read| read())))
+    with_hosts(ctx, var, &mut |host, places| userdata_scripts::run_userdata(host, places, later_boot, || userdata.take().map_or(Ok(None), |read| read())))
 }
 
 #[cfg(feature = "userdata")]
 pub fn run_boothooks(ctx: &Context<'_>, var: &Dir, userdata: Result<Option<&UserData>, Message>) -> Result<Message, Message> {
     let mut userdata = Some(userdata);
-    with_hosts(ctx, Some(var), &mut |host, runs, places| userdata_scripts::run_boothooks(host, runs, places, userdata.take().unwrap_or(Ok(None))))
+    with_hosts(ctx, var, &mut |host, places| userdata_scripts::run_boothooks(host, places, userdata.take().unwrap_or(Ok(None))))
 }
 
 /// The image's programs and power_state's condition as cloud-config runs them: their
@@ -100,16 +87,13 @@ pub fn run_boothooks(ctx: &Context<'_>, var: &Dir, userdata: Result<Option<&User
 #[cfg(feature = "cloud-config")]
 impl wisp_core::host::commands::Commands for System<'_> {
     fn run_logged(&mut self, program: &CStr, args: &[&CStr], what: &str) -> Result<(), Message> {
-        with_hosts(self.ctx, None, &mut |host, runs, places| userdata_scripts::run_program(host, runs, places.logs, program, args, what).map(|()| Message::new())).map(|_| ())
+        let logs = self.ctx.logs_dir()?;
+        userdata_scripts::run_program(self, &mut OpenDir { dir: &logs }, program, args, what)
     }
 
     /// Saved in the scripts directory and run with `/bin/sh`.
     fn run_script(&mut self, name: &[u8], script: &[u8]) -> Result<bool, Message> {
-        let mut status = Ended::Exited(0);
-        with_hosts(self.ctx, None, &mut |host, runs, places| {
-            status = userdata_scripts::run_saved_shell(host, runs, places.var_dir, name, script, None)?;
-            Ok(Message::new())
-        })?;
-        Ok(status == Ended::Exited(0))
+        let var_dir = self.ctx.config.var_dir.as_bytes();
+        Ok(userdata_scripts::run_saved_shell(self, var_dir, name, script, None)? == Ended::Exited(0))
     }
 }

@@ -4,22 +4,31 @@
 //! calls it names; every decision is core's.
 
 use wisp_core::host::HostError;
+use wisp_os_linux::OwnedFd;
 
 use super::files::OpenDir;
 use super::host_error;
 use crate::context::Context;
+use crate::markers::Markers;
 use crate::output::{Message, Os};
 
-/// What the accounts' rules run against: the root, a batch, and the context's log.
+/// What the accounts' rules and user-data's scripts run against: the root, a batch, the
+/// context's log, and user-data.log and the instance's markers once opened.
+// In this order (repr(C)): the small fields every method reads come before the batch and
+// the markers (each hundreds of bytes), at offsets x86 encodes in one byte.
+#[repr(C)]
 pub struct System<'c> {
     pub(super) files: OpenDir<'c>,
-    batch: wisp_os_linux::fs::Batch,
     pub(crate) ctx: &'c Context<'c>,
+    pub(super) log: Option<OwnedFd>,
+    batch: wisp_os_linux::fs::Batch,
+    pub(super) markers: Option<Markers>,
 }
 
 impl<'c> System<'c> {
+    #[inline(never)]
     pub fn new(ctx: &'c Context<'c>) -> System<'c> {
-        System { files: OpenDir::root(ctx), batch: wisp_os_linux::fs::Batch::new(), ctx }
+        System { files: OpenDir::root(ctx), batch: wisp_os_linux::fs::Batch::new(), ctx, log: None, markers: None }
     }
 }
 

@@ -299,11 +299,13 @@ pub struct MemorySystem {
     pub runs: Vec<std::string::String>,
     /// Whether room is refused, as the kernel refuses a mapping (ENOMEM).
     pub no_room: bool,
+    /// What user-data's scripts did.
+    pub scripts: MemoryScripts,
 }
 
 impl MemorySystem {
     pub fn new(host: MemoryHost) -> MemorySystem {
-        MemorySystem { host, staged: Vec::new(), commits: 0, said: Default::default(), host_name: None, random: 7, programs: Vec::new(), runs: Vec::new(), no_room: false }
+        MemorySystem { host, staged: Vec::new(), commits: 0, said: Default::default(), host_name: None, random: 7, programs: Vec::new(), runs: Vec::new(), no_room: false, scripts: MemoryScripts::new() }
     }
 
     pub fn contents(&self, path: &str) -> Option<&str> {
@@ -899,7 +901,7 @@ impl super::timer::Timer for MemoryTimer {
 
 // --- userdata: the scripts' log, runs and markers -------------------------------------
 
-/// What user-data's scripts run against besides files: each run recorded, and ended as
+/// What user-data's scripts did on a `MemorySystem`: each run recorded, and ended as
 /// `ends` says from its arguments.
 pub struct MemoryScripts {
     /// Each `open_log`: whether it started the log afresh.
@@ -921,12 +923,11 @@ impl MemoryScripts {
     }
 }
 
-impl super::scripts::Scripts for MemoryScripts {
-    type Text = std::string::String;
+impl super::scripts::Scripts for MemorySystem {
     const PARTS: bool = true;
 
     fn open_log(&mut self, fresh: bool) -> Result<(), HostError> {
-        self.logs_opened.push(fresh);
+        self.scripts.logs_opened.push(fresh);
         Ok(())
     }
 
@@ -936,28 +937,28 @@ impl super::scripts::Scripts for MemoryScripts {
         if let Some(env) = env {
             line = std::format!("{line} | {}", env.to_string_lossy());
         }
-        self.runs.push(line);
-        Ok((self.ends)(&args))
+        self.scripts.runs.push(line);
+        Ok((self.scripts.ends)(&args))
     }
 
     fn save(&mut self, path: &[u8], contents: &[u8], mode: u32) -> Result<(), HostError> {
-        self.saved.push((std::string::String::from_utf8_lossy(path).into_owned(), contents.to_vec(), mode));
+        self.scripts.saved.push((std::string::String::from_utf8_lossy(path).into_owned(), contents.to_vec(), mode));
         Ok(())
     }
 
     fn open_markers(&mut self) -> Result<(), std::string::String> {
-        self.markers_open = true;
+        self.scripts.markers_open = true;
         Ok(())
     }
 
     fn is_done(&mut self, work: &str, item: Option<&str>) -> Result<bool, std::string::String> {
-        assert!(self.markers_open, "markers asked before they were opened");
-        Ok(self.marked.contains(&std::format!("{work} {}", item.unwrap_or(""))))
+        assert!(self.scripts.markers_open, "markers asked before they were opened");
+        Ok(self.scripts.marked.contains(&std::format!("{work} {}", item.unwrap_or(""))))
     }
 
     fn mark_done(&mut self, work: &str, item: Option<&str>) -> Result<(), std::string::String> {
-        assert!(self.markers_open, "markers set before they were opened");
-        self.marked.insert(std::format!("{work} {}", item.unwrap_or("")));
+        assert!(self.scripts.markers_open, "markers set before they were opened");
+        self.scripts.marked.insert(std::format!("{work} {}", item.unwrap_or("")));
         Ok(())
     }
 }

@@ -3,13 +3,12 @@
 
 use core::ffi::CStr;
 
+use super::messages::Messages;
 use super::HostError;
 use crate::script_exit::Ended;
 
-pub trait Scripts {
-    /// The host's message lines (its `Messages::Text`).
-    type Text;
-
+/// Errors are said in the host's own message lines (its `Messages::Text`).
+pub trait Scripts: Messages {
     /// Whether user-data may come as more than one whole document (MIME parts, includes):
     /// false in a build that reads one plain document only, whose rules for parts are
     /// then left out.
