@@ -25,7 +25,11 @@ pub use json::{write_json, write_json_key};
 pub use node::{Arena, Entries, Items, Kind, Node, NodeId, Scalar, NodeRef};
 pub use parse::DEPTH_LIMIT;
 
+/// u32, the width of the tag it had while three kinds held their limit: the errors that wrap
+/// a yaml error (provider's `DocumentError`) keep their own variants in its unused values,
+/// and compile smaller that way.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
 pub enum ErrorKind {
     InvalidUtf8,
     ControlCharacter,
@@ -60,65 +64,75 @@ pub enum ErrorKind {
     BadEscape,
     BadBlockHeader,
     BadInteger,
-    // u32, as the nodes' own offsets are: the error stays 16 bytes, so that every parsing
-    // step's result comes back in registers.
-    TooManyNodes { limit: u32 },
-    TextFull { limit: u32 },
-    TooDeep { limit: u32 },
+    // The kinds that exceed a limit, which the error holds.
+    TooManyNodes,
+    TextFull,
+    TooDeep,
 }
 
-impl fmt::Display for ErrorKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        use ErrorKind::*;
-        let reason = match *self {
-            InvalidUtf8 => "invalid UTF-8",
-            ControlCharacter => "control character (YAML allows printable characters, tabs and line breaks)",
-            LineSeparator => "Unicode line separators (NEL, LS, PS) are not supported",
-            Tab => "tab outside quotes, block scalars and comments (YAML indents and separates with spaces)",
-            Directive => "directives (%YAML, %TAG) are not supported",
-            SecondDocument => "a second document is not supported",
-            Anchor => "anchors (&) are not supported",
-            Alias => "aliases (*) are not supported",
-            Tag => "tags other than !!str, !!int, !!float, !!bool, !!null, !!binary, !!map and !!seq are not supported",
-            TagMismatch => "the value is not of its tag's type",
-            BadBinary => "!!binary content is not base64",
-            ComplexKey => "complex keys (?) are not supported",
-            MergeKey => "merge keys (<<) are not supported",
-            ValueKey => "the value key (=) is not supported",
-            CollectionKey => "a mapping key must be a scalar, not a sequence or mapping",
-            MultiLineKey => "a mapping key must fit on one line",
-            BadIndentation => "bad indentation",
-            ExpectedKey => "expected a mapping entry (key: value)",
-            ExpectedEntry => "expected a sequence entry (- value)",
-            MappingValueNotAllowed => "a mapping value (:) is not allowed here",
-            SequenceEntryNotAllowed => "a sequence entry (-) is not allowed here",
-            UnexpectedText => "unexpected text after a value",
-            UnexpectedCharacter => "this character cannot start a value",
-            UnterminatedQuote => "unterminated quoted scalar",
-            UnterminatedFlow => "unterminated flow collection ([ or {)",
-            FlowSyntax => "expected , or the closing bracket of a flow collection",
-            BadEscape => "invalid escape sequence",
-            BadBlockHeader => "invalid block scalar header (| or >, then 1-9 and - or +, then a comment)",
-            BadInteger => "integer beyond 64 bits, or without digits",
-            TooManyNodes { limit } => return write!(f, "more than {limit} nodes", limit = Decimal(limit as u64)),
-            TextFull { limit } => return write!(f, "more than {limit} bytes of scalar text", limit = Decimal(limit as u64)),
-            TooDeep { limit } => return write!(f, "collections nested deeper than {limit} levels", limit = Decimal(limit as u64)),
-        };
-        f.write_str(reason)
-    }
-}
+/// The reasons of the kinds without a limit, a line each in the order of their variants,
+/// found by the kind's number: one text, not code per kind that loads its reason.
+const REASONS: &str = "\
+invalid UTF-8\n\
+control character (YAML allows printable characters, tabs and line breaks)\n\
+Unicode line separators (NEL, LS, PS) are not supported\n\
+tab outside quotes, block scalars and comments (YAML indents and separates with spaces)\n\
+directives (%YAML, %TAG) are not supported\n\
+a second document is not supported\n\
+anchors (&) are not supported\n\
+aliases (*) are not supported\n\
+tags other than !!str, !!int, !!float, !!bool, !!null, !!binary, !!map and !!seq are not supported\n\
+the value is not of its tag's type\n\
+!!binary content is not base64\n\
+complex keys (?) are not supported\n\
+merge keys (<<) are not supported\n\
+the value key (=) is not supported\n\
+a mapping key must be a scalar, not a sequence or mapping\n\
+a mapping key must fit on one line\n\
+bad indentation\n\
+expected a mapping entry (key: value)\n\
+expected a sequence entry (- value)\n\
+a mapping value (:) is not allowed here\n\
+a sequence entry (-) is not allowed here\n\
+unexpected text after a value\n\
+this character cannot start a value\n\
+unterminated quoted scalar\n\
+unterminated flow collection ([ or {)\n\
+expected , or the closing bracket of a flow collection\n\
+invalid escape sequence\n\
+invalid block scalar header (| or >, then 1-9 and - or +, then a comment)\n\
+integer beyond 64 bits, or without digits";
 
-/// What went wrong, and where: 1-based line and column (in characters).
+/// What went wrong, and where: 1-based line and column (in characters). 16 bytes, so that
+/// every parsing step's result comes back in registers; the limit is u32, as the nodes' own
+/// offsets are.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Error {
     pub kind: ErrorKind,
     pub line: u32,
     pub column: u32,
+    /// The limit a `TooManyNodes`, `TextFull` or `TooDeep` exceeded; 0 for the other kinds.
+    pub limit: u32,
 }
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "line {} column {}: {}", Decimal(self.line.into()), Decimal(self.column.into()), self.kind)
+        write!(f, "line {} column {}: {}", Decimal(self.line.into()), Decimal(self.column.into()), Reason(self))
+    }
+}
+
+/// What went wrong, without where.
+struct Reason<'a>(&'a Error);
+
+impl fmt::Display for Reason<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let limit = Decimal(self.0.limit.into());
+        match self.0.kind {
+            ErrorKind::TooManyNodes => write!(f, "more than {limit} nodes"),
+            ErrorKind::TextFull => write!(f, "more than {limit} bytes of scalar text"),
+            ErrorKind::TooDeep => write!(f, "collections nested deeper than {limit} levels"),
+            kind => f.write_str(REASONS.split('\n').nth(kind as usize).unwrap_or_default()),
+        }
     }
 }
 

@@ -64,7 +64,7 @@ fn located(src: &[u8], pos: usize, kind: ErrorKind) -> Error {
             line_start = i + 1;
         }
     }
-    Error { kind, line, column: char_column(src, line_start, pos) }
+    Error { kind, line, column: char_column(src, line_start, pos), limit: 0 }
 }
 
 fn char_column(src: &[u8], line_start: usize, pos: usize) -> u32 {
@@ -146,7 +146,7 @@ impl Parser<'_, '_> {
     /// Out of line: counting the column is the same code at each of its many callers.
     #[inline(never)]
     fn error_at(&self, mark: Mark, kind: ErrorKind) -> Error {
-        Error { kind, line: mark.line, column: char_column(self.src, mark.line_start(), mark.pos()) }
+        Error { kind, line: mark.line, column: char_column(self.src, mark.line_start(), mark.pos()), limit: 0 }
     }
 
     fn error(&self, kind: ErrorKind) -> Error {
@@ -206,7 +206,7 @@ impl Parser<'_, '_> {
     fn enter(&mut self) -> Result<(), Error> {
         self.depth += 1;
         if self.depth > DEPTH_LIMIT {
-            return Err(self.error(ErrorKind::TooDeep { limit: DEPTH_LIMIT as u32 }));
+            return Err(Error { limit: DEPTH_LIMIT as u32, ..self.error(ErrorKind::TooDeep) });
         }
         Ok(())
     }
@@ -214,7 +214,7 @@ impl Parser<'_, '_> {
     fn push(&mut self, kind: Kind, resolved: Resolved, text_start: usize, at: Mark) -> Result<u32, Error> {
         let limit = self.nodes.len();
         if self.nodes_used >= limit {
-            return Err(self.error_at(at, ErrorKind::TooManyNodes { limit: limit as u32 }));
+            return Err(Error { limit: limit as u32, ..self.error_at(at, ErrorKind::TooManyNodes) });
         }
         self.nodes[self.nodes_used] = Node {
             kind,
@@ -242,7 +242,7 @@ impl Parser<'_, '_> {
         let limit = self.text.len();
         let end = self.text_used + bytes.len();
         if end > limit {
-            return Err(self.error(ErrorKind::TextFull { limit: limit as u32 }));
+            return Err(Error { limit: limit as u32, ..self.error(ErrorKind::TextFull) });
         }
         self.text[self.text_used..end].copy_from_slice(bytes);
         self.text_used = end;

@@ -346,19 +346,45 @@ fn errors_name_the_construct_and_where() {
 }
 
 #[test]
+fn each_kind_says_its_own_reason() {
+    use ErrorKind::*;
+    let kinds = [
+        InvalidUtf8, ControlCharacter, LineSeparator, Tab, Directive, SecondDocument, Anchor, Alias, Tag, TagMismatch,
+        BadBinary, ComplexKey, MergeKey, ValueKey, CollectionKey, MultiLineKey, BadIndentation, ExpectedKey,
+        ExpectedEntry, MappingValueNotAllowed, SequenceEntryNotAllowed, UnexpectedText, UnexpectedCharacter,
+        UnterminatedQuote, UnterminatedFlow, FlowSyntax, BadEscape, BadBlockHeader, BadInteger, TooManyNodes, TextFull,
+        TooDeep,
+    ];
+    let said = |kind, limit| Error { kind, line: 2, column: 7, limit }.to_string();
+    let reasons: Vec<String> = kinds.iter().map(|&kind| said(kind, 64)).collect();
+    assert_eq!(kinds.len(), super::REASONS.lines().count() + 3, "a reason for every kind without a limit");
+    for (index, reason) in reasons.iter().enumerate() {
+        let reason = reason.strip_prefix("line 2 column 7: ").unwrap();
+        assert!(!reason.is_empty() && !reasons[..index].iter().any(|r| r.ends_with(reason)), "{:?}: {reason:?}", kinds[index]);
+    }
+    assert_eq!(said(InvalidUtf8, 0), "line 2 column 7: invalid UTF-8");
+    assert_eq!(said(Tab, 0), "line 2 column 7: tab outside quotes, block scalars and comments (YAML indents and separates with spaces)");
+    assert_eq!(said(BadInteger, 0), "line 2 column 7: integer beyond 64 bits, or without digits");
+    assert_eq!(said(TooManyNodes, 4), "line 2 column 7: more than 4 nodes");
+    assert_eq!(said(TextFull, 8), "line 2 column 7: more than 8 bytes of scalar text");
+    assert_eq!(said(TooDeep, 64), "line 2 column 7: collections nested deeper than 64 levels");
+}
+
+#[test]
 fn limits() {
     let mut nodes = [Node::EMPTY; 4];
     let mut text = [0u8; 8];
     let mut arena = Arena::new(&mut nodes, &mut text);
-    assert_eq!(arena.parse(b"[a, b, c, d]").unwrap_err().kind, ErrorKind::TooManyNodes { limit: 4 });
-    assert_eq!(arena.parse(b"\"123456789\"").unwrap_err().kind, ErrorKind::TextFull { limit: 8 });
+    let exceeded = |e: Error| (e.kind, e.limit);
+    assert_eq!(exceeded(arena.parse(b"[a, b, c, d]").unwrap_err()), (ErrorKind::TooManyNodes, 4));
+    assert_eq!(exceeded(arena.parse(b"\"123456789\"").unwrap_err()), (ErrorKind::TextFull, 8));
     // A failed parse leaves the arena as it was.
     let root = arena.parse(b"[ab, cd, ef]").unwrap();
     assert_eq!(arena.value(root).len(), 3);
-    assert_eq!(arena.parse(b"x").unwrap_err().kind, ErrorKind::TooManyNodes { limit: 4 });
+    assert_eq!(exceeded(arena.parse(b"x").unwrap_err()), (ErrorKind::TooManyNodes, 4));
     assert_eq!(arena.value(root).items().nth(2).unwrap().as_str(), Some("ef"));
     let deep = "[".repeat(DEPTH_LIMIT + 1) + &"]".repeat(DEPTH_LIMIT + 1);
-    assert_eq!(error(deep.as_bytes()).0, ErrorKind::TooDeep { limit: DEPTH_LIMIT as u32 });
+    assert_eq!(exceeded(json(deep.as_bytes()).unwrap_err()), (ErrorKind::TooDeep, DEPTH_LIMIT as u32));
     let ok = "[".repeat(DEPTH_LIMIT) + &"]".repeat(DEPTH_LIMIT);
     assert!(json(ok.as_bytes()).is_ok());
     let mut block = String::new();
@@ -370,7 +396,7 @@ fn limits() {
     block += "x\n";
     let mut nodes = [Node::EMPTY; 256];
     let mut text = [0u8; 16];
-    assert_eq!(Arena::new(&mut nodes, &mut text).parse(block.as_bytes()).unwrap_err().kind, ErrorKind::TooDeep { limit: DEPTH_LIMIT as u32 });
+    assert_eq!(exceeded(Arena::new(&mut nodes, &mut text).parse(block.as_bytes()).unwrap_err()), (ErrorKind::TooDeep, DEPTH_LIMIT as u32));
 }
 
 #[test]
@@ -425,3 +451,5 @@ fn null_and_bool_words_in_pyyamls_three_spellings_only() {
         assert_eq!(arena.value(root).scalar(), Some(resolved.unwrap_or(Scalar::Str(word))), "{word}");
     }
 }
+
+
