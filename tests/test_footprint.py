@@ -148,6 +148,30 @@ def test_the_main_phase_with_a_default_user_and_keys_touches_little_stack(wisp, 
     assert stack <= limit, f"{stack} KiB of stack"
 
 
+# cloud-config's sshd edit (`ssh_pwauth`) works in the host's mapped room: it held
+# sshd_config, the drop-in and the new text on the stack (192 KiB, probed whole on entry),
+# and the same phase touched 320 KiB in the full build (192 now).
+SSH_PWAUTH = "#cloud-config\nssh_pwauth: true\n"
+
+
+def test_the_main_phase_editing_sshd_config_touches_little_stack(wisp, features, run, imds, netns, root):
+    if RUNNER is not None:
+        pytest.skip("measures the native process's stack, not an emulator's")
+    imds(aws_metadata(user_data=SSH_PWAUTH))
+    new_boot(root)
+    sshd_config = root / "etc/ssh/sshd_config"
+    sshd_config.parent.mkdir(parents=True, exist_ok=True)
+    sshd_config.write_text("Port 22\nPasswordAuthentication no\n")
+    for phase in ("boot", "early"):
+        result = run("--root", root, phase)
+        assert result.rc == 0, (phase, result)
+    stack, status = stack_kib_at_exit([str(wisp), "--root", str(root), "main"], netns=netns.name)
+    assert status == 0 and stack is not None, status
+    assert sshd_config.read_text() == "Port 22\nPasswordAuthentication yes\n"
+    limit = MAIN_PHASE_STACK_LIMIT_WITH_NETWORK_KIB if "network" in features else MAIN_PHASE_STACK_LIMIT_KIB
+    assert stack <= limit, f"{stack} KiB of stack"
+
+
 # A whole first boot with cloud-config user-data fits in this: the buffers it needs are
 # mapped when needed, sized to their input.
 BOOTSTRAP_ADDRESS_SPACE_LIMIT = 8 * 1024 * 1024
