@@ -22,15 +22,12 @@ pub fn ssh_pwauth<H: Files + Messages + Room>(host: &mut H, config: &CloudConfig
     let Some(value) = config.value("ssh_pwauth") else { return Ok(host.text(format_args!("no ssh_pwauth"))) };
     // cloud-init takes a boolean, or (deprecated) its spelling as a string.
     let allow = match value.scalar() {
-        Some(Scalar::Bool(allow)) => allow,
-        Some(Scalar::Str(text)) => match keyword(text) {
-            Some("true" | "yes" | "on" | "1") => true,
-            Some("false" | "no" | "off" | "0") => false,
-            Some("unchanged") => return Ok(host.text(format_args!("unchanged"))),
-            _ => return Err(cloud_config::error("ssh_pwauth", value, &"not true, false or unchanged").into()),
-        },
-        _ => return Err(cloud_config::error("ssh_pwauth", value, &"not true, false or unchanged").into()),
+        Some(Scalar::Bool(allow)) => Some(allow),
+        Some(Scalar::Str(text)) if text.eq_ignore_ascii_case("unchanged") => return Ok(host.text(format_args!("unchanged"))),
+        Some(Scalar::Str(text)) => truth(text),
+        _ => None,
     };
+    let Some(allow) = allow else { return Err(cloud_config::error("ssh_pwauth", value, &"not true, false or unchanged").into()) };
     let setting = if allow { "yes" } else { "no" };
     let (name, changed) = set_option(host, "PasswordAuthentication", setting)?;
     let already = if changed { "" } else { "already " };
@@ -84,10 +81,10 @@ fn read<H: Files + Messages>(host: &mut H, path: &[u8], buf: &mut [u8]) -> Resul
     }
 }
 
-/// The words cloud-init's `is_true`, `is_false` and "unchanged" take, any case.
-fn keyword(text: &str) -> Option<&'static str> {
-    const WORDS: [&str; 9] = ["true", "yes", "on", "1", "false", "no", "off", "0", "unchanged"];
-    WORDS.into_iter().find(|word| text.eq_ignore_ascii_case(word))
+/// What cloud-init's `is_true` and `is_false` words say, any case.
+fn truth(text: &str) -> Option<bool> {
+    const WORDS: [&str; 8] = ["true", "yes", "on", "1", "false", "no", "off", "0"];
+    WORDS.into_iter().position(|word| text.eq_ignore_ascii_case(word)).map(|at| at < 4)
 }
 
 #[cfg(test)]
