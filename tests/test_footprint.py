@@ -195,6 +195,28 @@ def test_the_main_phase_writing_apk_repositories_touches_little_stack(wisp, feat
     assert stack <= limit, f"{stack} KiB of stack"
 
 
+# cloud-config's `users` gathers their sudo and doas rules in the host's mapped room (24
+# KiB on apply_users' stack before, under the account edits' deepest chain): this phase
+# touched 140-144 KiB in the default build (128-132 now), 192 in the full one (184 now).
+USERS_MAIN_PHASE_STACK_LIMIT_KIB = 136
+USERS = "#cloud-config\nusers:\n  - name: bob\n    sudo: ALL=(ALL) NOPASSWD:ALL\n"
+
+
+def test_the_main_phase_adding_a_user_with_sudo_rules_touches_little_stack(wisp, features, run, imds, netns, root):
+    if RUNNER is not None:
+        pytest.skip("measures the native process's stack, not an emulator's")
+    imds(aws_metadata(user_data=USERS))
+    new_boot(root)
+    for phase in ("boot", "early"):
+        result = run("--root", root, phase)
+        assert result.rc == 0, (phase, result)
+    stack, status = stack_kib_at_exit([str(wisp), "--root", str(root), "main"], netns=netns.name)
+    assert status == 0 and stack is not None, status
+    assert (root / "etc/sudoers.d/wisp-users").read_text() == "bob ALL=(ALL) NOPASSWD:ALL\n"
+    limit = MAIN_PHASE_STACK_LIMIT_WITH_NETWORK_KIB if "network" in features else USERS_MAIN_PHASE_STACK_LIMIT_KIB
+    assert stack <= limit, f"{stack} KiB of stack"
+
+
 # A whole first boot with cloud-config user-data fits in this: the buffers it needs are
 # mapped when needed, sized to their input.
 BOOTSTRAP_ADDRESS_SPACE_LIMIT = 8 * 1024 * 1024
