@@ -148,6 +148,75 @@ def test_the_main_phase_with_a_default_user_and_keys_touches_little_stack(wisp, 
     assert stack <= limit, f"{stack} KiB of stack"
 
 
+# A main phase running cloud-config's sshd or apk edits, in a build without `network`:
+# 144-148 KiB (the default user's phase is near 144, so this is not that bound).
+CLOUD_CONFIG_MAIN_PHASE_STACK_LIMIT_KIB = 152
+
+# cloud-config's sshd edit (`ssh_pwauth`) works in the host's mapped room: it held
+# sshd_config, the drop-in and the new text on the stack (192 KiB, probed whole on entry),
+# and the same phase touched 320 KiB in the full build (192 now).
+SSH_PWAUTH = "#cloud-config\nssh_pwauth: true\n"
+
+
+def test_the_main_phase_editing_sshd_config_touches_little_stack(wisp, features, run, imds, netns, root):
+    if RUNNER is not None:
+        pytest.skip("measures the native process's stack, not an emulator's")
+    imds(aws_metadata(user_data=SSH_PWAUTH))
+    new_boot(root)
+    sshd_config = root / "etc/ssh/sshd_config"
+    sshd_config.parent.mkdir(parents=True, exist_ok=True)
+    sshd_config.write_text("Port 22\nPasswordAuthentication no\n")
+    for phase in ("boot", "early"):
+        result = run("--root", root, phase)
+        assert result.rc == 0, (phase, result)
+    stack, status = stack_kib_at_exit([str(wisp), "--root", str(root), "main"], netns=netns.name)
+    assert status == 0 and stack is not None, status
+    assert sshd_config.read_text() == "Port 22\nPasswordAuthentication yes\n"
+    limit = MAIN_PHASE_STACK_LIMIT_WITH_NETWORK_KIB if "network" in features else CLOUD_CONFIG_MAIN_PHASE_STACK_LIMIT_KIB
+    assert stack <= limit, f"{stack} KiB of stack"
+
+
+# cloud-config's `apk_repos` reads and rewrites /etc/apk/repositories in the host's
+# mapped room: its 36 KiB of buffers sat in the action dispatch's frame in the default
+# build, where this phase touched 160-164 KiB (144-148 now). The full build's deepest
+# chain is elsewhere (192-196 KiB either way).
+def test_the_main_phase_writing_apk_repositories_touches_little_stack(wisp, features, run, imds, netns, root):
+    if RUNNER is not None:
+        pytest.skip("measures the native process's stack, not an emulator's")
+    imds(aws_metadata(user_data="#cloud-config\napk_repos:\n  alpine_repo:\n    version: v3.20\n"))
+    new_boot(root)
+    for phase in ("boot", "early"):
+        result = run("--root", root, phase)
+        assert result.rc == 0, (phase, result)
+    stack, status = stack_kib_at_exit([str(wisp), "--root", str(root), "main"], netns=netns.name)
+    assert status == 0 and stack is not None, status
+    assert "/v3.20/main" in (root / "etc/apk/repositories").read_text()
+    limit = MAIN_PHASE_STACK_LIMIT_WITH_NETWORK_KIB if "network" in features else CLOUD_CONFIG_MAIN_PHASE_STACK_LIMIT_KIB
+    assert stack <= limit, f"{stack} KiB of stack"
+
+
+# cloud-config's `users` gathers their sudo and doas rules in the host's mapped room (24
+# KiB on apply_users' stack before, under the account edits' deepest chain): this phase
+# touched 140-144 KiB in the default build (128-132 now), 192 in the full one (184 now).
+USERS_MAIN_PHASE_STACK_LIMIT_KIB = 136
+USERS = "#cloud-config\nusers:\n  - name: bob\n    sudo: ALL=(ALL) NOPASSWD:ALL\n"
+
+
+def test_the_main_phase_adding_a_user_with_sudo_rules_touches_little_stack(wisp, features, run, imds, netns, root):
+    if RUNNER is not None:
+        pytest.skip("measures the native process's stack, not an emulator's")
+    imds(aws_metadata(user_data=USERS))
+    new_boot(root)
+    for phase in ("boot", "early"):
+        result = run("--root", root, phase)
+        assert result.rc == 0, (phase, result)
+    stack, status = stack_kib_at_exit([str(wisp), "--root", str(root), "main"], netns=netns.name)
+    assert status == 0 and stack is not None, status
+    assert (root / "etc/sudoers.d/wisp-users").read_text() == "bob ALL=(ALL) NOPASSWD:ALL\n"
+    limit = MAIN_PHASE_STACK_LIMIT_WITH_NETWORK_KIB if "network" in features else USERS_MAIN_PHASE_STACK_LIMIT_KIB
+    assert stack <= limit, f"{stack} KiB of stack"
+
+
 # A whole first boot with cloud-config user-data fits in this: the buffers it needs are
 # mapped when needed, sized to their input.
 BOOTSTRAP_ADDRESS_SPACE_LIMIT = 8 * 1024 * 1024

@@ -5,6 +5,7 @@
 use crate::cloud_config::{self, CloudConfig};
 use crate::host::files::Files;
 use crate::host::messages::Messages;
+use crate::host::room::Room;
 use crate::out::{Full, Out};
 use crate::system_files;
 use crate::text::{Decimal, Plain};
@@ -12,6 +13,8 @@ use crate::yaml::{Kind, NodeRef};
 
 /// Largest repositories file.
 pub const FILE_LIMIT: usize = 16 * 1024;
+/// Largest /etc/os-release read for the default version.
+const OS_RELEASE_LIMIT: usize = 4096;
 const PATH: &[u8] = b"/etc/apk/repositories";
 
 /// cloud-init's mirror when `alpine_repo` names none.
@@ -90,15 +93,25 @@ pub fn has_line(existing: &[u8], line: &[u8]) -> bool {
 /// renders (unless `preserve_repositories`), then each tiny-cloud repository not listed
 /// yet appended; written only when that changed it. Runs before `packages`, so the
 /// packages come from these repositories.
-pub fn apply<'c, H: Files + Messages>(host: &mut H, config: &CloudConfig<'c>) -> Result<H::Text, H::Text> {
+pub fn apply<'c, H: Files + Messages + Room>(host: &mut H, config: &CloudConfig<'c>) -> Result<H::Text, H::Text> {
     let cloud_init = config.value("apk_repos");
     let tiny_cloud = config.value("apk").and_then(|apk| apk.get("repositories")).filter(|v| !v.is_null());
     if cloud_init.is_none() && tiny_cloud.is_none() {
         return Ok(host.text(format_args!("no apk_repos")));
     }
     host.create_dir(b"/etc/apk", 0o755).map_err(|e| host.path_error(b"/etc/apk", e))?;
-    let mut file = [0u8; FILE_LIMIT];
-    let mut len = match host.read(PATH, &mut file) {
+    let mut room = host.room(2 * FILE_LIMIT, "/etc/apk/repositories")?;
+    let Some([file, scratch]) = room.as_chunks_mut::<FILE_LIMIT>().0.first_chunk_mut::<2>() else { return Err(too_large(host)) };
+    edit(host, cloud_init, tiny_cloud, file, scratch)
+}
+
+/// `apply` with the file read into `file` and rewritten there, `scratch` the room to
+/// compare it with what is on disk (and, before that, to read /etc/os-release).
+// Not inlined into its one caller (bin's action dispatch, a large function): there it
+// costs 64 bytes more.
+#[inline(never)]
+fn edit<'c, H: Files + Messages>(host: &mut H, cloud_init: Option<NodeRef<'c>>, tiny_cloud: Option<NodeRef<'c>>, file: &mut [u8; FILE_LIMIT], scratch: &mut [u8; FILE_LIMIT]) -> Result<H::Text, H::Text> {
+    let mut len = match host.read(PATH, file) {
         Ok(found) => found.unwrap_or(0),
         Err(_) => return Err(host.text(format_args!("/etc/apk/repositories: unreadable or larger than {} bytes", Decimal(FILE_LIMIT as u64)))),
     };
@@ -121,7 +134,7 @@ pub fn apply<'c, H: Files + Messages>(host: &mut H, config: &CloudConfig<'c>) ->
                     testing: flag(alpine, "testing_enabled", false)?,
                     local_repo: text(section, "local_repo_base_url", "")?,
                 };
-                let mut out = Out::new(&mut file);
+                let mut out = Out::new(file);
                 render(&repo, &mut out).map_err(|_| too_large(host))?;
                 len = out.len();
                 note = "written";
@@ -131,8 +144,9 @@ pub fn apply<'c, H: Files + Messages>(host: &mut H, config: &CloudConfig<'c>) ->
     }
     let mut added = 0;
     if let Some(list) = tiny_cloud {
-        let mut os_release = [0u8; 4096];
-        let os_release_len = host.read(b"/etc/os-release", &mut os_release).ok().flatten().unwrap_or(0);
+        // The scratch room is free until the file is compared with what is on disk.
+        let os_release = &mut scratch[..OS_RELEASE_LIMIT];
+        let os_release_len = host.read(b"/etc/os-release", os_release).ok().flatten().unwrap_or(0);
         let mut version_buf = [0u8; 16];
         let default_version = default_version(&os_release[..os_release_len], &mut version_buf).unwrap_or(b"");
         for entry in cloud_config::items("apk", list)? {
@@ -161,7 +175,7 @@ pub fn apply<'c, H: Files + Messages>(host: &mut H, config: &CloudConfig<'c>) ->
     }
     let changed = note == "written" || added > 0;
     if changed {
-        system_files::write_if_changed(host, PATH, &file[..len], &mut [0u8; FILE_LIMIT])?;
+        system_files::write_if_changed(host, PATH, &file[..len], scratch)?;
     }
     Ok(host.text(format_args!("apk_repos {}; {} repositories added", Plain(note), Decimal(added as u64))))
 }

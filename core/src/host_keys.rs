@@ -11,6 +11,7 @@ use crate::cloud_config::{self, CloudConfig};
 use crate::host::files::Files;
 use crate::host::messages::Messages;
 use crate::host::programs::{Output, Programs, RunError};
+use crate::host::room::Room;
 use crate::out::Out;
 use crate::ssh_host_keys::{self, BEGIN_FINGERPRINTS, DEFAULT_TYPES, END_FINGERPRINTS, KNOWN_TYPES};
 use crate::state_files::SSH_HOST_KEYS_DONE as DONE_FILE;
@@ -34,7 +35,7 @@ type Names = heapless::Vec<heapless::String<64>, FILES_LIMIT>;
 /// The host keys of the instance `instance_id` (empty when unknown), remembered in
 /// `var_dir` (TINY_CLOUD_VAR) so that a rerun on the same instance keeps them, and the
 /// fingerprints its owner has seen.
-pub fn set_ssh_host_keys<H: Files + Messages + Programs>(host: &mut H, var_dir: &[u8], instance_id: &[u8], config: Option<&CloudConfig<'_>>) -> Result<H::Text, H::Text> {
+pub fn set_ssh_host_keys<H: Files + Messages + Programs + Room>(host: &mut H, var_dir: &[u8], instance_id: &[u8], config: Option<&CloudConfig<'_>>) -> Result<H::Text, H::Text> {
     let mut done_path = [0u8; PATH_LIMIT];
     let done_path = joined(&mut done_path, &[var_dir, b"/", DONE_FILE]);
     if !instance_id.is_empty() && system_files::has_contents(host, done_path, instance_id, &mut [0u8; PATH_LIMIT + 1]) {
@@ -75,7 +76,7 @@ pub fn set_ssh_host_keys<H: Files + Messages + Programs>(host: &mut H, var_dir: 
 /// OpenSSH's host keys in /etc/ssh: the image's removed when `delete`; the `given` ones
 /// written, or the missing `types` made when the image has ssh-keygen (`has_keygen`).
 /// The number made, and of fingerprints printed.
-fn openssh_keys<H: Files + Messages + Programs>(host: &mut H, delete: bool, given: Option<NodeRef<'_>>, types: &[&str], has_keygen: bool) -> Result<(usize, usize), H::Text> {
+fn openssh_keys<H: Files + Messages + Programs + Room>(host: &mut H, delete: bool, given: Option<NodeRef<'_>>, types: &[&str], has_keygen: bool) -> Result<(usize, usize), H::Text> {
     host.create_dir(b"/etc/ssh", 0o755).map_err(|e| host.path_error(b"/etc/ssh", e))?;
     if delete {
         remove_keys(host, b"/etc/ssh", ssh_host_keys::is_host_key_file)?;

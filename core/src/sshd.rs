@@ -7,6 +7,7 @@
 use crate::cloud_config::{self, CloudConfig};
 use crate::host::files::Files;
 use crate::host::messages::Messages;
+use crate::host::room::Room;
 use crate::sshd_config;
 use crate::system_files::{self, TOO_LARGE};
 use crate::text::{Decimal, Plain};
@@ -14,20 +15,19 @@ use crate::yaml::Scalar;
 
 /// Largest sshd_config read.
 pub const CONFIG_LIMIT: usize = 64 * 1024;
+/// What an edit may add to the file it edits.
+const EDIT_ROOM: usize = 512;
 
-pub fn ssh_pwauth<H: Files + Messages>(host: &mut H, config: &CloudConfig<'_>) -> Result<H::Text, H::Text> {
+pub fn ssh_pwauth<H: Files + Messages + Room>(host: &mut H, config: &CloudConfig<'_>) -> Result<H::Text, H::Text> {
     let Some(value) = config.value("ssh_pwauth") else { return Ok(host.text(format_args!("no ssh_pwauth"))) };
     // cloud-init takes a boolean, or (deprecated) its spelling as a string.
     let allow = match value.scalar() {
-        Some(Scalar::Bool(allow)) => allow,
-        Some(Scalar::Str(text)) => match keyword(text) {
-            Some("true" | "yes" | "on" | "1") => true,
-            Some("false" | "no" | "off" | "0") => false,
-            Some("unchanged") => return Ok(host.text(format_args!("unchanged"))),
-            _ => return Err(cloud_config::error("ssh_pwauth", value, &"not true, false or unchanged").into()),
-        },
-        _ => return Err(cloud_config::error("ssh_pwauth", value, &"not true, false or unchanged").into()),
+        Some(Scalar::Bool(allow)) => Some(allow),
+        Some(Scalar::Str(text)) if text.eq_ignore_ascii_case("unchanged") => return Ok(host.text(format_args!("unchanged"))),
+        Some(Scalar::Str(text)) => truth(text),
+        _ => None,
     };
+    let Some(allow) = allow else { return Err(cloud_config::error("ssh_pwauth", value, &"not true, false or unchanged").into()) };
     let setting = if allow { "yes" } else { "no" };
     let (name, changed) = set_option(host, "PasswordAuthentication", setting)?;
     let already = if changed { "" } else { "already " };
@@ -37,21 +37,28 @@ pub fn ssh_pwauth<H: Files + Messages>(host: &mut H, config: &CloudConfig<'_>) -
 /// Sets `keyword value` where cloud-init would: the drop-in when sshd_config includes
 /// `sshd_config.d/*.conf`, else sshd_config itself. The file's name, and whether it
 /// changed.
-pub fn set_option<H: Files + Messages>(host: &mut H, keyword: &str, value: &str) -> Result<(&'static str, bool), H::Text> {
+pub fn set_option<H: Files + Messages + Room>(host: &mut H, keyword: &str, value: &str) -> Result<(&'static str, bool), H::Text> {
     host.create_dir(b"/etc/ssh", 0o755).map_err(|e| host.path_error(b"/etc/ssh", e))?;
-    let mut main = [0u8; CONFIG_LIMIT];
-    let main_len = read(host, b"/etc/ssh/sshd_config", &mut main)?;
-    let (path, name, mode): (&[u8], _, _) = if sshd_config::includes_drop_ins(&main[..main_len]) {
+    let mut room = host.room(2 * CONFIG_LIMIT + EDIT_ROOM, "sshd_config")?;
+    let (text, updated) = room.split_at_mut_checked(CONFIG_LIMIT).unwrap_or_default();
+    edit(host, keyword, value, text, updated)
+}
+
+/// `set_option` in `text`'s room (sshd_config, then the drop-in if it is included) and
+/// `updated`'s (the new text).
+fn edit<H: Files + Messages>(host: &mut H, keyword: &str, value: &str, text: &mut [u8], updated: &mut [u8]) -> Result<(&'static str, bool), H::Text> {
+    let mut len = read(host, b"/etc/ssh/sshd_config", text)?;
+    let (path, name, mode): (&[u8], _, _) = if sshd_config::includes_drop_ins(&text[..len]) {
         let directory = b"/etc/ssh/sshd_config.d";
         host.create_dir(directory, 0o755).map_err(|e| host.path_error(directory, e))?;
-        (b"/etc/ssh/sshd_config.d/50-cloud-init.conf", sshd_config::DROP_IN, 0o600)
+        // sshd_config has said all it needs to: its buffer takes the drop-in.
+        let drop_in = b"/etc/ssh/sshd_config.d/50-cloud-init.conf";
+        len = read(host, drop_in, text)?;
+        (drop_in, sshd_config::DROP_IN, 0o600)
     } else {
         (b"/etc/ssh/sshd_config", "sshd_config", 0o644)
     };
-    let mut text = [0u8; CONFIG_LIMIT];
-    let len = read(host, path, &mut text)?;
-    let mut updated = [0u8; CONFIG_LIMIT + 512];
-    match sshd_config::set_option(&text[..len], keyword, value, &mut updated) {
+    match sshd_config::set_option(&text[..len], keyword, value, updated) {
         Ok(Some(new_len)) => {
             let keep_mode = match host.metadata(path) {
                 Ok(Some(existing)) => existing.mode,
@@ -74,10 +81,10 @@ fn read<H: Files + Messages>(host: &mut H, path: &[u8], buf: &mut [u8]) -> Resul
     }
 }
 
-/// The words cloud-init's `is_true`, `is_false` and "unchanged" take, any case.
-fn keyword(text: &str) -> Option<&'static str> {
-    const WORDS: [&str; 9] = ["true", "yes", "on", "1", "false", "no", "off", "0", "unchanged"];
-    WORDS.into_iter().find(|word| text.eq_ignore_ascii_case(word))
+/// What cloud-init's `is_true` and `is_false` words say, any case.
+fn truth(text: &str) -> Option<bool> {
+    const WORDS: [&str; 8] = ["true", "yes", "on", "1", "false", "no", "off", "0"];
+    WORDS.into_iter().position(|word| text.eq_ignore_ascii_case(word)).map(|at| at < 4)
 }
 
 #[cfg(test)]

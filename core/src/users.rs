@@ -367,10 +367,12 @@ pub fn apply_users<H: Files + Batch + Messages + Random + Room>(host: &mut H, de
     if let Some(groups) = config.value("groups") {
         groups_made = apply_groups(host, groups)?;
     }
-    let mut sudoers = [0u8; RULES_LIMIT];
-    let mut sudoers_out = Out::new(&mut sudoers);
-    let mut doas = [0u8; RULES_LIMIT];
-    let mut doas_out = Out::new(&mut doas);
+    // The two files' new text, and room to compare one with what is on disk.
+    let mut room = host.room(3 * RULES_LIMIT + 1, "sudo and doas rules")?;
+    let (rules, on_disk) = room.split_at_mut_checked(2 * RULES_LIMIT).unwrap_or_default();
+    let (sudoers, doas) = rules.split_at_mut(rules.len() / 2);
+    let mut sudoers_out = Out::new(sudoers);
+    let mut doas_out = Out::new(doas);
     let mut users = 0;
     // A user that cannot be made fails the action once the others are made.
     let mut first_failure: Option<H::Text> = None;
@@ -401,7 +403,7 @@ pub fn apply_users<H: Files + Batch + Messages + Random + Room>(host: &mut H, de
         let rules_error = |host: &H, e| failed(host, path, e, "");
         if rules.is_empty() {
             host.remove(path).map_err(|e| rules_error(host, e))?;
-        } else if !has_contents(host, path, rules, &mut [0u8; RULES_LIMIT + 1]) {
+        } else if !has_contents(host, path, rules, on_disk) {
             host.write(path, rules, 0o440, None).map_err(|e| rules_error(host, e))?;
         }
     }
