@@ -109,6 +109,9 @@ pub fn decode_in_place(buf: &mut [u8]) -> Result<usize, Error> {
     let mut decoded = 0;
     let mut at = 0;
     let mut group = [0u8; 4];
+    // Where each byte of the group is in the input, so that an error names its offset
+    // there, as `decode` does, not its place in the group.
+    let mut offsets = [0u32; 4];
     let mut filled = 0;
     while at < len {
         let byte = buf[at];
@@ -117,11 +120,16 @@ pub fn decode_in_place(buf: &mut [u8]) -> Result<usize, Error> {
             continue;
         }
         group[filled] = byte;
+        offsets[filled] = (at - 1) as u32;
         filled += 1;
         // A last group may be short, and white space may follow it.
         if filled == 4 || buf[at..].iter().all(u8::is_ascii_whitespace) {
             let mut three = [0u8; 3];
-            let n = decode(&group[..filled], &mut three)?;
+            let n = decode(&group[..filled], &mut three).map_err(|e| match e {
+                Error::InvalidByte { offset } => Error::InvalidByte { offset: offsets[offset as usize & 3] },
+                Error::BadPadding { offset } => Error::BadPadding { offset: offsets[offset as usize & 3] },
+                e => e,
+            })?;
             buf[decoded..decoded + n].copy_from_slice(&three[..n]);
             decoded += n;
             if filled == 4 && group[3] == b'=' && buf[at..len].iter().any(|b| !b.is_ascii_whitespace()) {
@@ -161,6 +169,17 @@ mod tests {
         for bad in [&b"\xff\xff\t"[..], b"QUJD!!\n", b"QQ==QQ==", b"Q"] {
             assert!(decode_in_place(&mut bad.to_vec()).is_err(), "{}", String::from_utf8_lossy(bad));
         }
+    }
+
+    #[test]
+    fn in_place_errors_name_the_offset_in_the_input_as_decode_does() {
+        for bad in [&b"QUJD\nQ!=="[..], b"QUJD =QQQ", b"QU\nJ!", b"QUJD\n\nQUJ*"] {
+            let mut out = [0u8; 16];
+            let expected = decode(bad, &mut out);
+            assert!(matches!(expected, Err(Error::InvalidByte { .. } | Error::BadPadding { .. })), "{expected:?}");
+            assert_eq!(decode_in_place(&mut bad.to_vec()), expected, "{}", String::from_utf8_lossy(bad));
+        }
+        assert_eq!(decode_in_place(&mut b"QUJD\nQ!==".to_vec()), Err(Error::InvalidByte { offset: 6 }));
     }
 
     fn decoded(input: &[u8]) -> Result<Vec<u8>, Error> {
