@@ -8,6 +8,7 @@
 use crate::cloud_config::{self, CloudConfig};
 use crate::host::directory::Directory;
 use crate::host::files::Files;
+use crate::host::room::Room;
 use crate::host::scripts::Scripts;
 use crate::text::{Decimal, Plain};
 use crate::userdata_scripts::{self, Places, ScriptPath};
@@ -38,7 +39,7 @@ impl CommandList {
 #[inline(never)]
 pub fn run<H, V, L>(host: &mut H, places: Places<'_, V, L>, config: &CloudConfig<'_>, list: CommandList) -> Result<H::Text, H::Text>
 where
-    H: Files + Scripts,
+    H: Files + Scripts + Room,
     V: Directory,
     L: Directory,
 {
@@ -55,7 +56,8 @@ where
         }
     }
     let Some(commands) = config.value(key) else { return Ok(host.text(format_args!("no {}", Plain(key)))) };
-    let mut script = [0u8; SCRIPT_LIMIT];
+    // Mapped, not on the stack: only the pages the script fills are touched.
+    let mut script = host.room(SCRIPT_LIMIT, "the commands' script")?;
     let len = cloud_config::shell_script(key, commands, &mut script).map_err(|e| host.text(format_args!("{e}")))?;
     let ended = userdata_scripts::run_saved_shell(host, var_dir, key.as_bytes(), &script[..len], env.as_ref().map(ScriptPath::as_cstr))?;
     if list == CommandList::Runcmd {
@@ -114,6 +116,15 @@ mod tests {
         assert_eq!(said, "runcmd exited with status 3 (output in user-data.log)");
         assert!(failing.scripts.marked.contains("runcmd "));
         assert!(logs.files.contains_key(&b"/var/log/user-data.exit"[..]));
+    }
+
+    #[test]
+    fn no_room_for_the_script_is_said_by_name_and_runs_and_marks_nothing() {
+        let mut system = MemorySystem::new(MemoryHost::new());
+        system.no_room = true;
+        let said = run_list(&mut system, &mut MemoryHost::new(), "runcmd:\n  - echo one\n", CommandList::Runcmd).unwrap_err();
+        assert_eq!(said, "cannot reserve 65536 bytes for the commands' script");
+        assert!(system.scripts.runs.is_empty() && system.scripts.saved.is_empty() && system.scripts.marked.is_empty());
     }
 
     #[test]
