@@ -1409,6 +1409,14 @@ impl super::files::HasFiles for MemoryDevices {
     }
 }
 
+impl super::room::Room for MemoryDevices {
+    type Buffer = Vec<u8>;
+
+    fn room(&mut self, len: usize, what: &str) -> Result<Vec<u8>, String> {
+        self.system.room(len, what)
+    }
+}
+
 impl super::messages::Messages for MemoryDevices {
     type Text = String;
 

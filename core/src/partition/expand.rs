@@ -14,12 +14,13 @@ use crate::host::devices::Devices;
 use crate::host::explain::Worded;
 use crate::host::files::Files;
 use crate::host::messages::Messages;
+use crate::host::room::Room;
 use crate::host::HostError;
 use crate::text::{Decimal, Plain, Shown};
 
 /// `wisp grow`: a mount point's filesystem and partition (`mount`), or a partition in an
 /// image file's table (`image`).
-pub fn command<H: Files + Devices + Messages>(host: &mut H, target: GrowTarget<'_>) -> Result<H::Text, H::Text> {
+pub fn command<H: Files + Devices + Room>(host: &mut H, target: GrowTarget<'_>) -> Result<H::Text, H::Text> {
     match target {
         GrowTarget::Mount(mountpoint) => mount(host, mountpoint),
         GrowTarget::Image { file, partition } => image(host, file, partition),
@@ -28,7 +29,7 @@ pub fn command<H: Files + Devices + Messages>(host: &mut H, target: GrowTarget<'
 
 /// Grows the filesystem mounted at `path` (as the host sees it, under its root) and the
 /// partition it is on: the note of what changed, or why nothing could.
-pub fn mount<H: Files + Devices + Messages>(host: &mut H, path: &[u8]) -> Result<H::Text, H::Text> {
+pub fn mount<H: Files + Devices + Room>(host: &mut H, path: &[u8]) -> Result<H::Text, H::Text> {
     let mut texts = device::Texts::new();
     let (filesystem, name, partition) = match device::find(host, path, &mut texts) {
         Ok(Found::Device { filesystem, name, partition }) => (filesystem, name, partition),
@@ -45,7 +46,7 @@ pub fn mount<H: Files + Devices + Messages>(host: &mut H, path: &[u8]) -> Result
             let mut disk = open_device(host, disk_name)?;
             let sector_size = host.sector_size(&mut disk).map_err(|e| device_error(host, disk_name, "sector size", e))?;
             let disk_bytes = host.size_bytes(&mut disk).map_err(|e| device_error(host, disk_name, "size", e))?;
-            let grown = grow::grow_table(&mut disk, sector_size, disk_bytes / u64::from(sector_size), number).map_err(|e| explained(host, &e))?;
+            let grown = grow_table(host, &mut disk, sector_size, disk_bytes, number)?;
             let mut told = KernelTold::Nothing;
             if let Some((_, length)) = grown.extent_bytes() {
                 let kernel_bytes = device_bytes(host, name)?;
@@ -69,11 +70,17 @@ pub fn mount<H: Files + Devices + Messages>(host: &mut H, path: &[u8]) -> Result
 }
 
 /// Grows partition `partition` in the table of the disk image at `file`.
-pub fn image<H: Devices + Messages>(host: &mut H, file: &[u8], partition: u32) -> Result<H::Text, H::Text> {
+pub fn image<H: Devices + Room>(host: &mut H, file: &[u8], partition: u32) -> Result<H::Text, H::Text> {
     let (mut image, size) = host.open_image(file).map_err(|e| host.text(format_args!("{}: {}", Shown(file), H::reason(e))))?;
     let sector_size = grow::image_sector_size(&mut image);
-    let grown = grow::grow_table(&mut image, sector_size, size / u64::from(sector_size), partition).map_err(|e| explained(host, &e))?;
+    let grown = grow_table(host, &mut image, sector_size, size, partition)?;
     Ok(host.text(format_args!("{}: {grown}", Shown(file))))
+}
+
+/// `grow::grow_table` on a disk of `disk_bytes`, in the host's room, its error explained.
+fn grow_table<H: Devices + Room>(host: &mut H, disk: &mut H::Disk, sector_size: u32, disk_bytes: u64, partition: u32) -> Result<grow::Grown, H::Text> {
+    let mut room = host.room(grow::TABLES_ROOM, "GPT")?;
+    grow::grow_table(disk, &mut room, sector_size, disk_bytes / u64::from(sector_size), partition).map_err(|e| explained(host, &e))
 }
 
 fn words<H: Messages>(e: HostError, f: &mut fmt::Formatter<'_>) -> fmt::Result {

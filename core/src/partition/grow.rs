@@ -20,6 +20,10 @@ use crate::text::{Decimal, Plain};
 
 /// Largest sector handled.
 pub const SECTOR_LIMIT: usize = 4096;
+/// The room `grow_table` works in on GPT: a header's sector just before the entry array
+/// (so that the two neighbours go in one write), and a spare array for the backup's
+/// entries and the read-back.
+pub const TABLES_ROOM: usize = SECTOR_LIMIT + 2 * gpt::ENTRIES_LIMIT;
 
 /// What went wrong, without where.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -161,8 +165,9 @@ pub fn image_sector_size(image: &mut impl BlockDevice) -> u32 {
     }
 }
 
-/// Reads the table, plans, writes in the crash-safe order, and reads it back.
-pub fn grow_table(disk: &mut impl BlockDevice, sector_size: u32, disk_sectors: u64, partition: u32) -> Result<Grown, TableError> {
+/// Reads the table, plans, writes in the crash-safe order, and reads it back; a GPT in
+/// `room` (`TABLES_ROOM` bytes, the host's, not the stack).
+pub fn grow_table(disk: &mut impl BlockDevice, room: &mut [u8], sector_size: u32, disk_sectors: u64, partition: u32) -> Result<Grown, TableError> {
     if !is_supported_sector_size(sector_size) {
         return Err(Cause::UnsupportedSectorSize { size: sector_size }.into());
     }
@@ -171,7 +176,7 @@ pub fn grow_table(disk: &mut impl BlockDevice, sector_size: u32, disk_sectors: u
     let mbr_sector = &mut mbr_buf[..sector_size as usize];
     disk.read(0, mbr_sector)?;
     let (decision, capped, extent) = if mbr::is_protective(mbr_sector) {
-        let (decision, extent) = grow_gpt(&mut disk, mbr_sector, disk_sectors, partition)?;
+        let (decision, extent) = grow_gpt(&mut disk, room, mbr_sector, disk_sectors, partition)?;
         (decision, false, extent)
     } else {
         let plan = mbr::plan(mbr_sector, disk_sectors, sector_size, partition).map_err(Cause::Mbr)?;
@@ -194,12 +199,13 @@ pub fn grow_table(disk: &mut impl BlockDevice, sector_size: u32, disk_sectors: u
 
 /// The decision, and the partition's extent as the table now says (the entries as planned
 /// are what was written and read back).
-fn grow_gpt<D: BlockDevice>(disk: &mut Sectors<'_, D>, mbr_sector: &mut [u8], disk_sectors: u64, partition: u32) -> Result<(Decision, Option<(u64, u64)>), TableError> {
+fn grow_gpt<D: BlockDevice>(disk: &mut Sectors<'_, D>, room: &mut [u8], mbr_sector: &mut [u8], disk_sectors: u64, partition: u32) -> Result<(Decision, Option<(u64, u64)>), TableError> {
     let last = disk_sectors.checked_sub(1).ok_or(Cause::DiskEmpty)?;
-    let mut entries_buf = [0u8; gpt::ENTRIES_LIMIT];
+    let room = &mut room[..TABLES_ROOM];
+    let (header_slot, arrays) = room.split_at_mut(SECTOR_LIMIT);
     // The backup's entries, then the primary's read back.
-    let mut spare_buf = [0u8; gpt::ENTRIES_LIMIT];
-    let (primary, entries) = match disk.read_primary(&mut entries_buf) {
+    let (entries_buf, spare_buf) = arrays.split_at_mut(gpt::ENTRIES_LIMIT);
+    let (primary, entries) = match disk.read_primary(entries_buf) {
         Ok(found) => found,
         Err(cause) => {
             let stage = if disk.read_header(last).is_ok() { Stage::PrimaryWithSoundBackup } else { Stage::Table };
@@ -231,19 +237,18 @@ fn grow_gpt<D: BlockDevice>(disk: &mut Sectors<'_, D>, mbr_sector: &mut [u8], di
         return Ok((plan.decision, extent));
     }
     let ss = mbr_sector.len();
-    // Header and array are neighbours on every disk partitioned by common tools: then
-    // one write of both, so that no crash between two writes can leave them disagreeing.
-    let mut both = [0u8; SECTOR_LIMIT + gpt::ENTRIES_LIMIT];
-    let (sector, array) = both.split_at_mut(ss);
+    let sector = &mut header_slot[SECTOR_LIMIT - ss..];
     // The backup first: until the primary header is written, the old tables still rule.
     disk.write(plan.backup.entries_lba(), entries)?;
     plan.backup.write_sector(sector);
     disk.write(plan.backup.my_lba(), sector)?;
     disk.sync()?;
     plan.primary.write_sector(sector);
+    // Header and array are neighbours on every disk partitioned by common tools: then
+    // one write of both (the header's slot ends where the array begins), so that no crash
+    // between two writes can leave them disagreeing.
     if plan.primary.entries_lba() == 2 {
-        array[..len].copy_from_slice(entries);
-        disk.write(1, &both[..ss + len])?;
+        disk.write(1, &room[SECTOR_LIMIT - ss..SECTOR_LIMIT + len])?;
     } else {
         disk.write(plan.primary.entries_lba(), entries)?;
         disk.write(1, sector)?;
@@ -253,7 +258,7 @@ fn grow_gpt<D: BlockDevice>(disk: &mut Sectors<'_, D>, mbr_sector: &mut [u8], di
     }
     disk.sync()?;
     // Read back both tables before anyone is told about them.
-    let (check, check_entries) = disk.read_primary(&mut spare_buf)?;
+    let (check, check_entries) = disk.read_primary(&mut room[SECTOR_LIMIT + gpt::ENTRIES_LIMIT..])?;
     gpt::validate(&check, check_entries, disk_sectors).map_err(|e| at(Stage::PrimaryReadBack)(Cause::Gpt(e)))?;
     let backup = disk.read_header(check.alternate_lba()).map_err(at(Stage::BackupReadBack))?;
     if check != plan.primary || !backup.mirrors(&check) {
@@ -323,9 +328,9 @@ impl<D: BlockDevice> Sectors<'_, D> {
     }
 
     /// The primary header (LBA 1), and its entry array read into `buf`.
-    fn read_primary<'b>(&mut self, buf: &'b mut [u8; gpt::ENTRIES_LIMIT]) -> Result<(Header, &'b mut [u8]), Cause> {
+    fn read_primary<'b>(&mut self, buf: &'b mut [u8]) -> Result<(Header, &'b mut [u8]), Cause> {
         let header = self.read_header(1)?;
-        // `Header::parse` refused an array larger than the buffer.
+        // `Header::parse` refused an array larger than `gpt::ENTRIES_LIMIT`, the buffer's length.
         let entries = &mut buf[..header.entries_len()];
         self.read(header.entries_lba(), entries)?;
         Ok((header, entries))
@@ -346,7 +351,7 @@ mod tests {
 
     fn grown(disk: &mut MemoryDisk) -> Result<Grown, TableError> {
         let sectors = disk.bytes.len() as u64 / 512;
-        grow_table(disk, 512, sectors, 1)
+        grow_table(disk, &mut [0; TABLES_ROOM], 512, sectors, 1)
     }
 
     #[test]
@@ -483,7 +488,7 @@ mod tests {
     #[test]
     fn unsupported_sector_sizes_are_refused_before_any_read() {
         let mut disk = MemoryDisk::new(small_image_on_a_larger_disk());
-        let e = grow_table(&mut disk, 1024, 16384, 1).unwrap_err();
+        let e = grow_table(&mut disk, &mut [0; TABLES_ROOM], 1024, 16384, 1).unwrap_err();
         assert_eq!(std::format!("{e}"), "1024-byte sectors are not supported (512 and 4096 are)");
         assert!(disk.calls.is_empty());
     }
