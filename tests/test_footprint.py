@@ -113,6 +113,27 @@ def stack_kib_at_exit(argv, netns=None):
             deliver = os.WSTOPSIG(status)
 
 
+def phase_stacks(wisp, run, imds, netns, root, user_data, measured=("main",)):
+    """A first boot on AWS with `user_data`, its phases in order up to the last of
+    `measured`, each of those run alone under `stack_kib_at_exit`: the KiB of stack each
+    touched. Every phase must succeed."""
+    if RUNNER is not None:
+        pytest.skip("measures the native process's stack, not an emulator's")
+    imds(aws_metadata(user_data=user_data))
+    new_boot(root)
+    stacks = {}
+    for phase in ("boot", "early", "main", "final"):
+        if phase in measured:
+            stack, status = stack_kib_at_exit([str(wisp), "--root", str(root), phase], netns=netns.name)
+            assert status == 0 and stack is not None, (phase, status)
+            stacks[phase] = stack
+        else:
+            result = run("--root", root, phase)
+            assert result.rc == 0, (phase, result)
+        if phase == measured[-1]:
+            return stacks
+
+
 def test_small_commands_touch_little_stack(wisp, root):
     if RUNNER is not None:
         pytest.skip("measures the native process's stack, not an emulator's")
@@ -134,15 +155,7 @@ MAIN_PHASE_STACK_LIMIT_WITH_NETWORK_KIB = 256
 
 
 def test_the_main_phase_with_a_default_user_and_keys_touches_little_stack(wisp, features, run, imds, netns, root):
-    if RUNNER is not None:
-        pytest.skip("measures the native process's stack, not an emulator's")
-    imds(aws_metadata(user_data=SCRIPT))
-    new_boot(root)
-    for phase in ("boot", "early"):
-        result = run("--root", root, phase)
-        assert result.rc == 0, (phase, result)
-    stack, status = stack_kib_at_exit([str(wisp), "--root", str(root), "main"], netns=netns.name)
-    assert status == 0 and stack is not None, status
+    stack = phase_stacks(wisp, run, imds, netns, root, SCRIPT)["main"]
     assert "alpine:" in (root / "etc/passwd").read_text()
     assert len((root / "home/alpine/.ssh/authorized_keys").read_text().splitlines()) == 2
     limit = MAIN_PHASE_STACK_LIMIT_WITH_NETWORK_KIB if "network" in features else MAIN_PHASE_STACK_LIMIT_KIB
@@ -160,18 +173,10 @@ SSH_PWAUTH = "#cloud-config\nssh_pwauth: true\n"
 
 
 def test_the_main_phase_editing_sshd_config_touches_little_stack(wisp, features, run, imds, netns, root):
-    if RUNNER is not None:
-        pytest.skip("measures the native process's stack, not an emulator's")
-    imds(aws_metadata(user_data=SSH_PWAUTH))
-    new_boot(root)
     sshd_config = root / "etc/ssh/sshd_config"
     sshd_config.parent.mkdir(parents=True, exist_ok=True)
     sshd_config.write_text("Port 22\nPasswordAuthentication no\n")
-    for phase in ("boot", "early"):
-        result = run("--root", root, phase)
-        assert result.rc == 0, (phase, result)
-    stack, status = stack_kib_at_exit([str(wisp), "--root", str(root), "main"], netns=netns.name)
-    assert status == 0 and stack is not None, status
+    stack = phase_stacks(wisp, run, imds, netns, root, SSH_PWAUTH)["main"]
     assert sshd_config.read_text() == "Port 22\nPasswordAuthentication yes\n"
     limit = MAIN_PHASE_STACK_LIMIT_WITH_NETWORK_KIB if "network" in features else CLOUD_CONFIG_MAIN_PHASE_STACK_LIMIT_KIB
     assert stack <= limit, f"{stack} KiB of stack"
@@ -182,15 +187,7 @@ def test_the_main_phase_editing_sshd_config_touches_little_stack(wisp, features,
 # build, where this phase touched 160-164 KiB (144-148 now). The full build's deepest
 # chain is elsewhere (192-196 KiB either way).
 def test_the_main_phase_writing_apk_repositories_touches_little_stack(wisp, features, run, imds, netns, root):
-    if RUNNER is not None:
-        pytest.skip("measures the native process's stack, not an emulator's")
-    imds(aws_metadata(user_data="#cloud-config\napk_repos:\n  alpine_repo:\n    version: v3.20\n"))
-    new_boot(root)
-    for phase in ("boot", "early"):
-        result = run("--root", root, phase)
-        assert result.rc == 0, (phase, result)
-    stack, status = stack_kib_at_exit([str(wisp), "--root", str(root), "main"], netns=netns.name)
-    assert status == 0 and stack is not None, status
+    stack = phase_stacks(wisp, run, imds, netns, root, "#cloud-config\napk_repos:\n  alpine_repo:\n    version: v3.20\n")["main"]
     assert "/v3.20/main" in (root / "etc/apk/repositories").read_text()
     limit = MAIN_PHASE_STACK_LIMIT_WITH_NETWORK_KIB if "network" in features else CLOUD_CONFIG_MAIN_PHASE_STACK_LIMIT_KIB
     assert stack <= limit, f"{stack} KiB of stack"
@@ -204,15 +201,7 @@ USERS = "#cloud-config\nusers:\n  - name: bob\n    sudo: ALL=(ALL) NOPASSWD:ALL\
 
 
 def test_the_main_phase_adding_a_user_with_sudo_rules_touches_little_stack(wisp, features, run, imds, netns, root):
-    if RUNNER is not None:
-        pytest.skip("measures the native process's stack, not an emulator's")
-    imds(aws_metadata(user_data=USERS))
-    new_boot(root)
-    for phase in ("boot", "early"):
-        result = run("--root", root, phase)
-        assert result.rc == 0, (phase, result)
-    stack, status = stack_kib_at_exit([str(wisp), "--root", str(root), "main"], netns=netns.name)
-    assert status == 0 and stack is not None, status
+    stack = phase_stacks(wisp, run, imds, netns, root, USERS)["main"]
     assert (root / "etc/sudoers.d/wisp-users").read_text() == "bob ALL=(ALL) NOPASSWD:ALL\n"
     limit = MAIN_PHASE_STACK_LIMIT_WITH_NETWORK_KIB if "network" in features else USERS_MAIN_PHASE_STACK_LIMIT_KIB
     assert stack <= limit, f"{stack} KiB of stack"
@@ -229,19 +218,10 @@ COMMANDS_STACK_LIMIT_WITH_NETWORK_KIB = 160
 
 @pytest.mark.needs("cloud-config")
 def test_the_phases_running_bootcmd_and_runcmd_touch_little_stack(wisp, features, run, imds, netns, root):
-    if RUNNER is not None:
-        pytest.skip("measures the native process's stack, not an emulator's")
-    imds(aws_metadata(user_data=COMMANDS))
-    new_boot(root)
+    stacks = phase_stacks(wisp, run, imds, netns, root, COMMANDS, measured=("main", "final"))
     limit = COMMANDS_STACK_LIMIT_WITH_NETWORK_KIB if "network" in features else COMMANDS_STACK_LIMIT_KIB
-    for phase in ("boot", "early", "main", "final"):
-        if phase in ("main", "final"):
-            stack, status = stack_kib_at_exit([str(wisp), "--root", str(root), phase], netns=netns.name)
-            assert status == 0 and stack is not None, (phase, status)
-            assert stack <= limit, (phase, f"{stack} KiB of stack")
-        else:
-            result = run("--root", root, phase)
-            assert result.rc == 0, (phase, result)
+    for phase, stack in stacks.items():
+        assert stack <= limit, (phase, f"{stack} KiB of stack")
     assert (root / "bootcmd.log").read_text() == "boot\n"
     assert (root / "runcmd.log").read_text() == "run\n"
 
