@@ -3,12 +3,14 @@ and by growpart on a copy, judged by sgdisk -v and sfdisk --verify; crash points
 input; and the real kernel on loop devices."""
 
 import contextlib
+import ctypes
 import hashlib
 import os
 import re
 import shutil
 import struct
 import subprocess
+import time
 import zlib
 
 import pytest
@@ -142,6 +144,12 @@ def test_mbr_logical_partition_is_skipped(tmp_path):
 @contextlib.contextmanager
 def loop_device(image, sector_size=512):
     device = sh("losetup", "-f", "--show", "--sector-size", str(sector_size), image).stdout.strip()
+    name = os.path.basename(device)
+    if any(entry.startswith(name + "p") for entry in os.listdir(f"/sys/block/{name}")):
+        # The kernel keeps a partition added by BLKPG across the loop device's detach: a
+        # device detached while its partition was busy comes back with it, at the extent
+        # of its last user's image.
+        sh("partx", "-d", device)
     try:
         yield device
     finally:
@@ -273,6 +281,46 @@ def test_no_such_partition(tmp_path):
 
 # The real kernel: mounted filesystems on partitions of loop devices, grown online.
 
+CLONE_NEWNS, MS_REC, MS_PRIVATE = 0x20000, 0x4000, 0x40000
+LIBC = ctypes.CDLL(None, use_errno=True)
+
+
+def checked(result):
+    if result != 0:
+        raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+
+
+@contextlib.contextmanager
+def private_mounts():
+    """The test's mounts in a mount namespace of its own. Every `ip netns exec` and
+    `unshare --mount` on the machine (a fake IMDS of any test run at the same time) copies
+    the namespace it starts in, mounts included, and that copy keeps a filesystem mounted
+    after the test's umount: xfs_repair then reads a grown xfs whose primary superblock is
+    not yet written back, the partition stays busy, and the loop device keeps it after
+    `losetup -d`. Mounts made here are in no namespace another process starts in."""
+    outside = os.open("/proc/self/ns/mnt", os.O_RDONLY)
+    cwd = os.getcwd()
+    try:
+        checked(LIBC.unshare(CLONE_NEWNS))
+        checked(LIBC.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None))
+        yield
+    finally:
+        # Back outside; the namespace, and whatever a failed test left mounted in it, ends.
+        checked(LIBC.setns(outside, CLONE_NEWNS))
+        os.chdir(cwd)
+        os.close(outside)
+
+
+def unmount(mountpoint, device):
+    """umount, then the device is free: an O_EXCL open fails with EBUSY while the
+    filesystem is still mounted in any namespace."""
+    sh("umount", mountpoint)
+    try:
+        os.close(os.open(device, os.O_RDONLY | os.O_EXCL))
+    except OSError as e:
+        raise AssertionError(f"{device} is still in use after umount (mounted in another namespace?): {e}") from e
+
+
 @contextlib.contextmanager
 def mounted_partition(tmp_path, label, mkfs, size_mib=400, grown_mib=800, sector_size=512):
     image = tmp_path / "disk.img"
@@ -292,7 +340,7 @@ def mounted_partition(tmp_path, label, mkfs, size_mib=400, grown_mib=800, sector
         f.truncate(grown_mib * MIB)
     mountpoint = tmp_path / "mnt"
     mountpoint.mkdir()
-    with loop_device(image, sector_size) as device:
+    with loop_device(image, sector_size) as device, private_mounts():
         subprocess.run(["partx", "-a", device], capture_output=True)
         partition = device + "p1"
         sh("mount", partition, mountpoint)
@@ -320,12 +368,37 @@ def test_xfs_online_on_a_loop_device(tmp_path, label):
         assert after.f_blocks * after.f_frsize > 1.8 * before.f_blocks * before.f_frsize
         again = subprocess.run([str(BINARY), "grow", str(mountpoint)], capture_output=True, text=True)
         assert again.returncode == 0 and "no change" in again.stdout and "already fills" in again.stdout
-        sh("umount", mountpoint)
+        unmount(mountpoint, partition)
         sh("xfs_repair", "-n", partition)
     if label == "gpt":
         assert sgdisk_problems(image) == []
     else:
         assert "No errors detected" in sh("sfdisk", "--verify", image).stdout
+
+
+def test_a_copy_of_the_outer_mount_namespace_does_not_keep_the_filesystem(tmp_path):
+    # What a test run at the same time does while this one's xfs is mounted: `ip netns
+    # exec` copies the mount namespace it starts in. Before the tests mounted in their own
+    # namespace, that copy kept xfs mounted past the umount and xfs_repair -n failed
+    # ("would write modified primary superblock").
+    outside = os.open("/proc/self/ns/mnt", os.O_RDONLY)
+    try:
+        with mounted_partition(tmp_path, "gpt", ["mkfs.xfs", "-q", "-f"]) as (image, device, partition, mountpoint):
+            copy = subprocess.Popen(["nsenter", f"--mount=/proc/self/fd/{outside}", "unshare", "--mount", "sleep", "60"],
+                                    pass_fds=[outside])
+            try:
+                while open(f"/proc/{copy.pid}/comm").read() != "sleep\n":
+                    assert copy.poll() is None, "nsenter or unshare failed"
+                    time.sleep(0.01)
+                result = subprocess.run([str(BINARY), "grow", str(mountpoint)], capture_output=True, text=True)
+                assert result.returncode == 0 and "xfs grown from" in result.stdout, result
+                unmount(mountpoint, partition)
+                sh("xfs_repair", "-n", partition)
+            finally:
+                copy.kill()
+                copy.wait()
+    finally:
+        os.close(outside)
 
 
 def test_btrfs_online_with_4096_byte_sectors(tmp_path):
@@ -336,7 +409,7 @@ def test_btrfs_online_with_4096_byte_sectors(tmp_path):
         assert sysfs_size(partition) == 798 * MIB
         usage = sh("btrfs", "filesystem", "show", "--raw", mountpoint).stdout
         assert f"size {798 * MIB} " in usage, usage
-        sh("umount", mountpoint)
+        unmount(mountpoint, partition)
         sh("btrfs", "check", "--readonly", partition)
 
 
@@ -348,7 +421,7 @@ def test_ext4_on_a_loop_device_names_the_refusal(tmp_path):
         assert sysfs_size(partition) == 798 * MIB
         if result.returncode != 0:
             assert "EXT4_IOC_RESIZE_FS needs CAP_SYS_RESOURCE" in result.stderr, result
-        sh("umount", mountpoint)
+        unmount(mountpoint, partition)
         sh("e2fsck", "-fn", partition)
     assert sgdisk_problems(image) == []
 
@@ -356,11 +429,10 @@ def test_ext4_on_a_loop_device_names_the_refusal(tmp_path):
 def test_overlay_and_tmpfs_are_skipped(tmp_path):
     mountpoint = tmp_path / "tmp"
     mountpoint.mkdir()
-    sh("mount", "-t", "tmpfs", "tmpfs", mountpoint)
-    try:
+    with private_mounts():
+        sh("mount", "-t", "tmpfs", "tmpfs", mountpoint)
         result = subprocess.run([str(BINARY), "grow", str(mountpoint)], capture_output=True, text=True)
         assert result.returncode == 0 and "skipped" in result.stdout and "memory filesystem" in result.stdout
-    finally:
         sh("umount", mountpoint)
 
 
@@ -371,7 +443,7 @@ def test_filesystem_on_a_whole_disk(tmp_path):
         f.truncate(400 * MIB)
     mountpoint = tmp_path / "mnt"
     mountpoint.mkdir()
-    with loop_device(image) as device:
+    with loop_device(image) as device, private_mounts():
         sh("mkfs.xfs", "-q", "-f", device)
         sh("mount", device, mountpoint)
         try:
