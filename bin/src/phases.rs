@@ -12,7 +12,6 @@ use wisp_core::phases_start::{self, Unstarted};
 use wisp_core::session::Shared;
 use wisp_core::phase::{Action, Phase, Plan};
 use wisp_core::provider::Item;
-use wisp_core::seed::local::BeforeService;
 use wisp_core::text::Plain;
 use wisp_os_linux::memory::Mapping;
 use wisp_os_linux::time::monotonic_ms;
@@ -42,27 +41,19 @@ fn run_phases(ctx: &mut Context<'_>, phases: &[Phase]) -> Result<bool, Unstarted
     let metadata = take_metadata()?;
     // A local seed is read whole at once, unless only the boot phase (which needs no
     // metadata) runs.
-    match wisp_core::seed::local::before_service(cloud).filter(|_| wisp_core::phases::reads_metadata(phases)) {
-        #[cfg(any(feature = "nocloud", feature = "configdrive"))]
-        Some(BeforeService::Seed) => match crate::seed::load(ctx, cloud, metadata, Some(&var)) {
-            Ok(source) => ctx.log.line(format_args!("{}: seed {source}", Plain(cloud.name()))),
+    if wisp_core::phases::reads_metadata(phases) {
+        match crate::seed::load_local(ctx, cloud, metadata, Some(&var)) {
+            Ok(note) => note.map_or((), |note| ctx.log.line(format_args!("{note}"))),
             Err(e) => {
-                let e = phases_start::seed_unread(&mut OpenDir { dir: &var }, e).map_err(|e| msg!("{}: {e}", Plain(cloud.name())))?;
-                ctx.log.line(format_args!("{}: {e}", Plain(cloud.name())));
-            }
-        },
-        #[cfg(feature = "azure")]
-        Some(BeforeService::AzureCd) => {
-            if let Some(note) = crate::seed::load_azure_custom_data(ctx, metadata).map_err(|e| msg!("azure: {e}"))? {
-                ctx.log.line(format_args!("azure: {note}"));
+                let e = phases_start::local_unread(&mut OpenDir { dir: &var }, cloud, e)?;
+                ctx.log.line(format_args!("{e}"));
             }
         }
-        _ => {}
     }
-    let socket = crate::imds::guest_socket(ctx);
+    let mut socket = None;
     let mut session = Session {
         imds: crate::imds::session(cloud, &timeouts, ctx.config.imds_token_ttl),
-        network: crate::imds::network(&socket),
+        network: crate::imds::network(ctx, &mut socket),
         metadata,
         later_boot: false,
         shared: Shared::new(Progress::default()),

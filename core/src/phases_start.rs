@@ -10,6 +10,7 @@ use crate::completion;
 use crate::config::Cloud;
 use crate::host::directory::Directory;
 use crate::phase::{Failed, Phase};
+use crate::seed::local::{before_service, BeforeService};
 use crate::text::Plain;
 
 /// The host of a run before its first phase and of its phases' records: its log and
@@ -72,13 +73,14 @@ pub fn run<H: Starting>(host: &mut H, phases: &[Phase], disabled_by: Option<&str
     0
 }
 
-/// A local seed that could not be read: seed disks are often detached after the first
-/// boot, so a completed bootstrap goes on as with an unreachable metadata service (`Ok`:
-/// the reason, to log); before that, the run fails.
-pub fn seed_unread<T>(var: &mut impl Directory, reason: T) -> Result<T, T> {
-    match completion::is_complete(var) {
-        Ok(true) => Ok(reason),
-        _ => Err(reason),
+/// What `cloud` reads before its metadata service (`seed::local::before_service`) that
+/// could not be read: seed disks are often detached after the first boot, so a seed's
+/// failure after a completed bootstrap goes on as with an unreachable metadata service
+/// (`Ok`: the reason, to log); before that, or Azure's provisioning CD, the run fails.
+pub fn local_unread<T>(var: &mut impl Directory, cloud: Cloud, reason: T) -> Result<T, T> {
+    match before_service(cloud) == Some(BeforeService::Seed) && completion::is_complete(var) == Ok(true) {
+        true => Ok(reason),
+        false => Err(reason),
     }
 }
 
@@ -135,12 +137,19 @@ mod tests {
     #[test]
     fn an_unreadable_seed_fails_a_first_boot_and_is_only_logged_after_a_bootstrap() {
         let mut disk = MemoryHost::new();
-        assert_eq!(seed_unread(&mut disk.dir(VAR), "no seed"), Err("no seed"));
+        assert_eq!(local_unread(&mut disk.dir(VAR), Cloud::Nocloud, "no seed"), Err("no seed"));
         let mut disk = MemoryHost::new().with_file("/var/lib/cloud/.bootstrap-complete", b"");
-        assert_eq!(seed_unread(&mut disk.dir(VAR), "no seed"), Ok("no seed"));
+        assert_eq!(local_unread(&mut disk.dir(VAR), Cloud::Nocloud, "no seed"), Ok("no seed"));
+        assert_eq!(local_unread(&mut disk.dir(VAR), Cloud::Configdrive, "no seed"), Ok("no seed"));
         // A marker that cannot be read is no completed bootstrap.
         disk.fail.insert(b"/var/lib/cloud/.bootstrap-complete".to_vec(), crate::host::HostError { errno: 5 });
         let mut var = disk.dir(VAR);
-        assert_eq!(seed_unread(&mut var, "no seed"), Err("no seed"));
+        assert_eq!(local_unread(&mut var, Cloud::Nocloud, "no seed"), Err("no seed"));
+    }
+
+    #[test]
+    fn an_unreadable_azure_provisioning_cd_fails_the_run_even_after_a_bootstrap() {
+        let mut disk = MemoryHost::new().with_file("/var/lib/cloud/.bootstrap-complete", b"");
+        assert_eq!(local_unread(&mut disk.dir(VAR), Cloud::Azure, "no ovf-env.xml"), Err("no ovf-env.xml"));
     }
 }
