@@ -6,7 +6,6 @@ use wisp_core::clean::Options;
 use wisp_core::cli::GrowTarget;
 use wisp_core::host::explain::Worded;
 use wisp_core::instance::INSTANCE_ID_LIMIT;
-use wisp_core::seed::local::BeforeService;
 use wisp_core::state_files::USER_DATA;
 use wisp_core::text::ShownUnder;
 use wisp_core::{imds_keys, status};
@@ -29,17 +28,10 @@ pub fn imds(ctx: &mut Context<'_>, keys: &[&[u8]]) -> Result<(), i32> {
     let (cloud, _) = crate::cloud::resolve_read_only(ctx).map_err(|e| failed(e, EXIT_USAGE))?;
     let timeouts = ctx.timeouts;
     let mut imds = crate::imds::session(cloud, &timeouts, ctx.config.imds_token_ttl);
-    let socket = crate::imds::guest_socket(ctx);
-    let mut network = crate::imds::network(&socket);
+    let mut socket = None;
+    let mut network = crate::imds::network(ctx, &mut socket);
     let metadata = take_metadata().map_err(|e| failed(e, EXIT_FAILED))?;
-    let loaded: Result<(), Message> = match wisp_core::seed::local::before_service(cloud) {
-        #[cfg(any(feature = "nocloud", feature = "configdrive"))]
-        Some(BeforeService::Seed) => crate::seed::load(ctx, cloud, metadata, None).map(drop),
-        #[cfg(feature = "azure")]
-        Some(BeforeService::AzureCd) => crate::seed::load_azure_custom_data(ctx, metadata).map(drop),
-        _ => Ok(()),
-    };
-    loaded.map_err(|e| failed(msg!("{}: {e}", wisp_core::text::Plain(cloud.name())), EXIT_FAILED))?;
+    crate::seed::load_local(ctx, cloud, metadata, None).map_err(|e| failed(e, EXIT_FAILED))?;
     imds.fetch(&mut network, metadata, &imds_keys::items(keys)).map_err(|e| failed(ImdsError(e), EXIT_FAILED))?;
     let mut raw = [0u8; USERDATA_RESPONSE];
     let printed = imds_keys::print(keys, metadata, &mut raw, &mut |path, buf| imds.get_path(&mut network, path, buf).map_err(ImdsError), &mut output::print_raw);

@@ -43,19 +43,15 @@ pub fn session(cloud: Cloud, timeouts: &Timeouts, token_ttl: u32) -> imds::Imds<
     imds::Imds::new(cloud, provider::service::<{ crate::features::FEATURES.bits() }>(cloud), timeouts, token_ttl)
 }
 
-/// Where Incus's guest API socket is, when the instance has one.
+/// The network the metadata service is reached over: with Incus's guest API socket, kept
+/// in `socket`, when the instance has one.
 #[inline(always)]
-pub fn guest_socket(_ctx: &Context<'_>) -> Option<NulTerminated> {
+pub fn network<'s>(_ctx: &Context<'_>, _socket: &'s mut Option<NulTerminated>) -> Network<'s> {
     #[cfg(feature = "incus")]
-    return _ctx.guest_socket();
-    #[cfg(not(feature = "incus"))]
-    None
-}
-
-/// The network, with the guest API's socket when there is one.
-pub fn network(_socket: &Option<NulTerminated>) -> Network<'_> {
-    #[cfg(feature = "incus")]
-    return Network { guest_socket: _socket.as_ref().map(NulTerminated::as_cstr) };
+    {
+        *_socket = _ctx.guest_socket();
+        return Network { guest_socket: _socket.as_ref().map(NulTerminated::as_cstr) };
+    }
     #[cfg(not(feature = "incus"))]
     Network::default()
 }

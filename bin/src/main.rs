@@ -42,7 +42,6 @@ mod phases;
 #[cfg(feature = "cloud-config")]
 mod cloud_config;
 mod session;
-#[cfg(any(feature = "nocloud", feature = "configdrive", feature = "azure"))]
 mod seed;
 mod userdata;
 

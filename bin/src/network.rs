@@ -3,7 +3,6 @@
 
 use wisp_core::net::{ephemeral, rtnl::Rtnl};
 use wisp_core::seed::local::{before_service, BeforeService};
-use wisp_core::text::Plain;
 
 use crate::context::Context;
 use crate::host::{dhcp::DhcpOn, host_error, netlink::RouteSocket, system::System, Network, OpenDir};
@@ -16,8 +15,8 @@ pub fn set_ephemeral_network(ctx: &mut Context<'_>, metadata: &mut crate::imds::
     // `wisp boot` alone has not read the seed yet: its network-config is needed now.
     #[cfg(any(feature = "nocloud", feature = "configdrive"))]
     if local_seed && metadata.get(wisp_core::provider::Item::InstanceId).is_none() {
-        if let Err(e) = crate::seed::load(ctx, cloud, metadata, Some(&var)) {
-            ctx.log.line(format_args!("{}: {e}: using the saved network-config, if any", Plain(cloud.name())));
+        if let Err(e) = crate::seed::load_local(ctx, cloud, metadata, Some(&var)) {
+            ctx.log.line(format_args!("{e}: using the saved network-config, if any"));
         }
     }
     let instance = ephemeral::Instance { cloud: cloud.name(), local_seed, dhcp_ms: ctx.config.dhcp_ms as u64 };

@@ -8,11 +8,10 @@ use wisp_core::host::phases::Phases;
 use wisp_core::host::HostError;
 use wisp_core::instance::Progress;
 use wisp_core::phases::Unplanned;
-use wisp_core::phases_start;
+use wisp_core::phases_start::{self, Unstarted};
 use wisp_core::session::Shared;
 use wisp_core::phase::{Action, Phase, Plan};
 use wisp_core::provider::Item;
-use wisp_core::seed::local::BeforeService;
 use wisp_core::text::Plain;
 use wisp_os_linux::memory::Mapping;
 use wisp_os_linux::time::monotonic_ms;
@@ -24,7 +23,6 @@ use crate::features::FEATURES;
 use crate::imds::{take_metadata, ImdsError};
 use crate::output::{Message, Shown};
 use crate::session::Session;
-use crate::{EXIT_FAILED, EXIT_USAGE};
 
 /// Runs `phases` in order; returns the exit status.
 pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
@@ -34,53 +32,34 @@ pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
 }
 
 /// Sets the run up (the plans, the cloud, TINY_CLOUD_VAR, a local seed) and runs its
-/// phases; the exit status. A failure to set up is the first phase's (`unstarted`).
-fn run_phases(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
-    macro_rules! or_unstarted {
-        ($result:expr, $exit:expr) => {
-            match $result {
-                Ok(value) => value,
-                Err(e) => return phases_start::unstarted(ctx, phases, e, $exit),
-            }
-        };
-    }
-    let plans = or_unstarted!(wisp_core::phases::plans(phases, |phase| plan(ctx, phase)), EXIT_USAGE);
-    let cloud = or_unstarted!(crate::cloud::resolve(ctx), EXIT_USAGE);
-    let var = or_unstarted!(ctx.var_dir(), EXIT_FAILED);
+/// phases: whether one failed.
+fn run_phases(ctx: &mut Context<'_>, phases: &[Phase]) -> Result<bool, Unstarted<Message>> {
+    let plans = wisp_core::phases::plans(phases, |phase| plan(ctx, phase)).map_err(Unstarted::refused)?;
+    let cloud = crate::cloud::resolve(ctx).map_err(Unstarted::refused)?;
+    let var = ctx.var_dir()?;
     let timeouts = ctx.timeouts;
-    let metadata = or_unstarted!(take_metadata(), EXIT_FAILED);
+    let metadata = take_metadata()?;
     // A local seed is read whole at once, unless only the boot phase (which needs no
     // metadata) runs.
-    match wisp_core::seed::local::before_service(cloud).filter(|_| wisp_core::phases::reads_metadata(phases)) {
-        #[cfg(any(feature = "nocloud", feature = "configdrive"))]
-        Some(BeforeService::Seed) => match crate::seed::load(ctx, cloud, metadata, Some(&var)) {
-            Ok(source) => ctx.log.line(format_args!("{}: seed {source}", Plain(cloud.name()))),
-            Err(e) => match phases_start::seed_unread(&mut OpenDir { dir: &var }, e) {
-                Ok(e) => ctx.log.line(format_args!("{}: {e}", Plain(cloud.name()))),
-                Err(e) => return phases_start::unstarted(ctx, phases, msg!("{}: {e}", Plain(cloud.name())), EXIT_FAILED),
-            },
-        },
-        #[cfg(feature = "azure")]
-        Some(BeforeService::AzureCd) => {
-            if let Some(note) = or_unstarted!(crate::seed::load_azure_custom_data(ctx, metadata).map_err(|e| msg!("azure: {e}")), EXIT_FAILED) {
-                ctx.log.line(format_args!("azure: {note}"));
+    if wisp_core::phases::reads_metadata(phases) {
+        match crate::seed::load_local(ctx, cloud, metadata, Some(&var)) {
+            Ok(note) => note.map_or((), |note| ctx.log.line(format_args!("{note}"))),
+            Err(e) => {
+                let e = phases_start::local_unread(&mut OpenDir { dir: &var }, cloud, e)?;
+                ctx.log.line(format_args!("{e}"));
             }
         }
-        _ => {}
     }
-    let socket = crate::imds::guest_socket(ctx);
+    let mut socket = None;
     let mut session = Session {
         imds: crate::imds::session(cloud, &timeouts, ctx.config.imds_token_ttl),
-        network: crate::imds::network(&socket),
+        network: crate::imds::network(ctx, &mut socket),
         metadata,
         later_boot: false,
         shared: Shared::new(Progress::default()),
     };
     let host = &mut PhaseHost { ctx, session: &mut session, var: OpenDir { dir: &var } };
-    match wisp_core::phases::run(host, phases, &plans, cloud) {
-        true => EXIT_FAILED,
-        false => 0,
-    }
+    Ok(wisp_core::phases::run(host, phases, &plans, cloud))
 }
 
 /// The actions `phase` runs by the configuration and this build's features.

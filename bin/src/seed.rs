@@ -2,30 +2,45 @@
 //! seed wins and what is read from it is core's (`seed::local`), where the seed is and how
 //! its files are read too (`seed::sources`); the system calls are `host::seed_sources`'.
 
-#[cfg(any(feature = "nocloud", feature = "configdrive"))]
 use wisp_core::config::Cloud;
-use wisp_core::seed::local;
+use wisp_core::seed::local::{self, BeforeService};
+#[cfg(any(feature = "nocloud", feature = "configdrive", feature = "azure"))]
 use wisp_core::seed::sources::Sources;
-#[cfg(any(feature = "nocloud", feature = "configdrive"))]
+use wisp_core::text::Plain;
 use wisp_os_linux::fs::Dir;
 
 use crate::context::Context;
+#[cfg(any(feature = "nocloud", feature = "configdrive"))]
 use crate::host::OpenDir;
+#[cfg(any(feature = "nocloud", feature = "configdrive", feature = "azure"))]
 use crate::host::seed_sources::Seeds;
 use crate::imds::Metadata;
 use crate::output::Message;
 
-/// Azure's provisioning CD (`seed::local::load_azure_ovf`).
-#[cfg(feature = "azure")]
-pub fn load_azure_custom_data<'c>(ctx: &'c Context<'c>, metadata: &mut Metadata) -> Result<Option<Message>, Message> {
-    // Mapped, not on the stack, whose probes would touch all of it at every call.
-    let mut room = crate::memory::map(local::OVF_LIMIT, "ovf-env.xml")?;
-    local::load_azure_ovf(&mut Sources(Seeds { ctx, keep: None }), metadata, room.as_mut_slice())
+/// Fills `metadata` from what `cloud` reads before its metadata service (`local::
+/// before_service`), keeping a seed's meta-data, vendor-data and network configuration
+/// in `keep` when given: the line to log (`None`: nothing to read, or nothing to say), or
+/// why it could not be read; each as `cloud: ...`.
+#[cfg(any(feature = "nocloud", feature = "configdrive", feature = "azure"))]
+pub fn load_local<'c>(ctx: &'c Context<'c>, cloud: Cloud, metadata: &mut Metadata, _keep: Option<&'c Dir>) -> Result<Option<Message>, Message> {
+    let name = Plain(cloud.name());
+    let loaded: Result<Option<Message>, Message> = match local::before_service(cloud) {
+        #[cfg(any(feature = "nocloud", feature = "configdrive"))]
+        Some(BeforeService::Seed) => local::load(&mut Sources(Seeds { ctx, keep: _keep }), &mut OpenDir::root(ctx), cloud, metadata, _keep.is_some()).map(|source| Some(msg!("{name}: seed {source}"))),
+        #[cfg(feature = "azure")]
+        Some(BeforeService::AzureCd) => {
+            // Mapped, not on the stack, whose probes would touch all of it at every call.
+            let mut room = crate::memory::map(local::OVF_LIMIT, "ovf-env.xml")?;
+            local::load_azure_ovf(&mut Sources(Seeds { ctx, keep: None }), metadata, room.as_mut_slice()).map(|note| note.map(|note| msg!("{name}: {note}")))
+        }
+        _ => Ok(None),
+    };
+    loaded.map_err(|e| msg!("{name}: {e}"))
 }
 
-/// Fills `metadata` from the seed of `cloud`, keeping its meta-data, vendor-data and
-/// network configuration in `keep` when given; returns where the seed was found.
-#[cfg(any(feature = "nocloud", feature = "configdrive"))]
-pub fn load<'c>(ctx: &'c Context<'c>, cloud: Cloud, metadata: &mut Metadata, keep: Option<&'c Dir>) -> Result<Message, Message> {
-    local::load(&mut Sources(Seeds { ctx, keep }), &mut OpenDir::root(ctx), cloud, metadata, keep.is_some())
+/// A build without local datasources reads none.
+#[cfg(not(any(feature = "nocloud", feature = "configdrive", feature = "azure")))]
+#[inline(always)]
+pub fn load_local(_: &Context<'_>, _: Cloud, _: &mut Metadata, _: Option<&Dir>) -> Result<Option<Message>, Message> {
+    Ok(None)
 }

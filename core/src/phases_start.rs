@@ -5,10 +5,12 @@
 
 use core::fmt;
 
+use crate::cli::{EXIT_FAILED, EXIT_USAGE};
 use crate::completion;
 use crate::config::Cloud;
 use crate::host::directory::Directory;
 use crate::phase::{Failed, Phase};
+use crate::seed::local::{before_service, BeforeService};
 use crate::text::Plain;
 
 /// The host of a run before its first phase and of its phases' records: its log and
@@ -26,10 +28,42 @@ pub trait Starting {
     fn stage_finished(&mut self, phase: Phase, cloud: Option<Cloud>, failure: Option<&Self::Text>);
 }
 
-/// Runs `phases` by `run_phases` (the exit status), unless `disabled_by` names the file
-/// that disables wisp.
-pub fn run<H: Starting>(host: &mut H, phases: &[Phase], disabled_by: Option<&str>, run_phases: impl FnOnce(&mut H) -> i32) -> i32 {
-    let Some(file) = disabled_by else { return run_phases(host) };
+/// Why a run stopped before its first phase started, and its exit status: `EXIT_USAGE`
+/// when the configuration refused the run (`refused`), else `EXIT_FAILED` (`?` on the
+/// host's reason).
+pub struct Unstarted<T> {
+    reason: T,
+    exit: i32,
+}
+
+impl<T> Unstarted<T> {
+    /// The configuration refused the run: its plans, its cloud.
+    pub fn refused(reason: T) -> Unstarted<T> {
+        Unstarted { reason, exit: EXIT_USAGE }
+    }
+}
+
+impl<T> From<T> for Unstarted<T> {
+    fn from(reason: T) -> Unstarted<T> {
+        Unstarted { reason, exit: EXIT_FAILED }
+    }
+}
+
+/// Runs `phases` by `run_phases` (whether a phase failed), unless `disabled_by` names the
+/// file that disables wisp; the exit status. A run that stopped before its first phase is
+/// logged, and counted as the first phase's failure so that `cloud-init status --wait`
+/// ends.
+pub fn run<H: Starting>(host: &mut H, phases: &[Phase], disabled_by: Option<&str>, run_phases: impl FnOnce(&mut H) -> Result<bool, Unstarted<H::Text>>) -> i32 {
+    let Some(file) = disabled_by else {
+        return match run_phases(host) {
+            Ok(failed) => failed as i32 * EXIT_FAILED,
+            Err(Unstarted { reason, exit }) => {
+                host.log(format_args!("{reason}"));
+                host.stage_finished(phases[0], None, Some(&reason));
+                exit
+            }
+        };
+    };
     host.log(format_args!("disabled by {}: nothing to do", Plain(file)));
     // Each phase is done at once, so `cloud-init status --wait` has nothing to wait for.
     for &phase in phases {
@@ -39,22 +73,14 @@ pub fn run<H: Starting>(host: &mut H, phases: &[Phase], disabled_by: Option<&str
     0
 }
 
-/// A run that stopped before its first phase started, by `reason`: logged, and counted as
-/// the first phase's failure so that `cloud-init status --wait` ends. Returns `exit`, the
-/// exit status (`EXIT_USAGE` when the configuration refused the run, else `EXIT_FAILED`).
-pub fn unstarted<H: Starting>(host: &mut H, phases: &[Phase], reason: H::Text, exit: i32) -> i32 {
-    host.log(format_args!("{reason}"));
-    host.stage_finished(phases[0], None, Some(&reason));
-    exit
-}
-
-/// A local seed that could not be read: seed disks are often detached after the first
-/// boot, so a completed bootstrap goes on as with an unreachable metadata service (`Ok`:
-/// the reason, to log); before that, the run fails.
-pub fn seed_unread<T>(var: &mut impl Directory, reason: T) -> Result<T, T> {
-    match completion::is_complete(var) {
-        Ok(true) => Ok(reason),
-        _ => Err(reason),
+/// What `cloud` reads before its metadata service (`seed::local::before_service`) that
+/// could not be read: seed disks are often detached after the first boot, so a seed's
+/// failure after a completed bootstrap goes on as with an unreachable metadata service
+/// (`Ok`: the reason, to log); before that, or Azure's provisioning CD, the run fails.
+pub fn local_unread<T>(var: &mut impl Directory, cloud: Cloud, reason: T) -> Result<T, T> {
+    match before_service(cloud) == Some(BeforeService::Seed) && completion::is_complete(var) == Ok(true) {
+        true => Ok(reason),
+        false => Err(reason),
     }
 }
 
@@ -64,7 +90,6 @@ mod tests {
     use std::vec::Vec;
 
     use super::*;
-    use crate::cli::{EXIT_FAILED, EXIT_USAGE};
     use crate::host::memory::{MemoryHost, MemoryPhases};
 
     const VAR: &str = "/var/lib/cloud";
@@ -86,7 +111,7 @@ mod tests {
     fn a_failure_before_the_first_phase_is_logged_and_counts_as_its_failure() {
         let mut disk = MemoryHost::new();
         let mut host = MemoryPhases::new(disk.dir(VAR));
-        let exit = run(&mut host, &[Phase::Main, Phase::Final], None, |host| unstarted(host, &[Phase::Main, Phase::Final], "no metadata".into(), EXIT_FAILED));
+        let exit = run(&mut host, &[Phase::Main, Phase::Final], None, |_| Err(String::from("no metadata"))?);
         assert_eq!(exit, EXIT_FAILED);
         assert_eq!(said(&host), ["no metadata", "finished main: Some(\"no metadata\")"]);
     }
@@ -95,7 +120,8 @@ mod tests {
     fn a_refused_configuration_is_a_usage_error_of_the_first_phase() {
         let mut disk = MemoryHost::new();
         let mut host = MemoryPhases::new(disk.dir(VAR));
-        assert_eq!(unstarted(&mut host, &Phase::ALL, "wisp.conf: CLOUD: unknown".into(), EXIT_USAGE), EXIT_USAGE);
+        let exit = run(&mut host, &Phase::ALL, None, |_| Err(Unstarted::refused("wisp.conf: CLOUD: unknown".into())));
+        assert_eq!(exit, EXIT_USAGE);
         assert_eq!(said(&host), ["wisp.conf: CLOUD: unknown", "finished boot: Some(\"wisp.conf: CLOUD: unknown\")"]);
     }
 
@@ -103,20 +129,27 @@ mod tests {
     fn a_run_that_is_not_disabled_ends_as_its_phases_did_and_records_nothing_itself() {
         let mut disk = MemoryHost::new();
         let mut host = MemoryPhases::new(disk.dir(VAR));
-        assert_eq!(run(&mut host, &[Phase::Main], None, |_| EXIT_FAILED), EXIT_FAILED);
-        assert_eq!(run(&mut host, &[Phase::Main], None, |_| 0), 0);
+        assert_eq!(run(&mut host, &[Phase::Main], None, |_| Ok(true)), EXIT_FAILED);
+        assert_eq!(run(&mut host, &[Phase::Main], None, |_| Ok(false)), 0);
         assert!(host.said.is_empty());
     }
 
     #[test]
     fn an_unreadable_seed_fails_a_first_boot_and_is_only_logged_after_a_bootstrap() {
         let mut disk = MemoryHost::new();
-        assert_eq!(seed_unread(&mut disk.dir(VAR), "no seed"), Err("no seed"));
+        assert_eq!(local_unread(&mut disk.dir(VAR), Cloud::Nocloud, "no seed"), Err("no seed"));
         let mut disk = MemoryHost::new().with_file("/var/lib/cloud/.bootstrap-complete", b"");
-        assert_eq!(seed_unread(&mut disk.dir(VAR), "no seed"), Ok("no seed"));
+        assert_eq!(local_unread(&mut disk.dir(VAR), Cloud::Nocloud, "no seed"), Ok("no seed"));
+        assert_eq!(local_unread(&mut disk.dir(VAR), Cloud::Configdrive, "no seed"), Ok("no seed"));
         // A marker that cannot be read is no completed bootstrap.
         disk.fail.insert(b"/var/lib/cloud/.bootstrap-complete".to_vec(), crate::host::HostError { errno: 5 });
         let mut var = disk.dir(VAR);
-        assert_eq!(seed_unread(&mut var, "no seed"), Err("no seed"));
+        assert_eq!(local_unread(&mut var, Cloud::Nocloud, "no seed"), Err("no seed"));
+    }
+
+    #[test]
+    fn an_unreadable_azure_provisioning_cd_fails_the_run_even_after_a_bootstrap() {
+        let mut disk = MemoryHost::new().with_file("/var/lib/cloud/.bootstrap-complete", b"");
+        assert_eq!(local_unread(&mut disk.dir(VAR), Cloud::Azure, "no ovf-env.xml"), Err("no ovf-env.xml"));
     }
 }
