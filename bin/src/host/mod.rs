@@ -21,17 +21,11 @@ pub mod http;
 pub mod netlink;
 pub mod scripts;
 pub mod system;
-pub mod userdata;
 #[cfg(any(feature = "nocloud", feature = "configdrive", feature = "azure"))]
 pub mod seed_sources;
-// config: cloud-config's system keys
+// config: cloud-config's write_files and mounts
 #[cfg(feature = "cloud-config")]
 mod chosen_files;
-mod links;
-#[cfg(feature = "cloud-config")]
-mod mounts;
-#[cfg(feature = "cloud-config")]
-mod power;
 
 pub use files::OpenDir;
 pub use http::Network;

@@ -5,12 +5,16 @@
 
 use core::ffi::CStr;
 
+#[cfg(feature = "cloud-config")]
+use wisp_core::cloud_config::PowerMode;
 use wisp_core::host::HostError;
 use wisp_core::script_exit::Ended;
 use wisp_core::state_files::USER_DATA_LOG;
 use wisp_core::userdata_scripts::{self, Places};
 use wisp_os_linux::fs::{Dir, Resolve};
 use wisp_os_linux::process::ExitStatus;
+#[cfg(feature = "cloud-config")]
+use wisp_os_linux::system::PowerAction;
 use wisp_os_linux::AsFd;
 
 use super::OpenDir;
@@ -83,7 +87,8 @@ pub fn run_boothooks(ctx: &Context<'_>, var: &Dir, userdata: Result<Option<&User
 }
 
 /// The image's programs and power_state's condition as cloud-config runs them: their
-/// output in user-data.log, a failed exit recorded and said as scripts' are.
+/// output in user-data.log, a failed exit recorded and said as scripts' are; and the
+/// power: sync(2), a sleep, reboot(2).
 #[cfg(feature = "cloud-config")]
 impl wisp_core::host::commands::Commands for System<'_> {
     fn run_logged(&mut self, program: &CStr, args: &[&CStr], what: &str) -> Result<(), Message> {
@@ -95,5 +100,22 @@ impl wisp_core::host::commands::Commands for System<'_> {
     fn run_script(&mut self, name: &[u8], script: &[u8]) -> Result<bool, Message> {
         let var_dir = self.ctx.config.var_dir.as_bytes();
         Ok(userdata_scripts::run_saved_shell(self, var_dir, name, script, None)? == Ended::Exited(0))
+    }
+
+    fn sync_all(&mut self) {
+        wisp_os_linux::fs::sync_all();
+    }
+
+    fn sleep_ms(&mut self, ms: u32) {
+        wisp_os_linux::time::sleep_ms(ms);
+    }
+
+    fn reboot(&mut self, mode: PowerMode) -> HostError {
+        let action = match mode {
+            PowerMode::Poweroff => PowerAction::PowerOff,
+            PowerMode::Reboot => PowerAction::Restart,
+            PowerMode::Halt => PowerAction::Halt,
+        };
+        host_error(wisp_os_linux::system::reboot(action).err().unwrap_or(wisp_os_linux::Errno::INVAL))
     }
 }

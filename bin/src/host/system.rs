@@ -1,9 +1,12 @@
-//! The host the rules of accounts, passwords, keys and host names run against: the
-//! root's files (`Linux`) with a batch of replacements, the run's messages and log,
-//! randomness, the kernel's host name and the image's programs. Each method is the
-//! calls it names; every decision is core's.
+//! The host the rules of accounts, passwords, keys, host names and user-data's decoding
+//! run against: the root's files with a batch of replacements, its symlinks, the run's
+//! messages and log, room, randomness, the kernel's host name, the image's programs and
+//! an `#include` URL's GET. Each method is the calls it names; every decision is core's.
 
+use wisp_core::host::files::Kind;
 use wisp_core::host::HostError;
+use wisp_core::http::Url;
+use wisp_core::retry::Timeouts;
 use wisp_os_linux::OwnedFd;
 
 use super::files::OpenDir;
@@ -98,6 +101,16 @@ impl wisp_core::host::room::Room for System<'_> {
     fn room(&mut self, len: usize, what: &str) -> Result<Self::Buffer, Message> {
         crate::memory::map(len, what)
     }
+
+    fn keep(&mut self, len: usize, what: &str) -> Result<&'static mut [u8], Message> {
+        crate::memory::reserve(len, what)
+    }
+}
+
+impl wisp_core::host::fetch::Fetch for System<'_> {
+    fn get(&mut self, url: &Url<'_>, out: &mut [u8], timeouts: &Timeouts) -> Result<Option<usize>, Message> {
+        super::http::get(url.address, url.port, url.host, url.path, out, timeouts)
+    }
 }
 
 impl wisp_core::host::random::Random for System<'_> {
@@ -106,7 +119,24 @@ impl wisp_core::host::random::Random for System<'_> {
     }
 }
 
-impl wisp_core::host::symlinks::Symlinks for System<'_> {
+/// stat(2) with symlinks followed inside the root, readlinkat(2), a symlink replaced by
+/// rename(2), symlinkat(2).
+impl wisp_core::host::links::Links for System<'_> {
+    fn followed(&mut self, path: &[u8]) -> Option<Kind> {
+        let meta = self.ctx.stat_followed(path)?;
+        Some(if meta.is_file() { Kind::File } else if meta.is_dir() { Kind::Directory } else { Kind::Other })
+    }
+
+    fn read_link(&mut self, path: &[u8], buf: &mut [u8]) -> Result<Option<usize>, HostError> {
+        let (dir, name) = self.files.parent(path)?;
+        Ok(dir.read_link(name, buf).map_err(host_error)?.map(<[u8]>::len))
+    }
+
+    fn replace_symlink(&mut self, target: &[u8], path: &[u8]) -> Result<(), HostError> {
+        let (dir, name) = self.files.parent(path)?;
+        dir.replace_symlink(target, name).map_err(host_error)
+    }
+
     fn create_symlink(&mut self, target: &[u8], path: &[u8]) -> Result<bool, HostError> {
         let (dir, name) = self.files.parent(path)?;
         dir.create_symlink(target, name).map_err(host_error)

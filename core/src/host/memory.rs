@@ -394,6 +394,14 @@ impl super::room::Room for MemorySystem {
             false => Ok(std::vec![0; len]),
         }
     }
+
+    fn keep(&mut self, len: usize, what: &str) -> Result<&'static mut [u8], std::string::String> {
+        match self.no_room {
+            true => Err(std::format!("cannot reserve {len} bytes for {what}")),
+            // Bounded by the decoder's budget, as the real host's mapping is.
+            false => Ok(std::vec![0; len.min(1 << 20)].leak()),
+        }
+    }
 }
 
 impl super::messages::Messages for MemorySystem {
@@ -444,18 +452,6 @@ impl From<crate::net::rtnl::RtnlError> for std::string::String {
 impl From<crate::cloud_config::ConfigError> for std::string::String {
     fn from(e: crate::cloud_config::ConfigError) -> std::string::String {
         std::format!("{e}")
-    }
-}
-
-impl super::symlinks::Symlinks for MemorySystem {
-    fn create_symlink(&mut self, target: &[u8], path: &[u8]) -> Result<bool, HostError> {
-        self.host.call("create_symlink", path)?;
-        if self.host.files.contains_key(path) {
-            return Ok(false);
-        }
-        let meta = Metadata { kind: Kind::Symlink, mode: 0o777, uid: 0, gid: 0, len: target.len() as u64 };
-        self.host.files.insert(path.to_vec(), Entry { contents: target.to_vec(), meta });
-        Ok(true)
     }
 }
 
@@ -1019,13 +1015,15 @@ impl super::messages::Messages for MemoryDecoding {
     }
 }
 
-impl super::keep::Keep for MemoryDecoding {
+impl super::room::Room for MemoryDecoding {
+    type Buffer = Vec<u8>;
+
+    fn room(&mut self, len: usize, what: &str) -> Result<Vec<u8>, std::string::String> {
+        self.system.room(len, what)
+    }
+
     fn keep(&mut self, len: usize, what: &str) -> Result<&'static mut [u8], std::string::String> {
-        match self.system.no_room {
-            true => Err(std::format!("cannot reserve {len} bytes for {what}")),
-            // Bounded by the decoder's budget, as the real host's mapping is.
-            false => Ok(std::vec![0; len.min(1 << 20)].leak()),
-        }
+        self.system.keep(len, what)
     }
 }
 
@@ -1415,6 +1413,10 @@ impl super::room::Room for MemoryDevices {
     fn room(&mut self, len: usize, what: &str) -> Result<Vec<u8>, String> {
         self.system.room(len, what)
     }
+
+    fn keep(&mut self, len: usize, what: &str) -> Result<&'static mut [u8], String> {
+        self.system.keep(len, what)
+    }
 }
 
 impl super::messages::Messages for MemoryDevices {
@@ -1482,6 +1484,16 @@ impl super::links::Links for MemorySystem {
         self.host.files.insert(path.to_vec(), Entry { contents: target.to_vec(), meta });
         Ok(())
     }
+
+    fn create_symlink(&mut self, target: &[u8], path: &[u8]) -> Result<bool, HostError> {
+        self.host.call("create_symlink", path)?;
+        if self.host.files.contains_key(path) {
+            return Ok(false);
+        }
+        let meta = Metadata { kind: Kind::Symlink, mode: 0o777, uid: 0, gid: 0, len: target.len() as u64 };
+        self.host.files.insert(path.to_vec(), Entry { contents: target.to_vec(), meta });
+        Ok(true)
+    }
 }
 
 impl super::commands::Commands for MemorySystem {
@@ -1501,6 +1513,19 @@ impl super::commands::Commands for MemorySystem {
             Ok(exited_0) => Ok(exited_0),
             Err(_) => Err(std::format!("cannot run {}", name.to_string_lossy())),
         }
+    }
+
+    fn sync_all(&mut self) {
+        self.runs.push("sync".into());
+    }
+
+    fn sleep_ms(&mut self, ms: u32) {
+        self.runs.push(std::format!("sleep {ms}"));
+    }
+
+    fn reboot(&mut self, mode: crate::cloud_config::PowerMode) -> HostError {
+        self.runs.push(std::format!("reboot(2) {mode:?}"));
+        HostError { errno: 1 }
     }
 }
 
@@ -1522,21 +1547,6 @@ impl super::mounts::Mounts for MemorySystem {
         let next = self.host.filesystems.len() as u64 + 100;
         self.host.filesystems.insert(point.clone(), next);
         Ok(())
-    }
-}
-
-impl super::power::Power for MemorySystem {
-    fn sync_all(&mut self) {
-        self.runs.push("sync".into());
-    }
-
-    fn sleep_ms(&mut self, ms: u32) {
-        self.runs.push(std::format!("sleep {ms}"));
-    }
-
-    fn reboot(&mut self, mode: crate::cloud_config::PowerMode) -> HostError {
-        self.runs.push(std::format!("reboot(2) {mode:?}"));
-        HostError { errno: 1 }
     }
 }
 

@@ -32,11 +32,8 @@ pub mod random;
 pub mod room;
 // user-data's scripts, its decoding's room and includes
 pub mod scripts;
-pub mod keep;
 pub mod fetch;
 pub mod uts;
-// ntp: a service enabled in a runlevel
-pub mod symlinks;
 // local clouds' seeds
 pub mod seed_media;
 pub mod seed_sources;
@@ -53,7 +50,6 @@ pub mod chosen_files;
 pub mod commands;
 pub mod links;
 pub mod mounts;
-pub mod power;
 // actions: TINY_CLOUD_VAR's saved copies of user-data and metadata
 pub mod saved_copies;
 #[cfg(test)]
