@@ -100,17 +100,6 @@ impl Files for OpenDir<'_> {
     }
 }
 
-impl wisp_core::host::filesystems::Filesystems for OpenDir<'_> {
-    fn filesystem_of(&mut self, path: &[u8]) -> Result<Option<u64>, HostError> {
-        let Ok(dir) = self.open(path) else { return Ok(None) };
-        dir.filesystem().map(Some).map_err(host_error)
-    }
-
-    fn sync_filesystem(&mut self, path: &[u8]) -> Result<(), HostError> {
-        self.open(path)?.sync_filesystem().map_err(host_error)
-    }
-}
-
 impl wisp_core::host::tree::Tree for OpenDir<'_> {
     fn is_directory(&mut self, path: &[u8]) -> bool {
         self.open(path).is_ok()
@@ -119,6 +108,15 @@ impl wisp_core::host::tree::Tree for OpenDir<'_> {
     fn remove_dir(&mut self, path: &[u8]) -> Result<bool, HostError> {
         let (dir, name) = self.parent(path)?;
         dir.remove_dir(name).map_err(host_error)
+    }
+
+    fn filesystem_of(&mut self, path: &[u8]) -> Result<Option<u64>, HostError> {
+        let Ok(dir) = self.open(path) else { return Ok(None) };
+        dir.filesystem().map(Some).map_err(host_error)
+    }
+
+    fn sync_filesystem(&mut self, path: &[u8]) -> Result<(), HostError> {
+        self.open(path)?.sync_filesystem().map_err(host_error)
     }
 }
 

@@ -147,7 +147,21 @@ mod tests {
     }
 }
 
-impl super::filesystems::Filesystems for MemoryHost {
+impl super::tree::Tree for MemoryHost {
+    fn is_directory(&mut self, path: &[u8]) -> bool {
+        self.files.get(path).is_some_and(|e| e.meta.kind == Kind::Directory)
+    }
+
+    fn remove_dir(&mut self, path: &[u8]) -> Result<bool, HostError> {
+        self.call("remove_dir", path)?;
+        let mut prefix = path.to_vec();
+        prefix.push(b'/');
+        if self.files.keys().any(|p| p.starts_with(&prefix)) {
+            return Err(HostError { errno: 39 });
+        }
+        Ok(self.files.remove(path).is_some())
+    }
+
     fn filesystem_of(&mut self, path: &[u8]) -> Result<Option<u64>, HostError> {
         match self.files.get(path) {
             Some(e) if e.meta.kind == Kind::Directory => {}
@@ -193,7 +207,13 @@ impl Files for Shared<'_> {
     }
 }
 
-impl super::filesystems::Filesystems for Shared<'_> {
+impl super::tree::Tree for Shared<'_> {
+    fn is_directory(&mut self, path: &[u8]) -> bool {
+        self.0.borrow_mut().is_directory(path)
+    }
+    fn remove_dir(&mut self, path: &[u8]) -> Result<bool, HostError> {
+        self.0.borrow_mut().remove_dir(path)
+    }
     fn filesystem_of(&mut self, path: &[u8]) -> Result<Option<u64>, HostError> {
         self.0.borrow_mut().filesystem_of(path)
     }
@@ -1034,34 +1054,6 @@ impl super::fetch::Fetch for MemoryDecoding {
         let room = out.len();
         out.get_mut(..body.len()).ok_or_else(|| std::format!("http://{}{}: larger than {room} bytes", url.host, url.path))?.copy_from_slice(body);
         Ok(Some(body.len()))
-    }
-}
-
-// `wisp clean` (context): directories as wholes.
-
-impl super::tree::Tree for MemoryHost {
-    fn is_directory(&mut self, path: &[u8]) -> bool {
-        self.files.get(path).is_some_and(|e| e.meta.kind == Kind::Directory)
-    }
-
-    fn remove_dir(&mut self, path: &[u8]) -> Result<bool, HostError> {
-        self.call("remove_dir", path)?;
-        let mut prefix = path.to_vec();
-        prefix.push(b'/');
-        if self.files.keys().any(|p| p.starts_with(&prefix)) {
-            return Err(HostError { errno: 39 });
-        }
-        Ok(self.files.remove(path).is_some())
-    }
-}
-
-impl super::tree::Tree for Shared<'_> {
-    fn is_directory(&mut self, path: &[u8]) -> bool {
-        self.0.borrow_mut().is_directory(path)
-    }
-
-    fn remove_dir(&mut self, path: &[u8]) -> Result<bool, HostError> {
-        self.0.borrow_mut().remove_dir(path)
     }
 }
 

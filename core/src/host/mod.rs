@@ -21,7 +21,6 @@ pub mod dhcp;
 pub mod directory;
 pub mod explain;
 pub mod files;
-pub mod filesystems;
 pub mod http;
 pub mod netlink;
 // accounts, passwords, keys and host names (issue #12)
@@ -39,7 +38,7 @@ pub mod seed_media;
 pub mod seed_sources;
 // the network's waits
 pub mod timer;
-// `wisp clean`
+// `wisp clean` and the completion marker
 pub mod tree;
 // HTTP exchanges' sockets
 pub mod sockets;
