@@ -1,7 +1,7 @@
 //! core's `Scripts` on `System`: user-data.log in TINY_CLOUD_LOGS, programs run with
 //! `run_in_root`, script files written into their directory, and the instance's markers;
 //! `with_hosts`, which gives one of core's `userdata_scripts` rules the system and the
-//! scripts' directories; and core's `Commands` (cloud-config's programs) over it.
+//! scripts' directories; and core's `Commands` (the image's programs, the power) over it.
 
 use core::ffi::CStr;
 
@@ -83,11 +83,30 @@ pub fn run_boothooks(ctx: &Context<'_>, var: &Dir, userdata: Result<Option<&User
     with_hosts(ctx, var, &mut |host, places| userdata_scripts::run_boothooks(host, places, userdata.take().unwrap_or(Ok(None))))
 }
 
-/// The image's programs and power_state's condition as cloud-config runs them: their
-/// output in user-data.log, a failed exit recorded and said as scripts' are; and the
-/// power: sync(2), a sleep, reboot(2).
+/// The image's programs: the host keys' generators, their output on standard error or in
+/// a file; cloud-config's programs and power_state's condition, their output in
+/// user-data.log, a failed exit recorded and said as scripts' are; and the power: sync(2),
+/// a sleep, reboot(2).
 #[cfg(feature = "cloud-config")]
 impl wisp_core::host::commands::Commands for System<'_> {
+    fn has_program(&mut self, program: &[u8]) -> bool {
+        self.ctx.stat_followed(program).is_some_and(|found| found.is_file())
+    }
+
+    fn run(&mut self, program: &CStr, args: &[&CStr], output: wisp_core::host::commands::Output<'_>) -> Result<bool, wisp_core::host::commands::RunError> {
+        use wisp_core::host::commands::{Output, RunError};
+        let file = match output {
+            Output::StandardError => None,
+            Output::File(path, mode) => {
+                let (dir, name) = self.files.parent(path).map_err(RunError::Output)?;
+                Some(dir.create_truncate(name, mode).map_err(|e| RunError::Output(host_error(e)))?)
+            }
+        };
+        let output = file.as_ref().map_or(wisp_os_linux::stdio::stderr(), |f| f.as_fd());
+        let status = super::run_in_root(self.ctx, program, args, None, output).map_err(RunError::Run)?;
+        Ok(status == ExitStatus::Exited(0))
+    }
+
     fn run_logged(&mut self, program: &CStr, args: &[&CStr], what: &str) -> Result<(), Message> {
         let logs = self.ctx.logs_dir()?;
         userdata_scripts::run_program(self, &mut OpenDir { dir: &logs }, program, args, what)

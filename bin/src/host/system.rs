@@ -1,7 +1,8 @@
 //! The host the rules of accounts, passwords, keys, host names and user-data's decoding
 //! run against: the root's files with a batch of replacements, its symlinks, the run's
-//! messages and log, room, randomness, the kernel's host name, the image's programs and
-//! an `#include` URL's GET. Each method is the calls it names; every decision is core's.
+//! messages and log, room, randomness, the kernel's host name and an `#include` URL's
+//! GET (the image's programs are `scripts.rs`'). Each method is the calls it names; every
+//! decision is core's.
 
 use wisp_core::host::files::Kind;
 use wisp_core::host::HostError;
@@ -146,27 +147,5 @@ impl wisp_core::host::links::Links for System<'_> {
 impl wisp_core::host::uts::HostName for System<'_> {
     fn set_host_name(&mut self, name: &[u8]) -> Result<(), HostError> {
         wisp_os_linux::system::set_hostname(name).map_err(host_error)
-    }
-}
-
-#[cfg(feature = "ssh")]
-impl wisp_core::host::programs::Programs for System<'_> {
-    fn has_program(&mut self, program: &[u8]) -> bool {
-        self.ctx.stat_followed(program).is_some_and(|found| found.is_file())
-    }
-
-    fn run(&mut self, program: &core::ffi::CStr, args: &[&core::ffi::CStr], output: wisp_core::host::programs::Output<'_>) -> Result<bool, wisp_core::host::programs::RunError> {
-        use wisp_core::host::programs::{Output, RunError};
-        use wisp_os_linux::AsFd;
-        let file = match output {
-            Output::StandardError => None,
-            Output::File(path, mode) => {
-                let (dir, name) = self.files.parent(path).map_err(RunError::Output)?;
-                Some(dir.create_truncate(name, mode).map_err(|e| RunError::Output(host_error(e)))?)
-            }
-        };
-        let output = file.as_ref().map_or(wisp_os_linux::stdio::stderr(), |f| f.as_fd());
-        let status = super::run_in_root(self.ctx, program, args, None, output).map_err(RunError::Run)?;
-        Ok(status == wisp_os_linux::process::ExitStatus::Exited(0))
     }
 }

@@ -490,25 +490,6 @@ impl super::uts::HostName for MemorySystem {
     }
 }
 
-impl super::programs::Programs for MemorySystem {
-    fn has_program(&mut self, program: &[u8]) -> bool {
-        self.programs.iter().any(|(name, _)| name == program)
-    }
-
-    fn run(&mut self, program: &core::ffi::CStr, args: &[&core::ffi::CStr], output: super::programs::Output<'_>) -> Result<bool, super::programs::RunError> {
-        let args: Vec<&[u8]> = args.iter().map(|a| a.to_bytes()).collect();
-        self.runs.push(args.iter().map(|a| std::string::String::from_utf8_lossy(a)).collect::<Vec<_>>().join(" "));
-        let Some(&(_, behave)) = self.programs.iter().find(|(name, _)| name == program.to_bytes()) else {
-            return Err(super::programs::RunError::Run(HostError::NOT_FOUND));
-        };
-        let Some(printed) = behave(&mut self.host, &args) else { return Ok(false) };
-        if let super::programs::Output::File(path, mode) = output {
-            self.host.put(path, &printed, mode, (0, 0));
-        }
-        Ok(true)
-    }
-}
-
 // --- grow: an in-memory disk and mounted filesystem ----------------------------------
 
 /// A disk as bytes. Each call is recorded (`"read 512+512"`, `"write 1024+512"`, `"sync"`,
@@ -1489,8 +1470,25 @@ impl super::links::Links for MemorySystem {
 }
 
 impl super::commands::Commands for MemorySystem {
+    fn has_program(&mut self, program: &[u8]) -> bool {
+        self.programs.iter().any(|(name, _)| name == program)
+    }
+
+    fn run(&mut self, program: &core::ffi::CStr, args: &[&core::ffi::CStr], output: super::commands::Output<'_>) -> Result<bool, super::commands::RunError> {
+        let args: Vec<&[u8]> = args.iter().map(|a| a.to_bytes()).collect();
+        self.runs.push(args.iter().map(|a| std::string::String::from_utf8_lossy(a)).collect::<Vec<_>>().join(" "));
+        let Some(&(_, behave)) = self.programs.iter().find(|(name, _)| name == program.to_bytes()) else {
+            return Err(super::commands::RunError::Run(HostError::NOT_FOUND));
+        };
+        let Some(printed) = behave(&mut self.host, &args) else { return Ok(false) };
+        if let super::commands::Output::File(path, mode) = output {
+            self.host.put(path, &printed, mode, (0, 0));
+        }
+        Ok(true)
+    }
+
     fn run_logged(&mut self, program: &core::ffi::CStr, args: &[&core::ffi::CStr], what: &str) -> Result<(), std::string::String> {
-        match super::programs::Programs::run(self, program, args, super::programs::Output::StandardError) {
+        match super::commands::Commands::run(self, program, args, super::commands::Output::StandardError) {
             Ok(true) => Ok(()),
             Ok(false) => Err(std::format!("{what} exited with status 1 (output in user-data.log)")),
             Err(_) => Err(std::format!("cannot run {what}: no such program")),
@@ -1501,7 +1499,7 @@ impl super::commands::Commands for MemorySystem {
         let path = [&b"/scripts/"[..], name].concat();
         self.host.put(&path, script, 0o700, (0, 0));
         let name = std::ffi::CString::new(name).unwrap();
-        match super::programs::Programs::run(self, c"/bin/sh", &[c"sh", &name], super::programs::Output::StandardError) {
+        match super::commands::Commands::run(self, c"/bin/sh", &[c"sh", &name], super::commands::Output::StandardError) {
             Ok(exited_0) => Ok(exited_0),
             Err(_) => Err(std::format!("cannot run {}", name.to_string_lossy())),
         }

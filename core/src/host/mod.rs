@@ -26,7 +26,6 @@ pub mod netlink;
 // accounts, passwords, keys and host names (issue #12)
 pub mod batch;
 pub mod messages;
-pub mod programs;
 pub mod random;
 pub mod room;
 // user-data's scripts, its decoding's room and includes
