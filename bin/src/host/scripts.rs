@@ -15,7 +15,8 @@ use wisp_os_linux::fs::{Dir, Resolve};
 use wisp_os_linux::process::ExitStatus;
 #[cfg(feature = "cloud-config")]
 use wisp_os_linux::system::PowerAction;
-use wisp_os_linux::AsFd;
+use wisp_os_linux::nul_terminated::NulTerminated;
+use wisp_os_linux::{AsFd, BorrowedFd};
 
 use super::OpenDir;
 use super::host_error;
@@ -24,6 +25,13 @@ use crate::context::Context;
 use crate::markers::Markers;
 use crate::output::Message;
 use crate::userdata::UserData;
+
+/// Runs `program` chrooted into the root (so by its path inside it), reading /dev/null.
+fn run_in_root(ctx: &Context<'_>, program: &CStr, args: &[&CStr], env: Option<&CStr>, output: BorrowedFd<'_>) -> Result<ExitStatus, HostError> {
+    let input = wisp_os_linux::fs::open_read(c"/dev/null").map_err(host_error)?;
+    let root = ctx.program_root.as_ref().map(NulTerminated::as_cstr);
+    wisp_os_linux::process::run(ctx.start, root, program, args, env, input.as_fd(), output).map_err(host_error)
+}
 
 impl wisp_core::host::scripts::Scripts for System<'_> {
     const PARTS: bool = cfg!(feature = "userdata");
@@ -37,7 +45,7 @@ impl wisp_core::host::scripts::Scripts for System<'_> {
 
     fn run(&mut self, program: &CStr, args: &[&CStr], env: Option<&CStr>) -> Result<Ended, HostError> {
         let output = self.log.as_ref().map_or(wisp_os_linux::stdio::stderr(), |log| log.as_fd());
-        match super::run_in_root(self.ctx, program, args, env, output)? {
+        match run_in_root(self.ctx, program, args, env, output)? {
             ExitStatus::Exited(code) => Ok(Ended::Exited(code)),
             ExitStatus::Signaled(signal) => Ok(Ended::Signaled(signal)),
         }
@@ -103,7 +111,7 @@ impl wisp_core::host::commands::Commands for System<'_> {
             }
         };
         let output = file.as_ref().map_or(wisp_os_linux::stdio::stderr(), |f| f.as_fd());
-        let status = super::run_in_root(self.ctx, program, args, None, output).map_err(RunError::Run)?;
+        let status = run_in_root(self.ctx, program, args, None, output).map_err(RunError::Run)?;
         Ok(status == ExitStatus::Exited(0))
     }
 
