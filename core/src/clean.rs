@@ -276,6 +276,12 @@ mod tests {
         fn remove_dir(&mut self, path: &[u8]) -> Result<bool, HostError> {
             self.0.remove_dir(path)
         }
+        fn filesystem_of(&mut self, path: &[u8]) -> Result<Option<u64>, HostError> {
+            self.0.filesystem_of(path)
+        }
+        fn sync_filesystem(&mut self, path: &[u8]) -> Result<(), HostError> {
+            self.0.sync_filesystem(path)
+        }
     }
 
     fn dir(host: &mut MemoryHost, path: &str) {

@@ -11,7 +11,7 @@
 use crate::boot_cache::{self, InstanceDmi};
 use crate::host::directory::Directory;
 use crate::host::files::Files;
-use crate::host::filesystems::Filesystems;
+use crate::host::tree::Tree;
 use crate::host::HostError;
 use crate::state_files::MARKER;
 
@@ -33,7 +33,7 @@ pub fn is_complete(var: &mut impl Directory) -> Result<bool, HostError> {
 /// far is durable, then the marker takes its name, holding this machine's EC2 UUID
 /// (0600: the kernel keeps product_uuid for root), and `var` is fsynced.
 /// `logs` and `var_path` are TINY_CLOUD_LOGS and TINY_CLOUD_VAR (`var`, open).
-pub fn set<H: Files + Filesystems>(host: &mut H, var: &mut impl Directory, logs: &[u8], var_path: &[u8], synced: impl FnOnce()) -> Result<(), HostError> {
+pub fn set<H: Files + Tree>(host: &mut H, var: &mut impl Directory, logs: &[u8], var_path: &[u8], synced: impl FnOnce()) -> Result<(), HostError> {
     let mut seen: heapless::Vec<u64, FILESYSTEMS_LIMIT> = heapless::Vec::new();
     let places = [WRITTEN[0], WRITTEN[1], logs, var_path];
     for (index, path) in places.iter().enumerate() {
@@ -63,7 +63,7 @@ pub fn clear(var: &mut impl Directory) -> Result<(), HostError> {
 
 /// `wisp mark` and the `bootstrap_complete` action: the marker set (`set`) or cleared
 /// (`clear`) by `complete`; a failure says which of the two failed.
-pub fn mark<H: Files + Filesystems>(host: &mut H, var: &mut impl Directory, complete: bool, logs: &[u8], var_path: &[u8], synced: impl FnOnce()) -> Result<(), MarkingFailed> {
+pub fn mark<H: Files + Tree>(host: &mut H, var: &mut impl Directory, complete: bool, logs: &[u8], var_path: &[u8], synced: impl FnOnce()) -> Result<(), MarkingFailed> {
     let marked = match complete {
         true => set(host, var, logs, var_path, synced),
         false => clear(var),

@@ -4,7 +4,6 @@
 use crate::host::files::Files;
 use crate::host::links::Links;
 use crate::host::messages::Messages;
-use crate::host::symlinks::Symlinks;
 use crate::system_files::failed;
 
 const INIT_SCRIPT: &[u8] = b"/etc/init.d/sshd";
@@ -12,7 +11,7 @@ const RUNLEVEL: &[u8] = b"/etc/runlevels/default";
 
 /// The action: a note of what it found or did, or why it failed.
 #[inline(never)]
-pub fn enable_sshd<H: Files + Links + Symlinks + Messages>(host: &mut H) -> Result<H::Text, H::Text> {
+pub fn enable_sshd<H: Files + Links + Messages>(host: &mut H) -> Result<H::Text, H::Text> {
     if host.followed(INIT_SCRIPT).is_none() {
         return Ok(host.text(format_args!("no /etc/init.d/sshd (not OpenRC, or no sshd): nothing to enable")));
     }

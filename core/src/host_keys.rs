@@ -8,9 +8,9 @@
 use core::ffi::CStr;
 
 use crate::cloud_config::{self, CloudConfig};
+use crate::host::commands::{Commands, Output, RunError};
 use crate::host::files::Files;
 use crate::host::messages::Messages;
-use crate::host::programs::{Output, Programs, RunError};
 use crate::host::room::Room;
 use crate::out::Out;
 use crate::ssh_host_keys::{self, BEGIN_FINGERPRINTS, DEFAULT_TYPES, END_FINGERPRINTS, KNOWN_TYPES};
@@ -35,7 +35,7 @@ type Names = heapless::Vec<heapless::String<64>, FILES_LIMIT>;
 /// The host keys of the instance `instance_id` (empty when unknown), remembered in
 /// `var_dir` (TINY_CLOUD_VAR) so that a rerun on the same instance keeps them, and the
 /// fingerprints its owner has seen.
-pub fn set_ssh_host_keys<H: Files + Messages + Programs + Room>(host: &mut H, var_dir: &[u8], instance_id: &[u8], config: Option<&CloudConfig<'_>>) -> Result<H::Text, H::Text> {
+pub fn set_ssh_host_keys<H: Files + Messages + Commands + Room>(host: &mut H, var_dir: &[u8], instance_id: &[u8], config: Option<&CloudConfig<'_>>) -> Result<H::Text, H::Text> {
     let mut done_path = [0u8; PATH_LIMIT];
     let done_path = joined(&mut done_path, &[var_dir, b"/", DONE_FILE]);
     if !instance_id.is_empty() && system_files::has_contents(host, done_path, instance_id, &mut [0u8; PATH_LIMIT + 1]) {
@@ -76,7 +76,7 @@ pub fn set_ssh_host_keys<H: Files + Messages + Programs + Room>(host: &mut H, va
 /// OpenSSH's host keys in /etc/ssh: the image's removed when `delete`; the `given` ones
 /// written, or the missing `types` made when the image has ssh-keygen (`has_keygen`).
 /// The number made, and of fingerprints printed.
-fn openssh_keys<H: Files + Messages + Programs + Room>(host: &mut H, delete: bool, given: Option<NodeRef<'_>>, types: &[&str], has_keygen: bool) -> Result<(usize, usize), H::Text> {
+fn openssh_keys<H: Files + Messages + Commands + Room>(host: &mut H, delete: bool, given: Option<NodeRef<'_>>, types: &[&str], has_keygen: bool) -> Result<(usize, usize), H::Text> {
     host.create_dir(b"/etc/ssh", 0o755).map_err(|e| host.path_error(b"/etc/ssh", e))?;
     if delete {
         remove_keys(host, b"/etc/ssh", ssh_host_keys::is_host_key_file)?;
@@ -133,7 +133,7 @@ fn mark_done<H: Files + Messages>(host: &mut H, done_path: &[u8], instance_id: &
 /// dropbear and no OpenSSH: removed when `delete`, the missing `types` made with its
 /// `dropbearkey -t TYPE -f FILE`, and each one's fingerprint printed from the public key
 /// `dropbearkey -y` shows (caught in a scratch file in TINY_CLOUD_VAR).
-fn dropbear_keys<H: Files + Messages + Programs>(host: &mut H, var_dir: &[u8], delete: bool, types: &[&str]) -> Result<(usize, usize), H::Text> {
+fn dropbear_keys<H: Files + Messages + Commands>(host: &mut H, var_dir: &[u8], delete: bool, types: &[&str]) -> Result<(usize, usize), H::Text> {
     let directory = b"/etc/dropbear";
     host.create_dir(directory, 0o755).map_err(|e| host.path_error(directory, e))?;
     if delete {
@@ -187,7 +187,7 @@ fn c_string<'b, H: Messages>(host: &H, buf: &'b mut [u8], parts: &[&[u8]]) -> Re
 /// `ssh-keygen -y -f PRIVATE > PUBLIC` for the `key_type` key (the files
 /// `ssh_keys`' `TYPE_private` and `TYPE_public` name), as cloud-init makes a public key
 /// it was not given.
-fn derive_public<H: Files + Messages + Programs>(host: &mut H, key_type: &str) -> Result<(), H::Text> {
+fn derive_public<H: Files + Messages + Commands>(host: &mut H, key_type: &str) -> Result<(), H::Text> {
     let mut private_path = [0u8; 64];
     let private_path = c_string(host, &mut private_path, &[b"/etc/ssh/ssh_host_", key_type.as_bytes(), b"_key"])?;
     let mut public_path = [0u8; 64];
@@ -197,7 +197,7 @@ fn derive_public<H: Files + Messages + Programs>(host: &mut H, key_type: &str) -
 
 /// The image's `program` with `args` (`args[0]` its name): the one place wisp runs a
 /// key program (chrooted into the root, its files by their paths inside it).
-fn run<H: Messages + Programs>(host: &mut H, program: &CStr, args: &[&CStr], output: Output<'_>, output_what: &[u8]) -> Result<(), H::Text> {
+fn run<H: Messages + Commands>(host: &mut H, program: &CStr, args: &[&CStr], output: Output<'_>, output_what: &[u8]) -> Result<(), H::Text> {
     match host.run(program, args, output) {
         Ok(true) => Ok(()),
         Ok(false) => {
@@ -213,7 +213,7 @@ fn run<H: Messages + Programs>(host: &mut H, program: &CStr, args: &[&CStr], out
 /// order (as the shell's glob lists them): of the public key files (`wanted`) of
 /// `directory`, or with a `scratch` file, of dropbear's keys, whose public key
 /// `dropbearkey -y` shows (caught in `scratch`). The number printed.
-fn print_fingerprints<H: Files + Messages + Programs>(host: &mut H, directory: &[u8], wanted: fn(&[u8]) -> bool, scratch: Option<&[u8]>) -> Result<usize, H::Text> {
+fn print_fingerprints<H: Files + Messages + Commands>(host: &mut H, directory: &[u8], wanted: fn(&[u8]) -> bool, scratch: Option<&[u8]>) -> Result<usize, H::Text> {
     let files = host_key_files(host, directory, wanted)?;
     host.log(format_args!("{}", Plain(BEGIN_FINGERPRINTS)));
     for name in &files {

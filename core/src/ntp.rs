@@ -5,8 +5,8 @@
 use crate::cloud_config::{self, CloudConfig};
 use crate::config::Cloud;
 use crate::host::files::Files;
+use crate::host::links::Links;
 use crate::host::messages::Messages;
-use crate::host::symlinks::Symlinks;
 use crate::out::{Full, Out};
 use crate::system_files::{self, failed};
 use crate::text::{Decimal, Plain};
@@ -103,7 +103,7 @@ pub fn is_valid_source(source: &str) -> bool {
 /// client is `ntp_client`'s, else chrony when `/usr/sbin/chronyd` is installed, else busybox
 /// ntpd. With no `servers` or `pools`: Amazon Time Sync on AWS (`cloud` is asked only
 /// then), else cloud-init's default pools.
-pub fn configure<H: Files + Messages + Symlinks>(host: &mut H, config: &CloudConfig<'_>, cloud: impl FnOnce() -> Result<Cloud, H::Text>) -> Result<H::Text, H::Text> {
+pub fn configure<H: Files + Messages + Links>(host: &mut H, config: &CloudConfig<'_>, cloud: impl FnOnce() -> Result<Cloud, H::Text>) -> Result<H::Text, H::Text> {
     let Some(ntp) = config.value("ntp") else { return Ok(host.text(format_args!("no ntp"))) };
     if ntp.kind() != Kind::Mapping {
         return Err(cloud_config::error("ntp", ntp, &"expected a mapping").into());

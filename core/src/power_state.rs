@@ -6,7 +6,6 @@
 use crate::cloud_config::{self, CloudConfig, Condition, PowerMode};
 use crate::host::commands::Commands;
 use crate::host::links::Links;
-use crate::host::power::Power;
 use crate::out::Out;
 use crate::text::{Decimal, Plain};
 
@@ -14,7 +13,7 @@ use crate::text::{Decimal, Plain};
 pub const CONDITION_LIMIT: usize = 4096;
 
 #[inline(never)]
-pub fn apply<H: Commands + Links + Power>(host: &mut H, config: &CloudConfig<'_>) -> Result<H::Text, H::Text> {
+pub fn apply<H: Commands + Links>(host: &mut H, config: &CloudConfig<'_>) -> Result<H::Text, H::Text> {
     let Some(value) = config.value("power_state") else { return Ok(host.text(format_args!("no power_state"))) };
     let state = cloud_config::power_state(value)?;
     match state.condition {

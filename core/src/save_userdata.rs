@@ -4,8 +4,8 @@
 
 use crate::config::Cloud;
 use crate::gzip;
-use crate::host::keep::Keep;
 use crate::host::messages::Messages;
+use crate::host::room::Room;
 use crate::host::saved_copies::SavedCopies;
 use crate::provider::hetzner;
 use crate::state_files::USER_DATA;
@@ -61,7 +61,7 @@ impl Saved {
 /// `raw` saved as `user-data` in `var` (TINY_CLOUD_VAR), mode 0600, in `saved_form` (its
 /// room kept by `host`), unless it is there already as it is; empty when the instance has
 /// none, as tiny-cloud leaves it.
-pub fn save<H: Keep, V: SavedCopies>(host: &mut H, var: &mut V, raw: &[u8], gunzip: bool, limit: usize) -> Result<Saved, H::Text> {
+pub fn save<H: Room, V: SavedCopies>(host: &mut H, var: &mut V, raw: &[u8], gunzip: bool, limit: usize) -> Result<Saved, H::Text> {
     let data = saved_form(raw, gunzip, limit, |len| host.keep(len, "gunzipped user-data"))?;
     if var.file_mode(USER_DATA) == Some(0o600) && var.has_contents(USER_DATA, data) {
         return Ok(Saved { len: data.len(), note: "unchanged" });

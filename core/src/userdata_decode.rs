@@ -9,8 +9,8 @@ use core::fmt;
 
 use crate::host::fetch::Fetch;
 use crate::host::files::Files;
-use crate::host::keep::Keep;
 use crate::host::messages::Messages;
+use crate::host::room::Room;
 use crate::mime::{self, Entity};
 use crate::retry::Timeouts;
 use crate::state_files::INCLUDES_DIR;
@@ -46,7 +46,7 @@ pub struct Decoding<'a> {
 }
 
 /// `document` decoded by `decode` (`MIME`: a build that reads MIME) or `decode_plain`.
-pub fn decode_any<const MIME: bool, H: Files + Keep + Fetch>(host: &mut H, document: &'static [u8], decoding: Decoding<'_>) -> Result<UserData<'static>, H::Text> {
+pub fn decode_any<const MIME: bool, H: Files + Room + Fetch>(host: &mut H, document: &'static [u8], decoding: Decoding<'_>) -> Result<UserData<'static>, H::Text> {
     match MIME {
         true => decode(host, document, decoding),
         false => decode_plain(host, document, decoding),
@@ -54,7 +54,7 @@ pub fn decode_any<const MIME: bool, H: Files + Keep + Fetch>(host: &mut H, docum
 }
 
 /// Decodes `document` (any user-data: raw, gzip'd, MIME) into its parts.
-pub fn decode<H: Files + Keep + Fetch>(host: &mut H, document: &'static [u8], decoding: Decoding<'_>) -> Result<UserData<'static>, H::Text> {
+pub fn decode<H: Files + Room + Fetch>(host: &mut H, document: &'static [u8], decoding: Decoding<'_>) -> Result<UserData<'static>, H::Text> {
     let mut decoder = Decoder { host, decoding, budget: decoding.limit, parts: heapless::Vec::new() };
     decoder.document(document, 0)?;
     Ok(UserData { parts: decoder.parts })
@@ -96,7 +96,7 @@ struct Decoder<'h, 'd, H> {
     parts: heapless::Vec<Part<'static>, { mime::PARTS_LIMIT }>,
 }
 
-impl<H: Files + Keep + Fetch> Decoder<'_, '_, H> {
+impl<H: Files + Room + Fetch> Decoder<'_, '_, H> {
     /// A whole document, as the top of user-data or an included one is.
     fn document(&mut self, data: &'static [u8], depth: usize) -> Result<(), H::Text> {
         // Includes nest documents as multipart nests entities: both count against the limit,

@@ -1,7 +1,7 @@
 //! core's `Files`, `Tree` and `Directory` over a directory already open. As `Files`, the
 //! instance's root (`--root`): every path is resolved inside it (openat2 RESOLVE_IN_ROOT),
-//! so `..` and absolute symlinks stop at the root. As `Directory`, TINY_CLOUD_VAR: names
-//! inside it, no path resolution.
+//! so `..` and absolute symlinks stop at the root. As `Directory` and `SavedCopies`,
+//! TINY_CLOUD_VAR: names inside it, no path resolution.
 
 use wisp_core::host::directory::Directory;
 use wisp_core::host::files::{parent_and_name, Files, Kind, Metadata};
@@ -100,17 +100,6 @@ impl Files for OpenDir<'_> {
     }
 }
 
-impl wisp_core::host::filesystems::Filesystems for OpenDir<'_> {
-    fn filesystem_of(&mut self, path: &[u8]) -> Result<Option<u64>, HostError> {
-        let Ok(dir) = self.open(path) else { return Ok(None) };
-        dir.filesystem().map(Some).map_err(host_error)
-    }
-
-    fn sync_filesystem(&mut self, path: &[u8]) -> Result<(), HostError> {
-        self.open(path)?.sync_filesystem().map_err(host_error)
-    }
-}
-
 impl wisp_core::host::tree::Tree for OpenDir<'_> {
     fn is_directory(&mut self, path: &[u8]) -> bool {
         self.open(path).is_ok()
@@ -119,6 +108,15 @@ impl wisp_core::host::tree::Tree for OpenDir<'_> {
     fn remove_dir(&mut self, path: &[u8]) -> Result<bool, HostError> {
         let (dir, name) = self.parent(path)?;
         dir.remove_dir(name).map_err(host_error)
+    }
+
+    fn filesystem_of(&mut self, path: &[u8]) -> Result<Option<u64>, HostError> {
+        let Ok(dir) = self.open(path) else { return Ok(None) };
+        dir.filesystem().map(Some).map_err(host_error)
+    }
+
+    fn sync_filesystem(&mut self, path: &[u8]) -> Result<(), HostError> {
+        self.open(path)?.sync_filesystem().map_err(host_error)
     }
 }
 
@@ -141,5 +139,19 @@ impl Directory for OpenDir<'_> {
 
     fn sync(&mut self) -> Result<(), HostError> {
         self.dir.sync().map_err(host_error)
+    }
+}
+
+impl wisp_core::host::saved_copies::SavedCopies for OpenDir<'_> {
+    fn file_mode(&mut self, name: &[u8]) -> Option<u32> {
+        self.dir.metadata(name).ok().flatten().filter(|found| found.is_file()).map(|found| found.permissions())
+    }
+
+    fn has_contents(&mut self, name: &[u8], contents: &[u8]) -> bool {
+        self.dir.has_contents(name, contents).unwrap_or(false)
+    }
+
+    fn write_durably(&mut self, name: &[u8], contents: &[u8], mode: u32) -> Result<(), HostError> {
+        self.dir.write_atomic(name, contents, mode, None).map_err(host_error)
     }
 }

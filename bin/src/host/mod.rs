@@ -2,14 +2,9 @@
 //! is the resource its calls go to, so it lives exactly as long as that resource is open.
 //! Each method is the system calls it names and nothing else; every decision is core's.
 
-use core::ffi::CStr;
-
 use wisp_core::host::HostError;
 use wisp_os_linux::nul_terminated::NulTerminated;
-use wisp_os_linux::process::ExitStatus;
-use wisp_os_linux::{AsFd, BorrowedFd, Errno};
-
-use crate::context::Context;
+use wisp_os_linux::Errno;
 
 #[cfg(feature = "grow")]
 pub mod block;
@@ -21,27 +16,14 @@ pub mod http;
 pub mod netlink;
 pub mod scripts;
 pub mod system;
-pub mod userdata;
 #[cfg(any(feature = "nocloud", feature = "configdrive", feature = "azure"))]
 pub mod seed_sources;
-// config: cloud-config's system keys
+// config: cloud-config's write_files and mounts
 #[cfg(feature = "cloud-config")]
 mod chosen_files;
-mod links;
-#[cfg(feature = "cloud-config")]
-mod mounts;
-#[cfg(feature = "cloud-config")]
-mod power;
 
 pub use files::OpenDir;
 pub use http::Network;
-
-/// Runs `program` chrooted into the root (so by its path inside it), reading /dev/null.
-pub fn run_in_root(ctx: &Context<'_>, program: &CStr, args: &[&CStr], env: Option<&CStr>, output: BorrowedFd<'_>) -> Result<ExitStatus, HostError> {
-    let input = wisp_os_linux::fs::open_read(c"/dev/null").map_err(host_error)?;
-    let root = ctx.program_root.as_ref().map(NulTerminated::as_cstr);
-    wisp_os_linux::process::run(ctx.start, root, program, args, env, input.as_fd(), output).map_err(host_error)
-}
 
 pub fn host_error(e: Errno) -> HostError {
     HostError { errno: e.raw_os_error() }

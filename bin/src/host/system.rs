@@ -1,9 +1,13 @@
-//! The host the rules of accounts, passwords, keys and host names run against: the
-//! root's files (`Linux`) with a batch of replacements, the run's messages and log,
-//! randomness, the kernel's host name and the image's programs. Each method is the
-//! calls it names; every decision is core's.
+//! The host the rules of accounts, passwords, keys, host names and user-data's decoding
+//! run against: the root's files with a batch of replacements, its symlinks, the run's
+//! messages and log, room, randomness, the kernel's host name and an `#include` URL's
+//! GET (the image's programs are `scripts.rs`'). Each method is the calls it names; every
+//! decision is core's.
 
+use wisp_core::host::files::Kind;
 use wisp_core::host::HostError;
+use wisp_core::http::Url;
+use wisp_core::retry::Timeouts;
 use wisp_os_linux::OwnedFd;
 
 use super::files::OpenDir;
@@ -98,6 +102,16 @@ impl wisp_core::host::room::Room for System<'_> {
     fn room(&mut self, len: usize, what: &str) -> Result<Self::Buffer, Message> {
         crate::memory::map(len, what)
     }
+
+    fn keep(&mut self, len: usize, what: &str) -> Result<&'static mut [u8], Message> {
+        crate::memory::reserve(len, what)
+    }
+}
+
+impl wisp_core::host::fetch::Fetch for System<'_> {
+    fn get(&mut self, url: &Url<'_>, out: &mut [u8], timeouts: &Timeouts) -> Result<Option<usize>, Message> {
+        super::http::get(url.address, url.port, url.host, url.path, out, timeouts)
+    }
 }
 
 impl wisp_core::host::random::Random for System<'_> {
@@ -106,7 +120,24 @@ impl wisp_core::host::random::Random for System<'_> {
     }
 }
 
-impl wisp_core::host::symlinks::Symlinks for System<'_> {
+/// stat(2) with symlinks followed inside the root, readlinkat(2), a symlink replaced by
+/// rename(2), symlinkat(2).
+impl wisp_core::host::links::Links for System<'_> {
+    fn followed(&mut self, path: &[u8]) -> Option<Kind> {
+        let meta = self.ctx.stat_followed(path)?;
+        Some(if meta.is_file() { Kind::File } else if meta.is_dir() { Kind::Directory } else { Kind::Other })
+    }
+
+    fn read_link(&mut self, path: &[u8], buf: &mut [u8]) -> Result<Option<usize>, HostError> {
+        let (dir, name) = self.files.parent(path)?;
+        Ok(dir.read_link(name, buf).map_err(host_error)?.map(<[u8]>::len))
+    }
+
+    fn replace_symlink(&mut self, target: &[u8], path: &[u8]) -> Result<(), HostError> {
+        let (dir, name) = self.files.parent(path)?;
+        dir.replace_symlink(target, name).map_err(host_error)
+    }
+
     fn create_symlink(&mut self, target: &[u8], path: &[u8]) -> Result<bool, HostError> {
         let (dir, name) = self.files.parent(path)?;
         dir.create_symlink(target, name).map_err(host_error)
@@ -116,27 +147,5 @@ impl wisp_core::host::symlinks::Symlinks for System<'_> {
 impl wisp_core::host::uts::HostName for System<'_> {
     fn set_host_name(&mut self, name: &[u8]) -> Result<(), HostError> {
         wisp_os_linux::system::set_hostname(name).map_err(host_error)
-    }
-}
-
-#[cfg(feature = "ssh")]
-impl wisp_core::host::programs::Programs for System<'_> {
-    fn has_program(&mut self, program: &[u8]) -> bool {
-        self.ctx.stat_followed(program).is_some_and(|found| found.is_file())
-    }
-
-    fn run(&mut self, program: &core::ffi::CStr, args: &[&core::ffi::CStr], output: wisp_core::host::programs::Output<'_>) -> Result<bool, wisp_core::host::programs::RunError> {
-        use wisp_core::host::programs::{Output, RunError};
-        use wisp_os_linux::AsFd;
-        let file = match output {
-            Output::StandardError => None,
-            Output::File(path, mode) => {
-                let (dir, name) = self.files.parent(path).map_err(RunError::Output)?;
-                Some(dir.create_truncate(name, mode).map_err(|e| RunError::Output(host_error(e)))?)
-            }
-        };
-        let output = file.as_ref().map_or(wisp_os_linux::stdio::stderr(), |f| f.as_fd());
-        let status = super::run_in_root(self.ctx, program, args, None, output).map_err(RunError::Run)?;
-        Ok(status == wisp_os_linux::process::ExitStatus::Exited(0))
     }
 }

@@ -1,5 +1,6 @@
-//! What a path names with its symlinks followed, and symlinks replaced whole: /etc/localtime
-//! pointing at a zone file, a program found through busybox's links.
+//! Symbolic links under the instance's root: what a path names with its symlinks followed,
+//! and links made or replaced whole: /etc/localtime pointing at a zone file, a program
+//! found through busybox's links, an OpenRC service enabled in a runlevel.
 
 use super::files::Kind;
 use super::HostError;
@@ -16,4 +17,8 @@ pub trait Links {
     /// `path` (its directory there already) made a symlink to `target`, atomically: a
     /// file or link there before is replaced, never seen missing.
     fn replace_symlink(&mut self, target: &[u8], path: &[u8]) -> Result<(), HostError>;
+
+    /// symlinkat(2): `path` (absolute, its directory there already) pointing at `target`;
+    /// false when something is at `path` already, which is left as it is.
+    fn create_symlink(&mut self, target: &[u8], path: &[u8]) -> Result<bool, HostError>;
 }

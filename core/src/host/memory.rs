@@ -147,7 +147,21 @@ mod tests {
     }
 }
 
-impl super::filesystems::Filesystems for MemoryHost {
+impl super::tree::Tree for MemoryHost {
+    fn is_directory(&mut self, path: &[u8]) -> bool {
+        self.files.get(path).is_some_and(|e| e.meta.kind == Kind::Directory)
+    }
+
+    fn remove_dir(&mut self, path: &[u8]) -> Result<bool, HostError> {
+        self.call("remove_dir", path)?;
+        let mut prefix = path.to_vec();
+        prefix.push(b'/');
+        if self.files.keys().any(|p| p.starts_with(&prefix)) {
+            return Err(HostError { errno: 39 });
+        }
+        Ok(self.files.remove(path).is_some())
+    }
+
     fn filesystem_of(&mut self, path: &[u8]) -> Result<Option<u64>, HostError> {
         match self.files.get(path) {
             Some(e) if e.meta.kind == Kind::Directory => {}
@@ -193,7 +207,13 @@ impl Files for Shared<'_> {
     }
 }
 
-impl super::filesystems::Filesystems for Shared<'_> {
+impl super::tree::Tree for Shared<'_> {
+    fn is_directory(&mut self, path: &[u8]) -> bool {
+        self.0.borrow_mut().is_directory(path)
+    }
+    fn remove_dir(&mut self, path: &[u8]) -> Result<bool, HostError> {
+        self.0.borrow_mut().remove_dir(path)
+    }
     fn filesystem_of(&mut self, path: &[u8]) -> Result<Option<u64>, HostError> {
         self.0.borrow_mut().filesystem_of(path)
     }
@@ -394,6 +414,14 @@ impl super::room::Room for MemorySystem {
             false => Ok(std::vec![0; len]),
         }
     }
+
+    fn keep(&mut self, len: usize, what: &str) -> Result<&'static mut [u8], std::string::String> {
+        match self.no_room {
+            true => Err(std::format!("cannot reserve {len} bytes for {what}")),
+            // Bounded by the decoder's budget, as the real host's mapping is.
+            false => Ok(std::vec![0; len.min(1 << 20)].leak()),
+        }
+    }
 }
 
 impl super::messages::Messages for MemorySystem {
@@ -447,18 +475,6 @@ impl From<crate::cloud_config::ConfigError> for std::string::String {
     }
 }
 
-impl super::symlinks::Symlinks for MemorySystem {
-    fn create_symlink(&mut self, target: &[u8], path: &[u8]) -> Result<bool, HostError> {
-        self.host.call("create_symlink", path)?;
-        if self.host.files.contains_key(path) {
-            return Ok(false);
-        }
-        let meta = Metadata { kind: Kind::Symlink, mode: 0o777, uid: 0, gid: 0, len: target.len() as u64 };
-        self.host.files.insert(path.to_vec(), Entry { contents: target.to_vec(), meta });
-        Ok(true)
-    }
-}
-
 impl super::random::Random for MemorySystem {
     fn fill(&mut self, buf: &mut [u8]) -> Result<(), HostError> {
         buf.fill(self.random);
@@ -471,25 +487,6 @@ impl super::uts::HostName for MemorySystem {
         self.host.call("set_host_name", name)?;
         self.host_name = Some(name.to_vec());
         Ok(())
-    }
-}
-
-impl super::programs::Programs for MemorySystem {
-    fn has_program(&mut self, program: &[u8]) -> bool {
-        self.programs.iter().any(|(name, _)| name == program)
-    }
-
-    fn run(&mut self, program: &core::ffi::CStr, args: &[&core::ffi::CStr], output: super::programs::Output<'_>) -> Result<bool, super::programs::RunError> {
-        let args: Vec<&[u8]> = args.iter().map(|a| a.to_bytes()).collect();
-        self.runs.push(args.iter().map(|a| std::string::String::from_utf8_lossy(a)).collect::<Vec<_>>().join(" "));
-        let Some(&(_, behave)) = self.programs.iter().find(|(name, _)| name == program.to_bytes()) else {
-            return Err(super::programs::RunError::Run(HostError::NOT_FOUND));
-        };
-        let Some(printed) = behave(&mut self.host, &args) else { return Ok(false) };
-        if let super::programs::Output::File(path, mode) = output {
-            self.host.put(path, &printed, mode, (0, 0));
-        }
-        Ok(true)
     }
 }
 
@@ -1019,13 +1016,15 @@ impl super::messages::Messages for MemoryDecoding {
     }
 }
 
-impl super::keep::Keep for MemoryDecoding {
+impl super::room::Room for MemoryDecoding {
+    type Buffer = Vec<u8>;
+
+    fn room(&mut self, len: usize, what: &str) -> Result<Vec<u8>, std::string::String> {
+        self.system.room(len, what)
+    }
+
     fn keep(&mut self, len: usize, what: &str) -> Result<&'static mut [u8], std::string::String> {
-        match self.system.no_room {
-            true => Err(std::format!("cannot reserve {len} bytes for {what}")),
-            // Bounded by the decoder's budget, as the real host's mapping is.
-            false => Ok(std::vec![0; len.min(1 << 20)].leak()),
-        }
+        self.system.keep(len, what)
     }
 }
 
@@ -1036,34 +1035,6 @@ impl super::fetch::Fetch for MemoryDecoding {
         let room = out.len();
         out.get_mut(..body.len()).ok_or_else(|| std::format!("http://{}{}: larger than {room} bytes", url.host, url.path))?.copy_from_slice(body);
         Ok(Some(body.len()))
-    }
-}
-
-// `wisp clean` (context): directories as wholes.
-
-impl super::tree::Tree for MemoryHost {
-    fn is_directory(&mut self, path: &[u8]) -> bool {
-        self.files.get(path).is_some_and(|e| e.meta.kind == Kind::Directory)
-    }
-
-    fn remove_dir(&mut self, path: &[u8]) -> Result<bool, HostError> {
-        self.call("remove_dir", path)?;
-        let mut prefix = path.to_vec();
-        prefix.push(b'/');
-        if self.files.keys().any(|p| p.starts_with(&prefix)) {
-            return Err(HostError { errno: 39 });
-        }
-        Ok(self.files.remove(path).is_some())
-    }
-}
-
-impl super::tree::Tree for Shared<'_> {
-    fn is_directory(&mut self, path: &[u8]) -> bool {
-        self.0.borrow_mut().is_directory(path)
-    }
-
-    fn remove_dir(&mut self, path: &[u8]) -> Result<bool, HostError> {
-        self.0.borrow_mut().remove_dir(path)
     }
 }
 
@@ -1415,6 +1386,10 @@ impl super::room::Room for MemoryDevices {
     fn room(&mut self, len: usize, what: &str) -> Result<Vec<u8>, String> {
         self.system.room(len, what)
     }
+
+    fn keep(&mut self, len: usize, what: &str) -> Result<&'static mut [u8], String> {
+        self.system.keep(len, what)
+    }
 }
 
 impl super::messages::Messages for MemoryDevices {
@@ -1482,11 +1457,38 @@ impl super::links::Links for MemorySystem {
         self.host.files.insert(path.to_vec(), Entry { contents: target.to_vec(), meta });
         Ok(())
     }
+
+    fn create_symlink(&mut self, target: &[u8], path: &[u8]) -> Result<bool, HostError> {
+        self.host.call("create_symlink", path)?;
+        if self.host.files.contains_key(path) {
+            return Ok(false);
+        }
+        let meta = Metadata { kind: Kind::Symlink, mode: 0o777, uid: 0, gid: 0, len: target.len() as u64 };
+        self.host.files.insert(path.to_vec(), Entry { contents: target.to_vec(), meta });
+        Ok(true)
+    }
 }
 
 impl super::commands::Commands for MemorySystem {
+    fn has_program(&mut self, program: &[u8]) -> bool {
+        self.programs.iter().any(|(name, _)| name == program)
+    }
+
+    fn run(&mut self, program: &core::ffi::CStr, args: &[&core::ffi::CStr], output: super::commands::Output<'_>) -> Result<bool, super::commands::RunError> {
+        let args: Vec<&[u8]> = args.iter().map(|a| a.to_bytes()).collect();
+        self.runs.push(args.iter().map(|a| std::string::String::from_utf8_lossy(a)).collect::<Vec<_>>().join(" "));
+        let Some(&(_, behave)) = self.programs.iter().find(|(name, _)| name == program.to_bytes()) else {
+            return Err(super::commands::RunError::Run(HostError::NOT_FOUND));
+        };
+        let Some(printed) = behave(&mut self.host, &args) else { return Ok(false) };
+        if let super::commands::Output::File(path, mode) = output {
+            self.host.put(path, &printed, mode, (0, 0));
+        }
+        Ok(true)
+    }
+
     fn run_logged(&mut self, program: &core::ffi::CStr, args: &[&core::ffi::CStr], what: &str) -> Result<(), std::string::String> {
-        match super::programs::Programs::run(self, program, args, super::programs::Output::StandardError) {
+        match super::commands::Commands::run(self, program, args, super::commands::Output::StandardError) {
             Ok(true) => Ok(()),
             Ok(false) => Err(std::format!("{what} exited with status 1 (output in user-data.log)")),
             Err(_) => Err(std::format!("cannot run {what}: no such program")),
@@ -1497,10 +1499,23 @@ impl super::commands::Commands for MemorySystem {
         let path = [&b"/scripts/"[..], name].concat();
         self.host.put(&path, script, 0o700, (0, 0));
         let name = std::ffi::CString::new(name).unwrap();
-        match super::programs::Programs::run(self, c"/bin/sh", &[c"sh", &name], super::programs::Output::StandardError) {
+        match super::commands::Commands::run(self, c"/bin/sh", &[c"sh", &name], super::commands::Output::StandardError) {
             Ok(exited_0) => Ok(exited_0),
             Err(_) => Err(std::format!("cannot run {}", name.to_string_lossy())),
         }
+    }
+
+    fn sync_all(&mut self) {
+        self.runs.push("sync".into());
+    }
+
+    fn sleep_ms(&mut self, ms: u32) {
+        self.runs.push(std::format!("sleep {ms}"));
+    }
+
+    fn reboot(&mut self, mode: crate::cloud_config::PowerMode) -> HostError {
+        self.runs.push(std::format!("reboot(2) {mode:?}"));
+        HostError { errno: 1 }
     }
 }
 
@@ -1522,21 +1537,6 @@ impl super::mounts::Mounts for MemorySystem {
         let next = self.host.filesystems.len() as u64 + 100;
         self.host.filesystems.insert(point.clone(), next);
         Ok(())
-    }
-}
-
-impl super::power::Power for MemorySystem {
-    fn sync_all(&mut self) {
-        self.runs.push("sync".into());
-    }
-
-    fn sleep_ms(&mut self, ms: u32) {
-        self.runs.push(std::format!("sleep {ms}"));
-    }
-
-    fn reboot(&mut self, mode: crate::cloud_config::PowerMode) -> HostError {
-        self.runs.push(std::format!("reboot(2) {mode:?}"));
-        HostError { errno: 1 }
     }
 }
 

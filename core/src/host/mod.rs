@@ -21,28 +21,23 @@ pub mod dhcp;
 pub mod directory;
 pub mod explain;
 pub mod files;
-pub mod filesystems;
 pub mod http;
 pub mod netlink;
 // accounts, passwords, keys and host names (issue #12)
 pub mod batch;
 pub mod messages;
-pub mod programs;
 pub mod random;
 pub mod room;
 // user-data's scripts, its decoding's room and includes
 pub mod scripts;
-pub mod keep;
 pub mod fetch;
 pub mod uts;
-// ntp: a service enabled in a runlevel
-pub mod symlinks;
 // local clouds' seeds
 pub mod seed_media;
 pub mod seed_sources;
 // the network's waits
 pub mod timer;
-// `wisp clean`
+// `wisp clean` and the completion marker
 pub mod tree;
 // HTTP exchanges' sockets
 pub mod sockets;
@@ -53,7 +48,6 @@ pub mod chosen_files;
 pub mod commands;
 pub mod links;
 pub mod mounts;
-pub mod power;
 // actions: TINY_CLOUD_VAR's saved copies of user-data and metadata
 pub mod saved_copies;
 #[cfg(test)]
