@@ -45,14 +45,10 @@ impl LineStore for Messages {
 pub struct Message(LineHandle);
 
 impl Message {
-    pub fn new() -> Message {
-        Message(LineHandle::at(MESSAGES.0.used()))
-    }
-
     /// A line of formatted text; one function for every message, never inlined.
     #[inline(never)]
     pub fn format(args: fmt::Arguments<'_>) -> Message {
-        let mut line = Message::new();
+        let mut line = Message(LineHandle::at(MESSAGES.0.used()));
         let _ = line.write_fmt(args);
         line
     }
