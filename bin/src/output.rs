@@ -1,11 +1,11 @@
 //! What wisp prints: messages on standard error, results on standard output, and the
 //! action log, which also goes to `$TINY_CLOUD_LOGS/wisp.log`.
 
-use core::cell::{Cell, UnsafeCell};
 use core::fmt::{self, Write};
 
 use wisp_core::message_line::{LineHandle, LineStore, STORE_LIMIT};
 use wisp_core::text::Decimal;
+use wisp_os_linux::append_only::AppendOnly;
 use wisp_os_linux::stdio::{stderr, stdout, write_all};
 use wisp_os_linux::{AsFd, Errno, OwnedFd};
 
@@ -15,43 +15,26 @@ const _: () = assert!(MESSAGES_LIMIT < STORE_LIMIT);
 
 /// Every message of the run, appended and never changed, so that a `Message` is a small
 /// handle to its text here.
-struct Messages {
-    text: UnsafeCell<[u8; MESSAGES_LIMIT]>,
-    used: Cell<usize>,
-}
+struct Messages(AppendOnly<MESSAGES_LIMIT>);
 
-// SAFETY: wisp has one thread; `Messages` is only touched from it.
-unsafe impl Sync for Messages {}
-
-static MESSAGES: Messages = Messages { text: UnsafeCell::new([0; MESSAGES_LIMIT]), used: Cell::new(0) };
+static MESSAGES: Messages = Messages(AppendOnly::new());
 
 impl LineStore for Messages {
     fn used(&self) -> usize {
-        self.used.get()
+        self.0.used()
     }
 
     fn room(&self) -> usize {
-        MESSAGES_LIMIT - self.used.get()
+        MESSAGES_LIMIT - self.0.used()
     }
 
     fn append(&self, bytes: &[u8]) {
-        let used = self.used.get();
-        let len = bytes.len().min(MESSAGES_LIMIT - used);
-        // SAFETY: `used..used + len` is past every range handed out by `text`, and in bounds.
-        let tail = unsafe { core::slice::from_raw_parts_mut((self.text.get() as *mut u8).add(used), len) };
-        tail.copy_from_slice(&bytes[..len]);
-        self.used.set(used + len);
+        self.0.append(bytes);
     }
 
-    fn text(&self, start: usize, len: usize) -> &'static str {
-        if start + len > self.used.get() {
-            return "";
-        }
-        // SAFETY: the range lies below `used`, which only grows, and only bytes at or past
-        // `used` are ever written (`append`), so no one writes to these bytes again.
-        let bytes = unsafe { core::slice::from_raw_parts((self.text.get() as *const u8).add(start), len) };
+    fn text(&self, start: usize, len: usize) -> &str {
         // `LineHandle` appends whole characters only.
-        core::str::from_utf8(bytes).unwrap_or("")
+        core::str::from_utf8(self.0.get(start, len)).unwrap_or("")
     }
 }
 
@@ -62,14 +45,10 @@ impl LineStore for Messages {
 pub struct Message(LineHandle);
 
 impl Message {
-    pub fn new() -> Message {
-        Message(LineHandle::at(MESSAGES.used.get()))
-    }
-
     /// A line of formatted text; one function for every message, never inlined.
     #[inline(never)]
     pub fn format(args: fmt::Arguments<'_>) -> Message {
-        let mut line = Message::new();
+        let mut line = Message(LineHandle::at(MESSAGES.0.used()));
         let _ = line.write_fmt(args);
         line
     }

@@ -3,6 +3,7 @@
 //! call, when, and what a failure means is decided by the caller.
 #![no_std]
 
+pub mod append_only;
 pub mod block;
 pub mod nul_terminated;
 pub mod fs;
