@@ -30,7 +30,8 @@ pub fn command<H: Files + Devices + Room>(host: &mut H, target: GrowTarget<'_>) 
 /// Grows the filesystem mounted at `path` (as the host sees it, under its root) and the
 /// partition it is on: the note of what changed, or why nothing could.
 pub fn mount<H: Files + Devices + Room>(host: &mut H, path: &[u8]) -> Result<H::Text, H::Text> {
-    let mut texts = device::Texts::new();
+    let mut mountinfo = host.room(device::MOUNTINFO_LIMIT, device::MOUNTINFO)?;
+    let mut texts = device::Texts::new(&mut mountinfo);
     let (filesystem, name, partition) = match device::find(host, path, &mut texts) {
         Ok(Found::Device { filesystem, name, partition }) => (filesystem, name, partition),
         Ok(Found::NotGrowable { fs_type, reason }) => {
@@ -91,7 +92,7 @@ fn explained<H: Messages>(host: &H, e: &grow::TableError) -> H::Text {
     host.text(format_args!("{}", Worded(e, words::<H>)))
 }
 
-fn find_error<H: Messages>(host: &H, path: &[u8], texts: &device::Texts, e: FindError) -> H::Text {
+fn find_error<H: Messages>(host: &H, path: &[u8], texts: &device::Texts<'_>, e: FindError) -> H::Text {
     let (file, what) = match e {
         FindError::Read(file, error) => return host.path_error(texts.path(file), error),
         FindError::Mountinfo(e) => return host.text(format_args!("{}: {e}", Plain(device::MOUNTINFO))),
@@ -230,6 +231,14 @@ mod tests {
             mount(&mut host, b"/").unwrap_err(),
             "vda1: partition 1 grown from 1 MiB to 14 MiB; the kernel refused to resize ext4 online: EXT4_IOC_RESIZE_FS needs CAP_SYS_RESOURCE"
         );
+    }
+
+    #[test]
+    fn room_the_host_refuses_for_mountinfo_is_said_by_name_before_anything_is_read() {
+        let mut host = root_on_vda1("ext4", MIB);
+        host.system.no_room = true;
+        assert_eq!(mount(&mut host, b"/").unwrap_err(), "cannot reserve 65536 bytes for /proc/self/mountinfo");
+        assert!(host.calls.is_empty() && host.disk("vda").changes().is_empty());
     }
 
     #[test]
