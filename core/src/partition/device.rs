@@ -17,18 +17,20 @@ pub const SYSFS_PATH_LIMIT: usize = 64;
 pub const MOUNTINFO: &str = "/proc/self/mountinfo";
 
 /// The caller's memory for the files read and the paths built; the answer borrows it.
-pub struct Texts {
-    pub mountinfo: [u8; MOUNTINFO_LIMIT],
+/// /proc/self/mountinfo's buffer is the caller's room (`MOUNTINFO_LIMIT` bytes, mapped
+/// rather than probed whole on the stack however short the file).
+pub struct Texts<'r> {
+    pub mountinfo: &'r mut [u8],
     pub device: [u8; UEVENT_LIMIT],
     pub disk: [u8; UEVENT_LIMIT],
     pub device_path: heapless::Vec<u8, SYSFS_PATH_LIMIT>,
     pub disk_path: heapless::Vec<u8, SYSFS_PATH_LIMIT>,
 }
 
-impl Texts {
-    pub const fn new() -> Texts {
+impl<'r> Texts<'r> {
+    pub fn new(mountinfo: &'r mut [u8]) -> Texts<'r> {
         Texts {
-            mountinfo: [0; MOUNTINFO_LIMIT],
+            mountinfo,
             device: [0; UEVENT_LIMIT],
             disk: [0; UEVENT_LIMIT],
             device_path: heapless::Vec::new(),
@@ -43,12 +45,6 @@ impl Texts {
             File::Device => &self.device_path,
             File::Disk => &self.disk_path,
         }
-    }
-}
-
-impl Default for Texts {
-    fn default() -> Texts {
-        Texts::new()
     }
 }
 
@@ -96,7 +92,7 @@ fn read<'t>(files: &mut impl Files, file: File, path: &[u8], buf: &'t mut [u8]) 
 }
 
 /// The device under the filesystem holding `path`.
-pub fn find<'t>(files: &mut impl Files, path: &[u8], texts: &'t mut Texts) -> Result<Found<'t>, FindError> {
+pub fn find<'t>(files: &mut impl Files, path: &[u8], texts: &'t mut Texts<'_>) -> Result<Found<'t>, FindError> {
     let Texts { mountinfo, device, disk, device_path, disk_path } = texts;
     let mountinfo = read(files, File::Mountinfo, MOUNTINFO.as_bytes(), mountinfo)?;
     let mount = mountinfo::find_containing(mountinfo, path).map_err(FindError::Mountinfo)?.ok_or(FindError::NoMount)?;
@@ -144,7 +140,7 @@ fn push_decimal(out: &mut heapless::Vec<u8, SYSFS_PATH_LIMIT>, n: u32) {
 #[cfg(test)]
 mod tests {
     extern crate std;
-    use std::boxed::Box;
+    use std::vec;
 
     use super::*;
     use crate::host::memory::MemoryHost;
@@ -166,8 +162,9 @@ mod tests {
 
     #[test]
     fn a_partition_and_its_disk() {
+        let mut room = vec![0u8; MOUNTINFO_LIMIT];
         let mut host = tree();
-        let mut texts = Box::new(Texts::new());
+        let mut texts = Texts::new(&mut room);
         let found = find(&mut host, b"/etc", &mut texts).unwrap();
         assert_eq!(found, Found::Device { filesystem: Filesystem::Ext4, name: b"vda1", partition: Some((1, &b"vda"[..])) });
         assert_eq!(host.calls, ["read /proc/self/mountinfo", "read /sys/dev/block/252:1/uevent", "read /sys/dev/block/252:1/../uevent"]);
@@ -175,46 +172,49 @@ mod tests {
 
     #[test]
     fn btrfs_is_found_by_its_source_not_its_anonymous_number() {
-        let mut texts = Box::new(Texts::new());
+        let mut room = vec![0u8; MOUNTINFO_LIMIT];
+        let mut texts = Texts::new(&mut room);
         let found = find(&mut tree(), b"/data/x", &mut texts).unwrap();
         assert_eq!(found, Found::Device { filesystem: Filesystem::Btrfs, name: b"sdb", partition: None });
     }
 
     #[test]
     fn skips_what_it_does_not_grow() {
-        let mut texts = Box::new(Texts::new());
+        let mut room = vec![0u8; MOUNTINFO_LIMIT];
+        let mut texts = Texts::new(&mut room);
         let found = find(&mut tree(), b"/run/x", &mut texts).unwrap();
         assert_eq!(found, Found::NotGrowable { fs_type: b"tmpfs", reason: "a memory filesystem has no partition to grow" });
-        let mut texts = Box::new(Texts::new());
+        let mut texts = Texts::new(&mut room);
         let found = find(&mut tree(), b"/lvm", &mut texts).unwrap();
         assert!(matches!(found, Found::Stacked { name: b"dm-0", .. }), "{found:?}");
     }
 
     #[test]
     fn each_failure_names_the_file() {
-        let mut texts = Box::new(Texts::new());
+        let mut room = vec![0u8; MOUNTINFO_LIMIT];
+        let mut texts = Texts::new(&mut room);
         assert_eq!(find(&mut MemoryHost::new(), b"/", &mut texts), Err(FindError::Missing(File::Mountinfo)));
-        let mut texts = Box::new(Texts::new());
+        let mut texts = Texts::new(&mut room);
         let mut host = MemoryHost::new().with_file(MOUNTINFO, MOUNTINFO_TEXT);
         assert_eq!(find(&mut host, b"/", &mut texts), Err(FindError::Missing(File::Device)));
         assert_eq!(texts.path(File::Device), b"/sys/dev/block/252:1/uevent");
-        let mut texts = Box::new(Texts::new());
+        let mut texts = Texts::new(&mut room);
         let mut host = MemoryHost::new().with_file(MOUNTINFO, MOUNTINFO_TEXT).with_file("/sys/dev/block/252:1/uevent", b"PARTN=1\n");
         assert_eq!(find(&mut host, b"/", &mut texts), Err(FindError::NamesNoDevice(File::Device)));
-        let mut texts = Box::new(Texts::new());
+        let mut texts = Texts::new(&mut room);
         let mut host = MemoryHost::new().with_file(MOUNTINFO, MOUNTINFO_TEXT).with_file("/sys/dev/block/252:1/uevent", b"DEVNAME=vda1\nPARTN=x\n");
         assert_eq!(find(&mut host, b"/", &mut texts), Err(FindError::BadPartition));
-        let mut texts = Box::new(Texts::new());
+        let mut texts = Texts::new(&mut room);
         let mut host = tree();
         host.fail.insert(b"/sys/dev/block/252:1/../uevent".to_vec(), HostError { errno: 13 });
         assert_eq!(find(&mut host, b"/", &mut texts), Err(FindError::Read(File::Disk, HostError { errno: 13 })));
         assert_eq!(texts.path(File::Disk), b"/sys/dev/block/252:1/../uevent");
-        let mut texts = Box::new(Texts::new());
+        let mut texts = Texts::new(&mut room);
         // A source that is not ASCII is looked for by its bytes.
         let mut host = MemoryHost::new().with_file(MOUNTINFO, b"22 1 0:33 / / rw - btrfs /dev/\xff rw\n");
         assert_eq!(find(&mut host, b"/", &mut texts), Err(FindError::Missing(File::Device)));
         assert_eq!(texts.path(File::Device), b"/sys/class/block/\xff/uevent");
-        let mut texts = Box::new(Texts::new());
+        let mut texts = Texts::new(&mut room);
         let mut host = MemoryHost::new().with_file(MOUNTINFO, b"22 1 252:1 / /srv rw - ext4 /dev/vda1 rw\n");
         assert_eq!(find(&mut host, b"/", &mut texts), Err(FindError::NoMount));
     }

@@ -30,7 +30,8 @@ pub fn command<H: Files + Devices + Room>(host: &mut H, target: GrowTarget<'_>) 
 /// Grows the filesystem mounted at `path` (as the host sees it, under its root) and the
 /// partition it is on: the note of what changed, or why nothing could.
 pub fn mount<H: Files + Devices + Room>(host: &mut H, path: &[u8]) -> Result<H::Text, H::Text> {
-    let mut texts = device::Texts::new();
+    let mut mountinfo = host.room(device::MOUNTINFO_LIMIT, device::MOUNTINFO)?;
+    let mut texts = device::Texts::new(&mut mountinfo);
     let (filesystem, name, partition) = match device::find(host, path, &mut texts) {
         Ok(Found::Device { filesystem, name, partition }) => (filesystem, name, partition),
         Ok(Found::NotGrowable { fs_type, reason }) => {
@@ -77,10 +78,18 @@ pub fn image<H: Devices + Room>(host: &mut H, file: &[u8], partition: u32) -> Re
     Ok(host.text(format_args!("{}: {grown}", Shown(file))))
 }
 
-/// `grow::grow_table` on a disk of `disk_bytes`, in the host's room, its error explained.
+/// `grow::grow_table` on a disk of `disk_bytes`, a GPT in the host's room, its error
+/// explained.
 fn grow_table<H: Devices + Room>(host: &mut H, disk: &mut H::Disk, sector_size: u32, disk_bytes: u64, partition: u32) -> Result<grow::Grown, H::Text> {
-    let mut room = host.room(grow::TABLES_ROOM, "GPT")?;
-    grow::grow_table(disk, &mut room, sector_size, disk_bytes / u64::from(sector_size), partition).map_err(|e| explained(host, &e))
+    let disk_sectors = disk_bytes / u64::from(sector_size);
+    let mut first = [0u8; grow::SECTOR_LIMIT];
+    let (first, is_gpt) = grow::first_sector(disk, sector_size, &mut first).map_err(|e| explained(host, &e))?;
+    // An MBR is one sector: only a GPT's entry arrays need the room.
+    let mut room = match is_gpt {
+        true => Some(host.room(grow::TABLES_ROOM, "GPT")?),
+        false => None,
+    };
+    grow::grow_table(disk, first, room.as_deref_mut(), disk_sectors, partition).map_err(|e| explained(host, &e))
 }
 
 fn words<H: Messages>(e: HostError, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -91,7 +100,7 @@ fn explained<H: Messages>(host: &H, e: &grow::TableError) -> H::Text {
     host.text(format_args!("{}", Worded(e, words::<H>)))
 }
 
-fn find_error<H: Messages>(host: &H, path: &[u8], texts: &device::Texts, e: FindError) -> H::Text {
+fn find_error<H: Messages>(host: &H, path: &[u8], texts: &device::Texts<'_>, e: FindError) -> H::Text {
     let (file, what) = match e {
         FindError::Read(file, error) => return host.path_error(texts.path(file), error),
         FindError::Mountinfo(e) => return host.text(format_args!("{}: {e}", Plain(device::MOUNTINFO))),
@@ -233,11 +242,30 @@ mod tests {
     }
 
     #[test]
+    fn room_the_host_refuses_for_mountinfo_is_said_by_name_before_anything_is_read() {
+        let mut host = root_on_vda1("ext4", MIB);
+        host.system.no_room = true;
+        assert_eq!(mount(&mut host, b"/").unwrap_err(), "cannot reserve 65536 bytes for /proc/self/mountinfo");
+        assert!(host.calls.is_empty() && host.disk("vda").changes().is_empty());
+    }
+
+    #[test]
     fn an_image_file_has_only_its_table_grown() {
         let mut host = MemoryDevices::new(MemorySystem::new(MemoryHost::new())).with_disk("disk.img", image(512, 32768, 8192, &[(2048, 4095)]));
         assert_eq!(image_of(&mut host, b"disk.img"), Ok(String::from("disk.img: partition 1 grown from 1 MiB to 14 MiB")));
         assert!(host.kernel.borrow().told.is_empty());
         assert_eq!(image_of(&mut host, b"other.img"), Err(String::from("other.img: errno 2")));
+    }
+
+    #[test]
+    fn only_a_gpt_asks_the_host_for_room() {
+        let mut bytes = std::vec![0u8; 32768 * 512];
+        crate::partition::mbr::tests::put(&mut bytes[..512], 1, 0x83, 2048, 2048);
+        let mut host = MemoryDevices::new(MemorySystem::new(MemoryHost::new())).with_disk("mbr.img", bytes).with_disk("disk.img", image(512, 32768, 8192, &[(2048, 4095)]));
+        host.system.no_room = true;
+        assert_eq!(image_of(&mut host, b"mbr.img"), Ok(String::from("mbr.img: partition 1 grown from 1 MiB to 14 MiB")));
+        assert_eq!(image_of(&mut host, b"disk.img"), Err(String::from("cannot reserve 135168 bytes for GPT")));
+        assert!(host.disk("disk.img").changes().is_empty());
     }
 
     /// Through the command, as `wisp grow --image FILE --partition 1` goes.

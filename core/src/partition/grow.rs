@@ -165,17 +165,25 @@ pub fn image_sector_size(image: &mut impl BlockDevice) -> u32 {
     }
 }
 
-/// Reads the table, plans, writes in the crash-safe order, and reads it back; a GPT in
-/// `room` (`TABLES_ROOM` bytes, the host's, not the stack).
-pub fn grow_table(disk: &mut impl BlockDevice, room: &mut [u8], sector_size: u32, disk_sectors: u64, partition: u32) -> Result<Grown, TableError> {
+/// The disk's first sector, read into `buf`, and whether it is a protective MBR: then
+/// the table is a GPT, which `grow_table` works on in `TABLES_ROOM` bytes of room.
+pub fn first_sector<'b>(disk: &mut impl BlockDevice, sector_size: u32, buf: &'b mut [u8; SECTOR_LIMIT]) -> Result<(&'b mut [u8], bool), TableError> {
     if !is_supported_sector_size(sector_size) {
         return Err(Cause::UnsupportedSectorSize { size: sector_size }.into());
     }
+    let sector = &mut buf[..sector_size as usize];
+    Sectors { disk, sector_size }.read(0, sector)?;
+    let is_gpt = mbr::is_protective(sector);
+    Ok((sector, is_gpt))
+}
+
+/// Plans from the table whose first sector (`first_sector`'s) is `mbr_sector`, writes in
+/// the crash-safe order, and reads it back: the GPT, in `gpt_room` (`TABLES_ROOM` bytes,
+/// the host's, not the stack), when `first_sector` found one, else the MBR.
+pub fn grow_table(disk: &mut impl BlockDevice, mbr_sector: &mut [u8], gpt_room: Option<&mut [u8]>, disk_sectors: u64, partition: u32) -> Result<Grown, TableError> {
+    let sector_size = mbr_sector.len() as u32;
     let mut disk = Sectors { disk, sector_size };
-    let mut mbr_buf = [0u8; SECTOR_LIMIT];
-    let mbr_sector = &mut mbr_buf[..sector_size as usize];
-    disk.read(0, mbr_sector)?;
-    let (decision, capped, extent) = if mbr::is_protective(mbr_sector) {
+    let (decision, capped, extent) = if let Some(room) = gpt_room {
         let (decision, extent) = grow_gpt(&mut disk, room, mbr_sector, disk_sectors, partition)?;
         (decision, false, extent)
     } else {
@@ -351,7 +359,9 @@ mod tests {
 
     fn grown(disk: &mut MemoryDisk) -> Result<Grown, TableError> {
         let sectors = disk.bytes.len() as u64 / 512;
-        grow_table(disk, &mut [0; TABLES_ROOM], 512, sectors, 1)
+        let mut first = [0; SECTOR_LIMIT];
+        let (first, is_gpt) = first_sector(disk, 512, &mut first)?;
+        grow_table(disk, first, is_gpt.then_some(&mut [0; TABLES_ROOM][..]), sectors, 1)
     }
 
     #[test]
@@ -488,7 +498,7 @@ mod tests {
     #[test]
     fn unsupported_sector_sizes_are_refused_before_any_read() {
         let mut disk = MemoryDisk::new(small_image_on_a_larger_disk());
-        let e = grow_table(&mut disk, &mut [0; TABLES_ROOM], 1024, 16384, 1).unwrap_err();
+        let e = first_sector(&mut disk, 1024, &mut [0; SECTOR_LIMIT]).unwrap_err();
         assert_eq!(std::format!("{e}"), "1024-byte sectors are not supported (512 and 4096 are)");
         assert!(disk.calls.is_empty());
     }

@@ -64,7 +64,10 @@ pub fn entries(sector: &[u8]) -> Result<heapless::Vec<Entry, 4>, MbrError> {
 
 /// Whether the sector is a GPT's protective MBR.
 pub fn is_protective(sector: &[u8]) -> bool {
-    entries(sector).is_ok_and(|entries| entries.iter().any(|e| e.kind == PROTECTIVE))
+    // As `entries` reads them: a used entry has a kind and a size.
+    sector.len() >= 512
+        && sector[510..512] == [0x55, 0xaa]
+        && sector[TABLE..TABLE + 4 * ENTRY].chunks(ENTRY).any(|raw| raw[4] == PROTECTIVE && raw[12..16] != [0; 4])
 }
 
 /// Sets the protective entry's size to cover the disk (capped at 32 bits); returns
@@ -211,6 +214,24 @@ pub(crate) mod tests {
         assert_eq!(sector, before);
         assert_eq!(plan(&mut sector, 1024, 512, 1), Err(MbrError::DiskSmallerThanTable));
         assert_eq!(sector, before);
+    }
+
+    #[test]
+    fn protective_is_a_used_entry_of_kind_ee_in_a_signed_sector_as_entries_reads_it() {
+        let mut sector = [0u8; 512];
+        put(&mut sector, 3, PROTECTIVE, 1, 8191);
+        let agrees = |sector: &[u8]| is_protective(sector) == entries(sector).is_ok_and(|e| e.iter().any(|e| e.kind == PROTECTIVE));
+        assert!(is_protective(&sector) && agrees(&sector));
+        // No size: an unused entry; no signature, or a short sector: no table.
+        let mut unused = sector;
+        unused[TABLE + 2 * ENTRY + 12..TABLE + 2 * ENTRY + 16].fill(0);
+        let mut unsigned = sector;
+        unsigned[511] = 0;
+        let mut other = sector;
+        other[TABLE + 2 * ENTRY + 4] = 0x83;
+        for sector in [&unused[..], &unsigned[..], &other[..], &sector[..511]] {
+            assert!(!is_protective(sector) && agrees(sector));
+        }
     }
 
     #[test]
