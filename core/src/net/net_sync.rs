@@ -35,7 +35,8 @@ pub fn run<H: Messages, N: Netlink, E: core::fmt::Display>(
     fetch: impl for<'b> FnMut(&str, &'b mut [u8; ANSWER_LIMIT]) -> Result<Option<&'b [u8]>, E>,
 ) -> Result<(), H::Text> {
     for_aws(host, cloud)?;
-    let state = kernel.read_state().map_err(|e| super::said(host, e))?;
+    let mut state = State::default();
+    kernel.reread(&mut state).map_err(|e| super::said(host, e))?;
     sync_interfaces(host, kernel, &state, fetch)
 }
 
