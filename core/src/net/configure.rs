@@ -97,12 +97,13 @@ pub fn apply_network_config<H: Files + Messages, D: Directory, N: Netlink>(
     let mut text = [0u8; CONFIG_LIMIT];
     let mut arena = Arena::new(&mut nodes, &mut text);
     // ConfigDrive's network_data.json is kept under the same name: JSON is an object.
-    let mut config = if document.trim_ascii_start().first() == Some(&b'{') {
-        network_data::parse(document).map_err(|e| host.text(format_args!("{e}")))?
+    let mut config = network_config::NetworkConfig::default();
+    if document.trim_ascii_start().first() == Some(&b'{') {
+        network_data::parse_into(document, &mut config).map_err(|e| host.text(format_args!("{e}")))?;
     } else {
         let root = arena.parse(document).map_err(|e| host.text(format_args!("network-config: {e}")))?;
-        network_config::parse(arena.value(root)).map_err(|e| host.text(format_args!("{e}")))?
-    };
+        network_config::parse_into(arena.value(root), &mut config).map_err(|e| host.text(format_args!("{e}")))?;
+    }
     if config.disabled {
         return Ok(Configured::Disabled);
     }

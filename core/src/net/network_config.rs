@@ -316,23 +316,29 @@ pub fn has_network(root: NodeRef<'_>) -> bool {
 }
 
 /// Reads a network configuration document (its root node).
-#[inline(never)]
 pub fn parse(root: NodeRef<'_>) -> Result<NetworkConfig<'_>, ConfigError> {
-    let root = get(&root, "network").unwrap_or(root);
     let mut config = NetworkConfig::default();
+    parse_into(root, &mut config)?;
+    Ok(config)
+}
+
+/// `parse` into a configuration the caller holds (a new one): a `NetworkConfig` is some
+/// 2 KB, which a return by value would copy.
+#[inline(never)]
+pub fn parse_into<'a>(root: NodeRef<'a>, config: &mut NetworkConfig<'a>) -> Result<(), ConfigError> {
+    let root = get(&root, "network").unwrap_or(root);
     if root.kind() != Kind::Mapping {
         return error(&root, Mistake::NotMapping);
     }
     if get(&root, "config").and_then(|c| c.as_str()) == Some("disabled") {
         config.disabled = true;
-        return Ok(config);
+        return Ok(());
     }
     match get(&root, "version").and_then(|v| v.as_int()) {
-        Some(1) => parse_v1(root, &mut config)?,
-        Some(2) => parse_v2(root, &mut config)?,
-        _ => return error(&root, Mistake::NoVersion),
+        Some(1) => parse_v1(root, config),
+        Some(2) => parse_v2(root, config),
+        _ => error(&root, Mistake::NoVersion),
     }
-    Ok(config)
 }
 
 // The three readers below are kept out of line: inlined into `parse` they made one
