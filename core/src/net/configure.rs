@@ -157,8 +157,6 @@ pub fn apply_network_config<H: Files + Messages, D: Directory, N: Netlink>(
 /// file wisp cannot read is cloud-init's, not wisp's to judge: it is said and skipped.
 #[inline(never)]
 pub fn system_network<H: Files + Messages>(host: &mut H, document: &mut [u8; CONFIG_LIMIT]) -> Result<Option<usize>, H::Text> {
-    let mut paths: heapless::Vec<heapless::Vec<u8, 96>, SYSTEM_FILES_LIMIT> = heapless::Vec::new();
-    let _ = paths.push(heapless::Vec::from_slice(b"/etc/cloud/cloud.cfg").unwrap_or_default());
     let mut names: heapless::Vec<heapless::Vec<u8, 64>, SYSTEM_FILES_LIMIT> = heapless::Vec::new();
     let _ = host.list(b"/etc/cloud/cloud.cfg.d", &mut |name| {
         if name.ends_with(b".cfg") {
@@ -174,26 +172,27 @@ pub fn system_network<H: Files + Messages>(host: &mut H, document: &mut [u8; CON
             at -= 1;
         }
     }
-    for name in &names {
-        let mut path: heapless::Vec<u8, 96> = heapless::Vec::from_slice(b"/etc/cloud/cloud.cfg.d/").unwrap_or_default();
-        if path.extend_from_slice(name).is_ok() {
-            let _ = paths.push(path);
-        }
-    }
     let mut found = None;
-    for path in &paths {
-        let Ok(Some(len)) = host.read(path, document) else { continue };
+    // cloud.cfg first, then each of cloud.cfg.d's (a name is at most 64 bytes: its path fits).
+    for at in 0..=names.len() {
+        let mut path: heapless::Vec<u8, 96> = heapless::Vec::new();
+        let (directory, name): (&[u8], &[u8]) = match at.checked_sub(1) {
+            None => (b"/etc/cloud/cloud.cfg", b""),
+            Some(at) => (b"/etc/cloud/cloud.cfg.d/", &names[at]),
+        };
+        let _ = path.extend_from_slice(directory).and_then(|_| path.extend_from_slice(name));
+        let Ok(Some(len)) = host.read(&path, document) else { continue };
         let mut nodes = [Node::EMPTY; CONFIG_NODES];
         let mut decoded = [0u8; CONFIG_LIMIT];
         let mut arena = Arena::new(&mut nodes, &mut decoded);
         match arena.parse(&document[..len]) {
             Ok(root) if network_config::has_network(arena.value(root)) => found = Some(path),
             Ok(_) => {}
-            Err(e) => host.error(format_args!("{}: {e}: skipped", H::shown(path))),
+            Err(e) => host.error(format_args!("{}: {e}: skipped", H::shown(&path))),
         }
     }
     let Some(path) = found else { return Ok(None) };
-    host.read(path, document).map_err(|e| host.path_error(path, e))
+    host.read(&path, document).map_err(|e| host.path_error(&path, e))
 }
 
 /// A file that did not fit the room it is rendered in.
