@@ -11,7 +11,7 @@ use super::network_config::{Interface, ADDRESSES_LIMIT};
 use super::route::PROTOCOL_BOOT;
 use super::link::Link;
 use super::route::{Route, PROTOCOL_DHCP};
-use super::ip_text::ip_text;
+use super::ip_text::put_ip;
 use crate::out::{Full, Out};
 
 /// A global address on an interface that is not a loopback: the network is configured
@@ -219,7 +219,9 @@ pub fn write_resolv_conf(origin: &[&[u8]], search: &[&[u8]], servers: &[IpAddr],
         out.put(b"\n")?;
     }
     for server in servers {
-        out.put_all(&[b"nameserver ", &ip_text(server), b"\n"])?;
+        out.put(b"nameserver ")?;
+        put_ip(out, server)?;
+        out.put(b"\n")?;
     }
     Ok(true)
 }
