@@ -141,8 +141,7 @@ pub fn apply_network_config<H: Files + Messages, D: Directory, N: Netlink>(
     write_if_changed(host, b"/etc/network", b"/etc/network/interfaces", out.written(), &mut [0u8; ENI_LIMIT])?;
     let mut resolv = [0u8; RESOLV_LIMIT];
     let mut out = Out::new(&mut resolv);
-    let search: heapless::Vec<&[u8], { network_config::SEARCH_LIMIT }> = config.search.iter().map(|s| s.as_bytes()).collect();
-    match bring_up::write_resolv_conf(&[b"the network configuration"], &search, &config.nameservers, &mut out) {
+    match bring_up::write_resolv_conf(&[b"the network configuration"], &config.search, &config.nameservers, &mut out) {
         Ok(true) => write_resolv_conf(host, out.written())?,
         Ok(false) => {}
         Err(full) => return Err(too_long(host, "/etc/resolv.conf", full)),

@@ -49,7 +49,7 @@ pub fn render(config: &NetworkConfig<'_>, out: &mut Out<'_>) -> Result<(), Full>
     if !config.search.is_empty() {
         out.put(b"    dns-search")?;
         for domain in &config.search {
-            out.put_all(&[b" ", domain.as_bytes()])?;
+            out.put_all(&[b" ", domain])?;
         }
         out.put(b"\n")?;
     }

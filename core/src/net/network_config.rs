@@ -70,7 +70,8 @@ pub struct NetworkConfig<'a> {
     pub disabled: bool,
     pub interfaces: heapless::Vec<Interface<'a>, INTERFACES_LIMIT>,
     pub nameservers: heapless::Vec<IpAddr, NAMESERVERS_LIMIT>,
-    pub search: heapless::Vec<&'a str, SEARCH_LIMIT>,
+    /// Search domains, each one word (`is_word`).
+    pub search: heapless::Vec<&'a [u8], SEARCH_LIMIT>,
     /// Entries wisp does not apply: (kind, name), e.g. ("bond", "bond0").
     pub refused: heapless::Vec<(&'a str, &'a str), REFUSED_LIMIT>,
 }
@@ -260,12 +261,12 @@ fn mtu(value: NodeRef<'_>) -> Result<u32, ConfigError> {
     }
 }
 
-fn strings<'a, const N: usize>(value: NodeRef<'a>, into: &mut heapless::Vec<&'a str, N>) -> Result<(), ConfigError> {
+fn strings<'a, const N: usize>(value: NodeRef<'a>, into: &mut heapless::Vec<&'a [u8], N>) -> Result<(), ConfigError> {
     if value.kind() == Kind::Scalar {
-        return push(into, domain(value)?, &value, Mistake::TooManySearchDomains);
+        return push(into, domain(value)?.as_bytes(), &value, Mistake::TooManySearchDomains);
     }
     for item in value.items() {
-        push(into, domain(item)?, &item, Mistake::TooManySearchDomains)?;
+        push(into, domain(item)?.as_bytes(), &item, Mistake::TooManySearchDomains)?;
     }
     Ok(())
 }
@@ -550,7 +551,7 @@ config:
             assert_eq!(eth0.routes.as_slice(), [StaticRoute { to: p("10.99.0.0/16"), via: "10.77.0.3".parse().unwrap() }]);
             assert!(config.interfaces[1].dhcp4 && config.interfaces[1].addresses.is_empty());
             assert_eq!(config.nameservers.as_slice(), ["10.77.0.1".parse::<IpAddr>().unwrap(), "10.77.0.2".parse().unwrap()]);
-            assert_eq!(config.search.as_slice(), ["wisp.test"]);
+            assert_eq!(config.search.as_slice(), [b"wisp.test"]);
             assert_eq!(config.refused.as_slice(), [("bond", "bond0")]);
         });
     }
@@ -578,7 +579,7 @@ config:
             assert_eq!(lan0.routes[0].to, p("0.0.0.0/0"));
             assert_eq!((config.interfaces[1].name, config.interfaces[1].match_name), ("eth1", Some("ens4")));
             assert!(config.interfaces[1].dhcp4);
-            assert_eq!(config.search.as_slice(), ["a.test", "b.test"]);
+            assert_eq!(config.search.as_slice(), [b"a.test", b"b.test"]);
             assert_eq!(config.refused.as_slice(), [("bridge", "br0")]);
         });
     }
