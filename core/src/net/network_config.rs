@@ -262,10 +262,9 @@ fn mtu(value: NodeRef<'_>) -> Result<u32, ConfigError> {
 }
 
 fn strings<'a, const N: usize>(value: NodeRef<'a>, into: &mut heapless::Vec<&'a [u8], N>) -> Result<(), ConfigError> {
-    if value.kind() == Kind::Scalar {
-        return push(into, domain(value)?.as_bytes(), &value, Mistake::TooManySearchDomains);
-    }
-    for item in value.items() {
+    // A scalar is a list of one.
+    let scalar = (value.kind() == Kind::Scalar).then_some(value);
+    for item in scalar.into_iter().chain(value.items()) {
         push(into, domain(item)?.as_bytes(), &item, Mistake::TooManySearchDomains)?;
     }
     Ok(())
