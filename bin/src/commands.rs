@@ -100,7 +100,7 @@ pub fn grow(ctx: &Context<'_>, target: GrowTarget<'_>) -> i32 {
 pub fn net_sync(ctx: &mut Context<'_>) -> i32 {
     let synced = crate::cloud::resolve(ctx).and_then(|cloud| {
         let mut imds = crate::imds::session(cloud, &ctx.timeouts, ctx.config.imds_token_ttl);
-        // The answer's head comes first in `raw`: core copies the body out of it.
+        // The answer's head comes first in `raw`: core reads the body where it is.
         wisp_core::net::net_sync::run(&System::new(ctx), cloud, &mut crate::network::open_kernel()?, |path, raw| imds.get_path(&mut Network::default(), path, raw).map_err(ImdsError))
     });
     let Err(e) = synced else { return 0 };
