@@ -514,6 +514,9 @@ pub struct WriteFile<'a> {
 
 const WRITE_FILES: &str = "write_files";
 
+/// The names `encoding` takes, any case: the first is empty (`encoding: ""` is text).
+const ENCODING_NAMES: &str = " text/plain b64 base64 gz gzip gz+base64 gzip+base64 gz+b64 gzip+b64";
+
 /// A `write_files` entry, with cloud-init's defaults (0644, root:root, text).
 pub fn write_file(entry: NodeRef<'_>) -> Result<WriteFile<'_>, ConfigError> {
     if entry.kind() != Kind::Mapping {
@@ -525,13 +528,16 @@ pub fn write_file(entry: NodeRef<'_>) -> Result<WriteFile<'_>, ConfigError> {
     if !is_plain_absolute(path) {
         return Err(error(WRITE_FILES, path_value, &"path must be an absolute file path without ., .. or //"));
     }
-    let encoding = match field("encoding").map(|v| text(WRITE_FILES, v).map(|t| (t.trim(), v))).transpose()? {
+    let encoding = match field("encoding") {
         None => Encoding::Text,
-        Some((name, _)) if is_any(name, &["", "text/plain"]) => Encoding::Text,
-        Some((name, _)) if is_any(name, &["b64", "base64"]) => Encoding::Base64,
-        Some((name, _)) if is_any(name, &["gz", "gzip"]) => Encoding::Gzip,
-        Some((name, _)) if is_any(name, &["gz+base64", "gzip+base64", "gz+b64", "gzip+b64"]) => Encoding::GzipBase64,
-        Some((_, at)) => return Err(error(WRITE_FILES, at, &"unknown encoding (text/plain, b64, gzip, gz+b64)")),
+        Some(at) => {
+            // Each name's encoding, in the order of `ENCODING_NAMES`.
+            use Encoding::{Base64, Gzip, GzipBase64, Text};
+            const ENCODINGS: [Encoding; 10] = [Text, Text, Base64, Base64, Gzip, Gzip, GzipBase64, GzipBase64, GzipBase64, GzipBase64];
+            let name = text(WRITE_FILES, at)?.trim();
+            let index = crate::text::word_index_ignoring_case(ENCODING_NAMES, name.as_bytes());
+            index.map(|index| ENCODINGS[index]).ok_or_else(|| error(WRITE_FILES, at, &"unknown encoding (text/plain, b64, gzip, gz+b64)"))?
+        }
     };
     let permissions = match field("permissions") {
         None => 0o644,
@@ -803,9 +809,6 @@ pub fn power_state(value: NodeRef<'_>) -> Result<PowerState<'_>, ConfigError> {
     Ok(PowerState { mode, delay_seconds, message: field("message").map(|m| text(POWER_STATE, m)).transpose()?, condition })
 }
 
-fn is_any(name: &str, names: &[&str]) -> bool {
-    names.iter().any(|known| known.eq_ignore_ascii_case(name))
-}
 
 #[cfg(test)]
 mod tests {
@@ -853,6 +856,29 @@ mod tests {
             let mut small = [0u8; 12];
             assert_eq!(shell_script("runcmd", config.get("runcmd").unwrap(), &mut small), Err(ScriptError::TooLarge { limit: 12 }));
         });
+    }
+
+    #[test]
+    fn every_encoding_name_in_any_case() {
+        let names = [
+            ("''", Encoding::Text), ("text/plain", Encoding::Text), ("TEXT/PLAIN", Encoding::Text), ("b64", Encoding::Base64), ("Base64", Encoding::Base64),
+            ("gz", Encoding::Gzip), ("GZIP", Encoding::Gzip), ("gz+base64", Encoding::GzipBase64), ("gzip+base64", Encoding::GzipBase64),
+            ("gz+b64", Encoding::GzipBase64), ("Gzip+B64", Encoding::GzipBase64), ("' gzip '", Encoding::Gzip), ("' '", Encoding::Text),
+        ];
+        for (name, encoding) in names {
+            let doc = std::format!("write_files:\n  - {{path: /a, encoding: {name}}}\n");
+            with_config(&[&doc], |config| {
+                let entry = config.get("write_files").unwrap().items().next().unwrap();
+                assert_eq!(write_file(entry).map(|file| file.encoding).ok(), Some(encoding), "{name}");
+            });
+        }
+        for name in ["text", "b 64", "gzip+", "gz b64"] {
+            let doc = std::format!("write_files:\n  - {{path: /a, encoding: {name}}}\n");
+            with_config(&[&doc], |config| {
+                let entry = config.get("write_files").unwrap().items().next().unwrap();
+                assert!(write_file(entry).is_err(), "{name}");
+            });
+        }
     }
 
     #[test]
