@@ -39,6 +39,9 @@ impl Tag {
     }
 }
 
+/// YAML 1.1's booleans, lowercase.
+const BOOL_WORDS: &str = "yes no true false on off";
+
 /// A scalar under an explicit tag, as PyYAML's constructor for the tag reads its text
 /// (plain, quoted or block alike), and its length after: `!!null` is null whatever the
 /// text, `!!bool` takes the six words in any case, `!!float` also a decimal integer
@@ -48,7 +51,7 @@ pub(super) fn resolve_tagged(tag: Tag, text: &mut [u8]) -> Option<(Resolved, usi
     let resolved = match tag {
         Tag::Str => Resolved::Str,
         Tag::Null => Resolved::Null,
-        Tag::Bool if ["yes", "no", "true", "false", "on", "off"].iter().any(|word| text.eq_ignore_ascii_case(word.as_bytes())) => Resolved::Bool,
+        Tag::Bool if crate::text::word_index_ignoring_case(BOOL_WORDS, text).is_some() => Resolved::Bool,
         Tag::Int if matches!(int_value(text), Some(Ok(_))) => Resolved::Int,
         Tag::Float if is_float(text) || is_decimal(text) => Resolved::Float,
         Tag::Binary => {
@@ -83,7 +86,7 @@ pub(super) fn resolve(text: &[u8]) -> Result<Resolved, ErrorKind> {
     Ok(match text {
         b"" | b"~" => Resolved::Null,
         _ if in_three_cases(text, "null") => Resolved::Null,
-        _ if in_three_cases(text, "yes no true false on off") => Resolved::Bool,
+        _ if in_three_cases(text, BOOL_WORDS) => Resolved::Bool,
         b"<<" => return Err(ErrorKind::MergeKey),
         b"=" => return Err(ErrorKind::ValueKey),
         _ if is_float(text) => Resolved::Float,
