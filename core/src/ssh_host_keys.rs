@@ -40,12 +40,12 @@ pub fn given_key_file(name: &str) -> Option<(heapless::String<40>, u32)> {
     if crate::text::word_index(KNOWN_TYPES, key_type.as_bytes()).is_none() {
         return None;
     }
-    let (suffix, mode) = match part {
-        "private" => ("", 0o600),
-        "public" => (".pub", 0o644),
-        "certificate" => ("-cert.pub", 0o644),
-        _ => return None,
-    };
+    // Each part's file name suffix, a word of `SUFFIXES` (the first is empty); only the
+    // private key is 0600.
+    const PARTS: &str = "private public certificate";
+    const SUFFIXES: &str = " .pub -cert.pub";
+    let index = crate::text::word_index(PARTS, part.as_bytes())?;
+    let (suffix, mode) = (crate::text::nth_word(SUFFIXES, index), if index == 0 { 0o600 } else { 0o644 });
     let mut file = heapless::String::new();
     for part in ["ssh_host_", key_type, "_key", suffix] {
         file.push_str(part).ok()?;
