@@ -781,12 +781,10 @@ pub fn power_state(value: NodeRef<'_>) -> Result<PowerState<'_>, ConfigError> {
     }
     let field = |name: &str| value.get(name).filter(|v| !v.is_null());
     let mode_value = field("mode").ok_or_else(|| error(POWER_STATE, value, &"mode is missing (poweroff, reboot, halt)"))?;
-    let mode = match text(POWER_STATE, mode_value)? {
-        "poweroff" => PowerMode::Poweroff,
-        "reboot" => PowerMode::Reboot,
-        "halt" => PowerMode::Halt,
-        _ => return Err(error(POWER_STATE, mode_value, &"mode must be poweroff, reboot or halt")),
-    };
+    const MODES: [PowerMode; 3] = [PowerMode::Poweroff, PowerMode::Reboot, PowerMode::Halt];
+    let mode = crate::text::word_index("poweroff reboot halt", text(POWER_STATE, mode_value)?.as_bytes())
+        .map(|index| MODES[index])
+        .ok_or_else(|| error(POWER_STATE, mode_value, &"mode must be poweroff, reboot or halt"))?;
     let delay_seconds = match field("delay") {
         None => 0,
         Some(delay) => match (delay.scalar(), delay.as_str().map(str::trim)) {
@@ -1019,6 +1017,11 @@ mod tests {
         for (mode, name) in [(PowerMode::Poweroff, "poweroff"), (PowerMode::Reboot, "reboot"), (PowerMode::Halt, "halt")] {
             let (program, argument0) = mode.program();
             assert_eq!((program.to_str().unwrap().strip_prefix("/sbin/"), argument0.to_str().unwrap()), (Some(name), name));
+        }
+        for mode in ["Reboot", "shutdown", "reboot halt"] {
+            with_config(&[&std::format!("power_state: {{mode: {mode}}}\n")], |config| {
+                assert_eq!(*power_state(config.get("power_state").unwrap()).unwrap_err().problem, "mode must be poweroff, reboot or halt", "{mode}");
+            });
         }
         with_config(&["power_state: {mode: reboot, delay: soon}\n"], |config| {
             assert_eq!(*power_state(config.get("power_state").unwrap()).unwrap_err().problem, "delay must be now, +MINUTES or MINUTES");
