@@ -121,7 +121,7 @@ fn digit_or_underscore(b: &u8) -> bool {
 fn is_float(text: &[u8]) -> bool {
     let (_, body) = split_sign(text);
     let signed = body.len() < text.len();
-    if matches!(body, b".inf" | b".Inf" | b".INF") || (!signed && matches!(body, b".nan" | b".NaN" | b".NAN")) {
+    if body.strip_prefix(b".").is_some_and(|word| in_three_cases(word, "inf")) || (!signed && matches!(body, b".nan" | b".NaN" | b".NAN")) {
         return true;
     }
     let span = |from: usize, class: fn(&u8) -> bool| body.get(from..).map_or(0, |rest| rest.iter().take_while(|b| class(b)).count());
