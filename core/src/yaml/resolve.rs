@@ -35,7 +35,7 @@ impl Tag {
         // One string, not a table of slices: smaller.
         const TAGS: [Tag; 8] = [Tag::Str, Tag::Int, Tag::Bool, Tag::Float, Tag::Null, Tag::Binary, Tag::Map, Tag::Seq];
         let name = text.strip_prefix(b"!!")?;
-        "str int bool float null binary map seq".split(' ').position(|known| known.as_bytes() == name).map(|i| TAGS[i])
+        crate::text::word_index("str int bool float null binary map seq", name).map(|i| TAGS[i])
     }
 }
 
