@@ -224,7 +224,7 @@ impl<'a> CloudConfig<'a> {
         for (index, root) in self.documents.iter().enumerate() {
             for (key, _) in root.entries() {
                 let name = key.as_str().unwrap_or("");
-                if !KNOWN_KEYS.split(' ').any(|known| known == name) && !self.documents[index + 1..].iter().any(|later| later.get(name).is_some()) {
+                if crate::text::word_index(KNOWN_KEYS, name.as_bytes()).is_none() && !self.documents[index + 1..].iter().any(|later| later.get(name).is_some()) {
                     note("", None, key, None);
                 }
             }
