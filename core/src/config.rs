@@ -184,7 +184,13 @@ pub enum ErrorKind {
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: ", Decimal(self.line.into()))?;
+        // The messages about one variable start with its name, written once.
+        let name = match self.kind {
+            ErrorKind::ValueTooLong { name, .. } | ErrorKind::BadNumber { name } | ErrorKind::OutOfRange { name, .. } | ErrorKind::NotAbsolute { name } => name,
+            ErrorKind::LineTooLong { .. } => "line",
+            _ => "",
+        };
+        write!(f, "{}: {}", Decimal(self.line.into()), Plain(name))?;
         match self.kind {
             ErrorKind::NotAnAssignment => f.write_str("not a KEY=value line"),
             ErrorKind::SpaceAroundEquals => f.write_str("no spaces allowed around '='"),
@@ -192,13 +198,12 @@ impl fmt::Display for Error {
             ErrorKind::CommandSubstitution => f.write_str("command substitution is not supported"),
             ErrorKind::UndefinedVariable => f.write_str("$ names a variable not set earlier in this file"),
             ErrorKind::UnquotedSpace => f.write_str("white space in a value must be quoted"),
-            ErrorKind::LineTooLong { limit } => write!(f, "line longer than {limit} bytes", limit = Decimal(limit as u64)),
-            ErrorKind::ValueTooLong { name, limit } => write!(f, "{name} longer than {limit} bytes", limit = Decimal(limit as u64), name = Plain(name)),
+            ErrorKind::LineTooLong { limit } | ErrorKind::ValueTooLong { limit, .. } => write!(f, " longer than {limit} bytes", limit = Decimal(limit as u64)),
             ErrorKind::BadCloud => write!(f, "CLOUD: {names}", names = Plain(CLOUD_NAMES_MESSAGE)),
             ErrorKind::BadUserName => f.write_str("CLOUD_USER is not a valid user name"),
-            ErrorKind::BadNumber { name } => write!(f, "{name} is not a number", name = Plain(name)),
-            ErrorKind::OutOfRange { name, min, max } => write!(f, "{name} must be from {min} to {max}", min = Decimal(min as u64), max = Decimal(max as u64), name = Plain(name)),
-            ErrorKind::NotAbsolute { name } => write!(f, "{name} must be an absolute path", name = Plain(name)),
+            ErrorKind::BadNumber { .. } => f.write_str(" is not a number"),
+            ErrorKind::OutOfRange { min, max, .. } => write!(f, " must be from {min} to {max}", min = Decimal(min as u64), max = Decimal(max as u64)),
+            ErrorKind::NotAbsolute { .. } => f.write_str(" must be an absolute path"),
         }
     }
 }
@@ -565,6 +570,18 @@ mod tests {
             Error { line: 7, kind: ErrorKind::NotAnAssignment }.to_string(),
             "7: not a KEY=value line"
         );
+    }
+
+    #[test]
+    fn an_error_about_a_variable_names_it_after_the_line() {
+        let message = |kind| Error { line: 4, kind }.to_string();
+        assert_eq!(message(ErrorKind::LineTooLong { limit: LINE_LIMIT }), "4: line longer than 1024 bytes");
+        assert_eq!(message(ErrorKind::ValueTooLong { name: "TINY_CLOUD_VAR", limit: 256 }), "4: TINY_CLOUD_VAR longer than 256 bytes");
+        assert_eq!(message(ErrorKind::BadNumber { name: "IMDS_TOKEN_TTL" }), "4: IMDS_TOKEN_TTL is not a number");
+        assert_eq!(message(ErrorKind::OutOfRange { name: "IMDS_TOKEN_TTL", min: 1, max: 21_600 }), "4: IMDS_TOKEN_TTL must be from 1 to 21600");
+        assert_eq!(message(ErrorKind::NotAbsolute { name: "TINY_CLOUD_LOGS" }), "4: TINY_CLOUD_LOGS must be an absolute path");
+        assert_eq!(message(ErrorKind::UnterminatedQuote), "4: unterminated quote");
+        assert!(message(ErrorKind::BadCloud).starts_with("4: CLOUD: expected auto, aws, "));
     }
 
     #[test]

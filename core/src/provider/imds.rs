@@ -464,4 +464,17 @@ mod tests {
         assert_eq!(imds.get_path(&mut network, "/x", &mut [0u8; 256]), Err(ImdsError::Refused { what: What::Path, status: 401 }));
         assert_eq!(network.rounds.len(), 1);
     }
+
+    #[test]
+    fn an_error_about_one_value_names_it_first() {
+        use crate::provider::{DocumentError, DocumentFailure};
+        let message = |error: ImdsError| error.to_string();
+        assert_eq!(message(ImdsError::Refused { what: What::Item(Item::InstanceId), status: 403 }), "metadata @instance-id: refused with HTTP status 403");
+        assert_eq!(message(ImdsError::KeyListing(KeyListingError::BadLine { line: 3 })), "metadata public-keys listing: line 3 is not <index>=<name>");
+        assert_eq!(message(ImdsError::TokenTooLong), "metadata token longer than 256 bytes");
+        assert_eq!(message(ImdsError::Request(http::Error::InvalidRequest { field: http::RequestField::Path })), "cannot write the metadata request: invalid characters in the request's path");
+        let error = DocumentFailure::from(DocumentError::Base64(crate::base64::Error::Truncated));
+        assert_eq!(message(ImdsError::Document { item: Item::UserData, error }), std::format!("metadata @userdata: {error}"));
+        assert!(message(ImdsError::Document { item: Item::UserData, error }).starts_with("metadata @userdata: user-data: "));
+    }
 }
