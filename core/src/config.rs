@@ -405,26 +405,36 @@ fn apply(config: &mut Config, name: &[u8], value: &str, line: u32) -> Result<boo
         config.action_lines[phase as usize] = line;
         return Ok(true);
     }
-    match crate::text::word(name) {
-        "CLOUD" => config.cloud = Cloud::from_name(value.as_bytes()).ok_or(ErrorKind::BadCloud)?,
-        "CLOUD_USER" => {
+    let Some(index) = crate::text::word_index(OTHER_NAMES, name) else { return Ok(false) };
+    // The name as a message says it: the list's own word, no second copy of its text.
+    let name = crate::text::nth_word(OTHER_NAMES, index);
+    match index {
+        CLOUD => config.cloud = Cloud::from_name(value.as_bytes()).ok_or(ErrorKind::BadCloud)?,
+        CLOUD_USER => {
             if !is_user_name(value) {
                 return Err(ErrorKind::BadUserName);
             }
             config.cloud_user = String::try_from(value).map_err(|_| ErrorKind::BadUserName)?;
         }
-        "TINY_CLOUD_VAR" => absolute(&mut config.var_dir, "TINY_CLOUD_VAR", value)?,
-        "TINY_CLOUD_LOGS" => absolute(&mut config.logs_dir, "TINY_CLOUD_LOGS", value)?,
-        "SKIP_INIT_ACTIONS" => {
-            set(&mut config.skip_actions, "SKIP_INIT_ACTIONS", value)?;
+        TINY_CLOUD_VAR => absolute(&mut config.var_dir, name, value)?,
+        TINY_CLOUD_LOGS => absolute(&mut config.logs_dir, name, value)?,
+        SKIP_INIT_ACTIONS => {
+            set(&mut config.skip_actions, name, value)?;
             config.action_lines[4] = line;
         }
         // tiny-cloud's hotplug settings: wisp installs no hotplug handlers (see README).
-        "HOTPLUG_TYPE" | "HOTPLUG_MODULES" => {}
-        _ => return Ok(false),
+        _ => {}
     }
     Ok(true)
 }
+
+/// The variables that are neither numbers nor action lists, each one's index named below.
+const OTHER_NAMES: &str = "CLOUD CLOUD_USER TINY_CLOUD_VAR TINY_CLOUD_LOGS SKIP_INIT_ACTIONS HOTPLUG_TYPE HOTPLUG_MODULES";
+const CLOUD: usize = 0;
+const CLOUD_USER: usize = 1;
+const TINY_CLOUD_VAR: usize = 2;
+const TINY_CLOUD_LOGS: usize = 3;
+const SKIP_INIT_ACTIONS: usize = 4;
 
 fn number(name: &'static str, value: &str, min: u32, max: u32) -> Result<u32, ErrorKind> {
     let n = crate::text::decimal(value.as_bytes(), 9).ok_or(ErrorKind::BadNumber { name })? as u32;
@@ -459,6 +469,19 @@ pub fn is_user_name(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_other_variable_is_named_at_its_index() {
+        let named = [(CLOUD, "CLOUD"), (CLOUD_USER, "CLOUD_USER"), (TINY_CLOUD_VAR, "TINY_CLOUD_VAR"), (TINY_CLOUD_LOGS, "TINY_CLOUD_LOGS"), (SKIP_INIT_ACTIONS, "SKIP_INIT_ACTIONS")];
+        for (index, name) in named {
+            assert_eq!(crate::text::nth_word(OTHER_NAMES, index), name);
+        }
+        let (config, warnings) = parse_ok(b"CLOUD=aws\nCLOUD_USER=ec2-user\nTINY_CLOUD_VAR=/v\nTINY_CLOUD_LOGS=/l\nSKIP_INIT_ACTIONS=set_hostname\nHOTPLUG_TYPE=mdev\nHOTPLUG_MODULES=x\nCLOUDS=x");
+        assert_eq!((config.cloud, config.cloud_user.as_str(), config.var_dir.as_str(), config.logs_dir.as_str()), (Cloud::Aws, "ec2-user", "/v", "/l"));
+        assert_eq!((config.skip_actions.as_str(), config.action_lines[4]), ("set_hostname", 5));
+        assert_eq!(warnings, [(8, b"CLOUDS".to_vec())]);
+        assert_eq!(parse_err(b"TINY_CLOUD_LOGS=l").kind, ErrorKind::NotAbsolute { name: "TINY_CLOUD_LOGS" });
+    }
 
     #[test]
     fn each_cloud_has_its_own_name_in_the_list() {
