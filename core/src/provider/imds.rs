@@ -84,7 +84,7 @@ pub enum What {
 }
 
 impl What {
-    pub const fn name(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
             What::Item(item) => item.key(),
             What::Token => "token",
