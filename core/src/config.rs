@@ -217,11 +217,9 @@ pub struct Warning<'a> {
 
 impl fmt::Display for Warning<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: unknown variable ", Decimal(self.line as u64))?;
-        for &b in self.name {
-            f.write_str(if b.is_ascii_graphic() { core::str::from_utf8(core::slice::from_ref(&b)).unwrap_or("?") } else { "?" })?;
-        }
-        f.write_str(" (ignored)")
+        // The name is a shell variable's (letters, digits, `_`: split_assignment), which
+        // Shown writes as it is.
+        write!(f, "{}: unknown variable {} (ignored)", Decimal(self.line as u64), crate::text::Shown(self.name))
     }
 }
 
