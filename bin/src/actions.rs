@@ -19,7 +19,7 @@ pub fn run(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: 
         Action::ExpandRoot => wisp_core::partition::expand::mount(&mut System::new(ctx), ctx.path(b"/")?.as_bytes()),
         Action::InstallHotplugs => Err(msg!("not supported: wisp installs no mdev hotplug handlers")),
         #[cfg(feature = "network")]
-        Action::SetEphemeralNetwork => crate::network::set_ephemeral_network(ctx, session.metadata),
+        Action::SetEphemeralNetwork => crate::network::set_ephemeral_network(ctx, session.imds.cloud(), session.metadata),
         #[cfg(not(feature = "network"))]
         Action::SetEphemeralNetwork => Ok(msg!("built without network support: the OS brings the network up")),
         Action::SetDefaultInterfaces => wisp_core::default_interfaces::set(&mut System::new(ctx), &mut OpenDir::root(ctx)),
@@ -39,7 +39,7 @@ pub fn run(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: 
         // A `userdata_*` action of cloud-config, with the documents merged once per run.
         #[cfg(feature = "cloud-config")]
         _ if action.userdata_work() == Some(UserdataWork::CloudConfig) => match session.cloud_config(ctx, var) {
-            Ok(Some(config)) => crate::cloud_config::run(ctx, &config, var, action),
+            Ok(Some(config)) => crate::cloud_config::run(ctx, &config, var, session.imds.cloud(), action),
             Ok(None) => Ok(msg!("no cloud-config")),
             Err(e) => Err(session.shared.report(e)),
         },

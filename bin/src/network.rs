@@ -1,6 +1,7 @@
 //! The network with no tools: core's `net::ephemeral` (the boot phase's bring-up) over
 //! the kernel's sockets, which `wisp net-sync` (`commands`) opens too.
 
+use wisp_core::config::Cloud;
 use wisp_core::net::{ephemeral, rtnl::Rtnl};
 use wisp_core::seed::local::{before_service, BeforeService};
 
@@ -8,8 +9,7 @@ use crate::context::Context;
 use crate::host::{dhcp::DhcpOn, host_error, netlink::RouteSocket, system::System, Network, OpenDir};
 use crate::output::{os_error, Message};
 
-pub fn set_ephemeral_network(ctx: &mut Context<'_>, metadata: &mut crate::imds::Metadata) -> Result<Message, Message> {
-    let cloud = crate::cloud::resolve(ctx)?;
+pub fn set_ephemeral_network(ctx: &mut Context<'_>, cloud: Cloud, metadata: &mut crate::imds::Metadata) -> Result<Message, Message> {
     let local_seed = before_service(cloud) == Some(BeforeService::Seed);
     let var = ctx.var_dir()?;
     // `wisp boot` alone has not read the seed yet: its network-config is needed now.
