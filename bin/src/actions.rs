@@ -87,7 +87,7 @@ fn save_userdata(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) -> Res
         session.imds.get_path(&mut session.network, wisp_core::provider::incus::NETWORK_CONFIG_PATH, buf).map_err(|e| crate::output::line(crate::imds::ImdsError(e)))
     })?;
     // Decoded now, while the network is up, to fetch its includes.
-    let timeouts = ctx.timeouts;
+    let timeouts = ctx.config.timeouts();
     let decoded = session.shared.replace_userdata(crate::userdata::load(ctx, var, Includes::Fetch(&timeouts)));
     Ok(saved.said(host, decoded.map(|userdata| userdata.map(|userdata| userdata.parts.len())), facts))
 }

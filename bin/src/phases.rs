@@ -12,6 +12,7 @@ use wisp_core::phases_start::{self, Unstarted};
 use wisp_core::session::Shared;
 use wisp_core::phase::{Action, Phase, Plan};
 use wisp_core::provider::Item;
+use wisp_core::retry::Timeouts;
 use wisp_core::text::Plain;
 use wisp_os_linux::memory::Mapping;
 use wisp_os_linux::time::monotonic_ms;
@@ -37,7 +38,7 @@ fn run_phases(ctx: &mut Context<'_>, phases: &[Phase]) -> Result<bool, Unstarted
     let plans = wisp_core::phases::plans(phases, |phase| plan(ctx, phase)).map_err(Unstarted::refused)?;
     let cloud = crate::cloud::resolve(ctx).map_err(Unstarted::refused)?;
     let var = ctx.var_dir()?;
-    let timeouts = ctx.timeouts;
+    let timeouts = ctx.config.timeouts();
     let metadata = take_metadata()?;
     // A local seed is read whole at once, unless only the boot phase (which needs no
     // metadata) runs.
@@ -58,7 +59,7 @@ fn run_phases(ctx: &mut Context<'_>, phases: &[Phase]) -> Result<bool, Unstarted
         later_boot: false,
         shared: Shared::new(Progress::default()),
     };
-    let host = &mut PhaseHost { ctx, session: &mut session, var: OpenDir { dir: &var } };
+    let host = &mut PhaseHost { ctx, session: &mut session, var: OpenDir { dir: &var }, timeouts: &timeouts };
     Ok(wisp_core::phases::run(host, phases, &plans, cloud))
 }
 
@@ -85,6 +86,7 @@ struct PhaseHost<'r, 'c, 's> {
     ctx: &'r mut Context<'c>,
     session: &'r mut Session<'s>,
     var: OpenDir<'r>,
+    timeouts: &'r Timeouts,
 }
 
 impl Actions for PhaseHost<'_, '_, '_> {
@@ -176,12 +178,12 @@ impl<'r, 'c> Phases for PhaseHost<'r, 'c, '_> {
 
     #[cfg(feature = "azure")]
     fn report_failure(&mut self, reason: &Message) {
-        self.ctx.log.line(format_args!("{}", crate::azure::report_failure(&self.ctx.timeouts, reason)));
+        self.ctx.log.line(format_args!("{}", crate::azure::report_failure(self.timeouts, reason)));
     }
 
     #[cfg(feature = "azure")]
     fn report_ready(&mut self, instance_id: &[u8]) {
-        self.ctx.log.line(format_args!("{}", crate::azure::report_ready(&self.ctx.timeouts, self.var.dir, instance_id)));
+        self.ctx.log.line(format_args!("{}", crate::azure::report_ready(self.timeouts, self.var.dir, instance_id)));
     }
 
     fn settle_markers(&mut self) -> Result<(), Message> {
