@@ -28,8 +28,8 @@ pub fn imds(ctx: &mut Context<'_>, keys: &[&[u8]]) -> Result<(), i32> {
     let (cloud, _) = crate::cloud::resolve_read_only(ctx).map_err(|e| failed(e, EXIT_USAGE))?;
     let timeouts = ctx.config.timeouts();
     let mut imds = crate::imds::session(cloud, &timeouts, ctx.config.imds_token_ttl);
-    let mut socket = None;
-    let mut network = crate::imds::network(ctx, &mut socket);
+    let socket = ctx.guest_socket();
+    let mut network = Network { guest_socket: socket.as_ref().map(NulTerminated::as_cstr) };
     let metadata = take_metadata().map_err(|e| failed(e, EXIT_FAILED))?;
     crate::seed::load_local(ctx, cloud, metadata, None).map_err(|e| failed(e, EXIT_FAILED))?;
     imds.fetch(&mut network, metadata, &imds_keys::items(keys)).map_err(|e| failed(ImdsError(e), EXIT_FAILED))?;

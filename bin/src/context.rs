@@ -122,9 +122,12 @@ impl<'a> Context<'a> {
         self.root_dir.metadata_beneath(absolute, Resolve::InRoot).ok()?
     }
 
-    /// Incus's guest API socket, else LXD's, when the instance has one.
-    #[cfg(feature = "incus")]
+    /// Incus's guest API socket, else LXD's, when the instance has one and wisp was built
+    /// for Incus: the network the metadata service is reached over.
     pub fn guest_socket(&self) -> Option<NulTerminated> {
+        if !cfg!(feature = "incus") {
+            return None;
+        }
         let sockets = [wisp_core::provider::incus::SOCKET, wisp_core::provider::incus::LXD_SOCKET];
         sockets.into_iter().find(|socket| self.stat_followed(socket.as_bytes()).is_some()).and_then(|socket| self.path(socket.as_bytes()).ok())
     }

@@ -7,7 +7,7 @@ use wisp_core::seed::local::{before_service, BeforeService};
 
 use crate::context::Context;
 use crate::host::{dhcp::DhcpOn, host_error, netlink::RouteSocket, system::System, Network, OpenDir};
-use crate::output::{os_error, Message};
+use crate::output::{path_error, Message};
 
 pub fn set_ephemeral_network(ctx: &mut Context<'_>, cloud: Cloud, metadata: &mut crate::imds::Metadata) -> Result<Message, Message> {
     let local_seed = before_service(cloud) == Some(BeforeService::Seed);
@@ -25,5 +25,5 @@ pub fn set_ephemeral_network(ctx: &mut Context<'_>, cloud: Cloud, metadata: &mut
 }
 
 pub fn open_kernel() -> Result<Rtnl<RouteSocket>, Message> {
-    Ok(Rtnl::new(RouteSocket(wisp_os_linux::netlink::route_socket().map_err(|e| os_error("rtnetlink socket", e))?)))
+    Ok(Rtnl::new(RouteSocket(wisp_os_linux::netlink::route_socket().map_err(|e| path_error(b"rtnetlink socket", e))?)))
 }

@@ -15,11 +15,12 @@ use wisp_core::provider::Item;
 use wisp_core::retry::Timeouts;
 use wisp_core::text::Plain;
 use wisp_os_linux::memory::Mapping;
+use wisp_os_linux::nul_terminated::NulTerminated;
 use wisp_os_linux::time::monotonic_ms;
 
 use crate::actions;
 use crate::context::Context;
-use crate::host::OpenDir;
+use crate::host::{Network, OpenDir};
 use crate::features::FEATURES;
 use crate::imds::{take_metadata, ImdsError};
 use crate::output::{Message, Shown};
@@ -40,6 +41,8 @@ fn run_phases(ctx: &mut Context<'_>, phases: &[Phase]) -> Result<bool, Unstarted
     let var = ctx.var_dir()?;
     let timeouts = ctx.config.timeouts();
     let metadata = take_metadata()?;
+    // Looked up as the session is built, in its slot: 80 bytes less than a `let` before it.
+    let mut socket = None;
     // A local seed is read whole at once, unless only the boot phase (which needs no
     // metadata) runs.
     if wisp_core::phases::reads_metadata(phases) {
@@ -51,10 +54,9 @@ fn run_phases(ctx: &mut Context<'_>, phases: &[Phase]) -> Result<bool, Unstarted
             }
         }
     }
-    let mut socket = None;
     let mut session = Session {
         imds: crate::imds::session(cloud, &timeouts, ctx.config.imds_token_ttl),
-        network: crate::imds::network(ctx, &mut socket),
+        network: Network { guest_socket: socket.insert(ctx.guest_socket()).as_ref().map(NulTerminated::as_cstr) },
         metadata,
         later_boot: false,
         shared: Shared::new(Progress::default()),
@@ -135,7 +137,7 @@ impl<'r, 'c> Phases for PhaseHost<'r, 'c, '_> {
     }
 
     fn os_error(&self, what: &str, error: HostError) -> Message {
-        crate::output::os_error(what, crate::host::errno(error))
+        crate::output::path_error(what.as_bytes(), crate::host::errno(error))
     }
 
     fn plan(&mut self, phase: Phase) -> Result<Plan, Message> {
