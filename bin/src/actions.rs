@@ -19,7 +19,7 @@ pub fn run(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: 
         Action::ExpandRoot => wisp_core::partition::expand::mount(&mut System::new(ctx), ctx.path(b"/")?.as_bytes()),
         Action::InstallHotplugs => Err(msg!("not supported: wisp installs no mdev hotplug handlers")),
         #[cfg(feature = "network")]
-        Action::SetEphemeralNetwork => crate::network::set_ephemeral_network(ctx, session.imds.cloud(), session.metadata),
+        Action::SetEphemeralNetwork => crate::network::set_ephemeral_network(ctx, session.imds.cloud(), var, session.metadata),
         #[cfg(not(feature = "network"))]
         Action::SetEphemeralNetwork => Ok(msg!("built without network support: the OS brings the network up")),
         Action::SetDefaultInterfaces => wisp_core::default_interfaces::set(&mut System::new(ctx), &mut OpenDir::root(ctx)),
