@@ -280,6 +280,24 @@ def test_the_boot_phase_growing_the_root_touches_little_stack(wisp, features, ru
     assert stack <= limit, f"{stack} KiB of stack"
 
 
+# `wisp imds KEY...` fetches a path key's value into room the host maps, and reads a
+# NoCloud or ConfigDrive seed in a frame of its own: a USERDATA_RESPONSE buffer (257 KiB)
+# sat in the command's frame and the seed's documents (68 KiB) in `seed::load_local`'s,
+# both probed whole on entry even for `@instance-id` on AWS, and the command touched
+# 344-348 KiB of stack; 48-52 now.
+IMDS_COMMAND_STACK_LIMIT_KIB = 64
+
+
+def test_the_imds_command_touches_little_stack(wisp, imds, netns, root):
+    if RUNNER is not None:
+        pytest.skip("measures the native process's stack, not an emulator's")
+    imds(aws_metadata(user_data=SCRIPT))
+    for keys in (["@instance-id"], ["/latest/meta-data/ami-id", "@userdata"]):
+        stack, status = stack_kib_at_exit([str(wisp), "--root", str(root), "imds", *keys], netns=netns.name)
+        assert status == 0 and stack is not None, (keys, status)
+        assert stack <= IMDS_COMMAND_STACK_LIMIT_KIB, (keys, f"{stack} KiB of stack")
+
+
 # A whole first boot with cloud-config user-data fits in this: the buffers it needs are
 # mapped when needed, sized to their input.
 BOOTSTRAP_ADDRESS_SPACE_LIMIT = 8 * 1024 * 1024

@@ -33,8 +33,9 @@ pub fn imds(ctx: &mut Context<'_>, keys: &[&[u8]]) -> Result<(), i32> {
     let metadata = take_metadata().map_err(|e| failed(e, EXIT_FAILED))?;
     crate::seed::load_local(ctx, cloud, metadata, None).map_err(|e| failed(e, EXIT_FAILED))?;
     imds.fetch(&mut network, metadata, &imds_keys::items(keys)).map_err(|e| failed(ImdsError(e), EXIT_FAILED))?;
-    let mut raw = [0u8; USERDATA_RESPONSE];
-    let printed = imds_keys::print(keys, metadata, &mut raw, &mut |path, buf| imds.get_path(&mut network, path, buf).map_err(ImdsError), &mut output::print_raw);
+    // Mapped, not on the stack, whose probes would touch all of it for `@instance-id` too.
+    let raw = crate::memory::reserve(USERDATA_RESPONSE, "a path's value").map_err(|e| failed(e, EXIT_FAILED))?;
+    let printed = imds_keys::print(keys, metadata, raw, &mut |path, buf| imds.get_path(&mut network, path, buf).map_err(ImdsError), &mut output::print_raw);
     printed.map_err(|e| failed(e, e.exit_code()))
 }
 

@@ -26,7 +26,7 @@ pub fn load_local<'c>(ctx: &'c Context<'c>, cloud: Cloud, metadata: &mut Metadat
     let name = Plain(cloud.name());
     let loaded: Result<Option<Message>, Message> = match local::before_service(cloud) {
         #[cfg(any(feature = "nocloud", feature = "configdrive"))]
-        Some(BeforeService::Seed) => local::load(&mut Sources(Seeds { ctx, keep: _keep }), &mut OpenDir::root(ctx), cloud, metadata, _keep.is_some()).map(|source| Some(msg!("{name}: seed {source}"))),
+        Some(BeforeService::Seed) => load_seed(ctx, cloud, metadata, _keep).map(|source| Some(msg!("{name}: seed {source}"))),
         #[cfg(feature = "azure")]
         Some(BeforeService::AzureCd) => {
             // Mapped, not on the stack, whose probes would touch all of it at every call.
@@ -36,6 +36,15 @@ pub fn load_local<'c>(ctx: &'c Context<'c>, cloud: Cloud, metadata: &mut Metadat
         _ => Ok(None),
     };
     loaded.map_err(|e| msg!("{name}: {e}"))
+}
+
+/// A NoCloud or ConfigDrive seed (core's `local::load`). Out of line: its frame holds the
+/// seed's documents (68 KiB, probed whole on entry), which every other cloud's callers
+/// would touch too.
+#[cfg(any(feature = "nocloud", feature = "configdrive"))]
+#[inline(never)]
+fn load_seed<'c>(ctx: &'c Context<'c>, cloud: Cloud, metadata: &mut Metadata, keep: Option<&'c Dir>) -> Result<Message, Message> {
+    local::load(&mut Sources(Seeds { ctx, keep }), &mut OpenDir::root(ctx), cloud, metadata, keep.is_some())
 }
 
 /// A build without local datasources reads none.
