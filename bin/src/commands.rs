@@ -3,6 +3,8 @@
 //! `status`, `completion`, `clean`, `partition::expand`, `userdata_show`, `net::net_sync`).
 
 use wisp_core::clean::Options;
+#[cfg(feature = "network")]
+use wisp_core::net::rtnl::Rtnl;
 use wisp_core::cli::GrowTarget;
 use wisp_core::host::explain::Worded;
 use wisp_core::instance::INSTANCE_ID_LIMIT;
@@ -102,7 +104,7 @@ pub fn net_sync(ctx: &mut Context<'_>) -> i32 {
     let synced = crate::cloud::resolve(ctx).and_then(|cloud| {
         let mut imds = crate::imds::session(cloud, &ctx.timeouts, ctx.config.imds_token_ttl);
         // The answer's head comes first in `raw`: core copies the body out of it.
-        wisp_core::net::net_sync::run(&System::new(ctx), cloud, &mut crate::network::open_kernel()?, |path, raw| imds.get_path(&mut Network::default(), path, raw).map_err(ImdsError))
+        wisp_core::net::net_sync::run(&System::new(ctx), cloud, &mut Rtnl::new(crate::network::open_kernel()?), |path, raw| imds.get_path(&mut Network::default(), path, raw).map_err(ImdsError))
     });
     let Err(e) = synced else { return 0 };
     output::error(format_args!("net-sync: {e}"));
