@@ -270,6 +270,19 @@ def test_the_boot_phase_growing_the_root_touches_little_stack(wisp, features, ru
     assert stack <= limit, f"{stack} KiB of stack"
 
 
+# The early phase fetches the metadata and saves the user-data: `save_userdata` held a
+# document cloud's network-config buffer and Hetzner's parse of the document (62 KiB,
+# probed whole on entry) for every cloud, and a first boot's early phase on AWS touched
+# 128 KiB of stack in the default and the full build; 84-88 now.
+EARLY_PHASE_STACK_LIMIT_KIB = 104
+
+
+def test_the_early_phase_saving_user_data_touches_little_stack(wisp, run, imds, netns, root):
+    stack = phase_stacks(wisp, run, imds, netns, root, SCRIPT, measured=("early",))["early"]
+    assert (root / "var/lib/cloud/user-data").read_text() == SCRIPT
+    assert stack <= EARLY_PHASE_STACK_LIMIT_KIB, f"{stack} KiB of stack"
+
+
 # `wisp imds KEY...` fetches a path key's value into room the host maps, and reads a
 # NoCloud or ConfigDrive seed in a frame of its own: a USERDATA_RESPONSE buffer (257 KiB)
 # sat in the command's frame and the seed's documents (68 KiB) in `seed::load_local`'s,
