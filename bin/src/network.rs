@@ -10,6 +10,9 @@ use crate::context::Context;
 use crate::host::{dhcp::DhcpOn, host_error, netlink::RouteSocket, system::System, Network, OpenDir};
 use crate::output::{path_error, Message};
 
+/// Out of line: its frame holds the routing socket's receive buffer (`Rtnl`, 32 KiB),
+/// which inlined into the action dispatch was probed by every action of every phase.
+#[inline(never)]
 pub fn set_ephemeral_network(ctx: &mut Context<'_>, cloud: Cloud, var: &Dir, metadata: &mut crate::imds::Metadata) -> Result<Message, Message> {
     let local_seed = before_service(cloud) == Some(BeforeService::Seed);
     // `wisp boot` alone has not read the seed yet: its network-config is needed now.
@@ -21,9 +24,9 @@ pub fn set_ephemeral_network(ctx: &mut Context<'_>, cloud: Cloud, var: &Dir, met
     }
     let instance = ephemeral::Instance { cloud: cloud.name(), local_seed, dhcp_ms: ctx.config.dhcp_ms as u64 };
     let open_dhcp = |index| wisp_os_linux::packet::ipv4_socket(index).map(|socket| DhcpOn { socket, index }).map_err(host_error);
-    ephemeral::set_ephemeral_network(&mut System::new(ctx), &mut OpenDir { dir: var }, &mut open_kernel()?, &mut Network::default(), open_dhcp, &instance)
+    ephemeral::set_ephemeral_network(&mut System::new(ctx), &mut OpenDir { dir: var }, &mut Rtnl::new(open_kernel()?), &mut Network::default(), open_dhcp, &instance)
 }
 
-pub fn open_kernel() -> Result<Rtnl<RouteSocket>, Message> {
-    Ok(Rtnl::new(RouteSocket(wisp_os_linux::netlink::route_socket().map_err(|e| path_error(b"rtnetlink socket", e))?)))
+pub fn open_kernel() -> Result<RouteSocket, Message> {
+    Ok(RouteSocket(wisp_os_linux::netlink::route_socket().map_err(|e| path_error(b"rtnetlink socket", e))?))
 }
