@@ -48,10 +48,11 @@ pub fn session(cloud: Cloud, timeouts: &Timeouts, token_ttl: u32) -> imds::Imds<
 #[inline(always)]
 pub fn network<'s>(_ctx: &Context<'_>, _socket: &'s mut Option<NulTerminated>) -> Network<'s> {
     #[cfg(feature = "incus")]
-    {
+    let guest_socket = {
         *_socket = _ctx.guest_socket();
-        return Network { guest_socket: _socket.as_ref().map(NulTerminated::as_cstr) };
-    }
+        _socket.as_ref().map(NulTerminated::as_cstr)
+    };
     #[cfg(not(feature = "incus"))]
-    Network::default()
+    let guest_socket = None;
+    Network { guest_socket }
 }
