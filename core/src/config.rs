@@ -607,16 +607,16 @@ mod tests {
 
     #[test]
     fn unknown_actions_name_line_and_word() {
-        let cases: [(&[u8], (u32, &str, &str)); 4] = [
-            (b"CLOUD=aws\n\nSKIP_INIT_ACTIONS=\"expand_root set_hostnme\"", (3, "SKIP_INIT_ACTIONS", "set_hostnme")),
-            (b"INIT_ACTIONS_EARLY=save_userdata,bogus", (1, "INIT_ACTIONS_EARLY", "bogus")),
-            (b"X=1\nINIT_ACTIONS_FINAL='run_userdata expand-root'", (2, "INIT_ACTIONS_FINAL", "expand-root")),
+        let cases: [(&[u8], UnknownAction); 4] = [
+            (b"CLOUD=aws\n\nSKIP_INIT_ACTIONS=\"expand_root set_hostnme\"", UnknownAction { line: 3, variable: "SKIP_INIT_ACTIONS", word: "set_hostnme" }),
+            (b"INIT_ACTIONS_EARLY=save_userdata,bogus", UnknownAction { line: 1, variable: "INIT_ACTIONS_EARLY", word: "bogus" }),
+            (b"X=1\nINIT_ACTIONS_FINAL='run_userdata expand-root'", UnknownAction { line: 2, variable: "INIT_ACTIONS_FINAL", word: "expand-root" }),
             // The last assignment counts, as in the shell.
-            (b"SKIP_INIT_ACTIONS=nope\nSKIP_INIT_ACTIONS=enable_sshd\nINIT_ACTIONS_MAIN=x", (3, "INIT_ACTIONS_MAIN", "x")),
+            (b"SKIP_INIT_ACTIONS=nope\nSKIP_INIT_ACTIONS=enable_sshd\nINIT_ACTIONS_MAIN=x", UnknownAction { line: 3, variable: "INIT_ACTIONS_MAIN", word: "x" }),
         ];
-        for (text, (line, variable, word)) in cases {
+        for (text, unknown) in cases {
             let (config, _) = parse_ok(text);
-            assert_eq!(config.check_actions(), Err(UnknownAction { line, variable, word }));
+            assert_eq!(config.check_actions(), Err(unknown));
         }
         let (config, _) = parse_ok(b"SKIP_INIT_ACTIONS=expand_root\nINIT_ACTIONS_BOOT=");
         assert_eq!(config.check_actions(), Ok(()));

@@ -37,9 +37,7 @@ pub fn is_dropbear_key_file(name: &[u8]) -> bool {
 #[inline(never)]
 pub fn given_key_file(name: &str) -> Option<(heapless::String<40>, u32)> {
     let (key_type, part) = name.split_once('_')?;
-    if crate::text::word_index(KNOWN_TYPES, key_type.as_bytes()).is_none() {
-        return None;
-    }
+    crate::text::word_index(KNOWN_TYPES, key_type.as_bytes())?;
     // Each part's file name suffix, a word of `SUFFIXES` (the first is empty); only the
     // private key is 0600.
     const PARTS: &str = "private public certificate";
