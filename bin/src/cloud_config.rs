@@ -41,6 +41,7 @@ pub fn parse(userdata: &crate::userdata::UserData) -> Result<CloudConfig<'static
 }
 
 /// The action `action` with the merged cloud-config.
+#[inline(never)]
 pub fn run(ctx: &Context<'_>, config: &CloudConfig<'static>, var: &Dir, action: Action) -> Result<Message, Message> {
     let host = &mut System::new(ctx);
     match action {

@@ -362,6 +362,7 @@ const RULES_LIMIT: usize = 8 * 1024;
 /// `userdata_users`: cloud-config's `groups`, then `users` (the default user is
 /// `create_default_user`'s), each with its groups, password, sudo and doas rules and
 /// keys; then `password` and `chpasswd` for `default_user`. Dates are `today`'s.
+#[inline(never)]
 pub fn apply_users<H: Files + Batch + Messages + Random + Room>(host: &mut H, default_user: &str, config: &CloudConfig<'_>, today: u64) -> Result<H::Text, H::Text> {
     let mut groups_made = 0;
     if let Some(groups) = config.value("groups") {
