@@ -263,6 +263,7 @@ fn create_home<H: Files + Messages>(host: &mut H, home: &[u8], uid: u32, gid: u3
 
 /// The metadata's keys (one a line) and cloud-config's `ssh_authorized_keys`, for the
 /// default user `name`. A key that is wrong is left out with a warning.
+#[inline(never)]
 pub fn set_ssh_keys<H: Files + Messages + Room>(host: &mut H, name: &[u8], value: Option<&[u8]>, config: Option<&CloudConfig<'_>>) -> Result<H::Text, H::Text> {
     let mut keys: heapless::Vec<PublicKey<'_>, KEYS_LIMIT> = heapless::Vec::new();
     for (index, line) in value.unwrap_or(b"").split(|&b| b == b'\n').enumerate() {
