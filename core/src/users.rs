@@ -417,6 +417,7 @@ pub fn apply_users<H: Files + Batch + Messages + Random + Room>(host: &mut H, de
 }
 
 /// One user of `users`.
+#[inline(never)]
 fn apply_user<H: Files + Batch + Messages + Random + Room>(host: &mut H, spec: &cloud_config::UserSpec<'_>, today: u64) -> Result<(), H::Text> {
     let mut groups: heapless::Vec<&[u8], GROUPS_LIMIT> = heapless::Vec::new();
     if let Some(listed) = spec.groups {

@@ -46,6 +46,7 @@ pub fn apply<H: Files + ChosenFiles + Room>(host: &mut H, config: &CloudConfig<'
     }
 }
 
+#[inline(never)]
 fn write_file<H: Files + ChosenFiles + Room>(host: &mut H, file: &WriteFile<'_>) -> Result<(), H::Text> {
     let owner = owner_ids(host, file.owner)?;
     let path = file.path.as_bytes();
