@@ -272,7 +272,7 @@ pub fn set_ssh_keys<H: Files + Messages + Room>(host: &mut H, name: &[u8], value
         }
         // A key that is wrong is wrong for good: left out, so the others still get in.
         match PublicKey::parse(line) {
-            Ok(key) => keys.push(key).map_err(|_| host.text(format_args!("more than {limit} keys", limit = Decimal(KEYS_LIMIT as u64))))?,
+            Ok(key) => keys.push(key).map_err(|_| too_many_keys(host))?,
             Err(e) => host.warn(format_args!("set_ssh_keys: metadata key {}: {e}: left out", Decimal((index + 1) as u64))),
         }
     }
@@ -294,11 +294,15 @@ fn add_config_keys<'a, H: Messages>(host: &H, listed: crate::yaml::NodeRef<'a>, 
     for item in cloud_config::items("ssh_authorized_keys", listed)? {
         let text = cloud_config::text("ssh_authorized_keys", item)?;
         match PublicKey::parse(text.as_bytes()) {
-            Ok(key) => keys.push(key).map_err(|_| host.text(format_args!("more than {limit} keys", limit = Decimal(KEYS_LIMIT as u64))))?,
+            Ok(key) => keys.push(key).map_err(|_| too_many_keys(host))?,
             Err(e) => host.warn(format_args!("cloud-config line {}: ssh_authorized_keys: {e}: left out", Decimal(item.line().into()))),
         }
     }
     Ok(())
+}
+
+fn too_many_keys<H: Messages>(host: &H) -> H::Text {
+    host.text(format_args!("more than {limit} keys", limit = Decimal(KEYS_LIMIT as u64)))
 }
 
 /// Merges `keys` into the user's `~/.ssh/authorized_keys`, never through a symlink (at
