@@ -42,6 +42,7 @@ pub fn parse(userdata: &crate::userdata::UserData) -> Result<CloudConfig<'static
 }
 
 /// The action `action` with the merged cloud-config, for `cloud` (the run's, resolved once).
+#[inline(never)]
 pub fn run(ctx: &Context<'_>, config: &CloudConfig<'static>, var: &Dir, cloud: Cloud, action: Action) -> Result<Message, Message> {
     let host = &mut System::new(ctx);
     match action {

@@ -96,6 +96,7 @@ fn mount_fields<'a, H: Messages>(host: &H, value: NodeRef<'a>) -> Result<fstab::
 }
 
 /// Mounts one entry unless its mount point already is one; `Ok(false)` when it was.
+#[inline(never)]
 fn mount_one<H: Mounts>(host: &mut H, device: &[u8], point: &[u8], fs_type: &[u8], flags: u32, data: &[u8]) -> Result<bool, H::Text> {
     if device.starts_with(b"LABEL=") || device.starts_with(b"UUID=") || device.starts_with(b"PARTUUID=") {
         return Err(host.text(format_args!("{}: not mounted now (wisp has no blkid); the fstab line mounts it at the next boot", H::shown(device))));

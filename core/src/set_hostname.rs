@@ -17,6 +17,7 @@ use crate::text::Plain;
 /// unless cloud-config sets `preserve_hostname`; `manage_etc_hosts: false` leaves
 /// /etc/hosts alone. A name that is not a valid host name is left out with a warning:
 /// wrong for good, it must not fail the boot.
+#[inline(never)]
 pub fn set_hostname<H: Files + Batch + Messages + HostName + Room>(host: &mut H, value: Option<&[u8]>, config: Option<&CloudConfig<'_>>) -> Result<H::Text, H::Text> {
     let mut manage_hosts = true;
     let (mut short, mut full, mut prefer_full) = (None, None, false);

@@ -263,6 +263,7 @@ fn create_home<H: Files + Messages>(host: &mut H, home: &[u8], uid: u32, gid: u3
 
 /// The metadata's keys (one a line) and cloud-config's `ssh_authorized_keys`, for the
 /// default user `name`. A key that is wrong is left out with a warning.
+#[inline(never)]
 pub fn set_ssh_keys<H: Files + Messages + Room>(host: &mut H, name: &[u8], value: Option<&[u8]>, config: Option<&CloudConfig<'_>>) -> Result<H::Text, H::Text> {
     let mut keys: heapless::Vec<PublicKey<'_>, KEYS_LIMIT> = heapless::Vec::new();
     for (index, line) in value.unwrap_or(b"").split(|&b| b == b'\n').enumerate() {
@@ -271,7 +272,7 @@ pub fn set_ssh_keys<H: Files + Messages + Room>(host: &mut H, name: &[u8], value
         }
         // A key that is wrong is wrong for good: left out, so the others still get in.
         match PublicKey::parse(line) {
-            Ok(key) => keys.push(key).map_err(|_| host.text(format_args!("more than {limit} keys", limit = Decimal(KEYS_LIMIT as u64))))?,
+            Ok(key) => keys.push(key).map_err(|_| too_many_keys(host))?,
             Err(e) => host.warn(format_args!("set_ssh_keys: metadata key {}: {e}: left out", Decimal((index + 1) as u64))),
         }
     }
@@ -293,11 +294,15 @@ fn add_config_keys<'a, H: Messages>(host: &H, listed: crate::yaml::NodeRef<'a>, 
     for item in cloud_config::items("ssh_authorized_keys", listed)? {
         let text = cloud_config::text("ssh_authorized_keys", item)?;
         match PublicKey::parse(text.as_bytes()) {
-            Ok(key) => keys.push(key).map_err(|_| host.text(format_args!("more than {limit} keys", limit = Decimal(KEYS_LIMIT as u64))))?,
+            Ok(key) => keys.push(key).map_err(|_| too_many_keys(host))?,
             Err(e) => host.warn(format_args!("cloud-config line {}: ssh_authorized_keys: {e}: left out", Decimal(item.line().into()))),
         }
     }
     Ok(())
+}
+
+fn too_many_keys<H: Messages>(host: &H) -> H::Text {
+    host.text(format_args!("more than {limit} keys", limit = Decimal(KEYS_LIMIT as u64)))
 }
 
 /// Merges `keys` into the user's `~/.ssh/authorized_keys`, never through a symlink (at
@@ -362,6 +367,7 @@ const RULES_LIMIT: usize = 8 * 1024;
 /// `userdata_users`: cloud-config's `groups`, then `users` (the default user is
 /// `create_default_user`'s), each with its groups, password, sudo and doas rules and
 /// keys; then `password` and `chpasswd` for `default_user`. Dates are `today`'s.
+#[inline(never)]
 pub fn apply_users<H: Files + Batch + Messages + Random + Room>(host: &mut H, default_user: &str, config: &CloudConfig<'_>, today: u64) -> Result<H::Text, H::Text> {
     let mut groups_made = 0;
     if let Some(groups) = config.value("groups") {
@@ -415,6 +421,7 @@ pub fn apply_users<H: Files + Batch + Messages + Random + Room>(host: &mut H, de
 }
 
 /// One user of `users`.
+#[inline(never)]
 fn apply_user<H: Files + Batch + Messages + Random + Room>(host: &mut H, spec: &cloud_config::UserSpec<'_>, today: u64) -> Result<(), H::Text> {
     let mut groups: heapless::Vec<&[u8], GROUPS_LIMIT> = heapless::Vec::new();
     if let Some(listed) = spec.groups {

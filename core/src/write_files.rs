@@ -46,6 +46,7 @@ pub fn apply<H: Files + ChosenFiles + Room>(host: &mut H, config: &CloudConfig<'
     }
 }
 
+#[inline(never)]
 fn write_file<H: Files + ChosenFiles + Room>(host: &mut H, file: &WriteFile<'_>) -> Result<(), H::Text> {
     let owner = owner_ids(host, file.owner)?;
     let path = file.path.as_bytes();
@@ -60,19 +61,20 @@ fn write_file<H: Files + ChosenFiles + Room>(host: &mut H, file: &WriteFile<'_>)
     let decoded = file.encoding.room(file.content.len());
     let mut room = host.room(old_size.saturating_add(decoded).min(CONTENT_LIMIT), "write_files content")?;
     // Appending: the old content first, the new after it, written together atomically.
+    let failed = |host: &H, e| host.text(format_args!("{}", H::reason(e)));
     let old = match file.append {
         false => 0,
         true => match ChosenFiles::read(host, &dir, name, &mut room) {
             Ok(len) => len.unwrap_or(0),
             Err(TOO_LARGE) => return Err(host.text(format_args!("larger than {limit} bytes", limit = Decimal(room.len() as u64)))),
-            Err(e) => return Err(host.text(format_args!("{}", H::reason(e)))),
+            Err(e) => return Err(failed(host, e)),
         },
     };
     let added = decode_content(host, file, &mut room[old..])?;
     if file.append && appended_already(&room[..old], &room[old..old + added]) {
         return Ok(());
     }
-    ChosenFiles::write(host, &dir, name, &room[..old + added], file.permissions, owner).map_err(|e| host.text(format_args!("{}", H::reason(e))))
+    ChosenFiles::write(host, &dir, name, &room[..old + added], file.permissions, owner).map_err(|e| failed(host, e))
 }
 
 /// The entry's content, decoded into `out`; its length.
