@@ -15,6 +15,9 @@ use crate::text::{Decimal, Plain};
 pub const VALUE_LIMIT: usize = 256;
 /// Longest line.
 pub const LINE_LIMIT: usize = 1024;
+// `LineTooLong` and `ValueTooLong` name the limits as literals, not numbers carried and
+// formatted.
+const _: () = assert!(LINE_LIMIT == 1024 && VALUE_LIMIT == 256);
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Cloud {
@@ -173,8 +176,10 @@ pub enum ErrorKind {
     UndefinedVariable,
     /// White space outside quotes in a value: a shell would run a command.
     UnquotedSpace,
-    LineTooLong { limit: usize },
-    ValueTooLong { name: &'static str, limit: usize },
+    /// Longer than `LINE_LIMIT`.
+    LineTooLong,
+    /// Longer than `VALUE_LIMIT`.
+    ValueTooLong { name: &'static str },
     BadCloud,
     BadUserName,
     BadNumber { name: &'static str },
@@ -186,8 +191,8 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // The messages about one variable start with its name, written once.
         let name = match self.kind {
-            ErrorKind::ValueTooLong { name, .. } | ErrorKind::BadNumber { name } | ErrorKind::OutOfRange { name, .. } | ErrorKind::NotAbsolute { name } => name,
-            ErrorKind::LineTooLong { .. } => "line",
+            ErrorKind::ValueTooLong { name } | ErrorKind::BadNumber { name } | ErrorKind::OutOfRange { name, .. } | ErrorKind::NotAbsolute { name } => name,
+            ErrorKind::LineTooLong => "line",
             _ => "",
         };
         write!(f, "{}: {}", Decimal(self.line.into()), Plain(name))?;
@@ -198,7 +203,8 @@ impl fmt::Display for Error {
             ErrorKind::CommandSubstitution => f.write_str("command substitution is not supported"),
             ErrorKind::UndefinedVariable => f.write_str("$ names a variable not set earlier in this file"),
             ErrorKind::UnquotedSpace => f.write_str("white space in a value must be quoted"),
-            ErrorKind::LineTooLong { limit } | ErrorKind::ValueTooLong { limit, .. } => write!(f, " longer than {limit} bytes", limit = Decimal(limit as u64)),
+            ErrorKind::LineTooLong => f.write_str(" longer than 1024 bytes"),
+            ErrorKind::ValueTooLong { .. } => f.write_str(" longer than 256 bytes"),
             ErrorKind::BadCloud => write!(f, "CLOUD: {names}", names = Plain(CLOUD_NAMES_MESSAGE)),
             ErrorKind::BadUserName => f.write_str("CLOUD_USER is not a valid user name"),
             ErrorKind::BadNumber { .. } => f.write_str(" is not a number"),
@@ -235,7 +241,7 @@ pub fn parse<'t>(text: &'t [u8], config: &mut Config, on_warning: &mut dyn FnMut
         let line = index as u32 + 1;
         let fail = |kind| Error { line, kind };
         if raw.len() > LINE_LIMIT {
-            return Err(fail(ErrorKind::LineTooLong { limit: LINE_LIMIT }));
+            return Err(fail(ErrorKind::LineTooLong));
         }
         let Some((name, raw_value)) = split_assignment(raw).map_err(fail)? else { continue };
         value.clear();
@@ -288,7 +294,7 @@ fn split_assignment(raw: &[u8]) -> Result<Option<Assignment<'_>>, ErrorKind> {
 /// variables applied, an unquoted `#` after white space starting a comment.
 #[inline(never)]
 fn unquote(raw: &[u8], seen: &[(&[u8], Value)], value: &mut Value) -> Result<(), ErrorKind> {
-    let too_long = ErrorKind::ValueTooLong { name: "value", limit: VALUE_LIMIT };
+    let too_long = ErrorKind::ValueTooLong { name: "value" };
     let mut push = |bytes: &[u8]| value.extend_from_slice(bytes).map_err(|_| too_long);
     let mut i = 0;
     while i < raw.len() {
@@ -452,7 +458,7 @@ fn absolute(field: &mut String<VALUE_LIMIT>, name: &'static str, value: &str) ->
 /// Replaces the field's text (a failure leaves the configuration unusable anyway).
 fn set(field: &mut String<VALUE_LIMIT>, name: &'static str, value: &str) -> Result<(), ErrorKind> {
     field.clear();
-    field.push_str(value).map_err(|_| ErrorKind::ValueTooLong { name, limit: VALUE_LIMIT })
+    field.push_str(value).map_err(|_| ErrorKind::ValueTooLong { name })
 }
 
 /// POSIX portable user names, as adduser accepts them: `[a-z_][a-z0-9_-]*`, an optional
@@ -596,8 +602,8 @@ mod tests {
     #[test]
     fn an_error_about_a_variable_names_it_after_the_line() {
         let message = |kind| Error { line: 4, kind }.to_string();
-        assert_eq!(message(ErrorKind::LineTooLong { limit: LINE_LIMIT }), "4: line longer than 1024 bytes");
-        assert_eq!(message(ErrorKind::ValueTooLong { name: "TINY_CLOUD_VAR", limit: 256 }), "4: TINY_CLOUD_VAR longer than 256 bytes");
+        assert_eq!(message(ErrorKind::LineTooLong), "4: line longer than 1024 bytes");
+        assert_eq!(message(ErrorKind::ValueTooLong { name: "TINY_CLOUD_VAR" }), "4: TINY_CLOUD_VAR longer than 256 bytes");
         assert_eq!(message(ErrorKind::BadNumber { name: "IMDS_TOKEN_TTL" }), "4: IMDS_TOKEN_TTL is not a number");
         assert_eq!(message(ErrorKind::OutOfRange { name: "IMDS_TOKEN_TTL", min: 1, max: 21_600 }), "4: IMDS_TOKEN_TTL must be from 1 to 21600");
         assert_eq!(message(ErrorKind::NotAbsolute { name: "TINY_CLOUD_LOGS" }), "4: TINY_CLOUD_LOGS must be an absolute path");
@@ -631,11 +637,11 @@ mod tests {
         let fits = format!("TINY_CLOUD_VAR=/{}", "a".repeat(VALUE_LIMIT - 1));
         assert_eq!(parse_ok(fits.as_bytes()).0.var_dir.len(), VALUE_LIMIT);
         let over = format!("TINY_CLOUD_VAR=/{}", "a".repeat(VALUE_LIMIT));
-        assert_eq!(parse_err(over.as_bytes()).kind, ErrorKind::ValueTooLong { name: "value", limit: VALUE_LIMIT });
+        assert_eq!(parse_err(over.as_bytes()).kind, ErrorKind::ValueTooLong { name: "value" });
         let long_line = format!("# {}", "x".repeat(LINE_LIMIT - 2));
         assert!(parse(long_line.as_bytes(), &mut Config::default(), &mut |_| {}).is_ok());
         let too_long = format!("# {}", "x".repeat(LINE_LIMIT - 1));
-        assert_eq!(parse_err(too_long.as_bytes()).kind, ErrorKind::LineTooLong { limit: LINE_LIMIT });
+        assert_eq!(parse_err(too_long.as_bytes()).kind, ErrorKind::LineTooLong);
         assert!(is_user_name(&"a".repeat(32)));
         assert!(!is_user_name(&"a".repeat(33)));
         assert!(is_user_name("_svc-1$"));

@@ -9,6 +9,8 @@ use crate::text::{Decimal, Plain};
 
 /// Most response headers wisp accepts.
 pub const HEADERS_LIMIT: usize = 32;
+// `TooManyHeaders` names the limit as a literal, not a number carried and formatted.
+const _: () = assert!(HEADERS_LIMIT == 32);
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Method {
@@ -73,7 +75,8 @@ pub enum Error {
     InvalidRequest { field: RequestField },
     /// The status line and headers do not fit in the response buffer.
     HeadTooLarge { limit: u32 },
-    TooManyHeaders { limit: u32 },
+    /// More than `HEADERS_LIMIT` headers.
+    TooManyHeaders,
     /// The body cannot fit in what the buffer leaves after the head.
     BodyTooLarge { limit: u32 },
     /// Not an HTTP response: what is wrong with its head.
@@ -134,7 +137,7 @@ impl fmt::Display for Error {
             Error::HeadTooLarge { limit } => ("response head", limit),
             Error::BodyTooLarge { limit } => ("response body", limit),
             Error::InvalidRequest { field } => return write!(f, "invalid characters in the request's {field}", field = Plain(field.as_str())),
-            Error::TooManyHeaders { limit } => return write!(f, "response has more than {limit} headers", limit = Decimal(limit.into())),
+            Error::TooManyHeaders => return f.write_str("response has more than 32 headers"),
             Error::Malformed { what } => return write!(f, "not an HTTP response (bad {what})", what = Plain(what.as_str())),
             Error::BadContentLength => return f.write_str("invalid Content-Length"),
             Error::UnsupportedTransferEncoding => return f.write_str("Transfer-Encoding not allowed in an HTTP/1.0 response"),
@@ -203,7 +206,7 @@ pub fn parse_response(buf: &[u8], capacity: usize, eof: bool) -> Result<Status<R
         Err(Short::Partial) if buf.len() >= capacity => return Err(Error::HeadTooLarge { limit: capacity as u32 }),
         Err(Short::Partial) => return Ok(Status::Partial),
         Err(Short::Malformed(what)) => return Err(Error::Malformed { what }),
-        Err(Short::TooManyHeaders) => return Err(Error::TooManyHeaders { limit: HEADERS_LIMIT as u32 }),
+        Err(Short::TooManyHeaders) => return Err(Error::TooManyHeaders),
     };
     // RFC 9110 status codes run from 100 to 599.
     if !(100..=599).contains(&head.status) {
@@ -550,7 +553,8 @@ mod tests {
         fits.extend_from_slice(b"\r\n");
         assert!(matches!(parse_response(&fits, 4096, true), Ok(Status::Complete(_))));
         many.extend_from_slice(b"X-last: v\r\n\r\n");
-        assert_eq!(parse_response(&many, 4096, true), Err(Error::TooManyHeaders { limit: HEADERS_LIMIT as u32 }));
+        assert_eq!(parse_response(&many, 4096, true), Err(Error::TooManyHeaders));
+        assert_eq!(Error::TooManyHeaders.to_string(), "response has more than 32 headers");
     }
 
     #[test]
@@ -609,7 +613,7 @@ mod tests {
             Ok(httparse::Status::Partial) if eof => return Err(Error::TruncatedHead { received: buf.len() as u32 }),
             Ok(httparse::Status::Partial) if buf.len() >= capacity => return Err(Error::HeadTooLarge { limit: capacity as u32 }),
             Ok(httparse::Status::Partial) => return Ok(Status::Partial),
-            Err(httparse::Error::TooManyHeaders) => return Err(Error::TooManyHeaders { limit: HEADERS_LIMIT as u32 }),
+            Err(httparse::Error::TooManyHeaders) => return Err(Error::TooManyHeaders),
             Err(e) => {
                 let what = match e {
                     httparse::Error::HeaderName => Malformation::HeaderName,

@@ -2,7 +2,7 @@
 //! each one runs.
 
 use crate::metadata_item::Item;
-use crate::text::{Decimal, Plain};
+use crate::text::Plain;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Phase {
@@ -344,20 +344,21 @@ impl Phase {
 
 /// Most actions one phase can run.
 pub const PLAN_LIMIT: usize = 16;
+// `TooManyActions` names the limit as a literal, not a number carried and formatted.
+const _: () = assert!(PLAN_LIMIT == 16);
 
 pub type Plan = heapless::Vec<Action, PLAN_LIMIT>;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PlanError {
-    TooManyActions { variable: &'static str, limit: usize },
+    /// More than `PLAN_LIMIT` actions in the variable.
+    TooManyActions { variable: &'static str },
 }
 
 impl core::fmt::Display for PlanError {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
-            PlanError::TooManyActions { variable, limit } => {
-                write!(f, "{variable} lists more than {limit} actions", limit = Decimal(*limit as u64), variable = Plain(variable))
-            }
+            PlanError::TooManyActions { variable } => write!(f, "{variable} lists more than 16 actions", variable = Plain(variable)),
         }
     }
 }
@@ -378,7 +379,7 @@ impl Phase {
             if skipped(action) {
                 return Ok(());
             }
-            plan.push(action).map_err(|_| PlanError::TooManyActions { variable, limit: PLAN_LIMIT })
+            plan.push(action).map_err(|_| PlanError::TooManyActions { variable })
         };
         match init_actions {
             Some(list) => {
@@ -487,8 +488,9 @@ mod tests {
         let list = "enable_sshd ".repeat(PLAN_LIMIT + 1);
         assert_eq!(
             Phase::Boot.plan(Some(&list), ""),
-            Err(PlanError::TooManyActions { variable: "INIT_ACTIONS_BOOT", limit: PLAN_LIMIT })
+            Err(PlanError::TooManyActions { variable: "INIT_ACTIONS_BOOT" })
         );
+        assert_eq!(PlanError::TooManyActions { variable: "INIT_ACTIONS_BOOT" }.to_string(), "INIT_ACTIONS_BOOT lists more than 16 actions");
     }
 
     #[test]

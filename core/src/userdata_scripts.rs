@@ -22,6 +22,8 @@ use crate::userdata::{Handling, Kind, ScriptName, UserData, SCRIPT_NAME_LIMIT};
 
 /// Longest path of a script: TINY_CLOUD_VAR, `/scripts/per-instance/` and a name.
 pub const SCRIPT_PATH_LIMIT: usize = crate::config::VALUE_LIMIT + 32 + SCRIPT_NAME_LIMIT;
+// The refusals name the limits as literals, not formatted at each: these keep them true.
+const _: () = assert!(SCRIPT_PATH_LIMIT == 352 && DIRECTORY_LIMIT == 64 && SCRIPT_NAME_LIMIT == 64);
 
 /// Where the scripts are: TINY_CLOUD_VAR (its path inside the root, and open) and
 /// TINY_CLOUD_LOGS (open).
@@ -45,7 +47,7 @@ impl ScriptPath {
         for piece in pieces {
             let end = path.len + piece.len();
             let Some(room) = path.buf.get_mut(path.len..end).filter(|_| end <= SCRIPT_PATH_LIMIT) else {
-                return Err(host.text(format_args!("path longer than {} bytes", Decimal(SCRIPT_PATH_LIMIT as u64))));
+                return Err(host.text(format_args!("path longer than 352 bytes")));
             };
             room.copy_from_slice(piece);
             path.len = end;
@@ -295,13 +297,12 @@ fn run_directory<H: Files + Scripts>(
     });
     listed.map_err(|e| host.text(format_args!("scripts/{}: {}", H::shown(directory), H::reason(e))))?;
     match refused {
-        Some(Refused::TooMany) => return Err(host.text(format_args!("scripts/{}: more than {limit} entries", H::shown(directory), limit = Decimal(DIRECTORY_LIMIT as u64)))),
+        Some(Refused::TooMany) => return Err(host.text(format_args!("scripts/{}: more than 64 entries", H::shown(directory)))),
         Some(Refused::Name(name)) => {
             return Err(host.text(format_args!(
-                "scripts/{}/{}: a name longer than {} bytes, or not UTF-8",
+                "scripts/{}/{}: a name longer than 64 bytes, or not UTF-8",
                 H::shown(directory),
-                H::shown(&name),
-                Decimal(SCRIPT_NAME_LIMIT as u64)
+                H::shown(&name)
             )))
         }
         None => {}
@@ -519,6 +520,17 @@ mod tests {
         system = system.with_file(&std::format!("/var/lib/cloud/scripts/per-once/{long}"), "");
         let e = run(&mut system, &mut var, &mut logs, false, None).unwrap_err();
         assert_eq!(e, std::format!("scripts/per-once/{long}: a name longer than 64 bytes, or not UTF-8"));
+        assert!(system.scripts.runs.is_empty());
+    }
+
+    #[test]
+    fn a_directory_with_more_entries_than_wisp_keeps_is_refused_whole() {
+        let (mut system, mut var, mut logs) = image();
+        for i in 0..=DIRECTORY_LIMIT {
+            system = system.with_file(&std::format!("/var/lib/cloud/scripts/per-once/s{i}"), "");
+        }
+        let e = run(&mut system, &mut var, &mut logs, false, None).unwrap_err();
+        assert_eq!(e, "scripts/per-once: more than 64 entries");
         assert!(system.scripts.runs.is_empty());
     }
 

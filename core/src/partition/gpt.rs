@@ -10,9 +10,8 @@
 
 use core::fmt;
 
-use super::{decide, Decision};
+use super::{decide, Decision, Numbered};
 use crate::crc32::crc32_bitwise;
-use crate::text::Decimal;
 
 pub const SIGNATURE: &[u8; 8] = b"EFI PART";
 const MIN_HEADER_SIZE: usize = 92;
@@ -42,24 +41,58 @@ pub enum GptError {
     TablesDiffer,
 }
 
+/// `GptError`'s messages, a line each in the order of its variants, `#` where each number
+/// goes: one text, not code per variant that loads its own.
+const MESSAGES: &str = "\
+no GPT header (signature \"EFI PART\" missing)
+GPT header size is invalid
+GPT header CRC mismatch
+GPT entry size is invalid
+GPT entry array larger than # bytes
+GPT partition entries CRC mismatch
+GPT header describes an impossible layout
+the disk is smaller than its GPT claims
+GPT partitions # and # overlap
+GPT partition # lies outside the usable area
+GPT has no partition #
+the primary and backup GPTs differ";
+
+impl GptError {
+    /// Its line in `MESSAGES`.
+    fn index(self) -> usize {
+        match self {
+            GptError::NoSignature => 0,
+            GptError::BadHeaderSize => 1,
+            GptError::HeaderCrc => 2,
+            GptError::BadEntrySize => 3,
+            GptError::EntriesTooLarge { .. } => 4,
+            GptError::EntriesCrc => 5,
+            GptError::BadLayout => 6,
+            GptError::DiskSmallerThanTable => 7,
+            GptError::Overlap { .. } => 8,
+            GptError::OutsideUsableArea { .. } => 9,
+            GptError::NoSuchPartition { .. } => 10,
+            GptError::TablesDiffer => 11,
+        }
+    }
+
+    fn numbers(self) -> [u64; 2] {
+        match self {
+            GptError::EntriesTooLarge { limit } => [limit as u64, 0],
+            GptError::Overlap { first, second } => [first.into(), second.into()],
+            GptError::OutsideUsableArea { partition } | GptError::NoSuchPartition { partition } => [partition.into(), 0],
+            _ => [0; 2],
+        }
+    }
+
+    pub fn message(self) -> Numbered {
+        Numbered::line(MESSAGES, self.index(), self.numbers())
+    }
+}
+
 impl fmt::Display for GptError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // Plain texts through one write_str, so each arm is a pointer and a length.
-        let text = match *self {
-            GptError::NoSignature => "no GPT header (signature \"EFI PART\" missing)",
-            GptError::BadHeaderSize => "GPT header size is invalid",
-            GptError::HeaderCrc => "GPT header CRC mismatch",
-            GptError::BadEntrySize => "GPT entry size is invalid",
-            GptError::EntriesTooLarge { limit } => return write!(f, "GPT entry array larger than {limit} bytes", limit = Decimal(limit as u64)),
-            GptError::EntriesCrc => "GPT partition entries CRC mismatch",
-            GptError::BadLayout => "GPT header describes an impossible layout",
-            GptError::DiskSmallerThanTable => "the disk is smaller than its GPT claims",
-            GptError::Overlap { first, second } => return write!(f, "GPT partitions {first} and {second} overlap", first = Decimal(first as u64), second = Decimal(second as u64)),
-            GptError::OutsideUsableArea { partition } => return write!(f, "GPT partition {partition} lies outside the usable area", partition = Decimal(partition as u64)),
-            GptError::NoSuchPartition { partition } => return write!(f, "GPT has no partition {partition}", partition = Decimal(partition as u64)),
-            GptError::TablesDiffer => "the primary and backup GPTs differ",
-        };
-        f.write_str(text)
+        self.message().fmt(f)
     }
 }
 

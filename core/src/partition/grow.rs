@@ -12,11 +12,11 @@ use core::fmt;
 
 use super::gpt::{self, GptError, Header};
 use super::mbr::{self, MbrError};
-use super::{is_supported_sector_size, Decision};
+use super::{is_supported_sector_size, Decision, Numbered};
 use crate::host::block::BlockDevice;
 use crate::host::explain::{errno_number, ErrnoWords, Explain};
 use crate::host::HostError;
-use crate::text::{Decimal, Plain};
+use crate::text::{nth_part, Decimal, Plain};
 
 /// Largest sector handled.
 pub const SECTOR_LIMIT: usize = 4096;
@@ -67,38 +67,56 @@ fn at(stage: Stage) -> impl Fn(Cause) -> TableError {
     move |cause| TableError { stage, cause }
 }
 
+/// `Cause`'s messages, a line each in the order of its variants, `#` where the number goes;
+/// the GPT's and the MBR's lines are empty: their errors have messages of their own.
+const MESSAGES: &str = "\
+#-byte sectors are not supported (512 and 4096 are)\n\
+read at sector #: \n\
+write at sector #: \n\
+fsync: \n\
+\n\
+\n\
+the disk is empty\n\
+the MBR read back differs from what was written\n\
+the GPT read back differs from what was written";
+
 impl Explain for Cause {
     fn explain(&self, f: &mut fmt::Formatter<'_>, words: ErrnoWords) -> fmt::Result {
-        let text = match *self {
-            Cause::UnsupportedSectorSize { size } => return write!(f, "{size}-byte sectors are not supported (512 and 4096 are)", size = Decimal(size as u64)),
-            Cause::Read { lba, error } | Cause::Write { lba, error } => {
-                let verb = if let Cause::Read { .. } = self { "read" } else { "write" };
-                write!(f, "{verb} at sector {lba}: ", lba = Decimal(lba), verb = Plain(verb))?;
-                return words(error, f);
-            }
-            Cause::Sync(error) => {
-                f.write_str("fsync: ")?;
-                return words(error, f);
-            }
-            Cause::Gpt(e) => return fmt::Display::fmt(&e, f),
-            Cause::Mbr(e) => return fmt::Display::fmt(&e, f),
-            Cause::DiskEmpty => "the disk is empty",
-            Cause::MbrReadBack => "the MBR read back differs from what was written",
-            Cause::GptReadBack => "the GPT read back differs from what was written",
+        let index = match *self {
+            Cause::UnsupportedSectorSize { .. } => 0,
+            Cause::Read { .. } => 1,
+            Cause::Write { .. } => 2,
+            Cause::Sync(_) => 3,
+            Cause::Gpt(_) => 4,
+            Cause::Mbr(_) => 5,
+            Cause::DiskEmpty => 6,
+            Cause::MbrReadBack => 7,
+            Cause::GptReadBack => 8,
         };
-        f.write_str(text)
+        let (message, error) = match *self {
+            Cause::UnsupportedSectorSize { size } => (Numbered::line(MESSAGES, index, [size.into(), 0]), None),
+            Cause::Read { lba, error } | Cause::Write { lba, error } => (Numbered::line(MESSAGES, index, [lba, 0]), Some(error)),
+            Cause::Sync(error) => (Numbered::line(MESSAGES, index, [0; 2]), Some(error)),
+            Cause::Gpt(e) => (e.message(), None),
+            Cause::Mbr(e) => (e.message(), None),
+            _ => (Numbered::line(MESSAGES, index, [0; 2]), None),
+        };
+        fmt::Display::fmt(&message, f)?;
+        error.map_or(Ok(()), |error| words(error, f))
     }
 }
 
+/// What a message says first of each `Stage`, a line each in the order of its variants.
+const STAGE_PREFIXES: &str = "\
+\n\
+backup GPT: \n\
+\n\
+primary GPT read back: \n\
+backup GPT read back: ";
+
 impl Explain for TableError {
     fn explain(&self, f: &mut fmt::Formatter<'_>, words: ErrnoWords) -> fmt::Result {
-        let prefix = match self.stage {
-            Stage::Table | Stage::PrimaryWithSoundBackup => "",
-            Stage::Backup => "backup GPT: ",
-            Stage::PrimaryReadBack => "primary GPT read back: ",
-            Stage::BackupReadBack => "backup GPT read back: ",
-        };
-        f.write_str(prefix)?;
+        f.write_str(nth_part(STAGE_PREFIXES, '\n', self.stage as usize))?;
         self.cause.explain(f, words)?;
         if self.stage == Stage::PrimaryWithSoundBackup {
             f.write_str(", but the backup at the end of the disk is sound: repair the table (sgdisk) first; wisp does not guess")?;
@@ -394,6 +412,48 @@ mod tests {
         gpt::validate(&primary, entries, 32768).unwrap();
         assert_eq!(gpt::partitions(&primary, entries).next().unwrap().last, 30719);
         assert_eq!(mbr::entries(&disk.bytes[..512]).unwrap()[0].sectors, 32767);
+    }
+
+    #[test]
+    fn each_error_reads_as_its_message() {
+        let eio = HostError { errno: -5 };
+        let said = |cause: Cause, stage: Stage| std::format!("{}", TableError { stage, cause });
+        let cases = [
+            (Cause::UnsupportedSectorSize { size: 1024 }, "1024-byte sectors are not supported (512 and 4096 are)"),
+            (Cause::Read { lba: 8191, error: eio }, "read at sector 8191: errno 5"),
+            (Cause::Write { lba: 0, error: eio }, "write at sector 0: errno 5"),
+            (Cause::Sync(eio), "fsync: errno 5"),
+            (Cause::DiskEmpty, "the disk is empty"),
+            (Cause::MbrReadBack, "the MBR read back differs from what was written"),
+            (Cause::GptReadBack, "the GPT read back differs from what was written"),
+            (Cause::Gpt(GptError::NoSignature), "no GPT header (signature \"EFI PART\" missing)"),
+            (Cause::Gpt(GptError::BadHeaderSize), "GPT header size is invalid"),
+            (Cause::Gpt(GptError::HeaderCrc), "GPT header CRC mismatch"),
+            (Cause::Gpt(GptError::BadEntrySize), "GPT entry size is invalid"),
+            (Cause::Gpt(GptError::EntriesTooLarge { limit: 65536 }), "GPT entry array larger than 65536 bytes"),
+            (Cause::Gpt(GptError::EntriesCrc), "GPT partition entries CRC mismatch"),
+            (Cause::Gpt(GptError::BadLayout), "GPT header describes an impossible layout"),
+            (Cause::Gpt(GptError::DiskSmallerThanTable), "the disk is smaller than its GPT claims"),
+            (Cause::Gpt(GptError::Overlap { first: 1, second: 2 }), "GPT partitions 1 and 2 overlap"),
+            (Cause::Gpt(GptError::OutsideUsableArea { partition: 3 }), "GPT partition 3 lies outside the usable area"),
+            (Cause::Gpt(GptError::NoSuchPartition { partition: 9 }), "GPT has no partition 9"),
+            (Cause::Gpt(GptError::TablesDiffer), "the primary and backup GPTs differ"),
+            (Cause::Mbr(MbrError::NoSignature), "no partition table (MBR signature 55 AA missing)"),
+            (Cause::Mbr(MbrError::NoSuchPartition { partition: 5 }), "MBR has no partition 5"),
+            (Cause::Mbr(MbrError::Overlap { first: 1, second: 4 }), "MBR partitions 1 and 4 overlap"),
+            (Cause::Mbr(MbrError::DiskSmallerThanTable), "the disk is smaller than its MBR claims"),
+        ];
+        for (cause, message) in cases {
+            assert_eq!(said(cause, Stage::Table), message);
+        }
+        let cause = Cause::Gpt(GptError::HeaderCrc);
+        assert_eq!(said(cause, Stage::Backup), "backup GPT: GPT header CRC mismatch");
+        assert_eq!(said(cause, Stage::PrimaryReadBack), "primary GPT read back: GPT header CRC mismatch");
+        assert_eq!(said(cause, Stage::BackupReadBack), "backup GPT read back: GPT header CRC mismatch");
+        assert_eq!(
+            said(cause, Stage::PrimaryWithSoundBackup),
+            "GPT header CRC mismatch, but the backup at the end of the disk is sound: repair the table (sgdisk) first; wisp does not guess"
+        );
     }
 
     #[test]

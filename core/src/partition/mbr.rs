@@ -3,8 +3,7 @@
 
 use core::fmt;
 
-use super::{decide, Decision};
-use crate::text::Decimal;
+use super::{decide, Decision, Numbered};
 
 const TABLE: usize = 446;
 const ENTRY: usize = 16;
@@ -20,14 +19,34 @@ pub enum MbrError {
     DiskSmallerThanTable,
 }
 
+/// `MbrError`'s messages, a line each in the order of its variants, `#` where each number goes.
+const MESSAGES: &str = "\
+no partition table (MBR signature 55 AA missing)
+MBR has no partition #
+MBR partitions # and # overlap
+the disk is smaller than its MBR claims";
+
+impl MbrError {
+    /// The message, `#` where each number goes.
+    pub fn message(self) -> Numbered {
+        let index = match self {
+            MbrError::NoSignature => 0,
+            MbrError::NoSuchPartition { .. } => 1,
+            MbrError::Overlap { .. } => 2,
+            MbrError::DiskSmallerThanTable => 3,
+        };
+        let numbers = match self {
+            MbrError::NoSuchPartition { partition } => [partition.into(), 0],
+            MbrError::Overlap { first, second } => [first.into(), second.into()],
+            _ => [0; 2],
+        };
+        Numbered::line(MESSAGES, index, numbers)
+    }
+}
+
 impl fmt::Display for MbrError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match *self {
-            MbrError::NoSignature => f.write_str("no partition table (MBR signature 55 AA missing)"),
-            MbrError::NoSuchPartition { partition } => write!(f, "MBR has no partition {partition}", partition = Decimal(partition as u64)),
-            MbrError::Overlap { first, second } => write!(f, "MBR partitions {first} and {second} overlap", first = Decimal(first as u64), second = Decimal(second as u64)),
-            MbrError::DiskSmallerThanTable => f.write_str("the disk is smaller than its MBR claims"),
-        }
+        self.message().fmt(f)
     }
 }
 

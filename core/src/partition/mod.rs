@@ -11,6 +11,10 @@ pub mod gpt;
 pub mod grow;
 pub mod mbr;
 
+use core::fmt;
+
+use crate::text::{nth_part, Decimal};
+
 /// Partition ends are aligned so the partition ends on a MiB boundary, as growpart 0.34
 /// and sgdisk do; growth of less than this is not worth a table rewrite.
 pub const MIB: u64 = 1 << 20;
@@ -25,6 +29,32 @@ pub enum Decision {
     /// Grow the partition so its last sector is `new_end`.
     Grow { start: u64, old_end: u64, new_end: u64 },
     NoChange { reason: &'static str },
+}
+
+/// A message with `#` where each of its numbers goes, in order: the partition errors'
+/// texts are data written by this one loop, not a `write!` per message, whose arguments
+/// are built in code at each.
+#[derive(Clone, Copy)]
+pub struct Numbered(pub &'static str, pub [u64; 2]);
+
+impl Numbered {
+    /// The `index`th line of `lines`, its numbers `numbers`.
+    pub fn line(lines: &'static str, index: usize, numbers: [u64; 2]) -> Numbered {
+        Numbered(nth_part(lines, '\n', index), numbers)
+    }
+}
+
+impl fmt::Display for Numbered {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut rest = self.0;
+        for number in self.1 {
+            let Some(at) = rest.bytes().position(|byte| byte == b'#') else { break };
+            f.write_str(rest.get(..at).unwrap_or_default())?;
+            fmt::Display::fmt(&Decimal(number), f)?;
+            rest = rest.get(at + 1..).unwrap_or_default();
+        }
+        f.write_str(rest)
+    }
 }
 
 /// Where a partition starting at `start` and ending at `old_end` should end, if it may

@@ -18,6 +18,8 @@ use crate::text::{Decimal, Shown};
 /// The goal state document the older protocol answers with.
 pub const GOAL_STATE_LIMIT: usize = 16 * 1024;
 const HEALTH_REPORT_LIMIT: usize = 2048;
+// `HealthReportTooLarge` names the limit as a literal, not a number carried and formatted.
+const _: () = assert!(HEALTH_REPORT_LIMIT == 2048);
 const REQUEST_LIMIT: usize = 4096;
 const RESPONSE_LIMIT: usize = 4096;
 
@@ -28,7 +30,8 @@ pub enum ReportError<'b> {
     HealthRefused { status: u16 },
     GoalStateRefused { status: u16 },
     NoGoalState,
-    HealthReportTooLarge { limit: usize },
+    /// Longer than `HEALTH_REPORT_LIMIT`.
+    HealthReportTooLarge,
     HealthReportRefused { status: u16, incarnation: &'b [u8] },
 }
 
@@ -45,7 +48,7 @@ impl ReportError<'_> {
                 write!(f, "provisioning/health refused, and the goal state answered {}", Decimal((*status).into()))
             }
             ReportError::NoGoalState => f.write_str("the goal state names no incarnation, container and instance"),
-            ReportError::HealthReportTooLarge { limit } => write!(f, "health report larger than {limit} bytes", limit = Decimal(*limit as u64)),
+            ReportError::HealthReportTooLarge => f.write_str("health report larger than 2048 bytes"),
             ReportError::HealthReportRefused { status, incarnation } => write!(
                 f,
                 "the goal state health report answered {} (incarnation {})",
@@ -140,7 +143,7 @@ fn report<'g>(http: &mut dyn Http, timeouts: &Timeouts, body: &[u8], goal: Optio
     }
     let state = azure::parse_goal_state(xml).ok_or(ReportError::NoGoalState)?;
     let mut report = [0u8; HEALTH_REPORT_LIMIT];
-    let len = azure::health_report(&state, &mut report).map_err(|_| ReportError::HealthReportTooLarge { limit: HEALTH_REPORT_LIMIT })?;
+    let len = azure::health_report(&state, &mut report).map_err(|_| ReportError::HealthReportTooLarge)?;
     let headers = [WIRESERVER_HEADERS[0], WIRESERVER_HEADERS[1], ("Content-Type", "text/xml; charset=utf-8")];
     let post = Request { method: Method::Post, host: WIRESERVER_HOST, path: azure::HEALTH_REPORT_PATH, headers: &headers, body: &report[..len] };
     let mut answer = [0u8; RESPONSE_LIMIT];
@@ -169,6 +172,12 @@ mod tests {
     const GOAL: &str = "GET /machine/?comp=goalstate";
     const REPORT: &str = "POST /machine?comp=health";
     const GOAL_STATE: &[u8] = b"<GoalState><Incarnation>3</Incarnation><Container><ContainerId>c-1</ContainerId><RoleInstanceList><RoleInstance><InstanceId>r-1</InstanceId></RoleInstance></RoleInstanceList></Container></GoalState>";
+
+    #[test]
+    fn a_report_too_large_names_the_limit() {
+        let said = std::format!("{}", Described(&ReportError::HealthReportTooLarge, crate::host::explain::errno_number));
+        assert_eq!(said, "health report larger than 2048 bytes");
+    }
 
     fn lines(network: &MemoryNetwork) -> Vec<String> {
         network.seen().iter().map(|seen| seen.line.clone()).collect()
