@@ -179,7 +179,7 @@ impl<S> Attempt<'_, '_, S> {
             Ok(Status::Partial) if !eof => return self.stage = Stage::Receiving { filled },
             Ok(Status::Partial) => Err(Cause::Io(HostError::CONNECTION_RESET)),
             // Limits are properties of the answer, not of the moment: retrying cannot help.
-            Err(e @ (http::Error::HeadTooLarge { .. } | http::Error::BodyTooLarge { .. } | http::Error::TooManyHeaders { .. })) => {
+            Err(e @ (http::Error::HeadTooLarge { .. } | http::Error::BodyTooLarge { .. } | http::Error::TooManyHeaders)) => {
                 Ok(Outcome::Failed(Cause::Http(e).into()))
             }
             Err(e) => Err(Cause::Http(e)),
