@@ -49,7 +49,7 @@ impl<'c> wisp_core::host::files::HasFiles for System<'c> {
     }
 }
 
-impl wisp_core::host::batch::Batch for System<'_> {
+impl wisp_core::host::system::System for System<'_> {
     fn stage(&mut self, path: &[u8], contents: &[u8], mode: u32, owner: Option<(u32, u32)>) -> Result<(), HostError> {
         let (dir, name) = self.files.parent(path)?;
         dir.stage(name, contents, mode, owner, &mut self.batch).map_err(host_error)
@@ -61,6 +61,14 @@ impl wisp_core::host::batch::Batch for System<'_> {
 
     fn discard(&mut self) {
         self.batch.discard();
+    }
+
+    fn set_host_name(&mut self, name: &[u8]) -> Result<(), HostError> {
+        wisp_os_linux::system::set_hostname(name).map_err(host_error)
+    }
+
+    fn fill(&mut self, buf: &mut [u8]) -> Result<(), HostError> {
+        wisp_os_linux::system::random_bytes(buf).map_err(host_error)
     }
 }
 
@@ -114,12 +122,6 @@ impl wisp_core::host::fetch::Fetch for System<'_> {
     }
 }
 
-impl wisp_core::host::random::Random for System<'_> {
-    fn fill(&mut self, buf: &mut [u8]) -> Result<(), HostError> {
-        wisp_os_linux::system::random_bytes(buf).map_err(host_error)
-    }
-}
-
 /// stat(2) with symlinks followed inside the root, readlinkat(2), a symlink replaced by
 /// rename(2), symlinkat(2).
 impl wisp_core::host::links::Links for System<'_> {
@@ -141,11 +143,5 @@ impl wisp_core::host::links::Links for System<'_> {
     fn create_symlink(&mut self, target: &[u8], path: &[u8]) -> Result<bool, HostError> {
         let (dir, name) = self.files.parent(path)?;
         dir.create_symlink(target, name).map_err(host_error)
-    }
-}
-
-impl wisp_core::host::uts::HostName for System<'_> {
-    fn set_host_name(&mut self, name: &[u8]) -> Result<(), HostError> {
-        wisp_os_linux::system::set_hostname(name).map_err(host_error)
     }
 }

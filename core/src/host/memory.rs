@@ -383,7 +383,7 @@ impl Files for MemorySystem {
     }
 }
 
-impl super::batch::Batch for MemorySystem {
+impl super::system::System for MemorySystem {
     fn stage(&mut self, path: &[u8], contents: &[u8], mode: u32, owner: Option<(u32, u32)>) -> Result<(), HostError> {
         self.host.call("stage", path)?;
         self.staged.retain(|staged| staged.0 != path);
@@ -402,6 +402,17 @@ impl super::batch::Batch for MemorySystem {
 
     fn discard(&mut self) {
         self.staged.clear();
+    }
+
+    fn set_host_name(&mut self, name: &[u8]) -> Result<(), HostError> {
+        self.host.call("set_host_name", name)?;
+        self.host_name = Some(name.to_vec());
+        Ok(())
+    }
+
+    fn fill(&mut self, buf: &mut [u8]) -> Result<(), HostError> {
+        buf.fill(self.random);
+        Ok(())
     }
 }
 
@@ -472,21 +483,6 @@ impl From<crate::net::rtnl::RtnlError> for std::string::String {
 impl From<crate::cloud_config::ConfigError> for std::string::String {
     fn from(e: crate::cloud_config::ConfigError) -> std::string::String {
         std::format!("{e}")
-    }
-}
-
-impl super::random::Random for MemorySystem {
-    fn fill(&mut self, buf: &mut [u8]) -> Result<(), HostError> {
-        buf.fill(self.random);
-        Ok(())
-    }
-}
-
-impl super::uts::HostName for MemorySystem {
-    fn set_host_name(&mut self, name: &[u8]) -> Result<(), HostError> {
-        self.host.call("set_host_name", name)?;
-        self.host_name = Some(name.to_vec());
-        Ok(())
     }
 }
 
