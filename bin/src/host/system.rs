@@ -14,7 +14,7 @@ use super::files::OpenDir;
 use super::host_error;
 use crate::context::Context;
 use crate::markers::Markers;
-use crate::output::{Message, Os};
+use crate::output::Message;
 
 /// What the accounts' rules and user-data's scripts run against: the root, a batch, the
 /// context's log, and user-data.log and the instance's markers once opened.
@@ -75,10 +75,6 @@ impl wisp_core::host::system::System for System<'_> {
 impl wisp_core::host::messages::Messages for System<'_> {
     type Text = Message;
 
-    fn text(&self, args: core::fmt::Arguments<'_>) -> Message {
-        Message::format(args)
-    }
-
     fn log(&self, args: core::fmt::Arguments<'_>) {
         self.ctx.log.line(args);
     }
@@ -89,10 +85,6 @@ impl wisp_core::host::messages::Messages for System<'_> {
 
     fn error(&self, args: core::fmt::Arguments<'_>) {
         crate::output::error(args);
-    }
-
-    fn reason(error: HostError) -> impl core::fmt::Display {
-        Os(super::errno(error))
     }
 
     fn path_error(&self, path: &[u8], error: HostError) -> Message {

@@ -438,10 +438,6 @@ impl super::room::Room for MemorySystem {
 impl super::messages::Messages for MemorySystem {
     type Text = std::string::String;
 
-    fn text(&self, args: core::fmt::Arguments<'_>) -> std::string::String {
-        std::format!("{args}")
-    }
-
     fn log(&self, args: core::fmt::Arguments<'_>) {
         self.said.borrow_mut().push(std::format!("{args}"));
     }
@@ -452,10 +448,6 @@ impl super::messages::Messages for MemorySystem {
 
     fn error(&self, args: core::fmt::Arguments<'_>) {
         self.said.borrow_mut().push(std::format!("error: {args}"));
-    }
-
-    fn reason(error: HostError) -> impl core::fmt::Display {
-        error
     }
 
     fn shown(bytes: &[u8]) -> impl core::fmt::Display + '_ {
@@ -471,6 +463,17 @@ impl super::messages::Messages for MemorySystem {
 
     fn under_root<'p>(&'p self, path: &'p [u8]) -> impl core::fmt::Display + 'p {
         std::string::String::from_utf8_lossy(path)
+    }
+}
+
+/// Every in-memory host's lines: the formatted text, an errno as its number.
+impl super::messages::Line for std::string::String {
+    fn format(args: core::fmt::Arguments<'_>) -> std::string::String {
+        std::format!("{args}")
+    }
+
+    fn reason(error: HostError) -> impl core::fmt::Display {
+        error
     }
 }
 
@@ -986,9 +989,6 @@ impl super::files::HasFiles for MemoryDecoding {
 impl super::messages::Messages for MemoryDecoding {
     type Text = std::string::String;
 
-    fn text(&self, args: core::fmt::Arguments<'_>) -> std::string::String {
-        self.system.text(args)
-    }
     fn log(&self, args: core::fmt::Arguments<'_>) {
         self.system.log(args)
     }
@@ -997,9 +997,6 @@ impl super::messages::Messages for MemoryDecoding {
     }
     fn error(&self, args: core::fmt::Arguments<'_>) {
         self.system.error(args)
-    }
-    fn reason(error: HostError) -> impl core::fmt::Display {
-        error
     }
     fn shown(bytes: &[u8]) -> impl core::fmt::Display + '_ {
         std::string::String::from_utf8_lossy(bytes)
@@ -1068,14 +1065,6 @@ impl super::seed_sources::SeedSources for MemorySeedSources {
     const UDF: bool = true;
     const NOCLOUD: bool = true;
     const CONFIGDRIVE: bool = true;
-
-    fn text(&self, args: core::fmt::Arguments<'_>) -> std::string::String {
-        std::format!("{args}")
-    }
-
-    fn reason(error: HostError) -> impl core::fmt::Display {
-        error
-    }
 
     fn block_devices(&mut self, visit: &mut dyn FnMut(&[u8])) {
         for (name, _) in &self.devices {
@@ -1391,9 +1380,6 @@ impl super::room::Room for MemoryDevices {
 impl super::messages::Messages for MemoryDevices {
     type Text = String;
 
-    fn text(&self, args: core::fmt::Arguments<'_>) -> String {
-        self.system.text(args)
-    }
     fn log(&self, args: core::fmt::Arguments<'_>) {
         self.system.log(args)
     }
@@ -1402,9 +1388,6 @@ impl super::messages::Messages for MemoryDevices {
     }
     fn error(&self, args: core::fmt::Arguments<'_>) {
         self.system.error(args)
-    }
-    fn reason(error: HostError) -> impl core::fmt::Display {
-        MemorySystem::reason(error)
     }
     fn shown(bytes: &[u8]) -> impl core::fmt::Display + '_ {
         MemorySystem::shown(bytes)
