@@ -825,10 +825,6 @@ impl super::seed_media::SeedMedia for MemorySeeds {
     type Seed = std::string::String;
     type Text = std::string::String;
 
-    fn text(&self, args: core::fmt::Arguments<'_>) -> std::string::String {
-        std::format!("{args}")
-    }
-
     fn is_directory(&mut self, path: &[u8]) -> bool {
         self.seeds.contains_key(&std::format!("dir:{}", std::string::String::from_utf8_lossy(path)))
     }
