@@ -1651,10 +1651,6 @@ impl<'h> super::phases::Phases for MemoryPhases<'h> {
         &mut self.var
     }
 
-    fn text(&self, args: core::fmt::Arguments<'_>) -> std::string::String {
-        std::format!("{args}")
-    }
-
     fn os_error(&self, what: &str, error: HostError) -> std::string::String {
         std::format!("{what}: errno {}", error.errno)
     }
