@@ -16,6 +16,7 @@ import pytest
 
 from conftest import RUNNER, aws_metadata
 from test_grow import extent, gpt_image
+from test_seeds import META_DATA, local_root
 
 # The binary's own footprint, file and zero-filled memory together, stays under this.
 FOOTPRINT_LIMIT = 1024 * 1024
@@ -147,81 +148,69 @@ def test_small_commands_touch_little_stack(wisp, root):
 # touches this much stack: its deepest chain of frames. It was 192 KiB when
 # `ensure_account`'s frame held the passwd, group and shadow files and their new text
 # (128 KiB, probed whole on entry however small the files); they are mapped now, touched
-# only as far as the files fill them, and the phase's stack is about 112 KiB. A build with
-# `network` (the full one) runs the phase through larger frames of its opt-in features
-# (`actions::run`'s is 134 KiB there): 320 KiB then, 216 now.
-MAIN_PHASE_STACK_LIMIT_KIB = 144
-MAIN_PHASE_STACK_LIMIT_WITH_NETWORK_KIB = 256
+# only as far as the files fill them. The main phase of every test below touches 84-88
+# KiB in the default and the full build alike: a build with `network` (the full one) ran
+# every action through `actions::run`'s 68 KiB frame (the ephemeral network's routing
+# socket buffer, twice, inlined into the dispatch) and touched 140-144 KiB before.
+MAIN_PHASE_STACK_LIMIT_KIB = 104
 
 
-def test_the_main_phase_with_a_default_user_and_keys_touches_little_stack(wisp, features, run, imds, netns, root):
+def test_the_main_phase_with_a_default_user_and_keys_touches_little_stack(wisp, run, imds, netns, root):
     stack = phase_stacks(wisp, run, imds, netns, root, SCRIPT)["main"]
     assert "alpine:" in (root / "etc/passwd").read_text()
     assert len((root / "home/alpine/.ssh/authorized_keys").read_text().splitlines()) == 2
-    limit = MAIN_PHASE_STACK_LIMIT_WITH_NETWORK_KIB if "network" in features else MAIN_PHASE_STACK_LIMIT_KIB
-    assert stack <= limit, f"{stack} KiB of stack"
+    assert stack <= MAIN_PHASE_STACK_LIMIT_KIB, f"{stack} KiB of stack"
 
-
-# A main phase running cloud-config's sshd or apk edits, in a build without `network`:
-# 144-148 KiB (the default user's phase is near 144, so this is not that bound).
-CLOUD_CONFIG_MAIN_PHASE_STACK_LIMIT_KIB = 152
 
 # cloud-config's sshd edit (`ssh_pwauth`) works in the host's mapped room: it held
 # sshd_config, the drop-in and the new text on the stack (192 KiB, probed whole on entry),
-# and the same phase touched 320 KiB in the full build (192 now).
+# and the same phase touched 320 KiB in the full build.
 SSH_PWAUTH = "#cloud-config\nssh_pwauth: true\n"
 
 
-def test_the_main_phase_editing_sshd_config_touches_little_stack(wisp, features, run, imds, netns, root):
+def test_the_main_phase_editing_sshd_config_touches_little_stack(wisp, run, imds, netns, root):
     sshd_config = root / "etc/ssh/sshd_config"
     sshd_config.parent.mkdir(parents=True, exist_ok=True)
     sshd_config.write_text("Port 22\nPasswordAuthentication no\n")
     stack = phase_stacks(wisp, run, imds, netns, root, SSH_PWAUTH)["main"]
     assert sshd_config.read_text() == "Port 22\nPasswordAuthentication yes\n"
-    limit = MAIN_PHASE_STACK_LIMIT_WITH_NETWORK_KIB if "network" in features else CLOUD_CONFIG_MAIN_PHASE_STACK_LIMIT_KIB
-    assert stack <= limit, f"{stack} KiB of stack"
+    assert stack <= MAIN_PHASE_STACK_LIMIT_KIB, f"{stack} KiB of stack"
 
 
 # cloud-config's `apk_repos` reads and rewrites /etc/apk/repositories in the host's
 # mapped room: its 36 KiB of buffers sat in the action dispatch's frame in the default
-# build, where this phase touched 160-164 KiB (144-148 now). The full build's deepest
-# chain is elsewhere (192-196 KiB either way).
-def test_the_main_phase_writing_apk_repositories_touches_little_stack(wisp, features, run, imds, netns, root):
+# build, where this phase touched 160-164 KiB.
+def test_the_main_phase_writing_apk_repositories_touches_little_stack(wisp, run, imds, netns, root):
     stack = phase_stacks(wisp, run, imds, netns, root, "#cloud-config\napk_repos:\n  alpine_repo:\n    version: v3.20\n")["main"]
     assert "/v3.20/main" in (root / "etc/apk/repositories").read_text()
-    limit = MAIN_PHASE_STACK_LIMIT_WITH_NETWORK_KIB if "network" in features else CLOUD_CONFIG_MAIN_PHASE_STACK_LIMIT_KIB
-    assert stack <= limit, f"{stack} KiB of stack"
+    assert stack <= MAIN_PHASE_STACK_LIMIT_KIB, f"{stack} KiB of stack"
 
 
 # cloud-config's `users` gathers their sudo and doas rules in the host's mapped room (24
 # KiB on apply_users' stack before, under the account edits' deepest chain): this phase
-# touched 140-144 KiB in the default build (128-132 now), 192 in the full one (184 now).
-USERS_MAIN_PHASE_STACK_LIMIT_KIB = 136
+# touched 140-144 KiB in the default build, 192 in the full one.
 USERS = "#cloud-config\nusers:\n  - name: bob\n    sudo: ALL=(ALL) NOPASSWD:ALL\n"
 
 
-def test_the_main_phase_adding_a_user_with_sudo_rules_touches_little_stack(wisp, features, run, imds, netns, root):
+def test_the_main_phase_adding_a_user_with_sudo_rules_touches_little_stack(wisp, run, imds, netns, root):
     stack = phase_stacks(wisp, run, imds, netns, root, USERS)["main"]
     assert (root / "etc/sudoers.d/wisp-users").read_text() == "bob ALL=(ALL) NOPASSWD:ALL\n"
-    limit = MAIN_PHASE_STACK_LIMIT_WITH_NETWORK_KIB if "network" in features else USERS_MAIN_PHASE_STACK_LIMIT_KIB
-    assert stack <= limit, f"{stack} KiB of stack"
+    assert stack <= MAIN_PHASE_STACK_LIMIT_KIB, f"{stack} KiB of stack"
 
 
 # cloud-config's `bootcmd` (main phase) and `runcmd` (final phase) write their script in
 # the host's mapped room: it was a 64 KiB buffer in `cloud_config_commands::run`'s frame,
 # probed whole on entry however short the script. The main phase touched 132 KiB and the
-# final one 128 in the default build (84 each now), 188 and 192 in the full one (140, 144).
+# final one 128 in the default build, 188 and 192 in the full one (84-88 each in both now).
 COMMANDS = "#cloud-config\nbootcmd:\n  - echo boot >> /bootcmd.log\nruncmd:\n  - echo run >> /runcmd.log\n"
 COMMANDS_STACK_LIMIT_KIB = 96
-COMMANDS_STACK_LIMIT_WITH_NETWORK_KIB = 160
 
 
 @pytest.mark.needs("cloud-config")
-def test_the_phases_running_bootcmd_and_runcmd_touch_little_stack(wisp, features, run, imds, netns, root):
+def test_the_phases_running_bootcmd_and_runcmd_touch_little_stack(wisp, run, imds, netns, root):
     stacks = phase_stacks(wisp, run, imds, netns, root, COMMANDS, measured=("main", "final"))
-    limit = COMMANDS_STACK_LIMIT_WITH_NETWORK_KIB if "network" in features else COMMANDS_STACK_LIMIT_KIB
     for phase, stack in stacks.items():
-        assert stack <= limit, (phase, f"{stack} KiB of stack")
+        assert stack <= COMMANDS_STACK_LIMIT_KIB, (phase, f"{stack} KiB of stack")
     assert (root / "bootcmd.log").read_text() == "boot\n"
     assert (root / "runcmd.log").read_text() == "run\n"
 
@@ -267,10 +256,12 @@ def test_growing_a_mount_point_touches_little_stack(wisp, tmp_path):
 
 # The boot phase's `expand_root` reads /proc/self/mountinfo in the host's mapped room too
 # (the same 64 KiB buffer, in the same frame): a first boot's boot phase touched 136-140
-# KiB of stack in the default build, 88 now. A build with `network` brings up the
-# ephemeral network in this phase, through deeper frames (268 KiB either way).
+# KiB of stack in the default build, 84-88 now. A build with `network` brings up the
+# ephemeral network in this phase, through deeper frames: 268 KiB when the routing
+# socket's 32 KiB buffer was copied once more on its way out of `network::open_kernel`,
+# 236 now.
 BOOT_PHASE_STACK_LIMIT_KIB = 104
-BOOT_PHASE_STACK_LIMIT_WITH_NETWORK_KIB = 288
+BOOT_PHASE_STACK_LIMIT_WITH_NETWORK_KIB = 252
 
 
 def test_the_boot_phase_growing_the_root_touches_little_stack(wisp, features, run, imds, netns, root):
@@ -278,6 +269,57 @@ def test_the_boot_phase_growing_the_root_touches_little_stack(wisp, features, ru
     assert "boot/expand_root: ok: " in (root / "var/log/wisp.log").read_text()
     limit = BOOT_PHASE_STACK_LIMIT_WITH_NETWORK_KIB if "network" in features else BOOT_PHASE_STACK_LIMIT_KIB
     assert stack <= limit, f"{stack} KiB of stack"
+
+
+# The early phase fetches the metadata and saves the user-data: `save_userdata` held a
+# document cloud's network-config buffer and Hetzner's parse of the document (62 KiB,
+# probed whole on entry) for every cloud, and a first boot's early phase on AWS touched
+# 128 KiB of stack in the default and the full build; 84-88 now.
+EARLY_PHASE_STACK_LIMIT_KIB = 104
+
+
+def test_the_early_phase_saving_user_data_touches_little_stack(wisp, run, imds, netns, root):
+    stack = phase_stacks(wisp, run, imds, netns, root, SCRIPT, measured=("early",))["early"]
+    assert (root / "var/lib/cloud/user-data").read_text() == SCRIPT
+    assert stack <= EARLY_PHASE_STACK_LIMIT_KIB, f"{stack} KiB of stack"
+
+
+# A NoCloud seed's documents are read in room the host maps: they were a 64 KiB buffer in
+# the seed's loading frame (68 KiB, probed whole on entry however short the files), and a
+# first boot's early phase from a seed directory touched 124 KiB of stack; 84-88 now.
+@pytest.mark.needs("nocloud")
+def test_the_early_phase_reading_a_nocloud_seed_touches_little_stack(wisp, run, netns, root):
+    if RUNNER is not None:
+        pytest.skip("measures the native process's stack, not an emulator's")
+    local_root(root)
+    seed = root / "var/lib/cloud/seed/nocloud"
+    seed.mkdir(parents=True)
+    (seed / "meta-data").write_text(META_DATA)
+    (seed / "user-data").write_text(SCRIPT)
+    new_boot(root)
+    assert run("--root", root, "boot").rc == 0
+    stack, status = stack_kib_at_exit([str(wisp), "--root", str(root), "early"], netns=netns.name)
+    assert status == 0 and stack is not None, status
+    assert (root / "var/lib/cloud/user-data").read_text() == SCRIPT
+    assert stack <= EARLY_PHASE_STACK_LIMIT_KIB, f"{stack} KiB of stack"
+
+
+# `wisp imds KEY...` fetches a path key's value into room the host maps, and reads a
+# NoCloud or ConfigDrive seed in a frame of its own: a USERDATA_RESPONSE buffer (257 KiB)
+# sat in the command's frame and the seed's documents (68 KiB) in `seed::load_local`'s,
+# both probed whole on entry even for `@instance-id` on AWS, and the command touched
+# 344-348 KiB of stack; 48-52 now.
+IMDS_COMMAND_STACK_LIMIT_KIB = 64
+
+
+def test_the_imds_command_touches_little_stack(wisp, imds, netns, root):
+    if RUNNER is not None:
+        pytest.skip("measures the native process's stack, not an emulator's")
+    imds(aws_metadata(user_data=SCRIPT))
+    for keys in (["@instance-id"], ["/latest/meta-data/ami-id", "@userdata"]):
+        stack, status = stack_kib_at_exit([str(wisp), "--root", str(root), "imds", *keys], netns=netns.name)
+        assert status == 0 and stack is not None, (keys, status)
+        assert stack <= IMDS_COMMAND_STACK_LIMIT_KIB, (keys, f"{stack} KiB of stack")
 
 
 # A whole first boot with cloud-config user-data fits in this: the buffers it needs are

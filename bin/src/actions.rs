@@ -19,7 +19,7 @@ pub fn run(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: 
         Action::ExpandRoot => wisp_core::partition::expand::mount(&mut System::new(ctx), ctx.path(b"/")?.as_bytes()),
         Action::InstallHotplugs => Err(msg!("not supported: wisp installs no mdev hotplug handlers")),
         #[cfg(feature = "network")]
-        Action::SetEphemeralNetwork => crate::network::set_ephemeral_network(ctx, session.metadata),
+        Action::SetEphemeralNetwork => crate::network::set_ephemeral_network(ctx, session.imds.cloud(), var, session.metadata),
         #[cfg(not(feature = "network"))]
         Action::SetEphemeralNetwork => Ok(msg!("built without network support: the OS brings the network up")),
         Action::SetDefaultInterfaces => wisp_core::default_interfaces::set(&mut System::new(ctx), &mut OpenDir::root(ctx)),
@@ -39,7 +39,7 @@ pub fn run(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: 
         // A `userdata_*` action of cloud-config, with the documents merged once per run.
         #[cfg(feature = "cloud-config")]
         _ if action.userdata_work() == Some(UserdataWork::CloudConfig) => match session.cloud_config(ctx, var) {
-            Ok(Some(config)) => crate::cloud_config::run(ctx, &config, var, action),
+            Ok(Some(config)) => crate::cloud_config::run(ctx, &config, var, session.imds.cloud(), action),
             Ok(None) => Ok(msg!("no cloud-config")),
             Err(e) => Err(session.shared.report(e)),
         },
@@ -87,7 +87,7 @@ fn save_userdata(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) -> Res
         session.imds.get_path(&mut session.network, wisp_core::provider::incus::NETWORK_CONFIG_PATH, buf).map_err(|e| crate::output::line(crate::imds::ImdsError(e)))
     })?;
     // Decoded now, while the network is up, to fetch its includes.
-    let timeouts = ctx.timeouts;
+    let timeouts = ctx.config.timeouts();
     let decoded = session.shared.replace_userdata(crate::userdata::load(ctx, var, Includes::Fetch(&timeouts)));
     Ok(saved.said(host, decoded.map(|userdata| userdata.map(|userdata| userdata.parts.len())), facts))
 }

@@ -35,7 +35,6 @@ pub fn resolve_read_only(ctx: &Context<'_>) -> Result<(Cloud, bool), Message> {
     let local = || wisp_core::seed::local::detect(&mut Sources(Seeds { ctx, keep: None }), &mut OpenDir::root(ctx));
     #[cfg(not(any(feature = "nocloud", feature = "configdrive")))]
     let local = || None;
-    #[cfg(feature = "incus")]
     let local = || ctx.guest_socket().map(|_| Cloud::Incus).or_else(local);
     let files = &mut OpenDir::root(ctx);
     cloud_choice::choose::<{ crate::features::FEATURES.bits() }, _, _>(files, ctx.config.cloud, read_remembered, local, Message::format, config_file::named(ctx.config_file.as_bytes()))

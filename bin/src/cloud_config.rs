@@ -3,6 +3,7 @@
 
 use wisp_core::cloud_config::{self, CloudConfig};
 use wisp_core::cloud_config_commands::{self, CommandList};
+use wisp_core::config::Cloud;
 use wisp_core::phase::Action;
 use wisp_core::userdata::Kind;
 use wisp_core::yaml::{Arena, Node};
@@ -40,8 +41,8 @@ pub fn parse(userdata: &crate::userdata::UserData) -> Result<CloudConfig<'static
     cloud_config::parse_documents(arena, userdata.of_kind(Kind::CloudConfig).map(|(index, part)| (index, part.bytes)), Message::format)
 }
 
-/// The action `action` with the merged cloud-config.
-pub fn run(ctx: &Context<'_>, config: &CloudConfig<'static>, var: &Dir, action: Action) -> Result<Message, Message> {
+/// The action `action` with the merged cloud-config, for `cloud` (the run's, resolved once).
+pub fn run(ctx: &Context<'_>, config: &CloudConfig<'static>, var: &Dir, cloud: Cloud, action: Action) -> Result<Message, Message> {
     let host = &mut System::new(ctx);
     match action {
         Action::UserdataBootcmd => with_hosts(ctx, var, &mut |host, places| cloud_config_commands::run(host, places, config, CommandList::Bootcmd)),
@@ -56,7 +57,7 @@ pub fn run(ctx: &Context<'_>, config: &CloudConfig<'static>, var: &Dir, action: 
         #[cfg(feature = "ssh")]
         Action::UserdataSshPwauth => wisp_core::sshd::ssh_pwauth(host, config),
         #[cfg(feature = "ntp")]
-        Action::UserdataNtp => wisp_core::ntp::configure(host, config, || crate::cloud::resolve(ctx)),
+        Action::UserdataNtp => wisp_core::ntp::configure(host, config, || Ok(cloud)),
         #[cfg(feature = "apk-repos")]
         Action::UserdataApkRepos => wisp_core::apk_repositories::apply(host, config),
         _ => Ok(msg!("not a cloud-config action")),

@@ -3,6 +3,8 @@
 //! `status`, `completion`, `clean`, `partition::expand`, `userdata_show`, `net::net_sync`).
 
 use wisp_core::clean::Options;
+#[cfg(feature = "network")]
+use wisp_core::net::rtnl::Rtnl;
 use wisp_core::cli::GrowTarget;
 use wisp_core::host::explain::Worded;
 use wisp_core::instance::INSTANCE_ID_LIMIT;
@@ -26,15 +28,16 @@ use crate::{EXIT_FAILED, EXIT_USAGE};
 #[inline(never)]
 pub fn imds(ctx: &mut Context<'_>, keys: &[&[u8]]) -> Result<(), i32> {
     let (cloud, _) = crate::cloud::resolve_read_only(ctx).map_err(|e| failed(e, EXIT_USAGE))?;
-    let timeouts = ctx.timeouts;
+    let timeouts = ctx.config.timeouts();
     let mut imds = crate::imds::session(cloud, &timeouts, ctx.config.imds_token_ttl);
-    let mut socket = None;
-    let mut network = crate::imds::network(ctx, &mut socket);
+    let socket = ctx.guest_socket();
+    let mut network = Network { guest_socket: socket.as_ref().map(NulTerminated::as_cstr) };
     let metadata = take_metadata().map_err(|e| failed(e, EXIT_FAILED))?;
     crate::seed::load_local(ctx, cloud, metadata, None).map_err(|e| failed(e, EXIT_FAILED))?;
     imds.fetch(&mut network, metadata, &imds_keys::items(keys)).map_err(|e| failed(ImdsError(e), EXIT_FAILED))?;
-    let mut raw = [0u8; USERDATA_RESPONSE];
-    let printed = imds_keys::print(keys, metadata, &mut raw, &mut |path, buf| imds.get_path(&mut network, path, buf).map_err(ImdsError), &mut output::print_raw);
+    // Mapped, not on the stack, whose probes would touch all of it for `@instance-id` too.
+    let raw = crate::memory::reserve(USERDATA_RESPONSE, "a path's value").map_err(|e| failed(e, EXIT_FAILED))?;
+    let printed = imds_keys::print(keys, metadata, raw, &mut |path, buf| imds.get_path(&mut network, path, buf).map_err(ImdsError), &mut output::print_raw);
     printed.map_err(|e| failed(e, e.exit_code()))
 }
 
@@ -98,10 +101,11 @@ pub fn grow(ctx: &Context<'_>, target: GrowTarget<'_>) -> i32 {
 #[cfg(feature = "network")]
 #[inline(never)]
 pub fn net_sync(ctx: &mut Context<'_>) -> i32 {
+    let timeouts = ctx.config.timeouts();
     let synced = crate::cloud::resolve(ctx).and_then(|cloud| {
-        let mut imds = crate::imds::session(cloud, &ctx.timeouts, ctx.config.imds_token_ttl);
-        // The answer's head comes first in `raw`: core copies the body out of it.
-        wisp_core::net::net_sync::run(&System::new(ctx), cloud, &mut crate::network::open_kernel()?, |path, raw| imds.get_path(&mut Network::default(), path, raw).map_err(ImdsError))
+        let mut imds = crate::imds::session(cloud, &timeouts, ctx.config.imds_token_ttl);
+        // The answer's head comes first in `raw`: core reads the body where it is.
+        wisp_core::net::net_sync::run(&System::new(ctx), cloud, &mut Rtnl::new(crate::network::open_kernel()?), |path, raw| imds.get_path(&mut Network::default(), path, raw).map_err(ImdsError))
     });
     let Err(e) = synced else { return 0 };
     output::error(format_args!("net-sync: {e}"));

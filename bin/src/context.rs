@@ -6,7 +6,6 @@ use wisp_core::cli::Invocation;
 use wisp_core::config::Config;
 use wisp_core::host::messages::PathError;
 use wisp_core::host::HostError;
-use wisp_core::retry::Timeouts;
 use wisp_core::text::{Decimal, ShownUnder};
 use wisp_os_linux::nul_terminated::NulTerminated;
 use wisp_os_linux::fs::{self, Dir, Resolve};
@@ -25,7 +24,6 @@ pub struct Context<'a> {
     pub config: Config,
     /// Which file the configuration came from, for messages.
     pub config_file: NulTerminated,
-    pub timeouts: Timeouts,
     pub log: Log,
 }
 
@@ -54,7 +52,6 @@ impl<'a> Context<'a> {
             root_dir,
             config: Config::default(),
             config_file: NulTerminated::new(),
-            timeouts: Timeouts::default(),
             log: Log { file: None },
         })
     }
@@ -125,9 +122,12 @@ impl<'a> Context<'a> {
         self.root_dir.metadata_beneath(absolute, Resolve::InRoot).ok()?
     }
 
-    /// Incus's guest API socket, else LXD's, when the instance has one.
-    #[cfg(feature = "incus")]
+    /// Incus's guest API socket, else LXD's, when the instance has one and wisp was built
+    /// for Incus: the network the metadata service is reached over.
     pub fn guest_socket(&self) -> Option<NulTerminated> {
+        if !cfg!(feature = "incus") {
+            return None;
+        }
         let sockets = [wisp_core::provider::incus::SOCKET, wisp_core::provider::incus::LXD_SOCKET];
         sockets.into_iter().find(|socket| self.stat_followed(socket.as_bytes()).is_some()).and_then(|socket| self.path(socket.as_bytes()).ok())
     }

@@ -6,14 +6,12 @@ use core::fmt;
 use wisp_core::config::Cloud;
 use wisp_core::provider::imds;
 use wisp_core::provider::{self, metadata};
-use wisp_os_linux::nul_terminated::NulTerminated;
 use wisp_core::retry::Timeouts;
 
 pub use wisp_core::provider::metadata::USERDATA_RESPONSE;
 use wisp_core::provider::metadata::METADATA_SIZE;
 
-use crate::context::Context;
-use crate::host::{errno_words, Network};
+use crate::host::errno_words;
 use wisp_os_linux::take_once::TakeOnce;
 use crate::output::Message;
 
@@ -41,17 +39,4 @@ pub fn take_metadata() -> Result<&'static mut Metadata, Message> {
 /// A conversation with the metadata service of `cloud` (core's), as this wisp was built.
 pub fn session(cloud: Cloud, timeouts: &Timeouts, token_ttl: u32) -> imds::Imds<'_> {
     imds::Imds::new(cloud, provider::service::<{ crate::features::FEATURES.bits() }>(cloud), timeouts, token_ttl)
-}
-
-/// The network the metadata service is reached over: with Incus's guest API socket, kept
-/// in `socket`, when the instance has one.
-#[inline(always)]
-pub fn network<'s>(_ctx: &Context<'_>, _socket: &'s mut Option<NulTerminated>) -> Network<'s> {
-    #[cfg(feature = "incus")]
-    {
-        *_socket = _ctx.guest_socket();
-        return Network { guest_socket: _socket.as_ref().map(NulTerminated::as_cstr) };
-    }
-    #[cfg(not(feature = "incus"))]
-    Network::default()
 }

@@ -149,7 +149,6 @@ fn load_configuration(ctx: &mut Context<'_>, invocation: &Invocation<'_>) -> Res
     }
     // `--cloud` beats CLOUD.
     config.cloud = invocation.cloud.unwrap_or(config.cloud);
-    ctx.timeouts = config.timeouts();
     ctx.config = config;
     Ok(())
 }

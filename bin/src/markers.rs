@@ -26,7 +26,7 @@ impl Markers {
     pub fn open(var: &Dir) -> Result<Markers, Message> {
         let mut buf = [0u8; INSTANCE_ID_LIMIT];
         let id = saved_id(&mut OpenDir { dir: var }, &mut buf).ok_or_else(|| msg!("no saved instance-id"))?;
-        let dir = var.create_dir(SEM_DIR, 0o700).and_then(|_| var.open_child(SEM_DIR)).map_err(|e| crate::output::os_error("sem", e))?;
+        let dir = var.create_dir(SEM_DIR, 0o700).and_then(|_| var.open_child(SEM_DIR)).map_err(|e| crate::output::path_error(b"sem", e))?;
         Ok(Markers { dir, id: heapless::Vec::from_slice(id).unwrap_or_default() })
     }
 
@@ -52,7 +52,7 @@ impl Markers {
 static SEM: Durability = Durability::new();
 
 fn sem_error(e: HostError) -> Message {
-    crate::output::os_error("sem", errno(e))
+    crate::output::path_error(b"sem", errno(e))
 }
 
 /// Sets or clears the completion marker, durably (see `completion::mark`); setting it
@@ -60,7 +60,7 @@ fn sem_error(e: HostError) -> Message {
 pub fn set_complete(ctx: &Context<'_>, var: &Dir, complete: bool) -> Result<(), Message> {
     let (logs, var_path) = (ctx.config.logs_dir.as_bytes(), ctx.config.var_dir.as_bytes());
     let marked = completion::mark(&mut OpenDir::root(ctx), &mut OpenDir { dir: var }, complete, logs, var_path, || SEM.synced());
-    marked.map_err(|e| crate::output::os_error(e.what(), errno(e.error)))
+    marked.map_err(|e| crate::output::path_error(e.what().as_bytes(), errno(e.error)))
 }
 
 /// At the end of a run: the markers not yet durable are made so.

@@ -1,29 +1,32 @@
 //! The network with no tools: core's `net::ephemeral` (the boot phase's bring-up) over
 //! the kernel's sockets, which `wisp net-sync` (`commands`) opens too.
 
+use wisp_core::config::Cloud;
 use wisp_core::net::{ephemeral, rtnl::Rtnl};
 use wisp_core::seed::local::{before_service, BeforeService};
+use wisp_os_linux::fs::Dir;
 
 use crate::context::Context;
 use crate::host::{dhcp::DhcpOn, host_error, netlink::RouteSocket, system::System, Network, OpenDir};
-use crate::output::{os_error, Message};
+use crate::output::{path_error, Message};
 
-pub fn set_ephemeral_network(ctx: &mut Context<'_>, metadata: &mut crate::imds::Metadata) -> Result<Message, Message> {
-    let cloud = crate::cloud::resolve(ctx)?;
+/// Out of line: its frame holds the routing socket's receive buffer (`Rtnl`, 32 KiB),
+/// which inlined into the action dispatch was probed by every action of every phase.
+#[inline(never)]
+pub fn set_ephemeral_network(ctx: &mut Context<'_>, cloud: Cloud, var: &Dir, metadata: &mut crate::imds::Metadata) -> Result<Message, Message> {
     let local_seed = before_service(cloud) == Some(BeforeService::Seed);
-    let var = ctx.var_dir()?;
     // `wisp boot` alone has not read the seed yet: its network-config is needed now.
     #[cfg(any(feature = "nocloud", feature = "configdrive"))]
     if local_seed && metadata.get(wisp_core::provider::Item::InstanceId).is_none() {
-        if let Err(e) = crate::seed::load_local(ctx, cloud, metadata, Some(&var)) {
+        if let Err(e) = crate::seed::load_local(ctx, cloud, metadata, Some(var)) {
             ctx.log.line(format_args!("{e}: using the saved network-config, if any"));
         }
     }
     let instance = ephemeral::Instance { cloud: cloud.name(), local_seed, dhcp_ms: ctx.config.dhcp_ms as u64 };
     let open_dhcp = |index| wisp_os_linux::packet::ipv4_socket(index).map(|socket| DhcpOn { socket, index }).map_err(host_error);
-    ephemeral::set_ephemeral_network(&mut System::new(ctx), &mut OpenDir { dir: &var }, &mut open_kernel()?, &mut Network::default(), open_dhcp, &instance)
+    ephemeral::set_ephemeral_network(&mut System::new(ctx), &mut OpenDir { dir: var }, &mut Rtnl::new(open_kernel()?), &mut Network::default(), open_dhcp, &instance)
 }
 
-pub fn open_kernel() -> Result<Rtnl<RouteSocket>, Message> {
-    Ok(Rtnl::new(RouteSocket(wisp_os_linux::netlink::route_socket().map_err(|e| os_error("rtnetlink socket", e))?)))
+pub fn open_kernel() -> Result<RouteSocket, Message> {
+    Ok(RouteSocket(wisp_os_linux::netlink::route_socket().map_err(|e| path_error(b"rtnetlink socket", e))?))
 }

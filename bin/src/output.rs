@@ -82,12 +82,8 @@ pub fn line(e: impl fmt::Display) -> Message {
     Message::format(format_args!("{e}"))
 }
 
-/// `what: reason` for a failed system call: wisp's words are printable as they are.
-pub fn os_error(what: &str, e: Errno) -> Message {
-    path_error(what.as_bytes(), e)
-}
-
-/// `path: reason` for a failed system call on a path from outside, shown safely.
+/// `path: reason` for a failed system call on a path from outside, shown safely (or on
+/// what wisp names it, printable as it is).
 #[inline(never)]
 pub fn path_error(path: &[u8], e: Errno) -> Message {
     Message::format(format_args!("{}: {}", Shown(path), Os(e)))

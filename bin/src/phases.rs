@@ -12,13 +12,15 @@ use wisp_core::phases_start::{self, Unstarted};
 use wisp_core::session::Shared;
 use wisp_core::phase::{Action, Phase, Plan};
 use wisp_core::provider::Item;
+use wisp_core::retry::Timeouts;
 use wisp_core::text::Plain;
 use wisp_os_linux::memory::Mapping;
+use wisp_os_linux::nul_terminated::NulTerminated;
 use wisp_os_linux::time::monotonic_ms;
 
 use crate::actions;
 use crate::context::Context;
-use crate::host::OpenDir;
+use crate::host::{Network, OpenDir};
 use crate::features::FEATURES;
 use crate::imds::{take_metadata, ImdsError};
 use crate::output::{Message, Shown};
@@ -37,8 +39,10 @@ fn run_phases(ctx: &mut Context<'_>, phases: &[Phase]) -> Result<bool, Unstarted
     let plans = wisp_core::phases::plans(phases, |phase| plan(ctx, phase)).map_err(Unstarted::refused)?;
     let cloud = crate::cloud::resolve(ctx).map_err(Unstarted::refused)?;
     let var = ctx.var_dir()?;
-    let timeouts = ctx.timeouts;
+    let timeouts = ctx.config.timeouts();
     let metadata = take_metadata()?;
+    // Looked up as the session is built, in its slot: 80 bytes less than a `let` before it.
+    let mut socket = None;
     // A local seed is read whole at once, unless only the boot phase (which needs no
     // metadata) runs.
     if wisp_core::phases::reads_metadata(phases) {
@@ -50,15 +54,14 @@ fn run_phases(ctx: &mut Context<'_>, phases: &[Phase]) -> Result<bool, Unstarted
             }
         }
     }
-    let mut socket = None;
     let mut session = Session {
         imds: crate::imds::session(cloud, &timeouts, ctx.config.imds_token_ttl),
-        network: crate::imds::network(ctx, &mut socket),
+        network: Network { guest_socket: socket.insert(ctx.guest_socket()).as_ref().map(NulTerminated::as_cstr) },
         metadata,
         later_boot: false,
         shared: Shared::new(Progress::default()),
     };
-    let host = &mut PhaseHost { ctx, session: &mut session, var: OpenDir { dir: &var } };
+    let host = &mut PhaseHost { ctx, session: &mut session, var: OpenDir { dir: &var }, timeouts: &timeouts };
     Ok(wisp_core::phases::run(host, phases, &plans, cloud))
 }
 
@@ -85,6 +88,7 @@ struct PhaseHost<'r, 'c, 's> {
     ctx: &'r mut Context<'c>,
     session: &'r mut Session<'s>,
     var: OpenDir<'r>,
+    timeouts: &'r Timeouts,
 }
 
 impl Actions for PhaseHost<'_, '_, '_> {
@@ -133,7 +137,7 @@ impl<'r, 'c> Phases for PhaseHost<'r, 'c, '_> {
     }
 
     fn os_error(&self, what: &str, error: HostError) -> Message {
-        crate::output::os_error(what, crate::host::errno(error))
+        crate::output::path_error(what.as_bytes(), crate::host::errno(error))
     }
 
     fn plan(&mut self, phase: Phase) -> Result<Plan, Message> {
@@ -176,12 +180,12 @@ impl<'r, 'c> Phases for PhaseHost<'r, 'c, '_> {
 
     #[cfg(feature = "azure")]
     fn report_failure(&mut self, reason: &Message) {
-        self.ctx.log.line(format_args!("{}", crate::azure::report_failure(&self.ctx.timeouts, reason)));
+        self.ctx.log.line(format_args!("{}", crate::azure::report_failure(self.timeouts, reason)));
     }
 
     #[cfg(feature = "azure")]
     fn report_ready(&mut self, instance_id: &[u8]) {
-        self.ctx.log.line(format_args!("{}", crate::azure::report_ready(&self.ctx.timeouts, self.var.dir, instance_id)));
+        self.ctx.log.line(format_args!("{}", crate::azure::report_ready(self.timeouts, self.var.dir, instance_id)));
     }
 
     fn settle_markers(&mut self) -> Result<(), Message> {

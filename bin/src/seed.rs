@@ -24,15 +24,20 @@ use crate::output::Message;
 #[cfg(any(feature = "nocloud", feature = "configdrive", feature = "azure"))]
 pub fn load_local<'c>(ctx: &'c Context<'c>, cloud: Cloud, metadata: &mut Metadata, _keep: Option<&'c Dir>) -> Result<Option<Message>, Message> {
     let name = Plain(cloud.name());
-    let loaded: Result<Option<Message>, Message> = match local::before_service(cloud) {
+    let Some(before) = local::before_service(cloud) else { return Ok(None) };
+    // Mapped, not on the stack, whose probes would touch all of it at every call.
+    let (len, what) = match before {
+        BeforeService::Seed => (local::DOCUMENT_LIMIT, "the seed's documents"),
+        BeforeService::AzureCd => (local::OVF_LIMIT, "ovf-env.xml"),
+    };
+    let mut room = crate::memory::map(len, what)?;
+    let loaded: Result<Option<Message>, Message> = match before {
         #[cfg(any(feature = "nocloud", feature = "configdrive"))]
-        Some(BeforeService::Seed) => local::load(&mut Sources(Seeds { ctx, keep: _keep }), &mut OpenDir::root(ctx), cloud, metadata, _keep.is_some()).map(|source| Some(msg!("{name}: seed {source}"))),
+        BeforeService::Seed => local::load(&mut Sources(Seeds { ctx, keep: _keep }), &mut OpenDir::root(ctx), cloud, metadata, _keep.is_some(), room.as_mut_slice())
+            .map(|source| Some(msg!("{name}: seed {source}"))),
         #[cfg(feature = "azure")]
-        Some(BeforeService::AzureCd) => {
-            // Mapped, not on the stack, whose probes would touch all of it at every call.
-            let mut room = crate::memory::map(local::OVF_LIMIT, "ovf-env.xml")?;
-            local::load_azure_ovf(&mut Sources(Seeds { ctx, keep: None }), metadata, room.as_mut_slice()).map(|note| note.map(|note| msg!("{name}: {note}")))
-        }
+        BeforeService::AzureCd => local::load_azure_ovf(&mut Sources(Seeds { ctx, keep: None }), metadata, room.as_mut_slice()).map(|note| note.map(|note| msg!("{name}: {note}"))),
+        #[allow(unreachable_patterns)]
         _ => Ok(None),
     };
     loaded.map_err(|e| msg!("{name}: {e}"))

@@ -19,12 +19,12 @@ pub type UserData = wisp_core::userdata::UserData<'static>;
 
 /// The saved user-data, decoded; `None` when there is none (or it is empty).
 pub fn load(ctx: &Context<'_>, var: &Dir, includes: Includes<'_>) -> Result<Option<UserData>, Message> {
-    let size = var.metadata(USER_DATA).map_err(|e| crate::output::os_error("cannot read user-data", e))?;
+    let size = var.metadata(USER_DATA).map_err(|e| crate::output::path_error(b"cannot read user-data", e))?;
     let Some(size) = size.map(|found| found.size) else { return Ok(None) };
     load_with(ctx, includes, size, |saved| match var.read(USER_DATA, saved) {
         Ok(len) => Ok(len),
         Err(ReadError::TooLarge { limit }) => Err(msg!("saved user-data is larger than {limit} bytes", limit = Decimal(limit as u64))),
-        Err(ReadError::Io(e)) => Err(crate::output::os_error("cannot read user-data", e)),
+        Err(ReadError::Io(e)) => Err(crate::output::path_error(b"cannot read user-data", e)),
     })
 }
 

@@ -57,7 +57,8 @@ pub fn default_version<'b>(os_release: &[u8], out: &'b mut [u8; 16]) -> Option<&
     let line = os_release.split(|&b| b == b'\n').find_map(|line| line.strip_prefix(b"VERSION_ID="))?;
     let id = line.trim_ascii();
     let id = id.strip_prefix(b"\"").and_then(|id| id.strip_suffix(b"\"")).unwrap_or(id);
-    if id.starts_with(b"edge") || id.windows(7).any(|w| w == b"_alpha2") || id.windows(6).any(|w| w == b"_alpha") {
+    // `_alpha` also finds tiny-cloud's `_alpha2`.
+    if id.starts_with(b"edge") || id.windows(6).any(|w| w == b"_alpha") {
         out[..4].copy_from_slice(b"edge");
         return Some(&out[..4]);
     }
@@ -258,6 +259,8 @@ mod tests {
         let mut v = [0u8; 16];
         assert_eq!(default_version(b"NAME=\"Alpine Linux\"\nVERSION_ID=3.20.3\n", &mut v), Some(&b"v3.20"[..]));
         assert_eq!(default_version(b"VERSION_ID=3.21_alpha20240807\n", &mut v), Some(&b"edge"[..]));
+        assert_eq!(default_version(b"VERSION_ID=3.21.0_alpha\n", &mut v), Some(&b"edge"[..]));
+        assert_eq!(default_version(b"VERSION_ID=3.21.0_alph\n", &mut v), Some(&b"v3.21"[..]));
         assert_eq!(default_version(b"VERSION_ID=\"edge\"\n", &mut v), Some(&b"edge"[..]));
         assert_eq!(default_version(b"VERSION_ID=3.20\n", &mut v), None);
         assert_eq!(default_version(b"", &mut v), None);

@@ -9,19 +9,10 @@ use crate::text::Decimal;
 /// Longest key line accepted (a 16384-bit RSA key is about 2.8 KiB).
 pub const LINE_LIMIT: usize = 16 * 1024;
 
-/// The key types OpenSSH accepts in authorized_keys.
-pub const KEY_TYPES: [&str; 10] = [
-    "ssh-ed25519",
-    "ssh-rsa",
-    "ecdsa-sha2-nistp256",
-    "ecdsa-sha2-nistp384",
-    "ecdsa-sha2-nistp521",
-    "sk-ssh-ed25519@openssh.com",
-    "sk-ecdsa-sha2-nistp256@openssh.com",
-    "ssh-dss",
-    "ssh-ed448",
-    "rsa-sha2-512",
-];
+/// The key types OpenSSH accepts in authorized_keys (one string, not a table, as
+/// `OPTIONS`).
+pub const KEY_TYPES: &str = "ssh-ed25519 ssh-rsa ecdsa-sha2-nistp256 ecdsa-sha2-nistp384 ecdsa-sha2-nistp521 \
+    sk-ssh-ed25519@openssh.com sk-ecdsa-sha2-nistp256@openssh.com ssh-dss ssh-ed448 rsa-sha2-512";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum KeyError {
@@ -67,7 +58,7 @@ const OPTIONS: &str = "agent-forwarding cert-authority command environment expir
 /// value, `\"` is a quote. A line that starts with a key type has none (0).
 fn options_len(line: &[u8]) -> Result<usize, KeyError> {
     let first = line.split(|&b| b == b' ' || b == b'\t').next().unwrap_or(b"");
-    if KEY_TYPES.iter().any(|known| known.as_bytes() == first) {
+    if crate::text::word_index(KEY_TYPES, first).is_some() {
         return Ok(0);
     }
     let mut i = 0;
@@ -77,7 +68,7 @@ fn options_len(line: &[u8]) -> Result<usize, KeyError> {
             i += 1;
         }
         let name = &line[name_start..i];
-        if !OPTIONS.split(' ').any(|known| known.as_bytes().eq_ignore_ascii_case(name)) {
+        if crate::text::word_index_ignoring_case(OPTIONS, name).is_none() {
             return Err(KeyError::BadOptions { position: name_start });
         }
         if line.get(i) == Some(&b'=') {
@@ -129,7 +120,7 @@ impl<'a> PublicKey<'a> {
         let options = options_len(line)?;
         let mut fields = line[options..].split(|&b| b == b' ' || b == b'\t').filter(|f| !f.is_empty());
         let key_type = fields.next().ok_or(KeyError::Empty)?;
-        if !KEY_TYPES.iter().any(|known| known.as_bytes() == key_type) {
+        if crate::text::word_index(KEY_TYPES, key_type).is_none() {
             return Err(KeyError::UnknownType);
         }
         let blob = fields.next().ok_or(KeyError::MissingKey)?;
@@ -222,6 +213,30 @@ mod tests {
         assert_eq!(PublicKey::parse(&azure).unwrap().line, ECDSA);
         let no_comment = b"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIP6zWIGFsiIt1uW2eXmASHnCRo/IiaNJBUNBBBA8SwbT";
         assert!(PublicKey::parse(no_comment).is_ok());
+    }
+
+    /// A line of `key_type` whose blob names it and holds one byte more.
+    fn line_of(key_type: &str) -> std::vec::Vec<u8> {
+        let mut blob = std::vec::Vec::new();
+        blob.extend_from_slice(&(key_type.len() as u32).to_be_bytes());
+        blob.extend_from_slice(key_type.as_bytes());
+        blob.extend_from_slice(&[0, 0, 0, 1, 7]);
+        let mut encoded = [0u8; 128];
+        let len = crate::base64::encode_unpadded(&blob, &mut encoded).unwrap();
+        [key_type.as_bytes(), b" ", &encoded[..len]].concat()
+    }
+
+    #[test]
+    fn every_type_openssh_accepts_is_known_and_no_other() {
+        let known = ["ssh-ed25519", "ssh-rsa", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384", "ecdsa-sha2-nistp521",
+            "sk-ssh-ed25519@openssh.com", "sk-ecdsa-sha2-nistp256@openssh.com", "ssh-dss", "ssh-ed448", "rsa-sha2-512"];
+        for key_type in known {
+            let line = line_of(key_type);
+            assert_eq!(PublicKey::parse(&line).map(|key| key.key_type), Ok(key_type.as_bytes()), "{key_type}");
+        }
+        for unknown in ["ssh", "ssh-ed25519x", "ed448", "SSH-RSA", "ecdsa-sha2-nistp", "rsa-sha2-256", "ssh-rsa-cert-v01@openssh.com"] {
+            assert_eq!(PublicKey::parse(&line_of(unknown)), Err(KeyError::BadOptions { position: 0 }), "{unknown}");
+        }
     }
 
     #[test]

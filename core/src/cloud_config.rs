@@ -109,18 +109,19 @@ impl<'a> CloudConfig<'a> {
     /// Checks the shape of every key wisp applies, so that a mistake anywhere is found
     /// before anything of the configuration is applied.
     pub fn validate(&self) -> Result<(), ConfigError> {
-        for key in ["preserve_hostname", "prefer_fqdn_over_hostname", "package_update", "package_upgrade"] {
+        // The keys of each shape as word lists: smaller than arrays of slices.
+        for key in "preserve_hostname prefer_fqdn_over_hostname package_update package_upgrade".split(' ') {
             self.flag(key, false)?;
         }
-        for key in ["hostname", "fqdn", "timezone", "password"] {
+        for key in "hostname fqdn timezone password".split(' ') {
             self.text(key)?;
         }
-        for key in ["bootcmd", "runcmd"] {
+        for key in "bootcmd runcmd".split(' ') {
             if let Some(commands) = self.value(key) {
                 items(key, commands)?.try_for_each(|command| check_command(key, command))?;
             }
         }
-        for key in ["ssh_authorized_keys", "packages", "mounts"] {
+        for key in "ssh_authorized_keys packages mounts".split(' ') {
             if let Some(list) = self.value(key) {
                 items(key, list)?.try_for_each(|item| match item.kind() {
                     Kind::Sequence => item.items().try_for_each(|word| text(key, word).map(drop)),
@@ -223,7 +224,7 @@ impl<'a> CloudConfig<'a> {
         for (index, root) in self.documents.iter().enumerate() {
             for (key, _) in root.entries() {
                 let name = key.as_str().unwrap_or("");
-                if !KNOWN_KEYS.split(' ').any(|known| known == name) && !self.documents[index + 1..].iter().any(|later| later.get(name).is_some()) {
+                if crate::text::word_index(KNOWN_KEYS, name.as_bytes()).is_none() && !self.documents[index + 1..].iter().any(|later| later.get(name).is_some()) {
                     note("", None, key, None);
                 }
             }
@@ -514,6 +515,9 @@ pub struct WriteFile<'a> {
 
 const WRITE_FILES: &str = "write_files";
 
+/// The names `encoding` takes, any case: the first is empty (`encoding: ""` is text).
+const ENCODING_NAMES: &str = " text/plain b64 base64 gz gzip gz+base64 gzip+base64 gz+b64 gzip+b64";
+
 /// A `write_files` entry, with cloud-init's defaults (0644, root:root, text).
 pub fn write_file(entry: NodeRef<'_>) -> Result<WriteFile<'_>, ConfigError> {
     if entry.kind() != Kind::Mapping {
@@ -525,13 +529,16 @@ pub fn write_file(entry: NodeRef<'_>) -> Result<WriteFile<'_>, ConfigError> {
     if !is_plain_absolute(path) {
         return Err(error(WRITE_FILES, path_value, &"path must be an absolute file path without ., .. or //"));
     }
-    let encoding = match field("encoding").map(|v| text(WRITE_FILES, v).map(|t| (t.trim(), v))).transpose()? {
+    let encoding = match field("encoding") {
         None => Encoding::Text,
-        Some((name, _)) if is_any(name, &["", "text/plain"]) => Encoding::Text,
-        Some((name, _)) if is_any(name, &["b64", "base64"]) => Encoding::Base64,
-        Some((name, _)) if is_any(name, &["gz", "gzip"]) => Encoding::Gzip,
-        Some((name, _)) if is_any(name, &["gz+base64", "gzip+base64", "gz+b64", "gzip+b64"]) => Encoding::GzipBase64,
-        Some((_, at)) => return Err(error(WRITE_FILES, at, &"unknown encoding (text/plain, b64, gzip, gz+b64)")),
+        Some(at) => {
+            // Each name's encoding, in the order of `ENCODING_NAMES`.
+            use Encoding::{Base64, Gzip, GzipBase64, Text};
+            const ENCODINGS: [Encoding; 10] = [Text, Text, Base64, Base64, Gzip, Gzip, GzipBase64, GzipBase64, GzipBase64, GzipBase64];
+            let name = text(WRITE_FILES, at)?.trim();
+            let index = crate::text::word_index_ignoring_case(ENCODING_NAMES, name.as_bytes());
+            index.map(|index| ENCODINGS[index]).ok_or_else(|| error(WRITE_FILES, at, &"unknown encoding (text/plain, b64, gzip, gz+b64)"))?
+        }
     };
     let permissions = match field("permissions") {
         None => 0o644,
@@ -775,12 +782,10 @@ pub fn power_state(value: NodeRef<'_>) -> Result<PowerState<'_>, ConfigError> {
     }
     let field = |name: &str| value.get(name).filter(|v| !v.is_null());
     let mode_value = field("mode").ok_or_else(|| error(POWER_STATE, value, &"mode is missing (poweroff, reboot, halt)"))?;
-    let mode = match text(POWER_STATE, mode_value)? {
-        "poweroff" => PowerMode::Poweroff,
-        "reboot" => PowerMode::Reboot,
-        "halt" => PowerMode::Halt,
-        _ => return Err(error(POWER_STATE, mode_value, &"mode must be poweroff, reboot or halt")),
-    };
+    const MODES: [PowerMode; 3] = [PowerMode::Poweroff, PowerMode::Reboot, PowerMode::Halt];
+    let mode = crate::text::word_index("poweroff reboot halt", text(POWER_STATE, mode_value)?.as_bytes())
+        .map(|index| MODES[index])
+        .ok_or_else(|| error(POWER_STATE, mode_value, &"mode must be poweroff, reboot or halt"))?;
     let delay_seconds = match field("delay") {
         None => 0,
         Some(delay) => match (delay.scalar(), delay.as_str().map(str::trim)) {
@@ -803,9 +808,6 @@ pub fn power_state(value: NodeRef<'_>) -> Result<PowerState<'_>, ConfigError> {
     Ok(PowerState { mode, delay_seconds, message: field("message").map(|m| text(POWER_STATE, m)).transpose()?, condition })
 }
 
-fn is_any(name: &str, names: &[&str]) -> bool {
-    names.iter().any(|known| known.eq_ignore_ascii_case(name))
-}
 
 #[cfg(test)]
 mod tests {
@@ -853,6 +855,29 @@ mod tests {
             let mut small = [0u8; 12];
             assert_eq!(shell_script("runcmd", config.get("runcmd").unwrap(), &mut small), Err(ScriptError::TooLarge { limit: 12 }));
         });
+    }
+
+    #[test]
+    fn every_encoding_name_in_any_case() {
+        let names = [
+            ("''", Encoding::Text), ("text/plain", Encoding::Text), ("TEXT/PLAIN", Encoding::Text), ("b64", Encoding::Base64), ("Base64", Encoding::Base64),
+            ("gz", Encoding::Gzip), ("GZIP", Encoding::Gzip), ("gz+base64", Encoding::GzipBase64), ("gzip+base64", Encoding::GzipBase64),
+            ("gz+b64", Encoding::GzipBase64), ("Gzip+B64", Encoding::GzipBase64), ("' gzip '", Encoding::Gzip), ("' '", Encoding::Text),
+        ];
+        for (name, encoding) in names {
+            let doc = std::format!("write_files:\n  - {{path: /a, encoding: {name}}}\n");
+            with_config(&[&doc], |config| {
+                let entry = config.get("write_files").unwrap().items().next().unwrap();
+                assert_eq!(write_file(entry).map(|file| file.encoding).ok(), Some(encoding), "{name}");
+            });
+        }
+        for name in ["text", "b 64", "gzip+", "gz b64"] {
+            let doc = std::format!("write_files:\n  - {{path: /a, encoding: {name}}}\n");
+            with_config(&[&doc], |config| {
+                let entry = config.get("write_files").unwrap().items().next().unwrap();
+                assert!(write_file(entry).is_err(), "{name}");
+            });
+        }
     }
 
     #[test]
@@ -993,6 +1018,11 @@ mod tests {
         for (mode, name) in [(PowerMode::Poweroff, "poweroff"), (PowerMode::Reboot, "reboot"), (PowerMode::Halt, "halt")] {
             let (program, argument0) = mode.program();
             assert_eq!((program.to_str().unwrap().strip_prefix("/sbin/"), argument0.to_str().unwrap()), (Some(name), name));
+        }
+        for mode in ["Reboot", "shutdown", "reboot halt"] {
+            with_config(&[&std::format!("power_state: {{mode: {mode}}}\n")], |config| {
+                assert_eq!(*power_state(config.get("power_state").unwrap()).unwrap_err().problem, "mode must be poweroff, reboot or halt", "{mode}");
+            });
         }
         with_config(&["power_state: {mode: reboot, delay: soon}\n"], |config| {
             assert_eq!(*power_state(config.get("power_state").unwrap()).unwrap_err().problem, "delay must be now, +MINUTES or MINUTES");

@@ -147,8 +147,8 @@ mod tests {
     #[test]
     fn a_missing_place_is_skipped() {
         let mut host = machine();
-        host.files.remove(&b"/etc".to_vec());
-        host.files.remove(&b"/var/log".to_vec());
+        host.files.remove(&b"/etc"[..]);
+        host.files.remove(&b"/var/log"[..]);
         let (result, _, host) = set_on(host);
         assert_eq!(result, Ok(()));
         // /home stands for the root filesystem, TINY_CLOUD_VAR for the other.
@@ -167,7 +167,7 @@ mod tests {
     #[test]
     fn without_its_directory_the_marker_is_not_set() {
         let mut host = machine();
-        host.files.remove(&b"/var/lib/cloud".to_vec());
+        host.files.remove(&b"/var/lib/cloud"[..]);
         let (result, told, _) = set_on(host);
         assert_eq!((result, told), (Err(HostError::NOT_FOUND), false));
     }

@@ -184,7 +184,13 @@ pub enum ErrorKind {
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: ", Decimal(self.line.into()))?;
+        // The messages about one variable start with its name, written once.
+        let name = match self.kind {
+            ErrorKind::ValueTooLong { name, .. } | ErrorKind::BadNumber { name } | ErrorKind::OutOfRange { name, .. } | ErrorKind::NotAbsolute { name } => name,
+            ErrorKind::LineTooLong { .. } => "line",
+            _ => "",
+        };
+        write!(f, "{}: {}", Decimal(self.line.into()), Plain(name))?;
         match self.kind {
             ErrorKind::NotAnAssignment => f.write_str("not a KEY=value line"),
             ErrorKind::SpaceAroundEquals => f.write_str("no spaces allowed around '='"),
@@ -192,13 +198,12 @@ impl fmt::Display for Error {
             ErrorKind::CommandSubstitution => f.write_str("command substitution is not supported"),
             ErrorKind::UndefinedVariable => f.write_str("$ names a variable not set earlier in this file"),
             ErrorKind::UnquotedSpace => f.write_str("white space in a value must be quoted"),
-            ErrorKind::LineTooLong { limit } => write!(f, "line longer than {limit} bytes", limit = Decimal(limit as u64)),
-            ErrorKind::ValueTooLong { name, limit } => write!(f, "{name} longer than {limit} bytes", limit = Decimal(limit as u64), name = Plain(name)),
+            ErrorKind::LineTooLong { limit } | ErrorKind::ValueTooLong { limit, .. } => write!(f, " longer than {limit} bytes", limit = Decimal(limit as u64)),
             ErrorKind::BadCloud => write!(f, "CLOUD: {names}", names = Plain(CLOUD_NAMES_MESSAGE)),
             ErrorKind::BadUserName => f.write_str("CLOUD_USER is not a valid user name"),
-            ErrorKind::BadNumber { name } => write!(f, "{name} is not a number", name = Plain(name)),
-            ErrorKind::OutOfRange { name, min, max } => write!(f, "{name} must be from {min} to {max}", min = Decimal(min as u64), max = Decimal(max as u64), name = Plain(name)),
-            ErrorKind::NotAbsolute { name } => write!(f, "{name} must be an absolute path", name = Plain(name)),
+            ErrorKind::BadNumber { .. } => f.write_str(" is not a number"),
+            ErrorKind::OutOfRange { min, max, .. } => write!(f, " must be from {min} to {max}", min = Decimal(min as u64), max = Decimal(max as u64)),
+            ErrorKind::NotAbsolute { .. } => f.write_str(" must be an absolute path"),
         }
     }
 }
@@ -212,11 +217,9 @@ pub struct Warning<'a> {
 
 impl fmt::Display for Warning<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: unknown variable ", Decimal(self.line as u64))?;
-        for &b in self.name {
-            f.write_str(if b.is_ascii_graphic() { core::str::from_utf8(core::slice::from_ref(&b)).unwrap_or("?") } else { "?" })?;
-        }
-        f.write_str(" (ignored)")
+        // The name is a shell variable's (letters, digits, `_`: split_assignment), which
+        // Shown writes as it is.
+        write!(f, "{}: unknown variable {} (ignored)", Decimal(self.line as u64), crate::text::Shown(self.name))
     }
 }
 
@@ -400,26 +403,36 @@ fn apply(config: &mut Config, name: &[u8], value: &str, line: u32) -> Result<boo
         config.action_lines[phase as usize] = line;
         return Ok(true);
     }
-    match crate::text::word(name) {
-        "CLOUD" => config.cloud = Cloud::from_name(value.as_bytes()).ok_or(ErrorKind::BadCloud)?,
-        "CLOUD_USER" => {
+    let Some(index) = crate::text::word_index(OTHER_NAMES, name) else { return Ok(false) };
+    // The name as a message says it: the list's own word, no second copy of its text.
+    let name = crate::text::nth_word(OTHER_NAMES, index);
+    match index {
+        CLOUD => config.cloud = Cloud::from_name(value.as_bytes()).ok_or(ErrorKind::BadCloud)?,
+        CLOUD_USER => {
             if !is_user_name(value) {
                 return Err(ErrorKind::BadUserName);
             }
             config.cloud_user = String::try_from(value).map_err(|_| ErrorKind::BadUserName)?;
         }
-        "TINY_CLOUD_VAR" => absolute(&mut config.var_dir, "TINY_CLOUD_VAR", value)?,
-        "TINY_CLOUD_LOGS" => absolute(&mut config.logs_dir, "TINY_CLOUD_LOGS", value)?,
-        "SKIP_INIT_ACTIONS" => {
-            set(&mut config.skip_actions, "SKIP_INIT_ACTIONS", value)?;
+        TINY_CLOUD_VAR => absolute(&mut config.var_dir, name, value)?,
+        TINY_CLOUD_LOGS => absolute(&mut config.logs_dir, name, value)?,
+        SKIP_INIT_ACTIONS => {
+            set(&mut config.skip_actions, name, value)?;
             config.action_lines[4] = line;
         }
         // tiny-cloud's hotplug settings: wisp installs no hotplug handlers (see README).
-        "HOTPLUG_TYPE" | "HOTPLUG_MODULES" => {}
-        _ => return Ok(false),
+        _ => {}
     }
     Ok(true)
 }
+
+/// The variables that are neither numbers nor action lists, each one's index named below.
+const OTHER_NAMES: &str = "CLOUD CLOUD_USER TINY_CLOUD_VAR TINY_CLOUD_LOGS SKIP_INIT_ACTIONS HOTPLUG_TYPE HOTPLUG_MODULES";
+const CLOUD: usize = 0;
+const CLOUD_USER: usize = 1;
+const TINY_CLOUD_VAR: usize = 2;
+const TINY_CLOUD_LOGS: usize = 3;
+const SKIP_INIT_ACTIONS: usize = 4;
 
 fn number(name: &'static str, value: &str, min: u32, max: u32) -> Result<u32, ErrorKind> {
     let n = crate::text::decimal(value.as_bytes(), 9).ok_or(ErrorKind::BadNumber { name })? as u32;
@@ -454,6 +467,19 @@ pub fn is_user_name(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_other_variable_is_named_at_its_index() {
+        let named = [(CLOUD, "CLOUD"), (CLOUD_USER, "CLOUD_USER"), (TINY_CLOUD_VAR, "TINY_CLOUD_VAR"), (TINY_CLOUD_LOGS, "TINY_CLOUD_LOGS"), (SKIP_INIT_ACTIONS, "SKIP_INIT_ACTIONS")];
+        for (index, name) in named {
+            assert_eq!(crate::text::nth_word(OTHER_NAMES, index), name);
+        }
+        let (config, warnings) = parse_ok(b"CLOUD=aws\nCLOUD_USER=ec2-user\nTINY_CLOUD_VAR=/v\nTINY_CLOUD_LOGS=/l\nSKIP_INIT_ACTIONS=set_hostname\nHOTPLUG_TYPE=mdev\nHOTPLUG_MODULES=x\nCLOUDS=x");
+        assert_eq!((config.cloud, config.cloud_user.as_str(), config.var_dir.as_str(), config.logs_dir.as_str()), (Cloud::Aws, "ec2-user", "/v", "/l"));
+        assert_eq!((config.skip_actions.as_str(), config.action_lines[4]), ("set_hostname", 5));
+        assert_eq!(warnings, [(8, b"CLOUDS".to_vec())]);
+        assert_eq!(parse_err(b"TINY_CLOUD_LOGS=l").kind, ErrorKind::NotAbsolute { name: "TINY_CLOUD_LOGS" });
+    }
 
     #[test]
     fn each_cloud_has_its_own_name_in_the_list() {
@@ -568,17 +594,29 @@ mod tests {
     }
 
     #[test]
+    fn an_error_about_a_variable_names_it_after_the_line() {
+        let message = |kind| Error { line: 4, kind }.to_string();
+        assert_eq!(message(ErrorKind::LineTooLong { limit: LINE_LIMIT }), "4: line longer than 1024 bytes");
+        assert_eq!(message(ErrorKind::ValueTooLong { name: "TINY_CLOUD_VAR", limit: 256 }), "4: TINY_CLOUD_VAR longer than 256 bytes");
+        assert_eq!(message(ErrorKind::BadNumber { name: "IMDS_TOKEN_TTL" }), "4: IMDS_TOKEN_TTL is not a number");
+        assert_eq!(message(ErrorKind::OutOfRange { name: "IMDS_TOKEN_TTL", min: 1, max: 21_600 }), "4: IMDS_TOKEN_TTL must be from 1 to 21600");
+        assert_eq!(message(ErrorKind::NotAbsolute { name: "TINY_CLOUD_LOGS" }), "4: TINY_CLOUD_LOGS must be an absolute path");
+        assert_eq!(message(ErrorKind::UnterminatedQuote), "4: unterminated quote");
+        assert!(message(ErrorKind::BadCloud).starts_with("4: CLOUD: expected auto, aws, "));
+    }
+
+    #[test]
     fn unknown_actions_name_line_and_word() {
-        let cases: [(&[u8], (u32, &str, &str)); 4] = [
-            (b"CLOUD=aws\n\nSKIP_INIT_ACTIONS=\"expand_root set_hostnme\"", (3, "SKIP_INIT_ACTIONS", "set_hostnme")),
-            (b"INIT_ACTIONS_EARLY=save_userdata,bogus", (1, "INIT_ACTIONS_EARLY", "bogus")),
-            (b"X=1\nINIT_ACTIONS_FINAL='run_userdata expand-root'", (2, "INIT_ACTIONS_FINAL", "expand-root")),
+        let cases: [(&[u8], UnknownAction); 4] = [
+            (b"CLOUD=aws\n\nSKIP_INIT_ACTIONS=\"expand_root set_hostnme\"", UnknownAction { line: 3, variable: "SKIP_INIT_ACTIONS", word: "set_hostnme" }),
+            (b"INIT_ACTIONS_EARLY=save_userdata,bogus", UnknownAction { line: 1, variable: "INIT_ACTIONS_EARLY", word: "bogus" }),
+            (b"X=1\nINIT_ACTIONS_FINAL='run_userdata expand-root'", UnknownAction { line: 2, variable: "INIT_ACTIONS_FINAL", word: "expand-root" }),
             // The last assignment counts, as in the shell.
-            (b"SKIP_INIT_ACTIONS=nope\nSKIP_INIT_ACTIONS=enable_sshd\nINIT_ACTIONS_MAIN=x", (3, "INIT_ACTIONS_MAIN", "x")),
+            (b"SKIP_INIT_ACTIONS=nope\nSKIP_INIT_ACTIONS=enable_sshd\nINIT_ACTIONS_MAIN=x", UnknownAction { line: 3, variable: "INIT_ACTIONS_MAIN", word: "x" }),
         ];
-        for (text, (line, variable, word)) in cases {
+        for (text, unknown) in cases {
             let (config, _) = parse_ok(text);
-            assert_eq!(config.check_actions(), Err(UnknownAction { line, variable, word }));
+            assert_eq!(config.check_actions(), Err(unknown));
         }
         let (config, _) = parse_ok(b"SKIP_INIT_ACTIONS=expand_root\nINIT_ACTIONS_BOOT=");
         assert_eq!(config.check_actions(), Ok(()));

@@ -32,7 +32,7 @@ mod tests {
     fn the_link_is_made_once_and_only_with_an_init_script() {
         let mut host = MemorySystem::new(MemoryHost::new());
         assert_eq!(enable_sshd(&mut host).unwrap(), "no /etc/init.d/sshd (not OpenRC, or no sshd): nothing to enable");
-        assert!(host.host.files.get(&b"/etc/runlevels/default"[..]).is_none());
+        assert!(!host.host.files.contains_key(&b"/etc/runlevels/default"[..]));
         let mut host = MemorySystem::new(MemoryHost::new()).with_file("/etc/init.d/sshd", "#!/sbin/openrc-run\n");
         assert_eq!(enable_sshd(&mut host).unwrap(), "sshd added to the default runlevel");
         assert_eq!(host.host.files[&b"/etc/runlevels/default/sshd"[..]].contents, b"/etc/init.d/sshd");

@@ -154,8 +154,7 @@ fn device(name: &[u8]) -> Result<Device<'_>, FstabError> {
     }
     // `ephemeral0.1` is partition 1 of `ephemeral0`.
     let base = name.iter().rposition(|&b| b == b'.').map_or(name, |dot| &name[..dot]);
-    let metadata = [&b"ami"[..], b"root", b"swap"].contains(&base)
-        || [&b"ephemeral"[..], b"ebs"].iter().any(|prefix| base.starts_with(prefix));
+    let metadata = crate::text::word_index("ami root swap", base).is_some() || base.starts_with(b"ephemeral") || base.starts_with(b"ebs");
     if metadata {
         return Err(FstabError::MetadataDevice);
     }
@@ -308,6 +307,7 @@ mod tests {
             (&b"sda"[..], &b"/dev/sda"[..]), (b"xvdb1", b"/dev/xvdb1"), (b"hdc", b"/dev/hdc"), (b"vdd12", b"/dev/vdd12"),
             (b"sr0", b"/dev/sr0"), (b"nvme0n1", b"nvme0n1"), (b"sdab", b"sdab"), (b"xxvda", b"xxvda"), (b"sr", b"sr"),
             (b"/dev/sdb", b"/dev/sdb"), (b"UUID=1-2", b"UUID=1-2"), (b"host:/x", b"host:/x"), (b"tmpfs", b"tmpfs"),
+            (b"amis", b"amis"), (b"rootfs", b"rootfs"), (b"swap root", b"swap root"),
         ] {
             assert_eq!(named(given), Ok(written.to_vec()), "{}", String::from_utf8_lossy(given));
         }

@@ -50,14 +50,14 @@ pub fn set_ssh_host_keys<H: Files + Messages + Commands + Room>(host: &mut H, va
         Some(list) => {
             for item in list.items() {
                 let name = cloud_config::text("ssh_genkeytypes", item)?;
-                match KNOWN_TYPES.iter().find(|&&known| known == name) {
-                    Some(known) if !types.contains(known) => drop(types.push(known)),
+                match KNOWN_TYPES.split(' ').find(|&known| known == name) {
+                    Some(known) if !types.contains(&known) => drop(types.push(known)),
                     Some(_) => {}
                     None => return Err(cloud_config::error("ssh_genkeytypes", item, &"not rsa, ecdsa, ed25519 or dsa").into()),
                 }
             }
         }
-        None => types.extend(DEFAULT_TYPES),
+        None => types.extend(KNOWN_TYPES.split(' ').take(DEFAULT_TYPES)),
     }
     let has_keygen = host.has_program(SSH_KEYGEN.to_bytes());
     let (flavour, (made, printed)) = if !has_keygen && given.is_none() {
@@ -97,7 +97,7 @@ fn openssh_keys<H: Files + Messages + Commands + Room>(host: &mut H, delete: boo
                 crate::sshd::set_option(host, "HostCertificate", core::str::from_utf8(path).unwrap_or(""))?;
             }
         }
-        for key_type in KNOWN_TYPES.iter().filter(|_| has_keygen) {
+        for key_type in KNOWN_TYPES.split(' ').filter(|_| has_keygen) {
             let (private, public) = (entry_name(key_type, "_private"), entry_name(key_type, "_public"));
             if given.get(&private).is_none() || given.get(&public).is_some() {
                 continue;

@@ -18,12 +18,8 @@ pub enum Method {
 }
 
 impl Method {
-    const fn as_str(self) -> &'static str {
-        match self {
-            Method::Get => "GET",
-            Method::Put => "PUT",
-            Method::Post => "POST",
-        }
+    fn as_str(self) -> &'static str {
+        crate::text::nth_word("GET PUT POST", self as usize)
     }
 }
 
@@ -103,12 +99,8 @@ pub enum RequestField {
 }
 
 impl RequestField {
-    const fn as_str(self) -> &'static str {
-        match self {
-            RequestField::Path => "path",
-            RequestField::Host => "host",
-            RequestField::Headers => "headers",
-        }
+    fn as_str(self) -> &'static str {
+        crate::text::nth_word("path host headers", self as usize)
     }
 }
 
@@ -445,6 +437,12 @@ mod tests {
     }
 
     const HOST: &str = "169.254.169.254";
+
+    #[test]
+    fn a_refused_request_names_its_field() {
+        let fields = [RequestField::Path, RequestField::Host, RequestField::Headers].map(|field| Error::InvalidRequest { field }.to_string());
+        assert_eq!(fields, ["path", "host", "headers"].map(|name| std::format!("invalid characters in the request's {name}")));
+    }
 
     #[test]
     fn get_with_header() {

@@ -56,13 +56,16 @@ impl<E: fmt::Display> fmt::Display for KeyError<'_, E> {
     }
 }
 
+/// Fetches a metadata path into the buffer given: the value (`None` for a 404) borrows it.
+pub type GetPath<'f, E> = dyn for<'b> FnMut(&str, &'b mut [u8]) -> Result<Option<&'b [u8]>, E> + 'f;
+
 /// Prints each key's value through `print`: items from `metadata` (fetched before, see
 /// `items`), paths as `get_path` fetches them into `buf` (`None` for a 404).
 pub fn print<'k, E>(
     keys: &[&'k [u8]],
     metadata: &Metadata<'_>,
     buf: &mut [u8],
-    get_path: &mut dyn for<'b> FnMut(&str, &'b mut [u8]) -> Result<Option<&'b [u8]>, E>,
+    get_path: &mut GetPath<'_, E>,
     print: &mut dyn FnMut(&[u8]),
 ) -> Result<(), KeyError<'k, E>> {
     for &key in keys {

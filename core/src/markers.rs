@@ -56,6 +56,9 @@ pub fn is_done(sem: &mut impl Directory, work: &str, item: Option<&str>, instanc
 }
 
 /// A marker that could not be written.
+// The name is what the message shows, and core has no allocator to box it in: the error
+// is returned through the caller's memory, once per marker written.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum MarkError {
     BadName(BadMarkerName),
@@ -65,6 +68,7 @@ pub enum MarkError {
 /// Records in `sem` that `work` (`item` of it) finished for the instance: an empty file,
 /// durable with the directory's next sync (the caller's to make before the next work).
 #[inline]
+#[allow(clippy::result_large_err)] // see MarkError
 pub fn mark_done(sem: &mut impl Directory, work: &str, item: Option<&str>, instance_id: &[u8]) -> Result<(), MarkError> {
     // A match rather than `?`: the name (264 bytes) is moved into the error, not copied
     // out of one Result into another first.
@@ -89,6 +93,7 @@ fn rerun_is_harmless(work: &str) -> bool {
 /// first, or at the end of the run; a marker of work whose rerun is harmless waits for
 /// the boot's next sync. One process runs one instance's work and all its markers are in
 /// one directory, so one flag (a `static` of the caller's) is enough.
+#[derive(Default)]
 pub struct Durability {
     pending: AtomicBool,
 }
@@ -110,6 +115,7 @@ impl Durability {
 
     /// Records that `work` finished; made durable before the next piece of work starts
     /// (work whose rerun is harmless: with the boot's next sync).
+    #[allow(clippy::result_large_err)] // see MarkError
     pub fn mark_done(&self, sem: &mut impl Directory, work: &str, item: Option<&str>, instance_id: &[u8]) -> Result<(), MarkError> {
         mark_done(sem, work, item, instance_id)?;
         if !rerun_is_harmless(work) {

@@ -15,20 +15,18 @@ impl Item {
     pub const ALL: [Item; 5] =
         [Item::InstanceId, Item::Hostname, Item::LocalHostname, Item::SshKeys, Item::UserData];
 
-    pub const fn key(self) -> &'static str {
-        match self {
-            Item::InstanceId => "@instance-id",
-            Item::Hostname => "@hostname",
-            Item::LocalHostname => "@local-hostname",
-            Item::SshKeys => "@ssh-keys",
-            Item::UserData => "@userdata",
-        }
+    pub fn key(self) -> &'static str {
+        crate::text::nth_word(KEYS, self as usize)
     }
 
     pub fn from_key(key: &[u8]) -> Option<Item> {
-        Item::ALL.into_iter().find(|item| item.key().as_bytes() == key)
+        crate::text::word_index(KEYS, key).and_then(|index| Item::ALL.get(index).copied())
     }
 }
+
+/// The items' keys, in the order of `Item`'s variants (one string, not a table, as
+/// `config::CLOUD_NAMES`).
+const KEYS: &str = "@instance-id @hostname @local-hostname @ssh-keys @userdata";
 
 #[cfg(test)]
 mod tests {
@@ -39,7 +37,10 @@ mod tests {
         for item in Item::ALL {
             assert_eq!(Item::from_key(item.key().as_bytes()), Some(item));
         }
+        let keys = Item::ALL.map(Item::key);
+        assert_eq!(keys, ["@instance-id", "@hostname", "@local-hostname", "@ssh-keys", "@userdata"]);
         assert_eq!(Item::from_key(b"@instance"), None);
+        assert_eq!(Item::from_key(b"@hostname @local-hostname"), None);
         assert_eq!(Item::from_key(b""), None);
     }
 }

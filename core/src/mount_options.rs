@@ -3,6 +3,7 @@
 //! own comma-separated data.
 
 use crate::out::{Full, Out};
+use crate::text::word_index;
 
 /// What an options field asks of mount(2), and of whoever mounts it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -15,47 +16,51 @@ pub struct MountOptions {
     pub nofail: bool,
 }
 
-/// (name, bit, set): `ro` sets MS_RDONLY, `rw` clears it, and so on.
-const FLAGS: [(&[u8], u32, bool); 22] = [
-    (b"ro", 1, true),
-    (b"rw", 1, false),
-    (b"nosuid", 2, true),
-    (b"suid", 2, false),
-    (b"nodev", 4, true),
-    (b"dev", 4, false),
-    (b"noexec", 8, true),
-    (b"exec", 8, false),
-    (b"sync", 16, true),
-    (b"async", 16, false),
-    (b"mand", 64, true),
-    (b"nomand", 64, false),
-    (b"dirsync", 128, true),
-    (b"noatime", 1024, true),
-    (b"atime", 1024, false),
-    (b"nodiratime", 2048, true),
-    (b"diratime", 2048, false),
-    (b"relatime", 1 << 21, true),
-    (b"norelatime", 1 << 21, false),
-    (b"strictatime", 1 << 24, true),
-    (b"lazytime", 1 << 25, true),
-    (b"nolazytime", 1 << 25, false),
+/// The options that are MS_* flags, one word each: `ro` sets MS_RDONLY, `rw` clears it,
+/// and so on. Words, not a table of slices: smaller.
+const FLAG_NAMES: &str = "ro rw nosuid suid nodev dev noexec exec sync async mand nomand dirsync noatime atime \
+                          nodiratime diratime relatime norelatime strictatime lazytime nolazytime";
+/// Each of `FLAG_NAMES`' bit, and whether the word sets it.
+const FLAG_BITS: [(u32, bool); 22] = [
+    (1, true),
+    (1, false),
+    (2, true),
+    (2, false),
+    (4, true),
+    (4, false),
+    (8, true),
+    (8, false),
+    (16, true),
+    (16, false),
+    (64, true),
+    (64, false),
+    (128, true),
+    (1024, true),
+    (1024, false),
+    (2048, true),
+    (2048, false),
+    (1 << 21, true),
+    (1 << 21, false),
+    (1 << 24, true),
+    (1 << 25, true),
+    (1 << 25, false),
 ];
 
 /// Options for mount(8), fstab and init systems, never for the kernel.
-const USERSPACE: [&[u8]; 9] = [b"defaults", b"auto", b"user", b"nouser", b"users", b"owner", b"group", b"_netdev", b"nobootwait"];
+const USERSPACE: &str = "defaults auto user nouser users owner group _netdev nobootwait";
 
 /// Splits `options`; the filesystem's data goes to `data`, whose length it returns.
 pub fn parse(options: &[u8], data: &mut [u8]) -> Result<(MountOptions, usize), Full> {
     let mut parsed = MountOptions::default();
     let mut out = Out::new(data);
     for option in options.split(|&b| b == b',').filter(|o| !o.is_empty()) {
-        if let Some(&(_, bit, set)) = FLAGS.iter().find(|(name, _, _)| *name == option) {
+        if let Some((bit, set)) = word_index(FLAG_NAMES, option).map(|index| FLAG_BITS[index]) {
             parsed.flags = if set { parsed.flags | bit } else { parsed.flags & !bit };
         } else if option == b"noauto" {
             parsed.noauto = true;
         } else if option == b"nofail" {
             parsed.nofail = true;
-        } else if !(USERSPACE.contains(&option) || option.starts_with(b"comment=") || option.starts_with(b"x-") || option.starts_with(b"X-")) {
+        } else if !(word_index(USERSPACE, option).is_some() || option.starts_with(b"comment=") || option.starts_with(b"x-") || option.starts_with(b"X-")) {
             if !out.is_empty() {
                 out.put(b",")?;
             }
@@ -86,6 +91,13 @@ mod tests {
         // A later option undoes an earlier one, as mount(8) reads them.
         assert_eq!(parsed(b"ro,rw,relatime,norelatime").0.flags, 0);
         assert_eq!(parsed(b"").0, MountOptions::default());
+    }
+
+    #[test]
+    fn every_flag_word_has_its_bit() {
+        assert_eq!(FLAG_NAMES.split(' ').count(), FLAG_BITS.len());
+        assert_eq!(parsed(b"nolazytime,strictatime,nodiratime,dirsync").0.flags, 2048 | 128 | 1 << 24);
+        assert_eq!(parsed(b"nolazytime,lazytime").0.flags, 1 << 25);
     }
 
     #[test]

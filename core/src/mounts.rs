@@ -22,8 +22,8 @@ pub const MOUNTS_LIMIT: usize = 32;
 pub const FSTAB_LIMIT: usize = 16 * 1024;
 /// Longest mount source, with its `/dev/` prefix (a longer one is cut, and not found).
 const SOURCE_LIMIT: usize = 1024;
-/// What `auto` tries, in order, as mount(8) would after asking blkid.
-const AUTO_TYPES: [&[u8]; 5] = [b"ext4", b"xfs", b"btrfs", b"vfat", b"iso9660"];
+/// What `auto` tries, in order, as mount(8) would after asking blkid: one word each.
+const AUTO_TYPES: &[u8] = b"ext4 xfs btrfs vfat iso9660";
 
 /// `mounts`: cloud-config's lines in /etc/fstab (replacing the ones it wrote before),
 /// then each mounted where nothing is mounted yet, as `mount -a` would. A device that
@@ -110,12 +110,10 @@ fn mount_one<H: Mounts>(host: &mut H, device: &[u8], point: &[u8], fs_type: &[u8
     let mut joined = [0u8; SOURCE_LIMIT];
     let source = crate::system_files::joined(&mut joined, &[fstab::device_prefix(device), device]);
     let source = if source.starts_with(b"/") { Source::Path(source) } else { Source::Name(source) };
-    let types: &[&[u8]] = match fs_type {
-        b"auto" => &AUTO_TYPES,
-        _ => core::slice::from_ref(&fs_type),
-    };
+    // One word: fstab::merge left out an entry whose type holds a blank.
+    let types = if fs_type == b"auto" { AUTO_TYPES } else { fs_type };
     let mut last = crate::host::HostError { errno: 19 };
-    for fs_type in types {
+    for fs_type in types.split(|&b| b == b' ') {
         match host.mount(source, &target, fs_type, flags, data) {
             Ok(()) => return Ok(true),
             Err(e) => last = e,
@@ -171,6 +169,15 @@ mod tests {
         assert_eq!(said[1], "error: mounts /data (nofail): mount /dev/vdb on /data: errno 22");
         assert!(said[2].starts_with("error: mounts /later (nofail): LABEL=x: not mounted now (wisp has no blkid)"), "{said:?}");
         assert!(!host.contents("/etc/fstab").unwrap().contains("/gone"));
+    }
+
+    #[test]
+    fn auto_tries_the_next_type_when_one_fails() {
+        let mut host = image();
+        // The memory host fails the device's first mount only.
+        host.host.fail.insert(b"/dev/vdb".to_vec(), crate::host::HostError { errno: 19 });
+        assert_eq!(run(&mut host, "mounts:\n  - [vdb, /data]\n").unwrap(), "1 entries in /etc/fstab, 1 mounted");
+        assert_eq!(host.runs, ["mount /dev/vdb /data ext4 0x0 ", "mount /dev/vdb /data xfs 0x0 "]);
     }
 
     #[test]

@@ -28,11 +28,7 @@ pub enum Client {
 
 impl Client {
     pub fn from_name(name: &str) -> Option<Client> {
-        match name {
-            "chrony" => Some(Client::Chrony),
-            "ntp" | "busybox" => Some(Client::Busybox),
-            _ => None,
-        }
+        crate::text::word_index("chrony ntp busybox", name.as_bytes()).map(|index| if index == 0 { Client::Chrony } else { Client::Busybox })
     }
 
     /// Where cloud-init writes the client's configuration on Alpine.
@@ -62,8 +58,8 @@ impl Client {
 
 /// Amazon Time Sync, which Alpine's AWS images use.
 pub const AWS_TIME_SYNC: &str = "169.254.169.123";
-/// cloud-init's default for Alpine, which has no alpine.pool.ntp.org.
-pub const DEFAULT_POOLS: [&str; 4] = ["0.pool.ntp.org", "1.pool.ntp.org", "2.pool.ntp.org", "3.pool.ntp.org"];
+/// cloud-init's default for Alpine, which has no alpine.pool.ntp.org: one word each.
+pub const DEFAULT_POOLS: &str = "0.pool.ntp.org 1.pool.ntp.org 2.pool.ntp.org 3.pool.ntp.org";
 
 /// Chrony's directives after the sources, as cloud-init's Alpine template has them.
 const CHRONY_TAIL: &[u8] = b"\nkeyfile /etc/chrony/chrony.keys\ndriftfile /var/lib/chrony/chrony.drift\nlogdir /var/log/chrony\nmaxupdateskew 100.0\nrtcsync\nmakestep 1 3\n";
@@ -123,8 +119,8 @@ pub fn configure<H: Files + Messages + Links>(host: &mut H, config: &CloudConfig
     if servers.is_empty() && pools.is_empty() {
         match (cloud()?, client) {
             (Cloud::Aws, _) => drop(servers.push(AWS_TIME_SYNC)),
-            (_, Client::Chrony) => pools.extend(DEFAULT_POOLS),
-            (_, Client::Busybox) => servers.extend(DEFAULT_POOLS),
+            (_, Client::Chrony) => pools.extend(DEFAULT_POOLS.split(' ')),
+            (_, Client::Busybox) => servers.extend(DEFAULT_POOLS.split(' ')),
         }
     }
     let mut text = [0u8; CONFIG_LIMIT];
@@ -211,7 +207,7 @@ mod tests {
         assert_eq!(host.contents("/etc/ntp.conf").unwrap(), "# Written by wisp from cloud-config ntp.\nserver 169.254.169.123\n");
         let mut host = alpine(false);
         run(&mut host, "ntp: {}\n", Cloud::Nocloud).unwrap();
-        assert!(host.contents("/etc/ntp.conf").unwrap().ends_with("server 2.pool.ntp.org\nserver 3.pool.ntp.org\n"));
+        assert!(host.contents("/etc/ntp.conf").unwrap().ends_with("\nserver 0.pool.ntp.org\nserver 1.pool.ntp.org\nserver 2.pool.ntp.org\nserver 3.pool.ntp.org\n"));
         let mut host = alpine(true);
         let said = run(&mut host, "ntp: {}\n", Cloud::Gcp).unwrap();
         assert!(said.starts_with("/etc/chrony/chrony.conf: 0 servers, 4 pools"), "{said}");
@@ -255,6 +251,9 @@ mod tests {
         assert!(chrony.ends_with("rtcsync\nmakestep 1 3\n"));
         assert_eq!(text(Client::Busybox, &["s1"], &["p1"]), "# Written by wisp from cloud-config ntp.\nserver p1\nserver s1\n");
         assert_eq!(Client::from_name("busybox"), Some(Client::Busybox));
+        assert_eq!(Client::from_name("ntp"), Some(Client::Busybox));
+        assert_eq!(Client::from_name("chrony"), Some(Client::Chrony));
+        assert_eq!(Client::from_name("chrony ntp"), None);
         for client in [Client::Chrony, Client::Busybox] {
             assert_eq!(client.config_path().rsplit_once('/').unwrap().0, client.config_dir());
         }

@@ -81,6 +81,13 @@ impl<F: FnMut(&[u8])> core::fmt::Write for Chunked<'_, F> {
     }
 }
 
+/// For `fmt` writers such as `yaml::write_json`: a full buffer is `fmt::Error`.
+impl core::fmt::Write for Out<'_> {
+    fn write_str(&mut self, text: &str) -> core::fmt::Result {
+        self.put(text.as_bytes()).map_err(|_| core::fmt::Error)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -111,12 +118,5 @@ mod tests {
         let mut out = Out::new(&mut buf);
         out.put_decimal(0).unwrap();
         assert_eq!(out.written(), b"0");
-    }
-}
-
-/// For `fmt` writers such as `yaml::write_json`: a full buffer is `fmt::Error`.
-impl core::fmt::Write for Out<'_> {
-    fn write_str(&mut self, text: &str) -> core::fmt::Result {
-        self.put(text.as_bytes()).map_err(|_| core::fmt::Error)
     }
 }

@@ -101,11 +101,10 @@ fn passwords<H: Files + System + Messages + Room>(host: &mut H, default_user: &s
             let get = |key: &str| entry.get(key).filter(|v| !v.is_null()).map(|v| cloud_config::text("chpasswd", v)).transpose();
             let line = entry.line();
             let name = get("name")?.ok_or_else(|| entry_error(host, entry, "a user has no name"))?;
-            let kind = match get("type")?.unwrap_or("hash") {
-                "text" => PasswordType::Text,
-                "hash" => PasswordType::Hash,
-                "RANDOM" => PasswordType::Random,
-                _ => return Err(entry_error(host, entry, "type must be text, hash or RANDOM")),
+            const TYPES: [PasswordType; 3] = [PasswordType::Text, PasswordType::Hash, PasswordType::Random];
+            let kind = match crate::text::word_index("text hash RANDOM", get("type")?.unwrap_or("hash").as_bytes()) {
+                Some(index) => TYPES[index],
+                None => return Err(entry_error(host, entry, "type must be text, hash or RANDOM")),
             };
             let password = match kind {
                 PasswordType::Random => "",
@@ -228,6 +227,13 @@ mod tests {
             assert_eq!(apply(&mut host, "alpine", config, 20_000).unwrap(), 1);
             assert_eq!(field(&host, "ann"), (HASH.into(), "20000".into()));
         });
+        let source = std::format!("chpasswd:\n  users:\n    - {{name: ann, password: plain, type: text}}\n    - {{name: alpine, password: {HASH}, type: hash}}\n");
+        with_config(&source, |config| {
+            let mut host = image();
+            assert_eq!(apply(&mut host, "alpine", config, 20_000).unwrap(), 2);
+            assert!(field(&host, "ann").0.starts_with("$6$5555555555555555$"));
+            assert_eq!(field(&host, "alpine").0, HASH);
+        });
     }
 
     #[test]
@@ -246,6 +252,8 @@ mod tests {
             ("chpasswd:\n  list: [\"alpine:x\", \"nobody:y\"]\n", "chpasswd nobody: the user has no line in /etc/shadow"),
             ("chpasswd:\n  users:\n    - {name: alpine, password: x, type: clear}\n", "cloud-config line 3: chpasswd: type must be text, hash or RANDOM"),
             ("chpasswd:\n  list: [\"alpine\"]\n", "cloud-config line 2: chpasswd: an entry is not user:password"),
+            ("chpasswd:\n  users:\n    - {name: alpine, type: RANDOM}\n", "cloud-config line 3: chpasswd: RANDOM passwords are not supported (wisp does not print secrets)"),
+            ("chpasswd:\n  users:\n    - {name: alpine, password: x, type: TEXT}\n", "cloud-config line 3: chpasswd: type must be text, hash or RANDOM"),
         ] {
             with_config(source, |config| {
                 let mut host = image();

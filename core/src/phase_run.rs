@@ -45,6 +45,7 @@ pub fn run_actions<A: Actions>(host: &mut A, phase: Phase, plan: &Plan, started:
 pub const CRASH_AT: &[u8] = b"WISP_TEST_CRASH_AT";
 
 /// The crash points a process has passed.
+#[derive(Default)]
 pub struct CrashPoints(AtomicU32);
 
 impl CrashPoints {
@@ -140,7 +141,7 @@ mod tests {
             assert!(host.said.iter().any(|line| line.starts_with(&std::format!("main/{}: ", action.name())) && !line.contains(": ok: ")));
             assert!(host.progress.failed.contains(*action));
         }
-        assert!(host.progress.held_back() == !held.is_empty());
+        assert_eq!(host.progress.held_back(), !held.is_empty());
         // Crash points come before each action, run or held back.
         assert_eq!(host.crash_points, plan.len());
     }

@@ -7,10 +7,10 @@ use core::fmt;
 
 use crate::out::{Full, Out};
 
-/// cloud-init's default `ssh_genkeytypes`.
-pub const DEFAULT_TYPES: [&str; 3] = ["rsa", "ecdsa", "ed25519"];
-/// The key types `ssh-keygen -t` makes host keys of.
-pub const KNOWN_TYPES: [&str; 4] = ["rsa", "ecdsa", "ed25519", "dsa"];
+/// The key types `ssh-keygen -t` makes host keys of, one word each; the first
+/// `DEFAULT_TYPES` are cloud-init's default `ssh_genkeytypes`.
+pub const KNOWN_TYPES: &str = "rsa ecdsa ed25519 dsa";
+pub const DEFAULT_TYPES: usize = 3;
 /// Longest public key blob read (an RSA key of 16384 bits is ~2 KiB).
 pub const BLOB_LIMIT: usize = 4096;
 
@@ -37,15 +37,13 @@ pub fn is_dropbear_key_file(name: &[u8]) -> bool {
 #[inline(never)]
 pub fn given_key_file(name: &str) -> Option<(heapless::String<40>, u32)> {
     let (key_type, part) = name.split_once('_')?;
-    if !KNOWN_TYPES.contains(&key_type) {
-        return None;
-    }
-    let (suffix, mode) = match part {
-        "private" => ("", 0o600),
-        "public" => (".pub", 0o644),
-        "certificate" => ("-cert.pub", 0o644),
-        _ => return None,
-    };
+    crate::text::word_index(KNOWN_TYPES, key_type.as_bytes())?;
+    // Each part's file name suffix, a word of `SUFFIXES` (the first is empty); only the
+    // private key is 0600.
+    const PARTS: &str = "private public certificate";
+    const SUFFIXES: &str = " .pub -cert.pub";
+    let index = crate::text::word_index(PARTS, part.as_bytes())?;
+    let (suffix, mode) = (crate::text::nth_word(SUFFIXES, index), if index == 0 { 0o600 } else { 0o644 });
     let mut file = heapless::String::new();
     for part in ["ssh_host_", key_type, "_key", suffix] {
         file.push_str(part).ok()?;
@@ -176,5 +174,8 @@ mod tests {
         assert_eq!(given_key_file("ecdsa_certificate").unwrap().0.as_str(), "ssh_host_ecdsa_key-cert.pub");
         assert_eq!(given_key_file("rsa_secret"), None);
         assert_eq!(given_key_file("foo_private"), None);
+        assert_eq!(given_key_file("dsa_public").unwrap().0.as_str(), "ssh_host_dsa_key.pub");
+        assert_eq!(given_key_file("rsa ecdsa_private"), None);
+        assert_eq!(given_key_file("_private"), None);
     }
 }

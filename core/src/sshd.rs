@@ -83,8 +83,7 @@ fn read<H: Files + Messages>(host: &mut H, path: &[u8], buf: &mut [u8]) -> Resul
 
 /// What cloud-init's `is_true` and `is_false` words say, any case.
 fn truth(text: &str) -> Option<bool> {
-    const WORDS: [&str; 8] = ["true", "yes", "on", "1", "false", "no", "off", "0"];
-    WORDS.into_iter().position(|word| text.eq_ignore_ascii_case(word)).map(|at| at < 4)
+    crate::text::word_index_ignoring_case("true yes on 1 false no off 0", text.as_bytes()).map(|at| at < 4)
 }
 
 #[cfg(test)]
@@ -112,6 +111,16 @@ mod tests {
             assert_eq!(host.meta("/etc/ssh/sshd_config.d/50-cloud-init.conf").mode, 0o600);
             assert_eq!(host.contents("/etc/ssh/sshd_config"), Some("Include /etc/ssh/sshd_config.d/*.conf\n"));
         });
+    }
+
+    #[test]
+    fn cloud_inits_true_and_false_words_in_any_case() {
+        for (word, said) in [("TRUE", true), ("Yes", true), ("on", true), ("1", true), ("false", false), ("NO", false), ("Off", false), ("0", false)] {
+            assert_eq!(truth(word), Some(said), "{word}");
+        }
+        for word in ["", "2", "yess", "true yes", "o"] {
+            assert_eq!(truth(word), None, "{word:?}");
+        }
     }
 
     #[test]

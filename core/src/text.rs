@@ -22,7 +22,12 @@ pub fn word(bytes: &[u8]) -> &str {
 /// An enum's names as one list read by its discriminant: a `match` of one arm per name
 /// compiles to a compare and a branch per arm (about 16 bytes of code each).
 pub fn nth_word(names: &'static str, index: usize) -> &'static str {
-    names.split(' ').nth(index).unwrap_or("")
+    nth_part(names, ' ', index)
+}
+
+/// The `index`th part (from 0) of `parts`, `separator` between parts; "" past the end.
+pub fn nth_part(parts: &'static str, separator: char, index: usize) -> &'static str {
+    parts.split(separator).nth(index).unwrap_or("")
 }
 
 /// Where `word` is in `names` (from 0; one space between words), if it is one of them:
@@ -30,7 +35,12 @@ pub fn nth_word(names: &'static str, index: usize) -> &'static str {
 /// a list where a `match` of string patterns compiles to a comparison per arm (26 bytes
 /// of code each).
 pub fn word_index(names: &str, word: &[u8]) -> Option<usize> {
-    names.split(' ').position(|name| name.as_bytes() == word)
+    part_index(names, ' ', word)
+}
+
+/// Where `part` is in `parts` (from 0), `separator` between parts, if it is one of them.
+pub fn part_index(parts: &str, separator: char, part: &[u8]) -> Option<usize> {
+    parts.split(separator).position(|name| name.as_bytes() == part)
 }
 
 /// `word_index` with ASCII case ignored, as MIME's type and encoding names are compared.

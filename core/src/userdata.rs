@@ -256,7 +256,7 @@ mod tests {
     fn sniffing() {
         assert_eq!(PREFIXES.split('\n').count(), PREFIX_KINDS.len());
         assert_eq!(PREFIXES.split('\n').nth(2), Some("## template: jinja"));
-        assert_eq!(PREFIXES.split('\n').last(), Some("#alpine-config"));
+        assert_eq!(PREFIXES.split('\n').next_back(), Some("#alpine-config"));
         assert_eq!(sniff(b"#!/bin/sh\n"), Kind::Script);
         assert_eq!(sniff(b"  \n#Cloud-Config\nhostname: x"), Kind::CloudConfig);
         assert_eq!(sniff(b"#cloud-config-archive\n- x"), Kind::CloudConfigArchive);

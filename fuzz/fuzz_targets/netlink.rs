@@ -11,7 +11,7 @@ use wisp_core::net::netlink::{attributes, messages, Message, HEADER_LEN};
 use wisp_core::host::netlink::Netlink;
 use wisp_core::host::HostError;
 use wisp_core::net::route::{Route, RTM_NEWROUTE, TABLE_MAIN};
-use wisp_core::net::rtnl::Rtnl;
+use wisp_core::net::rtnl::{Rtnl, State};
 use wisp_fuzz::within;
 
 /// The input as datagrams, each after its length (16 bits, little-endian, cut to what is
@@ -66,7 +66,8 @@ fuzz_target!(|data: &[u8]| {
     assert!(taken <= data.len());
 
     let mut kernel = Rtnl::new(Datagrams(data));
-    if let Ok(state) = kernel.read_state() {
+    let mut state = State::default();
+    if kernel.reread(&mut state).is_ok() {
         assert!(state.routes.iter().all(|r| r.table == TABLE_MAIN));
         assert!(state.links.iter().all(|l| l.name().len() <= NAME_LIMIT));
     }

@@ -64,7 +64,7 @@ pub fn check_network_config(config: &wisp_core::net::network_config::NetworkConf
         assert!(interface.routes.iter().all(|route| fits(&route.to) && route.to.ip.is_ipv4() == route.via.is_ipv4()), "{:?}", interface.routes);
         assert!(interface.gateway4.is_none_or(|ip| ip.is_ipv4()) && interface.gateway6.is_none_or(|ip| ip.is_ipv6()));
     }
-    assert!(config.search.iter().all(|domain| is_word(domain.as_bytes())), "{:?}", config.search);
+    assert!(config.search.iter().all(|domain| is_word(domain)), "{:?}", config.search);
 
     let mut buffer = vec![0u8; 16 * 1024];
     let mut out = wisp_core::out::Out::new(&mut buffer);

@@ -13,6 +13,12 @@ pub struct AppendOnly<const N: usize> {
 // SAFETY: wisp has one thread; an `AppendOnly` is only touched from it.
 unsafe impl<const N: usize> Sync for AppendOnly<N> {}
 
+impl<const N: usize> Default for AppendOnly<N> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl<const N: usize> AppendOnly<N> {
     pub const fn new() -> Self {
         AppendOnly { bytes: UnsafeCell::new([0; N]), used: Cell::new(0) }

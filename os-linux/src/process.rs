@@ -83,7 +83,7 @@ pub fn run(
     }
     let mut argv: [*const u8; ARGS_LIMIT] = [ptr::null(); ARGS_LIMIT];
     for (slot, arg) in argv.iter_mut().zip(args) {
-        *slot = arg.as_ptr() as *const u8;
+        *slot = arg.as_ptr().cast();
     }
     let mut env: [*const u8; ENV_LIMIT] = [ptr::null(); ENV_LIMIT];
     let envp = match extra {
@@ -100,7 +100,7 @@ pub fn run(
                 *env.get_mut(count..ENV_LIMIT - 2).and_then(|rest| rest.first_mut()).ok_or(Errno::TOOBIG)? = entry;
                 count += 1;
             }
-            env[count] = extra.as_ptr() as *const u8;
+            env[count] = extra.as_ptr().cast();
             env.as_ptr()
         }
     };

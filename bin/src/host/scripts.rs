@@ -70,10 +70,12 @@ impl wisp_core::host::scripts::Scripts for System<'_> {
     }
 }
 
-/// Runs `rule` (one of core's `userdata_scripts`, behind `dyn` so that it is compiled
-/// once) with the system, TINY_CLOUD_LOGS and TINY_CLOUD_VAR (`var`, for the records of
-/// what ran).
-pub fn with_hosts(ctx: &Context<'_>, var: &Dir, rule: &mut dyn FnMut(&mut System<'_>, Places<'_, OpenDir<'_>, OpenDir<'_>>) -> Result<Message, Message>) -> Result<Message, Message> {
+/// One of core's `userdata_scripts` rules, given the system and the scripts' directories.
+pub type Rule<'r> = dyn FnMut(&mut System<'_>, Places<'_, OpenDir<'_>, OpenDir<'_>>) -> Result<Message, Message> + 'r;
+
+/// Runs `rule` (behind `dyn` so that it is compiled once) with the system,
+/// TINY_CLOUD_LOGS and TINY_CLOUD_VAR (`var`, for the records of what ran).
+pub fn with_hosts(ctx: &Context<'_>, var: &Dir, rule: &mut Rule<'_>) -> Result<Message, Message> {
     let logs = ctx.logs_dir()?;
     let mut var_dir = OpenDir { dir: var };
     let places = Places { var_dir: ctx.config.var_dir.as_bytes(), var: &mut var_dir, logs: &mut OpenDir { dir: &logs } };

@@ -65,7 +65,7 @@ impl SeedSources for Seeds<'_> {
     }
 
     fn get(&mut self, address: [u8; 4], port: u16, host: &str, path: &str, out: &mut [u8]) -> Result<Option<usize>, Message> {
-        super::http::get(address, port, host, path, out, &self.ctx.timeouts)
+        super::http::get(address, port, host, path, out, &self.ctx.config.timeouts())
     }
 
     fn kept(&mut self, name: &[u8], contents: &[u8]) -> bool {

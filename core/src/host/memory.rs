@@ -299,11 +299,17 @@ impl Directory for MemoryDir<'_> {
 // Accounts, passwords, keys and host names (issue #12): a `MemoryHost` with a batch,
 // message lines as strings, a fixed randomness and a kernel host name.
 
+/// A replacement staged: path, contents, mode and owner (uid, gid).
+pub type Staged = (Vec<u8>, Vec<u8>, u32, Option<(u32, u32)>);
+
+/// What running a program does to the files, given its arguments (see `programs`).
+pub type Program = fn(&mut MemoryHost, &[&[u8]]) -> Option<Vec<u8>>;
+
 /// A `MemoryHost` with what the accounts' rules ask besides files.
 pub struct MemorySystem {
     pub host: MemoryHost,
     /// Staged replacements, applied by `commit`.
-    pub staged: Vec<(Vec<u8>, Vec<u8>, u32, Option<(u32, u32)>)>,
+    pub staged: Vec<Staged>,
     /// How many commits were made (each one sync in the real host).
     pub commits: usize,
     /// Warnings and errors said, in order, as `"warning: ..."` and `"error: ..."`.
@@ -314,7 +320,7 @@ pub struct MemorySystem {
     pub random: u8,
     /// The programs the image has, and what each run does to the files: given the
     /// arguments, the output file's new contents (for `Output::File`), or `None` to fail.
-    pub programs: Vec<(Vec<u8>, fn(&mut MemoryHost, &[&[u8]]) -> Option<Vec<u8>>)>,
+    pub programs: Vec<(Vec<u8>, Program)>,
     /// Each program run, as its arguments joined by spaces.
     pub runs: Vec<std::string::String>,
     /// Whether room is refused, as the kernel refuses a mapping (ENOMEM).
@@ -325,7 +331,7 @@ pub struct MemorySystem {
 
 impl MemorySystem {
     pub fn new(host: MemoryHost) -> MemorySystem {
-        MemorySystem { host, staged: Vec::new(), commits: 0, said: Default::default(), host_name: None, random: 7, programs: Vec::new(), runs: Vec::new(), no_room: false, scripts: MemoryScripts::new() }
+        MemorySystem { host, staged: Vec::new(), commits: 0, said: Default::default(), host_name: None, random: 7, programs: Vec::new(), runs: Vec::new(), no_room: false, scripts: MemoryScripts::default() }
     }
 
     pub fn contents(&self, path: &str) -> Option<&str> {
@@ -908,9 +914,9 @@ pub struct MemoryScripts {
     pub marked: std::collections::BTreeSet<std::string::String>,
 }
 
-impl MemoryScripts {
+impl Default for MemoryScripts {
     /// Every program exits 0.
-    pub fn new() -> MemoryScripts {
+    fn default() -> MemoryScripts {
         MemoryScripts { logs_opened: Vec::new(), runs: Vec::new(), saved: Vec::new(), ends: |_| crate::script_exit::Ended::Exited(0), markers_open: false, marked: Default::default() }
     }
 }

@@ -10,8 +10,8 @@ use super::dhcp::{Lease, ROUTES_LIMIT};
 use super::network_config::{Interface, ADDRESSES_LIMIT};
 use super::route::PROTOCOL_BOOT;
 use super::link::Link;
-use super::route::{Route, PROTOCOL_DHCP, TABLE_MAIN};
-use super::ip_text::ip_text;
+use super::route::{Route, PROTOCOL_DHCP};
+use super::ip_text::put_ip;
 use crate::out::{Full, Out};
 
 /// A global address on an interface that is not a loopback: the network is configured
@@ -112,9 +112,7 @@ pub fn lease_changes(lease: &Lease, link: &Link, addresses: &[Address], routes: 
     let mut changes = Changes { interface: link.index, mtu, ..Changes::default() };
     let prefix_len = if lease.prefix_len == 0 { 32 } else { lease.prefix_len };
     changes.add_address(Address::new(link.index, IpAddr::V4(ip), prefix_len), addresses);
-    for route in lease_routes(lease, link.index, &Subnet { ip, prefix_len })? {
-        changes.add_route(route, routes)?;
-    }
+    lease_routes(lease, link.index, &Subnet { ip, prefix_len }, routes, &mut changes)?;
     Ok(changes)
 }
 
@@ -166,36 +164,28 @@ impl Subnet {
 }
 
 /// Option 121's routes when the lease has them (RFC 3442: they replace the router
-/// option), else a default route through the router. A gateway outside the subnet (GCP
-/// leases a /32) gets an on-link route to itself first, as dhcpcd does.
-fn lease_routes(lease: &Lease, interface: u32, subnet: &Subnet) -> Result<heapless::Vec<Route, ROUTE_CHANGES_LIMIT>, LeaseError> {
-    let mut routes: heapless::Vec<Route, ROUTE_CHANGES_LIMIT> = heapless::Vec::new();
-    let too_many = LeaseError::TooManyRoutes { limit: ROUTE_CHANGES_LIMIT };
-    let add = |route: Route, routes: &mut heapless::Vec<Route, ROUTE_CHANGES_LIMIT>| {
-        if routes.iter().any(|r| r.same(&route)) {
-            return Ok(());
-        }
-        routes.push(route).map_err(|_| too_many)
-    };
-    let via = |destination: Ipv4Addr, prefix_len: u8, gateway: Ipv4Addr, routes: &mut heapless::Vec<Route, ROUTE_CHANGES_LIMIT>| {
+/// option), else a default route through the router, added to `changes` unless the
+/// kernel (`kernel`) or `changes` have them. A gateway outside the subnet (GCP leases a
+/// /32) gets an on-link route to itself first, as dhcpcd does.
+fn lease_routes(lease: &Lease, interface: u32, subnet: &Subnet, kernel: &[Route], changes: &mut Changes) -> Result<(), LeaseError> {
+    let mut via = |destination: Ipv4Addr, prefix_len: u8, gateway: Ipv4Addr| {
         if gateway.is_unspecified() {
-            return add(Route::new(IpAddr::V4(destination), prefix_len, None, interface, PROTOCOL_DHCP), routes);
+            return changes.add_route(Route::new(IpAddr::V4(destination), prefix_len, None, interface, PROTOCOL_DHCP), kernel);
         }
         if !subnet.contains(gateway) {
-            add(Route::new(IpAddr::V4(gateway), 32, None, interface, PROTOCOL_DHCP), routes)?;
+            changes.add_route(Route::new(IpAddr::V4(gateway), 32, None, interface, PROTOCOL_DHCP), kernel)?;
         }
-        add(Route::new(IpAddr::V4(destination), prefix_len, Some(IpAddr::V4(gateway)), interface, PROTOCOL_DHCP), routes)
+        changes.add_route(Route::new(IpAddr::V4(destination), prefix_len, Some(IpAddr::V4(gateway)), interface, PROTOCOL_DHCP), kernel)
     };
     if lease.classless_routes.is_empty() {
         if let Some(router) = lease.router.filter(|r| !r.is_unspecified()) {
-            via(Ipv4Addr::UNSPECIFIED, 0, router, &mut routes)?;
+            via(Ipv4Addr::UNSPECIFIED, 0, router)?;
         }
     }
     for route in &lease.classless_routes {
-        via(route.destination, route.prefix_len, route.gateway, &mut routes)?;
+        via(route.destination, route.prefix_len, route.gateway)?;
     }
-    debug_assert!(routes.iter().all(|r| r.table == TABLE_MAIN));
-    Ok(routes)
+    Ok(())
 }
 
 /// `/etc/resolv.conf` from the lease: its search list (else its domain) and its DNS
@@ -229,7 +219,9 @@ pub fn write_resolv_conf(origin: &[&[u8]], search: &[&[u8]], servers: &[IpAddr],
         out.put(b"\n")?;
     }
     for server in servers {
-        out.put_all(&[b"nameserver ", &ip_text(server), b"\n"])?;
+        out.put(b"nameserver ")?;
+        put_ip(out, server)?;
+        out.put(b"\n")?;
     }
     Ok(true)
 }

@@ -97,12 +97,13 @@ pub fn apply_network_config<H: Files + Messages, D: Directory, N: Netlink>(
     let mut text = [0u8; CONFIG_LIMIT];
     let mut arena = Arena::new(&mut nodes, &mut text);
     // ConfigDrive's network_data.json is kept under the same name: JSON is an object.
-    let mut config = if document.trim_ascii_start().first() == Some(&b'{') {
-        network_data::parse(document).map_err(|e| host.text(format_args!("{e}")))?
+    let mut config = network_config::NetworkConfig::default();
+    if document.trim_ascii_start().first() == Some(&b'{') {
+        network_data::parse_into(document, &mut config).map_err(|e| host.text(format_args!("{e}")))?;
     } else {
         let root = arena.parse(document).map_err(|e| host.text(format_args!("network-config: {e}")))?;
-        network_config::parse(arena.value(root)).map_err(|e| host.text(format_args!("{e}")))?
-    };
+        network_config::parse_into(arena.value(root), &mut config).map_err(|e| host.text(format_args!("{e}")))?;
+    }
     if config.disabled {
         return Ok(Configured::Disabled);
     }
@@ -140,8 +141,7 @@ pub fn apply_network_config<H: Files + Messages, D: Directory, N: Netlink>(
     write_if_changed(host, b"/etc/network", b"/etc/network/interfaces", out.written(), &mut [0u8; ENI_LIMIT])?;
     let mut resolv = [0u8; RESOLV_LIMIT];
     let mut out = Out::new(&mut resolv);
-    let search: heapless::Vec<&[u8], { network_config::SEARCH_LIMIT }> = config.search.iter().map(|s| s.as_bytes()).collect();
-    match bring_up::write_resolv_conf(&[b"the network configuration"], &search, &config.nameservers, &mut out) {
+    match bring_up::write_resolv_conf(&[b"the network configuration"], &config.search, &config.nameservers, &mut out) {
         Ok(true) => write_resolv_conf(host, out.written())?,
         Ok(false) => {}
         Err(full) => return Err(too_long(host, "/etc/resolv.conf", full)),
@@ -156,8 +156,6 @@ pub fn apply_network_config<H: Files + Messages, D: Directory, N: Netlink>(
 /// file wisp cannot read is cloud-init's, not wisp's to judge: it is said and skipped.
 #[inline(never)]
 pub fn system_network<H: Files + Messages>(host: &mut H, document: &mut [u8; CONFIG_LIMIT]) -> Result<Option<usize>, H::Text> {
-    let mut paths: heapless::Vec<heapless::Vec<u8, 96>, SYSTEM_FILES_LIMIT> = heapless::Vec::new();
-    let _ = paths.push(heapless::Vec::from_slice(b"/etc/cloud/cloud.cfg").unwrap_or_default());
     let mut names: heapless::Vec<heapless::Vec<u8, 64>, SYSTEM_FILES_LIMIT> = heapless::Vec::new();
     let _ = host.list(b"/etc/cloud/cloud.cfg.d", &mut |name| {
         if name.ends_with(b".cfg") {
@@ -173,26 +171,27 @@ pub fn system_network<H: Files + Messages>(host: &mut H, document: &mut [u8; CON
             at -= 1;
         }
     }
-    for name in &names {
-        let mut path: heapless::Vec<u8, 96> = heapless::Vec::from_slice(b"/etc/cloud/cloud.cfg.d/").unwrap_or_default();
-        if path.extend_from_slice(name).is_ok() {
-            let _ = paths.push(path);
-        }
-    }
     let mut found = None;
-    for path in &paths {
-        let Ok(Some(len)) = host.read(path, document) else { continue };
+    // cloud.cfg first, then each of cloud.cfg.d's (a name is at most 64 bytes: its path fits).
+    for at in 0..=names.len() {
+        let mut path: heapless::Vec<u8, 96> = heapless::Vec::new();
+        let (directory, name): (&[u8], &[u8]) = match at.checked_sub(1) {
+            None => (b"/etc/cloud/cloud.cfg", b""),
+            Some(at) => (b"/etc/cloud/cloud.cfg.d/", &names[at]),
+        };
+        let _ = path.extend_from_slice(directory).and_then(|_| path.extend_from_slice(name));
+        let Ok(Some(len)) = host.read(&path, document) else { continue };
         let mut nodes = [Node::EMPTY; CONFIG_NODES];
         let mut decoded = [0u8; CONFIG_LIMIT];
         let mut arena = Arena::new(&mut nodes, &mut decoded);
         match arena.parse(&document[..len]) {
             Ok(root) if network_config::has_network(arena.value(root)) => found = Some(path),
             Ok(_) => {}
-            Err(e) => host.error(format_args!("{}: {e}: skipped", H::shown(path))),
+            Err(e) => host.error(format_args!("{}: {e}: skipped", H::shown(&path))),
         }
     }
     let Some(path) = found else { return Ok(None) };
-    host.read(path, document).map_err(|e| host.path_error(path, e))
+    host.read(&path, document).map_err(|e| host.path_error(&path, e))
 }
 
 /// A file that did not fit the room it is rendered in.

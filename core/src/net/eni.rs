@@ -3,17 +3,11 @@
 //! an image with ifupdown brings up what wisp applied; the nameservers go on `lo`'s
 //! stanza as cloud-init puts them.
 
-use core::net::IpAddr;
-
-use super::ip_text::ip_text;
+use super::ip_text::put_ip;
 use super::network_config::{NetworkConfig, Prefix, Slaac, StaticRoute};
 use crate::out::{Full, Out};
 
 const HEADER: &[u8] = b"# Written by wisp from the instance's network configuration; rewritten at every boot.\n\n";
-
-fn put_ip(out: &mut Out<'_>, ip: &IpAddr) -> Result<(), Full> {
-    out.put(&ip_text(ip))
-}
 
 fn put_prefix(out: &mut Out<'_>, prefix: &Prefix) -> Result<(), Full> {
     put_ip(out, &prefix.ip)?;
@@ -55,7 +49,7 @@ pub fn render(config: &NetworkConfig<'_>, out: &mut Out<'_>) -> Result<(), Full>
     if !config.search.is_empty() {
         out.put(b"    dns-search")?;
         for domain in &config.search {
-            out.put_all(&[b" ", domain.as_bytes()])?;
+            out.put_all(&[b" ", domain])?;
         }
         out.put(b"\n")?;
     }

@@ -61,7 +61,8 @@ where
     S: DhcpSocket,
 {
     let said = |host: &H, e| crate::net::said(host, e);
-    let mut state = kernel.read_state().map_err(|e| said(host, e))?;
+    let mut state = crate::net::rtnl::State::default();
+    kernel.reread(&mut state).map_err(|e| said(host, e))?;
     let mut dhcp_on: Option<u32> = None;
     match configure::apply_network_config(host, var, kernel, &state, &mut dhcp_on)? {
         Configured::Disabled => return Ok(host.text(format_args!("network-config: config disabled: the network is left alone"))),

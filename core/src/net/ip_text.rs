@@ -24,11 +24,9 @@ pub const IP_TEXT_LIMIT: usize = 39;
 
 /// An address as text for logs and files: IPv4 dotted, IPv6 as eight hex groups, not
 /// shortened (valid RFC 4291 text; core's formatter would cost 1.5 KB).
-pub fn ip_text(ip: &IpAddr) -> heapless::Vec<u8, IP_TEXT_LIMIT> {
-    let mut buf = [0u8; IP_TEXT_LIMIT];
-    let mut out = Out::new(&mut buf);
-    let _ = match ip {
-        IpAddr::V4(v4) => put_ipv4(&mut out, *v4),
+pub fn put_ip(out: &mut Out<'_>, ip: &IpAddr) -> Result<(), Full> {
+    match ip {
+        IpAddr::V4(v4) => put_ipv4(out, *v4),
         IpAddr::V6(v6) => v6.segments().into_iter().enumerate().try_for_each(|(i, group)| {
             if i > 0 {
                 out.put(b":")?;
@@ -37,7 +35,14 @@ pub fn ip_text(ip: &IpAddr) -> heapless::Vec<u8, IP_TEXT_LIMIT> {
             let first = digits.iter().position(|&d| d != b'0').unwrap_or(3);
             out.put(&digits[first..])
         }),
-    };
+    }
+}
+
+/// `put_ip` as its own text.
+pub fn ip_text(ip: &IpAddr) -> heapless::Vec<u8, IP_TEXT_LIMIT> {
+    let mut buf = [0u8; IP_TEXT_LIMIT];
+    let mut out = Out::new(&mut buf);
+    let _ = put_ip(&mut out, ip);
     heapless::Vec::from_slice(out.written()).unwrap_or_default()
 }
 

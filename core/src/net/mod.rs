@@ -21,31 +21,19 @@ macro_rules! worded {
             const TEXTS: &'static str = concat!($($text, "\n",)*);
 
             pub fn as_str(self) -> &'static str {
-                $crate::net::nth_line(Self::TEXTS, self as usize)
+                $crate::text::nth_part(Self::TEXTS, '\n', self as usize)
             }
 
-            /// The variant whose text is `text`.
+            /// The variant whose text is `text`. Past the last newline is an empty
+            /// text, which no variant has: `ALL` has no entry there.
             pub fn parse(text: &str) -> Option<$name> {
                 const ALL: &[$name] = &[$($name::$variant,)*];
-                ALL.get($crate::net::line_number(Self::TEXTS, text)?).copied()
+                ALL.get($crate::text::part_index(Self::TEXTS, '\n', text.as_bytes())?).copied()
             }
         }
     };
 }
 pub(crate) use worded;
-
-/// The line numbered `index` (from 0) of `lines`.
-#[inline(never)]
-pub(crate) fn nth_line(lines: &'static str, index: usize) -> &'static str {
-    lines.split('\n').nth(index).unwrap_or_default()
-}
-
-/// The number (from 0) of the first line of `lines` that is `line`. Past the last
-/// newline is an empty line, which no variant's text is: `parse` finds no variant there.
-#[inline(never)]
-pub(crate) fn line_number(lines: &str, line: &str) -> Option<usize> {
-    lines.split('\n').position(|l| l == line)
-}
 
 pub mod ip_text;
 pub mod netlink;

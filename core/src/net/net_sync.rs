@@ -35,7 +35,8 @@ pub fn run<H: Messages, N: Netlink, E: core::fmt::Display>(
     fetch: impl for<'b> FnMut(&str, &'b mut [u8; ANSWER_LIMIT]) -> Result<Option<&'b [u8]>, E>,
 ) -> Result<(), H::Text> {
     for_aws(host, cloud)?;
-    let state = kernel.read_state().map_err(|e| super::said(host, e))?;
+    let mut state = State::default();
+    kernel.reread(&mut state).map_err(|e| super::said(host, e))?;
     sync_interfaces(host, kernel, &state, fetch)
 }
 
@@ -48,30 +49,16 @@ pub fn sync_interfaces<H: Messages, N: Netlink, E: core::fmt::Display>(
     state: &State,
     mut fetch: impl for<'b> FnMut(&str, &'b mut [u8; ANSWER_LIMIT]) -> Result<Option<&'b [u8]>, E>,
 ) -> Result<(), H::Text> {
-    let mut body = [0u8; BODY_LIMIT];
+    let mut raw = [0u8; ANSWER_LIMIT];
     for link in state.links.iter().filter(|l| l.is_ethernet()) {
         let Some(mac) = link.mac else { continue };
         let name = H::shown(link.name());
-        let mut get = |key: &str, body: &mut [u8; BODY_LIMIT]| -> Result<Option<usize>, H::Text> {
-            let mut path = [0u8; 128];
-            let path = secondary::path(&mac, key, &mut path).map_err(|_| host.text(format_args!("metadata path too long")))?;
-            let mut raw = [0u8; ANSWER_LIMIT];
-            match fetch(path, &mut raw) {
-                Ok(Some(value)) => {
-                    let target = body.get_mut(..value.len()).ok_or_else(|| host.text(format_args!("{name}: {}: longer than {} bytes", Plain(key), Decimal(BODY_LIMIT as u64))))?;
-                    target.copy_from_slice(value);
-                    Ok(Some(value.len()))
-                }
-                Ok(None) => Ok(None),
-                Err(e) => Err(host.text(format_args!("{name}: {}: {e}", Plain(key)))),
-            }
-        };
         let mut sync = secondary::Sync::default();
         for (ipv6, list, subnet) in FAMILIES {
-            let Some(len) = get(list, &mut body)? else { continue };
-            let wanted = secondary::addresses(&body[..len]).map_err(|line| host.text(format_args!("{name}: {} line {}: not an address", Plain(list), Decimal(line as u64))))?;
-            let Some(len) = get(subnet, &mut body)? else { return Err(host.text(format_args!("{name}: the metadata has no {}", Plain(subnet)))) };
-            let prefix_len = secondary::prefix_len(&body[..len]).ok_or_else(|| host.text(format_args!("{name}: {}: not a CIDR block", Plain(subnet))))?;
+            let Some(body) = answer(host, &mut fetch, &mac, &name, list, &mut raw)? else { continue };
+            let wanted = secondary::addresses(body).map_err(|line| host.text(format_args!("{name}: {} line {}: not an address", Plain(list), Decimal(line as u64))))?;
+            let Some(body) = answer(host, &mut fetch, &mac, &name, subnet, &mut raw)? else { return Err(host.text(format_args!("{name}: the metadata has no {}", Plain(subnet)))) };
+            let prefix_len = secondary::prefix_len(body).ok_or_else(|| host.text(format_args!("{name}: {}: not a CIDR block", Plain(subnet))))?;
             secondary::sync(link.index, &secondary::Wanted { ipv6, addresses: &wanted, prefix_len }, &state.addresses, &mut sync);
         }
         for address in &sync.add {
@@ -83,6 +70,25 @@ pub fn sync_interfaces<H: Messages, N: Netlink, E: core::fmt::Display>(
         host.log(format_args!("net-sync: {name}: {} added, {} removed", Decimal(sync.add.len() as u64), Decimal(sync.remove.len() as u64)));
     }
     Ok(())
+}
+
+/// The body of the metadata's answer for `key` of the interface with `mac` (named `name`
+/// in messages), read where it was received; `None` when the metadata has no such key.
+fn answer<'r, H: Messages, E: core::fmt::Display>(
+    host: &H,
+    fetch: &mut impl for<'b> FnMut(&str, &'b mut [u8; ANSWER_LIMIT]) -> Result<Option<&'b [u8]>, E>,
+    mac: &[u8; 6],
+    name: &impl core::fmt::Display,
+    key: &str,
+    raw: &'r mut [u8; ANSWER_LIMIT],
+) -> Result<Option<&'r [u8]>, H::Text> {
+    let mut path = [0u8; 128];
+    let path = secondary::path(mac, key, &mut path).map_err(|_| host.text(format_args!("metadata path too long")))?;
+    match fetch(path, raw) {
+        Ok(Some(value)) if value.len() > BODY_LIMIT => Err(host.text(format_args!("{name}: {}: longer than {} bytes", Plain(key), Decimal(BODY_LIMIT as u64)))),
+        Ok(value) => Ok(value),
+        Err(e) => Err(host.text(format_args!("{name}: {}: {e}", Plain(key)))),
+    }
 }
 
 #[cfg(test)]

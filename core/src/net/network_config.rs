@@ -70,7 +70,8 @@ pub struct NetworkConfig<'a> {
     pub disabled: bool,
     pub interfaces: heapless::Vec<Interface<'a>, INTERFACES_LIMIT>,
     pub nameservers: heapless::Vec<IpAddr, NAMESERVERS_LIMIT>,
-    pub search: heapless::Vec<&'a str, SEARCH_LIMIT>,
+    /// Search domains, each one word (`is_word`).
+    pub search: heapless::Vec<&'a [u8], SEARCH_LIMIT>,
     /// Entries wisp does not apply: (kind, name), e.g. ("bond", "bond0").
     pub refused: heapless::Vec<(&'a str, &'a str), REFUSED_LIMIT>,
 }
@@ -260,12 +261,11 @@ fn mtu(value: NodeRef<'_>) -> Result<u32, ConfigError> {
     }
 }
 
-fn strings<'a, const N: usize>(value: NodeRef<'a>, into: &mut heapless::Vec<&'a str, N>) -> Result<(), ConfigError> {
-    if value.kind() == Kind::Scalar {
-        return push(into, domain(value)?, &value, Mistake::TooManySearchDomains);
-    }
-    for item in value.items() {
-        push(into, domain(item)?, &item, Mistake::TooManySearchDomains)?;
+fn strings<'a, const N: usize>(value: NodeRef<'a>, into: &mut heapless::Vec<&'a [u8], N>) -> Result<(), ConfigError> {
+    // A scalar is a list of one.
+    let scalar = (value.kind() == Kind::Scalar).then_some(value);
+    for item in scalar.into_iter().chain(value.items()) {
+        push(into, domain(item)?.as_bytes(), &item, Mistake::TooManySearchDomains)?;
     }
     Ok(())
 }
@@ -316,23 +316,29 @@ pub fn has_network(root: NodeRef<'_>) -> bool {
 }
 
 /// Reads a network configuration document (its root node).
-#[inline(never)]
 pub fn parse(root: NodeRef<'_>) -> Result<NetworkConfig<'_>, ConfigError> {
-    let root = get(&root, "network").unwrap_or(root);
     let mut config = NetworkConfig::default();
+    parse_into(root, &mut config)?;
+    Ok(config)
+}
+
+/// `parse` into a configuration the caller holds (a new one): a `NetworkConfig` is some
+/// 2 KB, which a return by value would copy.
+#[inline(never)]
+pub fn parse_into<'a>(root: NodeRef<'a>, config: &mut NetworkConfig<'a>) -> Result<(), ConfigError> {
+    let root = get(&root, "network").unwrap_or(root);
     if root.kind() != Kind::Mapping {
         return error(&root, Mistake::NotMapping);
     }
     if get(&root, "config").and_then(|c| c.as_str()) == Some("disabled") {
         config.disabled = true;
-        return Ok(config);
+        return Ok(());
     }
     match get(&root, "version").and_then(|v| v.as_int()) {
-        Some(1) => parse_v1(root, &mut config)?,
-        Some(2) => parse_v2(root, &mut config)?,
-        _ => return error(&root, Mistake::NoVersion),
+        Some(1) => parse_v1(root, config),
+        Some(2) => parse_v2(root, config),
+        _ => error(&root, Mistake::NoVersion),
     }
-    Ok(config)
 }
 
 // The three readers below are kept out of line: inlined into `parse` they made one
@@ -544,7 +550,7 @@ config:
             assert_eq!(eth0.routes.as_slice(), [StaticRoute { to: p("10.99.0.0/16"), via: "10.77.0.3".parse().unwrap() }]);
             assert!(config.interfaces[1].dhcp4 && config.interfaces[1].addresses.is_empty());
             assert_eq!(config.nameservers.as_slice(), ["10.77.0.1".parse::<IpAddr>().unwrap(), "10.77.0.2".parse().unwrap()]);
-            assert_eq!(config.search.as_slice(), ["wisp.test"]);
+            assert_eq!(config.search.as_slice(), [b"wisp.test"]);
             assert_eq!(config.refused.as_slice(), [("bond", "bond0")]);
         });
     }
@@ -572,7 +578,7 @@ config:
             assert_eq!(lan0.routes[0].to, p("0.0.0.0/0"));
             assert_eq!((config.interfaces[1].name, config.interfaces[1].match_name), ("eth1", Some("ens4")));
             assert!(config.interfaces[1].dhcp4);
-            assert_eq!(config.search.as_slice(), ["a.test", "b.test"]);
+            assert_eq!(config.search.as_slice(), [b"a.test", b"b.test"]);
             assert_eq!(config.refused.as_slice(), [("bridge", "br0")]);
         });
     }

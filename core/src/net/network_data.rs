@@ -98,10 +98,17 @@ fn mac(text: &str) -> Result<[u8; 6], DataError> {
     parse_mac(text.as_bytes()).ok_or(bad(Mistake::BadMac))
 }
 
-#[inline(never)]
 pub fn parse(document: &[u8]) -> Result<NetworkConfig<'_>, DataError> {
-    let root = JsonText::parse(document)?;
     let mut config = NetworkConfig::default();
+    parse_into(document, &mut config)?;
+    Ok(config)
+}
+
+/// `parse` into a configuration the caller holds (a new one): a `NetworkConfig` is some
+/// 2 KB, which a return by value would copy.
+#[inline(never)]
+pub fn parse_into<'a>(document: &'a [u8], config: &mut NetworkConfig<'a>) -> Result<(), DataError> {
+    let root = JsonText::parse(document)?;
     if let Some(links) = root.get("links")? {
         let mut elements = links.elements()?;
         while let Some(link) = elements.next_element()? {
@@ -185,7 +192,7 @@ pub fn parse(document: &[u8]) -> Result<NetworkConfig<'_>, DataError> {
             }
         }
     }
-    Ok(config)
+    Ok(())
 }
 
 #[cfg(test)]

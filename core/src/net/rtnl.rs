@@ -95,14 +95,8 @@ impl<N: Netlink> Rtnl<N> {
         Rtnl { socket, sequence: 1, buf: [0; DATAGRAM_LIMIT] }
     }
 
-    pub fn read_state(&mut self) -> Result<State, RtnlError> {
-        let mut state = State::default();
-        self.reread(&mut state)?;
-        Ok(state)
-    }
-
-    /// `read_state` into a state read before: a `State` is some 6 KB, copied at each
-    /// return by value.
+    /// What the kernel has, read into `state` (a new one or one read before): a `State`
+    /// is some 6 KB, which a return by value would copy.
     pub fn reread(&mut self, state: &mut State) -> Result<(), RtnlError> {
         state.addresses.clear();
         state.routes.clear();
@@ -323,19 +317,21 @@ mod tests {
         let framed: Vec<u8> = datagrams.iter().flat_map(|d| [&(d.len() as u16).to_le_bytes()[..], d].concat()).collect();
         crate::fuzz::seed("netlink", &framed);
         let mut kernel = Rtnl::new(Datagrams(datagrams.into_iter().collect()));
-        let state = kernel.read_state().unwrap();
+        let mut state = State::default();
+        kernel.reread(&mut state).unwrap();
         assert_eq!(state.links.iter().map(|l| (l.index, l.name())).collect::<Vec<_>>(), [(5, &b"eth7"[..])]);
         assert_eq!(state.addresses.len(), 4);
         assert!(!state.routes.is_empty() && state.routes.iter().all(|r| r.table == TABLE_MAIN));
         assert!(kernel.socket.0.is_empty());
         // A dump the kernel never ends is an error, not a wait for ever.
-        assert_eq!(kernel.read_state().err(), Some(RtnlError::Call { what: "rtnetlink dump", error: HostError { errno: 11 } }));
+        assert_eq!(kernel.reread(&mut State::default()).err(), Some(RtnlError::Call { what: "rtnetlink dump", error: HostError { errno: 11 } }));
     }
 
     #[test]
     fn a_dump_reads_until_done() {
         let mut kernel = Rtnl::new(MemoryNetlink::default());
-        let state = kernel.read_state().unwrap();
+        let mut state = State::default();
+        kernel.reread(&mut state).unwrap();
         assert!(state.links.is_empty() && state.addresses.is_empty() && state.routes.is_empty());
         assert_eq!(kinds(&kernel.socket.sent), [link::RTM_GETLINK, address::RTM_GETADDR, route::RTM_GETROUTE]);
     }

@@ -22,9 +22,9 @@ pub enum Growth {
 impl fmt::Display for Growth {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
-            Growth::Ext4 { blocks, block_size } => write!(f, "ext4 resized to {blocks} blocks of {block_size} bytes", blocks = Decimal(blocks as u64), block_size = Decimal(block_size as u64)),
-            Growth::XfsFull { blocks } => write!(f, "xfs already fills the device ({blocks} blocks)", blocks = Decimal(blocks as u64)),
-            Growth::Xfs { from, to, block_size } => write!(f, "xfs grown from {from} to {to} blocks of {block_size} bytes", from = Decimal(from as u64), to = Decimal(to as u64), block_size = Decimal(block_size as u64)),
+            Growth::Ext4 { blocks, block_size } => write!(f, "ext4 resized to {blocks} blocks of {block_size} bytes", blocks = Decimal(blocks), block_size = Decimal(block_size)),
+            Growth::XfsFull { blocks } => write!(f, "xfs already fills the device ({blocks} blocks)", blocks = Decimal(blocks)),
+            Growth::Xfs { from, to, block_size } => write!(f, "xfs grown from {from} to {to} blocks of {block_size} bytes", from = Decimal(from), to = Decimal(to), block_size = Decimal(block_size as u64)),
             Growth::Btrfs => f.write_str("btrfs resized to the device's size"),
         }
     }

@@ -73,7 +73,7 @@ impl Explain for Cause {
             Cause::UnsupportedSectorSize { size } => return write!(f, "{size}-byte sectors are not supported (512 and 4096 are)", size = Decimal(size as u64)),
             Cause::Read { lba, error } | Cause::Write { lba, error } => {
                 let verb = if let Cause::Read { .. } = self { "read" } else { "write" };
-                write!(f, "{verb} at sector {lba}: ", lba = Decimal(lba as u64), verb = Plain(verb))?;
+                write!(f, "{verb} at sector {lba}: ", lba = Decimal(lba), verb = Plain(verb))?;
                 return words(error, f);
             }
             Cause::Sync(error) => {

@@ -97,7 +97,11 @@ fn rounds(imds: &mut Imds<'_>, host: &mut dyn Host, metadata: &mut Metadata<'_>,
 /// Round two: each key of the listing, at once, joined one per line.
 fn fetch_keys(imds: &mut Imds<'_>, host: &mut dyn Http, listing: &[u8], keys: Slot<'_>) -> Result<(), ImdsError> {
     let indices = parse_key_listing(listing).map_err(ImdsError::KeyListing)?;
-    let paths: heapless::Vec<heapless::String<64>, KEYS_LIMIT> = indices.iter().map(|&index| key_path(index)).collect();
+    let mut paths: heapless::Vec<heapless::String<64>, KEYS_LIMIT> = heapless::Vec::new();
+    for &index in &indices {
+        // As many as the indices, which the listing holds to KEYS_LIMIT.
+        let _ = paths.push(key_path(index));
+    }
     let mut states = [ValueState::NotFetched; KEYS_LIMIT];
     let round;
     {

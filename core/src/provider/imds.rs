@@ -84,7 +84,7 @@ pub enum What {
 }
 
 impl What {
-    pub const fn name(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
             What::Item(item) => item.key(),
             What::Token => "token",
@@ -133,16 +133,25 @@ impl ImdsError {
     }
 
     pub fn describe(&self, f: &mut fmt::Formatter<'_>, words: ErrnoWords) -> fmt::Result {
+        // The messages about one value share their start, written once.
+        let value = match *self {
+            ImdsError::Fetch { what, .. } | ImdsError::Refused { what, .. } => Some(what.name()),
+            ImdsError::Document { item, .. } => Some(item.key()),
+            _ => None,
+        };
+        if let Some(value) = value {
+            write!(f, "metadata {value}: ", value = Plain(value))?;
+        }
         match self {
-            ImdsError::Fetch { what, failure } => {
-                write!(f, "metadata {what}: ", what = Plain(what.name()))?;
-                failure.describe(f, words)
-            }
-            ImdsError::Refused { what, status } => write!(f, "metadata {what}: refused with HTTP status {}", Decimal((*status).into()), what = Plain(what.name())),
+            ImdsError::Fetch { failure, .. } => failure.describe(f, words),
+            ImdsError::Refused { status, .. } => write!(f, "refused with HTTP status {}", Decimal((*status).into())),
             ImdsError::Request(e) => write!(f, "cannot write the metadata request: {e}"),
             ImdsError::TokenTooLong => write!(f, "metadata token longer than {limit} bytes", limit = Decimal(TOKEN_LIMIT as u64)),
-            ImdsError::KeyListing(e) => write!(f, "metadata {e}"),
-            ImdsError::Document { item, error } => write!(f, "metadata {what}: {error}", what = Plain(item.key())),
+            ImdsError::KeyListing(e) => {
+                f.write_str("metadata ")?;
+                fmt::Display::fmt(e, f)
+            }
+            ImdsError::Document { error, .. } => fmt::Display::fmt(error, f),
             ImdsError::ValueTooLarge { item, limit } => fmt::Display::fmt(&TooLarge { item: *item, limit: *limit }, f),
             ImdsError::NoService { cloud } => write!(f, "CLOUD={cloud} has no metadata service this wisp can read", cloud = Plain(cloud.name())),
         }
@@ -223,8 +232,13 @@ impl<'c> Imds<'c> {
 
     /// Fetches the items not fetched yet, all at once.
     pub fn fetch(&mut self, host: &mut dyn Host, metadata: &mut Metadata<'_>, items: &[Item]) -> Result<(), ImdsError> {
-        let wanted: heapless::Vec<Item, 5> =
-            Item::ALL.into_iter().filter(|&item| items.contains(&item) && !metadata.is_fetched(item)).collect();
+        let mut wanted: heapless::Vec<Item, 5> = heapless::Vec::new();
+        for item in Item::ALL {
+            if items.contains(&item) && !metadata.is_fetched(item) {
+                // Item::ALL has five.
+                let _ = wanted.push(item);
+            }
+        }
         if wanted.is_empty() {
             return Ok(());
         }
@@ -449,5 +463,18 @@ mod tests {
         let mut network = MemoryNetwork::new().serve("GET /x", 401, b"");
         assert_eq!(imds.get_path(&mut network, "/x", &mut [0u8; 256]), Err(ImdsError::Refused { what: What::Path, status: 401 }));
         assert_eq!(network.rounds.len(), 1);
+    }
+
+    #[test]
+    fn an_error_about_one_value_names_it_first() {
+        use crate::provider::{DocumentError, DocumentFailure};
+        let message = |error: ImdsError| error.to_string();
+        assert_eq!(message(ImdsError::Refused { what: What::Item(Item::InstanceId), status: 403 }), "metadata @instance-id: refused with HTTP status 403");
+        assert_eq!(message(ImdsError::KeyListing(KeyListingError::BadLine { line: 3 })), "metadata public-keys listing: line 3 is not <index>=<name>");
+        assert_eq!(message(ImdsError::TokenTooLong), "metadata token longer than 256 bytes");
+        assert_eq!(message(ImdsError::Request(http::Error::InvalidRequest { field: http::RequestField::Path })), "cannot write the metadata request: invalid characters in the request's path");
+        let error = DocumentFailure::from(DocumentError::Base64(crate::base64::Error::Truncated));
+        assert_eq!(message(ImdsError::Document { item: Item::UserData, error }), std::format!("metadata @userdata: {error}"));
+        assert!(message(ImdsError::Document { item: Item::UserData, error }).starts_with("metadata @userdata: user-data: "));
     }
 }

@@ -14,13 +14,10 @@ pub enum KeyListingError {
 
 impl core::fmt::Display for KeyListingError {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("public-keys listing: ")?;
         match self {
-            KeyListingError::BadLine { line } => {
-                write!(f, "public-keys listing: line {line} is not <index>=<name>", line = Decimal(*line as u64))
-            }
-            KeyListingError::TooManyKeys { limit } => {
-                write!(f, "public-keys listing: more than {limit} keys", limit = Decimal(*limit as u64))
-            }
+            KeyListingError::BadLine { line } => write!(f, "line {line} is not <index>=<name>", line = Decimal(*line as u64)),
+            KeyListingError::TooManyKeys { limit } => write!(f, "more than {limit} keys", limit = Decimal(*limit as u64)),
         }
     }
 }
@@ -68,5 +65,11 @@ mod tests {
         );
         let just_enough: String = (0..KEYS_LIMIT).map(|i| format!("{i}=k\n")).collect();
         assert_eq!(parse_key_listing(just_enough.as_bytes()).unwrap().len(), KEYS_LIMIT);
+    }
+
+    #[test]
+    fn errors_say_they_are_the_listings() {
+        assert_eq!(KeyListingError::BadLine { line: 2 }.to_string(), "public-keys listing: line 2 is not <index>=<name>");
+        assert_eq!(KeyListingError::TooManyKeys { limit: 16 }.to_string(), "public-keys listing: more than 16 keys");
     }
 }

@@ -67,11 +67,12 @@ pub fn before_service(cloud: Cloud) -> Option<BeforeService> {
 }
 
 /// Fills `metadata` from the seed of `cloud`, keeping its extras when `keep`; returns
-/// where the seed was found.
-pub fn load<H: SeedMedia, F: Files>(host: &mut H, files: &mut F, cloud: Cloud, metadata: &mut Metadata<'_>, keep: bool) -> Result<H::Text, H::Text> {
+/// where the seed was found. `document`: room for the seed's documents, read one at a
+/// time (`DOCUMENT_LIMIT` bytes: the host maps it, as a stack buffer would be probed whole).
+pub fn load<H: SeedMedia, F: Files>(host: &mut H, files: &mut F, cloud: Cloud, metadata: &mut Metadata<'_>, keep: bool, document: &mut [u8]) -> Result<H::Text, H::Text> {
     match cloud {
-        Cloud::Configdrive if H::CONFIGDRIVE => load_configdrive(host, metadata, keep),
-        Cloud::Nocloud if H::NOCLOUD => load_nocloud(host, files, metadata, keep),
+        Cloud::Configdrive if H::CONFIGDRIVE => load_configdrive(host, metadata, keep, document),
+        Cloud::Nocloud if H::NOCLOUD => load_nocloud(host, files, metadata, keep, document),
         other => Err(host.text(format_args!("{} has no local seed", Plain(other.name())))),
     }
 }
@@ -112,19 +113,18 @@ pub fn nocloud_seed<H: SeedMedia>(host: &mut H, seed_from: Option<&[u8]>) -> Res
 /// NoCloud: the winning seed's meta-data fills the store (the tokens' `h=` and `i=` over
 /// it), then its user-data; with `keep`, its meta-data, vendor-data and network-config
 /// are kept. Returns where the seed was.
-pub fn load_nocloud<H: SeedMedia, F: Files>(host: &mut H, files: &mut F, metadata: &mut Metadata<'_>, keep: bool) -> Result<H::Text, H::Text> {
+pub fn load_nocloud<H: SeedMedia, F: Files>(host: &mut H, files: &mut F, metadata: &mut Metadata<'_>, keep: bool, document: &mut [u8]) -> Result<H::Text, H::Text> {
     let mut token_buf = [0u8; TOKENS_LIMIT];
     let token_len = token_text(files, &mut token_buf);
     let tokens = token_len.and_then(|len| nocloud::tokens(&token_buf[..len])).unwrap_or_default();
     let mut seed = nocloud_seed(host, tokens.seed_from)?;
-    let mut document = [0u8; DOCUMENT_LIMIT];
-    fill_nocloud(host, &mut seed, &mut document, metadata, &tokens)?;
+    fill_nocloud(host, &mut seed, document, metadata, &tokens)?;
     let len = host.read(&mut seed, &[b"user-data"], metadata.buffer(Item::UserData))?;
     metadata.set_len(Item::UserData, len);
     if keep {
         let files: [(&[&[u8]], &[u8]); 3] =
             [(&[b"meta-data"], META_DATA), (&[b"vendor-data"], VENDOR_DATA), (&[b"network-config"], NETWORK_CONFIG)];
-        keep_extras(host, &mut seed, &files, &mut document)?;
+        keep_extras(host, &mut seed, &files, document)?;
     }
     Ok(host.describe(&seed))
 }
@@ -164,10 +164,9 @@ fn fill_nocloud<H: SeedMedia>(host: &mut H, seed: &mut H::Seed, document: &mut [
 /// ConfigDrive: the filesystem labelled `config-2`; its `openstack/<version>/`, `latest`
 /// or the newest dated version there, gives meta_data.json and user_data; with `keep`,
 /// its meta_data.json, vendor_data.json and network_data.json are kept.
-pub fn load_configdrive<H: SeedMedia>(host: &mut H, metadata: &mut Metadata<'_>, keep: bool) -> Result<H::Text, H::Text> {
+pub fn load_configdrive<H: SeedMedia>(host: &mut H, metadata: &mut Metadata<'_>, keep: bool, document: &mut [u8]) -> Result<H::Text, H::Text> {
     let mut seed = host.labelled(b"config-2").ok_or_else(|| host.text(format_args!("no filesystem labelled config-2")))?;
-    let mut document = [0u8; DOCUMENT_LIMIT];
-    let version = fill_configdrive(host, &mut seed, &mut document, metadata)?;
+    let version = fill_configdrive(host, &mut seed, document, metadata)?;
     let v = version.as_bytes();
     let len = host.read(&mut seed, &[b"openstack", v, b"user_data"], metadata.buffer(Item::UserData))?;
     metadata.set_len(Item::UserData, len);
@@ -177,7 +176,7 @@ pub fn load_configdrive<H: SeedMedia>(host: &mut H, metadata: &mut Metadata<'_>,
             (&[b"openstack", v, b"vendor_data.json"], VENDOR_DATA),
             (&[b"openstack", v, b"network_data.json"], NETWORK_CONFIG),
         ];
-        keep_extras(host, &mut seed, &files, &mut document)?;
+        keep_extras(host, &mut seed, &files, document)?;
     }
     Ok(host.describe(&seed))
 }
@@ -289,7 +288,7 @@ mod tests {
         let mut metadata = Metadata::new(&mut space);
         let mut seeds = MemorySeeds::default().with("dir:/seed", "meta-data", META).with("dir:/seed", "user-data", "#cloud-config\n");
         let mut files = cmdline("console=ttyS0 ds=nocloud;s=/seed;h=gamma\n");
-        assert_eq!(load_nocloud(&mut seeds, &mut files, &mut metadata, false).unwrap(), "dir:/seed");
+        assert_eq!(load_nocloud(&mut seeds, &mut files, &mut metadata, false, &mut [0u8; DOCUMENT_LIMIT]).unwrap(), "dir:/seed");
         assert_eq!(metadata.get(Item::InstanceId), Some(&b"i-seed"[..]));
         assert_eq!(metadata.get(Item::Hostname), Some(&b"gamma"[..]));
         assert_eq!(metadata.get(Item::LocalHostname), Some(&b"alpha"[..]));
@@ -298,13 +297,13 @@ mod tests {
         assert!(seeds.kept.is_empty());
         // No instance-id: `nocloud`, unless the tokens' i= says one; no user-data: absent.
         let mut seeds = MemorySeeds::default().with("dir:/seed", "meta-data", "hostname: beta\n");
-        load_nocloud(&mut seeds, &mut cmdline("ds=nocloud;s=/seed\n"), &mut metadata, false).unwrap();
+        load_nocloud(&mut seeds, &mut cmdline("ds=nocloud;s=/seed\n"), &mut metadata, false, &mut [0u8; DOCUMENT_LIMIT]).unwrap();
         assert_eq!((metadata.get(Item::InstanceId), metadata.get(Item::LocalHostname)), (Some(&b"nocloud"[..]), Some(&b"beta"[..])));
         assert_eq!((metadata.get(Item::SshKeys), metadata.get(Item::UserData)), (None, None));
-        load_nocloud(&mut seeds, &mut cmdline("ds=nocloud;s=/seed;i=i-token\n"), &mut metadata, false).unwrap();
+        load_nocloud(&mut seeds, &mut cmdline("ds=nocloud;s=/seed;i=i-token\n"), &mut metadata, false, &mut [0u8; DOCUMENT_LIMIT]).unwrap();
         assert_eq!(metadata.get(Item::InstanceId), Some(&b"i-token"[..]));
         let mut empty = MemorySeeds::default().with("dir:/seed", "user-data", "");
-        assert_eq!(load_nocloud(&mut empty, &mut cmdline("ds=nocloud;s=/seed\n"), &mut metadata, false).unwrap_err(), "dir:/seed: no meta-data");
+        assert_eq!(load_nocloud(&mut empty, &mut cmdline("ds=nocloud;s=/seed\n"), &mut metadata, false, &mut [0u8; DOCUMENT_LIMIT]).unwrap_err(), "dir:/seed: no meta-data");
     }
 
     #[test]
@@ -324,10 +323,10 @@ mod tests {
         let mut metadata = Metadata::new(&mut space);
         let mut seeds = MemorySeeds::default().with("dir:/seed", "meta-data", META).with("dir:/seed", "network-config", "version: 2\n");
         let mut files = cmdline("ds=nocloud;s=/seed\n");
-        load_nocloud(&mut seeds, &mut files, &mut metadata, true).unwrap();
+        load_nocloud(&mut seeds, &mut files, &mut metadata, true, &mut [0u8; DOCUMENT_LIMIT]).unwrap();
         assert_eq!(seeds.kept.keys().collect::<std::vec::Vec<_>>(), [&b"meta-data".to_vec(), &b"network-config".to_vec()]);
         assert_eq!(seeds.writes, 2);
-        load_nocloud(&mut seeds, &mut files, &mut metadata, true).unwrap();
+        load_nocloud(&mut seeds, &mut files, &mut metadata, true, &mut [0u8; DOCUMENT_LIMIT]).unwrap();
         assert_eq!(seeds.writes, 2);
     }
 
@@ -341,15 +340,15 @@ mod tests {
             .with("label:config-2", "openstack/2015-10-15/user_data", "#!/bin/sh\n")
             .with("label:config-2", "openstack/2015-10-15/network_data.json", "{}")
             .with("label:config-2", "openstack/2013-04-04/meta_data.json", "{}");
-        assert_eq!(load_configdrive(&mut seeds, &mut metadata, true).unwrap(), "label:config-2");
+        assert_eq!(load_configdrive(&mut seeds, &mut metadata, true, &mut [0u8; DOCUMENT_LIMIT]).unwrap(), "label:config-2");
         assert_eq!(metadata.get(Item::InstanceId), Some(&b"83679162-1378-4288-a2d4-70e13ec132aa"[..]));
         assert_eq!(metadata.get(Item::LocalHostname), Some(&b"drive"[..]));
         assert_eq!(metadata.get(Item::UserData), Some(&b"#!/bin/sh\n"[..]));
         assert_eq!(seeds.kept.get(&b"network-config"[..]).map(std::vec::Vec::as_slice), Some(&b"{}"[..]));
         assert_eq!(seeds.kept.get(&b"meta-data"[..]).map(std::vec::Vec::as_slice), Some(json.as_bytes()));
         let mut no_version = MemorySeeds::default().with("label:CONFIG-2", "openstack/content/0000", "");
-        assert_eq!(load_configdrive(&mut no_version, &mut metadata, false).unwrap_err(), "label:CONFIG-2: no openstack/<version>/meta_data.json");
-        assert_eq!(load_configdrive(&mut MemorySeeds::default(), &mut metadata, false).unwrap_err(), "no filesystem labelled config-2");
+        assert_eq!(load_configdrive(&mut no_version, &mut metadata, false, &mut [0u8; DOCUMENT_LIMIT]).unwrap_err(), "label:CONFIG-2: no openstack/<version>/meta_data.json");
+        assert_eq!(load_configdrive(&mut MemorySeeds::default(), &mut metadata, false, &mut [0u8; DOCUMENT_LIMIT]).unwrap_err(), "no filesystem labelled config-2");
     }
 
     const OVF: &str = r#"<?xml version="1.0" encoding="utf-8"?>

@@ -314,12 +314,12 @@ mod tests {
         let mut sources = Sources(MemorySeedSources { devices, ..Default::default() });
         let mut files = crate::host::memory::MemoryHost::new();
         assert_eq!(super::super::local::detect(&mut sources, &mut files), Some(crate::config::Cloud::Nocloud));
-        let said = super::super::local::load(&mut sources, &mut files, crate::config::Cloud::Nocloud, &mut metadata, true);
+        let said = super::super::local::load(&mut sources, &mut files, crate::config::Cloud::Nocloud, &mut metadata, true, &mut [0u8; super::super::local::DOCUMENT_LIMIT]);
         assert_eq!(said.unwrap(), "/dev/sr0 (label cidata)");
         // The image's meta-data is `instance-id:`, without a value.
         assert_eq!(metadata.get(crate::provider::Item::InstanceId), Some(&b""[..]));
         assert_eq!(sources.0.kept.get(&b"meta-data"[..]).map(Vec::as_slice), Some(&b"instance-id:"[..]));
-        let aws = super::super::local::load(&mut sources, &mut files, crate::config::Cloud::Aws, &mut metadata, false);
+        let aws = super::super::local::load(&mut sources, &mut files, crate::config::Cloud::Aws, &mut metadata, false, &mut [0u8; super::super::local::DOCUMENT_LIMIT]);
         assert_eq!(aws.unwrap_err(), "aws has no local seed");
         assert_eq!(super::super::local::detect(&mut Sources(MemorySeedSources::default()), &mut files), None);
     }

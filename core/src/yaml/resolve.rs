@@ -35,9 +35,12 @@ impl Tag {
         // One string, not a table of slices: smaller.
         const TAGS: [Tag; 8] = [Tag::Str, Tag::Int, Tag::Bool, Tag::Float, Tag::Null, Tag::Binary, Tag::Map, Tag::Seq];
         let name = text.strip_prefix(b"!!")?;
-        "str int bool float null binary map seq".split(' ').position(|known| known.as_bytes() == name).map(|i| TAGS[i])
+        crate::text::word_index("str int bool float null binary map seq", name).map(|i| TAGS[i])
     }
 }
+
+/// YAML 1.1's booleans, lowercase.
+const BOOL_WORDS: &str = "yes no true false on off";
 
 /// A scalar under an explicit tag, as PyYAML's constructor for the tag reads its text
 /// (plain, quoted or block alike), and its length after: `!!null` is null whatever the
@@ -48,7 +51,7 @@ pub(super) fn resolve_tagged(tag: Tag, text: &mut [u8]) -> Option<(Resolved, usi
     let resolved = match tag {
         Tag::Str => Resolved::Str,
         Tag::Null => Resolved::Null,
-        Tag::Bool if ["yes", "no", "true", "false", "on", "off"].iter().any(|word| text.eq_ignore_ascii_case(word.as_bytes())) => Resolved::Bool,
+        Tag::Bool if crate::text::word_index_ignoring_case(BOOL_WORDS, text).is_some() => Resolved::Bool,
         Tag::Int if matches!(int_value(text), Some(Ok(_))) => Resolved::Int,
         Tag::Float if is_float(text) || is_decimal(text) => Resolved::Float,
         Tag::Binary => {
@@ -83,7 +86,7 @@ pub(super) fn resolve(text: &[u8]) -> Result<Resolved, ErrorKind> {
     Ok(match text {
         b"" | b"~" => Resolved::Null,
         _ if in_three_cases(text, "null") => Resolved::Null,
-        _ if in_three_cases(text, "yes no true false on off") => Resolved::Bool,
+        _ if in_three_cases(text, BOOL_WORDS) => Resolved::Bool,
         b"<<" => return Err(ErrorKind::MergeKey),
         b"=" => return Err(ErrorKind::ValueKey),
         _ if is_float(text) => Resolved::Float,
@@ -118,7 +121,7 @@ fn digit_or_underscore(b: &u8) -> bool {
 fn is_float(text: &[u8]) -> bool {
     let (_, body) = split_sign(text);
     let signed = body.len() < text.len();
-    if matches!(body, b".inf" | b".Inf" | b".INF") || (!signed && matches!(body, b".nan" | b".NaN" | b".NAN")) {
+    if body.strip_prefix(b".").is_some_and(|word| in_three_cases(word, "inf")) || (!signed && matches!(body, b".nan" | b".NaN" | b".NAN")) {
         return true;
     }
     let span = |from: usize, class: fn(&u8) -> bool| body.get(from..).map_or(0, |rest| rest.iter().take_while(|b| class(b)).count());

@@ -98,7 +98,7 @@ fn values_and_lookups() {
 #[test]
 fn scalars_resolve_as_pyyaml_safe_loader() {
     use Scalar::*;
-    let cases: [(&str, Scalar<'_>); 42] = [
+    let cases: [(&str, Scalar<'_>); 48] = [
         ("~", Null),
         ("null", Null),
         ("NULL", Null),
@@ -131,6 +131,12 @@ fn scalars_resolve_as_pyyaml_safe_loader() {
         ("1.0e+5", Float("1.0e+5")),
         ("1:30.5", Float("1:30.5")),
         ("-.inf", Float("-.inf")),
+        (".Inf", Float(".Inf")),
+        ("+.INF", Float("+.INF")),
+        (".iNF", Str(".iNF")),
+        (".InF", Str(".InF")),
+        ("inf", Str("inf")),
+        (".", Str(".")),
         (".NaN", Float(".NaN")),
         ("+.nan", Str("+.nan")),
         ("1.2.3", Str("1.2.3")),
