@@ -10,12 +10,10 @@ use crate::output::{Message, Os};
 
 #[cfg(feature = "grow")]
 pub mod block;
-#[cfg(feature = "network")]
-pub mod dhcp;
 pub mod files;
 pub mod http;
 #[cfg(feature = "network")]
-pub mod netlink;
+pub mod net;
 pub mod scripts;
 pub mod system;
 #[cfg(any(feature = "nocloud", feature = "configdrive", feature = "azure"))]
