@@ -7,7 +7,7 @@ use wisp_core::seed::local::{before_service, BeforeService};
 use wisp_os_linux::fs::Dir;
 
 use crate::context::Context;
-use crate::host::{dhcp::DhcpOn, host_error, netlink::RouteSocket, system::System, Network, OpenDir};
+use crate::host::{host_error, net::{DhcpOn, RouteSocket}, system::System, Network, OpenDir};
 use crate::output::{path_error, Message};
 
 /// Out of line: its frame holds the routing socket's receive buffer (`Rtnl`, 32 KiB),

@@ -3,11 +3,10 @@
 //! crypt and a random salt before it reaches /etc/shadow; nothing is logged.
 
 use crate::cloud_config::{self, CloudConfig};
-use crate::host::batch::Batch;
 use crate::host::files::Files;
 use crate::host::messages::Messages;
-use crate::host::random::Random;
 use crate::host::room::Room;
+use crate::host::system::System;
 use crate::sha512_crypt;
 use crate::system_files::{self, SystemFile, FILE_LIMIT};
 use crate::text::{Decimal, Plain};
@@ -18,7 +17,7 @@ pub const HASH_LIMIT: usize = 128;
 
 /// The shadow field for a user's password settings: a hash as given, plain text hashed,
 /// `!` before it when locked; `None` when no password is set.
-pub fn shadow_field<'b, H: Messages + Random>(
+pub fn shadow_field<'b, H: Messages + System>(
     host: &mut H,
     hashed: Option<&'b str>,
     plain: Option<&str>,
@@ -43,7 +42,7 @@ pub fn shadow_field<'b, H: Messages + Random>(
 }
 
 /// SHA-512 crypt of `password` with a 16-character random salt.
-fn hash_plain<H: Messages + Random>(host: &mut H, password: &[u8], out: &mut [u8]) -> Result<usize, H::Text> {
+fn hash_plain<H: Messages + System>(host: &mut H, password: &[u8], out: &mut [u8]) -> Result<usize, H::Text> {
     const SALT_ALPHABET: &[u8; 64] = b"./0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
     let mut salt = [0u8; 16];
     host.fill(&mut salt).map_err(|e| system_files::failed(host, b"no random salt", e, ""))?;
@@ -56,7 +55,7 @@ fn hash_plain<H: Messages + Random>(host: &mut H, password: &[u8], out: &mut [u8
 /// `password` (for `default_user`) and `chpasswd`; the number of passwords set. Every
 /// entry is checked (its form, its user's shadow entry) before any password is set; a
 /// password that does not expire is dated `today` (days since 1970).
-pub fn apply<H: Files + Batch + Messages + Random + Room>(host: &mut H, default_user: &str, config: &CloudConfig<'_>, today: u64) -> Result<usize, H::Text> {
+pub fn apply<H: Files + System + Messages + Room>(host: &mut H, default_user: &str, config: &CloudConfig<'_>, today: u64) -> Result<usize, H::Text> {
     passwords(host, default_user, config, today, false)?;
     passwords(host, default_user, config, today, true)
 }
@@ -77,7 +76,7 @@ struct Entry<'a> {
 }
 
 /// `write: false` checks everything and changes nothing.
-fn passwords<H: Files + Batch + Messages + Random + Room>(host: &mut H, default_user: &str, config: &CloudConfig<'_>, today: u64, write: bool) -> Result<usize, H::Text> {
+fn passwords<H: Files + System + Messages + Room>(host: &mut H, default_user: &str, config: &CloudConfig<'_>, today: u64, write: bool) -> Result<usize, H::Text> {
     let chpasswd = config.value("chpasswd");
     let field = |name: &str| chpasswd.and_then(|c| c.get(name)).filter(|v| !v.is_null());
     let expire = field("expire").map(|v| cloud_config::flag("chpasswd", v)).transpose()?.unwrap_or(true);
@@ -161,7 +160,7 @@ fn is_crypt_hash(text: &str) -> bool {
 
 /// Replaces the user's password field, its last change dated `days` (0 makes the user
 /// choose a new one at the next login).
-fn set_shadow<H: Files + Batch + Room>(host: &mut H, name: &[u8], field: &[u8], days: u64, write: bool) -> Result<(), H::Text> {
+fn set_shadow<H: Files + System + Room>(host: &mut H, name: &[u8], field: &[u8], days: u64, write: bool) -> Result<(), H::Text> {
     let mut room = host.room(2 * FILE_LIMIT, "/etc/shadow")?;
     let [shadow_buf, new] = system_files::file_buffers(&mut room);
     let mut shadow = SystemFile::read(host, "/etc/shadow", 0o640, shadow_buf)?;

@@ -2,11 +2,10 @@
 //! metadata and cloud-config as cloud-init chooses it.
 
 use crate::cloud_config::CloudConfig;
-use crate::host::batch::Batch;
 use crate::host::files::Files;
 use crate::host::messages::Messages;
 use crate::host::room::Room;
-use crate::host::uts::HostName;
+use crate::host::system::System;
 use crate::hostname::{self, Hostname};
 use crate::hosts_file;
 use crate::system_files::{self, SystemFile, FILE_LIMIT};
@@ -18,7 +17,7 @@ use crate::text::Plain;
 /// /etc/hosts alone. A name that is not a valid host name is left out with a warning:
 /// wrong for good, it must not fail the boot.
 #[inline(never)]
-pub fn set_hostname<H: Files + Batch + Messages + HostName + Room>(host: &mut H, value: Option<&[u8]>, config: Option<&CloudConfig<'_>>) -> Result<H::Text, H::Text> {
+pub fn set_hostname<H: Files + System + Messages + Room>(host: &mut H, value: Option<&[u8]>, config: Option<&CloudConfig<'_>>) -> Result<H::Text, H::Text> {
     let mut manage_hosts = true;
     let (mut short, mut full, mut prefer_full) = (None, None, false);
     if let Some(config) = config {

@@ -4,9 +4,9 @@
 
 use core::fmt;
 
-use crate::host::batch::Batch;
 use crate::host::files::{Files, Kind};
 use crate::host::messages::Messages;
+use crate::host::system::System;
 use crate::host::HostError;
 use crate::out::Out;
 use crate::text::{Decimal, Plain};
@@ -69,7 +69,7 @@ impl<'b> SystemFile<'b> {
 
     /// Replaces the file with `new` (keeping mode and owner) when `host`'s batch is
     /// committed, and remembers it.
-    pub fn replace<H: Batch + Messages>(&mut self, new: &[u8], host: &mut H) -> Result<(), H::Text> {
+    pub fn replace<H: System + Messages>(&mut self, new: &[u8], host: &mut H) -> Result<(), H::Text> {
         let path = self.path;
         host.stage(path.as_bytes(), new, self.mode, self.owner).map_err(|e| failed(host, path.as_bytes(), e, ""))?;
         self.text[..new.len()].copy_from_slice(new);
@@ -90,8 +90,8 @@ pub fn said<H: Messages>(host: &H, e: &dyn fmt::Display) -> H::Text {
     host.text(format_args!("{e}"))
 }
 
-/// Gives the staged files their names, durably (see `Batch`).
-pub fn commit<H: Batch + Messages>(host: &mut H) -> Result<(), H::Text> {
+/// Gives the staged files their names, durably (see `System`).
+pub fn commit<H: System + Messages>(host: &mut H) -> Result<(), H::Text> {
     host.commit().map_err(|e| failed(host, b"cannot replace the files", e, ""))
 }
 

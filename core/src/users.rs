@@ -8,11 +8,10 @@ use core::fmt;
 use crate::accounts::{self, AccountsError, User, DOAS_RULE, SUDOERS_RULE};
 use crate::authorized_keys::{self, PublicKey};
 use crate::cloud_config::{self, CloudConfig, UserEntry};
-use crate::host::batch::Batch;
 use crate::host::files::{Files, Kind};
 use crate::host::messages::Messages;
-use crate::host::random::Random;
 use crate::host::room::Room;
+use crate::host::system::System;
 use crate::out::Out;
 use crate::system_files::{commit, directory_itself, failed, file_buffers, has_contents, is_directory, joined, said, split_path, SystemFile, FILE_LIMIT, SYMLINK, TOO_LARGE};
 use crate::text::{Decimal, Plain};
@@ -65,7 +64,7 @@ pub type Done = heapless::Vec<&'static str, 8>;
 /// after a crash completes what is missing; `done` names the steps taken. The files it
 /// changes are staged in the host's batch, for the caller to commit; a new password field
 /// is dated `today` (days since 1970).
-pub fn ensure_account<H: Files + Batch + Messages + Room>(host: &mut H, account: &Account<'_>, today: u64, done: &mut Done) -> Result<Ensured, H::Text> {
+pub fn ensure_account<H: Files + System + Messages + Room>(host: &mut H, account: &Account<'_>, today: u64, done: &mut Done) -> Result<Ensured, H::Text> {
     let name = account.name;
     let mut room = host.room(4 * FILE_LIMIT, "/etc/passwd, group and shadow")?;
     let [passwd_buf, group_buf, shadow_buf, new] = file_buffers(&mut room);
@@ -155,7 +154,7 @@ fn free_id<H: Messages>(host: &H, passwd: &SystemFile<'_>, group: &SystemFile<'_
 /// the step in `done` (an empty name: a step the result line does not name). An edit that
 /// changes nothing is no step.
 #[inline(never)]
-fn stage_step<H: Batch + Messages>(host: &mut H, file: &mut SystemFile<'_>, made: Result<usize, AccountsError>, new: &[u8], step: &'static str, done: &mut Done) -> Result<(), H::Text> {
+fn stage_step<H: System + Messages>(host: &mut H, file: &mut SystemFile<'_>, made: Result<usize, AccountsError>, new: &[u8], step: &'static str, done: &mut Done) -> Result<(), H::Text> {
     let new = &new[..made.map_err(|e| said(host, &e))?];
     if new != file.text() {
         file.replace(new, host)?;
@@ -168,7 +167,7 @@ fn stage_step<H: Batch + Messages>(host: &mut H, file: &mut SystemFile<'_>, made
 
 /// The default user (`name`, from CLOUD_USER), in group `wheel` where the image has one,
 /// with sudo's and doas' rules for `wheel` where those tools are.
-pub fn create_default_user<H: Files + Batch + Messages + Room>(host: &mut H, name: &[u8], config: Option<&CloudConfig<'_>>, today: u64) -> Result<H::Text, H::Text> {
+pub fn create_default_user<H: Files + System + Messages + Room>(host: &mut H, name: &[u8], config: Option<&CloudConfig<'_>>, today: u64) -> Result<H::Text, H::Text> {
     if config.is_some_and(|c| !c.wants_default_user()) {
         return Ok(host.text(format_args!("cloud-config users lists no default: {} not created", H::shown(name))));
     }
@@ -368,7 +367,7 @@ const RULES_LIMIT: usize = 8 * 1024;
 /// `create_default_user`'s), each with its groups, password, sudo and doas rules and
 /// keys; then `password` and `chpasswd` for `default_user`. Dates are `today`'s.
 #[inline(never)]
-pub fn apply_users<H: Files + Batch + Messages + Random + Room>(host: &mut H, default_user: &str, config: &CloudConfig<'_>, today: u64) -> Result<H::Text, H::Text> {
+pub fn apply_users<H: Files + System + Messages + Room>(host: &mut H, default_user: &str, config: &CloudConfig<'_>, today: u64) -> Result<H::Text, H::Text> {
     let mut groups_made = 0;
     if let Some(groups) = config.value("groups") {
         groups_made = apply_groups(host, groups)?;
@@ -422,7 +421,7 @@ pub fn apply_users<H: Files + Batch + Messages + Random + Room>(host: &mut H, de
 
 /// One user of `users`.
 #[inline(never)]
-fn apply_user<H: Files + Batch + Messages + Random + Room>(host: &mut H, spec: &cloud_config::UserSpec<'_>, today: u64) -> Result<(), H::Text> {
+fn apply_user<H: Files + System + Messages + Room>(host: &mut H, spec: &cloud_config::UserSpec<'_>, today: u64) -> Result<(), H::Text> {
     let mut groups: heapless::Vec<&[u8], GROUPS_LIMIT> = heapless::Vec::new();
     if let Some(listed) = spec.groups {
         cloud_config::for_each_name("users", listed, |name, at| groups.push(name.as_bytes()).map_err(|_| cloud_config::error("users", at, &"more than 16 groups")))
@@ -463,7 +462,7 @@ fn apply_user<H: Files + Batch + Messages + Random + Room>(host: &mut H, spec: &
 
 /// cloud-config's `groups`: names, or `{group: [members]}`; members that are not users
 /// are left out, as cloud-init does. The number of groups made.
-fn apply_groups<H: Files + Batch + Messages + Room>(host: &mut H, groups: crate::yaml::NodeRef<'_>) -> Result<usize, H::Text> {
+fn apply_groups<H: Files + System + Messages + Room>(host: &mut H, groups: crate::yaml::NodeRef<'_>) -> Result<usize, H::Text> {
     let mut made = 0;
     // Read once for every group: /etc/group is kept up to date as groups are added.
     let mut room = host.room(3 * FILE_LIMIT, "/etc/passwd and group")?;

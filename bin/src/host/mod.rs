@@ -6,14 +6,14 @@ use wisp_core::host::HostError;
 use wisp_os_linux::nul_terminated::NulTerminated;
 use wisp_os_linux::Errno;
 
+use crate::output::{Message, Os};
+
 #[cfg(feature = "grow")]
 pub mod block;
-#[cfg(feature = "network")]
-pub mod dhcp;
 pub mod files;
 pub mod http;
 #[cfg(feature = "network")]
-pub mod netlink;
+pub mod net;
 pub mod scripts;
 pub mod system;
 #[cfg(any(feature = "nocloud", feature = "configdrive", feature = "azure"))]
@@ -24,6 +24,17 @@ mod chosen_files;
 
 pub use files::OpenDir;
 pub use http::Network;
+
+/// core's lines are wisp's messages, an errno said by its name.
+impl wisp_core::host::messages::Line for Message {
+    fn format(args: core::fmt::Arguments<'_>) -> Message {
+        Message::format(args)
+    }
+
+    fn reason(error: HostError) -> impl core::fmt::Display {
+        Os(errno(error))
+    }
+}
 
 pub fn host_error(e: Errno) -> HostError {
     HostError { errno: e.raw_os_error() }

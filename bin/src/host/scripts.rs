@@ -99,10 +99,6 @@ pub fn run_boothooks(ctx: &Context<'_>, var: &Dir, userdata: Result<Option<&User
 /// a sleep, reboot(2).
 #[cfg(feature = "cloud-config")]
 impl wisp_core::host::commands::Commands for System<'_> {
-    fn has_program(&mut self, program: &[u8]) -> bool {
-        self.ctx.stat_followed(program).is_some_and(|found| found.is_file())
-    }
-
     fn run(&mut self, program: &CStr, args: &[&CStr], output: wisp_core::host::commands::Output<'_>) -> Result<bool, wisp_core::host::commands::RunError> {
         use wisp_core::host::commands::{Output, RunError};
         let file = match output {

@@ -11,7 +11,7 @@ use wisp_os_linux::{block, OwnedFd};
 
 use super::host_error;
 use crate::context::Context;
-use crate::output::{Message, Os, Shown};
+use crate::output::{Message, Shown};
 
 /// A block device read through its descriptor.
 pub struct BlockDevice(OwnedFd);
@@ -38,14 +38,6 @@ impl SeedSources for Seeds<'_> {
     const UDF: bool = cfg!(feature = "udf");
     const NOCLOUD: bool = cfg!(feature = "nocloud");
     const CONFIGDRIVE: bool = cfg!(feature = "configdrive");
-
-    fn text(&self, args: core::fmt::Arguments<'_>) -> Message {
-        Message::format(args)
-    }
-
-    fn reason(error: HostError) -> impl core::fmt::Display {
-        Os(super::errno(error))
-    }
 
     fn block_devices(&mut self, visit: &mut dyn FnMut(&[u8])) {
         if let Ok(sys) = self.ctx.open_dir(b"/sys/class/block") {

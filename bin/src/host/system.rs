@@ -14,7 +14,7 @@ use super::files::OpenDir;
 use super::host_error;
 use crate::context::Context;
 use crate::markers::Markers;
-use crate::output::{Message, Os};
+use crate::output::Message;
 
 /// What the accounts' rules and user-data's scripts run against: the root, a batch, the
 /// context's log, and user-data.log and the instance's markers once opened.
@@ -49,7 +49,7 @@ impl<'c> wisp_core::host::files::HasFiles for System<'c> {
     }
 }
 
-impl wisp_core::host::batch::Batch for System<'_> {
+impl wisp_core::host::system::System for System<'_> {
     fn stage(&mut self, path: &[u8], contents: &[u8], mode: u32, owner: Option<(u32, u32)>) -> Result<(), HostError> {
         let (dir, name) = self.files.parent(path)?;
         dir.stage(name, contents, mode, owner, &mut self.batch).map_err(host_error)
@@ -62,14 +62,18 @@ impl wisp_core::host::batch::Batch for System<'_> {
     fn discard(&mut self) {
         self.batch.discard();
     }
+
+    fn set_host_name(&mut self, name: &[u8]) -> Result<(), HostError> {
+        wisp_os_linux::system::set_hostname(name).map_err(host_error)
+    }
+
+    fn fill(&mut self, buf: &mut [u8]) -> Result<(), HostError> {
+        wisp_os_linux::system::random_bytes(buf).map_err(host_error)
+    }
 }
 
 impl wisp_core::host::messages::Messages for System<'_> {
     type Text = Message;
-
-    fn text(&self, args: core::fmt::Arguments<'_>) -> Message {
-        Message::format(args)
-    }
 
     fn log(&self, args: core::fmt::Arguments<'_>) {
         self.ctx.log.line(args);
@@ -81,10 +85,6 @@ impl wisp_core::host::messages::Messages for System<'_> {
 
     fn error(&self, args: core::fmt::Arguments<'_>) {
         crate::output::error(args);
-    }
-
-    fn reason(error: HostError) -> impl core::fmt::Display {
-        Os(super::errno(error))
     }
 
     fn path_error(&self, path: &[u8], error: HostError) -> Message {
@@ -114,12 +114,6 @@ impl wisp_core::host::fetch::Fetch for System<'_> {
     }
 }
 
-impl wisp_core::host::random::Random for System<'_> {
-    fn fill(&mut self, buf: &mut [u8]) -> Result<(), HostError> {
-        wisp_os_linux::system::random_bytes(buf).map_err(host_error)
-    }
-}
-
 /// stat(2) with symlinks followed inside the root, readlinkat(2), a symlink replaced by
 /// rename(2), symlinkat(2).
 impl wisp_core::host::links::Links for System<'_> {
@@ -141,11 +135,5 @@ impl wisp_core::host::links::Links for System<'_> {
     fn create_symlink(&mut self, target: &[u8], path: &[u8]) -> Result<bool, HostError> {
         let (dir, name) = self.files.parent(path)?;
         dir.create_symlink(target, name).map_err(host_error)
-    }
-}
-
-impl wisp_core::host::uts::HostName for System<'_> {
-    fn set_host_name(&mut self, name: &[u8]) -> Result<(), HostError> {
-        wisp_os_linux::system::set_hostname(name).map_err(host_error)
     }
 }

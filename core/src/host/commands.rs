@@ -6,6 +6,8 @@
 
 use core::ffi::CStr;
 
+use super::files::Kind;
+use super::links::Links;
 use super::messages::Messages;
 use super::HostError;
 use crate::cloud_config::PowerMode;
@@ -28,10 +30,12 @@ pub enum RunError {
     Run(HostError),
 }
 
-pub trait Commands: Messages {
+pub trait Commands: Messages + Links {
     /// Whether the image has `program` (a path inside the root): a regular file, symlinks
     /// followed.
-    fn has_program(&mut self, program: &[u8]) -> bool;
+    fn has_program(&mut self, program: &[u8]) -> bool {
+        self.followed(program) == Some(Kind::File)
+    }
 
     /// Runs `program` (a path inside the root, run chrooted into it, as its arguments'
     /// paths are) with `args` (`args[0]` its name), standard input /dev/null; whether it

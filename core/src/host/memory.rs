@@ -389,7 +389,7 @@ impl Files for MemorySystem {
     }
 }
 
-impl super::batch::Batch for MemorySystem {
+impl super::system::System for MemorySystem {
     fn stage(&mut self, path: &[u8], contents: &[u8], mode: u32, owner: Option<(u32, u32)>) -> Result<(), HostError> {
         self.host.call("stage", path)?;
         self.staged.retain(|staged| staged.0 != path);
@@ -408,6 +408,17 @@ impl super::batch::Batch for MemorySystem {
 
     fn discard(&mut self) {
         self.staged.clear();
+    }
+
+    fn set_host_name(&mut self, name: &[u8]) -> Result<(), HostError> {
+        self.host.call("set_host_name", name)?;
+        self.host_name = Some(name.to_vec());
+        Ok(())
+    }
+
+    fn fill(&mut self, buf: &mut [u8]) -> Result<(), HostError> {
+        buf.fill(self.random);
+        Ok(())
     }
 }
 
@@ -433,10 +444,6 @@ impl super::room::Room for MemorySystem {
 impl super::messages::Messages for MemorySystem {
     type Text = std::string::String;
 
-    fn text(&self, args: core::fmt::Arguments<'_>) -> std::string::String {
-        std::format!("{args}")
-    }
-
     fn log(&self, args: core::fmt::Arguments<'_>) {
         self.said.borrow_mut().push(std::format!("{args}"));
     }
@@ -447,10 +454,6 @@ impl super::messages::Messages for MemorySystem {
 
     fn error(&self, args: core::fmt::Arguments<'_>) {
         self.said.borrow_mut().push(std::format!("error: {args}"));
-    }
-
-    fn reason(error: HostError) -> impl core::fmt::Display {
-        error
     }
 
     fn shown(bytes: &[u8]) -> impl core::fmt::Display + '_ {
@@ -469,6 +472,17 @@ impl super::messages::Messages for MemorySystem {
     }
 }
 
+/// Every in-memory host's lines: the formatted text, an errno as its number.
+impl super::messages::Line for std::string::String {
+    fn format(args: core::fmt::Arguments<'_>) -> std::string::String {
+        std::format!("{args}")
+    }
+
+    fn reason(error: HostError) -> impl core::fmt::Display {
+        error
+    }
+}
+
 impl From<crate::net::rtnl::RtnlError> for std::string::String {
     fn from(e: crate::net::rtnl::RtnlError) -> std::string::String {
         std::format!("{e}")
@@ -478,21 +492,6 @@ impl From<crate::net::rtnl::RtnlError> for std::string::String {
 impl From<crate::cloud_config::ConfigError> for std::string::String {
     fn from(e: crate::cloud_config::ConfigError) -> std::string::String {
         std::format!("{e}")
-    }
-}
-
-impl super::random::Random for MemorySystem {
-    fn fill(&mut self, buf: &mut [u8]) -> Result<(), HostError> {
-        buf.fill(self.random);
-        Ok(())
-    }
-}
-
-impl super::uts::HostName for MemorySystem {
-    fn set_host_name(&mut self, name: &[u8]) -> Result<(), HostError> {
-        self.host.call("set_host_name", name)?;
-        self.host_name = Some(name.to_vec());
-        Ok(())
     }
 }
 
@@ -832,10 +831,6 @@ impl super::seed_media::SeedMedia for MemorySeeds {
     type Seed = std::string::String;
     type Text = std::string::String;
 
-    fn text(&self, args: core::fmt::Arguments<'_>) -> std::string::String {
-        std::format!("{args}")
-    }
-
     fn is_directory(&mut self, path: &[u8]) -> bool {
         self.seeds.contains_key(&std::format!("dir:{}", std::string::String::from_utf8_lossy(path)))
     }
@@ -996,9 +991,6 @@ impl super::files::HasFiles for MemoryDecoding {
 impl super::messages::Messages for MemoryDecoding {
     type Text = std::string::String;
 
-    fn text(&self, args: core::fmt::Arguments<'_>) -> std::string::String {
-        self.system.text(args)
-    }
     fn log(&self, args: core::fmt::Arguments<'_>) {
         self.system.log(args)
     }
@@ -1007,9 +999,6 @@ impl super::messages::Messages for MemoryDecoding {
     }
     fn error(&self, args: core::fmt::Arguments<'_>) {
         self.system.error(args)
-    }
-    fn reason(error: HostError) -> impl core::fmt::Display {
-        error
     }
     fn shown(bytes: &[u8]) -> impl core::fmt::Display + '_ {
         std::string::String::from_utf8_lossy(bytes)
@@ -1078,14 +1067,6 @@ impl super::seed_sources::SeedSources for MemorySeedSources {
     const UDF: bool = true;
     const NOCLOUD: bool = true;
     const CONFIGDRIVE: bool = true;
-
-    fn text(&self, args: core::fmt::Arguments<'_>) -> std::string::String {
-        std::format!("{args}")
-    }
-
-    fn reason(error: HostError) -> impl core::fmt::Display {
-        error
-    }
 
     fn block_devices(&mut self, visit: &mut dyn FnMut(&[u8])) {
         for (name, _) in &self.devices {
@@ -1401,9 +1382,6 @@ impl super::room::Room for MemoryDevices {
 impl super::messages::Messages for MemoryDevices {
     type Text = String;
 
-    fn text(&self, args: core::fmt::Arguments<'_>) -> String {
-        self.system.text(args)
-    }
     fn log(&self, args: core::fmt::Arguments<'_>) {
         self.system.log(args)
     }
@@ -1412,9 +1390,6 @@ impl super::messages::Messages for MemoryDevices {
     }
     fn error(&self, args: core::fmt::Arguments<'_>) {
         self.system.error(args)
-    }
-    fn reason(error: HostError) -> impl core::fmt::Display {
-        MemorySystem::reason(error)
     }
     fn shown(bytes: &[u8]) -> impl core::fmt::Display + '_ {
         MemorySystem::shown(bytes)
@@ -1680,10 +1655,6 @@ impl<'h> super::phases::Phases for MemoryPhases<'h> {
 
     fn var(&mut self) -> &mut MemoryDir<'h> {
         &mut self.var
-    }
-
-    fn text(&self, args: core::fmt::Arguments<'_>) -> std::string::String {
-        std::format!("{args}")
     }
 
     fn os_error(&self, what: &str, error: HostError) -> std::string::String {

@@ -5,14 +5,26 @@ use core::fmt;
 use super::HostError;
 use crate::cloud_config::ConfigError;
 
+/// A line of text kept by the host, and the system's words for an errno: what every host
+/// trait that says something (`Messages`, `SeedSources`) builds its lines as, written once
+/// for the host's line type rather than once for each host.
+pub trait Line: fmt::Display {
+    fn format(args: fmt::Arguments<'_>) -> Self;
+
+    /// The system's words for `error` ("No such file or directory").
+    fn reason(error: HostError) -> impl fmt::Display;
+}
+
 /// The host's message lines. A rule builds its lines here, in the host's words for what
 /// core cannot know (the system's reason for an errno, a path under the root), so that
 /// what is printed is the host's to store and show.
 pub trait Messages {
     /// One line of text, kept by the host.
-    type Text: fmt::Display + From<ConfigError>;
+    type Text: Line + From<ConfigError>;
 
-    fn text(&self, args: fmt::Arguments<'_>) -> Self::Text;
+    fn text(&self, args: fmt::Arguments<'_>) -> Self::Text {
+        Self::Text::format(args)
+    }
 
     /// A line of the action log.
     fn log(&self, args: fmt::Arguments<'_>);
@@ -24,7 +36,9 @@ pub trait Messages {
     fn error(&self, args: fmt::Arguments<'_>);
 
     /// The system's words for `error` ("No such file or directory").
-    fn reason(error: HostError) -> impl fmt::Display;
+    fn reason(error: HostError) -> impl fmt::Display {
+        Self::Text::reason(error)
+    }
 
     /// Bytes from outside (names, paths) with anything unprintable escaped.
     fn shown(bytes: &[u8]) -> impl fmt::Display + '_ {

@@ -24,14 +24,12 @@ pub mod files;
 pub mod http;
 pub mod netlink;
 // accounts, passwords, keys and host names (issue #12)
-pub mod batch;
 pub mod messages;
-pub mod random;
 pub mod room;
+pub mod system;
 // user-data's scripts, its decoding's room and includes
 pub mod scripts;
 pub mod fetch;
-pub mod uts;
 // local clouds' seeds
 pub mod seed_media;
 pub mod seed_sources;

@@ -6,12 +6,13 @@ use core::fmt;
 
 use super::actions::Actions;
 use super::directory::Directory;
+use super::messages::Line;
 use super::HostError;
 use crate::phase::{Phase, Plan};
 use crate::phases_start::Starting;
 use crate::provider::Item;
 
-pub trait Phases: Actions<Text: fmt::Write> {
+pub trait Phases: Actions<Text: fmt::Write + Line> {
     /// A fetch from the metadata service that failed.
     type FetchError: Copy + fmt::Display;
     /// TINY_CLOUD_VAR, open.
@@ -22,7 +23,9 @@ pub trait Phases: Actions<Text: fmt::Write> {
     fn var(&mut self) -> &mut Self::Var;
 
     /// A line of the host's, kept as long as the run.
-    fn text(&self, args: fmt::Arguments<'_>) -> Self::Text;
+    fn text(&self, args: fmt::Arguments<'_>) -> Self::Text {
+        Self::Text::format(args)
+    }
 
     /// `what: reason`, the system's words for `error`.
     fn os_error(&self, what: &str, error: HostError) -> Self::Text;

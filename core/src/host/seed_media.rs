@@ -4,19 +4,22 @@
 
 use core::fmt;
 
+use super::messages::Line;
 use crate::http::Url;
 
 pub trait SeedMedia {
     /// A seed, open.
     type Seed;
     /// A line in the host's words (its reasons for errnos, its way of showing bytes).
-    type Text: fmt::Display;
+    type Text: Line;
 
     /// Whether this build reads NoCloud's seeds, and ConfigDrive's.
     const NOCLOUD: bool = true;
     const CONFIGDRIVE: bool = true;
 
-    fn text(&self, args: fmt::Arguments<'_>) -> Self::Text;
+    fn text(&self, args: fmt::Arguments<'_>) -> Self::Text {
+        Self::Text::format(args)
+    }
 
     /// Whether a directory is at `path` (absolute in the image).
     fn is_directory(&mut self, path: &[u8]) -> bool;

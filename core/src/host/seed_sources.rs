@@ -5,6 +5,7 @@
 
 use core::fmt;
 
+use super::messages::Line;
 use super::HostError;
 use crate::seed::Device;
 
@@ -14,7 +15,7 @@ pub trait SeedSources {
     /// A directory of the image, open.
     type Directory;
     /// A line in the host's words.
-    type Text: fmt::Display;
+    type Text: Line;
 
     /// The seed filesystem readers this build has, and whether it reads NoCloud's seeds
     /// (directories and URLs among them) and ConfigDrive's: what a build leaves out is
@@ -25,10 +26,14 @@ pub trait SeedSources {
     const NOCLOUD: bool;
     const CONFIGDRIVE: bool;
 
-    fn text(&self, args: fmt::Arguments<'_>) -> Self::Text;
+    fn text(&self, args: fmt::Arguments<'_>) -> Self::Text {
+        Self::Text::format(args)
+    }
 
     /// The system's words for `error` ("Permission denied").
-    fn reason(error: HostError) -> impl fmt::Display;
+    fn reason(error: HostError) -> impl fmt::Display {
+        Self::Text::reason(error)
+    }
 
     /// Each entry's name in /sys/class/block, in the order listed.
     fn block_devices(&mut self, visit: &mut dyn FnMut(&[u8]));

@@ -13,7 +13,7 @@ use crate::host::explain::Worded;
 use crate::host::files::Files;
 use crate::host::messages::Messages;
 use crate::host::netlink::Netlink;
-use crate::host::random::Random;
+use crate::host::system::System;
 use crate::host::timer::Timer;
 use crate::host::HostError;
 use crate::net::configure::{self, Configured};
@@ -54,7 +54,7 @@ pub fn set_ephemeral_network<H, D, N, T, S>(
     instance: &Instance<'_>,
 ) -> Result<H::Text, H::Text>
 where
-    H: Files + Messages + Random,
+    H: Files + Messages + System,
     D: Directory,
     N: Netlink,
     T: Timer,
@@ -132,7 +132,7 @@ where
 
 /// The DHCP exchange on `link`, within `dhcp_ms`; each offer and refusal is logged.
 #[inline(never)]
-fn take_lease<H: Messages + Random, S: DhcpSocket>(
+fn take_lease<H: Messages + System, S: DhcpSocket>(
     host: &mut H,
     link: &Link,
     previous: Option<Ipv4Addr>,

@@ -3,8 +3,6 @@
 //! a seed directory, its files resolved beneath it; a seed URL, one GET per file. This is
 //! `SeedMedia` over the host's thinner `SeedSources`, the readers dispatched once here.
 
-use core::fmt;
-
 use super::{iso9660, udf, vfat, Filesystem, SeedError};
 use crate::host::seed_sources::SeedSources;
 use crate::host::seed_media::SeedMedia;
@@ -155,10 +153,6 @@ impl<H: SeedSources> SeedMedia for Sources<H> {
     type Text = H::Text;
     const NOCLOUD: bool = H::NOCLOUD;
     const CONFIGDRIVE: bool = H::CONFIGDRIVE;
-
-    fn text(&self, args: fmt::Arguments<'_>) -> H::Text {
-        self.0.text(args)
-    }
 
     fn is_directory(&mut self, path: &[u8]) -> bool {
         self.0.open_directory(path).is_ok()

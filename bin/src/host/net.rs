@@ -1,12 +1,25 @@
-//! core's `DhcpSocket` over one interface's packet socket.
+//! The ephemeral network's sockets: core's `Netlink` over a NETLINK_ROUTE socket, and its
+//! `DhcpSocket` over one interface's packet socket.
 
 use wisp_core::host::HostError;
-use wisp_os_linux::packet;
+use wisp_os_linux::{netlink, packet, OwnedFd};
 
 use super::host_error;
 
+pub struct RouteSocket(pub OwnedFd);
+
+impl wisp_core::host::netlink::Netlink for RouteSocket {
+    fn send(&mut self, request: &[u8]) -> Result<(), HostError> {
+        netlink::send(&self.0, request).map_err(host_error)
+    }
+
+    fn recv(&mut self, buf: &mut [u8]) -> Result<usize, HostError> {
+        netlink::recv(&self.0, buf).map_err(host_error)
+    }
+}
+
 pub struct DhcpOn {
-    pub socket: wisp_os_linux::OwnedFd,
+    pub socket: OwnedFd,
     pub index: u32,
 }
 
