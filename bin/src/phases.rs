@@ -132,10 +132,6 @@ impl<'r, 'c> Phases for PhaseHost<'r, 'c, '_> {
         &mut self.var
     }
 
-    fn text(&self, args: core::fmt::Arguments<'_>) -> Message {
-        Message::format(args)
-    }
-
     fn os_error(&self, what: &str, error: HostError) -> Message {
         crate::output::path_error(what.as_bytes(), crate::host::errno(error))
     }
