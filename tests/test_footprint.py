@@ -168,6 +168,7 @@ def test_the_main_phase_with_a_default_user_and_keys_touches_little_stack(wisp, 
 SSH_PWAUTH = "#cloud-config\nssh_pwauth: true\n"
 
 
+@pytest.mark.needs("ssh")
 def test_the_main_phase_editing_sshd_config_touches_little_stack(wisp, run, imds, netns, root):
     sshd_config = root / "etc/ssh/sshd_config"
     sshd_config.parent.mkdir(parents=True, exist_ok=True)
@@ -180,6 +181,7 @@ def test_the_main_phase_editing_sshd_config_touches_little_stack(wisp, run, imds
 # cloud-config's `apk_repos` reads and rewrites /etc/apk/repositories in the host's
 # mapped room: its 36 KiB of buffers sat in the action dispatch's frame in the default
 # build, where this phase touched 160-164 KiB.
+@pytest.mark.needs("apk-repos")
 def test_the_main_phase_writing_apk_repositories_touches_little_stack(wisp, run, imds, netns, root):
     stack = phase_stacks(wisp, run, imds, netns, root, "#cloud-config\napk_repos:\n  alpine_repo:\n    version: v3.20\n")["main"]
     assert "/v3.20/main" in (root / "etc/apk/repositories").read_text()
@@ -192,6 +194,7 @@ def test_the_main_phase_writing_apk_repositories_touches_little_stack(wisp, run,
 USERS = "#cloud-config\nusers:\n  - name: bob\n    sudo: ALL=(ALL) NOPASSWD:ALL\n"
 
 
+@pytest.mark.needs("cloud-config")
 def test_the_main_phase_adding_a_user_with_sudo_rules_touches_little_stack(wisp, run, imds, netns, root):
     stack = phase_stacks(wisp, run, imds, netns, root, USERS)["main"]
     assert (root / "etc/sudoers.d/wisp-users").read_text() == "bob ALL=(ALL) NOPASSWD:ALL\n"
@@ -327,6 +330,7 @@ def test_the_imds_command_touches_little_stack(wisp, imds, netns, root):
 BOOTSTRAP_ADDRESS_SPACE_LIMIT = 8 * 1024 * 1024
 
 
+@pytest.mark.needs("cloud-config")
 def test_a_first_boot_runs_under_a_small_address_space_limit(run, imds, root):
     imds(aws_metadata(user_data="#cloud-config\nhostname: small\nwrite_files:\n  - path: /etc/small\n    content: fits\n"))
     result = run("--root", root, "bootstrap", wrap=["prlimit", f"--as={BOOTSTRAP_ADDRESS_SPACE_LIMIT}"])
@@ -334,6 +338,7 @@ def test_a_first_boot_runs_under_a_small_address_space_limit(run, imds, root):
     assert (root / "etc/small").read_text() == "fits" and (root / "etc/hostname").read_text() == "small\n"
 
 
+@pytest.mark.needs("cloud-config")
 def test_user_data_past_its_bound_is_refused_by_name(wisp, tmp_path):
     root = tmp_path / "root"
     root.mkdir()
@@ -393,7 +398,12 @@ VM_ID = "d0df4c54-4ecb-4a4b-9954-5bdf3ed5c3b8"
 PACKAGES = "#cloud-config\npackages: [nginx]\nruncmd: [echo ran]\n"
 
 
-@pytest.mark.parametrize("cloud,user_data", [("aws", SCRIPT), ("aws", CLOUD_CONFIG), ("aws", PACKAGES), ("azure", CLOUD_CONFIG)])
+@pytest.mark.parametrize("cloud,user_data", [
+    ("aws", SCRIPT),
+    pytest.param("aws", CLOUD_CONFIG, marks=pytest.mark.needs("cloud-config")),
+    pytest.param("aws", PACKAGES, marks=pytest.mark.needs("cloud-config")),
+    pytest.param("azure", CLOUD_CONFIG, marks=pytest.mark.needs("azure", "cloud-config")),
+])
 def test_first_boot_syncs_little_and_marks_complete_last(cloud, user_data, run, imds, root, tmp_path):
     (root / "etc/wisp.conf").write_text(f"CLOUD={cloud}\n")
     if user_data == PACKAGES:
@@ -535,7 +545,7 @@ def test_a_phase_run_again_in_the_same_boot_reads_what_was_kept(run, imds, root)
 CLOUD_REQUESTS = {"gcp": (8, 1), "oci": (1, 1), "azure": (1, 1)}
 
 
-@pytest.mark.parametrize("cloud", sorted(CLOUD_REQUESTS))
+@pytest.mark.parametrize("cloud", [pytest.param(cloud, marks=pytest.mark.needs(cloud)) for cloud in sorted(CLOUD_REQUESTS)])
 def test_other_clouds_fetch_once_per_boot(cloud, run, imds, root, tmp_path):
     first, later = CLOUD_REQUESTS[cloud]
     (root / "etc/wisp.conf").write_text(f"CLOUD={cloud}\n")
