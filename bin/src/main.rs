@@ -8,7 +8,8 @@
 #![cfg_attr(
     not(all(
         feature = "aws", feature = "azure", feature = "gcp", feature = "oci", feature = "nocloud",
-        feature = "configdrive", feature = "cloud-config", feature = "cloud-init-status", feature = "vfat"
+        feature = "configdrive", feature = "cloud-config", feature = "cloud-init-status", feature = "vfat",
+        feature = "ssh", feature = "ntp", feature = "apk-repos"
     )),
     allow(dead_code, unused_imports, unused_variables)
 )]
