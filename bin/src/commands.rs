@@ -6,7 +6,7 @@ use wisp_core::clean::Options;
 #[cfg(feature = "network")]
 use wisp_core::net::rtnl::Rtnl;
 use wisp_core::cli::GrowTarget;
-use wisp_core::host::explain::Worded;
+use wisp_core::host::explain::{words, Worded};
 use wisp_core::instance::INSTANCE_ID_LIMIT;
 use wisp_core::state_files::USER_DATA;
 use wisp_core::text::ShownUnder;
@@ -16,7 +16,7 @@ use wisp_os_linux::nul_terminated::NulTerminated;
 
 use crate::context::Context;
 use crate::host::system::System;
-use crate::host::{errno_words, Network, OpenDir};
+use crate::host::{Network, OpenDir};
 use crate::imds::{take_metadata, ImdsError, USERDATA_RESPONSE};
 use crate::markers;
 use crate::output::{self, failed, Message, Shown};
@@ -55,7 +55,7 @@ pub fn status(ctx: &Context<'_>, wait: bool, timeout_s: Option<u32>) -> Result<i
     };
     let var = ctx.existing_var_dir().map_err(|e| failed(e, EXIT_FAILED))?;
     let mut buf = [0u8; INSTANCE_ID_LIMIT];
-    let status = status::read(var.as_ref().map(|dir| OpenDir { dir }).as_mut(), &mut buf).map_err(|e| failed(Worded(&e, errno_words), EXIT_FAILED))?;
+    let status = status::read(var.as_ref().map(|dir| OpenDir { dir }).as_mut(), &mut buf).map_err(|e| failed(Worded(&e, words::<Message>), EXIT_FAILED))?;
     output::print(format_args!("{status}"));
     Ok(status.exit_code(waited))
 }
@@ -74,7 +74,7 @@ pub fn clean(ctx: &Context<'_>, options: Options) -> i32 {
     match wisp_core::clean::run(&mut OpenDir::root(ctx), var.as_ref().map(|dir| OpenDir { dir }).as_mut(), var_path, ctx.config.logs_dir.as_bytes(), options) {
         Ok(()) => 0,
         Err(e) => {
-            output::error(format_args!("clean: {}", Worded(&e, errno_words)));
+            output::error(format_args!("clean: {}", Worded(&e, words::<Message>)));
             EXIT_FAILED
         }
     }

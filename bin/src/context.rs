@@ -67,14 +67,10 @@ impl<'a> Context<'a> {
         self.root_dir.open_beneath(absolute, Resolve::InRoot).map_err(|e| self.path_error(absolute, e))
     }
 
-    /// Opens the directory, creating it and its parents (mode 0755) if missing, inside
-    /// the root as `open_dir`.
-    pub fn create_dir(&self, absolute: &[u8]) -> Result<Dir, Message> {
-        self.create_dir_resolved(absolute, Resolve::InRoot)
-    }
-
-    /// `create_dir` with how `absolute` is resolved: `NoSymlinks` for a path user-data chose.
-    pub fn create_dir_resolved(&self, absolute: &[u8], resolve: Resolve) -> Result<Dir, Message> {
+    /// Opens the directory, creating it and its parents (mode 0755) if missing, resolved
+    /// inside the root as `open_dir` (`InRoot`), or with no symlink followed (`NoSymlinks`,
+    /// for a path user-data chose).
+    pub fn create_dir(&self, absolute: &[u8], resolve: Resolve) -> Result<Dir, Message> {
         self.root_dir.create_beneath(absolute, 0o755, resolve).map_err(|e| self.path_error(absolute, e))
     }
 
@@ -83,7 +79,7 @@ impl<'a> Context<'a> {
     }
 
     pub fn var_dir(&self) -> Result<Dir, Message> {
-        self.create_dir(self.config.var_dir.as_bytes())
+        self.create_dir(self.config.var_dir.as_bytes(), Resolve::InRoot)
     }
 
     /// TINY_CLOUD_VAR for a command that only reads: `None` when it does not exist.
@@ -98,7 +94,7 @@ impl<'a> Context<'a> {
     }
 
     pub fn logs_dir(&self) -> Result<Dir, Message> {
-        self.create_dir(self.config.logs_dir.as_bytes())
+        self.create_dir(self.config.logs_dir.as_bytes(), Resolve::InRoot)
     }
 
     /// Starts copying the log's lines to `wisp.log` in TINY_CLOUD_LOGS. A log that cannot

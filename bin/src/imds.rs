@@ -11,7 +11,6 @@ use wisp_core::retry::Timeouts;
 pub use wisp_core::provider::metadata::USERDATA_RESPONSE;
 use wisp_core::provider::metadata::METADATA_SIZE;
 
-use crate::host::errno_words;
 use wisp_os_linux::take_once::TakeOnce;
 use crate::output::Message;
 
@@ -24,7 +23,7 @@ pub struct ImdsError(pub imds::ImdsError);
 
 impl fmt::Display for ImdsError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.describe(f, errno_words)
+        self.0.describe(f, wisp_core::host::explain::words::<Message>)
     }
 }
 

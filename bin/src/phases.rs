@@ -165,7 +165,7 @@ impl<'r, 'c> Phases for PhaseHost<'r, 'c, '_> {
         let Some(mut room) = kept_room() else { return };
         let Some(kept) = boot_cache::kept(&mut OpenDir::root(self.ctx), room.as_mut_slice(), self.session.metadata) else { return };
         // A failure only costs the later phases requests.
-        if let Ok(dir) = self.ctx.create_dir(boot_cache::KEPT_DIR) {
+        if let Ok(dir) = self.ctx.create_dir(boot_cache::KEPT_DIR, wisp_os_linux::fs::Resolve::InRoot) {
             let _ = dir.write_volatile(boot_cache::KEPT_FILE, kept, 0o600);
         }
     }

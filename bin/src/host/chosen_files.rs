@@ -15,7 +15,7 @@ impl ChosenFiles for System<'_> {
     type Dir = Dir;
 
     fn create_dir_no_symlinks(&mut self, path: &[u8]) -> Result<Dir, Message> {
-        self.ctx.create_dir_resolved(path, Resolve::NoSymlinks)
+        self.ctx.create_dir(path, Resolve::NoSymlinks)
     }
 
     fn size(&mut self, dir: &Dir, name: &[u8]) -> Result<Option<u64>, HostError> {

@@ -4,6 +4,7 @@
 
 use core::ffi::CStr;
 
+use wisp_core::host::explain::words;
 use wisp_core::host::http::{Described, Endpoint, PARALLEL_LIMIT};
 use wisp_core::host::sockets::Interest;
 use wisp_core::host::HostError;
@@ -12,7 +13,7 @@ use wisp_core::text::Plain;
 use wisp_os_linux::net::{self, PollFd, PollFlags};
 use wisp_os_linux::OwnedFd;
 
-use super::{errno_words, host_error};
+use super::host_error;
 use crate::output::Message;
 
 /// Linux's network, and the clocks. It needs no root: only where the guest API's socket
@@ -30,7 +31,7 @@ pub struct Network<'p> {
 #[inline(never)]
 pub fn get(address: [u8; 4], port: u16, host: &str, path: &str, out: &mut [u8], timeouts: &Timeouts) -> Result<Option<usize>, Message> {
     wisp_core::provider::imds::get(&mut Network::default(), address, port, host, path, out, timeouts)
-        .map_err(|e| msg!("http://{}{}: {}", Plain(host), Plain(path), Described(&e, errno_words)))
+        .map_err(|e| msg!("http://{}{}: {}", Plain(host), Plain(path), Described(&e, words::<Message>)))
 }
 
 impl wisp_core::host::sockets::Sockets for Network<'_> {

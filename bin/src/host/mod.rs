@@ -56,8 +56,3 @@ pub fn c_path(parts: &[&[u8]]) -> Result<NulTerminated, HostError> {
 pub fn errno(e: HostError) -> Errno {
     Errno::from_raw_os_error(e.errno)
 }
-
-/// A system error in words, for core's messages.
-pub fn errno_words(e: HostError, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-    core::fmt::Display::fmt(&crate::output::Os(errno(e)), f)
-}

@@ -5,12 +5,19 @@
 
 use core::fmt;
 
+use super::messages::Line;
 use super::HostError;
 use crate::text::Decimal;
 
 /// How a message words a system error: bin names the errno (`Permission denied`), core's
 /// tests and `Display` give its number (`errno 1`).
 pub type ErrnoWords = fn(HostError, &mut fmt::Formatter<'_>) -> fmt::Result;
+
+/// The host's words for an errno, those of its line type `L` (`Line::reason`): the
+/// `ErrnoWords` every rule passes for its host, and bin for its `Message`.
+pub fn words<L: Line>(e: HostError, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    fmt::Display::fmt(&L::reason(e), f)
+}
 
 pub fn errno_number(e: HostError, f: &mut fmt::Formatter<'_>) -> fmt::Result {
     write!(f, "errno {}", Decimal(e.errno.unsigned_abs().into()))

@@ -116,8 +116,7 @@ pub enum Cause {
     TooManyRequests { limit: u32 },
 }
 
-/// How the host says an errno in words ("connection refused"); core knows only numbers.
-pub type ErrnoWords = fn(HostError, &mut fmt::Formatter<'_>) -> fmt::Result;
+pub use super::explain::ErrnoWords;
 
 impl Failure {
     pub fn describe(&self, f: &mut fmt::Formatter<'_>, words: ErrnoWords) -> fmt::Result {

@@ -151,7 +151,7 @@ fn take_lease<H: Messages + System, S: DhcpSocket>(
         Event::Refused { server } => host.log(format_args!("{name}: DHCPNAK from {}: discovering again", H::shown(&text(server)))),
     };
     dhcp_exchange::take_lease(&mut socket, mac, u32::from_ne_bytes(xid), dhcp_ms, previous, on_event)
-        .map_err(|e| host.text(format_args!("{name}: {}", Worded(&e, crate::net::words::<H>))))
+        .map_err(|e| host.text(format_args!("{name}: {}", Worded(&e, crate::host::explain::words::<H::Text>))))
 }
 
 fn text(ip: Option<Ipv4Addr>) -> heapless::Vec<u8, { ip_text::IP_TEXT_LIMIT }> {

@@ -58,12 +58,7 @@ pub mod net_sync;
 
 /// An rtnetlink failure as one of the host's lines, its errno in the host's words.
 pub fn said<H: crate::host::messages::Messages>(host: &H, error: rtnl::RtnlError) -> H::Text {
-    host.text(format_args!("{}", crate::host::explain::Worded(&error, words::<H>)))
-}
-
-/// The host's words for an errno, as core's errors that hold one take them.
-pub(crate) fn words<H: crate::host::messages::Messages>(error: crate::host::HostError, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-    write!(f, "{}", H::reason(error))
+    host.text(format_args!("{}", crate::host::explain::Worded(&error, crate::host::explain::words::<H::Text>)))
 }
 
 /// Address families as rtnetlink writes them (AF_INET, AF_INET6).

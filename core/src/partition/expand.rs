@@ -4,14 +4,12 @@
 //! idea of the partition, then the filesystem, to the size the kernel then gives the
 //! device), which filesystem resize is asked for, and what each step says.
 
-use core::fmt;
-
 use super::device::{self, FindError, Found};
 use super::grow::{self, KernelTold};
 use super::filesystem;
 use crate::cli::GrowTarget;
 use crate::host::devices::Devices;
-use crate::host::explain::Worded;
+use crate::host::explain::{words, Worded};
 use crate::host::files::Files;
 use crate::host::messages::Messages;
 use crate::host::room::Room;
@@ -66,7 +64,7 @@ pub fn mount<H: Files + Devices + Room>(host: &mut H, path: &[u8]) -> Result<H::
     let mut mount = host.open_mount(path).map_err(|e| host.text(format_args!("{}: {}", Shown(path), H::reason(e))))?;
     match filesystem::grow(&mut mount, filesystem, bytes) {
         Ok(growth) => Ok(host.text(format_args!("{note}; {growth}"))),
-        Err(e) => Err(host.text(format_args!("{note}; {}", Worded(&e, words::<H>)))),
+        Err(e) => Err(host.text(format_args!("{note}; {}", Worded(&e, words::<H::Text>)))),
     }
 }
 
@@ -92,12 +90,8 @@ fn grow_table<H: Devices + Room>(host: &mut H, disk: &mut H::Disk, sector_size: 
     grow::grow_table(disk, first, room.as_deref_mut(), disk_sectors, partition).map_err(|e| explained(host, &e))
 }
 
-fn words<H: Messages>(e: HostError, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-    fmt::Display::fmt(&H::reason(e), f)
-}
-
 fn explained<H: Messages>(host: &H, e: &grow::TableError) -> H::Text {
-    host.text(format_args!("{}", Worded(e, words::<H>)))
+    host.text(format_args!("{}", Worded(e, words::<H::Text>)))
 }
 
 fn find_error<H: Messages>(host: &H, path: &[u8], texts: &device::Texts<'_>, e: FindError) -> H::Text {
