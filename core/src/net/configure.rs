@@ -87,7 +87,7 @@ pub fn apply_network_config<H: Files + Messages + Room, D: Directory, N: Netlink
     dhcp_on: &mut Option<u32>,
 ) -> Result<Configured<H::Text>, H::Text> {
     let mut room = host.room(ROOM, "the network configuration")?;
-    let (document, rest) = room[..ROOM].split_at_mut(CONFIG_LIMIT);
+    let (document, rest) = room.split_at_mut(CONFIG_LIMIT);
     let (text, rest) = rest.split_at_mut(CONFIG_LIMIT);
     let (interfaces, rest) = rest.split_at_mut(ENI_LIMIT);
     let (on_disk, resolv) = rest.split_at_mut(ENI_LIMIT);
