@@ -52,7 +52,8 @@ fn update(ctx: &mut Context<'_>, phase: Phase, cloud: Option<Cloud>, end: Option
         return Failed::default();
     }
     let system = System::new(ctx);
-    let recorded = ctx.create_dir(RUN_DIR, wisp_os_linux::fs::Resolve::InRoot).and_then(|dir| documents::record(&mut OpenDir { dir: &dir }, &system, phase, cloud, end, Some(realtime_ms())));
+    let room = crate::memory::map(documents::ROOM, "cloud-init's status");
+    let recorded = room.and_then(|mut room| ctx.create_dir(RUN_DIR, wisp_os_linux::fs::Resolve::InRoot).and_then(|dir| documents::record(&mut OpenDir { dir: &dir }, &system, &mut room, phase, cloud, end, Some(realtime_ms()))));
     recorded.unwrap_or_else(|e| {
         ctx.log.line(format_args!("cloud-init status: {e}"));
         Failed::default()

@@ -179,6 +179,10 @@ pub const STATUS_FILE: &str = "status.json";
 pub const RESULT_FILE: &str = "result.json";
 /// Largest document: four stages of one error line each, escaped, fit with room to spare.
 pub const DOCUMENT_LIMIT: usize = 16 * 1024;
+/// The caller's room for the document read back and the one written (`record`'s):
+/// mapped, touched only as far as they fill it, where on the stack both were probed whole
+/// on entry by every record of every phase.
+pub const ROOM: usize = 2 * DOCUMENT_LIMIT;
 
 /// Records in `dir` that `phase` started (`end` is `None`) or ended (with the reason
 /// it failed, if it did) at `now`. A start removes the result of an earlier run first,
@@ -188,13 +192,14 @@ pub const DOCUMENT_LIMIT: usize = 16 * 1024;
 ///
 /// Returns what failed in this boot's phases before `phase`, as the document recorded
 /// them: a phase run alone (as the service scripts run them) knows what the earlier ones
-/// left undone. The boot phase starts the record, so it has nothing before it.
+/// left undone. The boot phase starts the record, so it has nothing before it. `room`
+/// holds the documents (`ROOM` bytes).
 #[inline(never)]
-pub fn record<M: Messages>(dir: &mut impl Directory, messages: &M, phase: Phase, cloud: Option<Cloud>, end: Option<Option<&str>>, now: Option<u64>) -> Result<Failed, M::Text> {
-    let mut earlier = [0u8; DOCUMENT_LIMIT];
+pub fn record<H: Messages>(dir: &mut impl Directory, host: &H, room: &mut [u8], phase: Phase, cloud: Option<Cloud>, end: Option<Option<&str>>, now: Option<u64>) -> Result<Failed, H::Text> {
+    let (earlier, buf) = room.split_at_mut(DOCUMENT_LIMIT);
     let mut status = Status::default();
     if Status::continues_record(phase, end.is_some()) {
-        if let Ok(Some(len)) = dir.read(STATUS_FILE.as_bytes(), &mut earlier) {
+        if let Ok(Some(len)) = dir.read(STATUS_FILE.as_bytes(), earlier) {
             if status.read(&earlier[..len]).is_err() {
                 status = Status::default();
             }
@@ -204,22 +209,21 @@ pub fn record<M: Messages>(dir: &mut impl Directory, messages: &M, phase: Phase,
     status.datasource = cloud.and_then(datasource);
     match end {
         None => {
-            dir.remove(RESULT_FILE.as_bytes()).map_err(|e| messages.text(format_args!("cannot remove {}: {}", Plain(RESULT_FILE), M::reason(e))))?;
+            dir.remove(RESULT_FILE.as_bytes()).map_err(|e| host.text(format_args!("cannot remove {}: {}", Plain(RESULT_FILE), H::reason(e))))?;
             status.start(phase, now);
         }
         Some(failure) => status.finish(phase, now, failure),
     }
-    write_document(dir, messages, &status, false)?;
+    write_document(dir, host, &status, false, buf)?;
     if end.is_some() && status.result_due(phase) {
-        write_document(dir, messages, &status, true)?;
+        write_document(dir, host, &status, true, buf)?;
     }
     Ok(failed)
 }
 
-fn write_document<M: Messages>(dir: &mut impl Directory, messages: &M, status: &Status<'_>, result: bool) -> Result<(), M::Text> {
+fn write_document<M: Messages>(dir: &mut impl Directory, messages: &M, status: &Status<'_>, result: bool, buf: &mut [u8]) -> Result<(), M::Text> {
     let name = if result { RESULT_FILE } else { STATUS_FILE };
-    let mut buf = [0u8; DOCUMENT_LIMIT];
-    let mut out = Out::new(&mut buf);
+    let mut out = Out::new(buf);
     let rendered = if result { status.write_result(&mut out) } else { status.write(&mut out) };
     rendered.map_err(|e| messages.text(format_args!("{} longer than {} bytes", Plain(name), Decimal(e.limit as u64))))?;
     dir.write_volatile(name.as_bytes(), out.written(), 0o644).map_err(|e| messages.text(format_args!("cannot write {}: {}", Plain(name), M::reason(e))))
@@ -448,7 +452,7 @@ mod tests {
     fn a_boot_recorded_phase_by_phase_as_separate_runs() {
         use crate::host::memory::{MemoryDir, MemoryHost, MemorySystem};
         fn record(dir: &mut MemoryDir<'_>, phase: Phase, cloud: Option<Cloud>, end: Option<Option<&str>>, now: Option<u64>) -> Result<Failed, String> {
-            super::record(dir, &MemorySystem::new(MemoryHost::new()), phase, cloud, end, now)
+            super::record(dir, &MemorySystem::new(MemoryHost::new()), &mut [0; ROOM], phase, cloud, end, now)
         }
         let mut host = MemoryHost::new().with_file("/run/cloud-init/result.json", b"{\"v1\": {\"errors\": []}}");
         let mut dir = host.dir("/run/cloud-init");
@@ -485,7 +489,7 @@ mod tests {
         use crate::host::memory::{MemoryDir, MemoryHost, MemorySystem};
         use crate::host::HostError;
         fn record(dir: &mut MemoryDir<'_>, phase: Phase, cloud: Option<Cloud>, end: Option<Option<&str>>, now: Option<u64>) -> Result<Failed, String> {
-            super::record(dir, &MemorySystem::new(MemoryHost::new()), phase, cloud, end, now)
+            super::record(dir, &MemorySystem::new(MemoryHost::new()), &mut [0; ROOM], phase, cloud, end, now)
         }
         let mut host = MemoryHost::new().with_file("/run/cloud-init/status.json", b"{not json");
         let mut dir = host.dir("/run/cloud-init");

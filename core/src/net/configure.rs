@@ -10,12 +10,13 @@ use crate::host::directory::Directory;
 use crate::host::files::Files;
 use crate::host::messages::Messages;
 use crate::host::netlink::Netlink;
+use crate::host::room::Room;
 use crate::host::timer::Timer;
 use crate::net::link::LinkChange;
 use crate::net::rtnl::{Rtnl, RtnlError, State};
 use crate::net::{bring_up, eni, network_config, network_data};
 use crate::out::{Full, Out};
-use crate::system_files::{self, failed};
+use crate::system_files;
 use crate::text::{Decimal, Plain};
 use crate::yaml::{Arena, Node};
 
@@ -31,6 +32,14 @@ pub const SYSTEM_FILES_LIMIT: usize = 32;
 /// Largest /etc/network/interfaces and /etc/resolv.conf written.
 const ENI_LIMIT: usize = 8192;
 const RESOLV_LIMIT: usize = 1024;
+/// Most of the kernel command line read.
+const CMDLINE_LIMIT: usize = 4096;
+/// The host's room for the configuration, its decoded text (which holds the kernel
+/// command line before), /etc/network/interfaces, the copy on disk it is compared with,
+/// and /etc/resolv.conf: mapped, touched only as far as they fill it, where on the stack
+/// they were probed whole on entry however short the files.
+pub const ROOM: usize = CONFIG_LIMIT + CONFIG_LIMIT + ENI_LIMIT + ENI_LIMIT + RESOLV_LIMIT;
+const _: () = assert!(CMDLINE_LIMIT <= CONFIG_LIMIT);
 
 /// What applying the network configuration came to.
 pub enum Configured<T> {
@@ -70,22 +79,27 @@ pub fn raise_links<N: Netlink, T: Timer>(kernel: &mut Rtnl<N>, timer: &mut T, st
 /// `/etc/network/interfaces` and `/etc/resolv.conf`. An interface with `dhcp4` is the one
 /// DHCP runs on (`dhcp_on`), if nothing else gives an address.
 #[inline(never)]
-pub fn apply_network_config<H: Files + Messages, D: Directory, N: Netlink>(
+pub fn apply_network_config<H: Files + Messages + Room, D: Directory, N: Netlink>(
     host: &mut H,
     var: &mut D,
     kernel: &mut Rtnl<N>,
     state: &State,
     dhcp_on: &mut Option<u32>,
 ) -> Result<Configured<H::Text>, H::Text> {
-    let mut document = [0u8; CONFIG_LIMIT];
-    let mut cmdline = [0u8; 4096];
-    let cmdline_len = host.read(b"/proc/cmdline", &mut cmdline).ok().flatten();
+    let mut room = host.room(ROOM, "the network configuration")?;
+    let (document, rest) = room.split_at_mut(CONFIG_LIMIT);
+    let (text, rest) = rest.split_at_mut(CONFIG_LIMIT);
+    let (interfaces, rest) = rest.split_at_mut(ENI_LIMIT);
+    let (on_disk, resolv) = rest.split_at_mut(ENI_LIMIT);
+    let mut nodes = [Node::EMPTY; CONFIG_NODES];
+    let cmdline = &mut text[..CMDLINE_LIMIT];
+    let cmdline_len = host.read(b"/proc/cmdline", cmdline).ok().flatten();
     let encoded = cmdline_len.and_then(|len| network_config::from_cmdline(&cmdline[..len]));
     let len = match encoded {
-        Some(encoded) => base64::decode(encoded, &mut document).map_err(|e| host.text(format_args!("network-config= on the kernel command line: {e}")))?,
-        None => match system_network(host, &mut document)? {
+        Some(encoded) => base64::decode(encoded, document).map_err(|e| host.text(format_args!("network-config= on the kernel command line: {e}")))?,
+        None => match system_network(host, document, &mut nodes, text)? {
             Some(len) => len,
-            None => match var.read(b"network-config", &mut document) {
+            None => match var.read(b"network-config", document) {
                 Ok(Some(len)) => len,
                 Ok(None) => return Ok(Configured::Nothing),
                 Err(_) => return Err(host.text(format_args!("$TINY_CLOUD_VAR/network-config: unreadable, or longer than {} bytes", Decimal(CONFIG_LIMIT as u64)))),
@@ -93,9 +107,7 @@ pub fn apply_network_config<H: Files + Messages, D: Directory, N: Netlink>(
         },
     };
     let document = document.get(..len).unwrap_or_default();
-    let mut nodes = [Node::EMPTY; CONFIG_NODES];
-    let mut text = [0u8; CONFIG_LIMIT];
-    let mut arena = Arena::new(&mut nodes, &mut text);
+    let mut arena = Arena::new(&mut nodes, text);
     // ConfigDrive's network_data.json is kept under the same name: JSON is an object.
     let mut config = network_config::NetworkConfig::default();
     if document.trim_ascii_start().first() == Some(&b'{') {
@@ -135,12 +147,10 @@ pub fn apply_network_config<H: Files + Messages, D: Directory, N: Netlink>(
         }
         applied += 1;
     }
-    let mut interfaces = [0u8; ENI_LIMIT];
-    let mut out = Out::new(&mut interfaces);
+    let mut out = Out::new(interfaces);
     eni::render(&config, &mut out).map_err(|full| too_long(host, "/etc/network/interfaces", full))?;
-    write_if_changed(host, b"/etc/network", b"/etc/network/interfaces", out.written(), &mut [0u8; ENI_LIMIT])?;
-    let mut resolv = [0u8; RESOLV_LIMIT];
-    let mut out = Out::new(&mut resolv);
+    write_if_changed(host, b"/etc/network", b"/etc/network/interfaces", out.written(), on_disk)?;
+    let mut out = Out::new(resolv);
     match bring_up::write_resolv_conf(&[b"the network configuration"], &config.search, &config.nameservers, &mut out) {
         Ok(true) => write_resolv_conf(host, out.written())?,
         Ok(false) => {}
@@ -152,10 +162,11 @@ pub fn apply_network_config<H: Files + Messages, D: Directory, N: Netlink>(
 /// The image's own cloud-init configuration, which an image moving from cloud-init keeps
 /// (`network: {config: disabled}` in cloud.cfg.d is the usual line): the last of
 /// /etc/cloud/cloud.cfg and /etc/cloud/cloud.cfg.d/*.cfg, in name order, whose top level
-/// has `network:`, read into `document`. It wins over the seed's, as in cloud-init. A
-/// file wisp cannot read is cloud-init's, not wisp's to judge: it is said and skipped.
+/// has `network:`, read into `document` (each parsed in `nodes` and `text`, the caller's).
+/// It wins over the seed's, as in cloud-init. A file wisp cannot read is cloud-init's,
+/// not wisp's to judge: it is said and skipped.
 #[inline(never)]
-pub fn system_network<H: Files + Messages>(host: &mut H, document: &mut [u8; CONFIG_LIMIT]) -> Result<Option<usize>, H::Text> {
+pub fn system_network<H: Files + Messages>(host: &mut H, document: &mut [u8], nodes: &mut [Node], text: &mut [u8]) -> Result<Option<usize>, H::Text> {
     let mut names: heapless::Vec<heapless::Vec<u8, 64>, SYSTEM_FILES_LIMIT> = heapless::Vec::new();
     let _ = host.list(b"/etc/cloud/cloud.cfg.d", &mut |name| {
         if name.ends_with(b".cfg") {
@@ -181,9 +192,7 @@ pub fn system_network<H: Files + Messages>(host: &mut H, document: &mut [u8; CON
         };
         let _ = path.extend_from_slice(directory).and_then(|_| path.extend_from_slice(name));
         let Ok(Some(len)) = host.read(&path, document) else { continue };
-        let mut nodes = [Node::EMPTY; CONFIG_NODES];
-        let mut decoded = [0u8; CONFIG_LIMIT];
-        let mut arena = Arena::new(&mut nodes, &mut decoded);
+        let mut arena = Arena::new(nodes, text);
         match arena.parse(&document[..len]) {
             Ok(root) if network_config::has_network(arena.value(root)) => found = Some(path),
             Ok(_) => {}
@@ -206,10 +215,7 @@ pub fn write_resolv_conf<H: Files + Messages>(host: &mut H, text: &[u8]) -> Resu
 
 fn write_if_changed<H: Files + Messages>(host: &mut H, dir: &[u8], path: &[u8], text: &[u8], buf: &mut [u8]) -> Result<(), H::Text> {
     host.create_dir(dir, 0o755).map_err(|e| host.path_error(dir, e))?;
-    if !system_files::has_contents(host, path, text, buf) {
-        host.write(path, text, 0o644, None).map_err(|e| failed(host, path, e, ""))?;
-    }
-    Ok(())
+    system_files::write_if_changed(host, path, text, buf)
 }
 
 #[cfg(test)]
@@ -254,7 +260,8 @@ mod tests {
 
     fn system_choice(host: &mut MemorySystem) -> Option<std::string::String> {
         let mut document = [0u8; CONFIG_LIMIT];
-        system_network(host, &mut document).unwrap().map(|len| std::string::String::from_utf8(document[..len].to_vec()).unwrap())
+        let mut nodes = std::vec![Node::EMPTY; CONFIG_NODES];
+        system_network(host, &mut document, &mut nodes, &mut [0u8; CONFIG_LIMIT]).unwrap().map(|len| std::string::String::from_utf8(document[..len].to_vec()).unwrap())
     }
 
     #[test]
@@ -315,6 +322,17 @@ mod tests {
         assert_eq!(apply(&mut image(), &mut empty, &mut Rtnl::new(MemoryNetlink::default()), &state, &mut None).unwrap(), "nothing");
         let mut host = image().with_file("/proc/cmdline", "network-config=!!!\n");
         assert!(apply(&mut host, &mut var, &mut Rtnl::new(MemoryNetlink::default()), &state, &mut None).unwrap_err().starts_with("network-config= on the kernel command line: "));
+    }
+
+    #[test]
+    fn room_the_host_refuses_is_said_by_name_before_anything_is_read_or_sent() {
+        let mut host = image();
+        host.no_room = true;
+        let mut var = MemoryHost::new().with_file("/var/lib/cloud/network-config", V1.as_bytes());
+        let mut kernel = Rtnl::new(MemoryNetlink::default());
+        let error = apply(&mut host, &mut var, &mut kernel, &State::default(), &mut None).unwrap_err();
+        assert_eq!(error, "cannot reserve 50176 bytes for the network configuration");
+        assert!(host.host.calls.is_empty() && var.calls.is_empty() && kernel.socket.sent.is_empty());
     }
 
     #[test]

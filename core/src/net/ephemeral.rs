@@ -13,6 +13,7 @@ use crate::host::explain::Worded;
 use crate::host::files::Files;
 use crate::host::messages::Messages;
 use crate::host::netlink::Netlink;
+use crate::host::room::Room;
 use crate::host::system::System;
 use crate::host::timer::Timer;
 use crate::host::HostError;
@@ -54,7 +55,7 @@ pub fn set_ephemeral_network<H, D, N, T, S>(
     instance: &Instance<'_>,
 ) -> Result<H::Text, H::Text>
 where
-    H: Files + Messages + System,
+    H: Files + Messages + System + Room,
     D: Directory,
     N: Netlink,
     T: Timer,

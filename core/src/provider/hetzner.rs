@@ -45,7 +45,7 @@ pub fn extract(document: &[u8], item: Item, out: &mut [u8]) -> Result<Option<usi
         Item::SshKeys => "public-keys",
         Item::UserData => return Ok(None),
     };
-    with_value(document, key, |value, out| {
+    with_value(document, key, &mut |value, out| {
         let mut writer = Out::new(out);
         let too_large = |full: crate::out::Full| DocumentError::Json(JsonError::StringTooLong { limit: full.limit as u32 });
         match (item, value.kind()) {
@@ -67,7 +67,7 @@ pub fn extract(document: &[u8], item: Item, out: &mut [u8]) -> Result<Option<usi
 
 /// `network-config`, written as JSON into `out`; `Ok(None)` when absent.
 pub fn network_config(document: &[u8], out: &mut [u8]) -> Result<Option<usize>, DocumentError> {
-    with_value(document, "network-config", |value, out| {
+    with_value(document, "network-config", &mut |value, out| {
         let limit = out.len();
         let mut writer = Out::new(out);
         yaml::write_json(value, &mut writer).map_err(|_| DocumentError::Json(JsonError::StringTooLong { limit: limit as u32 }))?;
@@ -75,11 +75,16 @@ pub fn network_config(document: &[u8], out: &mut [u8]) -> Result<Option<usize>, 
     }, out)
 }
 
-/// Parses the document and hands the value of the top-level `key` to `then`.
+/// What is done with a key's value: its length written into the buffer.
+type Then<'t> = dyn FnMut(yaml::NodeRef<'_>, &mut [u8]) -> Result<usize, DocumentError> + 't;
+
+/// Parses the document and hands the value of the top-level `key` to `then`. One copy for
+/// both callers, out of line: its frame holds the parse (46 KiB).
+#[inline(never)]
 fn with_value(
     document: &[u8],
     key: &str,
-    then: impl FnOnce(yaml::NodeRef<'_>, &mut [u8]) -> Result<usize, DocumentError>,
+    then: &mut Then<'_>,
     out: &mut [u8],
 ) -> Result<Option<usize>, DocumentError> {
     let mut nodes = [Node::EMPTY; NODES_LIMIT];
