@@ -31,10 +31,7 @@ pub fn run(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: 
         Action::CreateDefaultUser | Action::SetHostname | Action::SetSshKeys | Action::SetSshHostKeys => apply_users(ctx, session, var, action),
         #[cfg(not(feature = "ssh"))]
         Action::CreateDefaultUser | Action::SetHostname | Action::SetSshKeys => apply_users(ctx, session, var, action),
-        Action::RunUserdata => {
-            let later_boot = session.later_boot;
-            crate::host::scripts::run_userdata(ctx, var, later_boot, || session.shared.userdata(true, crate::session::kept(ctx, var)))
-        }
+        Action::RunUserdata => crate::host::scripts::run_userdata(ctx, var, session.later_boot, || session.shared.userdata(true, crate::session::kept(ctx, var))),
         Action::BootstrapComplete => crate::markers::set_complete(ctx, var, true).map(|()| msg!("marked complete")),
         // A `userdata_*` action of cloud-config, with the documents merged once per run.
         #[cfg(feature = "cloud-config")]
