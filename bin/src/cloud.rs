@@ -15,15 +15,16 @@ use crate::host::seed_sources::Seeds;
 use crate::host::{errno, OpenDir};
 use crate::output::{Message, Os, Shown};
 
-/// The cloud, remembering a detected one for the next runs in `var`, TINY_CLOUD_VAR.
+/// The cloud, remembering a detected one for the next runs in `var`, TINY_CLOUD_VAR,
+/// handed back for the run.
 #[inline(never)]
-pub fn resolve(ctx: &Context<'_>, var: &Dir) -> Result<Cloud, Message> {
-    let (cloud, remembered) = choose(ctx, Some(var))?;
+pub fn resolve(ctx: &Context<'_>, var: Dir) -> Result<(Cloud, Dir), Message> {
+    let (cloud, remembered) = choose(ctx, Some(&var))?;
     if !remembered {
         // A lost or cut copy is detected again.
-        cloud_choice::remember(&mut OpenDir { dir: var }, cloud).map_err(|e| msg!("cannot save {}: {}", Shown(AUTODETECT), Os(errno(e))))?;
+        cloud_choice::remember(&mut OpenDir { dir: &var }, cloud).map_err(|e| msg!("cannot save {}: {}", Shown(AUTODETECT), Os(errno(e))))?;
     }
-    Ok(cloud)
+    Ok((cloud, var))
 }
 
 /// The cloud as `resolve` finds it, writing nothing (for the commands that only read),

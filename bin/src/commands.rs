@@ -102,7 +102,7 @@ pub fn grow(ctx: &Context<'_>, target: GrowTarget<'_>) -> i32 {
 #[inline(never)]
 pub fn net_sync(ctx: &mut Context<'_>) -> i32 {
     let timeouts = ctx.config.timeouts();
-    let synced = ctx.var_dir().and_then(|var| crate::cloud::resolve(ctx, &var)).and_then(|cloud| {
+    let synced = ctx.var_dir().and_then(|var| crate::cloud::resolve(ctx, var)).and_then(|(cloud, _)| {
         let mut imds = crate::imds::session(cloud, &timeouts, ctx.config.imds_token_ttl);
         // The answer's head comes first in `raw`: core reads the body where it is.
         wisp_core::net::net_sync::run(&System::new(ctx), cloud, &mut Rtnl::new(crate::network::open_kernel()?), |path, raw| imds.get_path(&mut Network::default(), path, raw).map_err(ImdsError))
