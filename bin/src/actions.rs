@@ -48,8 +48,6 @@ pub fn run(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: 
 
 /// The default user, host name, keys and host keys, from metadata and a valid
 /// cloud-config: one call for all four, as each call site is a copy of the cloud-config.
-/// Inlined: out of line it costs the AWS-only build (no cloud-config) 32 bytes.
-#[inline(always)]
 fn apply_users(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: Action) -> Result<Message, Message> {
     // One that does not parse counts as none here (the user-data actions report it). A
     // build without cloud-config has none: user-data that holds some does not decode.
