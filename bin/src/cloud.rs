@@ -19,7 +19,7 @@ use crate::output::{Message, Os, Shown};
 /// handed back for the run.
 #[inline(never)]
 pub fn resolve(ctx: &Context<'_>, var: Dir) -> Result<(Cloud, Dir), Message> {
-    let (cloud, remembered) = choose(ctx, Some(&var))?;
+    let (cloud, remembered) = resolve_read_only(ctx, Some(&var))?;
     if !remembered {
         // A lost or cut copy is detected again.
         cloud_choice::remember(&mut OpenDir { dir: &var }, cloud).map_err(|e| msg!("cannot save {}: {}", Shown(AUTODETECT), Os(errno(e))))?;
@@ -28,15 +28,17 @@ pub fn resolve(ctx: &Context<'_>, var: Dir) -> Result<(Cloud, Dir), Message> {
 }
 
 /// The cloud as `resolve` finds it, writing nothing (for the commands that only read),
-/// and whether it was configured or remembered rather than detected now.
-pub fn resolve_read_only(ctx: &Context<'_>) -> Result<(Cloud, bool), Message> {
-    let var = if ctx.config.cloud == Cloud::Auto { ctx.existing_var_dir()? } else { None };
-    choose(ctx, var.as_ref())
-}
-
-/// The cloud as configured, else as `.autodetect` in `var` says, else as detected now.
-fn choose(ctx: &Context<'_>, var: Option<&Dir>) -> Result<(Cloud, bool), Message> {
-    let read_remembered = |buf: &mut [u8]| Ok(var.and_then(|var| var.read(AUTODETECT, buf).ok().flatten()));
+/// and whether it was configured or remembered rather than detected now: `.autodetect`
+/// is read from `var`, else from TINY_CLOUD_VAR if it exists.
+#[inline(never)]
+pub fn resolve_read_only(ctx: &Context<'_>, var: Option<&Dir>) -> Result<(Cloud, bool), Message> {
+    let read_remembered = |buf: &mut [u8]| {
+        let existing = match var {
+            Some(_) => None,
+            None => ctx.existing_var_dir()?,
+        };
+        Ok(var.or(existing.as_ref()).and_then(|var| var.read(AUTODETECT, buf).ok().flatten()))
+    };
     #[cfg(any(feature = "nocloud", feature = "configdrive"))]
     let local = || wisp_core::seed::local::detect(&mut Sources(Seeds { ctx, keep: None }), &mut OpenDir::root(ctx));
     #[cfg(not(any(feature = "nocloud", feature = "configdrive")))]

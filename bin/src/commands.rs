@@ -27,7 +27,7 @@ use crate::{EXIT_FAILED, EXIT_USAGE};
 /// detected cloud is not remembered, a seed's extras are not kept.
 #[inline(never)]
 pub fn imds(ctx: &mut Context<'_>, keys: &[&[u8]]) -> Result<(), i32> {
-    let (cloud, _) = crate::cloud::resolve_read_only(ctx).map_err(|e| failed(e, EXIT_USAGE))?;
+    let (cloud, _) = crate::cloud::resolve_read_only(ctx, None).map_err(|e| failed(e, EXIT_USAGE))?;
     let timeouts = ctx.config.timeouts();
     let mut imds = crate::imds::session(cloud, &timeouts, ctx.config.imds_token_ttl);
     let socket = ctx.guest_socket();
