@@ -34,7 +34,7 @@ pub fn imds(ctx: &mut Context<'_>, keys: &[&[u8]]) -> Result<(), i32> {
     let mut network = Network { guest_socket: socket.as_ref().map(NulTerminated::as_cstr) };
     let metadata = take_metadata().map_err(|e| failed(e, EXIT_FAILED))?;
     crate::seed::load_local(ctx, cloud, metadata, None).map_err(|e| failed(e, EXIT_FAILED))?;
-    imds.fetch(&mut network, metadata, &imds_keys::items(keys)).map_err(|e| failed(ImdsError(e), EXIT_FAILED))?;
+    imds.fetch(&mut network, metadata, &imds_keys::items(keys)).map_err(|e| failed(output::line(ImdsError(e)), EXIT_FAILED))?;
     // Mapped, not on the stack, whose probes would touch all of it for `@instance-id` too.
     let raw = crate::memory::reserve(USERDATA_RESPONSE, "a path's value").map_err(|e| failed(e, EXIT_FAILED))?;
     let printed = imds_keys::print(keys, metadata, raw, &mut |path, buf| imds.get_path(&mut network, path, buf).map_err(ImdsError), &mut output::print_raw);
