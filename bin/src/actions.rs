@@ -31,10 +31,7 @@ pub fn run(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: 
         Action::CreateDefaultUser | Action::SetHostname | Action::SetSshKeys | Action::SetSshHostKeys => apply_users(ctx, session, var, action),
         #[cfg(not(feature = "ssh"))]
         Action::CreateDefaultUser | Action::SetHostname | Action::SetSshKeys => apply_users(ctx, session, var, action),
-        Action::RunUserdata => {
-            let later_boot = session.later_boot;
-            crate::host::scripts::run_userdata(ctx, var, later_boot, || session.shared.userdata(true, crate::session::kept(ctx, var)))
-        }
+        Action::RunUserdata => crate::host::scripts::run_userdata(ctx, var, session.later_boot, || session.shared.userdata(true, crate::session::kept(ctx, var))),
         Action::BootstrapComplete => crate::markers::set_complete(ctx, var, true).map(|()| msg!("marked complete")),
         // A `userdata_*` action of cloud-config, with the documents merged once per run.
         #[cfg(feature = "cloud-config")]
@@ -51,8 +48,6 @@ pub fn run(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: 
 
 /// The default user, host name, keys and host keys, from metadata and a valid
 /// cloud-config: one call for all four, as each call site is a copy of the cloud-config.
-/// Inlined: out of line it costs the AWS-only build (no cloud-config) 32 bytes.
-#[inline(always)]
 fn apply_users(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: Action) -> Result<Message, Message> {
     // One that does not parse counts as none here (the user-data actions report it). A
     // build without cloud-config has none: user-data that holds some does not decode.

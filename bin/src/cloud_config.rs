@@ -46,10 +46,11 @@ pub fn parse(userdata: &crate::userdata::UserData) -> Result<CloudConfig<'static
 pub fn run(ctx: &Context<'_>, config: &CloudConfig<'static>, var: &Dir, cloud: Cloud, action: Action) -> Result<Message, Message> {
     let host = &mut System::new(ctx);
     match action {
-        Action::UserdataBootcmd => with_hosts(ctx, var, &mut |host, places| cloud_config_commands::run(host, places, config, CommandList::Bootcmd)),
-        Action::UserdataRuncmd => with_hosts(ctx, var, &mut |host, places| cloud_config_commands::run(host, places, config, CommandList::Runcmd)),
-        Action::UserdataWriteFiles => wisp_core::write_files::apply(host, config, false),
-        Action::UserdataWriteFilesDeferred => wisp_core::write_files::apply(host, config, true),
+        Action::UserdataBootcmd | Action::UserdataRuncmd => {
+            let list = if action == Action::UserdataBootcmd { CommandList::Bootcmd } else { CommandList::Runcmd };
+            with_hosts(ctx, var, &mut |host, places| cloud_config_commands::run(host, places, config, list))
+        }
+        Action::UserdataWriteFiles | Action::UserdataWriteFilesDeferred => wisp_core::write_files::apply(host, config, action == Action::UserdataWriteFilesDeferred),
         Action::UserdataUsers => wisp_core::users::apply_users(host, ctx.config.cloud_user.as_str(), config, crate::host::system::today()),
         Action::UserdataMounts => wisp_core::mounts::apply(host, config),
         Action::UserdataTimezone => wisp_core::timezone::apply(host, config),

@@ -27,14 +27,14 @@ use crate::{EXIT_FAILED, EXIT_USAGE};
 /// detected cloud is not remembered, a seed's extras are not kept.
 #[inline(never)]
 pub fn imds(ctx: &mut Context<'_>, keys: &[&[u8]]) -> Result<(), i32> {
-    let (cloud, _) = crate::cloud::resolve_read_only(ctx).map_err(|e| failed(e, EXIT_USAGE))?;
+    let (cloud, _) = crate::cloud::resolve_read_only(ctx, None).map_err(|e| failed(e, EXIT_USAGE))?;
     let timeouts = ctx.config.timeouts();
     let mut imds = crate::imds::session(cloud, &timeouts, ctx.config.imds_token_ttl);
     let socket = ctx.guest_socket();
     let mut network = Network { guest_socket: socket.as_ref().map(NulTerminated::as_cstr) };
     let metadata = take_metadata().map_err(|e| failed(e, EXIT_FAILED))?;
     crate::seed::load_local(ctx, cloud, metadata, None).map_err(|e| failed(e, EXIT_FAILED))?;
-    imds.fetch(&mut network, metadata, &imds_keys::items(keys)).map_err(|e| failed(ImdsError(e), EXIT_FAILED))?;
+    imds.fetch(&mut network, metadata, &imds_keys::items(keys)).map_err(|e| failed(output::line(ImdsError(e)), EXIT_FAILED))?;
     // Mapped, not on the stack, whose probes would touch all of it for `@instance-id` too.
     let raw = crate::memory::reserve(USERDATA_RESPONSE, "a path's value").map_err(|e| failed(e, EXIT_FAILED))?;
     let printed = imds_keys::print(keys, metadata, raw, &mut |path, buf| imds.get_path(&mut network, path, buf).map_err(ImdsError), &mut output::print_raw);
@@ -102,7 +102,7 @@ pub fn grow(ctx: &Context<'_>, target: GrowTarget<'_>) -> i32 {
 #[inline(never)]
 pub fn net_sync(ctx: &mut Context<'_>) -> i32 {
     let timeouts = ctx.config.timeouts();
-    let synced = crate::cloud::resolve(ctx).and_then(|cloud| {
+    let synced = ctx.var_dir().and_then(|var| crate::cloud::resolve(ctx, var)).and_then(|(cloud, _)| {
         let mut imds = crate::imds::session(cloud, &timeouts, ctx.config.imds_token_ttl);
         // The answer's head comes first in `raw`: core reads the body where it is.
         wisp_core::net::net_sync::run(&System::new(ctx), cloud, &mut Rtnl::new(crate::network::open_kernel()?), |path, raw| imds.get_path(&mut Network::default(), path, raw).map_err(ImdsError))

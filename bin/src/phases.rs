@@ -37,8 +37,8 @@ pub fn run(ctx: &mut Context<'_>, phases: &[Phase]) -> i32 {
 /// phases: whether one failed.
 fn run_phases(ctx: &mut Context<'_>, phases: &[Phase]) -> Result<bool, Unstarted<Message>> {
     let plans = wisp_core::phases::plans(phases, |phase| plan(ctx, phase)).map_err(Unstarted::refused)?;
-    let cloud = crate::cloud::resolve(ctx).map_err(Unstarted::refused)?;
-    let var = ctx.var_dir()?;
+    // Opened once, `.autodetect` read from it too.
+    let (cloud, var) = crate::cloud::resolve(ctx, ctx.var_dir()?).map_err(Unstarted::refused)?;
     let timeouts = ctx.config.timeouts();
     let metadata = take_metadata()?;
     // Looked up as the session is built, in its slot: 80 bytes less than a `let` before it.

@@ -26,17 +26,13 @@ pub fn load_local<'c>(ctx: &'c Context<'c>, cloud: Cloud, metadata: &mut Metadat
     let name = Plain(cloud.name());
     let Some(before) = local::before_service(cloud) else { return Ok(None) };
     // Mapped, not on the stack, whose probes would touch all of it at every call.
-    let (len, what) = match before {
-        BeforeService::Seed => (local::DOCUMENT_LIMIT, "the seed's documents"),
-        BeforeService::AzureCd => (local::OVF_LIMIT, "ovf-env.xml"),
-    };
-    let mut room = crate::memory::map(len, what)?;
     let loaded: Result<Option<Message>, Message> = match before {
         #[cfg(any(feature = "nocloud", feature = "configdrive"))]
-        BeforeService::Seed => local::load(&mut Sources(Seeds { ctx, keep: _keep }), &mut OpenDir::root(ctx), cloud, metadata, _keep.is_some(), room.as_mut_slice())
+        BeforeService::Seed => local::load(&mut Sources(Seeds { ctx, keep: _keep }), &mut OpenDir::root(ctx), cloud, metadata, _keep.is_some(), crate::memory::map(local::DOCUMENT_LIMIT, "the seed's documents")?.as_mut_slice())
             .map(|source| Some(msg!("{name}: seed {source}"))),
         #[cfg(feature = "azure")]
-        BeforeService::AzureCd => local::load_azure_ovf(&mut Sources(Seeds { ctx, keep: None }), metadata, room.as_mut_slice()).map(|note| note.map(|note| msg!("{name}: {note}"))),
+        BeforeService::AzureCd => local::load_azure_ovf(&mut Sources(Seeds { ctx, keep: None }), metadata, crate::memory::map(local::OVF_LIMIT, "ovf-env.xml")?.as_mut_slice())
+            .map(|note| note.map(|note| msg!("{name}: {note}"))),
         #[allow(unreachable_patterns)]
         _ => Ok(None),
     };

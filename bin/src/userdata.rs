@@ -36,7 +36,6 @@ pub fn load_with(ctx: &Context<'_>, includes: Includes<'_>, size: u64, read: imp
     decode(ctx, &saved[..len], includes).map(Some)
 }
 
-#[inline(never)]
 fn decode(ctx: &Context<'_>, saved: &'static [u8], includes: Includes<'_>) -> Result<UserData, Message> {
     let decoding = Decoding { var_dir: ctx.config.var_dir.as_bytes(), limit: ctx.config.userdata_limit as usize, includes, cloud_config: cfg!(feature = "cloud-config") };
     userdata_decode::decode_any::<{ cfg!(feature = "userdata") }, _>(&mut System::new(ctx), saved, decoding)
