@@ -16,6 +16,7 @@ use crate::out::{Full, Out};
 use crate::provider::metadata::{Metadata, METADATA_SIZE};
 use crate::provider::Item;
 use crate::state_files::MARKER;
+use crate::text::eq_ignoring_case;
 
 const HEADER: &[u8] = b"wisp-metadata 1 boot ";
 /// Longest boot id kept (the kernel's is a 36-byte UUID).
@@ -205,7 +206,7 @@ pub fn same_instance(built: Built, cloud: Cloud, dmi: &InstanceDmi<'_>, saved_id
                 return Some(tag == saved_id);
             }
             // Kernels before 4.15 print product_uuid in capitals, later ones not.
-            instance_uuid(dmi).filter(|uuid| uuid.eq_ignore_ascii_case(remembered.trim_ascii())).map(|_| true)
+            instance_uuid(dmi).filter(|uuid| eq_ignoring_case(uuid, remembered.trim_ascii())).map(|_| true)
         }
         Cloud::Azure if built.has(Feature::Azure) => {
             let uuid = dmi.product_uuid.trim_ascii();

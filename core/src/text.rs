@@ -45,7 +45,14 @@ pub fn part_index(parts: &str, separator: char, part: &[u8]) -> Option<usize> {
 
 /// `word_index` with ASCII case ignored, as MIME's type and encoding names are compared.
 pub fn word_index_ignoring_case(names: &str, word: &[u8]) -> Option<usize> {
-    names.split(' ').position(|name| name.as_bytes().eq_ignore_ascii_case(word))
+    names.split(' ').position(|name| eq_ignoring_case(name.as_bytes(), word))
+}
+
+/// Whether `a` and `b` are the same bytes but for ASCII case: `<[u8]>::eq_ignore_ascii_case`
+/// a byte at a time. The standard library's compares 16-byte chunks first (313 bytes of
+/// code); wisp compares names and header fields of a few bytes.
+pub fn eq_ignoring_case(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(a, b)| a.eq_ignore_ascii_case(b))
 }
 
 /// Shows bytes from outside (paths, names, arguments) with anything but printable ASCII
@@ -178,6 +185,21 @@ mod tests {
         for n in [0, 7, 10, 4096, 86_400, u64::from(u32::MAX), u64::MAX] {
             assert_eq!(Decimal(n).to_string(), n.to_string());
         }
+    }
+
+    #[test]
+    fn equal_ignoring_case_is_the_standard_library_s_answer() {
+        let texts: [&[u8]; 12] = [
+            b"", b"a", b"A", b"Content-Length", b"content-length", b"CONTENT-LENGTH", b"content-lengths", b"[", b"{",
+            b"\xc3\x89t\xc3\xa9", b"\xc3\xa9T\xc3\xa9", b"ec2e1916-9099-7caf-fd21-012345abcdefEC2E1916-9099-7CAF",
+        ];
+        for a in texts {
+            for b in texts {
+                assert_eq!(eq_ignoring_case(a, b), a.eq_ignore_ascii_case(b), "{a:?} {b:?}");
+            }
+        }
+        assert!(eq_ignoring_case(b"EC2E1916-9099-7CAF-FD21-012345ABCDEF", b"ec2e1916-9099-7caf-fd21-012345abcdef"));
+        assert!(!eq_ignoring_case(b"\xc3\x89", b"\xc3\xa9"));
     }
 
     #[test]
