@@ -62,13 +62,17 @@ pub struct Shown<'a>(pub &'a [u8]);
 
 impl fmt::Display for Shown<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for &byte in self.0 {
-            if (0x20..0x7f).contains(&byte) {
-                f.write_str(byte_as_str(&[byte]))?;
-            } else {
-                f.write_str("\\x")?;
-                Hex(byte).fmt(f)?;
-            }
+        for byte in self.0 {
+            // One write a byte, itself or its escape.
+            let escaped;
+            let text = match byte {
+                0x20..0x7f => core::slice::from_ref(byte),
+                _ => {
+                    escaped = [b'\\', b'x', HEX_DIGITS[usize::from(byte >> 4)], HEX_DIGITS[usize::from(byte & 15)]];
+                    &escaped[..]
+                }
+            };
+            f.write_str(byte_as_str(text))?;
         }
         Ok(())
     }
@@ -89,6 +93,8 @@ impl fmt::Display for ShownUnder<'_> {
     }
 }
 
+const HEX_DIGITS: &[u8; 16] = b"0123456789abcdef";
+
 /// A byte as two lowercase hex digits, as `{:02x}` would write it without core's padding
 /// machinery.
 #[derive(Clone, Copy)]
@@ -96,8 +102,7 @@ pub struct Hex(pub u8);
 
 impl fmt::Display for Hex {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        const DIGITS: &[u8; 16] = b"0123456789abcdef";
-        f.write_str(byte_as_str(&[DIGITS[usize::from(self.0 >> 4)], DIGITS[usize::from(self.0 & 15)]]))
+        f.write_str(byte_as_str(&[HEX_DIGITS[usize::from(self.0 >> 4)], HEX_DIGITS[usize::from(self.0 & 15)]]))
     }
 }
 
@@ -171,6 +176,8 @@ mod tests {
     fn shown_escapes_all_but_printable_ascii() {
         assert_eq!(Shown(b"a b~").to_string(), "a b~");
         assert_eq!(Shown(b"\x1b[0m\n\x7f\xff").to_string(), "\\x1b[0m\\x0a\\x7f\\xff");
+        // The edges of what is shown as it is: space and tilde, not 0x1f, 0x7f or 0x80.
+        assert_eq!(Shown(b"\x00\x1f \x7e\x7f\x80").to_string(), "\\x00\\x1f ~\\x7f\\x80");
         assert_eq!(Hex(0x0f).to_string(), "0f");
     }
 
