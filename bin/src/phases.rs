@@ -153,7 +153,7 @@ impl<'r, 'c> Phases for PhaseHost<'r, 'c, '_> {
     }
 
     fn dmi_same_instance(&mut self, saved_id: &[u8]) -> Option<bool> {
-        boot_cache::dmi_same_instance(&mut OpenDir::root(self.ctx), &mut self.var, self.session.imds.cloud(), saved_id)
+        boot_cache::dmi_same_instance::<{ crate::features::FEATURES.bits() }>(&mut OpenDir::root(self.ctx), &mut self.var, self.session.imds.cloud(), saved_id)
     }
 
     #[inline(never)]

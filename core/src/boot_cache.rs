@@ -9,12 +9,14 @@
 //! ignored whole: the phase asks the service as if there were none.
 
 use crate::config::Cloud;
+use crate::features::{Built, Feature};
 use crate::host::directory::Directory;
 use crate::host::files::Files;
 use crate::out::{Full, Out};
 use crate::provider::metadata::{Metadata, METADATA_SIZE};
 use crate::provider::Item;
 use crate::state_files::MARKER;
+use crate::text::eq_ignoring_case;
 
 const HEADER: &[u8] = b"wisp-metadata 1 boot ";
 /// Longest boot id kept (the kernel's is a 36-byte UUID).
@@ -159,16 +161,17 @@ impl<'a> InstanceDmi<'a> {
 
 /// Whether the host's DMI names this instance as `saved_id`, or is the one the completion
 /// marker in `var` remembers (see `same_instance`). A marker that cannot be read, or is
-/// longer than a UUID, remembers nothing.
+/// longer than a UUID, remembers nothing. `BUILT` is the build's features
+/// (`Built::bits`, see `same_instance`).
 #[inline(never)]
-pub fn dmi_same_instance(host: &mut impl Files, var: &mut impl Directory, cloud: Cloud, saved_id: &[u8]) -> Option<bool> {
+pub fn dmi_same_instance<const BUILT: u32>(host: &mut impl Files, var: &mut impl Directory, cloud: Cloud, saved_id: &[u8]) -> Option<bool> {
     let mut room = [[0u8; 128]; 3];
     let mut marker = [0u8; 64];
     let remembered = match var.read(MARKER, &mut marker) {
         Ok(Some(len)) => &marker[..len],
         _ => b"",
     };
-    same_instance(cloud, &InstanceDmi::read(host, &mut room), saved_id, remembered)
+    same_instance(Built::from_bits(BUILT), cloud, &InstanceDmi::read(host, &mut room), saved_id, remembered)
 }
 
 /// What the completion marker remembers of this machine: its EC2 UUID (AWS gives each
@@ -191,20 +194,21 @@ pub fn instance_uuid<'a>(dmi: &InstanceDmi<'a>) -> Option<&'a [u8]> {
 /// EC2 UUID decides when it is the one remembered, as only the instance whose bootstrap
 /// completed has it: a captured image started as a new instance has another. A UUID that
 /// differs says nothing (the kernel may print it another way after an upgrade): the
-/// service is asked.
-pub fn same_instance(cloud: Cloud, dmi: &InstanceDmi<'_>, saved_id: &[u8], remembered: &[u8]) -> Option<bool> {
+/// service is asked. The run's cloud is one the build has (`built`): a build without
+/// Azure keeps no code for Azure's UUID.
+pub fn same_instance(built: Built, cloud: Cloud, dmi: &InstanceDmi<'_>, saved_id: &[u8], remembered: &[u8]) -> Option<bool> {
     let saved_id = saved_id.trim_ascii();
     match cloud {
-        Cloud::Aws => {
+        Cloud::Aws if built.has(Feature::Aws) => {
             let tag = dmi.board_asset_tag.trim_ascii();
             let is_instance_id = tag.len() > 2 && tag.starts_with(b"i-") && tag[2..].iter().all(u8::is_ascii_hexdigit);
             if is_instance_id {
                 return Some(tag == saved_id);
             }
             // Kernels before 4.15 print product_uuid in capitals, later ones not.
-            instance_uuid(dmi).filter(|uuid| uuid.eq_ignore_ascii_case(remembered.trim_ascii())).map(|_| true)
+            instance_uuid(dmi).filter(|uuid| eq_ignoring_case(uuid, remembered.trim_ascii())).map(|_| true)
         }
-        Cloud::Azure => {
+        Cloud::Azure if built.has(Feature::Azure) => {
             let uuid = dmi.product_uuid.trim_ascii();
             let matches = |at: fn(usize) -> usize| {
                 saved_id.len() == uuid.len() && saved_id.iter().enumerate().all(|(i, b)| b.eq_ignore_ascii_case(&uuid[at(i)]))
@@ -226,6 +230,9 @@ fn is_uuid(text: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A build with every cloud.
+    const EVERY_CLOUD: Built = Built::from_bits(u32::MAX);
 
     const BOOT: &[u8] = b"6c2d6f1e-6a1b-4b8e-9d62-3f7e9d0a1b2c";
 
@@ -269,13 +276,13 @@ mod tests {
     #[test]
     fn aws_nitro_names_the_instance_in_its_board_asset_tag() {
         let nitro = InstanceDmi { board_asset_tag: b"i-0123456789abcdef0\n", ..InstanceDmi::default() };
-        assert_eq!(same_instance(Cloud::Aws, &nitro, b"i-0123456789abcdef0\n", b""), Some(true));
-        assert_eq!(same_instance(Cloud::Aws, &nitro, b"i-0fedcba9876543210", b""), Some(false));
+        assert_eq!(same_instance(EVERY_CLOUD, Cloud::Aws, &nitro, b"i-0123456789abcdef0\n", b""), Some(true));
+        assert_eq!(same_instance(EVERY_CLOUD, Cloud::Aws, &nitro, b"i-0fedcba9876543210", b""), Some(false));
         // Xen instances have no such tag, and other values are not instance-ids.
-        assert_eq!(same_instance(Cloud::Aws, &InstanceDmi::default(), b"i-0123456789abcdef0", b""), None);
+        assert_eq!(same_instance(EVERY_CLOUD, Cloud::Aws, &InstanceDmi::default(), b"i-0123456789abcdef0", b""), None);
         let other = InstanceDmi { board_asset_tag: b"Not Specified", ..InstanceDmi::default() };
-        assert_eq!(same_instance(Cloud::Aws, &other, b"i-0123456789abcdef0", b""), None);
-        assert_eq!(same_instance(Cloud::Gcp, &nitro, b"i-0123456789abcdef0", b""), None);
+        assert_eq!(same_instance(EVERY_CLOUD, Cloud::Aws, &other, b"i-0123456789abcdef0", b""), None);
+        assert_eq!(same_instance(EVERY_CLOUD, Cloud::Gcp, &nitro, b"i-0123456789abcdef0", b""), None);
     }
 
     const XEN_UUID: &[u8] = b"EC2E1916-9099-7CAF-FD21-012345ABCDEF";
@@ -284,25 +291,25 @@ mod tests {
     fn aws_xen_is_the_same_instance_when_its_uuid_is_the_one_remembered() {
         let xen = InstanceDmi { product_uuid: b"EC2E1916-9099-7CAF-FD21-012345ABCDEF\n", ..InstanceDmi::default() };
         assert_eq!(instance_uuid(&xen), Some(XEN_UUID));
-        assert_eq!(same_instance(Cloud::Aws, &xen, b"i-0123456789abcdef0", b"EC2E1916-9099-7CAF-FD21-012345ABCDEF\n"), Some(true));
+        assert_eq!(same_instance(EVERY_CLOUD, Cloud::Aws, &xen, b"i-0123456789abcdef0", b"EC2E1916-9099-7CAF-FD21-012345ABCDEF\n"), Some(true));
         // Another kernel prints it in small letters.
-        assert_eq!(same_instance(Cloud::Aws, &xen, b"i-0123456789abcdef0", b"ec2e1916-9099-7caf-fd21-012345abcdef"), Some(true));
+        assert_eq!(same_instance(EVERY_CLOUD, Cloud::Aws, &xen, b"i-0123456789abcdef0", b"ec2e1916-9099-7caf-fd21-012345abcdef"), Some(true));
         // Little-endian firmware's form is this instance's too.
         let swapped = InstanceDmi { product_uuid: b"45E12AEC-DCD1-B213-94ED-012345ABCDEF", ..InstanceDmi::default() };
-        assert_eq!(same_instance(Cloud::Aws, &swapped, b"i-0", b"45e12aec-dcd1-b213-94ed-012345abcdef"), Some(true));
+        assert_eq!(same_instance(EVERY_CLOUD, Cloud::Aws, &swapped, b"i-0", b"45e12aec-dcd1-b213-94ed-012345abcdef"), Some(true));
         // Xen PV has no DMI: the hypervisor's UUID.
         let pv = InstanceDmi { hypervisor_uuid: b"ec2e1916-9099-7caf-fd21-012345abcdef\n", ..InstanceDmi::default() };
-        assert_eq!(same_instance(Cloud::Aws, &pv, b"i-0", XEN_UUID), Some(true));
+        assert_eq!(same_instance(EVERY_CLOUD, Cloud::Aws, &pv, b"i-0", XEN_UUID), Some(true));
     }
 
     #[test]
     fn aws_asks_when_the_uuid_cannot_vouch_for_the_instance() {
         let xen = InstanceDmi { product_uuid: XEN_UUID, ..InstanceDmi::default() };
         // A captured image started as a new instance: another UUID. Asking tells.
-        assert_eq!(same_instance(Cloud::Aws, &xen, b"i-0", b"EC2AAAAA-9099-7CAF-FD21-012345ABCDEF"), None);
+        assert_eq!(same_instance(EVERY_CLOUD, Cloud::Aws, &xen, b"i-0", b"EC2AAAAA-9099-7CAF-FD21-012345ABCDEF"), None);
         // A marker set before UUIDs were remembered, or cut by a crash.
-        assert_eq!(same_instance(Cloud::Aws, &xen, b"i-0", b""), None);
-        assert_eq!(same_instance(Cloud::Aws, &xen, b"i-0", b"EC2E1916-9099"), None);
+        assert_eq!(same_instance(EVERY_CLOUD, Cloud::Aws, &xen, b"i-0", b""), None);
+        assert_eq!(same_instance(EVERY_CLOUD, Cloud::Aws, &xen, b"i-0", b"EC2E1916-9099"), None);
         // UUIDs that are not EC2's are never remembered nor trusted, even when equal:
         // hypervisors that give every guest the same one, or a bogus one.
         for shared in [
@@ -313,30 +320,44 @@ mod tests {
         ] {
             let dmi = InstanceDmi { product_uuid: shared, hypervisor_uuid: shared, ..InstanceDmi::default() };
             assert_eq!(instance_uuid(&dmi), None);
-            assert_eq!(same_instance(Cloud::Aws, &dmi, b"i-0", shared), None);
+            assert_eq!(same_instance(EVERY_CLOUD, Cloud::Aws, &dmi, b"i-0", shared), None);
         }
         // "ec2" and something else is not a UUID.
         let short = InstanceDmi { product_uuid: b"ec2", ..InstanceDmi::default() };
-        assert_eq!(same_instance(Cloud::Aws, &short, b"i-0", b"ec2"), None);
+        assert_eq!(same_instance(EVERY_CLOUD, Cloud::Aws, &short, b"i-0", b"ec2"), None);
         // Only on AWS, whose UUIDs these are.
-        assert_eq!(same_instance(Cloud::Gcp, &xen, b"i-0", XEN_UUID), None);
-        assert_eq!(same_instance(Cloud::Oci, &xen, b"i-0", XEN_UUID), None);
+        assert_eq!(same_instance(EVERY_CLOUD, Cloud::Gcp, &xen, b"i-0", XEN_UUID), None);
+        assert_eq!(same_instance(EVERY_CLOUD, Cloud::Oci, &xen, b"i-0", XEN_UUID), None);
         // Nitro's instance-id tag decides before the UUID: another instance-id is another
         // instance, whatever the marker remembers.
         let nitro = InstanceDmi { board_asset_tag: b"i-0fedcba9876543210", product_uuid: XEN_UUID, ..InstanceDmi::default() };
-        assert_eq!(same_instance(Cloud::Aws, &nitro, b"i-0123456789abcdef0", XEN_UUID), Some(false));
+        assert_eq!(same_instance(EVERY_CLOUD, Cloud::Aws, &nitro, b"i-0123456789abcdef0", XEN_UUID), Some(false));
+    }
+
+    #[test]
+    fn a_cloud_the_build_lacks_is_never_the_one_asked_about() {
+        // A build without Azure keeps no code for its UUID; one without AWS none for its tag.
+        let aws_only = Built::of(&[(Feature::Aws, true)]);
+        let azure_only = Built::of(&[(Feature::Azure, true)]);
+        let azure = InstanceDmi { product_uuid: b"D0DF4C54-4ECB-4A4B-9954-5BDF3ED5C3B8", ..InstanceDmi::default() };
+        let vm_id = b"d0df4c54-4ecb-4a4b-9954-5bdf3ed5c3b8";
+        assert_eq!(same_instance(azure_only, Cloud::Azure, &azure, vm_id, b""), Some(true));
+        assert_eq!(same_instance(aws_only, Cloud::Azure, &azure, vm_id, b""), None);
+        let nitro = InstanceDmi { board_asset_tag: b"i-0123456789abcdef0", ..InstanceDmi::default() };
+        assert_eq!(same_instance(aws_only, Cloud::Aws, &nitro, b"i-0123456789abcdef0", b""), Some(true));
+        assert_eq!(same_instance(azure_only, Cloud::Aws, &nitro, b"i-0123456789abcdef0", b""), None);
     }
 
     #[test]
     fn azure_names_the_vm_in_its_product_uuid_either_byte_order() {
         let vm_id = b"d0df4c54-4ecb-4a4b-9954-5bdf3ed5c3b8";
         let straight = InstanceDmi { product_uuid: b"D0DF4C54-4ECB-4A4B-9954-5BDF3ED5C3B8\n", ..InstanceDmi::default() };
-        assert_eq!(same_instance(Cloud::Azure, &straight, vm_id, b""), Some(true));
+        assert_eq!(same_instance(EVERY_CLOUD, Cloud::Azure, &straight, vm_id, b""), Some(true));
         let swapped = InstanceDmi { product_uuid: b"544cdfd0-cb4e-4b4a-9954-5bdf3ed5c3b8", ..InstanceDmi::default() };
-        assert_eq!(same_instance(Cloud::Azure, &swapped, vm_id, b""), Some(true));
-        assert_eq!(same_instance(Cloud::Azure, &straight, b"11111111-4ecb-4a4b-9954-5bdf3ed5c3b8", b""), Some(false));
+        assert_eq!(same_instance(EVERY_CLOUD, Cloud::Azure, &swapped, vm_id, b""), Some(true));
+        assert_eq!(same_instance(EVERY_CLOUD, Cloud::Azure, &straight, b"11111111-4ecb-4a4b-9954-5bdf3ed5c3b8", b""), Some(false));
         let garbage = InstanceDmi { product_uuid: b"not a uuid", ..InstanceDmi::default() };
-        assert_eq!(same_instance(Cloud::Azure, &garbage, vm_id, b""), None);
+        assert_eq!(same_instance(EVERY_CLOUD, Cloud::Azure, &garbage, vm_id, b""), None);
     }
 
     #[test]

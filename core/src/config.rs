@@ -187,29 +187,47 @@ pub enum ErrorKind {
     NotAbsolute { name: &'static str },
 }
 
+/// `ErrorKind`'s messages after the line number and the variable's name, a line each in
+/// the order of its variants: one text read by index, not a `write_str` of its own per
+/// variant. `OutOfRange` adds its bounds.
+const MESSAGES: &str = "\
+not a KEY=value line
+no spaces allowed around '='
+unterminated quote
+command substitution is not supported
+$ names a variable not set earlier in this file
+white space in a value must be quoted
+ longer than 1024 bytes
+ longer than 256 bytes
+CLOUD: 
+CLOUD_USER is not a valid user name
+ is not a number
+ must be from 
+ must be an absolute path";
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // The messages about one variable start with its name, written once.
-        let name = match self.kind {
-            ErrorKind::ValueTooLong { name } | ErrorKind::BadNumber { name } | ErrorKind::OutOfRange { name, .. } | ErrorKind::NotAbsolute { name } => name,
-            ErrorKind::LineTooLong => "line",
-            _ => "",
+        let (name, index) = match self.kind {
+            ErrorKind::NotAnAssignment => ("", 0),
+            ErrorKind::SpaceAroundEquals => ("", 1),
+            ErrorKind::UnterminatedQuote => ("", 2),
+            ErrorKind::CommandSubstitution => ("", 3),
+            ErrorKind::UndefinedVariable => ("", 4),
+            ErrorKind::UnquotedSpace => ("", 5),
+            ErrorKind::LineTooLong => ("line", 6),
+            ErrorKind::ValueTooLong { name } => (name, 7),
+            ErrorKind::BadCloud => ("", 8),
+            ErrorKind::BadUserName => ("", 9),
+            ErrorKind::BadNumber { name } => (name, 10),
+            ErrorKind::OutOfRange { name, .. } => (name, 11),
+            ErrorKind::NotAbsolute { name } => (name, 12),
         };
-        write!(f, "{}: {}", Decimal(self.line.into()), Plain(name))?;
+        write!(f, "{}: {}{}", Decimal(self.line.into()), Plain(name), Plain(crate::text::nth_part(MESSAGES, '\n', index)))?;
         match self.kind {
-            ErrorKind::NotAnAssignment => f.write_str("not a KEY=value line"),
-            ErrorKind::SpaceAroundEquals => f.write_str("no spaces allowed around '='"),
-            ErrorKind::UnterminatedQuote => f.write_str("unterminated quote"),
-            ErrorKind::CommandSubstitution => f.write_str("command substitution is not supported"),
-            ErrorKind::UndefinedVariable => f.write_str("$ names a variable not set earlier in this file"),
-            ErrorKind::UnquotedSpace => f.write_str("white space in a value must be quoted"),
-            ErrorKind::LineTooLong => f.write_str(" longer than 1024 bytes"),
-            ErrorKind::ValueTooLong { .. } => f.write_str(" longer than 256 bytes"),
-            ErrorKind::BadCloud => write!(f, "CLOUD: {names}", names = Plain(CLOUD_NAMES_MESSAGE)),
-            ErrorKind::BadUserName => f.write_str("CLOUD_USER is not a valid user name"),
-            ErrorKind::BadNumber { .. } => f.write_str(" is not a number"),
-            ErrorKind::OutOfRange { min, max, .. } => write!(f, " must be from {min} to {max}", min = Decimal(min as u64), max = Decimal(max as u64)),
-            ErrorKind::NotAbsolute { .. } => f.write_str(" must be an absolute path"),
+            ErrorKind::BadCloud => f.write_str(CLOUD_NAMES_MESSAGE),
+            ErrorKind::OutOfRange { min, max, .. } => write!(f, "{min} to {max}", min = Decimal(min as u64), max = Decimal(max as u64)),
+            _ => Ok(()),
         }
     }
 }
@@ -609,6 +627,24 @@ mod tests {
         assert_eq!(message(ErrorKind::NotAbsolute { name: "TINY_CLOUD_LOGS" }), "4: TINY_CLOUD_LOGS must be an absolute path");
         assert_eq!(message(ErrorKind::UnterminatedQuote), "4: unterminated quote");
         assert!(message(ErrorKind::BadCloud).starts_with("4: CLOUD: expected auto, aws, "));
+    }
+
+    #[test]
+    fn each_error_reads_as_its_message() {
+        let message = |kind| Error { line: 12, kind }.to_string();
+        assert_eq!(message(ErrorKind::NotAnAssignment), "12: not a KEY=value line");
+        assert_eq!(message(ErrorKind::SpaceAroundEquals), "12: no spaces allowed around '='");
+        assert_eq!(message(ErrorKind::UnterminatedQuote), "12: unterminated quote");
+        assert_eq!(message(ErrorKind::CommandSubstitution), "12: command substitution is not supported");
+        assert_eq!(message(ErrorKind::UndefinedVariable), "12: $ names a variable not set earlier in this file");
+        assert_eq!(message(ErrorKind::UnquotedSpace), "12: white space in a value must be quoted");
+        assert_eq!(message(ErrorKind::LineTooLong), "12: line longer than 1024 bytes");
+        assert_eq!(message(ErrorKind::ValueTooLong { name: "value" }), "12: value longer than 256 bytes");
+        assert_eq!(message(ErrorKind::BadCloud), std::format!("12: CLOUD: {CLOUD_NAMES_MESSAGE}"));
+        assert_eq!(message(ErrorKind::BadUserName), "12: CLOUD_USER is not a valid user name");
+        assert_eq!(message(ErrorKind::BadNumber { name: "WISP_DHCP_MS" }), "12: WISP_DHCP_MS is not a number");
+        assert_eq!(message(ErrorKind::OutOfRange { name: "WISP_DHCP_MS", min: 1000, max: 600_000 }), "12: WISP_DHCP_MS must be from 1000 to 600000");
+        assert_eq!(message(ErrorKind::NotAbsolute { name: "TINY_CLOUD_VAR" }), "12: TINY_CLOUD_VAR must be an absolute path");
     }
 
     #[test]

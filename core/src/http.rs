@@ -6,6 +6,7 @@ use core::fmt;
 
 use crate::out::{Full, Out};
 use crate::text::{Decimal, Plain};
+use crate::text::eq_ignoring_case;
 
 /// Most response headers wisp accepts.
 pub const HEADERS_LIMIT: usize = 32;
@@ -56,7 +57,7 @@ impl<'b> Response<'b> {
         let mut lines = self.head.split(|&b| b == b'\n').skip(1);
         lines.find_map(|line| {
             let colon = line.iter().position(|&b| b == b':')?;
-            if !line[..colon].eq_ignore_ascii_case(name.as_bytes()) {
+            if !eq_ignoring_case(&line[..colon], name.as_bytes()) {
                 return None;
             }
             Some(line[colon + 1..].trim_ascii())
@@ -357,9 +358,9 @@ fn parse_head(buf: &[u8]) -> Result<Head, Short> {
         // The first header that makes the body unreadable is the one reported.
         if let Ok(known) = content_length {
             let (name, value) = (&buf[name_start..colon], buf[colon + 1..end].trim_ascii());
-            content_length = if name.eq_ignore_ascii_case(b"transfer-encoding") {
+            content_length = if eq_ignoring_case(name, b"transfer-encoding") {
                 Err(Error::UnsupportedTransferEncoding)
-            } else if name.eq_ignore_ascii_case(b"content-length") {
+            } else if eq_ignoring_case(name, b"content-length") {
                 match parse_length(value) {
                     Some(length) if known.is_none_or(|earlier| earlier == length) => Ok(Some(length)),
                     _ => Err(Error::BadContentLength),

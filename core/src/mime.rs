@@ -4,7 +4,7 @@
 
 use core::fmt;
 
-use crate::text::Decimal;
+use crate::text::{eq_ignoring_case, Decimal};
 
 /// Most parts in one multipart body.
 pub const PARTS_LIMIT: usize = 64;
@@ -31,7 +31,7 @@ impl fmt::Display for MimeError {
 /// its first 4 KiB, without case (so a script that mentions it is MIME too).
 pub fn is_mime(document: &[u8]) -> bool {
     let head = &document[..document.len().min(4096)];
-    head.windows(13).any(|window| window.eq_ignore_ascii_case(b"mime-version:"))
+    head.windows(13).any(|window| eq_ignoring_case(window, b"mime-version:"))
 }
 
 /// An entity: its head (header lines) and body.
@@ -77,7 +77,7 @@ impl<'a> Entity<'a> {
             let end = line_end(head, at);
             let line = head.get(at..end).unwrap_or_default();
             if let Some(colon) = line.iter().position(|&b| b == b':') {
-                if line[..colon].trim_ascii().eq_ignore_ascii_case(name.as_bytes()) {
+                if eq_ignoring_case(line[..colon].trim_ascii(), name.as_bytes()) {
                     let mut stop = end;
                     while stop < head.len() && matches!(head[stop + 1..].first(), Some(b' ' | b'\t')) {
                         stop = line_end(head, stop + 1);
@@ -101,7 +101,7 @@ impl<'a> Entity<'a> {
         let value = self.header(header)?;
         value.split(|&b| b == b';').skip(1).find_map(|param| {
             let eq = param.iter().position(|&b| b == b'=')?;
-            if !param[..eq].trim_ascii().eq_ignore_ascii_case(name.as_bytes()) {
+            if !eq_ignoring_case(param[..eq].trim_ascii(), name.as_bytes()) {
                 return None;
             }
             let raw = param[eq + 1..].trim_ascii();
@@ -114,7 +114,7 @@ impl<'a> Entity<'a> {
     }
 
     pub fn is_base64(&self) -> bool {
-        self.header("Content-Transfer-Encoding").is_some_and(|v| v.eq_ignore_ascii_case(b"base64"))
+        self.header("Content-Transfer-Encoding").is_some_and(|v| eq_ignoring_case(v, b"base64"))
     }
 
     /// The parts of a multipart entity, in order.
@@ -160,7 +160,7 @@ fn line_end(text: &[u8], at: usize) -> usize {
 }
 
 fn starts_with_ignore_case(text: &[u8], prefix: &[u8]) -> bool {
-    text.len() >= prefix.len() && text[..prefix.len()].eq_ignore_ascii_case(prefix)
+    text.len() >= prefix.len() && eq_ignoring_case(&text[..prefix.len()], prefix)
 }
 
 #[cfg(test)]

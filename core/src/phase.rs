@@ -425,14 +425,25 @@ pub fn disabled_by(host: &mut impl crate::host::files::Files) -> Option<&'static
     DISABLED_FILES.into_iter().find(|file| matches!(host.metadata(file.as_bytes()), Ok(Some(_))))
 }
 
-/// The names in an action list: separated by white space or commas.
+/// The names in an action list: separated by white space or commas. Split as bytes (the
+/// separators are ASCII, so each name stays UTF-8): `str::split` by a closure would be
+/// one more copy of its searcher.
 pub fn action_names(list: &str) -> impl Iterator<Item = &str> {
-    list.split(|c: char| c.is_ascii_whitespace() || c == ',').filter(|name| !name.is_empty())
+    list.as_bytes().split(|b| b.is_ascii_whitespace() || *b == b',').filter(|name| !name.is_empty()).map(|name| core::str::from_utf8(name).unwrap_or_default())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_action_list_is_split_at_white_space_and_commas_and_keeps_other_text_whole() {
+        let names: Vec<&str> = action_names(" set_hostname,\tset_ssh_keys ,,\r\nbootcmd\x0cdé_jà  ").collect();
+        assert_eq!(names, ["set_hostname", "set_ssh_keys", "bootcmd", "dé_jà"]);
+        assert_eq!(action_names(" , \t").count(), 0);
+        // A separator is ASCII only: a non-breaking space is part of a name.
+        assert_eq!(action_names("a\u{a0}b").collect::<Vec<_>>(), ["a\u{a0}b"]);
+    }
 
     #[test]
     fn names_round_trip() {

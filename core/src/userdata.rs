@@ -1,6 +1,8 @@
 //! What a piece of user-data is, by cloud-init's rules: a MIME part by its Content-Type,
 //! anything else (and `text/plain` parts) by how its text starts.
 
+use crate::text::eq_ignoring_case;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
     Script,
@@ -105,7 +107,7 @@ impl TransferEncoding {
         match header.map(<[u8]>::trim_ascii) {
             None => TransferEncoding::Identity,
             Some(e) if crate::text::word_index_ignoring_case("7bit 8bit binary", e).is_some() => TransferEncoding::Identity,
-            Some(e) if e.eq_ignore_ascii_case(b"base64") => TransferEncoding::Base64,
+            Some(e) if eq_ignoring_case(e, b"base64") => TransferEncoding::Base64,
             Some(_) => TransferEncoding::Unsupported,
         }
     }
@@ -136,7 +138,7 @@ pub fn sniff(text: &[u8]) -> Kind {
     let mut best: Option<(usize, Kind)> = None;
     for (prefix, &kind) in PREFIXES.split('\n').zip(&PREFIX_KINDS) {
         let prefix = prefix.as_bytes();
-        if text.len() >= prefix.len() && text[..prefix.len()].eq_ignore_ascii_case(prefix) && best.is_none_or(|(len, _)| prefix.len() > len) {
+        if text.len() >= prefix.len() && eq_ignoring_case(&text[..prefix.len()], prefix) && best.is_none_or(|(len, _)| prefix.len() > len) {
             best = Some((prefix.len(), kind));
         }
     }
@@ -151,7 +153,7 @@ pub fn from_content_type(media_type: &[u8]) -> Option<Kind> {
     const TYPES: &str = "text/x-shellscript text/x-shellscript-per-boot text/x-shellscript-per-instance \
         text/x-shellscript-per-once text/cloud-config text/cloud-config-archive text/cloud-config-jsonp \
         text/x-include-url text/x-include-once-url text/cloud-boothook text/part-handler text/jinja2";
-    if media_type.eq_ignore_ascii_case(b"text/plain") || media_type.eq_ignore_ascii_case(b"text/x-not-multipart") {
+    if eq_ignoring_case(media_type, b"text/plain") || eq_ignoring_case(media_type, b"text/x-not-multipart") {
         return None;
     }
     let index = crate::text::word_index_ignoring_case(TYPES, media_type);
@@ -174,7 +176,7 @@ pub fn include_urls(text: &[u8]) -> impl Iterator<Item = (&[u8], bool)> {
     text.split(|&b| b == b'\n').filter_map(move |line| {
         let mut line = line.trim_ascii();
         for (marker, is_once) in [(&b"#include-once"[..], true), (b"#include", false)] {
-            if line.len() >= marker.len() && line[..marker.len()].eq_ignore_ascii_case(marker) {
+            if line.len() >= marker.len() && eq_ignoring_case(&line[..marker.len()], marker) {
                 line = line[marker.len()..].trim_ascii();
                 once = is_once;
                 break;

@@ -4,6 +4,7 @@
 
 use super::imds::{add, item_targets, Host, Imds, ImdsError, Service, Targets, What};
 use super::metadata::{Metadata, ValueState};
+use crate::text::eq_ignoring_case;
 use super::Item;
 use crate::out::{Full, Out};
 
@@ -27,7 +28,7 @@ pub const fn path(item: Item) -> Option<&'static str> {
 
 /// `block-project-ssh-keys` as GCP's guest agent reads it.
 pub fn blocks_project_keys(value: &[u8]) -> bool {
-    value.trim_ascii().eq_ignore_ascii_case(b"true")
+    eq_ignoring_case(value.trim_ascii(), b"true")
 }
 
 /// Appends the keys of one `ssh-keys` value to `out`, one per line: the `user:` prefix

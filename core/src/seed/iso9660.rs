@@ -7,6 +7,7 @@
 use core::fmt;
 
 use super::{Device, SeedError};
+use crate::text::eq_ignoring_case;
 use crate::text::Decimal;
 
 pub const SECTOR: usize = 2048;
@@ -165,7 +166,7 @@ fn name_matches(record: &[u8], wanted: &[u8], naming: Naming) -> bool {
     }
     let plain = id.split(|&b| b == b';').next().unwrap_or(id);
     let plain = plain.strip_suffix(b".").unwrap_or(plain);
-    plain.eq_ignore_ascii_case(wanted) || plain.eq_ignore_ascii_case(level1_name(wanted, &mut [0; 12]))
+    eq_ignoring_case(plain, wanted) || eq_ignoring_case(plain, level1_name(wanted, &mut [0; 12]))
 }
 
 /// The name genisoimage gives a file without Rock Ridge or Joliet: '-' and other

@@ -5,6 +5,7 @@
 
 use super::{iso9660, udf, vfat, Filesystem, SeedError};
 use crate::host::seed_sources::SeedSources;
+use crate::text::eq_ignoring_case;
 use crate::host::seed_media::SeedMedia;
 use crate::http::Url;
 use crate::system_files::TOO_LARGE;
@@ -179,7 +180,7 @@ impl<H: SeedSources> SeedMedia for Sources<H> {
     }
 
     fn labelled(&mut self, label: &[u8]) -> Option<Seed<H>> {
-        self.find(&mut |_, volume| volume.label::<H>().eq_ignore_ascii_case(label))
+        self.find(&mut |_, volume| eq_ignoring_case(volume.label::<H>(), label))
     }
 
     fn holding(&mut self, name: &[u8]) -> Option<Seed<H>> {

@@ -4,6 +4,7 @@
 //! checked, every location bounded by the image, and every walk counted.
 
 use super::{Device, SeedError};
+use crate::text::eq_ignoring_case;
 
 pub const SECTOR: usize = 2048;
 const ANCHOR: u64 = 256;
@@ -189,7 +190,7 @@ fn find_identifier(listing: &[u8], wanted: &[u8]) -> Result<Option<File>, SeedEr
 /// big-endian).
 fn name_matches(name: &[u8], wanted: &[u8]) -> bool {
     match name.split_first() {
-        Some((8, chars)) => chars.eq_ignore_ascii_case(wanted),
+        Some((8, chars)) => eq_ignoring_case(chars, wanted),
         Some((16, chars)) => super::ucs2_matches(chars, wanted),
         _ => false,
     }

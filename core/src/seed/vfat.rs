@@ -4,6 +4,7 @@
 //! clusters is a cycle, refused.
 
 use super::{Device, SeedError};
+use crate::text::eq_ignoring_case;
 
 const ENTRY: usize = 32;
 const ATTR_LONG_NAME: u8 = 0x0f;
@@ -166,7 +167,7 @@ impl Volume {
                 return false;
             }
             let matches = match long_name {
-                Some(name) => name.eq_ignore_ascii_case(wanted),
+                Some(name) => eq_ignoring_case(name, wanted),
                 None => short_name_matches(&entry[..11], wanted),
             };
             if matches {
@@ -308,7 +309,7 @@ fn short_name_matches(short: &[u8], wanted: &[u8]) -> bool {
         Some(dot) => (&wanted[..dot], &wanted[dot + 1..]),
         None => (wanted, &b""[..]),
     };
-    base.eq_ignore_ascii_case(wanted_base) && extension.eq_ignore_ascii_case(wanted_extension)
+    eq_ignoring_case(base, wanted_base) && eq_ignoring_case(extension, wanted_extension)
 }
 
 impl<D: Device> super::Filesystem<D> for Volume {
