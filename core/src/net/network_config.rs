@@ -279,11 +279,10 @@ fn domain(value: NodeRef<'_>) -> Result<&str, ConfigError> {
 }
 
 fn addresses<const N: usize>(value: NodeRef<'_>, into: &mut heapless::Vec<IpAddr, N>) -> Result<(), ConfigError> {
-    if value.kind() == Kind::Scalar {
-        let _ = into.push(ip(value)?);
-        return Ok(());
-    }
-    for item in value.items() {
+    // A scalar is a list of one, under the same rule: an address already listed is not
+    // listed again.
+    let scalar = (value.kind() == Kind::Scalar).then_some(value);
+    for item in scalar.into_iter().chain(value.items()) {
         // resolv.conf reads three: more are not an error, as cloud-init writes them all.
         let address = ip(item)?;
         if !into.contains(&address) {
@@ -581,6 +580,28 @@ config:
             assert_eq!(config.search.as_slice(), [b"a.test", b"b.test"]);
             assert_eq!(config.refused.as_slice(), [("bridge", "br0")]);
         });
+    }
+
+    #[test]
+    fn a_nameserver_listed_twice_is_kept_once_in_either_form() {
+        let ns = |s: &str| s.parse::<IpAddr>().unwrap();
+        let v1 = "version: 1
+config:
+  - type: nameserver
+    address: [10.77.0.1, 10.77.0.2]
+  - type: nameserver
+    address: 10.77.0.1
+  - type: nameserver
+    address: 10.77.0.3
+";
+        with_config(v1, |config| assert_eq!(config.unwrap().nameservers.as_slice(), [ns("10.77.0.1"), ns("10.77.0.2"), ns("10.77.0.3")]));
+        let v2 = "version: 2
+ethernets:
+  eth0: {nameservers: {addresses: 10.77.0.1}}
+  eth1: {nameservers: {addresses: [10.77.0.2, 10.77.0.1]}}
+  eth2: {nameservers: {addresses: 10.77.0.2}}
+";
+        with_config(v2, |config| assert_eq!(config.unwrap().nameservers.as_slice(), [ns("10.77.0.1"), ns("10.77.0.2")]));
     }
 
     #[test]
