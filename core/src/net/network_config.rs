@@ -76,6 +76,16 @@ pub struct NetworkConfig<'a> {
     pub refused: heapless::Vec<(&'a str, &'a str), REFUSED_LIMIT>,
 }
 
+impl NetworkConfig<'_> {
+    /// A nameserver, from any source and in any form, unless already listed. resolv.conf
+    /// reads three: more are dropped, not an error, as cloud-init writes them all.
+    pub(crate) fn add_nameserver(&mut self, address: IpAddr) {
+        if !self.nameservers.contains(&address) {
+            let _ = self.nameservers.push(address);
+        }
+    }
+}
+
 super::worded! {
     /// What is wrong. Named by an enum rather than its text so that the error is 8 bytes
     /// (24 with a `&str`): the readers' many `?`s move it.
@@ -278,16 +288,11 @@ fn domain(value: NodeRef<'_>) -> Result<&str, ConfigError> {
     Ok(name)
 }
 
-fn addresses<const N: usize>(value: NodeRef<'_>, into: &mut heapless::Vec<IpAddr, N>) -> Result<(), ConfigError> {
-    // A scalar is a list of one, under the same rule: an address already listed is not
-    // listed again.
+fn nameservers(value: NodeRef<'_>, config: &mut NetworkConfig<'_>) -> Result<(), ConfigError> {
+    // A scalar is a list of one.
     let scalar = (value.kind() == Kind::Scalar).then_some(value);
     for item in scalar.into_iter().chain(value.items()) {
-        // resolv.conf reads three: more are not an error, as cloud-init writes them all.
-        let address = ip(item)?;
-        if !into.contains(&address) {
-            let _ = into.push(address);
-        }
+        config.add_nameserver(ip(item)?);
     }
     Ok(())
 }
@@ -295,7 +300,7 @@ fn addresses<const N: usize>(value: NodeRef<'_>, into: &mut heapless::Vec<IpAddr
 /// The nameservers and search domains `node` lists under its keys `servers` and `search`.
 fn dns<'a>(node: &NodeRef<'a>, servers: &str, search: &str, config: &mut NetworkConfig<'a>) -> Result<(), ConfigError> {
     if let Some(value) = get(node, servers) {
-        addresses(value, &mut config.nameservers)?;
+        nameservers(value, config)?;
     }
     if let Some(value) = get(node, search) {
         strings(value, &mut config.search)?;
@@ -420,10 +425,10 @@ fn v1_subnet<'a>(subnet: NodeRef<'a>, interface: &mut Interface<'a>, config: &mu
 
 #[inline(never)]
 fn parse_v2<'a>(root: NodeRef<'a>, config: &mut NetworkConfig<'a>) -> Result<(), ConfigError> {
-    for kind in ["bonds", "bridges", "vlans", "wifis"] {
-        if let Some(list) = get(&root, kind) {
+    for (key, kind) in [("bonds", "bond"), ("bridges", "bridge"), ("vlans", "vlan"), ("wifis", "wifi")] {
+        if let Some(list) = get(&root, key) {
             for (name, _) in list.entries() {
-                let _ = config.refused.push((kind.trim_end_matches('s'), name.as_str().unwrap_or("")));
+                let _ = config.refused.push((kind, name.as_str().unwrap_or("")));
             }
         }
     }

@@ -184,10 +184,7 @@ pub fn parse_into<'a>(document: &'a [u8], config: &mut NetworkConfig<'a>) -> Res
         while let Some(service) = elements.next_element()? {
             if string(&service, "type")? == Some("dns") {
                 if let Some(server) = string(&service, "address")? {
-                    let server = address(server)?;
-                    if !config.nameservers.contains(&server) {
-                        let _ = config.nameservers.push(server);
-                    }
+                    config.add_nameserver(address(server)?);
                 }
             }
         }
