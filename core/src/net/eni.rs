@@ -75,6 +75,8 @@ pub fn render(config: &NetworkConfig<'_>, out: &mut Out<'_>) -> Result<(), Full>
                 out.put_all(&[b"iface ", name, b" inet6 auto\n    dhcp ", stateless_dhcp, b"\n"])?;
                 stanzas += 1;
             }
+            // The gateway and routes go on the family's first static stanza only.
+            let mut first = true;
             for address in interface.addresses.iter().filter(|a| a.ip.is_ipv6() == family) {
                 if stanzas > 0 {
                     out.put(b"\n")?;
@@ -82,7 +84,6 @@ pub fn render(config: &NetworkConfig<'_>, out: &mut Out<'_>) -> Result<(), Full>
                 out.put_all(&[b"iface ", name, b" ", inet, b" static\n    address "])?;
                 put_prefix(out, address)?;
                 out.put(b"\n")?;
-                let first = first_of_family(interface, family, address);
                 if let Some(gateway) = gateway.filter(|_| first) {
                     out.put(b"    gateway ")?;
                     put_ip(out, &gateway)?;
@@ -96,6 +97,7 @@ pub fn render(config: &NetworkConfig<'_>, out: &mut Out<'_>) -> Result<(), Full>
                 for route in interface.routes.iter().filter(|r| first && r.via.is_ipv6() == family) {
                     put_route(out, route)?;
                 }
+                first = false;
                 stanzas += 1;
             }
         }
@@ -104,12 +106,6 @@ pub fn render(config: &NetworkConfig<'_>, out: &mut Out<'_>) -> Result<(), Full>
         }
     }
     Ok(())
-}
-
-/// Whether `address` is the first static address of its family: the gateway and routes
-/// go on that stanza only.
-fn first_of_family(interface: &super::network_config::Interface<'_>, family: bool, address: &Prefix) -> bool {
-    interface.addresses.iter().find(|a| a.ip.is_ipv6() == family) == Some(address)
 }
 
 #[cfg(test)]
