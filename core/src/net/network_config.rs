@@ -407,13 +407,7 @@ fn v1_subnet<'a>(subnet: NodeRef<'a>, interface: &mut Interface<'a>, config: &mu
             }
             if let Some(list) = get(&subnet, "routes") {
                 for route in list.items() {
-                    let Some(network) = get(&route, "network").or(get(&route, "destination")) else { return error(&route, Mistake::RouteWithoutNetwork) };
-                    let mut to = prefix(network)?;
-                    if let Some(netmask) = get(&route, "netmask").or(get(&route, "prefix")) {
-                        to = masked(to, netmask)?;
-                    }
-                    let Some(via) = get(&route, "gateway") else { return error(&route, Mistake::RouteWithoutGateway) };
-                    push(&mut interface.routes, self::route(to, via)?, &route, Mistake::TooManyRoutes)?;
+                    push(&mut interface.routes, v1_route(route)?, &route, Mistake::TooManyRoutes)?;
                 }
             }
             dns(&subnet, "dns_nameservers", "dns_search", config)?;
@@ -421,6 +415,18 @@ fn v1_subnet<'a>(subnet: NodeRef<'a>, interface: &mut Interface<'a>, config: &mu
         _ => return error(&subnet, Mistake::UnknownSubnetType),
     }
     Ok(())
+}
+
+/// A v1 route: `network` (or `destination`), `netmask` (or `prefix`), `gateway`.
+#[inline(never)]
+fn v1_route(route: NodeRef<'_>) -> Result<StaticRoute, ConfigError> {
+    let Some(network) = get(&route, "network").or(get(&route, "destination")) else { return error(&route, Mistake::RouteWithoutNetwork) };
+    let mut to = prefix(network)?;
+    if let Some(netmask) = get(&route, "netmask").or(get(&route, "prefix")) {
+        to = masked(to, netmask)?;
+    }
+    let Some(via) = get(&route, "gateway") else { return error(&route, Mistake::RouteWithoutGateway) };
+    self::route(to, via)
 }
 
 #[inline(never)]
