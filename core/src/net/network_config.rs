@@ -399,11 +399,7 @@ fn v1_subnet<'a>(subnet: NodeRef<'a>, interface: &mut Interface<'a>, config: &mu
             push(&mut interface.addresses, address, &subnet, Mistake::TooManyAddresses)?;
             if let Some(gateway) = get(&subnet, "gateway") {
                 let gateway = ip(gateway)?;
-                if gateway.is_ipv4() {
-                    interface.gateway4 = Some(gateway);
-                } else {
-                    interface.gateway6 = Some(gateway);
-                }
+                *if gateway.is_ipv4() { &mut interface.gateway4 } else { &mut interface.gateway6 } = Some(gateway);
             }
             if let Some(list) = get(&subnet, "routes") {
                 for route in list.items() {

@@ -188,10 +188,10 @@ fn static_network(network: &JsonText<'_>, interface: &mut Interface<'_>) -> Resu
             if to.is_ipv4() != via.is_ipv4() {
                 return Err(bad(Mistake::RouteMixesFamilies));
             }
-            match (len, via) {
-                (0, IpAddr::V4(_)) => interface.gateway4 = Some(via),
-                (0, IpAddr::V6(_)) => interface.gateway6 = Some(via),
-                _ => interface.routes.push(StaticRoute { to: Prefix { ip: to, len }, via }).map_err(|_| bad(Mistake::TooManyRoutes))?,
+            if len == 0 {
+                *if via.is_ipv4() { &mut interface.gateway4 } else { &mut interface.gateway6 } = Some(via);
+            } else {
+                interface.routes.push(StaticRoute { to: Prefix { ip: to, len }, via }).map_err(|_| bad(Mistake::TooManyRoutes))?;
             }
         }
     }
