@@ -186,7 +186,11 @@ impl<'a> Packet<'a> {
     // Out of line, as `dhcp_client::Client::step` says why.
     #[inline(never)]
     pub fn lease(&self) -> Result<Lease, Error> {
-        let mut lease = Lease { address: Some(self.your_address()).filter(|a| !a.is_unspecified()), ..Lease::default() };
+        let mut lease = Lease::default();
+        let yours = self.your_address();
+        if !yours.is_unspecified() {
+            lease.address = Some(yours);
+        }
         for option in self.options() {
             let (code, value) = option?;
             let bad = Error::BadOption { code };

@@ -7,7 +7,7 @@
 use core::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use super::ip_text::{netmask_len, parse_ip, parse_ipv4, parse_mac, parse_prefix_len};
-use crate::yaml::{Kind, NodeRef};
+use crate::yaml::{Items, Kind, NodeRef};
 
 pub const INTERFACES_LIMIT: usize = 4;
 pub const ADDRESSES_LIMIT: usize = 4;
@@ -271,10 +271,28 @@ fn mtu(value: NodeRef<'_>) -> Result<u32, ConfigError> {
     }
 }
 
+/// A list's items, a scalar being a list of one.
+struct Listed<'a> {
+    scalar: Option<NodeRef<'a>>,
+    items: Items<'a>,
+}
+
+fn listed(value: NodeRef<'_>) -> Listed<'_> {
+    Listed { scalar: (value.kind() == Kind::Scalar).then_some(value), items: value.items() }
+}
+
+impl<'a> Iterator for Listed<'a> {
+    type Item = NodeRef<'a>;
+
+    // Out of line: a `Chain` inlined into each of its two loops cost more.
+    #[inline(never)]
+    fn next(&mut self) -> Option<NodeRef<'a>> {
+        self.scalar.take().or_else(|| self.items.next())
+    }
+}
+
 fn strings<'a, const N: usize>(value: NodeRef<'a>, into: &mut heapless::Vec<&'a [u8], N>) -> Result<(), ConfigError> {
-    // A scalar is a list of one.
-    let scalar = (value.kind() == Kind::Scalar).then_some(value);
-    for item in scalar.into_iter().chain(value.items()) {
+    for item in listed(value) {
         push(into, domain(item)?.as_bytes(), &item, Mistake::TooManySearchDomains)?;
     }
     Ok(())
@@ -289,9 +307,7 @@ fn domain(value: NodeRef<'_>) -> Result<&str, ConfigError> {
 }
 
 fn nameservers(value: NodeRef<'_>, config: &mut NetworkConfig<'_>) -> Result<(), ConfigError> {
-    // A scalar is a list of one.
-    let scalar = (value.kind() == Kind::Scalar).then_some(value);
-    for item in scalar.into_iter().chain(value.items()) {
+    for item in listed(value) {
         config.add_nameserver(ip(item)?);
     }
     Ok(())
