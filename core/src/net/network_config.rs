@@ -443,7 +443,9 @@ fn v1_route(route: NodeRef<'_>) -> Result<StaticRoute, ConfigError> {
 
 #[inline(never)]
 fn parse_v2<'a>(root: NodeRef<'a>, config: &mut NetworkConfig<'a>) -> Result<(), ConfigError> {
-    for (key, kind) in [("bonds", "bond"), ("bridges", "bridge"), ("vlans", "vlan"), ("wifis", "wifi")] {
+    // Read in place: an array literal here is built on the stack at each call.
+    static REFUSED: [(&str, &str); 4] = [("bonds", "bond"), ("bridges", "bridge"), ("vlans", "vlan"), ("wifis", "wifi")];
+    for &(key, kind) in &REFUSED {
         if let Some(list) = get(&root, key) {
             for (name, _) in list.entries() {
                 let _ = config.refused.push((kind, name.as_str().unwrap_or("")));
