@@ -140,13 +140,14 @@ pub fn config_changes(interface: &Interface<'_>, link: &Link, addresses: &[Addre
     for prefix in &interface.addresses {
         changes.add_address(Address::new(link.index, prefix.ip, prefix.len), addresses);
     }
-    let defaults = [(interface.gateway4, IpAddr::V4(Ipv4Addr::UNSPECIFIED)), (interface.gateway6, IpAddr::V6(core::net::Ipv6Addr::UNSPECIFIED))];
-    let wanted = defaults
-        .iter()
-        .filter_map(|(gateway, any)| gateway.map(|g| Route::new(*any, 0, Some(g), link.index, PROTOCOL_BOOT)))
-        .chain(interface.routes.iter().map(|r| Route::new(r.to.ip, r.to.len, Some(r.via), link.index, PROTOCOL_BOOT)));
-    for route in wanted {
-        changes.add_route(route, routes)?;
+    let defaults = [(&interface.gateway4, IpAddr::V4(Ipv4Addr::UNSPECIFIED)), (&interface.gateway6, IpAddr::V6(core::net::Ipv6Addr::UNSPECIFIED))];
+    for (gateway, any) in defaults {
+        if let Some(gateway) = gateway {
+            changes.add_route(Route::new(any, 0, Some(*gateway), link.index, PROTOCOL_BOOT), routes)?;
+        }
+    }
+    for route in &interface.routes {
+        changes.add_route(Route::new(route.to.ip, route.to.len, Some(route.via), link.index, PROTOCOL_BOOT), routes)?;
     }
     Ok(changes)
 }

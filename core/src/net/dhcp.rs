@@ -186,7 +186,11 @@ impl<'a> Packet<'a> {
     // Out of line, as `dhcp_client::Client::step` says why.
     #[inline(never)]
     pub fn lease(&self) -> Result<Lease, Error> {
-        let mut lease = Lease { address: Some(self.your_address()).filter(|a| !a.is_unspecified()), ..Lease::default() };
+        let mut lease = Lease::default();
+        let yours = self.your_address();
+        if !yours.is_unspecified() {
+            lease.address = Some(yours);
+        }
         for option in self.options() {
             let (code, value) = option?;
             let bad = Error::BadOption { code };
@@ -198,7 +202,9 @@ impl<'a> Packet<'a> {
                     }
                     lease.prefix_len = mask.leading_ones() as u8;
                 }
-                option::ROUTER => lease.router = Some(address(value.first_chunk().ok_or(bad)?)),
+                option::ROUTER | option::SERVER_ID => {
+                    *if code == option::ROUTER { &mut lease.router } else { &mut lease.server } = Some(address(value.first_chunk().ok_or(bad)?));
+                }
                 option::DNS => {
                     if value.is_empty() || value.len() % 4 != 0 {
                         return Err(bad);
@@ -211,7 +217,6 @@ impl<'a> Packet<'a> {
                 option::DOMAIN_NAME => name(value, code, &mut lease.domain)?,
                 option::MTU => lease.mtu = Some(u16::from_be_bytes(value.try_into().map_err(|_| bad)?)),
                 option::LEASE_TIME => lease.lease_seconds = Some(u32::from_be_bytes(value.try_into().map_err(|_| bad)?)),
-                option::SERVER_ID => lease.server = Some(address(value.first_chunk().ok_or(bad)?)),
                 option::DOMAIN_SEARCH => search_list(value, &mut lease.search)?,
                 option::CLASSLESS_ROUTES => classless_routes(value, &mut lease.classless_routes)?,
                 _ => {}

@@ -219,9 +219,9 @@ impl Client {
                 None
             }
             (Some(MessageType::Ack), State::Requesting { address, server }) if lease.server == Some(server) => {
-                Some(lease).filter(|l| l.address == Some(address))
+                (lease.address == Some(address)).then_some(lease)
             }
-            (Some(MessageType::Ack), State::Rebooting { address }) => Some(lease).filter(|l| l.address == Some(address)),
+            (Some(MessageType::Ack), State::Rebooting { address }) => (lease.address == Some(address)).then_some(lease),
             (Some(MessageType::Nak), State::Requesting { .. } | State::Rebooting { .. }) => {
                 self.naks += 1;
                 self.event = Some(Event::Refused { server: lease.server });

@@ -16,8 +16,8 @@ fn put_prefix(out: &mut Out<'_>, prefix: &Prefix) -> Result<(), Full> {
 }
 
 fn put_route(out: &mut Out<'_>, route: &StaticRoute) -> Result<(), Full> {
-    for (hook, verb) in [(&b"post-up"[..], &b"add"[..]), (b"pre-down", b"del")] {
-        out.put_all(&[b"    ", hook, b" route ", verb, b" "])?;
+    for hook in [&b"    post-up route add "[..], b"    pre-down route del "] {
+        out.put(hook)?;
         if route.to.ip.is_ipv6() {
             out.put(b"-A inet6 ")?;
         }
@@ -32,6 +32,11 @@ fn put_route(out: &mut Out<'_>, route: &StaticRoute) -> Result<(), Full> {
         out.put(b" || true\n")?;
     }
     Ok(())
+}
+
+/// `iface NAME FAMILY METHOD`, the line that opens a stanza.
+fn put_iface(out: &mut Out<'_>, name: &[u8], inet: &[u8], method: &[u8]) -> Result<(), Full> {
+    out.put_all(&[b"iface ", name, b" ", inet, b" ", method, b"\n"])
 }
 
 #[inline(never)]
@@ -60,32 +65,35 @@ pub fn render(config: &NetworkConfig<'_>, out: &mut Out<'_>) -> Result<(), Full>
         for family in [false, true] {
             let dhcp = if family { interface.dhcp6 } else { interface.dhcp4 };
             let inet: &[u8] = if family { b"inet6" } else { b"inet" };
-            let gateway = if family { interface.gateway6 } else { interface.gateway4 };
+            let gateway = if family { &interface.gateway6 } else { &interface.gateway4 };
             if dhcp {
-                out.put_all(&[b"iface ", name, b" ", inet, b" dhcp\n"])?;
+                put_iface(out, name, inet, b"dhcp")?;
                 stanzas += 1;
             }
             // As cloud-init's renderer: `dhcp` says whether stateless DHCPv6 runs too.
             let stateless_dhcp: &[u8] = match interface.slaac {
-                Slaac::On => b"0",
-                Slaac::WithStatelessDhcp => b"1",
+                Slaac::On => b"    dhcp 0\n",
+                Slaac::WithStatelessDhcp => b"    dhcp 1\n",
                 Slaac::Off => b"",
             };
             if family && !stateless_dhcp.is_empty() {
-                out.put_all(&[b"iface ", name, b" inet6 auto\n    dhcp ", stateless_dhcp, b"\n"])?;
+                put_iface(out, name, inet, b"auto")?;
+                out.put(stateless_dhcp)?;
                 stanzas += 1;
             }
+            // The gateway and routes go on the family's first static stanza only.
+            let mut first = true;
             for address in interface.addresses.iter().filter(|a| a.ip.is_ipv6() == family) {
                 if stanzas > 0 {
                     out.put(b"\n")?;
                 }
-                out.put_all(&[b"iface ", name, b" ", inet, b" static\n    address "])?;
+                put_iface(out, name, inet, b"static")?;
+                out.put(b"    address ")?;
                 put_prefix(out, address)?;
                 out.put(b"\n")?;
-                let first = first_of_family(interface, family, address);
-                if let Some(gateway) = gateway.filter(|_| first) {
+                if let Some(gateway) = gateway.as_ref().filter(|_| first) {
                     out.put(b"    gateway ")?;
-                    put_ip(out, &gateway)?;
+                    put_ip(out, gateway)?;
                     out.put(b"\n")?;
                 }
                 if let Some(mtu) = interface.mtu.filter(|_| stanzas == 0) {
@@ -96,20 +104,15 @@ pub fn render(config: &NetworkConfig<'_>, out: &mut Out<'_>) -> Result<(), Full>
                 for route in interface.routes.iter().filter(|r| first && r.via.is_ipv6() == family) {
                     put_route(out, route)?;
                 }
+                first = false;
                 stanzas += 1;
             }
         }
         if stanzas == 0 {
-            out.put_all(&[b"iface ", name, b" inet manual\n"])?;
+            put_iface(out, name, b"inet", b"manual")?;
         }
     }
     Ok(())
-}
-
-/// Whether `address` is the first static address of its family: the gateway and routes
-/// go on that stanza only.
-fn first_of_family(interface: &super::network_config::Interface<'_>, family: bool, address: &Prefix) -> bool {
-    interface.addresses.iter().find(|a| a.ip.is_ipv6() == family) == Some(address)
 }
 
 #[cfg(test)]

@@ -54,7 +54,8 @@ pub fn sync_interfaces<H: Messages, N: Netlink, E: core::fmt::Display>(
         let Some(mac) = link.mac else { continue };
         let name = H::shown(link.name());
         let mut sync = secondary::Sync::default();
-        for (ipv6, list, subnet) in FAMILIES {
+        // By reference: iterated by value, the table was copied to the stack first.
+        for &(ipv6, list, subnet) in &FAMILIES {
             let Some(body) = answer(host, &mut fetch, &mac, &name, list, &mut raw)? else { continue };
             let wanted = secondary::addresses(body).map_err(|line| host.text(format_args!("{name}: {} line {}: not an address", Plain(list), Decimal(line as u64))))?;
             let Some(body) = answer(host, &mut fetch, &mac, &name, subnet, &mut raw)? else { return Err(host.text(format_args!("{name}: the metadata has no {}", Plain(subnet)))) };

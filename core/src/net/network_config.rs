@@ -7,7 +7,7 @@
 use core::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use super::ip_text::{netmask_len, parse_ip, parse_ipv4, parse_mac, parse_prefix_len};
-use crate::yaml::{Kind, NodeRef};
+use crate::yaml::{Items, Kind, NodeRef};
 
 pub const INTERFACES_LIMIT: usize = 4;
 pub const ADDRESSES_LIMIT: usize = 4;
@@ -74,6 +74,16 @@ pub struct NetworkConfig<'a> {
     pub search: heapless::Vec<&'a [u8], SEARCH_LIMIT>,
     /// Entries wisp does not apply: (kind, name), e.g. ("bond", "bond0").
     pub refused: heapless::Vec<(&'a str, &'a str), REFUSED_LIMIT>,
+}
+
+impl NetworkConfig<'_> {
+    /// A nameserver, from any source and in any form, unless already listed. resolv.conf
+    /// reads three: more are dropped, not an error, as cloud-init writes them all.
+    pub(crate) fn add_nameserver(&mut self, address: IpAddr) {
+        if !self.nameservers.contains(&address) {
+            let _ = self.nameservers.push(address);
+        }
+    }
 }
 
 super::worded! {
@@ -261,10 +271,28 @@ fn mtu(value: NodeRef<'_>) -> Result<u32, ConfigError> {
     }
 }
 
+/// A list's items, a scalar being a list of one.
+struct Listed<'a> {
+    scalar: Option<NodeRef<'a>>,
+    items: Items<'a>,
+}
+
+fn listed(value: NodeRef<'_>) -> Listed<'_> {
+    Listed { scalar: (value.kind() == Kind::Scalar).then_some(value), items: value.items() }
+}
+
+impl<'a> Iterator for Listed<'a> {
+    type Item = NodeRef<'a>;
+
+    // Out of line: a `Chain` inlined into each of its two loops cost more.
+    #[inline(never)]
+    fn next(&mut self) -> Option<NodeRef<'a>> {
+        self.scalar.take().or_else(|| self.items.next())
+    }
+}
+
 fn strings<'a, const N: usize>(value: NodeRef<'a>, into: &mut heapless::Vec<&'a [u8], N>) -> Result<(), ConfigError> {
-    // A scalar is a list of one.
-    let scalar = (value.kind() == Kind::Scalar).then_some(value);
-    for item in scalar.into_iter().chain(value.items()) {
+    for item in listed(value) {
         push(into, domain(item)?.as_bytes(), &item, Mistake::TooManySearchDomains)?;
     }
     Ok(())
@@ -278,17 +306,9 @@ fn domain(value: NodeRef<'_>) -> Result<&str, ConfigError> {
     Ok(name)
 }
 
-fn addresses<const N: usize>(value: NodeRef<'_>, into: &mut heapless::Vec<IpAddr, N>) -> Result<(), ConfigError> {
-    if value.kind() == Kind::Scalar {
-        let _ = into.push(ip(value)?);
-        return Ok(());
-    }
-    for item in value.items() {
-        // resolv.conf reads three: more are not an error, as cloud-init writes them all.
-        let address = ip(item)?;
-        if !into.contains(&address) {
-            let _ = into.push(address);
-        }
+fn nameservers(value: NodeRef<'_>, config: &mut NetworkConfig<'_>) -> Result<(), ConfigError> {
+    for item in listed(value) {
+        config.add_nameserver(ip(item)?);
     }
     Ok(())
 }
@@ -296,7 +316,7 @@ fn addresses<const N: usize>(value: NodeRef<'_>, into: &mut heapless::Vec<IpAddr
 /// The nameservers and search domains `node` lists under its keys `servers` and `search`.
 fn dns<'a>(node: &NodeRef<'a>, servers: &str, search: &str, config: &mut NetworkConfig<'a>) -> Result<(), ConfigError> {
     if let Some(value) = get(node, servers) {
-        addresses(value, &mut config.nameservers)?;
+        nameservers(value, config)?;
     }
     if let Some(value) = get(node, search) {
         strings(value, &mut config.search)?;
@@ -395,21 +415,11 @@ fn v1_subnet<'a>(subnet: NodeRef<'a>, interface: &mut Interface<'a>, config: &mu
             push(&mut interface.addresses, address, &subnet, Mistake::TooManyAddresses)?;
             if let Some(gateway) = get(&subnet, "gateway") {
                 let gateway = ip(gateway)?;
-                if gateway.is_ipv4() {
-                    interface.gateway4 = Some(gateway);
-                } else {
-                    interface.gateway6 = Some(gateway);
-                }
+                *if gateway.is_ipv4() { &mut interface.gateway4 } else { &mut interface.gateway6 } = Some(gateway);
             }
             if let Some(list) = get(&subnet, "routes") {
                 for route in list.items() {
-                    let Some(network) = get(&route, "network").or(get(&route, "destination")) else { return error(&route, Mistake::RouteWithoutNetwork) };
-                    let mut to = prefix(network)?;
-                    if let Some(netmask) = get(&route, "netmask").or(get(&route, "prefix")) {
-                        to = masked(to, netmask)?;
-                    }
-                    let Some(via) = get(&route, "gateway") else { return error(&route, Mistake::RouteWithoutGateway) };
-                    push(&mut interface.routes, self::route(to, via)?, &route, Mistake::TooManyRoutes)?;
+                    push(&mut interface.routes, v1_route(route)?, &route, Mistake::TooManyRoutes)?;
                 }
             }
             dns(&subnet, "dns_nameservers", "dns_search", config)?;
@@ -419,12 +429,26 @@ fn v1_subnet<'a>(subnet: NodeRef<'a>, interface: &mut Interface<'a>, config: &mu
     Ok(())
 }
 
+/// A v1 route: `network` (or `destination`), `netmask` (or `prefix`), `gateway`.
+#[inline(never)]
+fn v1_route(route: NodeRef<'_>) -> Result<StaticRoute, ConfigError> {
+    let Some(network) = get(&route, "network").or(get(&route, "destination")) else { return error(&route, Mistake::RouteWithoutNetwork) };
+    let mut to = prefix(network)?;
+    if let Some(netmask) = get(&route, "netmask").or(get(&route, "prefix")) {
+        to = masked(to, netmask)?;
+    }
+    let Some(via) = get(&route, "gateway") else { return error(&route, Mistake::RouteWithoutGateway) };
+    self::route(to, via)
+}
+
 #[inline(never)]
 fn parse_v2<'a>(root: NodeRef<'a>, config: &mut NetworkConfig<'a>) -> Result<(), ConfigError> {
-    for kind in ["bonds", "bridges", "vlans", "wifis"] {
-        if let Some(list) = get(&root, kind) {
+    // Read in place: an array literal here is built on the stack at each call.
+    static REFUSED: [(&str, &str); 4] = [("bonds", "bond"), ("bridges", "bridge"), ("vlans", "vlan"), ("wifis", "wifi")];
+    for &(key, kind) in &REFUSED {
+        if let Some(list) = get(&root, key) {
             for (name, _) in list.entries() {
-                let _ = config.refused.push((kind.trim_end_matches('s'), name.as_str().unwrap_or("")));
+                let _ = config.refused.push((kind, name.as_str().unwrap_or("")));
             }
         }
     }
@@ -581,6 +605,28 @@ config:
             assert_eq!(config.search.as_slice(), [b"a.test", b"b.test"]);
             assert_eq!(config.refused.as_slice(), [("bridge", "br0")]);
         });
+    }
+
+    #[test]
+    fn a_nameserver_listed_twice_is_kept_once_in_either_form() {
+        let ns = |s: &str| s.parse::<IpAddr>().unwrap();
+        let v1 = "version: 1
+config:
+  - type: nameserver
+    address: [10.77.0.1, 10.77.0.2]
+  - type: nameserver
+    address: 10.77.0.1
+  - type: nameserver
+    address: 10.77.0.3
+";
+        with_config(v1, |config| assert_eq!(config.unwrap().nameservers.as_slice(), [ns("10.77.0.1"), ns("10.77.0.2"), ns("10.77.0.3")]));
+        let v2 = "version: 2
+ethernets:
+  eth0: {nameservers: {addresses: 10.77.0.1}}
+  eth1: {nameservers: {addresses: [10.77.0.2, 10.77.0.1]}}
+  eth2: {nameservers: {addresses: 10.77.0.2}}
+";
+        with_config(v2, |config| assert_eq!(config.unwrap().nameservers.as_slice(), [ns("10.77.0.1"), ns("10.77.0.2")]));
     }
 
     #[test]

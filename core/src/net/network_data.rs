@@ -142,39 +142,7 @@ pub fn parse_into<'a>(document: &'a [u8], config: &mut NetworkConfig<'a>) -> Res
                 Some(SubnetType::Ipv6Dhcp | SubnetType::Dhcpv6Stateful) => interface.dhcp6 = true,
                 Some(SubnetType::Slaac) => interface.slaac = Slaac::On,
                 Some(SubnetType::Dhcpv6Stateless) => interface.slaac = Slaac::WithStatelessDhcp,
-                Some(SubnetType::Ipv4 | SubnetType::Ipv6) => {
-                    let text = required(&network, "ip_address", Mistake::StaticWithoutAddress)?;
-                    let (ip, len) = text.split_once('/').unwrap_or((text, ""));
-                    let ip = address(ip)?;
-                    let len = match (len, string(&network, "netmask")?) {
-                        ("", Some(mask)) => prefix_len(mask)?,
-                        ("", None) => if ip.is_ipv4() { 32 } else { 128 },
-                        (len, _) => parse_prefix_len(len).ok_or(bad(Mistake::BadPrefixLength))?,
-                    };
-                    if !fits(&ip, len) {
-                        return Err(bad(Mistake::BadPrefixLength));
-                    }
-                    interface.addresses.push(Prefix { ip, len }).map_err(|_| bad(Mistake::TooManyAddresses))?;
-                    if let Some(routes) = network.get("routes")? {
-                        let mut routes = routes.elements()?;
-                        while let Some(route) = routes.next_element()? {
-                            let to = address(required(&route, "network", Mistake::RouteWithoutNetwork)?)?;
-                            let len = prefix_len(string(&route, "netmask")?.unwrap_or("0"))?;
-                            let via = address(required(&route, "gateway", Mistake::RouteWithoutGateway)?)?;
-                            if !fits(&to, len) {
-                                return Err(bad(Mistake::BadNetmask));
-                            }
-                            if to.is_ipv4() != via.is_ipv4() {
-                                return Err(bad(Mistake::RouteMixesFamilies));
-                            }
-                            match (len, via) {
-                                (0, IpAddr::V4(_)) => interface.gateway4 = Some(via),
-                                (0, IpAddr::V6(_)) => interface.gateway6 = Some(via),
-                                _ => interface.routes.push(StaticRoute { to: Prefix { ip: to, len }, via }).map_err(|_| bad(Mistake::TooManyRoutes))?,
-                            }
-                        }
-                    }
-                }
+                Some(SubnetType::Ipv4 | SubnetType::Ipv6) => static_network(&network, interface)?,
                 _ => {}
             }
         }
@@ -184,11 +152,46 @@ pub fn parse_into<'a>(document: &'a [u8], config: &mut NetworkConfig<'a>) -> Res
         while let Some(service) = elements.next_element()? {
             if string(&service, "type")? == Some("dns") {
                 if let Some(server) = string(&service, "address")? {
-                    let server = address(server)?;
-                    if !config.nameservers.contains(&server) {
-                        let _ = config.nameservers.push(server);
-                    }
+                    config.add_nameserver(address(server)?);
                 }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A static network's address, its gateways and routes, onto its link's interface.
+// Out of line: inlined, `parse_into` grew too large for its values to stay in registers.
+#[inline(never)]
+fn static_network(network: &JsonText<'_>, interface: &mut Interface<'_>) -> Result<(), DataError> {
+    let text = required(network, "ip_address", Mistake::StaticWithoutAddress)?;
+    let (ip, len) = text.split_once('/').unwrap_or((text, ""));
+    let ip = address(ip)?;
+    let len = match (len, string(network, "netmask")?) {
+        ("", Some(mask)) => prefix_len(mask)?,
+        ("", None) => if ip.is_ipv4() { 32 } else { 128 },
+        (len, _) => parse_prefix_len(len).ok_or(bad(Mistake::BadPrefixLength))?,
+    };
+    if !fits(&ip, len) {
+        return Err(bad(Mistake::BadPrefixLength));
+    }
+    interface.addresses.push(Prefix { ip, len }).map_err(|_| bad(Mistake::TooManyAddresses))?;
+    if let Some(routes) = network.get("routes")? {
+        let mut routes = routes.elements()?;
+        while let Some(route) = routes.next_element()? {
+            let to = address(required(&route, "network", Mistake::RouteWithoutNetwork)?)?;
+            let len = prefix_len(string(&route, "netmask")?.unwrap_or("0"))?;
+            let via = address(required(&route, "gateway", Mistake::RouteWithoutGateway)?)?;
+            if !fits(&to, len) {
+                return Err(bad(Mistake::BadNetmask));
+            }
+            if to.is_ipv4() != via.is_ipv4() {
+                return Err(bad(Mistake::RouteMixesFamilies));
+            }
+            if len == 0 {
+                *if via.is_ipv4() { &mut interface.gateway4 } else { &mut interface.gateway6 } = Some(via);
+            } else {
+                interface.routes.push(StaticRoute { to: Prefix { ip: to, len }, via }).map_err(|_| bad(Mistake::TooManyRoutes))?;
             }
         }
     }

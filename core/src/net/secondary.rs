@@ -20,9 +20,8 @@ pub fn path<'b>(mac: &[u8; 6], key: &str, buf: &'b mut [u8; 128]) -> Result<&'b 
     out.put(b"/latest/meta-data/network/interfaces/macs/")?;
     for (i, byte) in mac.iter().enumerate() {
         let hex = b"0123456789abcdef";
-        let digits = [hex[(byte >> 4) as usize], hex[(byte & 0xf) as usize]];
-        out.put(if i > 0 { b":" } else { b"" })?;
-        out.put(&digits)?;
+        let octet = [b':', hex[(byte >> 4) as usize], hex[(byte & 0xf) as usize]];
+        out.put(&octet[(i == 0) as usize..])?;
     }
     out.put_all(&[b"/", key.as_bytes()])?;
     let len = out.len();
