@@ -100,7 +100,7 @@ pub fn apply<'c, H: Files + Messages + Room>(host: &mut H, config: &CloudConfig<
     if cloud_init.is_none() && tiny_cloud.is_none() {
         return Ok(host.text(format_args!("no apk_repos")));
     }
-    host.create_dir(b"/etc/apk", 0o755).map_err(|e| host.path_error(b"/etc/apk", e))?;
+    system_files::make_dir(host, b"/etc/apk")?;
     let mut room = host.room(2 * FILE_LIMIT, "/etc/apk/repositories")?;
     let Some([file, scratch]) = room.as_chunks_mut::<FILE_LIMIT>().0.first_chunk_mut::<2>() else { return Err(too_large(host)) };
     edit(host, cloud_init, tiny_cloud, file, scratch)

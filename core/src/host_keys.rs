@@ -77,7 +77,7 @@ pub fn set_ssh_host_keys<H: Files + Messages + Commands + Room>(host: &mut H, va
 /// written, or the missing `types` made when the image has ssh-keygen (`has_keygen`).
 /// The number made, and of fingerprints printed.
 fn openssh_keys<H: Files + Messages + Commands + Room>(host: &mut H, delete: bool, given: Option<NodeRef<'_>>, types: &[&str], has_keygen: bool) -> Result<(usize, usize), H::Text> {
-    host.create_dir(b"/etc/ssh", 0o755).map_err(|e| host.path_error(b"/etc/ssh", e))?;
+    system_files::make_dir(host, b"/etc/ssh")?;
     if delete {
         remove_keys(host, b"/etc/ssh", ssh_host_keys::is_host_key_file)?;
     }
@@ -135,7 +135,7 @@ fn mark_done<H: Files + Messages>(host: &mut H, done_path: &[u8], instance_id: &
 /// `dropbearkey -y` shows (caught in a scratch file in TINY_CLOUD_VAR).
 fn dropbear_keys<H: Files + Messages + Commands>(host: &mut H, var_dir: &[u8], delete: bool, types: &[&str]) -> Result<(usize, usize), H::Text> {
     let directory = b"/etc/dropbear";
-    host.create_dir(directory, 0o755).map_err(|e| host.path_error(directory, e))?;
+    system_files::make_dir(host, directory)?;
     if delete {
         remove_keys(host, directory, ssh_host_keys::is_dropbear_key_file)?;
     }

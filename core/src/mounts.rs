@@ -10,6 +10,7 @@ use crate::host::messages::Messages;
 use crate::host::mounts::{Mounts, Source};
 use crate::host::room::Room;
 use crate::mount_options;
+use crate::system_files;
 use crate::text::Decimal;
 use crate::yaml::NodeRef;
 
@@ -59,8 +60,8 @@ pub fn apply<H: Files + Links + Mounts + Room>(host: &mut H, config: &CloudConfi
     })
     .map_err(|e| host.text(format_args!("/etc/fstab: {e}")))?;
     if let Some(len) = merged {
-        host.create_dir(b"/etc", 0o755).map_err(|e| host.path_error(b"/etc", e))?;
-        host.write(b"/etc/fstab", &new[..len], 0o644, None).map_err(|e| crate::system_files::failed(host, b"/etc/fstab", e, ""))?;
+        system_files::make_dir(host, b"/etc")?;
+        host.write(b"/etc/fstab", &new[..len], 0o644, None).map_err(|e| system_files::failed(host, b"/etc/fstab", e, ""))?;
     }
     let mut mounted = 0;
     for (entry, _) in entries.iter().zip(skipped).filter(|(_, skipped)| !skipped) {
@@ -109,7 +110,7 @@ fn mount_one<H: Mounts>(host: &mut H, device: &[u8], point: &[u8], fs_type: &[u8
     // A device path is a file inside the instance (`sdb` is `/dev/sdb`); other sources
     // (tmpfs, server:/path) are names.
     let mut joined = [0u8; SOURCE_LIMIT];
-    let source = crate::system_files::joined(&mut joined, &[fstab::device_prefix(device), device]);
+    let source = system_files::joined(&mut joined, &[fstab::device_prefix(device), device]);
     let source = if source.starts_with(b"/") { Source::Path(source) } else { Source::Name(source) };
     // One word: fstab::merge left out an entry whose type holds a blank.
     let types = if fs_type == b"auto" { AUTO_TYPES } else { fs_type };

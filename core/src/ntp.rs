@@ -130,14 +130,14 @@ pub fn configure<H: Files + Messages + Links>(host: &mut H, config: &CloudConfig
     let len = out.len();
     let path = client.config_path().as_bytes();
     let dir = client.config_dir().as_bytes();
-    host.create_dir(dir, 0o755).map_err(|e| host.path_error(dir, e))?;
+    system_files::make_dir(host, dir)?;
     system_files::write_if_changed(host, path, &text[..len], &mut [0u8; CONFIG_LIMIT])?;
     let service = client.service();
     let mut script = [0u8; 32];
     let script = system_files::joined(&mut script, &[b"/etc/init.d/", service.as_bytes()]);
     let enabled = if installed(host, script) {
         const RUNLEVEL: &[u8] = b"/etc/runlevels/default";
-        host.create_dir(RUNLEVEL, 0o755).map_err(|e| host.path_error(RUNLEVEL, e))?;
+        system_files::make_dir(host, RUNLEVEL)?;
         let mut link = [0u8; 64];
         let link = system_files::joined(&mut link, &[RUNLEVEL, b"/", service.as_bytes()]);
         host.create_symlink(script, link).map_err(|e| failed(host, RUNLEVEL, e, ""))?;

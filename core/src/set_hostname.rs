@@ -46,7 +46,7 @@ pub fn set_hostname<H: Files + System + Messages + Room>(host: &mut H, value: Op
         host.warn(format_args!("set_hostname: {name}: over 64 bytes: left out", name = Plain(name)));
         return Ok(host.text(format_args!("left as it is")));
     }
-    host.create_dir(b"/etc", 0o755).map_err(|e| host.path_error(b"/etc", e))?;
+    system_files::make_dir(host, b"/etc")?;
     let mut hostname_line = heapless::Vec::<u8, 80>::new();
     let _ = hostname_line.extend_from_slice(name.as_bytes());
     let _ = hostname_line.push(b'\n');

@@ -38,7 +38,7 @@ pub fn ssh_pwauth<H: Files + Messages + Room>(host: &mut H, config: &CloudConfig
 /// `sshd_config.d/*.conf`, else sshd_config itself. The file's name, and whether it
 /// changed.
 pub fn set_option<H: Files + Messages + Room>(host: &mut H, keyword: &str, value: &str) -> Result<(&'static str, bool), H::Text> {
-    host.create_dir(b"/etc/ssh", 0o755).map_err(|e| host.path_error(b"/etc/ssh", e))?;
+    system_files::make_dir(host, b"/etc/ssh")?;
     let mut room = host.room(2 * CONFIG_LIMIT + EDIT_ROOM, "sshd_config")?;
     let (text, updated) = room.split_at_mut_checked(CONFIG_LIMIT).unwrap_or_default();
     edit(host, keyword, value, text, updated)
@@ -50,7 +50,7 @@ fn edit<H: Files + Messages>(host: &mut H, keyword: &str, value: &str, text: &mu
     let mut len = read(host, b"/etc/ssh/sshd_config", text)?;
     let (path, name, mode): (&[u8], _, _) = if sshd_config::includes_drop_ins(&text[..len]) {
         let directory = b"/etc/ssh/sshd_config.d";
-        host.create_dir(directory, 0o755).map_err(|e| host.path_error(directory, e))?;
+        system_files::make_dir(host, directory)?;
         // sshd_config has said all it needs to: its buffer takes the drop-in.
         let drop_in = b"/etc/ssh/sshd_config.d/50-cloud-init.conf";
         len = read(host, drop_in, text)?;

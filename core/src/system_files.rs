@@ -39,9 +39,7 @@ pub struct SystemFile<'b> {
 impl<'b> SystemFile<'b> {
     /// `path` (in /etc), into `buf`, whose size is the limit; an absent file is empty.
     pub fn read<H: Files + Messages>(host: &mut H, path: &'static str, default_mode: u32, buf: &'b mut [u8]) -> Result<SystemFile<'b>, H::Text> {
-        if let Err(e) = host.create_dir(b"/etc", 0o755) {
-            return Err(host.path_error(b"/etc", e));
-        }
+        make_dir(host, b"/etc")?;
         let mut file = SystemFile { path, text: buf, len: 0, mode: default_mode, owner: None };
         let meta = host.metadata(path.as_bytes()).map_err(|e| failed(host, path.as_bytes(), e, ""))?;
         if let Some(meta) = meta {
@@ -76,6 +74,13 @@ impl<'b> SystemFile<'b> {
         self.len = new.len();
         Ok(())
     }
+}
+
+/// Makes `path` a directory (0755) unless it is one; the error names it. One call for
+/// the rules' many directories, not a conversion of the error at each.
+#[inline(never)]
+pub fn make_dir<H: Files + Messages>(host: &mut H, path: &[u8]) -> Result<(), H::Text> {
+    host.create_dir(path, 0o755).map(drop).map_err(|e| host.path_error(path, e))
 }
 
 /// `what: reason` (then `note`) for a failed host call: one function for every such line.

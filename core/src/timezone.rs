@@ -10,7 +10,7 @@ use crate::cloud_config::{self, CloudConfig};
 use crate::host::files::{Files, Kind};
 use crate::host::links::Links;
 use crate::host::messages::Messages;
-use crate::system_files::{joined, write_if_changed};
+use crate::system_files::{self, joined, write_if_changed};
 use crate::text::{Decimal, Plain};
 
 pub const ZONEINFO_DIR: &str = "/usr/share/zoneinfo";
@@ -85,7 +85,7 @@ pub fn apply<H: Files + Links + Messages>(host: &mut H, config: &CloudConfig<'_>
         return Err(host.text(format_args!("timezone {}: no {} in the image (install tzdata)", H::shown(zone.as_bytes()), H::shown(zoneinfo))));
     }
     let localtime_error = |host: &H, e| crate::system_files::failed(host, b"/etc/localtime", e, "");
-    host.create_dir(b"/etc", 0o755).map_err(|e| host.path_error(b"/etc", e))?;
+    system_files::make_dir(host, b"/etc")?;
     let mut current = [0u8; 256];
     let linked = host.read_link(b"/etc/localtime", &mut current).map_err(|e| localtime_error(host, e))?;
     if linked.map(|len| &current[..len]) != Some(zoneinfo) {

@@ -13,7 +13,7 @@ use crate::host::messages::Messages;
 use crate::host::room::Room;
 use crate::host::system::System;
 use crate::out::Out;
-use crate::system_files::{commit, directory_itself, failed, file_buffers, has_contents, is_directory, joined, said, split_path, SystemFile, FILE_LIMIT, SYMLINK, TOO_LARGE};
+use crate::system_files::{self, commit, directory_itself, failed, file_buffers, has_contents, is_directory, joined, said, split_path, SystemFile, FILE_LIMIT, SYMLINK, TOO_LARGE};
 use crate::text::{Decimal, Plain};
 
 /// Most keys installed at once.
@@ -219,7 +219,7 @@ fn rules_directory<H: Files + Messages>(host: &mut H, directory: &str, make: boo
         if !make {
             return Ok(false);
         }
-        host.create_dir(directory.as_bytes(), 0o755).map_err(|e| host.path_error(directory.as_bytes(), e))?;
+        system_files::make_dir(host, directory.as_bytes())?;
     }
     Ok(true)
 }
@@ -248,7 +248,7 @@ fn split_home<'h, H: Messages>(host: &H, home: &'h [u8]) -> Result<(&'h [u8], &'
 /// The user's home, created if missing and never through a symlink; `Ok(true)` if made.
 fn create_home<H: Files + Messages>(host: &mut H, home: &[u8], uid: u32, gid: u32) -> Result<bool, H::Text> {
     let (parent, _) = split_home(host, home)?;
-    host.create_dir(parent, 0o755).map_err(|e| host.path_error(parent, e))?;
+    system_files::make_dir(host, parent)?;
     let home_error = |host: &H, e| failed(host, home, e, "");
     let created = host.create_dir(home, 0o755).map_err(|e| home_error(host, e))?;
     let meta = host.metadata(home).map_err(|e| home_error(host, e))?;
