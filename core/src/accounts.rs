@@ -72,11 +72,18 @@ pub(crate) fn lines(text: &[u8]) -> impl Iterator<Item = &[u8]> {
 /// The fields of a line with exactly `count` of them, else `None`.
 pub(crate) fn fields<const N: usize>(line: &[u8]) -> Option<[&[u8]; N]> {
     let mut out = [&line[..0]; N];
+    split_fields(line, &mut out).then_some(out)
+}
+
+/// `fields` for any count (`out`'s length), compiled once rather than once per count.
+#[inline(never)]
+fn split_fields<'a>(line: &'a [u8], out: &mut [&'a [u8]]) -> bool {
     let mut parts = line.split(|&b| b == b':');
     for slot in out.iter_mut() {
-        *slot = parts.next()?;
+        let Some(part) = parts.next() else { return false };
+        *slot = part;
     }
-    parts.next().is_none().then_some(out)
+    parts.next().is_none()
 }
 
 fn number(digits: &[u8]) -> Option<u32> {
