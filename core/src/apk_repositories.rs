@@ -13,6 +13,8 @@ use crate::yaml::{Kind, NodeRef};
 
 /// Largest repositories file.
 pub const FILE_LIMIT: usize = 16 * 1024;
+// Its messages name it as a literal, not a number formatted.
+const _: () = assert!(FILE_LIMIT == 16384);
 /// Largest /etc/os-release read for the default version.
 const OS_RELEASE_LIMIT: usize = 4096;
 const PATH: &[u8] = b"/etc/apk/repositories";
@@ -114,7 +116,7 @@ pub fn apply<'c, H: Files + Messages + Room>(host: &mut H, config: &CloudConfig<
 fn edit<'c, H: Files + Messages>(host: &mut H, cloud_init: Option<NodeRef<'c>>, tiny_cloud: Option<NodeRef<'c>>, file: &mut [u8; FILE_LIMIT], scratch: &mut [u8; FILE_LIMIT]) -> Result<H::Text, H::Text> {
     let mut len = match host.read(PATH, file) {
         Ok(found) => found.unwrap_or(0),
-        Err(_) => return Err(host.text(format_args!("/etc/apk/repositories: unreadable or larger than {} bytes", Decimal(FILE_LIMIT as u64)))),
+        Err(_) => return Err(host.text(format_args!("/etc/apk/repositories: unreadable or larger than 16384 bytes"))),
     };
     let mut note = "";
     if let Some(section) = cloud_init {
@@ -182,7 +184,7 @@ fn edit<'c, H: Files + Messages>(host: &mut H, cloud_init: Option<NodeRef<'c>>, 
 }
 
 fn too_large<H: Messages>(host: &H) -> H::Text {
-    host.text(format_args!("/etc/apk/repositories would be larger than {} bytes", Decimal(FILE_LIMIT as u64)))
+    host.text(format_args!("/etc/apk/repositories would be larger than 16384 bytes"))
 }
 
 #[cfg(test)]

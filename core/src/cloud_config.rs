@@ -26,6 +26,8 @@ pub const KNOWN_KEYS: &str = known_keys!();
 
 /// Most cloud-config documents merged.
 pub const DOCUMENTS_LIMIT: usize = 16;
+// Its message names it as a literal, not a number formatted.
+const _: () = assert!(DOCUMENTS_LIMIT == 16);
 
 /// The keys a [`ConfigError`] names: the document itself (first: a key not listed is
 /// shown as it), the users' rule keys, then the top-level ones. One word list, read by
@@ -279,7 +281,7 @@ pub fn parse_documents<'a, 's, E>(arena: &'a mut Arena<'_>, parts: impl Iterator
     let mut roots: heapless::Vec<(usize, NodeId), DOCUMENTS_LIMIT> = heapless::Vec::new();
     for (index, bytes) in parts {
         let root = arena.parse(bytes).map_err(|e| said(format_args!("user-data part {}: YAML {e}", Decimal((index + 1) as u64))))?;
-        roots.push((index, root)).map_err(|_| said(format_args!("more than {} cloud-config parts", Decimal(DOCUMENTS_LIMIT as u64))))?;
+        roots.push((index, root)).map_err(|_| said(format_args!("more than 16 cloud-config parts")))?;
     }
     let arena: &'a Arena<'_> = arena;
     let mut config = CloudConfig::default();

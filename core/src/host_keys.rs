@@ -25,6 +25,8 @@ const SSH_KEYGEN: &CStr = c"/usr/bin/ssh-keygen";
 const DROPBEARKEY: &CStr = c"/usr/bin/dropbearkey";
 /// Most host key files in /etc/ssh handled.
 const FILES_LIMIT: usize = 16;
+// Its message names it as a literal, not a number formatted.
+const _: () = assert!(FILES_LIMIT == 16);
 /// Where `dropbearkey -y`'s answer is caught, in TINY_CLOUD_VAR.
 const SCRATCH: &[u8] = b".host-key-public";
 /// Longest path handled here (TINY_CLOUD_VAR's files included).
@@ -264,7 +266,7 @@ fn host_key_files<H: Files + Messages>(host: &mut H, directory: &[u8], wanted: f
     })
     .map_err(|e| system_files::failed(host, b"/etc/ssh", e, ""))?;
     if overflow {
-        return Err(host.text(format_args!("/etc/ssh: more than {} host key files, or a name that is not UTF-8", Decimal(FILES_LIMIT as u64))));
+        return Err(host.text(format_args!("/etc/ssh: more than 16 host key files, or a name that is not UTF-8")));
     }
     // By insertion: at most FILES_LIMIT names, and core's sort_unstable is 2 KB of code.
     for sorted in 1..files.len() {

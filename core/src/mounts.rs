@@ -19,6 +19,8 @@ use crate::yaml::NodeRef;
 pub const MOUNT_DEFAULTS: fstab::Fields<'static> = [None, None, Some(b"auto"), Some(b"defaults,nofail"), Some(b"0"), Some(b"2")];
 /// Most entries in `mounts`.
 pub const MOUNTS_LIMIT: usize = 32;
+// Its message names it as a literal, not a number formatted.
+const _: () = assert!(MOUNTS_LIMIT == 32);
 /// Largest /etc/fstab, old and new.
 pub const FSTAB_LIMIT: usize = 16 * 1024;
 /// Longest mount source, with its `/dev/` prefix (a longer one is cut, and not found).
@@ -45,7 +47,7 @@ pub fn apply<H: Files + Links + Mounts + Room>(host: &mut H, config: &CloudConfi
                 continue;
             }
         }
-        entries.push(entry).map_err(|_| host.text(format_args!("mounts: more than {limit} entries", limit = Decimal(MOUNTS_LIMIT as u64))))?;
+        entries.push(entry).map_err(|_| host.text(format_args!("mounts: more than 32 entries")))?;
     }
     let mut room = host.room(2 * FSTAB_LIMIT, "/etc/fstab")?;
     let (existing, new) = room.split_at_mut(FSTAB_LIMIT);
@@ -188,6 +190,8 @@ mod tests {
         host.host.fail.insert(b"/dev/vdb".to_vec(), crate::host::HostError { errno: 19 });
         let err = run(&mut host, "mount_default_fields: [null, null, ext4, defaults, '0', '2']\nmounts:\n  - [vdb, /data]\n").unwrap_err();
         assert_eq!(err, "mounts /data: mount /dev/vdb on /data: errno 19");
+        let many = std::format!("mounts:\n{}", "  - [tmpfs, /t]\n".repeat(MOUNTS_LIMIT + 1));
+        assert_eq!(run(&mut image(), &many).unwrap_err(), "mounts: more than 32 entries");
         let err = run(&mut image(), "mounts:\n  - [a, b, c, d, e, f, g]\n").unwrap_err();
         assert_eq!(err, "cloud-config line 2: mounts: more than six fields");
         assert_eq!(run(&mut image(), "hostname: x\n").unwrap(), "no mounts");

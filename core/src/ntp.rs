@@ -14,6 +14,8 @@ use crate::yaml::{Kind, NodeRef};
 
 /// Most servers, and most pools, configured.
 pub const SOURCES_LIMIT: usize = 16;
+// Its message names it as a literal, not a number formatted.
+const _: () = assert!(SOURCES_LIMIT == 16);
 /// Largest configuration file written.
 const CONFIG_LIMIT: usize = 4096;
 
@@ -161,7 +163,7 @@ fn sources<'a, H: Messages>(host: &H, list: Option<NodeRef<'a>>) -> Result<heapl
         if !is_valid_source(name) {
             return Err(cloud_config::error("ntp", item, &"a server or pool is a host name or address").into());
         }
-        names.push(name).map_err(|_| host.text(format_args!("ntp: more than {} servers or pools", Decimal(SOURCES_LIMIT as u64))))?;
+        names.push(name).map_err(|_| host.text(format_args!("ntp: more than 16 servers or pools")))?;
     }
     Ok(names)
 }

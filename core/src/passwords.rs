@@ -14,6 +14,8 @@ use crate::yaml::{Kind, NodeRef};
 
 /// Longest `$6$salt$hash` (with a `!` for a locked password).
 pub const HASH_LIMIT: usize = 128;
+// Its message names it as a literal, not a number formatted.
+const _: () = assert!(HASH_LIMIT == 128);
 
 /// The shadow field for a user's password settings: a hash as given, plain text hashed,
 /// `!` before it when locked; `None` when no password is set.
@@ -28,7 +30,7 @@ pub fn shadow_field<'b, H: Messages + System>(
     out[0] = b'!';
     let len = match (hashed, plain) {
         (Some(hash), _) => {
-            let field = out.get_mut(start..start + hash.len()).ok_or_else(|| host.text(format_args!("password hash longer than {limit} bytes", limit = Decimal(HASH_LIMIT as u64))))?;
+            let field = out.get_mut(start..start + hash.len()).ok_or_else(|| host.text(format_args!("password hash longer than 128 bytes")))?;
             if hash.bytes().any(|b| b == b':' || b.is_ascii_control()) {
                 return Err(host.text(format_args!("a password hash holds ':' or a control character")));
             }

@@ -15,6 +15,8 @@ use crate::yaml::Scalar;
 
 /// Largest sshd_config read.
 pub const CONFIG_LIMIT: usize = 64 * 1024;
+// Its message names it as a literal, not a number formatted.
+const _: () = assert!(CONFIG_LIMIT == 65536);
 /// What an edit may add to the file it edits.
 const EDIT_ROOM: usize = 512;
 
@@ -76,7 +78,7 @@ fn edit<H: Files + Messages>(host: &mut H, keyword: &str, value: &str, text: &mu
 fn read<H: Files + Messages>(host: &mut H, path: &[u8], buf: &mut [u8]) -> Result<usize, H::Text> {
     match system_files::read_file_itself(host, path, buf) {
         Ok(found) => Ok(found.unwrap_or(0)),
-        Err(TOO_LARGE) => Err(host.text(format_args!("/etc/ssh: a config file larger than {} bytes", Decimal(CONFIG_LIMIT as u64)))),
+        Err(TOO_LARGE) => Err(host.text(format_args!("/etc/ssh: a config file larger than 65536 bytes"))),
         Err(e) => Err(system_files::failed(host, b"/etc/ssh/sshd_config", e, "")),
     }
 }
@@ -110,6 +112,14 @@ mod tests {
             assert_eq!(host.contents("/etc/ssh/sshd_config.d/50-cloud-init.conf"), Some("PasswordAuthentication no\n"));
             assert_eq!(host.meta("/etc/ssh/sshd_config.d/50-cloud-init.conf").mode, 0o600);
             assert_eq!(host.contents("/etc/ssh/sshd_config"), Some("Include /etc/ssh/sshd_config.d/*.conf\n"));
+        });
+    }
+
+    #[test]
+    fn a_config_file_too_large_is_said_with_the_limit() {
+        with_config("ssh_pwauth: true\n", |config| {
+            let e = ssh_pwauth(&mut image(&"#".repeat(CONFIG_LIMIT + 1)), config).unwrap_err();
+            assert_eq!(e, "/etc/ssh: a config file larger than 65536 bytes");
         });
     }
 

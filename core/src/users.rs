@@ -18,6 +18,8 @@ use crate::text::{Decimal, Plain};
 
 /// Most keys installed at once.
 pub const KEYS_LIMIT: usize = 32;
+// The messages name it and FILE_LIMIT as literals, not numbers formatted.
+const _: () = assert!(KEYS_LIMIT == 32 && FILE_LIMIT == 32768);
 /// Longest home directory path.
 pub const HOME_LIMIT: usize = 64;
 
@@ -301,7 +303,7 @@ fn add_config_keys<'a, H: Messages>(host: &H, listed: crate::yaml::NodeRef<'a>, 
 }
 
 fn too_many_keys<H: Messages>(host: &H) -> H::Text {
-    host.text(format_args!("more than {limit} keys", limit = Decimal(KEYS_LIMIT as u64)))
+    host.text(format_args!("more than 32 keys"))
 }
 
 /// Merges `keys` into the user's `~/.ssh/authorized_keys`, never through a symlink (at
@@ -332,7 +334,7 @@ pub fn install_keys<H: Files + Messages + Room>(host: &mut H, name: &[u8], keys:
     }
     let existing_len = match host.read(file, existing) {
         Ok(len) => len.unwrap_or(0),
-        Err(TOO_LARGE) => return Err(host.text(format_args!("authorized_keys is larger than {limit} bytes", limit = Decimal(FILE_LIMIT as u64)))),
+        Err(TOO_LARGE) => return Err(host.text(format_args!("authorized_keys is larger than 32768 bytes"))),
         Err(e) => return Err(refused(host, "~/.ssh/authorized_keys", e)),
     };
     let owner = Some((user.uid, user.gid));
@@ -623,6 +625,15 @@ pub(crate) mod tests {
         assert_eq!(host.commits, 0);
         let e = install_keys(&mut host, b"root", &[]).unwrap_err();
         assert_eq!(e, "cannot reserve 98304 bytes for /etc/passwd and authorized_keys");
+    }
+
+    #[test]
+    fn limits_are_said_with_their_numbers() {
+        assert_eq!(too_many_keys(&image()), "more than 32 keys");
+        let mut host = image();
+        create_default_user(&mut host, b"alpine", None, TODAY).unwrap();
+        let mut host = host.with_dir("/home/alpine/.ssh", (1000, 1000)).with_file("/home/alpine/.ssh/authorized_keys", &"#".repeat(FILE_LIMIT + 1));
+        assert_eq!(install_keys(&mut host, b"alpine", &[]).unwrap_err(), "authorized_keys is larger than 32768 bytes");
     }
 
     #[test]
