@@ -21,6 +21,10 @@ pub const MOUNT_DEFAULTS: fstab::Fields<'static> = [None, None, Some(b"auto"), S
 pub const MOUNTS_LIMIT: usize = 32;
 // Its message names it as a literal, not a number formatted.
 const _: () = assert!(MOUNTS_LIMIT == 32);
+/// Largest mount(2) data made of an entry's options.
+const DATA_LIMIT: usize = 256;
+// Its message names it as a literal, not a number formatted.
+const _: () = assert!(DATA_LIMIT == 256);
 /// Largest /etc/fstab, old and new.
 pub const FSTAB_LIMIT: usize = 16 * 1024;
 /// Longest mount source, with its `/dev/` prefix (a longer one is cut, and not found).
@@ -72,9 +76,9 @@ pub fn apply<H: Files + Links + Mounts + Room>(host: &mut H, config: &CloudConfi
         if fs_type == b"swap" {
             continue;
         }
-        let mut data = [0u8; 256];
+        let mut data = [0u8; DATA_LIMIT];
         let (parsed, data_len) = mount_options::parse(options, &mut data)
-            .map_err(|e| host.text(format_args!("mounts {}: options longer than {} bytes", H::shown(point), Decimal(e.limit as u64))))?;
+            .map_err(|_| host.text(format_args!("mounts {}: options longer than 256 bytes", H::shown(point))))?;
         if parsed.noauto {
             continue;
         }
@@ -192,6 +196,8 @@ mod tests {
         assert_eq!(err, "mounts /data: mount /dev/vdb on /data: errno 19");
         let many = std::format!("mounts:\n{}", "  - [tmpfs, /t]\n".repeat(MOUNTS_LIMIT + 1));
         assert_eq!(run(&mut image(), &many).unwrap_err(), "mounts: more than 32 entries");
+        let long = std::format!("mounts:\n  - [tmpfs, /t, tmpfs, \"size={}\"]\n", "1".repeat(DATA_LIMIT));
+        assert_eq!(run(&mut image(), &long).unwrap_err(), "mounts /t: options longer than 256 bytes");
         let err = run(&mut image(), "mounts:\n  - [a, b, c, d, e, f, g]\n").unwrap_err();
         assert_eq!(err, "cloud-config line 2: mounts: more than six fields");
         assert_eq!(run(&mut image(), "hostname: x\n").unwrap(), "no mounts");
