@@ -13,7 +13,7 @@ use crate::host::files::Files;
 use crate::host::messages::Messages;
 use crate::host::room::Room;
 use crate::out::Out;
-use crate::ssh_host_keys::{self, BEGIN_FINGERPRINTS, DEFAULT_TYPES, END_FINGERPRINTS, KNOWN_TYPES};
+use crate::ssh_host_keys::{self, DEFAULT_TYPES, KNOWN_TYPES};
 use crate::state_files::SSH_HOST_KEYS_DONE as DONE_FILE;
 use crate::system_files::{self, joined};
 use crate::text::{Decimal, Plain};
@@ -217,7 +217,7 @@ fn run<H: Messages + Commands>(host: &mut H, program: &CStr, args: &[&CStr], out
 /// `dropbearkey -y` shows (caught in `scratch`). The number printed.
 fn print_fingerprints<H: Files + Messages + Commands>(host: &mut H, directory: &[u8], wanted: fn(&[u8]) -> bool, scratch: Option<&[u8]>) -> Result<usize, H::Text> {
     let files = host_key_files(host, directory, wanted)?;
-    host.log(format_args!("{}", Plain(BEGIN_FINGERPRINTS)));
+    host.log(format_args!(ssh_host_keys::begin_fingerprints!()));
     for name in &files {
         let mut text = [0u8; 2 * ssh_host_keys::BLOB_LIMIT];
         let mut path = [0u8; PATH_LIMIT];
@@ -237,7 +237,7 @@ fn print_fingerprints<H: Files + Messages + Commands>(host: &mut H, directory: &
         };
         print_fingerprint(host, name, public);
     }
-    host.log(format_args!("{}", Plain(END_FINGERPRINTS)));
+    host.log(format_args!(ssh_host_keys::end_fingerprints!()));
     Ok(files.len())
 }
 
@@ -326,9 +326,9 @@ mod tests {
         assert!(host.contents("/etc/ssh/ssh_host_ed25519_key.pub").is_some());
         assert_eq!(host.runs[0], "ssh-keygen -q -t rsa -N  -f /etc/ssh/ssh_host_rsa_key");
         let printed = lines(&host);
-        assert_eq!(printed.first().map(std::string::String::as_str), Some(BEGIN_FINGERPRINTS));
+        assert_eq!(printed.first().map(std::string::String::as_str), Some(ssh_host_keys::begin_fingerprints!()));
         assert_eq!(printed[1..4], [FINGERPRINT, FINGERPRINT, FINGERPRINT]);
-        assert_eq!(printed.last().map(std::string::String::as_str), Some(END_FINGERPRINTS));
+        assert_eq!(printed.last().map(std::string::String::as_str), Some(ssh_host_keys::end_fingerprints!()));
         assert_eq!(host.contents("/var/lib/cloud/.ssh-host-keys"), Some("i-1"));
         // The same instance again: its keys are kept.
         assert_eq!(set_ssh_host_keys(&mut host, b"/var/lib/cloud", b"i-1", None).unwrap(), "already made for this instance");
