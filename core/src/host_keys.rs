@@ -94,7 +94,7 @@ fn openssh_keys<H: Files + Messages + Commands + Room>(host: &mut H, delete: boo
             let text = cloud_config::text("ssh_keys", key)?;
             let mut path = [0u8; PATH_LIMIT];
             let path = joined(&mut path, &[b"/etc/ssh/", file.as_bytes()]);
-            host.write(path, text.as_bytes(), mode, None).map_err(|e| system_files::failed(host, b"/etc/ssh", e, ""))?;
+            host.write(path, text.as_bytes(), mode, None).map_err(|e| system_files::call_failed(host, b"/etc/ssh", e))?;
             if entry.ends_with("_certificate") {
                 crate::sshd::set_option(host, "HostCertificate", core::str::from_utf8(path).unwrap_or(""))?;
             }
@@ -128,7 +128,7 @@ fn mark_done<H: Files + Messages>(host: &mut H, done_path: &[u8], instance_id: &
     if instance_id.is_empty() {
         return Ok(());
     }
-    host.write(done_path, instance_id, 0o644, None).map_err(|e| system_files::failed(host, b".ssh-host-keys", e, ""))
+    host.write(done_path, instance_id, 0o644, None).map_err(|e| system_files::call_failed(host, b".ssh-host-keys", e))
 }
 
 /// Dropbear's host keys (`/etc/dropbear/dropbear_TYPE_host_key`), for an image with
@@ -146,7 +146,7 @@ fn dropbear_keys<H: Files + Messages + Commands>(host: &mut H, var_dir: &[u8], d
         let key_type = if key_type == "dsa" { "dss" } else { key_type };
         let mut path = [0u8; 64];
         let path = c_string(host, &mut path, &[b"/etc/dropbear/dropbear_", key_type.as_bytes(), b"_host_key"])?;
-        if host.metadata(path.to_bytes()).map_err(|e| system_files::failed(host, directory, e, ""))?.is_some() {
+        if host.metadata(path.to_bytes()).map_err(|e| system_files::call_failed(host, directory, e))?.is_some() {
             continue;
         }
         let mut type_arg = [0u8; 16];
@@ -164,7 +164,7 @@ fn dropbear_keys<H: Files + Messages + Commands>(host: &mut H, var_dir: &[u8], d
 fn remove_keys<H: Files + Messages>(host: &mut H, directory: &[u8], wanted: fn(&[u8]) -> bool) -> Result<(), H::Text> {
     for name in &host_key_files(host, directory, wanted)? {
         let mut path = [0u8; PATH_LIMIT];
-        host.remove(joined(&mut path, &[directory, b"/", name.as_bytes()])).map_err(|e| system_files::failed(host, directory, e, ""))?;
+        host.remove(joined(&mut path, &[directory, b"/", name.as_bytes()])).map_err(|e| system_files::call_failed(host, directory, e))?;
     }
     Ok(())
 }
@@ -206,7 +206,7 @@ fn run<H: Messages + Commands>(host: &mut H, program: &CStr, args: &[&CStr], out
             let last = args.last().map_or(&b""[..], |a| a.to_bytes());
             Err(host.text(format_args!("{} {} failed", H::shown(program.to_bytes()), H::shown(last))))
         }
-        Err(RunError::Output(e)) => Err(system_files::failed(host, output_what, e, "")),
+        Err(RunError::Output(e)) => Err(system_files::call_failed(host, output_what, e)),
         Err(RunError::Run(e)) => Err(host.text(format_args!("{}", H::reason(e)))),
     }
 }
@@ -264,7 +264,7 @@ fn host_key_files<H: Files + Messages>(host: &mut H, directory: &[u8], wanted: f
             overflow |= name.is_none_or(|name| files.push(name).is_err());
         }
     })
-    .map_err(|e| system_files::failed(host, b"/etc/ssh", e, ""))?;
+    .map_err(|e| system_files::call_failed(host, b"/etc/ssh", e))?;
     if overflow {
         return Err(host.text(format_args!("/etc/ssh: more than 16 host key files, or a name that is not UTF-8")));
     }

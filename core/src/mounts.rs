@@ -67,7 +67,7 @@ pub fn apply<H: Files + Links + Mounts + Room>(host: &mut H, config: &CloudConfi
     .map_err(|e| host.text(format_args!("/etc/fstab: {e}")))?;
     if let Some(len) = merged {
         system_files::make_dir(host, b"/etc")?;
-        host.write(b"/etc/fstab", &new[..len], 0o644, None).map_err(|e| system_files::failed(host, b"/etc/fstab", e, ""))?;
+        host.write(b"/etc/fstab", &new[..len], 0o644, None).map_err(|e| system_files::call_failed(host, b"/etc/fstab", e))?;
     }
     let mut mounted = 0;
     for (entry, _) in entries.iter().zip(skipped).filter(|(_, skipped)| !skipped) {

@@ -8,7 +8,7 @@ use crate::host::files::Files;
 use crate::host::links::Links;
 use crate::host::messages::Messages;
 use crate::out::{Full, Out};
-use crate::system_files::{self, failed};
+use crate::system_files::{self, call_failed};
 use crate::text::{Decimal, Plain};
 use crate::yaml::{Kind, NodeRef};
 
@@ -144,7 +144,7 @@ pub fn configure<H: Files + Messages + Links>(host: &mut H, config: &CloudConfig
         system_files::make_dir(host, RUNLEVEL)?;
         let mut link = [0u8; 64];
         let link = system_files::joined(&mut link, &[RUNLEVEL, b"/", service.as_bytes()]);
-        host.create_symlink(script, link).map_err(|e| failed(host, RUNLEVEL, e, ""))?;
+        host.create_symlink(script, link).map_err(|e| call_failed(host, RUNLEVEL, e))?;
         "in the default runlevel"
     } else {
         "not installed: no /etc/init.d script"

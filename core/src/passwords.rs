@@ -47,7 +47,7 @@ pub fn shadow_field<'b, H: Messages + System>(
 fn hash_plain<H: Messages + System>(host: &mut H, password: &[u8], out: &mut [u8]) -> Result<usize, H::Text> {
     const SALT_ALPHABET: &[u8; 64] = b"./0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
     let mut salt = [0u8; 16];
-    host.fill(&mut salt).map_err(|e| system_files::failed(host, b"no random salt", e, ""))?;
+    host.fill(&mut salt).map_err(|e| system_files::call_failed(host, b"no random salt", e))?;
     for byte in salt.iter_mut() {
         *byte = SALT_ALPHABET[usize::from(*byte & 63)];
     }

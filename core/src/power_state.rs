@@ -43,7 +43,7 @@ pub fn apply<H: Commands + Links>(host: &mut H, config: &CloudConfig<'_>) -> Res
         host.error(format_args!("power_state: no {}: {} with reboot(2) in {delay} seconds", H::shown(program.to_bytes()), Plain(what)));
         host.sleep_ms(state.delay_seconds.saturating_mul(1000).min(u64::from(u32::MAX)) as u32);
         let e = host.reboot(state.mode);
-        return Err(crate::system_files::failed(host, b"reboot(2)", e, ""));
+        return Err(crate::system_files::call_failed(host, b"reboot(2)", e));
     }
     // A u64 has at most 20 digits.
     let mut digits = [0u8; 21];

@@ -66,7 +66,7 @@ fn edit<H: Files + Messages>(host: &mut H, keyword: &str, value: &str, text: &mu
                 Ok(Some(existing)) => existing.mode,
                 _ => mode,
             };
-            host.write(path, &updated[..new_len], keep_mode, None).map_err(|e| system_files::failed(host, name.as_bytes(), e, ""))?;
+            host.write(path, &updated[..new_len], keep_mode, None).map_err(|e| system_files::call_failed(host, name.as_bytes(), e))?;
             Ok((name, true))
         }
         Ok(None) => Ok((name, false)),
@@ -79,7 +79,7 @@ fn read<H: Files + Messages>(host: &mut H, path: &[u8], buf: &mut [u8]) -> Resul
     match system_files::read_file_itself(host, path, buf) {
         Ok(found) => Ok(found.unwrap_or(0)),
         Err(TOO_LARGE) => Err(host.text(format_args!("/etc/ssh: a config file larger than 65536 bytes"))),
-        Err(e) => Err(system_files::failed(host, b"/etc/ssh/sshd_config", e, "")),
+        Err(e) => Err(system_files::call_failed(host, b"/etc/ssh/sshd_config", e)),
     }
 }
 

@@ -41,13 +41,13 @@ impl<'b> SystemFile<'b> {
     pub fn read<H: Files + Messages>(host: &mut H, path: &'static str, default_mode: u32, buf: &'b mut [u8]) -> Result<SystemFile<'b>, H::Text> {
         make_dir(host, b"/etc")?;
         let mut file = SystemFile { path, text: buf, len: 0, mode: default_mode, owner: None };
-        let meta = host.metadata(path.as_bytes()).map_err(|e| failed(host, path.as_bytes(), e, ""))?;
+        let meta = host.metadata(path.as_bytes()).map_err(|e| call_failed(host, path.as_bytes(), e))?;
         if let Some(meta) = meta {
             file.mode = meta.mode;
             file.owner = Some((meta.uid, meta.gid));
             // Never read through a symlink planted at a system file's name.
             if meta.kind == Kind::Symlink {
-                return Err(failed(host, path.as_bytes(), SYMLINK, ""));
+                return Err(call_failed(host, path.as_bytes(), SYMLINK));
             }
         }
         file.len = match host.read(path.as_bytes(), file.text) {
@@ -56,7 +56,7 @@ impl<'b> SystemFile<'b> {
                 let limit = file.text.len();
                 return Err(host.text(format_args!("{path} is larger than {limit} bytes", limit = Decimal(limit as u64), path = Plain(path))));
             }
-            Err(e) => return Err(failed(host, path.as_bytes(), e, "")),
+            Err(e) => return Err(call_failed(host, path.as_bytes(), e)),
         };
         Ok(file)
     }
@@ -69,7 +69,7 @@ impl<'b> SystemFile<'b> {
     /// committed, and remembers it.
     pub fn replace<H: System + Messages>(&mut self, new: &[u8], host: &mut H) -> Result<(), H::Text> {
         let path = self.path;
-        host.stage(path.as_bytes(), new, self.mode, self.owner).map_err(|e| failed(host, path.as_bytes(), e, ""))?;
+        host.stage(path.as_bytes(), new, self.mode, self.owner).map_err(|e| call_failed(host, path.as_bytes(), e))?;
         self.text[..new.len()].copy_from_slice(new);
         self.len = new.len();
         Ok(())
@@ -89,6 +89,13 @@ pub fn failed<H: Messages>(host: &H, what: &[u8], e: HostError, note: &str) -> H
     host.text(format_args!("{}: {}{note}", H::shown(what), H::reason(e), note = Plain(note)))
 }
 
+/// `failed` without a note: the line most failed calls say, one call with two arguments
+/// fewer at each of their sites.
+#[inline(never)]
+pub fn call_failed<H: Messages>(host: &H, what: &[u8], e: HostError) -> H::Text {
+    failed(host, what, e, "")
+}
+
 /// A rule's error in its own words.
 #[inline(never)]
 pub fn said<H: Messages>(host: &H, e: &dyn fmt::Display) -> H::Text {
@@ -97,7 +104,7 @@ pub fn said<H: Messages>(host: &H, e: &dyn fmt::Display) -> H::Text {
 
 /// Gives the staged files their names, durably (see `System`).
 pub fn commit<H: System + Messages>(host: &mut H) -> Result<(), H::Text> {
-    host.commit().map_err(|e| failed(host, b"cannot replace the files", e, ""))
+    host.commit().map_err(|e| call_failed(host, b"cannot replace the files", e))
 }
 
 /// Whether `path` is a regular file (not a symlink) holding exactly `expected`.
@@ -112,7 +119,7 @@ pub fn has_contents<H: Files>(host: &mut H, path: &[u8], expected: &[u8], buf: &
 #[inline(never)]
 pub fn write_if_changed<H: Files + Messages>(host: &mut H, path: &[u8], contents: &[u8], buf: &mut [u8]) -> Result<(), H::Text> {
     if !has_contents(host, path, contents, buf) {
-        host.write(path, contents, 0o644, None).map_err(|e| failed(host, path, e, ""))?;
+        host.write(path, contents, 0o644, None).map_err(|e| call_failed(host, path, e))?;
     }
     Ok(())
 }

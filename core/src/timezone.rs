@@ -87,7 +87,7 @@ pub fn apply<H: Files + Links + Messages>(host: &mut H, config: &CloudConfig<'_>
     if host.followed(zoneinfo) != Some(Kind::File) {
         return Err(host.text(format_args!("timezone {}: no {} in the image (install tzdata)", H::shown(zone.as_bytes()), H::shown(zoneinfo))));
     }
-    let localtime_error = |host: &H, e| crate::system_files::failed(host, b"/etc/localtime", e, "");
+    let localtime_error = |host: &H, e| crate::system_files::call_failed(host, b"/etc/localtime", e);
     system_files::make_dir(host, b"/etc")?;
     let mut current = [0u8; 256];
     let linked = host.read_link(b"/etc/localtime", &mut current).map_err(|e| localtime_error(host, e))?;

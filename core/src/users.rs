@@ -13,7 +13,7 @@ use crate::host::messages::Messages;
 use crate::host::room::Room;
 use crate::host::system::System;
 use crate::out::Out;
-use crate::system_files::{self, commit, directory_itself, failed, file_buffers, has_contents, is_directory, joined, said, split_path, SystemFile, FILE_LIMIT, SYMLINK, TOO_LARGE};
+use crate::system_files::{self, call_failed, commit, directory_itself, failed, file_buffers, has_contents, is_directory, joined, said, split_path, SystemFile, FILE_LIMIT, SYMLINK, TOO_LARGE};
 use crate::text::{Decimal, Plain};
 
 /// Most keys installed at once.
@@ -202,7 +202,7 @@ pub fn create_default_user<H: Files + System + Messages + Room>(host: &mut H, na
         }
         let path = path.as_bytes();
         if !has_contents(host, path, rule.as_bytes(), &mut [0u8; 64]) {
-            host.stage(path, rule.as_bytes(), 0o440, None).map_err(|e| failed(host, path, e, ""))?;
+            host.stage(path, rule.as_bytes(), 0o440, None).map_err(|e| call_failed(host, path, e))?;
             let _ = done.push(if doas { "doas" } else { "sudo" });
         }
     }
@@ -251,7 +251,7 @@ fn split_home<'h, H: Messages>(host: &H, home: &'h [u8]) -> Result<(&'h [u8], &'
 fn create_home<H: Files + Messages>(host: &mut H, home: &[u8], uid: u32, gid: u32) -> Result<bool, H::Text> {
     let (parent, _) = split_home(host, home)?;
     system_files::make_dir(host, parent)?;
-    let home_error = |host: &H, e| failed(host, home, e, "");
+    let home_error = |host: &H, e| call_failed(host, home, e);
     let created = host.create_dir(home, 0o755).map_err(|e| home_error(host, e))?;
     let meta = host.metadata(home).map_err(|e| home_error(host, e))?;
     // A home still root's is one a crash left between mkdir and chown: it gets its owner.
@@ -314,12 +314,12 @@ pub fn install_keys<H: Files + Messages + Room>(host: &mut H, name: &[u8], keys:
     let passwd = SystemFile::read(host, "/etc/passwd", 0o644, passwd_buf)?;
     let user = accounts::find_user(passwd.text(), name).ok_or_else(|| host.text(format_args!("user {} does not exist", H::shown(name))))?;
     let (parent, _) = split_home(host, user.home)?;
-    let ssh_error = |host: &H, e| failed(host, b"~/.ssh", e, "");
+    let ssh_error = |host: &H, e| call_failed(host, b"~/.ssh", e);
     let refused = |host: &H, what: &str, e| failed(host, what.as_bytes(), e, " (a symlink is refused)");
     if let Err(e) = host.list(parent, &mut |_| {}) {
         return Err(host.path_error(parent, e));
     }
-    directory_itself(host, user.home).map_err(|e| failed(host, user.home, e, ""))?;
+    directory_itself(host, user.home).map_err(|e| call_failed(host, user.home, e))?;
     let mut ssh = [0u8; HOME_LIMIT + 8];
     let ssh = joined(&mut ssh, &[user.home, b"/.ssh"]);
     let mut file = [0u8; HOME_LIMIT + 24];
@@ -339,7 +339,7 @@ pub fn install_keys<H: Files + Messages + Room>(host: &mut H, name: &[u8], keys:
     };
     let owner = Some((user.uid, user.gid));
     let count = keys.len();
-    let write_error = |host: &H, e| failed(host, b"authorized_keys", e, "");
+    let write_error = |host: &H, e| call_failed(host, b"authorized_keys", e);
     let present = match authorized_keys::merge(&existing[..existing_len], keys, new).map_err(|e| said(host, &e))? {
         Some(len) => {
             host.write(file, &new[..len], 0o600, owner).map_err(|e| write_error(host, e))?;
@@ -407,7 +407,7 @@ pub fn apply_users<H: Files + System + Messages + Room>(host: &mut H, default_us
             continue;
         }
         let path = path.as_bytes();
-        let rules_error = |host: &H, e| failed(host, path, e, "");
+        let rules_error = |host: &H, e| call_failed(host, path, e);
         if rules.is_empty() {
             host.remove(path).map_err(|e| rules_error(host, e))?;
         } else if !has_contents(host, path, rules, on_disk) {
