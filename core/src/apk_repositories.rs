@@ -100,7 +100,7 @@ pub fn apply<'c, H: Files + Messages + Room>(host: &mut H, config: &CloudConfig<
     let cloud_init = config.value("apk_repos");
     let tiny_cloud = config.value("apk").and_then(|apk| apk.get("repositories")).filter(|v| !v.is_null());
     if cloud_init.is_none() && tiny_cloud.is_none() {
-        return Ok(host.text(format_args!("no apk_repos")));
+        return Ok(crate::system_files::no_key(host, "apk_repos"));
     }
     system_files::make_dir(host, b"/etc/apk")?;
     let mut room = host.room(2 * FILE_LIMIT, "/etc/apk/repositories")?;

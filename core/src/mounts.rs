@@ -37,7 +37,7 @@ const AUTO_TYPES: &[u8] = b"ext4 xfs btrfs vfat iso9660";
 /// does not exist is left out, as cloud-init leaves it out.
 #[inline(never)]
 pub fn apply<H: Files + Links + Mounts + Room>(host: &mut H, config: &CloudConfig<'_>) -> Result<H::Text, H::Text> {
-    let Some(list) = config.value("mounts") else { return Ok(host.text(format_args!("no mounts"))) };
+    let Some(list) = config.value("mounts") else { return Ok(crate::system_files::no_key(host, "mounts")) };
     let mut defaults = MOUNT_DEFAULTS;
     if let Some(fields) = config.value("mount_default_fields") {
         defaults = mount_fields(host, fields)?;

@@ -104,7 +104,7 @@ pub fn is_valid_source(source: &str) -> bool {
 /// ntpd. With no `servers` or `pools`: Amazon Time Sync on AWS (`cloud` is asked only
 /// then), else cloud-init's default pools.
 pub fn configure<H: Files + Messages + Links>(host: &mut H, config: &CloudConfig<'_>, cloud: impl FnOnce() -> Result<Cloud, H::Text>) -> Result<H::Text, H::Text> {
-    let Some(ntp) = config.value("ntp") else { return Ok(host.text(format_args!("no ntp"))) };
+    let Some(ntp) = config.value("ntp") else { return Ok(crate::system_files::no_key(host, "ntp")) };
     if ntp.kind() != Kind::Mapping {
         return Err(cloud_config::error("ntp", ntp, &"expected a mapping").into());
     }

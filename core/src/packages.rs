@@ -61,7 +61,7 @@ pub fn install_once<H: Links + Commands + Scripts>(host: &mut H, config: &CloudC
     }
     match install(host, config)? {
         Some(note) => host.mark_done(MARKER_WORK, None).map(|()| note),
-        None => Ok(host.text(format_args!("no packages"))),
+        None => Ok(crate::system_files::no_key(host, "packages")),
     }
 }
 

@@ -14,7 +14,7 @@ pub const CONDITION_LIMIT: usize = 4096;
 
 #[inline(never)]
 pub fn apply<H: Commands + Links>(host: &mut H, config: &CloudConfig<'_>) -> Result<H::Text, H::Text> {
-    let Some(value) = config.value("power_state") else { return Ok(host.text(format_args!("no power_state"))) };
+    let Some(value) = config.value("power_state") else { return Ok(crate::system_files::no_key(host, "power_state")) };
     let state = cloud_config::power_state(value)?;
     match state.condition {
         Condition::Never => return Ok(host.text(format_args!("condition is false: nothing done"))),

@@ -21,7 +21,7 @@ const _: () = assert!(CONFIG_LIMIT == 65536);
 const EDIT_ROOM: usize = 512;
 
 pub fn ssh_pwauth<H: Files + Messages + Room>(host: &mut H, config: &CloudConfig<'_>) -> Result<H::Text, H::Text> {
-    let Some(value) = config.value("ssh_pwauth") else { return Ok(host.text(format_args!("no ssh_pwauth"))) };
+    let Some(value) = config.value("ssh_pwauth") else { return Ok(crate::system_files::no_key(host, "ssh_pwauth")) };
     // cloud-init takes a boolean, or (deprecated) its spelling as a string.
     let allow = match value.scalar() {
         Some(Scalar::Bool(allow)) => Some(allow),

@@ -96,6 +96,13 @@ pub fn call_failed<H: Messages>(host: &H, what: &[u8], e: HostError) -> H::Text 
     failed(host, what, e, "")
 }
 
+/// What a rule says when its key is absent: "no KEY". One out-of-line line for the rules
+/// rather than a format of each.
+#[inline(never)]
+pub fn no_key<H: Messages>(host: &H, key: &'static str) -> H::Text {
+    host.text(format_args!("no {}", Plain(key)))
+}
+
 /// A rule's error in its own words.
 #[inline(never)]
 pub fn said<H: Messages>(host: &H, e: &dyn fmt::Display) -> H::Text {

@@ -79,7 +79,7 @@ pub fn check(name: &[u8]) -> Result<&str, TimezoneError> {
 /// rewritten only when it differs.
 #[inline(never)]
 pub fn apply<H: Files + Links + Messages>(host: &mut H, config: &CloudConfig<'_>) -> Result<H::Text, H::Text> {
-    let Some(value) = config.value("timezone") else { return Ok(host.text(format_args!("no timezone"))) };
+    let Some(value) = config.value("timezone") else { return Ok(crate::system_files::no_key(host, "timezone")) };
     let zone = cloud_config::text("timezone", value)?;
     check(zone.as_bytes()).map_err(|e| host.text(format_args!("cloud-config line {}: timezone {}: {e}", Decimal(value.line().into()), H::shown(zone.as_bytes()))))?;
     let mut zoneinfo = [0u8; ZONEINFO_DIR.len() + 1 + NAME_LIMIT];
