@@ -96,7 +96,7 @@ pub fn apply<H: Files + Links + Mounts + Room>(host: &mut H, config: &CloudConfi
 fn mount_fields<'a, H: Messages>(host: &H, value: NodeRef<'a>) -> Result<fstab::Fields<'a>, H::Text> {
     let mut fields: fstab::Fields<'a> = [None; 6];
     for (index, item) in cloud_config::items("mounts", value)?.enumerate() {
-        let slot = fields.get_mut(index).ok_or_else(|| host.text(format_args!("cloud-config line {}: mounts: more than six fields", Decimal(value.line().into()))))?;
+        let slot = fields.get_mut(index).ok_or_else(|| system_files::at_line(host, value, "mounts: more than six fields"))?;
         *slot = if item.is_null() { None } else { Some(cloud_config::text("mounts", item)?.as_bytes()) };
     }
     Ok(fields)

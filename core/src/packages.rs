@@ -89,7 +89,7 @@ pub fn install<H: Links + Commands>(host: &mut H, config: &CloudConfig<'_>) -> R
                 _ => add(item)?,
             }
             let Some(package) = Package::from_words(&entry) else {
-                return Err(host.text(format_args!("cloud-config line {}: packages: a package is a name or [name, version]", Decimal(item.line().into()))));
+                return Err(crate::system_files::at_line(host, item, "packages: a package is a name or [name, version]"));
             };
             if count == ARGS_LIMIT - 2 {
                 return Err(host.text(format_args!("packages: more than 46 packages")));

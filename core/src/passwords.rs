@@ -87,7 +87,7 @@ fn passwords<H: Files + System + Messages + Room>(host: &mut H, default_user: &s
         let mut out = [0u8; HASH_LIMIT];
         let (hash, plain) = match entry.kind {
             PasswordType::Random => {
-                return Err(entry_error(host, entry.at, "RANDOM passwords are not supported (wisp does not print secrets)"));
+                return Err(system_files::at_line(host, entry.at, "chpasswd: RANDOM passwords are not supported (wisp does not print secrets)"));
             }
             PasswordType::Hash => (Some(entry.password), None),
             PasswordType::Text => (None, Some(entry.password)),
@@ -102,11 +102,11 @@ fn passwords<H: Files + System + Messages + Room>(host: &mut H, default_user: &s
         for entry in cloud_config::items("chpasswd", list)? {
             let get = |key: &str| entry.get(key).filter(|v| !v.is_null()).map(|v| cloud_config::text("chpasswd", v)).transpose();
             let line = entry.line();
-            let name = get("name")?.ok_or_else(|| entry_error(host, entry, "a user has no name"))?;
+            let name = get("name")?.ok_or_else(|| system_files::at_line(host, entry, "chpasswd: a user has no name"))?;
             const TYPES: [PasswordType; 3] = [PasswordType::Text, PasswordType::Hash, PasswordType::Random];
             let kind = match crate::text::word_index("text hash RANDOM", get("type")?.unwrap_or("hash").as_bytes()) {
                 Some(index) => TYPES[index],
-                None => return Err(entry_error(host, entry, "type must be text, hash or RANDOM")),
+                None => return Err(system_files::at_line(host, entry, "chpasswd: type must be text, hash or RANDOM")),
             };
             let password = match kind {
                 PasswordType::Random => "",
@@ -118,7 +118,7 @@ fn passwords<H: Files + System + Messages + Room>(host: &mut H, default_user: &s
     }
     if let Some(list) = field("list") {
         let mut line_of = |host: &mut H, line: &str, at: NodeRef<'_>| -> Result<(), H::Text> {
-            let (name, password) = line.split_once(':').ok_or_else(|| entry_error(host, at, "an entry is not user:password"))?;
+            let (name, password) = line.split_once(':').ok_or_else(|| system_files::at_line(host, at, "chpasswd: an entry is not user:password"))?;
             let kind = match password {
                 "R" | "RANDOM" => PasswordType::Random,
                 p if is_crypt_hash(p) => PasswordType::Hash,
@@ -147,11 +147,6 @@ fn passwords<H: Files + System + Messages + Room>(host: &mut H, default_user: &s
         one(host, Entry { name: default_user, password, kind, at: value })?;
     }
     Ok(set)
-}
-
-/// A `chpasswd` entry that is wrong, at its line.
-fn entry_error<H: Messages>(host: &H, at: NodeRef<'_>, problem: &str) -> H::Text {
-    host.text(format_args!("cloud-config line {}: chpasswd: {}", Decimal(at.line().into()), Plain(problem)))
 }
 
 /// cloud-init's test for a hash in `chpasswd`'s list: `$1$`, `$2a$`, `$2y$`, `$5$` or

@@ -10,6 +10,7 @@ use crate::host::system::System;
 use crate::host::HostError;
 use crate::out::Out;
 use crate::text::{Decimal, Plain};
+use crate::yaml::NodeRef;
 
 /// Largest /etc/passwd, /etc/group, /etc/shadow, /etc/hosts or authorized_keys: a cloud
 /// image's are a few hundred bytes, and several of these buffers live at once.
@@ -101,6 +102,13 @@ pub fn call_failed<H: Messages>(host: &H, what: &[u8], e: HostError) -> H::Text 
 #[inline(never)]
 pub fn no_key<H: Messages>(host: &H, key: &'static str) -> H::Text {
     host.text(format_args!("no {}", Plain(key)))
+}
+
+/// A cloud-config value that is wrong, at its line: `problem` starts with its key
+/// ("mounts: more than six fields"). One out-of-line format for the rules' such lines.
+#[inline(never)]
+pub fn at_line<H: Messages>(host: &H, at: NodeRef<'_>, problem: &str) -> H::Text {
+    host.text(format_args!("cloud-config line {}: {}", Decimal(at.line().into()), Plain(problem)))
 }
 
 /// A rule's error in its own words.

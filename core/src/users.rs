@@ -390,7 +390,7 @@ pub fn apply_users<H: Files + System + Messages + Room>(host: &mut H, default_us
                 first_failure.get_or_insert(e);
                 return Ok(());
             }
-            let full = |_| host.text(format_args!("cloud-config line {}: users: too many sudo or doas rules", Decimal(at.line().into())));
+            let full = |_| system_files::at_line(host, at, "users: too many sudo or doas rules");
             // A sudoers line starts with the user's name; a doas rule names it itself.
             let name = spec.name.as_bytes();
             for (key, rules, out, user, space) in [("sudo", spec.sudo, &mut sudoers_out, name, &b" "[..]), ("doas", spec.doas, &mut doas_out, b"", b"")] {
