@@ -10,6 +10,8 @@ use crate::text::{Decimal, Plain};
 /// The range adduser picks regular ids from.
 pub const FIRST_ID: u32 = 1000;
 pub const LAST_ID: u32 = 59_999;
+// NoFreeId's message names the range as literals, not numbers formatted.
+const _: () = assert!(FIRST_ID == 1000 && LAST_ID == 59_999);
 
 /// 16 bytes: each text is a reference to a static `&str` (`&"..."`), so that the
 /// results of the steps that make a user move less.
@@ -34,7 +36,7 @@ impl fmt::Display for AccountsError {
         match *self {
             AccountsError::TooLarge { file, limit } => write!(f, "{file} would be larger than {limit} bytes", limit = Decimal(limit.into()), file = Plain(file)),
             AccountsError::BadField { field } => write!(f, "the {field} holds ':' or a line break", field = Plain(field)),
-            AccountsError::NoFreeId => write!(f, "no free user and group id from {first} to {last}", first = Decimal(FIRST_ID as u64), last = Decimal(LAST_ID as u64)),
+            AccountsError::NoFreeId => f.write_str("no free user and group id from 1000 to 59999"),
             AccountsError::MissingGroup => f.write_str("the group does not exist"),
             AccountsError::MissingUser { file } => write!(f, "the user has no line in {file}", file = Plain(file)),
             AccountsError::BadName { reason } => f.write_str(reason),
@@ -72,11 +74,18 @@ pub(crate) fn lines(text: &[u8]) -> impl Iterator<Item = &[u8]> {
 /// The fields of a line with exactly `count` of them, else `None`.
 pub(crate) fn fields<const N: usize>(line: &[u8]) -> Option<[&[u8]; N]> {
     let mut out = [&line[..0]; N];
+    split_fields(line, &mut out).then_some(out)
+}
+
+/// `fields` for any count (`out`'s length), compiled once rather than once per count.
+#[inline(never)]
+fn split_fields<'a>(line: &'a [u8], out: &mut [&'a [u8]]) -> bool {
     let mut parts = line.split(|&b| b == b':');
     for slot in out.iter_mut() {
-        *slot = parts.next()?;
+        let Some(part) = parts.next() else { return false };
+        *slot = part;
     }
-    parts.next().is_none().then_some(out)
+    parts.next().is_none()
 }
 
 fn number(digits: &[u8]) -> Option<u32> {
@@ -316,6 +325,7 @@ mod tests {
         let group = b"g:x:1001:\n";
         assert_eq!(free_id(passwd, group), Some(1002));
         assert!(!uid_is_free(passwd, 1000) && uid_is_free(passwd, 1001));
+        assert_eq!(AccountsError::NoFreeId.to_string(), "no free user and group id from 1000 to 59999");
     }
 
     #[test]

@@ -13,6 +13,8 @@ use crate::yaml::{Kind, NodeRef};
 
 /// Largest repositories file.
 pub const FILE_LIMIT: usize = 16 * 1024;
+// Its messages name it as a literal, not a number formatted.
+const _: () = assert!(FILE_LIMIT == 16384);
 /// Largest /etc/os-release read for the default version.
 const OS_RELEASE_LIMIT: usize = 4096;
 const PATH: &[u8] = b"/etc/apk/repositories";
@@ -98,9 +100,9 @@ pub fn apply<'c, H: Files + Messages + Room>(host: &mut H, config: &CloudConfig<
     let cloud_init = config.value("apk_repos");
     let tiny_cloud = config.value("apk").and_then(|apk| apk.get("repositories")).filter(|v| !v.is_null());
     if cloud_init.is_none() && tiny_cloud.is_none() {
-        return Ok(host.text(format_args!("no apk_repos")));
+        return Ok(crate::system_files::no_key(host, "apk_repos"));
     }
-    host.create_dir(b"/etc/apk", 0o755).map_err(|e| host.path_error(b"/etc/apk", e))?;
+    system_files::make_dir(host, b"/etc/apk")?;
     let mut room = host.room(2 * FILE_LIMIT, "/etc/apk/repositories")?;
     let Some([file, scratch]) = room.as_chunks_mut::<FILE_LIMIT>().0.first_chunk_mut::<2>() else { return Err(too_large(host)) };
     edit(host, cloud_init, tiny_cloud, file, scratch)
@@ -114,7 +116,7 @@ pub fn apply<'c, H: Files + Messages + Room>(host: &mut H, config: &CloudConfig<
 fn edit<'c, H: Files + Messages>(host: &mut H, cloud_init: Option<NodeRef<'c>>, tiny_cloud: Option<NodeRef<'c>>, file: &mut [u8; FILE_LIMIT], scratch: &mut [u8; FILE_LIMIT]) -> Result<H::Text, H::Text> {
     let mut len = match host.read(PATH, file) {
         Ok(found) => found.unwrap_or(0),
-        Err(_) => return Err(host.text(format_args!("/etc/apk/repositories: unreadable or larger than {} bytes", Decimal(FILE_LIMIT as u64)))),
+        Err(_) => return Err(host.text(format_args!("/etc/apk/repositories: unreadable or larger than 16384 bytes"))),
     };
     let mut note = "";
     if let Some(section) = cloud_init {
@@ -182,7 +184,7 @@ fn edit<'c, H: Files + Messages>(host: &mut H, cloud_init: Option<NodeRef<'c>>, 
 }
 
 fn too_large<H: Messages>(host: &H) -> H::Text {
-    host.text(format_args!("/etc/apk/repositories would be larger than {} bytes", Decimal(FILE_LIMIT as u64)))
+    host.text(format_args!("/etc/apk/repositories would be larger than 16384 bytes"))
 }
 
 #[cfg(test)]

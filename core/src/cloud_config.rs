@@ -8,29 +8,35 @@ use crate::out::{Full, Out};
 use crate::text::{Decimal, Plain, Shown};
 use crate::yaml::{Arena, Kind, NodeId, NodeRef, Scalar};
 
+/// `KNOWN_KEYS`' text, a macro so that `ERROR_KEYS` can end with it.
+macro_rules! known_keys {
+    () => {
+        "hostname fqdn prefer_fqdn_over_hostname preserve_hostname manage_etc_hosts users groups ssh_authorized_keys \
+    write_files bootcmd runcmd packages package_update package_upgrade mounts mount_default_fields \
+    chpasswd password timezone power_state ssh_deletekeys ssh_genkeytypes ssh_keys ssh_pwauth \
+    ntp apk_repos apk merge_how merge_type launch-index"
+    };
+}
+
 /// The keys wisp knows, separated by spaces (one string, not a table of 30 slices, to
 /// keep the binary small); any other top-level key is warned about and left alone. `apk`
 /// is tiny-cloud's alpine-config (`apk: repositories:`); `merge_how`, `merge_type` and
 /// `launch-index` are read by cloud-init's user-data processing, not by a module.
-pub const KNOWN_KEYS: &str = "hostname fqdn prefer_fqdn_over_hostname preserve_hostname manage_etc_hosts users groups ssh_authorized_keys \
-    write_files bootcmd runcmd packages package_update package_upgrade mounts mount_default_fields \
-    chpasswd password timezone power_state ssh_deletekeys ssh_genkeytypes ssh_keys ssh_pwauth \
-    ntp apk_repos apk merge_how merge_type launch-index";
+pub const KNOWN_KEYS: &str = known_keys!();
 
 /// Most cloud-config documents merged.
 pub const DOCUMENTS_LIMIT: usize = 16;
+// Its message names it as a literal, not a number formatted.
+const _: () = assert!(DOCUMENTS_LIMIT == 16);
 
-/// The keys a [`ConfigError`] names besides the top-level ones: the document itself, and
-/// the users' rule keys.
-const OTHER_ERROR_KEYS: &str = "cloud-config sudo doas";
-
-fn error_keys() -> impl Iterator<Item = &'static str> {
-    KNOWN_KEYS.split(' ').chain(OTHER_ERROR_KEYS.split(' '))
-}
+/// The keys a [`ConfigError`] names: the document itself (first: a key not listed is
+/// shown as it), the users' rule keys, then the top-level ones. One word list, read by
+/// `text::word_index` and `text::nth_word`.
+const ERROR_KEYS: &str = concat!("cloud-config sudo doas ", known_keys!());
 
 /// A value of the wrong shape, where it is: 16 bytes, not 40, so that every step's result
 /// comes back in registers. The problem is a reference to its text (`&"..."`); the key is
-/// its place in `error_keys`, kept in the top bits of the column (user-data is at most
+/// its place in `ERROR_KEYS`, kept in the top bits of the column (user-data is at most
 /// 16 MiB, so no column reaches those bits).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ConfigError {
@@ -43,7 +49,7 @@ const COLUMN_BITS: u32 = 26;
 
 impl ConfigError {
     pub fn key(&self) -> &'static str {
-        error_keys().nth((self.key_and_column >> COLUMN_BITS) as usize).unwrap_or("cloud-config")
+        crate::text::nth_word(ERROR_KEYS, (self.key_and_column >> COLUMN_BITS) as usize)
     }
 
     pub fn column(&self) -> u32 {
@@ -57,11 +63,11 @@ impl fmt::Display for ConfigError {
     }
 }
 
-/// `key` is one of `error_keys` (a key that is not is shown as `cloud-config`).
+/// `key` is one of `ERROR_KEYS` (a key that is not is shown as `cloud-config`).
 pub fn error(key: &'static str, at: NodeRef<'_>, problem: &'static &'static str) -> ConfigError {
-    let index = error_keys().position(|known| known == key);
+    let index = crate::text::word_index(ERROR_KEYS, key.as_bytes());
     debug_assert!(index.is_some(), "{key} is not among the keys a ConfigError names");
-    let key = index.map_or(u32::MAX, |index| index as u32) << COLUMN_BITS;
+    let key = (index.unwrap_or(0) as u32) << COLUMN_BITS;
     ConfigError { problem, line: at.line(), key_and_column: key | at.column().min((1 << COLUMN_BITS) - 1) }
 }
 
@@ -275,7 +281,7 @@ pub fn parse_documents<'a, 's, E>(arena: &'a mut Arena<'_>, parts: impl Iterator
     let mut roots: heapless::Vec<(usize, NodeId), DOCUMENTS_LIMIT> = heapless::Vec::new();
     for (index, bytes) in parts {
         let root = arena.parse(bytes).map_err(|e| said(format_args!("user-data part {}: YAML {e}", Decimal((index + 1) as u64))))?;
-        roots.push((index, root)).map_err(|_| said(format_args!("more than {} cloud-config parts", Decimal(DOCUMENTS_LIMIT as u64))))?;
+        roots.push((index, root)).map_err(|_| said(format_args!("more than 16 cloud-config parts")))?;
     }
     let arena: &'a Arena<'_> = arena;
     let mut config = CloudConfig::default();
@@ -1033,12 +1039,12 @@ mod tests {
     fn an_error_keeps_its_key_line_and_column() {
         with_config(&["a: 1\nb:   [x]\n"], |config| {
             let at = config.get("b").unwrap();
-            for key in error_keys() {
+            for key in ERROR_KEYS.split(' ') {
                 let e = error(key, at, &"p");
                 assert_eq!((e.key(), e.line, e.column(), *e.problem), (key, 2, 6, "p"));
                 assert_eq!(e.to_string(), format!("cloud-config line 2 column 6: {key}: p"));
             }
-            assert!(error_keys().count() < 1 << (32 - COLUMN_BITS));
+            assert!(ERROR_KEYS.split(' ').count() < 1 << (32 - COLUMN_BITS));
         });
     }
 

@@ -58,7 +58,7 @@ where
     let Some(commands) = config.value(key) else { return Ok(host.text(format_args!("no {}", Plain(key)))) };
     // Mapped, not on the stack: only the pages the script fills are touched.
     let mut script = host.room(SCRIPT_LIMIT, "the commands' script")?;
-    let len = cloud_config::shell_script(key, commands, &mut script).map_err(|e| host.text(format_args!("{e}")))?;
+    let len = cloud_config::shell_script(key, commands, &mut script).map_err(|e| crate::system_files::said(host, &e))?;
     let ended = userdata_scripts::run_saved_shell(host, var_dir, key.as_bytes(), &script[..len], env.as_ref().map(ScriptPath::as_cstr))?;
     if list == CommandList::Runcmd {
         host.mark_done(key, None)?;

@@ -13,7 +13,7 @@ use crate::host::files::Files;
 use crate::host::messages::Messages;
 use crate::host::room::Room;
 use crate::out::Out;
-use crate::ssh_host_keys::{self, BEGIN_FINGERPRINTS, DEFAULT_TYPES, END_FINGERPRINTS, KNOWN_TYPES};
+use crate::ssh_host_keys::{self, DEFAULT_TYPES, KNOWN_TYPES};
 use crate::state_files::SSH_HOST_KEYS_DONE as DONE_FILE;
 use crate::system_files::{self, joined};
 use crate::text::{Decimal, Plain};
@@ -25,6 +25,8 @@ const SSH_KEYGEN: &CStr = c"/usr/bin/ssh-keygen";
 const DROPBEARKEY: &CStr = c"/usr/bin/dropbearkey";
 /// Most host key files in /etc/ssh handled.
 const FILES_LIMIT: usize = 16;
+// Its message names it as a literal, not a number formatted.
+const _: () = assert!(FILES_LIMIT == 16);
 /// Where `dropbearkey -y`'s answer is caught, in TINY_CLOUD_VAR.
 const SCRATCH: &[u8] = b".host-key-public";
 /// Longest path handled here (TINY_CLOUD_VAR's files included).
@@ -77,7 +79,7 @@ pub fn set_ssh_host_keys<H: Files + Messages + Commands + Room>(host: &mut H, va
 /// written, or the missing `types` made when the image has ssh-keygen (`has_keygen`).
 /// The number made, and of fingerprints printed.
 fn openssh_keys<H: Files + Messages + Commands + Room>(host: &mut H, delete: bool, given: Option<NodeRef<'_>>, types: &[&str], has_keygen: bool) -> Result<(usize, usize), H::Text> {
-    host.create_dir(b"/etc/ssh", 0o755).map_err(|e| host.path_error(b"/etc/ssh", e))?;
+    system_files::make_dir(host, b"/etc/ssh")?;
     if delete {
         remove_keys(host, b"/etc/ssh", ssh_host_keys::is_host_key_file)?;
     }
@@ -92,7 +94,7 @@ fn openssh_keys<H: Files + Messages + Commands + Room>(host: &mut H, delete: boo
             let text = cloud_config::text("ssh_keys", key)?;
             let mut path = [0u8; PATH_LIMIT];
             let path = joined(&mut path, &[b"/etc/ssh/", file.as_bytes()]);
-            host.write(path, text.as_bytes(), mode, None).map_err(|e| system_files::failed(host, b"/etc/ssh", e, ""))?;
+            host.write(path, text.as_bytes(), mode, None).map_err(|e| system_files::call_failed(host, b"/etc/ssh", e))?;
             if entry.ends_with("_certificate") {
                 crate::sshd::set_option(host, "HostCertificate", core::str::from_utf8(path).unwrap_or(""))?;
             }
@@ -126,7 +128,7 @@ fn mark_done<H: Files + Messages>(host: &mut H, done_path: &[u8], instance_id: &
     if instance_id.is_empty() {
         return Ok(());
     }
-    host.write(done_path, instance_id, 0o644, None).map_err(|e| system_files::failed(host, b".ssh-host-keys", e, ""))
+    host.write(done_path, instance_id, 0o644, None).map_err(|e| system_files::call_failed(host, b".ssh-host-keys", e))
 }
 
 /// Dropbear's host keys (`/etc/dropbear/dropbear_TYPE_host_key`), for an image with
@@ -135,7 +137,7 @@ fn mark_done<H: Files + Messages>(host: &mut H, done_path: &[u8], instance_id: &
 /// `dropbearkey -y` shows (caught in a scratch file in TINY_CLOUD_VAR).
 fn dropbear_keys<H: Files + Messages + Commands>(host: &mut H, var_dir: &[u8], delete: bool, types: &[&str]) -> Result<(usize, usize), H::Text> {
     let directory = b"/etc/dropbear";
-    host.create_dir(directory, 0o755).map_err(|e| host.path_error(directory, e))?;
+    system_files::make_dir(host, directory)?;
     if delete {
         remove_keys(host, directory, ssh_host_keys::is_dropbear_key_file)?;
     }
@@ -144,7 +146,7 @@ fn dropbear_keys<H: Files + Messages + Commands>(host: &mut H, var_dir: &[u8], d
         let key_type = if key_type == "dsa" { "dss" } else { key_type };
         let mut path = [0u8; 64];
         let path = c_string(host, &mut path, &[b"/etc/dropbear/dropbear_", key_type.as_bytes(), b"_host_key"])?;
-        if host.metadata(path.to_bytes()).map_err(|e| system_files::failed(host, directory, e, ""))?.is_some() {
+        if host.metadata(path.to_bytes()).map_err(|e| system_files::call_failed(host, directory, e))?.is_some() {
             continue;
         }
         let mut type_arg = [0u8; 16];
@@ -162,7 +164,7 @@ fn dropbear_keys<H: Files + Messages + Commands>(host: &mut H, var_dir: &[u8], d
 fn remove_keys<H: Files + Messages>(host: &mut H, directory: &[u8], wanted: fn(&[u8]) -> bool) -> Result<(), H::Text> {
     for name in &host_key_files(host, directory, wanted)? {
         let mut path = [0u8; PATH_LIMIT];
-        host.remove(joined(&mut path, &[directory, b"/", name.as_bytes()])).map_err(|e| system_files::failed(host, directory, e, ""))?;
+        host.remove(joined(&mut path, &[directory, b"/", name.as_bytes()])).map_err(|e| system_files::call_failed(host, directory, e))?;
     }
     Ok(())
 }
@@ -204,7 +206,7 @@ fn run<H: Messages + Commands>(host: &mut H, program: &CStr, args: &[&CStr], out
             let last = args.last().map_or(&b""[..], |a| a.to_bytes());
             Err(host.text(format_args!("{} {} failed", H::shown(program.to_bytes()), H::shown(last))))
         }
-        Err(RunError::Output(e)) => Err(system_files::failed(host, output_what, e, "")),
+        Err(RunError::Output(e)) => Err(system_files::call_failed(host, output_what, e)),
         Err(RunError::Run(e)) => Err(host.text(format_args!("{}", H::reason(e)))),
     }
 }
@@ -215,7 +217,7 @@ fn run<H: Messages + Commands>(host: &mut H, program: &CStr, args: &[&CStr], out
 /// `dropbearkey -y` shows (caught in `scratch`). The number printed.
 fn print_fingerprints<H: Files + Messages + Commands>(host: &mut H, directory: &[u8], wanted: fn(&[u8]) -> bool, scratch: Option<&[u8]>) -> Result<usize, H::Text> {
     let files = host_key_files(host, directory, wanted)?;
-    host.log(format_args!("{}", Plain(BEGIN_FINGERPRINTS)));
+    host.log(format_args!(ssh_host_keys::begin_fingerprints!()));
     for name in &files {
         let mut text = [0u8; 2 * ssh_host_keys::BLOB_LIMIT];
         let mut path = [0u8; PATH_LIMIT];
@@ -235,7 +237,7 @@ fn print_fingerprints<H: Files + Messages + Commands>(host: &mut H, directory: &
         };
         print_fingerprint(host, name, public);
     }
-    host.log(format_args!("{}", Plain(END_FINGERPRINTS)));
+    host.log(format_args!(ssh_host_keys::end_fingerprints!()));
     Ok(files.len())
 }
 
@@ -262,9 +264,9 @@ fn host_key_files<H: Files + Messages>(host: &mut H, directory: &[u8], wanted: f
             overflow |= name.is_none_or(|name| files.push(name).is_err());
         }
     })
-    .map_err(|e| system_files::failed(host, b"/etc/ssh", e, ""))?;
+    .map_err(|e| system_files::call_failed(host, b"/etc/ssh", e))?;
     if overflow {
-        return Err(host.text(format_args!("/etc/ssh: more than {} host key files, or a name that is not UTF-8", Decimal(FILES_LIMIT as u64))));
+        return Err(host.text(format_args!("/etc/ssh: more than 16 host key files, or a name that is not UTF-8")));
     }
     // By insertion: at most FILES_LIMIT names, and core's sort_unstable is 2 KB of code.
     for sorted in 1..files.len() {
@@ -324,9 +326,9 @@ mod tests {
         assert!(host.contents("/etc/ssh/ssh_host_ed25519_key.pub").is_some());
         assert_eq!(host.runs[0], "ssh-keygen -q -t rsa -N  -f /etc/ssh/ssh_host_rsa_key");
         let printed = lines(&host);
-        assert_eq!(printed.first().map(std::string::String::as_str), Some(BEGIN_FINGERPRINTS));
+        assert_eq!(printed.first().map(std::string::String::as_str), Some(ssh_host_keys::begin_fingerprints!()));
         assert_eq!(printed[1..4], [FINGERPRINT, FINGERPRINT, FINGERPRINT]);
-        assert_eq!(printed.last().map(std::string::String::as_str), Some(END_FINGERPRINTS));
+        assert_eq!(printed.last().map(std::string::String::as_str), Some(ssh_host_keys::end_fingerprints!()));
         assert_eq!(host.contents("/var/lib/cloud/.ssh-host-keys"), Some("i-1"));
         // The same instance again: its keys are kept.
         assert_eq!(set_ssh_host_keys(&mut host, b"/var/lib/cloud", b"i-1", None).unwrap(), "already made for this instance");

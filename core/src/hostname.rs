@@ -6,6 +6,8 @@ use crate::text::Decimal;
 
 pub const LABEL_LIMIT: usize = 63;
 pub const NAME_LIMIT: usize = 253;
+// HostnameError's messages name both limits.
+const _: () = assert!(LABEL_LIMIT == 63 && NAME_LIMIT == 253);
 /// The kernel's hostname holds at most 64 bytes (HOST_NAME_MAX).
 pub const KERNEL_LIMIT: usize = 64;
 
@@ -17,8 +19,10 @@ pub enum HostnameError {
     EmptyLabel { position: usize },
     /// A label that starts or ends with '-'.
     HyphenAtLabelEdge { position: usize },
-    LabelTooLong { label_index: usize, limit: usize },
-    TooLong { limit: usize },
+    /// Longer than LABEL_LIMIT.
+    LabelTooLong { label_index: usize },
+    /// Longer than NAME_LIMIT.
+    TooLong,
 }
 
 impl fmt::Display for HostnameError {
@@ -32,10 +36,8 @@ impl fmt::Display for HostnameError {
             HostnameError::HyphenAtLabelEdge { position } => {
                 write!(f, "hostname label starts or ends with '-' at position {position}", position = Decimal(position as u64))
             }
-            HostnameError::LabelTooLong { label_index, limit } => {
-                write!(f, "hostname label {} is longer than {limit} bytes", Decimal((label_index + 1) as u64), limit = Decimal(limit as u64))
-            }
-            HostnameError::TooLong { limit } => write!(f, "hostname is longer than {limit} bytes", limit = Decimal(limit as u64)),
+            HostnameError::LabelTooLong { label_index } => write!(f, "hostname label {} is longer than 63 bytes", Decimal((label_index + 1) as u64)),
+            HostnameError::TooLong => f.write_str("hostname is longer than 253 bytes"),
         }
     }
 }
@@ -57,7 +59,7 @@ impl<'a> Hostname<'a> {
             return Err(HostnameError::Empty);
         }
         if name.len() > NAME_LIMIT {
-            return Err(HostnameError::TooLong { limit: NAME_LIMIT });
+            return Err(HostnameError::TooLong);
         }
         let mut start = 0;
         for (label_index, label) in name.split(|&b| b == b'.').enumerate() {
@@ -71,7 +73,7 @@ impl<'a> Hostname<'a> {
                 return Err(HostnameError::HyphenAtLabelEdge { position: start });
             }
             if label.len() > LABEL_LIMIT {
-                return Err(HostnameError::LabelTooLong { label_index, limit: LABEL_LIMIT });
+                return Err(HostnameError::LabelTooLong { label_index });
             }
             start += label.len() + 1;
         }
@@ -141,9 +143,11 @@ mod tests {
         }
         let label = "a".repeat(LABEL_LIMIT + 1);
         let name = format!("ok.{label}");
-        assert_eq!(Hostname::parse(name.as_bytes()), Err(HostnameError::LabelTooLong { label_index: 1, limit: 63 }));
+        assert_eq!(Hostname::parse(name.as_bytes()), Err(HostnameError::LabelTooLong { label_index: 1 }));
+        assert_eq!(HostnameError::LabelTooLong { label_index: 1 }.to_string(), "hostname label 2 is longer than 63 bytes");
         let long = format!("{}.{}", "a".repeat(60), "b.".repeat(97));
-        assert_eq!(Hostname::parse(long.as_bytes()), Err(HostnameError::TooLong { limit: NAME_LIMIT }));
+        assert_eq!(Hostname::parse(long.as_bytes()), Err(HostnameError::TooLong));
+        assert_eq!(HostnameError::TooLong.to_string(), "hostname is longer than 253 bytes");
         assert_eq!(Hostname::parse("héllo".as_bytes()), Err(HostnameError::BadCharacter { byte: 0xc3, position: 1 }));
     }
 

@@ -10,6 +10,7 @@ use crate::host::messages::Messages;
 use crate::host::mounts::{Mounts, Source};
 use crate::host::room::Room;
 use crate::mount_options;
+use crate::system_files;
 use crate::text::Decimal;
 use crate::yaml::NodeRef;
 
@@ -18,6 +19,12 @@ use crate::yaml::NodeRef;
 pub const MOUNT_DEFAULTS: fstab::Fields<'static> = [None, None, Some(b"auto"), Some(b"defaults,nofail"), Some(b"0"), Some(b"2")];
 /// Most entries in `mounts`.
 pub const MOUNTS_LIMIT: usize = 32;
+// Its message names it as a literal, not a number formatted.
+const _: () = assert!(MOUNTS_LIMIT == 32);
+/// Largest mount(2) data made of an entry's options.
+const DATA_LIMIT: usize = 256;
+// Its message names it as a literal, not a number formatted.
+const _: () = assert!(DATA_LIMIT == 256);
 /// Largest /etc/fstab, old and new.
 pub const FSTAB_LIMIT: usize = 16 * 1024;
 /// Longest mount source, with its `/dev/` prefix (a longer one is cut, and not found).
@@ -30,7 +37,7 @@ const AUTO_TYPES: &[u8] = b"ext4 xfs btrfs vfat iso9660";
 /// does not exist is left out, as cloud-init leaves it out.
 #[inline(never)]
 pub fn apply<H: Files + Links + Mounts + Room>(host: &mut H, config: &CloudConfig<'_>) -> Result<H::Text, H::Text> {
-    let Some(list) = config.value("mounts") else { return Ok(host.text(format_args!("no mounts"))) };
+    let Some(list) = config.value("mounts") else { return Ok(crate::system_files::no_key(host, "mounts")) };
     let mut defaults = MOUNT_DEFAULTS;
     if let Some(fields) = config.value("mount_default_fields") {
         defaults = mount_fields(host, fields)?;
@@ -44,7 +51,7 @@ pub fn apply<H: Files + Links + Mounts + Room>(host: &mut H, config: &CloudConfi
                 continue;
             }
         }
-        entries.push(entry).map_err(|_| host.text(format_args!("mounts: more than {limit} entries", limit = Decimal(MOUNTS_LIMIT as u64))))?;
+        entries.push(entry).map_err(|_| host.text(format_args!("mounts: more than 32 entries")))?;
     }
     let mut room = host.room(2 * FSTAB_LIMIT, "/etc/fstab")?;
     let (existing, new) = room.split_at_mut(FSTAB_LIMIT);
@@ -59,8 +66,8 @@ pub fn apply<H: Files + Links + Mounts + Room>(host: &mut H, config: &CloudConfi
     })
     .map_err(|e| host.text(format_args!("/etc/fstab: {e}")))?;
     if let Some(len) = merged {
-        host.create_dir(b"/etc", 0o755).map_err(|e| host.path_error(b"/etc", e))?;
-        host.write(b"/etc/fstab", &new[..len], 0o644, None).map_err(|e| crate::system_files::failed(host, b"/etc/fstab", e, ""))?;
+        system_files::make_dir(host, b"/etc")?;
+        host.write(b"/etc/fstab", &new[..len], 0o644, None).map_err(|e| system_files::call_failed(host, b"/etc/fstab", e))?;
     }
     let mut mounted = 0;
     for (entry, _) in entries.iter().zip(skipped).filter(|(_, skipped)| !skipped) {
@@ -69,9 +76,9 @@ pub fn apply<H: Files + Links + Mounts + Room>(host: &mut H, config: &CloudConfi
         if fs_type == b"swap" {
             continue;
         }
-        let mut data = [0u8; 256];
+        let mut data = [0u8; DATA_LIMIT];
         let (parsed, data_len) = mount_options::parse(options, &mut data)
-            .map_err(|e| host.text(format_args!("mounts {}: options longer than {} bytes", H::shown(point), Decimal(e.limit as u64))))?;
+            .map_err(|_| host.text(format_args!("mounts {}: options longer than 256 bytes", H::shown(point))))?;
         if parsed.noauto {
             continue;
         }
@@ -89,7 +96,7 @@ pub fn apply<H: Files + Links + Mounts + Room>(host: &mut H, config: &CloudConfi
 fn mount_fields<'a, H: Messages>(host: &H, value: NodeRef<'a>) -> Result<fstab::Fields<'a>, H::Text> {
     let mut fields: fstab::Fields<'a> = [None; 6];
     for (index, item) in cloud_config::items("mounts", value)?.enumerate() {
-        let slot = fields.get_mut(index).ok_or_else(|| host.text(format_args!("cloud-config line {}: mounts: more than six fields", Decimal(value.line().into()))))?;
+        let slot = fields.get_mut(index).ok_or_else(|| system_files::at_line(host, value, "mounts: more than six fields"))?;
         *slot = if item.is_null() { None } else { Some(cloud_config::text("mounts", item)?.as_bytes()) };
     }
     Ok(fields)
@@ -109,7 +116,7 @@ fn mount_one<H: Mounts>(host: &mut H, device: &[u8], point: &[u8], fs_type: &[u8
     // A device path is a file inside the instance (`sdb` is `/dev/sdb`); other sources
     // (tmpfs, server:/path) are names.
     let mut joined = [0u8; SOURCE_LIMIT];
-    let source = crate::system_files::joined(&mut joined, &[fstab::device_prefix(device), device]);
+    let source = system_files::joined(&mut joined, &[fstab::device_prefix(device), device]);
     let source = if source.starts_with(b"/") { Source::Path(source) } else { Source::Name(source) };
     // One word: fstab::merge left out an entry whose type holds a blank.
     let types = if fs_type == b"auto" { AUTO_TYPES } else { fs_type };
@@ -187,6 +194,10 @@ mod tests {
         host.host.fail.insert(b"/dev/vdb".to_vec(), crate::host::HostError { errno: 19 });
         let err = run(&mut host, "mount_default_fields: [null, null, ext4, defaults, '0', '2']\nmounts:\n  - [vdb, /data]\n").unwrap_err();
         assert_eq!(err, "mounts /data: mount /dev/vdb on /data: errno 19");
+        let many = std::format!("mounts:\n{}", "  - [tmpfs, /t]\n".repeat(MOUNTS_LIMIT + 1));
+        assert_eq!(run(&mut image(), &many).unwrap_err(), "mounts: more than 32 entries");
+        let long = std::format!("mounts:\n  - [tmpfs, /t, tmpfs, \"size={}\"]\n", "1".repeat(DATA_LIMIT));
+        assert_eq!(run(&mut image(), &long).unwrap_err(), "mounts /t: options longer than 256 bytes");
         let err = run(&mut image(), "mounts:\n  - [a, b, c, d, e, f, g]\n").unwrap_err();
         assert_eq!(err, "cloud-config line 2: mounts: more than six fields");
         assert_eq!(run(&mut image(), "hostname: x\n").unwrap(), "no mounts");

@@ -8,14 +8,18 @@ use crate::host::files::Files;
 use crate::host::links::Links;
 use crate::host::messages::Messages;
 use crate::out::{Full, Out};
-use crate::system_files::{self, failed};
+use crate::system_files::{self, call_failed};
 use crate::text::{Decimal, Plain};
 use crate::yaml::{Kind, NodeRef};
 
 /// Most servers, and most pools, configured.
 pub const SOURCES_LIMIT: usize = 16;
+// Its message names it as a literal, not a number formatted.
+const _: () = assert!(SOURCES_LIMIT == 16);
 /// Largest configuration file written.
 const CONFIG_LIMIT: usize = 4096;
+// Its message names it as a literal, not a number formatted.
+const _: () = assert!(CONFIG_LIMIT == 4096);
 
 /// The clients wisp configures, by cloud-init's `ntp_client` names (tiny-cloud says
 /// `busybox` for `ntp`).
@@ -100,7 +104,7 @@ pub fn is_valid_source(source: &str) -> bool {
 /// ntpd. With no `servers` or `pools`: Amazon Time Sync on AWS (`cloud` is asked only
 /// then), else cloud-init's default pools.
 pub fn configure<H: Files + Messages + Links>(host: &mut H, config: &CloudConfig<'_>, cloud: impl FnOnce() -> Result<Cloud, H::Text>) -> Result<H::Text, H::Text> {
-    let Some(ntp) = config.value("ntp") else { return Ok(host.text(format_args!("no ntp"))) };
+    let Some(ntp) = config.value("ntp") else { return Ok(crate::system_files::no_key(host, "ntp")) };
     if ntp.kind() != Kind::Mapping {
         return Err(cloud_config::error("ntp", ntp, &"expected a mapping").into());
     }
@@ -126,21 +130,21 @@ pub fn configure<H: Files + Messages + Links>(host: &mut H, config: &CloudConfig
     let mut text = [0u8; CONFIG_LIMIT];
     let mut out = Out::new(&mut text);
     write_config(client, servers.iter().copied(), pools.iter().copied(), &mut out)
-        .map_err(|full| host.text(format_args!("ntp: the configuration is larger than {} bytes", Decimal(full.limit as u64))))?;
+        .map_err(|_| host.text(format_args!("ntp: the configuration is larger than 4096 bytes")))?;
     let len = out.len();
     let path = client.config_path().as_bytes();
     let dir = client.config_dir().as_bytes();
-    host.create_dir(dir, 0o755).map_err(|e| host.path_error(dir, e))?;
+    system_files::make_dir(host, dir)?;
     system_files::write_if_changed(host, path, &text[..len], &mut [0u8; CONFIG_LIMIT])?;
     let service = client.service();
     let mut script = [0u8; 32];
     let script = system_files::joined(&mut script, &[b"/etc/init.d/", service.as_bytes()]);
     let enabled = if installed(host, script) {
         const RUNLEVEL: &[u8] = b"/etc/runlevels/default";
-        host.create_dir(RUNLEVEL, 0o755).map_err(|e| host.path_error(RUNLEVEL, e))?;
+        system_files::make_dir(host, RUNLEVEL)?;
         let mut link = [0u8; 64];
         let link = system_files::joined(&mut link, &[RUNLEVEL, b"/", service.as_bytes()]);
-        host.create_symlink(script, link).map_err(|e| failed(host, RUNLEVEL, e, ""))?;
+        host.create_symlink(script, link).map_err(|e| call_failed(host, RUNLEVEL, e))?;
         "in the default runlevel"
     } else {
         "not installed: no /etc/init.d script"
@@ -161,7 +165,7 @@ fn sources<'a, H: Messages>(host: &H, list: Option<NodeRef<'a>>) -> Result<heapl
         if !is_valid_source(name) {
             return Err(cloud_config::error("ntp", item, &"a server or pool is a host name or address").into());
         }
-        names.push(name).map_err(|_| host.text(format_args!("ntp: more than {} servers or pools", Decimal(SOURCES_LIMIT as u64))))?;
+        names.push(name).map_err(|_| host.text(format_args!("ntp: more than 16 servers or pools")))?;
     }
     Ok(names)
 }
@@ -233,6 +237,8 @@ mod tests {
         assert!(run(&mut host, "ntp:\n  servers: ['a b']\n", Cloud::Aws).unwrap_err().contains("host name or address"));
         let many = std::format!("ntp:\n  servers: [{}]\n", (0..17).map(|i| std::format!("s{i}")).collect::<std::vec::Vec<_>>().join(", "));
         assert_eq!(run(&mut host, &many, Cloud::Aws).unwrap_err(), "ntp: more than 16 servers or pools");
+        let long = std::format!("ntp:\n  servers: [{}]\n", std::vec![&*"a".repeat(255); 16].join(", "));
+        assert_eq!(run(&mut host, &long, Cloud::Aws).unwrap_err(), "ntp: the configuration is larger than 4096 bytes");
         assert!(host.contents("/etc/chrony/chrony.conf").is_none());
     }
 

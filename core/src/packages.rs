@@ -23,6 +23,8 @@ use crate::yaml::Kind;
 
 /// Most words of one command wisp runs for cloud-config (`apk add` and its packages).
 pub const ARGS_LIMIT: usize = 48;
+// The message of too many packages names ARGS_LIMIT - 2 as a literal.
+const _: () = assert!(ARGS_LIMIT - 2 == 46);
 /// Room for the packages' words, each with its NUL.
 const WORDS_LIMIT: usize = 4 * 1024;
 /// The image's apk, the only package manager wisp runs.
@@ -59,7 +61,7 @@ pub fn install_once<H: Links + Commands + Scripts>(host: &mut H, config: &CloudC
     }
     match install(host, config)? {
         Some(note) => host.mark_done(MARKER_WORK, None).map(|()| note),
-        None => Ok(host.text(format_args!("no packages"))),
+        None => Ok(crate::system_files::no_key(host, "packages")),
     }
 }
 
@@ -87,10 +89,10 @@ pub fn install<H: Links + Commands>(host: &mut H, config: &CloudConfig<'_>) -> R
                 _ => add(item)?,
             }
             let Some(package) = Package::from_words(&entry) else {
-                return Err(host.text(format_args!("cloud-config line {}: packages: a package is a name or [name, version]", Decimal(item.line().into()))));
+                return Err(crate::system_files::at_line(host, item, "packages: a package is a name or [name, version]"));
             };
             if count == ARGS_LIMIT - 2 {
-                return Err(host.text(format_args!("packages: more than {} packages", Decimal((ARGS_LIMIT - 2) as u64))));
+                return Err(host.text(format_args!("packages: more than 46 packages")));
             }
             let version = package.version.map_or(&[][..], |v| v.as_bytes());
             let equals: &[u8] = if package.version.is_some() { b"=" } else { b"" };

@@ -14,6 +14,8 @@ use crate::yaml::{Kind, NodeRef};
 
 /// Longest `$6$salt$hash` (with a `!` for a locked password).
 pub const HASH_LIMIT: usize = 128;
+// Its message names it as a literal, not a number formatted.
+const _: () = assert!(HASH_LIMIT == 128);
 
 /// The shadow field for a user's password settings: a hash as given, plain text hashed,
 /// `!` before it when locked; `None` when no password is set.
@@ -28,7 +30,7 @@ pub fn shadow_field<'b, H: Messages + System>(
     out[0] = b'!';
     let len = match (hashed, plain) {
         (Some(hash), _) => {
-            let field = out.get_mut(start..start + hash.len()).ok_or_else(|| host.text(format_args!("password hash longer than {limit} bytes", limit = Decimal(HASH_LIMIT as u64))))?;
+            let field = out.get_mut(start..start + hash.len()).ok_or_else(|| host.text(format_args!("password hash longer than 128 bytes")))?;
             if hash.bytes().any(|b| b == b':' || b.is_ascii_control()) {
                 return Err(host.text(format_args!("a password hash holds ':' or a control character")));
             }
@@ -45,7 +47,7 @@ pub fn shadow_field<'b, H: Messages + System>(
 fn hash_plain<H: Messages + System>(host: &mut H, password: &[u8], out: &mut [u8]) -> Result<usize, H::Text> {
     const SALT_ALPHABET: &[u8; 64] = b"./0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
     let mut salt = [0u8; 16];
-    host.fill(&mut salt).map_err(|e| system_files::failed(host, b"no random salt", e, ""))?;
+    host.fill(&mut salt).map_err(|e| system_files::call_failed(host, b"no random salt", e))?;
     for byte in salt.iter_mut() {
         *byte = SALT_ALPHABET[usize::from(*byte & 63)];
     }
@@ -85,7 +87,7 @@ fn passwords<H: Files + System + Messages + Room>(host: &mut H, default_user: &s
         let mut out = [0u8; HASH_LIMIT];
         let (hash, plain) = match entry.kind {
             PasswordType::Random => {
-                return Err(entry_error(host, entry.at, "RANDOM passwords are not supported (wisp does not print secrets)"));
+                return Err(system_files::at_line(host, entry.at, "chpasswd: RANDOM passwords are not supported (wisp does not print secrets)"));
             }
             PasswordType::Hash => (Some(entry.password), None),
             PasswordType::Text => (None, Some(entry.password)),
@@ -100,11 +102,11 @@ fn passwords<H: Files + System + Messages + Room>(host: &mut H, default_user: &s
         for entry in cloud_config::items("chpasswd", list)? {
             let get = |key: &str| entry.get(key).filter(|v| !v.is_null()).map(|v| cloud_config::text("chpasswd", v)).transpose();
             let line = entry.line();
-            let name = get("name")?.ok_or_else(|| entry_error(host, entry, "a user has no name"))?;
+            let name = get("name")?.ok_or_else(|| system_files::at_line(host, entry, "chpasswd: a user has no name"))?;
             const TYPES: [PasswordType; 3] = [PasswordType::Text, PasswordType::Hash, PasswordType::Random];
             let kind = match crate::text::word_index("text hash RANDOM", get("type")?.unwrap_or("hash").as_bytes()) {
                 Some(index) => TYPES[index],
-                None => return Err(entry_error(host, entry, "type must be text, hash or RANDOM")),
+                None => return Err(system_files::at_line(host, entry, "chpasswd: type must be text, hash or RANDOM")),
             };
             let password = match kind {
                 PasswordType::Random => "",
@@ -116,7 +118,7 @@ fn passwords<H: Files + System + Messages + Room>(host: &mut H, default_user: &s
     }
     if let Some(list) = field("list") {
         let mut line_of = |host: &mut H, line: &str, at: NodeRef<'_>| -> Result<(), H::Text> {
-            let (name, password) = line.split_once(':').ok_or_else(|| entry_error(host, at, "an entry is not user:password"))?;
+            let (name, password) = line.split_once(':').ok_or_else(|| system_files::at_line(host, at, "chpasswd: an entry is not user:password"))?;
             let kind = match password {
                 "R" | "RANDOM" => PasswordType::Random,
                 p if is_crypt_hash(p) => PasswordType::Hash,
@@ -145,11 +147,6 @@ fn passwords<H: Files + System + Messages + Room>(host: &mut H, default_user: &s
         one(host, Entry { name: default_user, password, kind, at: value })?;
     }
     Ok(set)
-}
-
-/// A `chpasswd` entry that is wrong, at its line.
-fn entry_error<H: Messages>(host: &H, at: NodeRef<'_>, problem: &str) -> H::Text {
-    host.text(format_args!("cloud-config line {}: chpasswd: {}", Decimal(at.line().into()), Plain(problem)))
 }
 
 /// cloud-init's test for a hash in `chpasswd`'s list: `$1$`, `$2a$`, `$2y$`, `$5$` or

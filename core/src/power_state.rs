@@ -14,7 +14,7 @@ pub const CONDITION_LIMIT: usize = 4096;
 
 #[inline(never)]
 pub fn apply<H: Commands + Links>(host: &mut H, config: &CloudConfig<'_>) -> Result<H::Text, H::Text> {
-    let Some(value) = config.value("power_state") else { return Ok(host.text(format_args!("no power_state"))) };
+    let Some(value) = config.value("power_state") else { return Ok(crate::system_files::no_key(host, "power_state")) };
     let state = cloud_config::power_state(value)?;
     match state.condition {
         Condition::Never => return Ok(host.text(format_args!("condition is false: nothing done"))),
@@ -43,7 +43,7 @@ pub fn apply<H: Commands + Links>(host: &mut H, config: &CloudConfig<'_>) -> Res
         host.error(format_args!("power_state: no {}: {} with reboot(2) in {delay} seconds", H::shown(program.to_bytes()), Plain(what)));
         host.sleep_ms(state.delay_seconds.saturating_mul(1000).min(u64::from(u32::MAX)) as u32);
         let e = host.reboot(state.mode);
-        return Err(crate::system_files::failed(host, b"reboot(2)", e, ""));
+        return Err(crate::system_files::call_failed(host, b"reboot(2)", e));
     }
     // A u64 has at most 20 digits.
     let mut digits = [0u8; 21];

@@ -46,12 +46,12 @@ pub fn set_hostname<H: Files + System + Messages + Room>(host: &mut H, value: Op
         host.warn(format_args!("set_hostname: {name}: over 64 bytes: left out", name = Plain(name)));
         return Ok(host.text(format_args!("left as it is")));
     }
-    host.create_dir(b"/etc", 0o755).map_err(|e| host.path_error(b"/etc", e))?;
+    system_files::make_dir(host, b"/etc")?;
     let mut hostname_line = heapless::Vec::<u8, 80>::new();
     let _ = hostname_line.extend_from_slice(name.as_bytes());
     let _ = hostname_line.push(b'\n');
     if !system_files::has_contents(host, b"/etc/hostname", &hostname_line, &mut [0u8; 80]) {
-        host.stage(b"/etc/hostname", &hostname_line, 0o644, None).map_err(|e| system_files::failed(host, b"/etc/hostname", e, ""))?;
+        host.stage(b"/etc/hostname", &hostname_line, 0o644, None).map_err(|e| system_files::call_failed(host, b"/etc/hostname", e))?;
     }
     if manage_hosts {
         let mut room = host.room(2 * FILE_LIMIT, "/etc/hosts")?;
@@ -62,7 +62,7 @@ pub fn set_hostname<H: Files + System + Messages + Room>(host: &mut H, value: Op
         }
     }
     system_files::commit(host)?;
-    host.set_host_name(name.as_bytes()).map_err(|e| system_files::failed(host, b"sethostname", e, ""))?;
+    host.set_host_name(name.as_bytes()).map_err(|e| system_files::call_failed(host, b"sethostname", e))?;
     Ok(host.text(format_args!("{name} ({full})", name = Plain(name), full = Plain(full))))
 }
 

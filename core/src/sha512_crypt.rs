@@ -67,9 +67,16 @@ pub fn hash(password: &[u8], salt: &[u8], rounds: Option<u32>, out: &mut [u8]) -
 
 /// The scheme's steps 1 to 21, named as the specification numbers them.
 fn crypt_digest(password: &[u8], salt: &[u8], rounds: u32) -> [u8; 64] {
-    let alternate = Sha512::new().chain(password).chain(salt).chain(password).finish();
+    // Fed through `update`, not `chain`: each `chain` moves the whole state (a copy).
+    let mut alternate = Sha512::new();
+    alternate.update(password);
+    alternate.update(salt);
+    alternate.update(password);
+    let alternate = alternate.finish();
 
-    let mut a = Sha512::new().chain(password).chain(salt);
+    let mut a = Sha512::new();
+    a.update(password);
+    a.update(salt);
     feed_repeated(&mut a, &alternate, password.len());
     let mut length = password.len();
     while length > 0 {

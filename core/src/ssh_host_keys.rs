@@ -14,8 +14,19 @@ pub const DEFAULT_TYPES: usize = 3;
 /// Longest public key blob read (an RSA key of 16384 bits is ~2 KiB).
 pub const BLOB_LIMIT: usize = 4096;
 
-pub const BEGIN_FINGERPRINTS: &str = "-----BEGIN SSH HOST KEY FINGERPRINTS-----";
-pub const END_FINGERPRINTS: &str = "-----END SSH HOST KEY FINGERPRINTS-----";
+/// The lines around the printed fingerprints. Macros, so that the log line is the literal
+/// itself: a format without arguments costs less than one of `{}` and the text.
+macro_rules! begin_fingerprints {
+    () => {
+        "-----BEGIN SSH HOST KEY FINGERPRINTS-----"
+    };
+}
+macro_rules! end_fingerprints {
+    () => {
+        "-----END SSH HOST KEY FINGERPRINTS-----"
+    };
+}
+pub(crate) use {begin_fingerprints, end_fingerprints};
 
 /// Host key files: cloud-init removes `/etc/ssh/ssh_host_*key*`.
 pub fn is_host_key_file(name: &[u8]) -> bool {

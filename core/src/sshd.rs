@@ -15,11 +15,13 @@ use crate::yaml::Scalar;
 
 /// Largest sshd_config read.
 pub const CONFIG_LIMIT: usize = 64 * 1024;
+// Its message names it as a literal, not a number formatted.
+const _: () = assert!(CONFIG_LIMIT == 65536);
 /// What an edit may add to the file it edits.
 const EDIT_ROOM: usize = 512;
 
 pub fn ssh_pwauth<H: Files + Messages + Room>(host: &mut H, config: &CloudConfig<'_>) -> Result<H::Text, H::Text> {
-    let Some(value) = config.value("ssh_pwauth") else { return Ok(host.text(format_args!("no ssh_pwauth"))) };
+    let Some(value) = config.value("ssh_pwauth") else { return Ok(crate::system_files::no_key(host, "ssh_pwauth")) };
     // cloud-init takes a boolean, or (deprecated) its spelling as a string.
     let allow = match value.scalar() {
         Some(Scalar::Bool(allow)) => Some(allow),
@@ -38,7 +40,7 @@ pub fn ssh_pwauth<H: Files + Messages + Room>(host: &mut H, config: &CloudConfig
 /// `sshd_config.d/*.conf`, else sshd_config itself. The file's name, and whether it
 /// changed.
 pub fn set_option<H: Files + Messages + Room>(host: &mut H, keyword: &str, value: &str) -> Result<(&'static str, bool), H::Text> {
-    host.create_dir(b"/etc/ssh", 0o755).map_err(|e| host.path_error(b"/etc/ssh", e))?;
+    system_files::make_dir(host, b"/etc/ssh")?;
     let mut room = host.room(2 * CONFIG_LIMIT + EDIT_ROOM, "sshd_config")?;
     let (text, updated) = room.split_at_mut_checked(CONFIG_LIMIT).unwrap_or_default();
     edit(host, keyword, value, text, updated)
@@ -50,7 +52,7 @@ fn edit<H: Files + Messages>(host: &mut H, keyword: &str, value: &str, text: &mu
     let mut len = read(host, b"/etc/ssh/sshd_config", text)?;
     let (path, name, mode): (&[u8], _, _) = if sshd_config::includes_drop_ins(&text[..len]) {
         let directory = b"/etc/ssh/sshd_config.d";
-        host.create_dir(directory, 0o755).map_err(|e| host.path_error(directory, e))?;
+        system_files::make_dir(host, directory)?;
         // sshd_config has said all it needs to: its buffer takes the drop-in.
         let drop_in = b"/etc/ssh/sshd_config.d/50-cloud-init.conf";
         len = read(host, drop_in, text)?;
@@ -64,7 +66,7 @@ fn edit<H: Files + Messages>(host: &mut H, keyword: &str, value: &str, text: &mu
                 Ok(Some(existing)) => existing.mode,
                 _ => mode,
             };
-            host.write(path, &updated[..new_len], keep_mode, None).map_err(|e| system_files::failed(host, name.as_bytes(), e, ""))?;
+            host.write(path, &updated[..new_len], keep_mode, None).map_err(|e| system_files::call_failed(host, name.as_bytes(), e))?;
             Ok((name, true))
         }
         Ok(None) => Ok((name, false)),
@@ -76,8 +78,8 @@ fn edit<H: Files + Messages>(host: &mut H, keyword: &str, value: &str, text: &mu
 fn read<H: Files + Messages>(host: &mut H, path: &[u8], buf: &mut [u8]) -> Result<usize, H::Text> {
     match system_files::read_file_itself(host, path, buf) {
         Ok(found) => Ok(found.unwrap_or(0)),
-        Err(TOO_LARGE) => Err(host.text(format_args!("/etc/ssh: a config file larger than {} bytes", Decimal(CONFIG_LIMIT as u64)))),
-        Err(e) => Err(system_files::failed(host, b"/etc/ssh/sshd_config", e, "")),
+        Err(TOO_LARGE) => Err(host.text(format_args!("/etc/ssh: a config file larger than 65536 bytes"))),
+        Err(e) => Err(system_files::call_failed(host, b"/etc/ssh/sshd_config", e)),
     }
 }
 
@@ -110,6 +112,14 @@ mod tests {
             assert_eq!(host.contents("/etc/ssh/sshd_config.d/50-cloud-init.conf"), Some("PasswordAuthentication no\n"));
             assert_eq!(host.meta("/etc/ssh/sshd_config.d/50-cloud-init.conf").mode, 0o600);
             assert_eq!(host.contents("/etc/ssh/sshd_config"), Some("Include /etc/ssh/sshd_config.d/*.conf\n"));
+        });
+    }
+
+    #[test]
+    fn a_config_file_too_large_is_said_with_the_limit() {
+        with_config("ssh_pwauth: true\n", |config| {
+            let e = ssh_pwauth(&mut image(&"#".repeat(CONFIG_LIMIT + 1)), config).unwrap_err();
+            assert_eq!(e, "/etc/ssh: a config file larger than 65536 bytes");
         });
     }
 

@@ -10,6 +10,7 @@ use crate::host::system::System;
 use crate::host::HostError;
 use crate::out::Out;
 use crate::text::{Decimal, Plain};
+use crate::yaml::NodeRef;
 
 /// Largest /etc/passwd, /etc/group, /etc/shadow, /etc/hosts or authorized_keys: a cloud
 /// image's are a few hundred bytes, and several of these buffers live at once.
@@ -39,17 +40,15 @@ pub struct SystemFile<'b> {
 impl<'b> SystemFile<'b> {
     /// `path` (in /etc), into `buf`, whose size is the limit; an absent file is empty.
     pub fn read<H: Files + Messages>(host: &mut H, path: &'static str, default_mode: u32, buf: &'b mut [u8]) -> Result<SystemFile<'b>, H::Text> {
-        if let Err(e) = host.create_dir(b"/etc", 0o755) {
-            return Err(host.path_error(b"/etc", e));
-        }
+        make_dir(host, b"/etc")?;
         let mut file = SystemFile { path, text: buf, len: 0, mode: default_mode, owner: None };
-        let meta = host.metadata(path.as_bytes()).map_err(|e| failed(host, path.as_bytes(), e, ""))?;
+        let meta = host.metadata(path.as_bytes()).map_err(|e| call_failed(host, path.as_bytes(), e))?;
         if let Some(meta) = meta {
             file.mode = meta.mode;
             file.owner = Some((meta.uid, meta.gid));
             // Never read through a symlink planted at a system file's name.
             if meta.kind == Kind::Symlink {
-                return Err(failed(host, path.as_bytes(), SYMLINK, ""));
+                return Err(call_failed(host, path.as_bytes(), SYMLINK));
             }
         }
         file.len = match host.read(path.as_bytes(), file.text) {
@@ -58,7 +57,7 @@ impl<'b> SystemFile<'b> {
                 let limit = file.text.len();
                 return Err(host.text(format_args!("{path} is larger than {limit} bytes", limit = Decimal(limit as u64), path = Plain(path))));
             }
-            Err(e) => return Err(failed(host, path.as_bytes(), e, "")),
+            Err(e) => return Err(call_failed(host, path.as_bytes(), e)),
         };
         Ok(file)
     }
@@ -71,17 +70,45 @@ impl<'b> SystemFile<'b> {
     /// committed, and remembers it.
     pub fn replace<H: System + Messages>(&mut self, new: &[u8], host: &mut H) -> Result<(), H::Text> {
         let path = self.path;
-        host.stage(path.as_bytes(), new, self.mode, self.owner).map_err(|e| failed(host, path.as_bytes(), e, ""))?;
+        host.stage(path.as_bytes(), new, self.mode, self.owner).map_err(|e| call_failed(host, path.as_bytes(), e))?;
         self.text[..new.len()].copy_from_slice(new);
         self.len = new.len();
         Ok(())
     }
 }
 
+/// Makes `path` a directory (0755) unless it is one; the error names it. One call for
+/// the rules' many directories, not a conversion of the error at each.
+#[inline(never)]
+pub fn make_dir<H: Files + Messages>(host: &mut H, path: &[u8]) -> Result<(), H::Text> {
+    host.create_dir(path, 0o755).map(drop).map_err(|e| host.path_error(path, e))
+}
+
 /// `what: reason` (then `note`) for a failed host call: one function for every such line.
 #[inline(never)]
 pub fn failed<H: Messages>(host: &H, what: &[u8], e: HostError, note: &str) -> H::Text {
     host.text(format_args!("{}: {}{note}", H::shown(what), H::reason(e), note = Plain(note)))
+}
+
+/// `failed` without a note: the line most failed calls say, one call with two arguments
+/// fewer at each of their sites.
+#[inline(never)]
+pub fn call_failed<H: Messages>(host: &H, what: &[u8], e: HostError) -> H::Text {
+    failed(host, what, e, "")
+}
+
+/// What a rule says when its key is absent: "no KEY". One out-of-line line for the rules
+/// rather than a format of each.
+#[inline(never)]
+pub fn no_key<H: Messages>(host: &H, key: &'static str) -> H::Text {
+    host.text(format_args!("no {}", Plain(key)))
+}
+
+/// A cloud-config value that is wrong, at its line: `problem` starts with its key
+/// ("mounts: more than six fields"). One out-of-line format for the rules' such lines.
+#[inline(never)]
+pub fn at_line<H: Messages>(host: &H, at: NodeRef<'_>, problem: &str) -> H::Text {
+    host.text(format_args!("cloud-config line {}: {}", Decimal(at.line().into()), Plain(problem)))
 }
 
 /// A rule's error in its own words.
@@ -92,7 +119,7 @@ pub fn said<H: Messages>(host: &H, e: &dyn fmt::Display) -> H::Text {
 
 /// Gives the staged files their names, durably (see `System`).
 pub fn commit<H: System + Messages>(host: &mut H) -> Result<(), H::Text> {
-    host.commit().map_err(|e| failed(host, b"cannot replace the files", e, ""))
+    host.commit().map_err(|e| call_failed(host, b"cannot replace the files", e))
 }
 
 /// Whether `path` is a regular file (not a symlink) holding exactly `expected`.
@@ -107,7 +134,7 @@ pub fn has_contents<H: Files>(host: &mut H, path: &[u8], expected: &[u8], buf: &
 #[inline(never)]
 pub fn write_if_changed<H: Files + Messages>(host: &mut H, path: &[u8], contents: &[u8], buf: &mut [u8]) -> Result<(), H::Text> {
     if !has_contents(host, path, contents, buf) {
-        host.write(path, contents, 0o644, None).map_err(|e| failed(host, path, e, ""))?;
+        host.write(path, contents, 0o644, None).map_err(|e| call_failed(host, path, e))?;
     }
     Ok(())
 }

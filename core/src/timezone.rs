@@ -10,18 +10,21 @@ use crate::cloud_config::{self, CloudConfig};
 use crate::host::files::{Files, Kind};
 use crate::host::links::Links;
 use crate::host::messages::Messages;
-use crate::system_files::{joined, write_if_changed};
+use crate::system_files::{self, joined, write_if_changed};
 use crate::text::{Decimal, Plain};
 
 pub const ZONEINFO_DIR: &str = "/usr/share/zoneinfo";
 /// Twice the longest name in the tz database (`America/Argentina/ComodRivadavia`, with
 /// `posix/` before it).
 pub const NAME_LIMIT: usize = 64;
+// TimezoneError::TooLong's message names it.
+const _: () = assert!(NAME_LIMIT == 64);
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TimezoneError {
     Empty,
-    TooLong { limit: usize },
+    /// Longer than NAME_LIMIT.
+    TooLong,
     /// It starts with '/': names are relative to ZONEINFO_DIR.
     Absolute,
     /// It holds `..`, which would climb out of ZONEINFO_DIR.
@@ -36,7 +39,7 @@ impl fmt::Display for TimezoneError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
             TimezoneError::Empty => f.write_str("the time zone name is empty"),
-            TimezoneError::TooLong { limit } => write!(f, "the time zone name is longer than {limit} bytes", limit = Decimal(limit as u64)),
+            TimezoneError::TooLong => f.write_str("the time zone name is longer than 64 bytes"),
             TimezoneError::Absolute => f.write_str("the time zone name starts with '/'"),
             TimezoneError::ParentDirectory => f.write_str("the time zone name holds '..'"),
             TimezoneError::EmptyComponent => f.write_str("the time zone name has an empty part between '/'s"),
@@ -53,7 +56,7 @@ pub fn check(name: &[u8]) -> Result<&str, TimezoneError> {
         return Err(TimezoneError::Empty);
     }
     if name.len() > NAME_LIMIT {
-        return Err(TimezoneError::TooLong { limit: NAME_LIMIT });
+        return Err(TimezoneError::TooLong);
     }
     if name.starts_with(b"/") {
         return Err(TimezoneError::Absolute);
@@ -76,7 +79,7 @@ pub fn check(name: &[u8]) -> Result<&str, TimezoneError> {
 /// rewritten only when it differs.
 #[inline(never)]
 pub fn apply<H: Files + Links + Messages>(host: &mut H, config: &CloudConfig<'_>) -> Result<H::Text, H::Text> {
-    let Some(value) = config.value("timezone") else { return Ok(host.text(format_args!("no timezone"))) };
+    let Some(value) = config.value("timezone") else { return Ok(crate::system_files::no_key(host, "timezone")) };
     let zone = cloud_config::text("timezone", value)?;
     check(zone.as_bytes()).map_err(|e| host.text(format_args!("cloud-config line {}: timezone {}: {e}", Decimal(value.line().into()), H::shown(zone.as_bytes()))))?;
     let mut zoneinfo = [0u8; ZONEINFO_DIR.len() + 1 + NAME_LIMIT];
@@ -84,8 +87,8 @@ pub fn apply<H: Files + Links + Messages>(host: &mut H, config: &CloudConfig<'_>
     if host.followed(zoneinfo) != Some(Kind::File) {
         return Err(host.text(format_args!("timezone {}: no {} in the image (install tzdata)", H::shown(zone.as_bytes()), H::shown(zoneinfo))));
     }
-    let localtime_error = |host: &H, e| crate::system_files::failed(host, b"/etc/localtime", e, "");
-    host.create_dir(b"/etc", 0o755).map_err(|e| host.path_error(b"/etc", e))?;
+    let localtime_error = |host: &H, e| crate::system_files::call_failed(host, b"/etc/localtime", e);
+    system_files::make_dir(host, b"/etc")?;
     let mut current = [0u8; 256];
     let linked = host.read_link(b"/etc/localtime", &mut current).map_err(|e| localtime_error(host, e))?;
     if linked.map(|len| &current[..len]) != Some(zoneinfo) {
@@ -115,7 +118,8 @@ mod tests {
     #[test]
     fn refusals_name_what_is_wrong() {
         assert_eq!(check(b""), Err(TimezoneError::Empty));
-        assert_eq!(check(&[b'A'; NAME_LIMIT + 1]), Err(TimezoneError::TooLong { limit: NAME_LIMIT }));
+        assert_eq!(check(&[b'A'; NAME_LIMIT + 1]), Err(TimezoneError::TooLong));
+        assert_eq!(TimezoneError::TooLong.to_string(), "the time zone name is longer than 64 bytes");
         assert_eq!(check(b"/etc/passwd"), Err(TimezoneError::Absolute));
         assert_eq!(check(b"../../etc/shadow"), Err(TimezoneError::ParentDirectory));
         assert_eq!(check(b"Europe/../../x"), Err(TimezoneError::ParentDirectory));

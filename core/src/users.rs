@@ -13,11 +13,13 @@ use crate::host::messages::Messages;
 use crate::host::room::Room;
 use crate::host::system::System;
 use crate::out::Out;
-use crate::system_files::{commit, directory_itself, failed, file_buffers, has_contents, is_directory, joined, said, split_path, SystemFile, FILE_LIMIT, SYMLINK, TOO_LARGE};
+use crate::system_files::{self, call_failed, commit, directory_itself, failed, file_buffers, has_contents, is_directory, joined, said, split_path, SystemFile, FILE_LIMIT, SYMLINK, TOO_LARGE};
 use crate::text::{Decimal, Plain};
 
 /// Most keys installed at once.
 pub const KEYS_LIMIT: usize = 32;
+// The messages name it and FILE_LIMIT as literals, not numbers formatted.
+const _: () = assert!(KEYS_LIMIT == 32 && FILE_LIMIT == 32768);
 /// Longest home directory path.
 pub const HOME_LIMIT: usize = 64;
 
@@ -200,7 +202,7 @@ pub fn create_default_user<H: Files + System + Messages + Room>(host: &mut H, na
         }
         let path = path.as_bytes();
         if !has_contents(host, path, rule.as_bytes(), &mut [0u8; 64]) {
-            host.stage(path, rule.as_bytes(), 0o440, None).map_err(|e| failed(host, path, e, ""))?;
+            host.stage(path, rule.as_bytes(), 0o440, None).map_err(|e| call_failed(host, path, e))?;
             let _ = done.push(if doas { "doas" } else { "sudo" });
         }
     }
@@ -219,7 +221,7 @@ fn rules_directory<H: Files + Messages>(host: &mut H, directory: &str, make: boo
         if !make {
             return Ok(false);
         }
-        host.create_dir(directory.as_bytes(), 0o755).map_err(|e| host.path_error(directory.as_bytes(), e))?;
+        system_files::make_dir(host, directory.as_bytes())?;
     }
     Ok(true)
 }
@@ -248,8 +250,8 @@ fn split_home<'h, H: Messages>(host: &H, home: &'h [u8]) -> Result<(&'h [u8], &'
 /// The user's home, created if missing and never through a symlink; `Ok(true)` if made.
 fn create_home<H: Files + Messages>(host: &mut H, home: &[u8], uid: u32, gid: u32) -> Result<bool, H::Text> {
     let (parent, _) = split_home(host, home)?;
-    host.create_dir(parent, 0o755).map_err(|e| host.path_error(parent, e))?;
-    let home_error = |host: &H, e| failed(host, home, e, "");
+    system_files::make_dir(host, parent)?;
+    let home_error = |host: &H, e| call_failed(host, home, e);
     let created = host.create_dir(home, 0o755).map_err(|e| home_error(host, e))?;
     let meta = host.metadata(home).map_err(|e| home_error(host, e))?;
     // A home still root's is one a crash left between mkdir and chown: it gets its owner.
@@ -301,7 +303,7 @@ fn add_config_keys<'a, H: Messages>(host: &H, listed: crate::yaml::NodeRef<'a>, 
 }
 
 fn too_many_keys<H: Messages>(host: &H) -> H::Text {
-    host.text(format_args!("more than {limit} keys", limit = Decimal(KEYS_LIMIT as u64)))
+    host.text(format_args!("more than 32 keys"))
 }
 
 /// Merges `keys` into the user's `~/.ssh/authorized_keys`, never through a symlink (at
@@ -312,12 +314,12 @@ pub fn install_keys<H: Files + Messages + Room>(host: &mut H, name: &[u8], keys:
     let passwd = SystemFile::read(host, "/etc/passwd", 0o644, passwd_buf)?;
     let user = accounts::find_user(passwd.text(), name).ok_or_else(|| host.text(format_args!("user {} does not exist", H::shown(name))))?;
     let (parent, _) = split_home(host, user.home)?;
-    let ssh_error = |host: &H, e| failed(host, b"~/.ssh", e, "");
+    let ssh_error = |host: &H, e| call_failed(host, b"~/.ssh", e);
     let refused = |host: &H, what: &str, e| failed(host, what.as_bytes(), e, " (a symlink is refused)");
     if let Err(e) = host.list(parent, &mut |_| {}) {
         return Err(host.path_error(parent, e));
     }
-    directory_itself(host, user.home).map_err(|e| failed(host, user.home, e, ""))?;
+    directory_itself(host, user.home).map_err(|e| call_failed(host, user.home, e))?;
     let mut ssh = [0u8; HOME_LIMIT + 8];
     let ssh = joined(&mut ssh, &[user.home, b"/.ssh"]);
     let mut file = [0u8; HOME_LIMIT + 24];
@@ -332,12 +334,12 @@ pub fn install_keys<H: Files + Messages + Room>(host: &mut H, name: &[u8], keys:
     }
     let existing_len = match host.read(file, existing) {
         Ok(len) => len.unwrap_or(0),
-        Err(TOO_LARGE) => return Err(host.text(format_args!("authorized_keys is larger than {limit} bytes", limit = Decimal(FILE_LIMIT as u64)))),
+        Err(TOO_LARGE) => return Err(host.text(format_args!("authorized_keys is larger than 32768 bytes"))),
         Err(e) => return Err(refused(host, "~/.ssh/authorized_keys", e)),
     };
     let owner = Some((user.uid, user.gid));
     let count = keys.len();
-    let write_error = |host: &H, e| failed(host, b"authorized_keys", e, "");
+    let write_error = |host: &H, e| call_failed(host, b"authorized_keys", e);
     let present = match authorized_keys::merge(&existing[..existing_len], keys, new).map_err(|e| said(host, &e))? {
         Some(len) => {
             host.write(file, &new[..len], 0o600, owner).map_err(|e| write_error(host, e))?;
@@ -388,7 +390,7 @@ pub fn apply_users<H: Files + System + Messages + Room>(host: &mut H, default_us
                 first_failure.get_or_insert(e);
                 return Ok(());
             }
-            let full = |_| host.text(format_args!("cloud-config line {}: users: too many sudo or doas rules", Decimal(at.line().into())));
+            let full = |_| system_files::at_line(host, at, "users: too many sudo or doas rules");
             // A sudoers line starts with the user's name; a doas rule names it itself.
             let name = spec.name.as_bytes();
             for (key, rules, out, user, space) in [("sudo", spec.sudo, &mut sudoers_out, name, &b" "[..]), ("doas", spec.doas, &mut doas_out, b"", b"")] {
@@ -405,7 +407,7 @@ pub fn apply_users<H: Files + System + Messages + Room>(host: &mut H, default_us
             continue;
         }
         let path = path.as_bytes();
-        let rules_error = |host: &H, e| failed(host, path, e, "");
+        let rules_error = |host: &H, e| call_failed(host, path, e);
         if rules.is_empty() {
             host.remove(path).map_err(|e| rules_error(host, e))?;
         } else if !has_contents(host, path, rules, on_disk) {
@@ -623,6 +625,15 @@ pub(crate) mod tests {
         assert_eq!(host.commits, 0);
         let e = install_keys(&mut host, b"root", &[]).unwrap_err();
         assert_eq!(e, "cannot reserve 98304 bytes for /etc/passwd and authorized_keys");
+    }
+
+    #[test]
+    fn limits_are_said_with_their_numbers() {
+        assert_eq!(too_many_keys(&image()), "more than 32 keys");
+        let mut host = image();
+        create_default_user(&mut host, b"alpine", None, TODAY).unwrap();
+        let mut host = host.with_dir("/home/alpine/.ssh", (1000, 1000)).with_file("/home/alpine/.ssh/authorized_keys", &"#".repeat(FILE_LIMIT + 1));
+        assert_eq!(install_keys(&mut host, b"alpine", &[]).unwrap_err(), "authorized_keys is larger than 32768 bytes");
     }
 
     #[test]

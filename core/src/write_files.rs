@@ -20,7 +20,7 @@ pub const CONTENT_LIMIT: usize = crate::config::USERDATA_LIMIT_MAX as usize;
 /// first pass); one whose write fails fails the action once the others are written.
 #[inline(never)]
 pub fn apply<H: Files + ChosenFiles + Room>(host: &mut H, config: &CloudConfig<'_>, deferred: bool) -> Result<H::Text, H::Text> {
-    let Some(files) = config.value("write_files") else { return Ok(host.text(format_args!("no write_files"))) };
+    let Some(files) = config.value("write_files") else { return Ok(crate::system_files::no_key(host, "write_files")) };
     let mut written = 0;
     let mut failed: Option<H::Text> = None;
     for entry in cloud_config::items("write_files", files)? {
