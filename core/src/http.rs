@@ -630,10 +630,10 @@ mod tests {
         let status = response.code.filter(|code| (100..=599).contains(code)).ok_or(Error::Malformed { what: Malformation::Status })?;
         let mut content_length = None;
         for header in response.headers.iter() {
-            if header.name.eq_ignore_ascii_case("transfer-encoding") {
+            if eq_ignoring_case(header.name.as_bytes(), b"transfer-encoding") {
                 return Err(Error::UnsupportedTransferEncoding);
             }
-            if header.name.eq_ignore_ascii_case("content-length") {
+            if eq_ignoring_case(header.name.as_bytes(), b"content-length") {
                 let length = parse_length(header.value.trim_ascii()).ok_or(Error::BadContentLength)?;
                 if content_length.is_some_and(|earlier| earlier != length) {
                     return Err(Error::BadContentLength);

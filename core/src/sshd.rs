@@ -25,7 +25,7 @@ pub fn ssh_pwauth<H: Files + Messages + Room>(host: &mut H, config: &CloudConfig
     // cloud-init takes a boolean, or (deprecated) its spelling as a string.
     let allow = match value.scalar() {
         Some(Scalar::Bool(allow)) => Some(allow),
-        Some(Scalar::Str(text)) if text.eq_ignore_ascii_case("unchanged") => return Ok(host.text(format_args!("unchanged"))),
+        Some(Scalar::Str(text)) if crate::text::eq_ignoring_case(text.as_bytes(), b"unchanged") => return Ok(host.text(format_args!("unchanged"))),
         Some(Scalar::Str(text)) => truth(text),
         _ => None,
     };

@@ -26,8 +26,8 @@ pub fn set_option(text: &[u8], keyword: &str, value: &str, out: &mut [u8]) -> Re
     let wanted = [keyword.as_bytes(), b" ", value.as_bytes(), b"\n"];
     while let Some(line) = lines.next() {
         let (key, rest) = split_keyword(line);
-        in_match |= key.eq_ignore_ascii_case(b"Match");
-        if !in_match && key.eq_ignore_ascii_case(keyword.as_bytes()) {
+        in_match |= crate::text::eq_ignoring_case(key, b"Match");
+        if !in_match && crate::text::eq_ignoring_case(key, keyword.as_bytes()) {
             found = true;
             if rest != value.as_bytes() {
                 changed = true;

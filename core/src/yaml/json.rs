@@ -113,13 +113,13 @@ fn write_string(text: &str, out: &mut dyn Write) -> fmt::Result {
 /// underscores dropped, `.5` and `1.` completed, sexagesimal parts added up.
 fn write_float(text: &[u8], out: &mut dyn Write) -> fmt::Result {
     let (negative, body) = split_sign(text);
-    if body.eq_ignore_ascii_case(b".nan") {
+    if crate::text::eq_ignoring_case(body, b".nan") {
         return out.write_str("NaN");
     }
     if negative {
         out.write_char('-')?;
     }
-    if body.eq_ignore_ascii_case(b".inf") {
+    if crate::text::eq_ignoring_case(body, b".inf") {
         return out.write_str("Infinity");
     }
     let dot = body.iter().position(|&b| b == b'.').unwrap_or(body.len());

@@ -106,7 +106,7 @@ fn in_three_cases(text: &[u8], words: &str) -> bool {
     let rest = text.get(1..).unwrap_or(b"");
     let spelled = |word: &[u8]| {
         let lowercase_rest = word.get(1..) == Some(rest);
-        text.eq_ignore_ascii_case(word) && (lowercase_rest || text.iter().all(u8::is_ascii_uppercase))
+        crate::text::eq_ignoring_case(text, word) && (lowercase_rest || text.iter().all(u8::is_ascii_uppercase))
     };
     words.split(' ').any(|word| spelled(word.as_bytes()))
 }
