@@ -6,7 +6,7 @@ use core::fmt::Write;
 
 use crate::host::files::Files;
 use crate::host::messages::Messages;
-use crate::system_files::failed;
+use crate::system_files::call_failed;
 use crate::text::Plain;
 
 const INTERFACES: &[u8] = b"/etc/network/interfaces";
@@ -60,7 +60,7 @@ pub fn interfaces_file(first: Option<&str>, text: &mut InterfacesFile) {
 #[inline(never)]
 pub fn set<H: Files + Messages>(host: &mut H, sys: &mut impl Files) -> Result<H::Text, H::Text> {
     host.create_dir(b"/etc/network", 0o755).map_err(|e| host.path_error(b"/etc/network", e))?;
-    if host.metadata(INTERFACES).map_err(|e| failed(host, INTERFACES, e, ""))?.is_some() {
+    if host.metadata(INTERFACES).map_err(|e| call_failed(host, INTERFACES, e))?.is_some() {
         return Ok(host.text(format_args!("already set up")));
     }
     let mut first = FirstEthernet::default();
@@ -76,7 +76,7 @@ pub fn set<H: Files + Messages>(host: &mut H, sys: &mut impl Files) -> Result<H:
     });
     let mut text = InterfacesFile::new();
     interfaces_file(first.name(), &mut text);
-    host.write(INTERFACES, text.as_bytes(), 0o644, None).map_err(|e| failed(host, INTERFACES, e, ""))?;
+    host.write(INTERFACES, text.as_bytes(), 0o644, None).map_err(|e| call_failed(host, INTERFACES, e))?;
     Ok(match first.name() {
         Some(name) => host.text(format_args!("lo and {name} (dhcp)", name = Plain(name))),
         None => host.text(format_args!("lo only: no eth* interface")),

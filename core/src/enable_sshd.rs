@@ -4,7 +4,7 @@
 use crate::host::files::Files;
 use crate::host::links::Links;
 use crate::host::messages::Messages;
-use crate::system_files::failed;
+use crate::system_files::call_failed;
 
 const INIT_SCRIPT: &[u8] = b"/etc/init.d/sshd";
 const RUNLEVEL: &[u8] = b"/etc/runlevels/default";
@@ -19,7 +19,7 @@ pub fn enable_sshd<H: Files + Links + Messages>(host: &mut H) -> Result<H::Text,
     match host.create_symlink(INIT_SCRIPT, b"/etc/runlevels/default/sshd") {
         Ok(true) => Ok(host.text(format_args!("sshd added to the default runlevel"))),
         Ok(false) => Ok(host.text(format_args!("sshd already in the default runlevel"))),
-        Err(e) => Err(failed(host, b"/etc/runlevels/default/sshd", e, "")),
+        Err(e) => Err(call_failed(host, b"/etc/runlevels/default/sshd", e)),
     }
 }
 

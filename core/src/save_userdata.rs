@@ -9,7 +9,7 @@ use crate::host::room::Room;
 use crate::host::saved_copies::SavedCopies;
 use crate::provider::hetzner;
 use crate::state_files::USER_DATA;
-use crate::system_files::failed;
+use crate::system_files::call_failed;
 use crate::text::{Decimal, Plain};
 
 /// Longest network-config kept.
@@ -68,7 +68,7 @@ pub fn save<H: Room, V: SavedCopies>(host: &mut H, var: &mut V, raw: &[u8], gunz
     }
     // Made durable by the sync before the completion marker: until then each run saves
     // it again.
-    var.write_volatile(USER_DATA, data, 0o600).map_err(|e| failed(host, b"cannot save user-data", e, ""))?;
+    var.write_volatile(USER_DATA, data, 0o600).map_err(|e| call_failed(host, b"cannot save user-data", e))?;
     Ok(Saved { len: data.len(), note: "saved" })
 }
 
@@ -131,7 +131,7 @@ fn save_if_changed<H: Messages>(host: &H, var: &mut impl SavedCopies, name: &str
     if var.has_contents(name.as_bytes(), contents) {
         return Ok(());
     }
-    var.write_durably(name.as_bytes(), contents, 0o600).map_err(|e| failed(host, name.as_bytes(), e, ""))
+    var.write_durably(name.as_bytes(), contents, 0o600).map_err(|e| call_failed(host, name.as_bytes(), e))
 }
 
 #[cfg(test)]
