@@ -77,7 +77,8 @@ fn detect_now<F: Files>(files: &mut F, local: impl FnOnce() -> Option<Cloud>) ->
 /// anything else, `auto` included, so that a bad copy is detected again.
 pub fn remembered(text: &[u8]) -> Option<Cloud> {
     let line = text.strip_suffix(b"\n").unwrap_or(text);
-    Cloud::from_name(line.strip_prefix(b"CLOUD=").unwrap_or(line)).filter(|&cloud| cloud != Cloud::Auto)
+    // A slice, not a 6-byte array: the array compiles its own strip_prefix (58 bytes).
+    Cloud::from_name(line.strip_prefix(b"CLOUD=".as_slice()).unwrap_or(line)).filter(|&cloud| cloud != Cloud::Auto)
 }
 
 /// `.autodetect`'s contents for `cloud`.

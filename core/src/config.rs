@@ -295,7 +295,8 @@ fn split_assignment(raw: &[u8]) -> Result<Option<Assignment<'_>>, ErrorKind> {
     if line.is_empty() || line[0] == b'#' {
         return Ok(None);
     }
-    let line = match line.strip_prefix(b"export") {
+    // A slice, not a 6-byte array: the array compiles its own strip_prefix (58 bytes).
+    let line = match line.strip_prefix(b"export".as_slice()) {
         Some(rest) if rest.first().is_some_and(|b| *b == b' ' || *b == b'\t') => <[u8]>::trim_ascii_start(rest),
         _ => line,
     };
