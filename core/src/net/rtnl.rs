@@ -10,7 +10,7 @@ use super::link::{self, Link, LinkChange};
 use super::netlink::{self, Message};
 use super::route::{self, Route, TABLE_MAIN};
 use crate::host::explain::{errno_number, ErrnoWords, Explain};
-use crate::text::{Decimal, Plain};
+use crate::text::Plain;
 use crate::host::netlink::Netlink;
 use crate::host::HostError;
 
@@ -18,6 +18,10 @@ use crate::host::HostError;
 pub const LINKS_LIMIT: usize = 32;
 pub const ADDRESSES_LIMIT: usize = 64;
 pub const ROUTES_LIMIT: usize = 64;
+/// The limits above in words: a literal costs less than formatting them, and the
+/// assertion keeps the two in step.
+const TOO_MANY: &str = "more than 32 links, 64 addresses or 64 main-table routes";
+const _: () = assert!(LINKS_LIMIT == 32 && ADDRESSES_LIMIT == 64 && ROUTES_LIMIT == 64);
 /// A dump's datagrams are at most 32 KiB (the kernel's NLMSG_GOODSIZE is smaller).
 const DATAGRAM_LIMIT: usize = 32768;
 
@@ -57,7 +61,7 @@ impl Explain for RtnlError {
             RtnlError::Call { error, .. } => words(error, f),
             RtnlError::Message { error, .. } | RtnlError::Dump(error) => write!(f, "{error}"),
             RtnlError::NoAcknowledgement { .. } => f.write_str("no acknowledgement"),
-            RtnlError::TooMany => write!(f, "more than {} links, {} addresses or {} main-table routes", Decimal(LINKS_LIMIT as u64), Decimal(ADDRESSES_LIMIT as u64), Decimal(ROUTES_LIMIT as u64)),
+            RtnlError::TooMany => f.write_str(TOO_MANY),
         }
     }
 }
