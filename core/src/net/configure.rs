@@ -13,7 +13,7 @@ use crate::host::netlink::Netlink;
 use crate::host::room::Room;
 use crate::host::timer::Timer;
 use crate::net::link::LinkChange;
-use crate::net::rtnl::{Rtnl, RtnlError, State};
+use crate::net::rtnl::{Request, Rtnl, RtnlError, State};
 use crate::net::{bring_up, eni, network_config, network_data};
 use crate::out::{Full, Out};
 use crate::system_files;
@@ -57,7 +57,7 @@ pub enum Configured<T> {
 pub fn raise_links<N: Netlink, T: Timer>(kernel: &mut Rtnl<N>, timer: &mut T, state: &mut State) -> Result<(), RtnlError> {
     let mut raised = false;
     for link in state.links.iter().filter(|l| l.is_ethernet() && !l.is_up()) {
-        kernel.link("link up", LinkChange { index: link.index, up: Some(true), ..Default::default() })?;
+        kernel.link(Request::LinkUp, LinkChange { index: link.index, up: Some(true), ..Default::default() })?;
         raised = true;
     }
     let waited = timer.now_ms();

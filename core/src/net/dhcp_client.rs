@@ -23,6 +23,8 @@ pub const RETRANSMIT_MAX_MS: u64 = 16000;
 const REQUEST_ATTEMPTS: u32 = 3;
 /// Most packets one exchange sends and ignores, whatever the deadline.
 const IGNORED_LIMIT: u32 = 1000;
+// Failure::TooManyIgnored says it in words: a literal costs less than formatting it.
+const _: () = assert!(IGNORED_LIMIT == 1000);
 /// The largest packet the client builds (IP and UDP headers, 300-byte DHCP message).
 pub const PACKET_LIMIT: usize = ipv4_udp::HEADER_LEN + 300;
 
@@ -58,7 +60,7 @@ impl core::fmt::Display for Failure {
                 }
                 Ok(())
             }
-            Failure::TooManyIgnored => write!(f, "more than {} unusable DHCP replies", Decimal(IGNORED_LIMIT as u64)),
+            Failure::TooManyIgnored => f.write_str("more than 1000 unusable DHCP replies"),
         }
     }
 }
@@ -297,6 +299,7 @@ mod tests {
                 Step::Failed(failure) => {
                     assert_eq!(failure, Failure::NoLease { waited_ms: 10_000, offers: 0, naks: 0, ignored: None });
                     assert_eq!(failure.to_string(), "no DHCP lease within 10000 ms: no server answered");
+                    assert_eq!(Failure::TooManyIgnored.to_string(), "more than 1000 unusable DHCP replies");
                     break;
                 }
                 Step::Bound(_) => panic!(),

@@ -7,7 +7,7 @@ use crate::config::Cloud;
 use crate::host::messages::Messages;
 use crate::host::netlink::Netlink;
 use crate::text::{Decimal, Plain};
-use crate::net::rtnl::{Rtnl, State};
+use crate::net::rtnl::{Request, Rtnl, State};
 use crate::net::{address, netlink, secondary};
 
 /// Largest metadata answer read (an address list, a CIDR block).
@@ -63,10 +63,10 @@ pub fn sync_interfaces<H: Messages, N: Netlink, E: core::fmt::Display>(
             secondary::sync(link.index, &secondary::Wanted { ipv6, addresses: &wanted, prefix_len }, &state.addresses, &mut sync);
         }
         for address in &sync.add {
-            kernel.address("add address", address, address::RTM_NEWADDR, netlink::F_CREATE | netlink::F_REPLACE).map_err(|e| super::said(host, e))?;
+            kernel.address(Request::AddAddress, address, address::RTM_NEWADDR, netlink::F_CREATE | netlink::F_REPLACE).map_err(|e| super::said(host, e))?;
         }
         for address in &sync.remove {
-            kernel.address("remove address", address, address::RTM_DELADDR, 0).map_err(|e| super::said(host, e))?;
+            kernel.address(Request::RemoveAddress, address, address::RTM_DELADDR, 0).map_err(|e| super::said(host, e))?;
         }
         host.log(format_args!("net-sync: {name}: {} added, {} removed", Decimal(sync.add.len() as u64), Decimal(sync.remove.len() as u64)));
     }

@@ -35,9 +35,10 @@ pub const F_DUMP: u16 = 0x300;
 pub enum Error {
     /// A header or attribute whose length runs past the bytes received, or is too short.
     Truncated,
-    /// The request does not fit the buffer given to the writer. (u32: the error stays 8
-    /// bytes, and a request's `Result<&[u8], Error>` two registers.)
-    BufferTooSmall { limit: u32 },
+    /// The request does not fit the buffer given to the writer. (u16, said as 65535 for a
+    /// larger buffer, which no caller has: rtnl's is 32 KiB. The error is 4 bytes, so that
+    /// an `RtnlError` holding it is 8 and comes back in a register.)
+    BufferTooSmall { limit: u16 },
     /// An interface name longer than the kernel's 15 bytes (IFNAMSIZ less its NUL).
     NameTooLong,
 }
@@ -211,7 +212,7 @@ impl<'b> Writer<'b> {
     /// The finished request.
     pub fn finish(self) -> Result<&'b [u8], Error> {
         if self.overflow {
-            return Err(Error::BufferTooSmall { limit: self.buffer.len() as u32 });
+            return Err(Error::BufferTooSmall { limit: u16::try_from(self.buffer.len()).unwrap_or(u16::MAX) });
         }
         self.buffer[field::LENGTH].copy_from_slice(&(self.len as u32).to_ne_bytes());
         Ok(&self.buffer[..self.len])

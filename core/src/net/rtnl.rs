@@ -10,7 +10,7 @@ use super::link::{self, Link, LinkChange};
 use super::netlink::{self, Message};
 use super::route::{self, Route, TABLE_MAIN};
 use crate::host::explain::{errno_number, ErrnoWords, Explain};
-use crate::text::{Decimal, Plain};
+use crate::text::Plain;
 use crate::host::netlink::Netlink;
 use crate::host::HostError;
 
@@ -18,15 +18,35 @@ use crate::host::HostError;
 pub const LINKS_LIMIT: usize = 32;
 pub const ADDRESSES_LIMIT: usize = 64;
 pub const ROUTES_LIMIT: usize = 64;
+/// The limits above in words: a literal costs less than formatting them, and the
+/// assertion keeps the two in step.
+const TOO_MANY: &str = "more than 32 links, 64 addresses or 64 main-table routes";
+const _: () = assert!(LINKS_LIMIT == 32 && ADDRESSES_LIMIT == 64 && ROUTES_LIMIT == 64);
 /// A dump's datagrams are at most 32 KiB (the kernel's NLMSG_GOODSIZE is smaller).
 const DATAGRAM_LIMIT: usize = 32768;
+
+super::worded! {
+    /// The request that failed, named by an enum rather than its text so that an
+    /// `RtnlError` is 8 bytes and comes back in a register through each `?` (32 bytes
+    /// with a `&str` went through memory).
+    Request {
+        Dump => "rtnetlink dump",
+        LinkDown => "link down",
+        Rename => "rename",
+        SetMtu => "set MTU",
+        LinkUp => "link up",
+        AddAddress => "add address",
+        RemoveAddress => "remove address",
+        AddRoute => "add route",
+    }
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RtnlError {
     /// The socket call failed, or the kernel refused the request (its errno).
-    Call { what: &'static str, error: HostError },
-    Message { what: &'static str, error: netlink::Error },
-    NoAcknowledgement { what: &'static str },
+    Call { what: Request, error: HostError },
+    Message { what: Request, error: netlink::Error },
+    NoAcknowledgement { what: Request },
     /// A link, address or route in a dump that does not parse.
     Dump(netlink::Error),
     TooMany,
@@ -34,15 +54,14 @@ pub enum RtnlError {
 
 impl Explain for RtnlError {
     fn explain(&self, f: &mut fmt::Formatter<'_>, words: ErrnoWords) -> fmt::Result {
+        if let RtnlError::Call { what, .. } | RtnlError::Message { what, .. } | RtnlError::NoAcknowledgement { what } = *self {
+            write!(f, "{}: ", Plain(what.as_str()))?;
+        }
         match *self {
-            RtnlError::Call { what, error } => {
-                write!(f, "{}: ", Plain(what))?;
-                words(error, f)
-            }
-            RtnlError::Message { what, error } => write!(f, "{}: {error}", Plain(what)),
-            RtnlError::NoAcknowledgement { what } => write!(f, "{}: no acknowledgement", Plain(what)),
-            RtnlError::Dump(error) => write!(f, "{error}"),
-            RtnlError::TooMany => write!(f, "more than {} links, {} addresses or {} main-table routes", Decimal(LINKS_LIMIT as u64), Decimal(ADDRESSES_LIMIT as u64), Decimal(ROUTES_LIMIT as u64)),
+            RtnlError::Call { error, .. } => words(error, f),
+            RtnlError::Message { error, .. } | RtnlError::Dump(error) => write!(f, "{error}"),
+            RtnlError::NoAcknowledgement { .. } => f.write_str("no acknowledgement"),
+            RtnlError::TooMany => f.write_str(TOO_MANY),
         }
     }
 }
@@ -121,7 +140,7 @@ impl<N: Netlink> Rtnl<N> {
         request: fn(&mut [u8], u32) -> Result<&[u8], netlink::Error>,
         each: &mut dyn FnMut(&Message<'_>) -> Result<(), RtnlError>,
     ) -> Result<(), RtnlError> {
-        let what = "rtnetlink dump";
+        let what = Request::Dump;
         let sequence = self.send(what, &mut |buf, seq| request(buf, seq))?;
         loop {
             let len = self.socket.recv(&mut self.buf).map_err(|error| RtnlError::Call { what, error })?;
@@ -140,17 +159,17 @@ impl<N: Netlink> Rtnl<N> {
     }
 
     /// One change to a link.
-    pub fn link(&mut self, what: &'static str, change: LinkChange<'_>) -> Result<(), RtnlError> {
+    pub fn link(&mut self, what: Request, change: LinkChange<'_>) -> Result<(), RtnlError> {
         self.change(what, &mut |buf, seq| change.emit(buf, seq))
     }
 
     /// Sends a change and waits for its acknowledgement.
     /// An address added (RTM_NEWADDR, with `flags`) or removed (RTM_DELADDR).
-    pub fn address(&mut self, what: &'static str, address: &Address, kind: u16, flags: u16) -> Result<(), RtnlError> {
+    pub fn address(&mut self, what: Request, address: &Address, kind: u16, flags: u16) -> Result<(), RtnlError> {
         self.change(what, &mut |buf, seq| address.emit(buf, kind, flags, seq))
     }
 
-    pub fn change(&mut self, what: &'static str, request: &mut Build<'_>) -> Result<(), RtnlError> {
+    pub fn change(&mut self, what: Request, request: &mut Build<'_>) -> Result<(), RtnlError> {
         let sequence = self.send(what, request)?;
         loop {
             let len = self.socket.recv(&mut self.buf).map_err(|error| RtnlError::Call { what, error })?;
@@ -166,7 +185,7 @@ impl<N: Netlink> Rtnl<N> {
         }
     }
 
-    fn send(&mut self, what: &'static str, build: &mut Build<'_>) -> Result<u32, RtnlError> {
+    fn send(&mut self, what: Request, build: &mut Build<'_>) -> Result<u32, RtnlError> {
         self.sequence += 1;
         let sequence = self.sequence;
         let request = build(&mut self.buf, sequence).map_err(|error| RtnlError::Message { what, error })?;
@@ -182,28 +201,28 @@ impl<N: Netlink> Rtnl<N> {
         let index = changes.interface;
         if changes.rename {
             if link.is_up() {
-                self.link("link down", LinkChange { index, up: Some(false), ..Default::default() })?;
+                self.link(Request::LinkDown, LinkChange { index, up: Some(false), ..Default::default() })?;
             }
-            self.link("rename", LinkChange { index, name: Some(name), ..Default::default() })?;
+            self.link(Request::Rename, LinkChange { index, name: Some(name), ..Default::default() })?;
         }
         if let Some(mtu) = changes.mtu {
-            self.link("set MTU", LinkChange { index, mtu: Some(mtu), ..Default::default() })?;
+            self.link(Request::SetMtu, LinkChange { index, mtu: Some(mtu), ..Default::default() })?;
         }
         if changes.rename || !link.is_up() {
-            self.link("link up", LinkChange { index, up: Some(true), ..Default::default() })?;
+            self.link(Request::LinkUp, LinkChange { index, up: Some(true), ..Default::default() })?;
         }
         for address in &changes.addresses {
-            self.address("add address", address, address::RTM_NEWADDR, create)?;
+            self.address(Request::AddAddress, address, address::RTM_NEWADDR, create)?;
         }
         for route in &changes.routes {
-            self.change("add route", &mut |buf, seq| route.emit(buf, route::RTM_NEWROUTE, create, seq))?;
+            self.change(Request::AddRoute, &mut |buf, seq| route.emit(buf, route::RTM_NEWROUTE, create, seq))?;
         }
         Ok(())
     }
 }
 
 /// An NLMSG_ERROR's negative errno, as the host error it is.
-fn refused(what: &'static str, code: i32) -> RtnlError {
+fn refused(what: Request, code: i32) -> RtnlError {
     RtnlError::Call { what, error: HostError { errno: -code } }
 }
 
@@ -253,11 +272,32 @@ mod tests {
     }
 
     #[test]
+    fn each_error_says_its_request_and_comes_back_in_a_register() {
+        assert_eq!(core::mem::size_of::<Result<(), RtnlError>>(), 8);
+        let texts = ["rtnetlink dump", "link down", "rename", "set MTU", "link up", "add address", "remove address", "add route"];
+        let requests = [Request::Dump, Request::LinkDown, Request::Rename, Request::SetMtu, Request::LinkUp, Request::AddAddress, Request::RemoveAddress, Request::AddRoute];
+        for (request, text) in requests.into_iter().zip(texts) {
+            assert_eq!(request.as_str(), text);
+        }
+        let cases = [
+            (RtnlError::Call { what: Request::AddRoute, error: HostError { errno: 17 } }, "add route: errno 17"),
+            (RtnlError::Message { what: Request::Rename, error: netlink::Error::NameTooLong }, "rename: netlink: an interface name is at most 15 bytes"),
+            (RtnlError::Message { what: Request::Dump, error: netlink::Error::BufferTooSmall { limit: 32768 } }, "rtnetlink dump: netlink: request longer than 32768 bytes"),
+            (RtnlError::NoAcknowledgement { what: Request::RemoveAddress }, "remove address: no acknowledgement"),
+            (RtnlError::Dump(netlink::Error::Truncated), "netlink: truncated message"),
+            (RtnlError::TooMany, "more than 32 links, 64 addresses or 64 main-table routes"),
+        ];
+        for (error, text) in cases {
+            assert_eq!(std::format!("{error}"), text);
+        }
+    }
+
+    #[test]
     fn a_refused_change_stops_the_rest_and_names_itself() {
         let mut kernel = Rtnl::new(MemoryNetlink { refuse_request: Some((2, 22)), ..MemoryNetlink::default() });
         let changes = Changes { interface: 2, rename: true, mtu: Some(9000), addresses: heapless::Vec::new(), routes: heapless::Vec::new() };
         let e = kernel.apply(&changes, &eth0(0), b"lan0").unwrap_err();
-        assert_eq!(e, RtnlError::Call { what: "set MTU", error: HostError { errno: 22 } });
+        assert_eq!(e, RtnlError::Call { what: Request::SetMtu, error: HostError { errno: 22 } });
         assert_eq!(std::format!("{e}"), "set MTU: errno 22");
         assert_eq!(kernel.socket.sent.len(), 2);
     }
@@ -326,7 +366,7 @@ mod tests {
         assert!(!state.routes.is_empty() && state.routes.iter().all(|r| r.table == TABLE_MAIN));
         assert!(kernel.socket.0.is_empty());
         // A dump the kernel never ends is an error, not a wait for ever.
-        assert_eq!(kernel.reread(&mut State::default()).err(), Some(RtnlError::Call { what: "rtnetlink dump", error: HostError { errno: 11 } }));
+        assert_eq!(kernel.reread(&mut State::default()).err(), Some(RtnlError::Call { what: Request::Dump, error: HostError { errno: 11 } }));
     }
 
     #[test]
