@@ -426,8 +426,10 @@ def test_a_copy_of_the_outer_mount_namespace_does_not_keep_the_filesystem(tmp_pa
     outside = os.open("/proc/self/ns/mnt", os.O_RDONLY)
     try:
         with mounted_partition(tmp_path, "gpt", ["mkfs.xfs", "-q", "-f"]) as (image, device, partition, mountpoint):
-            copy = subprocess.Popen(["nsenter", f"--mount=/proc/self/fd/{outside}", "unshare", "--mount", "sleep", "60"],
-                                    pass_fds=[outside])
+            # --root=/: nsenter's setns would otherwise move it to that namespace's root,
+            # out of a chroot (see private_mounts).
+            copy = subprocess.Popen(["nsenter", f"--mount=/proc/self/fd/{outside}", "--root=/",
+                                     "unshare", "--mount", "sleep", "60"], pass_fds=[outside])
             try:
                 while open(f"/proc/{copy.pid}/comm").read() != "sleep\n":
                     assert copy.poll() is None, "nsenter or unshare failed"
