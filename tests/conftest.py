@@ -77,6 +77,24 @@ def pytest_runtest_setup(item):
         pytest.skip(f"{TESTED_BINARY.name} was built without {', '.join(missing)}")
 
 
+ROOT_AT_START = os.open("/", os.O_RDONLY | os.O_DIRECTORY)
+
+
+@pytest.fixture(autouse=True)
+def stays_in_its_root(request):
+    """The suite ends at the first test that leaves the test process with another root
+    directory: ci/fresh runs it chrooted, and a setns(2) into a mount namespace, which
+    resets the root to that namespace's, would run every later test, as root, on the
+    host's files. The root is taken back first, so that pytest can end as usual."""
+    yield
+    if os.path.samestat(os.stat("/"), os.fstat(ROOT_AT_START)):
+        return
+    os.fchdir(ROOT_AT_START)
+    os.chroot(".")
+    os.chdir(request.config.invocation_params.dir)
+    pytest.exit(f"{request.node.nodeid} left the test process outside the root it started in", returncode=1)
+
+
 @pytest.fixture(scope="session")
 def features(wisp):
     """The features of the binary under test."""

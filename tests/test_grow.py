@@ -281,7 +281,7 @@ def test_no_such_partition(tmp_path):
 
 # The real kernel: mounted filesystems on partitions of loop devices, grown online.
 
-CLONE_NEWNS, MS_REC, MS_PRIVATE = 0x20000, 0x4000, 0x40000
+CLONE_NEWNS, MS_BIND, MS_REC, MS_PRIVATE = 0x20000, 0x1000, 0x4000, 0x40000
 LIBC = ctypes.CDLL(None, use_errno=True)
 
 
@@ -297,9 +297,15 @@ def private_mounts():
     the namespace it starts in, mounts included, and that copy keeps a filesystem mounted
     after the test's umount: xfs_repair then reads a grown xfs whose primary superblock is
     not yet written back, the partition stays busy, and the loop device keeps it after
-    `losetup -d`. Mounts made here are in no namespace another process starts in."""
+    `losetup -d`. Mounts made here are in no namespace another process starts in.
+
+    setns(2) into a mount namespace also sets the caller's root and working directory to
+    that namespace's root: in a chroot (ci/fresh runs the suite in one) that is the host's
+    /, so both are taken back from descriptors opened before, or every later test would
+    run outside the chroot."""
     outside = os.open("/proc/self/ns/mnt", os.O_RDONLY)
-    cwd = os.getcwd()
+    root = os.open("/", os.O_RDONLY | os.O_DIRECTORY)
+    cwd = os.open(".", os.O_RDONLY | os.O_DIRECTORY)
     try:
         checked(LIBC.unshare(CLONE_NEWNS))
         checked(LIBC.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None))
@@ -307,8 +313,44 @@ def private_mounts():
     finally:
         # Back outside; the namespace, and whatever a failed test left mounted in it, ends.
         checked(LIBC.setns(outside, CLONE_NEWNS))
-        os.chdir(cwd)
-        os.close(outside)
+        os.fchdir(root)
+        os.chroot(".")
+        os.fchdir(cwd)
+        for fd in (outside, root, cwd):
+            os.close(fd)
+
+
+def test_private_mounts_leaves_a_chrooted_process_in_its_root(tmp_path):
+    # ci/fresh runs the suite chrooted, its / a bind mount in a mount namespace of its
+    # own; a process so jailed here (forked, so that this one keeps its root whatever
+    # happens) goes through private_mounts() and must still see the jail and its cwd.
+    jail = tmp_path / "jail"
+    (jail / "proc").mkdir(parents=True)
+    (jail / "cwd").mkdir()
+    reader, writer = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(reader)
+            checked(LIBC.unshare(CLONE_NEWNS))
+            checked(LIBC.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None))
+            checked(LIBC.mount(bytes(jail), bytes(jail), None, MS_BIND, None))
+            checked(LIBC.mount(b"proc", bytes(jail / "proc"), b"proc", 0, None))
+            os.chroot(jail)
+            os.chdir("/cwd")
+            with private_mounts():
+                pass
+            seen = repr((sorted(os.listdir("/")), os.getcwd()))
+        except BaseException as e:
+            seen = repr(e)
+        finally:
+            os.write(writer, seen.encode())
+            os._exit(0)
+    os.close(writer)
+    with os.fdopen(reader) as pipe:
+        seen = pipe.read()
+    os.waitpid(pid, 0)
+    assert seen == repr((["cwd", "proc"], "/cwd")), f"after private_mounts(), a chrooted process sees {seen}"
 
 
 def unmount(mountpoint, device):
@@ -384,8 +426,10 @@ def test_a_copy_of_the_outer_mount_namespace_does_not_keep_the_filesystem(tmp_pa
     outside = os.open("/proc/self/ns/mnt", os.O_RDONLY)
     try:
         with mounted_partition(tmp_path, "gpt", ["mkfs.xfs", "-q", "-f"]) as (image, device, partition, mountpoint):
-            copy = subprocess.Popen(["nsenter", f"--mount=/proc/self/fd/{outside}", "unshare", "--mount", "sleep", "60"],
-                                    pass_fds=[outside])
+            # --root=/: nsenter's setns would otherwise move it to that namespace's root,
+            # out of a chroot (see private_mounts).
+            copy = subprocess.Popen(["nsenter", f"--mount=/proc/self/fd/{outside}", "--root=/",
+                                     "unshare", "--mount", "sleep", "60"], pass_fds=[outside])
             try:
                 while open(f"/proc/{copy.pid}/comm").read() != "sleep\n":
                     assert copy.poll() is None, "nsenter or unshare failed"
