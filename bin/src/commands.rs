@@ -105,7 +105,8 @@ pub fn net_sync(ctx: &mut Context<'_>) -> i32 {
     let synced = ctx.var_dir().and_then(|var| crate::cloud::resolve(ctx, var)).and_then(|(cloud, _)| {
         let mut imds = crate::imds::session(cloud, &timeouts, ctx.config.imds_token_ttl);
         // The answer's head comes first in `raw`: core reads the body where it is.
-        wisp_core::net::net_sync::run(&System::new(ctx), cloud, &mut Rtnl::new(crate::network::open_kernel()?), |path, raw| imds.get_path(&mut Network::default(), path, raw).map_err(ImdsError))
+        let (socket, mut answers) = crate::network::open_kernel()?;
+        wisp_core::net::net_sync::run(&System::new(ctx), cloud, &mut Rtnl::new(socket, &mut answers), |path, raw| imds.get_path(&mut Network::default(), path, raw).map_err(ImdsError))
     });
     let Err(e) = synced else { return 0 };
     output::error(format_args!("net-sync: {e}"));
