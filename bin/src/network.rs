@@ -3,7 +3,6 @@
 
 use wisp_core::config::Cloud;
 use wisp_core::net::{ephemeral, rtnl::{Rtnl, DATAGRAM_LIMIT}};
-use wisp_os_linux::memory::Mapping;
 use wisp_core::seed::local::{before_service, BeforeService};
 use wisp_os_linux::fs::Dir;
 
@@ -25,12 +24,13 @@ pub fn set_ephemeral_network(ctx: &mut Context<'_>, cloud: Cloud, var: &Dir, met
     }
     let instance = ephemeral::Instance { cloud: cloud.name(), local_seed, dhcp_ms: ctx.config.dhcp_ms as u64 };
     let open_dhcp = |index| wisp_os_linux::packet::ipv4_socket(index).map(|socket| DhcpOn { socket, index }).map_err(host_error);
-    let (socket, mut answers) = open_kernel()?;
-    ephemeral::set_ephemeral_network(&mut System::new(ctx), &mut OpenDir { dir: var }, &mut Rtnl::new(socket, &mut answers), &mut Network::default(), open_dhcp, &instance)
+    let (socket, answers) = open_kernel()?;
+    ephemeral::set_ephemeral_network(&mut System::new(ctx), &mut OpenDir { dir: var }, &mut Rtnl::new(socket, answers), &mut Network::default(), open_dhcp, &instance)
 }
 
-/// The routing socket, and the room `Rtnl` receives its answers in.
-pub fn open_kernel() -> Result<(RouteSocket, Mapping), Message> {
+/// The routing socket, and the room `Rtnl` receives its answers in: kept for the run (no
+/// unmapping at each caller's exits), as each caller opens the kernel once a run.
+pub fn open_kernel() -> Result<(RouteSocket, &'static mut [u8]), Message> {
     let socket = RouteSocket(wisp_os_linux::netlink::route_socket().map_err(|e| path_error(b"rtnetlink socket", e))?);
-    Ok((socket, crate::memory::map(DATAGRAM_LIMIT, "the routing socket's answers")?))
+    Ok((socket, crate::memory::reserve(DATAGRAM_LIMIT, "the routing socket's answers")?))
 }
