@@ -49,7 +49,8 @@ pub fn status(ctx: &Context<'_>, wait: bool, timeout_s: Option<u32>) -> Result<i
         #[cfg(feature = "cloud-init-status")]
         true => {
             let read = |path: &[u8], buf: &mut [u8]| Ok(ctx.read(path, buf)?.map(<[u8]>::len));
-            Some(status::wait_for_result(&mut Network::default(), timeout_s, read, Message::format).map_err(|e| failed(e, EXIT_FAILED))?)
+            let mut result = crate::memory::map(wisp_core::cloud_init_status::DOCUMENT_LIMIT, "result.json").map_err(|e| failed(e, EXIT_FAILED))?;
+            Some(status::wait_for_result(&mut Network::default(), timeout_s, &mut result, read, Message::format).map_err(|e| failed(e, EXIT_FAILED))?)
         }
         _ => None,
     };
@@ -105,7 +106,8 @@ pub fn net_sync(ctx: &mut Context<'_>) -> i32 {
     let synced = ctx.var_dir().and_then(|var| crate::cloud::resolve(ctx, var)).and_then(|(cloud, _)| {
         let mut imds = crate::imds::session(cloud, &timeouts, ctx.config.imds_token_ttl);
         // The answer's head comes first in `raw`: core reads the body where it is.
-        wisp_core::net::net_sync::run(&System::new(ctx), cloud, &mut Rtnl::new(crate::network::open_kernel()?), |path, raw| imds.get_path(&mut Network::default(), path, raw).map_err(ImdsError))
+        let (socket, answers) = crate::network::open_kernel()?;
+        wisp_core::net::net_sync::run(&System::new(ctx), cloud, &mut Rtnl::new(socket, answers), |path, raw| imds.get_path(&mut Network::default(), path, raw).map_err(ImdsError))
     });
     let Err(e) = synced else { return 0 };
     output::error(format_args!("net-sync: {e}"));

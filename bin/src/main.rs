@@ -134,7 +134,9 @@ fn missing_feature(command: Command<'_>) -> i32 {
 /// `config_file` finds under the root, which also says what it means.
 #[inline(never)]
 fn load_configuration(ctx: &mut Context<'_>, invocation: &Invocation<'_>) -> Result<(), output::Message> {
-    let mut text = [0u8; config_file::FILE_LIMIT];
+    // Mapped: on the stack, the 16 KiB were probed whole by every command, however short
+    // the file (or with none).
+    let mut text = memory::map(config_file::FILE_LIMIT, "the configuration file")?;
     let given = match invocation.config {
         Some(path) => {
             ctx.config_file = NulTerminated::from_parts(&[path]).map_err(|e| msg!("--config: {e}"))?;

@@ -2,7 +2,7 @@
 //! the kernel's sockets, which `wisp net-sync` (`commands`) opens too.
 
 use wisp_core::config::Cloud;
-use wisp_core::net::{ephemeral, rtnl::Rtnl};
+use wisp_core::net::{ephemeral, rtnl::{Rtnl, DATAGRAM_LIMIT}};
 use wisp_core::seed::local::{before_service, BeforeService};
 use wisp_os_linux::fs::Dir;
 
@@ -10,8 +10,8 @@ use crate::context::Context;
 use crate::host::{host_error, net::{DhcpOn, RouteSocket}, system::System, Network, OpenDir};
 use crate::output::{path_error, Message};
 
-/// Out of line: its frame holds the routing socket's receive buffer (`Rtnl`, 32 KiB),
-/// which inlined into the action dispatch was probed by every action of every phase.
+/// Out of line: its frame holds the bring-up's state (the kernel's links, addresses and
+/// routes), which inlined into the action dispatch was probed by every action of every phase.
 #[inline(never)]
 pub fn set_ephemeral_network(ctx: &mut Context<'_>, cloud: Cloud, var: &Dir, metadata: &mut crate::imds::Metadata) -> Result<Message, Message> {
     let local_seed = before_service(cloud) == Some(BeforeService::Seed);
@@ -24,9 +24,13 @@ pub fn set_ephemeral_network(ctx: &mut Context<'_>, cloud: Cloud, var: &Dir, met
     }
     let instance = ephemeral::Instance { cloud: cloud.name(), local_seed, dhcp_ms: ctx.config.dhcp_ms as u64 };
     let open_dhcp = |index| wisp_os_linux::packet::ipv4_socket(index).map(|socket| DhcpOn { socket, index }).map_err(host_error);
-    ephemeral::set_ephemeral_network(&mut System::new(ctx), &mut OpenDir { dir: var }, &mut Rtnl::new(open_kernel()?), &mut Network::default(), open_dhcp, &instance)
+    let (socket, answers) = open_kernel()?;
+    ephemeral::set_ephemeral_network(&mut System::new(ctx), &mut OpenDir { dir: var }, &mut Rtnl::new(socket, answers), &mut Network::default(), open_dhcp, &instance)
 }
 
-pub fn open_kernel() -> Result<RouteSocket, Message> {
-    Ok(RouteSocket(wisp_os_linux::netlink::route_socket().map_err(|e| path_error(b"rtnetlink socket", e))?))
+/// The routing socket, and the room `Rtnl` receives its answers in: kept for the run (no
+/// unmapping at each caller's exits), as each caller opens the kernel once a run.
+pub fn open_kernel() -> Result<(RouteSocket, &'static mut [u8]), Message> {
+    let socket = RouteSocket(wisp_os_linux::netlink::route_socket().map_err(|e| path_error(b"rtnetlink socket", e))?);
+    Ok((socket, crate::memory::reserve(DATAGRAM_LIMIT, "the routing socket's answers")?))
 }

@@ -5,7 +5,7 @@
 use core::fmt;
 
 use crate::cli::EXIT_FAILED;
-use crate::cloud_init_status::{result_has_errors, DOCUMENT_LIMIT};
+use crate::cloud_init_status::result_has_errors;
 use crate::completion;
 use crate::host::directory::Directory;
 use crate::host::explain::{ErrnoWords, Explain};
@@ -49,12 +49,13 @@ pub fn read<'b>(var: Option<&mut impl Directory>, buf: &'b mut [u8; INSTANCE_ID_
 
 /// `--wait`: polls for `result.json` (for at most `timeout_s`), then says whether its list
 /// of errors (which the log has too) is empty. `read` is the host's read of `RESULT_PATH`
-/// (its errors in the host's words), `text` its message line.
-pub fn wait_for_result<E>(timer: &mut impl Timer, timeout_s: Option<u32>, mut read: impl FnMut(&[u8], &mut [u8]) -> Result<Option<usize>, E>, text: fn(fmt::Arguments<'_>) -> E) -> Result<bool, E> {
-    let mut buf = [0u8; DOCUMENT_LIMIT];
+/// (its errors in the host's words) into `buf` (`cloud_init_status::DOCUMENT_LIMIT` bytes, the host's room:
+/// on the stack they were probed whole by `wisp status` with or without `--wait`), `text`
+/// its message line.
+pub fn wait_for_result<E>(timer: &mut impl Timer, timeout_s: Option<u32>, buf: &mut [u8], mut read: impl FnMut(&[u8], &mut [u8]) -> Result<Option<usize>, E>, text: fn(fmt::Arguments<'_>) -> E) -> Result<bool, E> {
     let started = timer.now_ms();
     loop {
-        if let Some(len) = read(RESULT_PATH, &mut buf)? {
+        if let Some(len) = read(RESULT_PATH, buf)? {
             let errors = result_has_errors(buf.get(..len).unwrap_or_default());
             return errors.map(|any| !any).map_err(|e| text(format_args!("{}: {e}", Shown(RESULT_PATH))));
         }
@@ -97,6 +98,7 @@ impl fmt::Display for Status<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cloud_init_status::DOCUMENT_LIMIT;
     use crate::host::explain::{errno_number, Worded};
     use crate::host::memory::MemoryHost;
 
@@ -151,12 +153,12 @@ mod tests {
         use crate::host::memory::MemoryTimer;
         let mut timer = MemoryTimer::default();
         let mut host = MemoryHost::new().with_file("/run/cloud-init/result.json", b"{\"v1\": {\"errors\": []}}");
-        assert_eq!(wait_for_result(&mut timer, None, read_from(&mut host), text), Ok(true));
+        assert_eq!(wait_for_result(&mut timer, None, &mut [0; DOCUMENT_LIMIT], read_from(&mut host), text), Ok(true));
         assert!(timer.pauses.is_empty(), "{:?}", timer.pauses);
         let mut host = MemoryHost::new().with_file("/run/cloud-init/result.json", b"{\"v1\": {\"errors\": [\"boot: failed\"]}}");
-        assert_eq!(wait_for_result(&mut timer, Some(5), read_from(&mut host), text), Ok(false));
+        assert_eq!(wait_for_result(&mut timer, Some(5), &mut [0; DOCUMENT_LIMIT], read_from(&mut host), text), Ok(false));
         let mut host = MemoryHost::new().with_file("/run/cloud-init/result.json", b"{\"v1\": ");
-        assert!(wait_for_result(&mut timer, None, read_from(&mut host), text).unwrap_err().starts_with("/run/cloud-init/result.json: "));
+        assert!(wait_for_result(&mut timer, None, &mut [0; DOCUMENT_LIMIT], read_from(&mut host), text).unwrap_err().starts_with("/run/cloud-init/result.json: "));
     }
 
     #[test]
@@ -169,7 +171,7 @@ mod tests {
             reads += 1;
             Ok(None)
         };
-        let error = wait_for_result(&mut timer, Some(1), read, text).unwrap_err();
+        let error = wait_for_result(&mut timer, Some(1), &mut [0; DOCUMENT_LIMIT], read, text).unwrap_err();
         assert_eq!(error, "status --wait: no /run/cloud-init/result.json after 1 s (--timeout)");
         assert_eq!((timer.pauses.as_slice(), reads), (&[250, 250, 250, 250][..], 5));
     }
@@ -179,7 +181,7 @@ mod tests {
         use crate::host::memory::MemoryTimer;
         let mut host = MemoryHost::new();
         host.fail.insert(RESULT_PATH.to_vec(), HostError { errno: 13 });
-        assert_eq!(wait_for_result(&mut MemoryTimer::default(), Some(60), read_from(&mut host), text), Err("errno 13".into()));
+        assert_eq!(wait_for_result(&mut MemoryTimer::default(), Some(60), &mut [0; DOCUMENT_LIMIT], read_from(&mut host), text), Err("errno 13".into()));
     }
 
     #[test]

@@ -11,7 +11,7 @@ use wisp_core::net::netlink::{attributes, messages, Message, HEADER_LEN};
 use wisp_core::host::netlink::Netlink;
 use wisp_core::host::HostError;
 use wisp_core::net::route::{Route, RTM_NEWROUTE, TABLE_MAIN};
-use wisp_core::net::rtnl::{Rtnl, State};
+use wisp_core::net::rtnl::{Rtnl, State, DATAGRAM_LIMIT};
 use wisp_fuzz::within;
 
 /// The input as datagrams, each after its length (16 bits, little-endian, cut to what is
@@ -65,7 +65,8 @@ fuzz_target!(|data: &[u8]| {
     }
     assert!(taken <= data.len());
 
-    let mut kernel = Rtnl::new(Datagrams(data));
+    let mut answers = [0; DATAGRAM_LIMIT];
+    let mut kernel = Rtnl::new(Datagrams(data), &mut answers);
     let mut state = State::default();
     if kernel.reread(&mut state).is_ok() {
         assert!(state.routes.iter().all(|r| r.table == TABLE_MAIN));

@@ -54,7 +54,7 @@ pub enum Configured<T> {
 /// A link that is down reports no carrier: brings the ethernet links up, then, when one
 /// was down, reads them again until one sees its carrier or `CARRIER_WAIT_MS` passed.
 #[inline(never)]
-pub fn raise_links<N: Netlink, T: Timer>(kernel: &mut Rtnl<N>, timer: &mut T, state: &mut State) -> Result<(), RtnlError> {
+pub fn raise_links<N: Netlink, T: Timer>(kernel: &mut Rtnl<'_, N>, timer: &mut T, state: &mut State) -> Result<(), RtnlError> {
     let mut raised = false;
     for link in state.links.iter().filter(|l| l.is_ethernet() && !l.is_up()) {
         kernel.link(Request::LinkUp, LinkChange { index: link.index, up: Some(true), ..Default::default() })?;
@@ -82,7 +82,7 @@ pub fn raise_links<N: Netlink, T: Timer>(kernel: &mut Rtnl<N>, timer: &mut T, st
 pub fn apply_network_config<H: Files + Messages + Room, D: Directory, N: Netlink>(
     host: &mut H,
     var: &mut D,
-    kernel: &mut Rtnl<N>,
+    kernel: &mut Rtnl<'_, N>,
     state: &State,
     dhcp_on: &mut Option<u32>,
 ) -> Result<Configured<H::Text>, H::Text> {
@@ -236,7 +236,7 @@ mod tests {
 
     #[test]
     fn links_that_are_down_are_raised_then_the_carrier_is_awaited_at_most_two_seconds() {
-        let mut kernel = Rtnl::new(MemoryNetlink::default());
+        let mut kernel = Rtnl::for_tests(MemoryNetlink::default());
         let mut timer = MemoryTimer { now: 1_000_000, ..MemoryTimer::default() };
         let mut state = State::default();
         state.links.push(eth0(0, None)).unwrap();
@@ -246,7 +246,7 @@ mod tests {
         assert_eq!(timer.pauses.len() as u64, CARRIER_WAIT_MS / CARRIER_POLL_MS + 1);
         assert!(timer.pauses.iter().all(|&ms| ms == CARRIER_POLL_MS));
         // Links already up: nothing is sent, nothing awaited.
-        let mut kernel = Rtnl::new(MemoryNetlink::default());
+        let mut kernel = Rtnl::for_tests(MemoryNetlink::default());
         let mut timer = MemoryTimer::default();
         let mut state = State::default();
         state.links.push(eth0(link::IFF_UP, None)).unwrap();
@@ -278,7 +278,7 @@ mod tests {
         assert_eq!(system_choice(&mut image()), None);
     }
 
-    fn apply(host: &mut MemorySystem, var: &mut MemoryHost, kernel: &mut Rtnl<MemoryNetlink>, state: &State, dhcp_on: &mut Option<u32>) -> Result<std::string::String, std::string::String> {
+    fn apply(host: &mut MemorySystem, var: &mut MemoryHost, kernel: &mut Rtnl<'_, MemoryNetlink>, state: &State, dhcp_on: &mut Option<u32>) -> Result<std::string::String, std::string::String> {
         match apply_network_config(host, &mut var.dir("/var/lib/cloud"), kernel, state, dhcp_on)? {
             Configured::Nothing => Ok("nothing".into()),
             Configured::Disabled => Ok("disabled".into()),
@@ -292,7 +292,7 @@ mod tests {
     fn the_saved_configuration_is_applied_to_the_links_there() {
         let mut host = image();
         let mut var = MemoryHost::new().with_file("/var/lib/cloud/network-config", V1.as_bytes());
-        let mut kernel = Rtnl::new(MemoryNetlink::default());
+        let mut kernel = Rtnl::for_tests(MemoryNetlink::default());
         let mut state = State::default();
         state.links.push(eth0(0, Some([2, 0, 0, 0, 0, 1]))).unwrap();
         let mut dhcp_on = None;
@@ -304,7 +304,7 @@ mod tests {
         assert!(host.contents("/etc/resolv.conf").unwrap().contains("nameserver 10.0.0.2\n"));
         // A rerun writes neither file again.
         let writes = host.host.calls.iter().filter(|c| c.starts_with("write")).count();
-        apply(&mut host, &mut var, &mut Rtnl::new(MemoryNetlink::default()), &state, &mut None).unwrap();
+        apply(&mut host, &mut var, &mut Rtnl::for_tests(MemoryNetlink::default()), &state, &mut None).unwrap();
         assert_eq!(host.host.calls.iter().filter(|c| c.starts_with("write")).count(), writes);
     }
 
@@ -314,14 +314,14 @@ mod tests {
         let mut var = MemoryHost::new().with_file("/var/lib/cloud/network-config", V1.as_bytes());
         // `network: {config: disabled}` base64-encoded on the kernel command line.
         let mut host = image().with_file("/proc/cmdline", "ro network-config=bmV0d29yazoge2NvbmZpZzogZGlzYWJsZWR9Cg==\n");
-        assert_eq!(apply(&mut host, &mut var, &mut Rtnl::new(MemoryNetlink::default()), &state, &mut None).unwrap(), "disabled");
+        assert_eq!(apply(&mut host, &mut var, &mut Rtnl::for_tests(MemoryNetlink::default()), &state, &mut None).unwrap(), "disabled");
         let mut host = image().with_file("/etc/cloud/cloud.cfg", "network:\n  config: disabled\n");
-        assert_eq!(apply(&mut host, &mut var, &mut Rtnl::new(MemoryNetlink::default()), &state, &mut None).unwrap(), "disabled");
+        assert_eq!(apply(&mut host, &mut var, &mut Rtnl::for_tests(MemoryNetlink::default()), &state, &mut None).unwrap(), "disabled");
         assert!(host.contents("/etc/network/interfaces").is_none());
         let mut empty = MemoryHost::new();
-        assert_eq!(apply(&mut image(), &mut empty, &mut Rtnl::new(MemoryNetlink::default()), &state, &mut None).unwrap(), "nothing");
+        assert_eq!(apply(&mut image(), &mut empty, &mut Rtnl::for_tests(MemoryNetlink::default()), &state, &mut None).unwrap(), "nothing");
         let mut host = image().with_file("/proc/cmdline", "network-config=!!!\n");
-        assert!(apply(&mut host, &mut var, &mut Rtnl::new(MemoryNetlink::default()), &state, &mut None).unwrap_err().starts_with("network-config= on the kernel command line: "));
+        assert!(apply(&mut host, &mut var, &mut Rtnl::for_tests(MemoryNetlink::default()), &state, &mut None).unwrap_err().starts_with("network-config= on the kernel command line: "));
     }
 
     #[test]
@@ -329,7 +329,7 @@ mod tests {
         let mut host = image();
         host.no_room = true;
         let mut var = MemoryHost::new().with_file("/var/lib/cloud/network-config", V1.as_bytes());
-        let mut kernel = Rtnl::new(MemoryNetlink::default());
+        let mut kernel = Rtnl::for_tests(MemoryNetlink::default());
         let error = apply(&mut host, &mut var, &mut kernel, &State::default(), &mut None).unwrap_err();
         assert_eq!(error, "cannot reserve 50176 bytes for the network configuration");
         assert!(host.host.calls.is_empty() && var.calls.is_empty() && kernel.socket.sent.is_empty());
@@ -340,7 +340,7 @@ mod tests {
         let config = "version: 1\nconfig:\n  - type: physical\n    name: eth0\n    mac_address: '02:00:00:00:00:01'\n    subnets:\n      - type: dhcp6\n      - type: ipv6_slaac\n";
         let mut host = image();
         let mut var = MemoryHost::new().with_file("/var/lib/cloud/network-config", config.as_bytes());
-        let mut kernel = Rtnl::new(MemoryNetlink::default());
+        let mut kernel = Rtnl::for_tests(MemoryNetlink::default());
         let mut state = State::default();
         state.links.push(eth0(0, Some([2, 0, 0, 0, 0, 1]))).unwrap();
         let mut dhcp_on = None;

@@ -49,7 +49,7 @@ pub struct Instance<'a> {
 pub fn set_ephemeral_network<H, D, N, T, S>(
     host: &mut H,
     var: &mut D,
-    kernel: &mut Rtnl<N>,
+    kernel: &mut Rtnl<'_, N>,
     timer: &mut T,
     open_dhcp: impl FnOnce(u32) -> Result<S, HostError>,
     instance: &Instance<'_>,
@@ -268,7 +268,7 @@ mod tests {
     fn run(kernel: Kernel, mut var: MemoryHost, server: Option<MemoryDhcp>, local_seed: bool) -> Run {
         let mut host = MemorySystem::new(MemoryHost::new());
         host.random = RANDOM;
-        let mut rtnl = Rtnl::new(kernel);
+        let mut rtnl = Rtnl::for_tests(kernel);
         let server = server.map(|server| std::rc::Rc::new(std::cell::RefCell::new(server)));
         let open = |index| {
             assert_eq!(index, 5);

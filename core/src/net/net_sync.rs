@@ -31,7 +31,7 @@ pub fn for_aws<H: Messages>(host: &H, cloud: Cloud) -> Result<(), H::Text> {
 pub fn run<H: Messages, N: Netlink, E: core::fmt::Display>(
     host: &H,
     cloud: Cloud,
-    kernel: &mut Rtnl<N>,
+    kernel: &mut Rtnl<'_, N>,
     fetch: impl for<'b> FnMut(&str, &'b mut [u8; ANSWER_LIMIT]) -> Result<Option<&'b [u8]>, E>,
 ) -> Result<(), H::Text> {
     for_aws(host, cloud)?;
@@ -45,7 +45,7 @@ pub fn run<H: Messages, N: Netlink, E: core::fmt::Display>(
 /// metadata does not know are left alone; IPv6 is managed only where it lists `ipv6s`.
 pub fn sync_interfaces<H: Messages, N: Netlink, E: core::fmt::Display>(
     host: &H,
-    kernel: &mut Rtnl<N>,
+    kernel: &mut Rtnl<'_, N>,
     state: &State,
     mut fetch: impl for<'b> FnMut(&str, &'b mut [u8; ANSWER_LIMIT]) -> Result<Option<&'b [u8]>, E>,
 ) -> Result<(), H::Text> {
@@ -116,7 +116,7 @@ mod tests {
 
     fn sync(answers: &[(&str, &str)]) -> (Result<(), std::string::String>, std::vec::Vec<u16>, std::vec::Vec<std::string::String>) {
         let host = MemorySystem::new(MemoryHost::new());
-        let mut kernel = Rtnl::new(MemoryNetlink::default());
+        let mut kernel = Rtnl::for_tests(MemoryNetlink::default());
         let mut asked = std::vec::Vec::new();
         let result = sync_interfaces(&host, &mut kernel, &state(), |path, raw| {
             let key = path.strip_prefix(PREFIX).unwrap().to_string();
@@ -160,7 +160,7 @@ mod tests {
         assert_eq!(for_aws(&host, Cloud::Aws), Ok(()));
         assert_eq!(for_aws(&host, Cloud::Gcp).unwrap_err(), "gcp: only AWS's metadata lists an interface's addresses");
         // Another cloud's run stops before the kernel is asked anything.
-        let mut kernel = Rtnl::new(MemoryNetlink::default());
+        let mut kernel = Rtnl::for_tests(MemoryNetlink::default());
         let refused = run(&host, Cloud::Gcp, &mut kernel, |_, _| -> Result<Option<&[u8]>, &str> { panic!("no metadata asked") });
         assert!(refused.is_err() && kernel.socket.sent.is_empty());
         // On AWS the state is read (links, addresses, routes) before the interfaces.

@@ -22,8 +22,9 @@ pub const ROUTES_LIMIT: usize = 64;
 /// assertion keeps the two in step.
 const TOO_MANY: &str = "more than 32 links, 64 addresses or 64 main-table routes";
 const _: () = assert!(LINKS_LIMIT == 32 && ADDRESSES_LIMIT == 64 && ROUTES_LIMIT == 64);
-/// A dump's datagrams are at most 32 KiB (the kernel's NLMSG_GOODSIZE is smaller).
-const DATAGRAM_LIMIT: usize = 32768;
+/// A dump's datagrams are at most 32 KiB (the kernel's NLMSG_GOODSIZE is smaller): the
+/// receive buffer a caller gives `Rtnl::new`.
+pub const DATAGRAM_LIMIT: usize = 32768;
 
 super::worded! {
     /// The request that failed, named by an enum rather than its text so that an
@@ -105,15 +106,23 @@ impl State {
 pub type Build<'f> = dyn FnMut(&mut [u8], u32) -> Result<&[u8], netlink::Error> + 'f;
 
 /// The routing socket, with its sequence numbers and one receive buffer.
-pub struct Rtnl<N: Netlink> {
+pub struct Rtnl<'b, N: Netlink> {
     pub(crate) socket: N,
     sequence: u32,
-    buf: [u8; DATAGRAM_LIMIT],
+    /// `DATAGRAM_LIMIT` bytes the caller owns (the host's room): in `Rtnl` itself they
+    /// were 32 KiB of each frame holding one, probed whole on entry.
+    buf: &'b mut [u8],
 }
 
-impl<N: Netlink> Rtnl<N> {
-    pub fn new(socket: N) -> Rtnl<N> {
-        Rtnl { socket, sequence: 1, buf: [0; DATAGRAM_LIMIT] }
+impl<'b, N: Netlink> Rtnl<'b, N> {
+    pub fn new(socket: N, buf: &'b mut [u8]) -> Rtnl<'b, N> {
+        Rtnl { socket, sequence: 1, buf }
+    }
+
+    /// A kernel for tests, with a receive buffer of its own.
+    #[cfg(test)]
+    pub(crate) fn for_tests(socket: N) -> Rtnl<'static, N> {
+        Rtnl::new(socket, std::vec![0; DATAGRAM_LIMIT].leak())
     }
 
     /// What the kernel has, read into `state` (a new one or one read before): a `State`
@@ -143,7 +152,7 @@ impl<N: Netlink> Rtnl<N> {
         let what = Request::Dump;
         let sequence = self.send(what, &mut |buf, seq| request(buf, seq))?;
         loop {
-            let len = self.socket.recv(&mut self.buf).map_err(|error| RtnlError::Call { what, error })?;
+            let len = self.socket.recv(self.buf).map_err(|error| RtnlError::Call { what, error })?;
             for message in netlink::messages(&self.buf[..len]) {
                 let message = message.map_err(|error| RtnlError::Message { what, error })?;
                 if message.sequence() != sequence {
@@ -172,7 +181,7 @@ impl<N: Netlink> Rtnl<N> {
     pub fn change(&mut self, what: Request, request: &mut Build<'_>) -> Result<(), RtnlError> {
         let sequence = self.send(what, request)?;
         loop {
-            let len = self.socket.recv(&mut self.buf).map_err(|error| RtnlError::Call { what, error })?;
+            let len = self.socket.recv(self.buf).map_err(|error| RtnlError::Call { what, error })?;
             for message in netlink::messages(&self.buf[..len]).flatten() {
                 if message.sequence() == sequence {
                     return match message.error_code() {
@@ -188,7 +197,7 @@ impl<N: Netlink> Rtnl<N> {
     fn send(&mut self, what: Request, build: &mut Build<'_>) -> Result<u32, RtnlError> {
         self.sequence += 1;
         let sequence = self.sequence;
-        let request = build(&mut self.buf, sequence).map_err(|error| RtnlError::Message { what, error })?;
+        let request = build(self.buf, sequence).map_err(|error| RtnlError::Message { what, error })?;
         self.socket.send(request).map_err(|error| RtnlError::Call { what, error })?;
         Ok(sequence)
     }
@@ -245,7 +254,7 @@ mod tests {
 
     #[test]
     fn a_rename_takes_the_link_down_first_and_up_last() {
-        let mut kernel = Rtnl::new(MemoryNetlink::default());
+        let mut kernel = Rtnl::for_tests(MemoryNetlink::default());
         let changes = Changes { interface: 2, rename: true, mtu: Some(9000), addresses: heapless::Vec::new(), routes: heapless::Vec::new() };
         kernel.apply(&changes, &eth0(link::IFF_UP), b"lan0").unwrap();
         let sent = &kernel.socket.sent;
@@ -263,7 +272,7 @@ mod tests {
 
     #[test]
     fn a_link_already_up_and_named_is_not_raised_again() {
-        let mut kernel = Rtnl::new(MemoryNetlink::default());
+        let mut kernel = Rtnl::for_tests(MemoryNetlink::default());
         let changes = Changes { interface: 2, rename: false, mtu: None, addresses: heapless::Vec::new(), routes: heapless::Vec::new() };
         kernel.apply(&changes, &eth0(link::IFF_UP), b"eth0").unwrap();
         assert!(kernel.socket.sent.is_empty());
@@ -294,7 +303,7 @@ mod tests {
 
     #[test]
     fn a_refused_change_stops_the_rest_and_names_itself() {
-        let mut kernel = Rtnl::new(MemoryNetlink { refuse_request: Some((2, 22)), ..MemoryNetlink::default() });
+        let mut kernel = Rtnl::for_tests(MemoryNetlink { refuse_request: Some((2, 22)), ..MemoryNetlink::default() });
         let changes = Changes { interface: 2, rename: true, mtu: Some(9000), addresses: heapless::Vec::new(), routes: heapless::Vec::new() };
         let e = kernel.apply(&changes, &eth0(0), b"lan0").unwrap_err();
         assert_eq!(e, RtnlError::Call { what: Request::SetMtu, error: HostError { errno: 22 } });
@@ -358,7 +367,7 @@ mod tests {
         // length (16 bits, little-endian).
         let framed: Vec<u8> = datagrams.iter().flat_map(|d| [&(d.len() as u16).to_le_bytes()[..], d].concat()).collect();
         crate::fuzz::seed("netlink", &framed);
-        let mut kernel = Rtnl::new(Datagrams(datagrams.into_iter().collect()));
+        let mut kernel = Rtnl::for_tests(Datagrams(datagrams.into_iter().collect()));
         let mut state = State::default();
         kernel.reread(&mut state).unwrap();
         assert_eq!(state.links.iter().map(|l| (l.index, l.name())).collect::<Vec<_>>(), [(5, &b"eth7"[..])]);
@@ -371,7 +380,7 @@ mod tests {
 
     #[test]
     fn a_dump_reads_until_done() {
-        let mut kernel = Rtnl::new(MemoryNetlink::default());
+        let mut kernel = Rtnl::for_tests(MemoryNetlink::default());
         let mut state = State::default();
         kernel.reread(&mut state).unwrap();
         assert!(state.links.is_empty() && state.addresses.is_empty() && state.routes.is_empty());
