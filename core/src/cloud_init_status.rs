@@ -97,7 +97,7 @@ impl<'a> Status<'a> {
                 Errors::Lines(messages) => messages.split('\n').for_each(|line| failed.add_message(line.as_bytes())),
                 Errors::Earlier(list) => {
                     if let Ok(mut elements) = list.elements() {
-                        while let Ok(Some(element)) = elements.next_element() {
+                        while let Some(element) = elements.next_element() {
                             // The names come first and need no escapes; the quote goes.
                             failed.add_message(element.text.get(1..).unwrap_or(b""));
                         }
@@ -240,7 +240,7 @@ pub fn result_has_errors(document: &[u8]) -> Result<bool, JsonError> {
 fn has_elements(list: JsonText<'_>) -> Result<bool, JsonError> {
     let mut elements = list.elements()?;
     let mut any = false;
-    while let Some(element) = elements.next_element()? {
+    while let Some(element) = elements.next_element() {
         if element.text.first() != Some(&b'"') {
             return Err(JsonError::WrongType { expected: json::Expected::String });
         }
@@ -267,7 +267,7 @@ fn put_errors(out: &mut Out<'_>, errors: &Errors<'_>, first: bool) -> Result<(),
         Errors::Earlier(list) => {
             let mut separator = comma;
             if let Ok(mut elements) = list.elements() {
-                while let Ok(Some(element)) = elements.next_element() {
+                while let Some(element) = elements.next_element() {
                     out.put_all(&[separator, element.text])?;
                     separator = b", ";
                 }

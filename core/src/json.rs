@@ -86,7 +86,7 @@ impl<'a> JsonText<'a> {
     /// The member `name` of an object; `Ok(None)` when absent (or `null`).
     pub fn get(&self, name: &str) -> Result<Option<JsonText<'a>>, JsonError> {
         let mut members = self.members()?;
-        while let Some((key, value)) = members.next_member()? {
+        while let Some((key, value)) = members.next_member() {
             if key_equals(key.text, name.as_bytes()) {
                 return Ok((value.text != b"null").then_some(value));
             }
@@ -181,33 +181,27 @@ pub struct Members<'a> {
 }
 
 impl<'a> Members<'a> {
-    pub fn next_member(&mut self) -> Result<Option<(JsonText<'a>, JsonText<'a>)>, JsonError> {
+    /// `None` after the last member. The value was checked whole by `parse`, so a
+    /// member that does not parse cannot occur; it would end the walk.
+    pub fn next_member(&mut self) -> Option<(JsonText<'a>, JsonText<'a>)> {
         let text = self.value.text;
-        let syntax = |at: usize| JsonError::Syntax { offset: (self.value.offset + at) as u32 };
         let mut at = skip_space(text, self.at);
-        if text.get(at) == Some(&b'}') {
-            return Ok(None);
-        }
         if !self.first {
             if text.get(at) != Some(&b',') {
-                return Err(syntax(at));
+                return None;
             }
             at = skip_space(text, at + 1);
         }
         self.first = false;
-        let key_end = skip_value(text, at, 0)?;
+        let key_end = skip_value(text, at, 0).ok()?;
         if text[at] != b'"' {
-            return Err(syntax(at));
+            return None;
         }
         let key = JsonText { text: &text[at..key_end], offset: self.value.offset + at };
-        let colon = skip_space(text, key_end);
-        if text.get(colon) != Some(&b':') {
-            return Err(syntax(colon));
-        }
-        let start = skip_space(text, colon + 1);
-        let end = skip_value(text, start, 0)?;
+        let start = skip_space(text, skip_space(text, key_end) + 1);
+        let end = skip_value(text, start, 0).ok()?;
         self.at = end;
-        Ok(Some((key, JsonText { text: &text[start..end], offset: self.value.offset + start })))
+        Some((key, JsonText { text: &text[start..end], offset: self.value.offset + start }))
     }
 }
 
@@ -219,22 +213,20 @@ pub struct Elements<'a> {
 }
 
 impl<'a> Elements<'a> {
-    pub fn next_element(&mut self) -> Result<Option<JsonText<'a>>, JsonError> {
+    /// `None` after the last element (checked by `parse`, as `Members::next_member` says).
+    pub fn next_element(&mut self) -> Option<JsonText<'a>> {
         let text = self.value.text;
         let mut at = skip_space(text, self.at);
-        if text.get(at) == Some(&b']') {
-            return Ok(None);
-        }
         if !self.first {
             if text.get(at) != Some(&b',') {
-                return Err(JsonError::Syntax { offset: (self.value.offset + at) as u32 });
+                return None;
             }
             at = skip_space(text, at + 1);
         }
         self.first = false;
-        let end = skip_value(text, at, 0)?;
+        let end = skip_value(text, at, 0).ok()?;
         self.at = end;
-        Ok(Some(JsonText { text: &text[at..end], offset: self.value.offset + at }))
+        Some(JsonText { text: &text[at..end], offset: self.value.offset + at })
     }
 }
 
@@ -346,10 +338,10 @@ mod tests {
         assert_eq!(doc.path(&["compute", "zone"]).unwrap(), None);
         assert_eq!(doc.path(&["compute", "nothing", "here"]).unwrap(), None);
         let mut keys = doc.path(&["compute", "publicKeys"]).unwrap().unwrap().elements().unwrap();
-        let first = keys.next_element().unwrap().unwrap();
+        let first = keys.next_element().unwrap();
         assert_eq!(string(first.get("keyData").unwrap().unwrap()), "ssh-rsa 0\r\n");
-        assert_eq!(string(keys.next_element().unwrap().unwrap().get("keyData").unwrap().unwrap()), "ssh-ed25519 1");
-        assert_eq!(keys.next_element().unwrap(), None);
+        assert_eq!(string(keys.next_element().unwrap().get("keyData").unwrap().unwrap()), "ssh-ed25519 1");
+        assert_eq!(keys.next_element(), None);
     }
 
     #[test]
@@ -403,7 +395,7 @@ mod tests {
                 }
                 if let Ok(mut elements) = doc.elements() {
                     let mut count = 0;
-                    while let Ok(Some(_)) = elements.next_element() {
+                    while elements.next_element().is_some() {
                         count += 1;
                     }
                     // Each element takes at least one byte of the text.

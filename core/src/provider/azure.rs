@@ -32,7 +32,7 @@ pub fn extract(document: &[u8], item: Item, out: &mut [u8]) -> Result<Option<usi
             let mut elements = keys.elements()?;
             let limit = out.len();
             let mut written = 0;
-            while let Some(key) = elements.next_element()? {
+            while let Some(key) = elements.next_element() {
                 let Some(data) = key.get("keyData")? else { continue };
                 let room = &mut out[written..];
                 let len = data.unescape_into(room)?;

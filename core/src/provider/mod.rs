@@ -158,7 +158,7 @@ fn json_lines(value: JsonText<'_>, field: Option<&str>, out: &mut [u8]) -> Resul
     let full = JsonError::StringTooLong { limit: out.len() as u32 };
     let mut written = 0;
     let mut elements = value.elements()?;
-    while let Some(mut element) = elements.next_element()? {
+    while let Some(mut element) = elements.next_element() {
         if let Some(field) = field {
             let Some(member) = element.get(field)? else { continue };
             element = member;

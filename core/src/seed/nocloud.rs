@@ -88,7 +88,7 @@ fn json_value(text: &[u8], key: &str, out: &mut [u8]) -> Result<Option<usize>, M
     match value.text.first() {
         Some(b'[') => {
             let mut items = value.elements()?;
-            while let Some(item) = items.next_element()? {
+            while let Some(item) = items.next_element() {
                 put_string(item, &mut writer)?;
                 writer.put(b"\n")?;
             }
@@ -96,7 +96,7 @@ fn json_value(text: &[u8], key: &str, out: &mut [u8]) -> Result<Option<usize>, M
         Some(b'{') => {
             // A map of name to key: the keys, in order.
             let mut members = value.members()?;
-            while let Some((_, item)) = members.next_member()? {
+            while let Some((_, item)) = members.next_member() {
                 put_string(item, &mut writer)?;
                 writer.put(b"\n")?;
             }
