@@ -73,7 +73,7 @@ impl<'a> Status<'a> {
     /// Takes the stages of an earlier `status.json`; its `stage` and `datasource` are the
     /// writer's to set again. On an error, the stages read so far are kept.
     pub fn read(&mut self, document: &'a [u8]) -> Result<(), JsonError> {
-        let Some(v1) = JsonText::parse(document)?.get("v1")? else { return Ok(()) };
+        let Some(v1) = JsonText::find(document, &["v1"])? else { return Ok(()) };
         for (phase, record) in Phase::ALL.into_iter().zip(&mut self.stages) {
             let Some(stage) = v1.get(stage_name(phase))? else { continue };
             let time = |name| Ok::<_, JsonError>(stage.get(name)?.and_then(|v| seconds_to_ms(v.text)));
@@ -231,7 +231,7 @@ fn write_document<M: Messages>(dir: &mut impl Directory, messages: &M, status: &
 
 /// Whether the `errors` list of a `result.json` has any.
 pub fn result_has_errors(document: &[u8]) -> Result<bool, JsonError> {
-    let errors = JsonText::parse(document)?.path(&["v1", "errors"])?;
+    let errors = JsonText::find(document, &["v1", "errors"])?;
     has_elements(errors.ok_or(JsonError::WrongType { expected: json::Expected::ObjectWithErrors })?)
 }
 

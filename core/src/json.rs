@@ -83,6 +83,12 @@ impl<'a> JsonText<'a> {
         Ok(JsonText { text: &document[start..end], offset: start })
     }
 
+    /// The value at a path of member names in a document: `parse` and `path` in one
+    /// call, so that each caller handles one result, not two.
+    pub fn find(document: &'a [u8], names: &[&str]) -> Result<Option<JsonText<'a>>, JsonError> {
+        JsonText::parse(document)?.path(names)
+    }
+
     /// The member `name` of an object; `Ok(None)` when absent (or `null`).
     pub fn get(&self, name: &str) -> Result<Option<JsonText<'a>>, JsonError> {
         let mut members = self.members()?;

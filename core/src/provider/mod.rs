@@ -111,7 +111,7 @@ impl core::fmt::Display for DocumentFailure {
 /// A string at `path` of a JSON document, unescaped (and base64-decoded in place when
 /// `base64`) into `out`; `Ok(None)` when absent.
 pub(crate) fn document_value(document: &[u8], path: &[&str], base64: bool, out: &mut [u8]) -> Result<Option<usize>, DocumentError> {
-    let Some(value) = JsonText::parse(document)?.path(path)? else { return Ok(None) };
+    let Some(value) = JsonText::find(document, path)? else { return Ok(None) };
     let len = value.unescape_into(out)?;
     if !base64 {
         return Ok(Some(len));
@@ -123,7 +123,7 @@ pub(crate) fn document_value(document: &[u8], path: &[&str], base64: bool, out: 
 /// keys (or of objects whose `field` is the key) one per line, else a string or number;
 /// `Ok(None)` when absent. The JSON document clouds read every value through it.
 pub(crate) fn json_member(document: &[u8], key: &str, item: Item, field: Option<&str>, out: &mut [u8]) -> Result<Option<usize>, DocumentError> {
-    let Some(value) = JsonText::parse(document)?.get(key)? else { return Ok(None) };
+    let Some(value) = JsonText::find(document, &[key])? else { return Ok(None) };
     match item {
         Item::SshKeys => json_lines(value, field, out),
         _ => json_text(value, out),

@@ -82,8 +82,7 @@ pub fn value(document: &[u8], key: &str, out: &mut [u8]) -> Result<Option<usize>
 }
 
 fn json_value(text: &[u8], key: &str, out: &mut [u8]) -> Result<Option<usize>, MetaDataError> {
-    let doc = json::JsonText::parse(text)?;
-    let Some(value) = doc.get(key)? else { return Ok(None) };
+    let Some(value) = json::JsonText::find(text, &[key])? else { return Ok(None) };
     let mut writer = Out::new(out);
     match value.text.first() {
         Some(b'[') => {
