@@ -117,7 +117,7 @@ impl<'a> JsonText<'a> {
         if self.text.first() != Some(&b'{') {
             return Err(JsonError::WrongType { expected: Expected::Object });
         }
-        Ok(Members { value: *self, at: 1, first: true })
+        Ok(Members { value: *self, at: 1 })
     }
 
     /// The elements of an array.
@@ -125,7 +125,7 @@ impl<'a> JsonText<'a> {
         if self.text.first() != Some(&b'[') {
             return Err(JsonError::WrongType { expected: Expected::Array });
         }
-        Ok(Elements { value: *self, at: 1, first: true })
+        Ok(Elements { value: *self, at: 1 })
     }
 
     /// A string's bytes, unescaped into `out`; returns the length.
@@ -182,8 +182,8 @@ impl<'a> JsonText<'a> {
 /// Iterates an object's members.
 pub struct Members<'a> {
     value: JsonText<'a>,
+    /// Just past the last item read: 1, after the bracket, before the first.
     at: usize,
-    first: bool,
 }
 
 impl<'a> Members<'a> {
@@ -192,13 +192,12 @@ impl<'a> Members<'a> {
     pub fn next_member(&mut self) -> Option<(JsonText<'a>, JsonText<'a>)> {
         let text = self.value.text;
         let mut at = skip_space(text, self.at);
-        if !self.first {
+        if self.at != 1 {
             if text.get(at) != Some(&b',') {
                 return None;
             }
             at = skip_space(text, at + 1);
         }
-        self.first = false;
         let key_end = skip_value(text, at, 0).ok()?;
         if text[at] != b'"' {
             return None;
@@ -214,8 +213,8 @@ impl<'a> Members<'a> {
 /// Iterates an array's elements.
 pub struct Elements<'a> {
     value: JsonText<'a>,
+    /// Just past the last item read: 1, after the bracket, before the first.
     at: usize,
-    first: bool,
 }
 
 impl<'a> Elements<'a> {
@@ -223,13 +222,12 @@ impl<'a> Elements<'a> {
     pub fn next_element(&mut self) -> Option<JsonText<'a>> {
         let text = self.value.text;
         let mut at = skip_space(text, self.at);
-        if !self.first {
+        if self.at != 1 {
             if text.get(at) != Some(&b',') {
                 return None;
             }
             at = skip_space(text, at + 1);
         }
-        self.first = false;
         let end = skip_value(text, at, 0).ok()?;
         self.at = end;
         Some(JsonText { text: &text[at..end], offset: self.value.offset + at })
