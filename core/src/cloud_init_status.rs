@@ -74,12 +74,14 @@ impl<'a> Status<'a> {
     /// writer's to set again. On an error, the stages read so far are kept.
     pub fn read(&mut self, document: &'a [u8]) -> Result<(), JsonError> {
         let Some(v1) = JsonText::find(document, &["v1"])? else { return Ok(()) };
+        let v1 = v1.object()?;
         for (phase, record) in Phase::ALL.into_iter().zip(&mut self.stages) {
-            let Some(stage) = v1.get(stage_name(phase))? else { continue };
-            let time = |name| Ok::<_, JsonError>(stage.get(name)?.and_then(|v| seconds_to_ms(v.text)));
-            record.start_ms = time("start")?;
-            record.finished_ms = time("finished")?;
-            if let Some(list) = stage.get("errors")? {
+            let Some(stage) = v1.get(stage_name(phase)) else { continue };
+            let stage = stage.object()?;
+            let time = |name| stage.get(name).and_then(|v| seconds_to_ms(v.text));
+            record.start_ms = time("start");
+            record.finished_ms = time("finished");
+            if let Some(list) = stage.get("errors") {
                 if has_elements(list)? {
                     record.errors = Errors::Earlier(list);
                 }

@@ -89,15 +89,17 @@ impl<'a> JsonText<'a> {
         JsonText::parse(document)?.path(names)
     }
 
+    /// This value as an object, whose members can then be looked up without a `?` each.
+    pub fn object(&self) -> Result<Object<'a>, JsonError> {
+        if self.text.first() != Some(&b'{') {
+            return Err(JsonError::WrongType { expected: Expected::Object });
+        }
+        Ok(Object(*self))
+    }
+
     /// The member `name` of an object; `Ok(None)` when absent (or `null`).
     pub fn get(&self, name: &str) -> Result<Option<JsonText<'a>>, JsonError> {
-        let mut members = self.members()?;
-        while let Some((key, value)) = members.next_member() {
-            if key_equals(key.text, name.as_bytes()) {
-                return Ok((value.text != b"null").then_some(value));
-            }
-        }
-        Ok(None)
+        Ok(self.object()?.get(name))
     }
 
     /// Follows a path of member names.
@@ -114,10 +116,7 @@ impl<'a> JsonText<'a> {
 
     /// The members of an object, as (quoted key, value) pairs.
     pub fn members(&self) -> Result<Members<'a>, JsonError> {
-        if self.text.first() != Some(&b'{') {
-            return Err(JsonError::WrongType { expected: Expected::Object });
-        }
-        Ok(Members { value: *self, at: 1 })
+        Ok(self.object()?.members())
     }
 
     /// The elements of an array.
@@ -176,6 +175,28 @@ impl<'a> JsonText<'a> {
             out.put(&[simple])?;
         }
         Ok(out.len())
+    }
+}
+
+/// A value checked to be an object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Object<'a>(JsonText<'a>);
+
+impl<'a> Object<'a> {
+    /// The member `name`; `None` when absent (or `null`).
+    pub fn get(&self, name: &str) -> Option<JsonText<'a>> {
+        let mut members = self.members();
+        while let Some((key, value)) = members.next_member() {
+            if key_equals(key.text, name.as_bytes()) {
+                return (value.text != b"null").then_some(value);
+            }
+        }
+        None
+    }
+
+    /// The members, as (quoted key, value) pairs.
+    pub fn members(&self) -> Members<'a> {
+        Members { value: self.0, at: 1 }
     }
 }
 
@@ -366,6 +387,9 @@ mod tests {
         assert_eq!(JsonText::parse(deep.as_bytes()), Err(JsonError::TooDeep { limit: DEPTH_LIMIT as u32 }));
         let doc = JsonText::parse(b"{\"a\": [1], \"s\": 5}").unwrap();
         assert_eq!(doc.get("a").unwrap().unwrap().get("x"), Err(JsonError::WrongType { expected: Expected::Object }));
+        assert_eq!(doc.get("a").unwrap().unwrap().object(), Err(JsonError::WrongType { expected: Expected::Object }));
+        assert_eq!(doc.object().unwrap().get("s").map(|s| s.text), Some(&b"5"[..]));
+        assert_eq!(doc.object().unwrap().get("x"), None);
         assert_eq!(doc.get("s").unwrap().unwrap().elements().err(), Some(JsonError::WrongType { expected: Expected::Array }));
         assert_eq!(doc.get("s").unwrap().unwrap().unescape_into(&mut [0; 8]), Err(JsonError::WrongType { expected: Expected::String }));
         let bad_escape = JsonText::parse(b"\"\\x\"").unwrap();
