@@ -73,13 +73,15 @@ impl<'a> Status<'a> {
     /// Takes the stages of an earlier `status.json`; its `stage` and `datasource` are the
     /// writer's to set again. On an error, the stages read so far are kept.
     pub fn read(&mut self, document: &'a [u8]) -> Result<(), JsonError> {
-        let Some(v1) = JsonText::parse(document)?.get("v1")? else { return Ok(()) };
+        let Some(v1) = JsonText::find(document, &["v1"])? else { return Ok(()) };
+        let v1 = v1.object()?;
         for (phase, record) in Phase::ALL.into_iter().zip(&mut self.stages) {
-            let Some(stage) = v1.get(stage_name(phase))? else { continue };
-            let time = |name| Ok::<_, JsonError>(stage.get(name)?.and_then(|v| seconds_to_ms(v.text)));
-            record.start_ms = time("start")?;
-            record.finished_ms = time("finished")?;
-            if let Some(list) = stage.get("errors")? {
+            let Some(stage) = v1.get(stage_name(phase)) else { continue };
+            let stage = stage.object()?;
+            let time = |name| stage.get(name).and_then(|v| seconds_to_ms(v.text));
+            record.start_ms = time("start");
+            record.finished_ms = time("finished");
+            if let Some(list) = stage.get("errors") {
                 if has_elements(list)? {
                     record.errors = Errors::Earlier(list);
                 }
@@ -97,7 +99,7 @@ impl<'a> Status<'a> {
                 Errors::Lines(messages) => messages.split('\n').for_each(|line| failed.add_message(line.as_bytes())),
                 Errors::Earlier(list) => {
                     if let Ok(mut elements) = list.elements() {
-                        while let Ok(Some(element)) = elements.next_element() {
+                        while let Some(element) = elements.next_element() {
                             // The names come first and need no escapes; the quote goes.
                             failed.add_message(element.text.get(1..).unwrap_or(b""));
                         }
@@ -231,7 +233,7 @@ fn write_document<M: Messages>(dir: &mut impl Directory, messages: &M, status: &
 
 /// Whether the `errors` list of a `result.json` has any.
 pub fn result_has_errors(document: &[u8]) -> Result<bool, JsonError> {
-    let errors = JsonText::parse(document)?.path(&["v1", "errors"])?;
+    let errors = JsonText::find(document, &["v1", "errors"])?;
     has_elements(errors.ok_or(JsonError::WrongType { expected: json::Expected::ObjectWithErrors })?)
 }
 
@@ -240,7 +242,7 @@ pub fn result_has_errors(document: &[u8]) -> Result<bool, JsonError> {
 fn has_elements(list: JsonText<'_>) -> Result<bool, JsonError> {
     let mut elements = list.elements()?;
     let mut any = false;
-    while let Some(element) = elements.next_element()? {
+    while let Some(element) = elements.next_element() {
         if element.text.first() != Some(&b'"') {
             return Err(JsonError::WrongType { expected: json::Expected::String });
         }
@@ -267,7 +269,7 @@ fn put_errors(out: &mut Out<'_>, errors: &Errors<'_>, first: bool) -> Result<(),
         Errors::Earlier(list) => {
             let mut separator = comma;
             if let Ok(mut elements) = list.elements() {
-                while let Ok(Some(element)) = elements.next_element() {
+                while let Some(element) = elements.next_element() {
                     out.put_all(&[separator, element.text])?;
                     separator = b", ";
                 }

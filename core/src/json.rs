@@ -83,15 +83,23 @@ impl<'a> JsonText<'a> {
         Ok(JsonText { text: &document[start..end], offset: start })
     }
 
+    /// The value at a path of member names in a document: `parse` and `path` in one
+    /// call, so that each caller handles one result, not two.
+    pub fn find(document: &'a [u8], names: &[&str]) -> Result<Option<JsonText<'a>>, JsonError> {
+        JsonText::parse(document)?.path(names)
+    }
+
+    /// This value as an object, whose members can then be looked up without a `?` each.
+    pub fn object(&self) -> Result<Object<'a>, JsonError> {
+        if self.text.first() != Some(&b'{') {
+            return Err(JsonError::WrongType { expected: Expected::Object });
+        }
+        Ok(Object(*self))
+    }
+
     /// The member `name` of an object; `Ok(None)` when absent (or `null`).
     pub fn get(&self, name: &str) -> Result<Option<JsonText<'a>>, JsonError> {
-        let mut members = self.members()?;
-        while let Some((key, value)) = members.next_member()? {
-            if key_equals(key.text, name.as_bytes()) {
-                return Ok((value.text != b"null").then_some(value));
-            }
-        }
-        Ok(None)
+        Ok(self.object()?.get(name))
     }
 
     /// Follows a path of member names.
@@ -108,10 +116,7 @@ impl<'a> JsonText<'a> {
 
     /// The members of an object, as (quoted key, value) pairs.
     pub fn members(&self) -> Result<Members<'a>, JsonError> {
-        if self.text.first() != Some(&b'{') {
-            return Err(JsonError::WrongType { expected: Expected::Object });
-        }
-        Ok(Members { value: *self, at: 1, first: true })
+        Ok(self.object()?.members())
     }
 
     /// The elements of an array.
@@ -119,7 +124,7 @@ impl<'a> JsonText<'a> {
         if self.text.first() != Some(&b'[') {
             return Err(JsonError::WrongType { expected: Expected::Array });
         }
-        Ok(Elements { value: *self, at: 1, first: true })
+        Ok(Elements { value: *self, at: 1 })
     }
 
     /// A string's bytes, unescaped into `out`; returns the length.
@@ -173,68 +178,80 @@ impl<'a> JsonText<'a> {
     }
 }
 
+/// A value checked to be an object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Object<'a>(JsonText<'a>);
+
+impl<'a> Object<'a> {
+    /// The member `name`; `None` when absent (or `null`).
+    pub fn get(&self, name: &str) -> Option<JsonText<'a>> {
+        let mut members = self.members();
+        while let Some((key, value)) = members.next_member() {
+            if key_equals(key.text, name.as_bytes()) {
+                return (value.text != b"null").then_some(value);
+            }
+        }
+        None
+    }
+
+    /// The members, as (quoted key, value) pairs.
+    pub fn members(&self) -> Members<'a> {
+        Members { value: self.0, at: 1 }
+    }
+}
+
 /// Iterates an object's members.
 pub struct Members<'a> {
     value: JsonText<'a>,
+    /// Just past the last item read: 1, after the bracket, before the first.
     at: usize,
-    first: bool,
 }
 
 impl<'a> Members<'a> {
-    pub fn next_member(&mut self) -> Result<Option<(JsonText<'a>, JsonText<'a>)>, JsonError> {
+    /// `None` after the last member. The value was checked whole by `parse`, so a
+    /// member that does not parse cannot occur; it would end the walk.
+    pub fn next_member(&mut self) -> Option<(JsonText<'a>, JsonText<'a>)> {
         let text = self.value.text;
-        let syntax = |at: usize| JsonError::Syntax { offset: (self.value.offset + at) as u32 };
         let mut at = skip_space(text, self.at);
-        if text.get(at) == Some(&b'}') {
-            return Ok(None);
-        }
-        if !self.first {
+        if self.at != 1 {
             if text.get(at) != Some(&b',') {
-                return Err(syntax(at));
+                return None;
             }
             at = skip_space(text, at + 1);
         }
-        self.first = false;
-        let key_end = skip_value(text, at, 0)?;
+        let key_end = skip_value(text, at, 0).ok()?;
         if text[at] != b'"' {
-            return Err(syntax(at));
+            return None;
         }
         let key = JsonText { text: &text[at..key_end], offset: self.value.offset + at };
-        let colon = skip_space(text, key_end);
-        if text.get(colon) != Some(&b':') {
-            return Err(syntax(colon));
-        }
-        let start = skip_space(text, colon + 1);
-        let end = skip_value(text, start, 0)?;
+        let start = skip_space(text, skip_space(text, key_end) + 1);
+        let end = skip_value(text, start, 0).ok()?;
         self.at = end;
-        Ok(Some((key, JsonText { text: &text[start..end], offset: self.value.offset + start })))
+        Some((key, JsonText { text: &text[start..end], offset: self.value.offset + start }))
     }
 }
 
 /// Iterates an array's elements.
 pub struct Elements<'a> {
     value: JsonText<'a>,
+    /// Just past the last item read: 1, after the bracket, before the first.
     at: usize,
-    first: bool,
 }
 
 impl<'a> Elements<'a> {
-    pub fn next_element(&mut self) -> Result<Option<JsonText<'a>>, JsonError> {
+    /// `None` after the last element (checked by `parse`, as `Members::next_member` says).
+    pub fn next_element(&mut self) -> Option<JsonText<'a>> {
         let text = self.value.text;
         let mut at = skip_space(text, self.at);
-        if text.get(at) == Some(&b']') {
-            return Ok(None);
-        }
-        if !self.first {
+        if self.at != 1 {
             if text.get(at) != Some(&b',') {
-                return Err(JsonError::Syntax { offset: (self.value.offset + at) as u32 });
+                return None;
             }
             at = skip_space(text, at + 1);
         }
-        self.first = false;
-        let end = skip_value(text, at, 0)?;
+        let end = skip_value(text, at, 0).ok()?;
         self.at = end;
-        Ok(Some(JsonText { text: &text[at..end], offset: self.value.offset + at }))
+        Some(JsonText { text: &text[at..end], offset: self.value.offset + at })
     }
 }
 
@@ -346,10 +363,10 @@ mod tests {
         assert_eq!(doc.path(&["compute", "zone"]).unwrap(), None);
         assert_eq!(doc.path(&["compute", "nothing", "here"]).unwrap(), None);
         let mut keys = doc.path(&["compute", "publicKeys"]).unwrap().unwrap().elements().unwrap();
-        let first = keys.next_element().unwrap().unwrap();
+        let first = keys.next_element().unwrap();
         assert_eq!(string(first.get("keyData").unwrap().unwrap()), "ssh-rsa 0\r\n");
-        assert_eq!(string(keys.next_element().unwrap().unwrap().get("keyData").unwrap().unwrap()), "ssh-ed25519 1");
-        assert_eq!(keys.next_element().unwrap(), None);
+        assert_eq!(string(keys.next_element().unwrap().get("keyData").unwrap().unwrap()), "ssh-ed25519 1");
+        assert_eq!(keys.next_element(), None);
     }
 
     #[test]
@@ -370,6 +387,9 @@ mod tests {
         assert_eq!(JsonText::parse(deep.as_bytes()), Err(JsonError::TooDeep { limit: DEPTH_LIMIT as u32 }));
         let doc = JsonText::parse(b"{\"a\": [1], \"s\": 5}").unwrap();
         assert_eq!(doc.get("a").unwrap().unwrap().get("x"), Err(JsonError::WrongType { expected: Expected::Object }));
+        assert_eq!(doc.get("a").unwrap().unwrap().object(), Err(JsonError::WrongType { expected: Expected::Object }));
+        assert_eq!(doc.object().unwrap().get("s").map(|s| s.text), Some(&b"5"[..]));
+        assert_eq!(doc.object().unwrap().get("x"), None);
         assert_eq!(doc.get("s").unwrap().unwrap().elements().err(), Some(JsonError::WrongType { expected: Expected::Array }));
         assert_eq!(doc.get("s").unwrap().unwrap().unescape_into(&mut [0; 8]), Err(JsonError::WrongType { expected: Expected::String }));
         let bad_escape = JsonText::parse(b"\"\\x\"").unwrap();
@@ -403,7 +423,7 @@ mod tests {
                 }
                 if let Ok(mut elements) = doc.elements() {
                     let mut count = 0;
-                    while let Ok(Some(_)) = elements.next_element() {
+                    while elements.next_element().is_some() {
                         count += 1;
                     }
                     // Each element takes at least one byte of the text.

@@ -14,12 +14,12 @@ fn walk(value: JsonText<'_>, depth: usize) {
         return;
     }
     if let Ok(mut members) = value.members() {
-        while let Ok(Some((_, member))) = members.next_member() {
+        while let Some((_, member)) = members.next_member() {
             walk(member, depth + 1);
         }
     }
     if let Ok(mut elements) = value.elements() {
-        while let Ok(Some(element)) = elements.next_element() {
+        while let Some(element) = elements.next_element() {
             walk(element, depth + 1);
         }
     }
@@ -28,6 +28,7 @@ fn walk(value: JsonText<'_>, depth: usize) {
 fuzz_target!(|data: &[u8]| {
     if let Ok(doc) = JsonText::parse(data) {
         let _ = doc.path(&["compute", "osProfile", "computerName"]);
+        assert_eq!(JsonText::find(data, &["compute", "vmId"]), doc.path(&["compute", "vmId"]));
         walk(doc, 0);
     }
 });

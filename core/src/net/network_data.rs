@@ -111,7 +111,7 @@ pub fn parse_into<'a>(document: &'a [u8], config: &mut NetworkConfig<'a>) -> Res
     let root = JsonText::parse(document)?;
     if let Some(links) = root.get("links")? {
         let mut elements = links.elements()?;
-        while let Some(link) = elements.next_element()? {
+        while let Some(link) = elements.next_element() {
             let id = required(&link, "id", Mistake::LinkWithoutId)?;
             let kind = string(&link, "type")?.unwrap_or("phy");
             if matches!(EntryType::parse(kind), Some(EntryType::Bond | EntryType::Vlan | EntryType::Bridge)) {
@@ -133,7 +133,7 @@ pub fn parse_into<'a>(document: &'a [u8], config: &mut NetworkConfig<'a>) -> Res
     }
     if let Some(networks) = root.get("networks")? {
         let mut elements = networks.elements()?;
-        while let Some(network) = elements.next_element()? {
+        while let Some(network) = elements.next_element() {
             let link = required(&network, "link", Mistake::NetworkWithoutLink)?;
             // A network on a refused link (a VLAN, a bond) goes with it.
             let Some(interface) = config.interfaces.iter_mut().find(|i| i.name == link) else { continue };
@@ -149,7 +149,7 @@ pub fn parse_into<'a>(document: &'a [u8], config: &mut NetworkConfig<'a>) -> Res
     }
     if let Some(services) = root.get("services")? {
         let mut elements = services.elements()?;
-        while let Some(service) = elements.next_element()? {
+        while let Some(service) = elements.next_element() {
             if string(&service, "type")? == Some("dns") {
                 if let Some(server) = string(&service, "address")? {
                     config.add_nameserver(address(server)?);
@@ -178,7 +178,7 @@ fn static_network(network: &JsonText<'_>, interface: &mut Interface<'_>) -> Resu
     interface.addresses.push(Prefix { ip, len }).map_err(|_| bad(Mistake::TooManyAddresses))?;
     if let Some(routes) = network.get("routes")? {
         let mut routes = routes.elements()?;
-        while let Some(route) = routes.next_element()? {
+        while let Some(route) = routes.next_element() {
             let to = address(required(&route, "network", Mistake::RouteWithoutNetwork)?)?;
             let len = prefix_len(string(&route, "netmask")?.unwrap_or("0"))?;
             let via = address(required(&route, "gateway", Mistake::RouteWithoutGateway)?)?;

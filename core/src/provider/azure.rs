@@ -27,12 +27,11 @@ pub fn extract(document: &[u8], item: Item, out: &mut [u8]) -> Result<Option<usi
         Item::Hostname | Item::LocalHostname => document_value(document, &["compute", "osProfile", "computerName"], false, out),
         Item::UserData => document_value(document, &["compute", "userData"], true, out),
         Item::SshKeys => {
-            let doc = JsonText::parse(document)?;
-            let Some(keys) = doc.path(&["compute", "publicKeys"])? else { return Ok(None) };
+            let Some(keys) = JsonText::find(document, &["compute", "publicKeys"])? else { return Ok(None) };
             let mut elements = keys.elements()?;
             let limit = out.len();
             let mut written = 0;
-            while let Some(key) = elements.next_element()? {
+            while let Some(key) = elements.next_element() {
                 let Some(data) = key.get("keyData")? else { continue };
                 let room = &mut out[written..];
                 let len = data.unescape_into(room)?;

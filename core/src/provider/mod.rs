@@ -111,7 +111,7 @@ impl core::fmt::Display for DocumentFailure {
 /// A string at `path` of a JSON document, unescaped (and base64-decoded in place when
 /// `base64`) into `out`; `Ok(None)` when absent.
 pub(crate) fn document_value(document: &[u8], path: &[&str], base64: bool, out: &mut [u8]) -> Result<Option<usize>, DocumentError> {
-    let Some(value) = JsonText::parse(document)?.path(path)? else { return Ok(None) };
+    let Some(value) = JsonText::find(document, path)? else { return Ok(None) };
     let len = value.unescape_into(out)?;
     if !base64 {
         return Ok(Some(len));
@@ -123,7 +123,7 @@ pub(crate) fn document_value(document: &[u8], path: &[&str], base64: bool, out: 
 /// keys (or of objects whose `field` is the key) one per line, else a string or number;
 /// `Ok(None)` when absent. The JSON document clouds read every value through it.
 pub(crate) fn json_member(document: &[u8], key: &str, item: Item, field: Option<&str>, out: &mut [u8]) -> Result<Option<usize>, DocumentError> {
-    let Some(value) = JsonText::parse(document)?.get(key)? else { return Ok(None) };
+    let Some(value) = JsonText::find(document, &[key])? else { return Ok(None) };
     match item {
         Item::SshKeys => json_lines(value, field, out),
         _ => json_text(value, out),
@@ -158,7 +158,7 @@ fn json_lines(value: JsonText<'_>, field: Option<&str>, out: &mut [u8]) -> Resul
     let full = JsonError::StringTooLong { limit: out.len() as u32 };
     let mut written = 0;
     let mut elements = value.elements()?;
-    while let Some(mut element) = elements.next_element()? {
+    while let Some(mut element) = elements.next_element() {
         if let Some(field) = field {
             let Some(member) = element.get(field)? else { continue };
             element = member;

@@ -82,13 +82,12 @@ pub fn value(document: &[u8], key: &str, out: &mut [u8]) -> Result<Option<usize>
 }
 
 fn json_value(text: &[u8], key: &str, out: &mut [u8]) -> Result<Option<usize>, MetaDataError> {
-    let doc = json::JsonText::parse(text)?;
-    let Some(value) = doc.get(key)? else { return Ok(None) };
+    let Some(value) = json::JsonText::find(text, &[key])? else { return Ok(None) };
     let mut writer = Out::new(out);
     match value.text.first() {
         Some(b'[') => {
             let mut items = value.elements()?;
-            while let Some(item) = items.next_element()? {
+            while let Some(item) = items.next_element() {
                 put_string(item, &mut writer)?;
                 writer.put(b"\n")?;
             }
@@ -96,7 +95,7 @@ fn json_value(text: &[u8], key: &str, out: &mut [u8]) -> Result<Option<usize>, M
         Some(b'{') => {
             // A map of name to key: the keys, in order.
             let mut members = value.members()?;
-            while let Some((_, item)) = members.next_member()? {
+            while let Some((_, item)) = members.next_member() {
                 put_string(item, &mut writer)?;
                 writer.put(b"\n")?;
             }
