@@ -308,9 +308,10 @@ def test_a_run_resolves_its_cloud_once(run, imds, root, tmp_path):
     """CLOUD=auto is resolved once per run: the boot phase's network and cloud-config's ntp
     take the phases' cloud (and TINY_CLOUD_VAR, open), not `.autodetect` read again (a
     second read could differ). TINY_CLOUD_VAR is opened once: `.autodetect` is read from,
-    and written into, the run's."""
+    and written into, the run's; the rules that ask the markers (bootcmd, runcmd, the
+    scripts) take the run's too."""
     set_dmi(root, "aws")
-    imds(metadata("aws", user_data="#cloud-config\nntp:\n  enabled: true\n"))
+    imds(metadata("aws", user_data="#cloud-config\nntp:\n  enabled: true\nbootcmd:\n  - true\nruncmd:\n  - true\n"))
     # Each run reads `.autodetect` once: the first boot finds none, detects the cloud from
     # DMI and writes it; a later boot reads it.
     for boot, found in (("first", False), ("later", True)):
@@ -326,3 +327,9 @@ def test_a_run_resolves_its_cloud_once(run, imds, root, tmp_path):
         setup = opened[:next(i for i, line in enumerate(opened) if '".instance-id"' in line)]
         var_opened = [line for line in setup if '"var/lib/cloud"' in line]
         assert len(var_opened) == 1, (boot, var_opened)
+        # Over the whole run, besides the setup's: a first boot makes boothooks/ and
+        # scripts/ in it, the host keys look up the instance's id and the completion
+        # marker which filesystem to sync, each by its path (4); a later boot none. Each
+        # rule that asked the markers opened it again before (9 in all on a first boot).
+        var_opened = [line for line in opened if '"var/lib/cloud"' in line]
+        assert len(var_opened) <= (5 if boot == "first" else 1), (boot, var_opened)

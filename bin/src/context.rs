@@ -63,6 +63,7 @@ impl<'a> Context<'a> {
 
     /// The directory, resolved inside the root: its symlinks (`/var/run -> /run`) are
     /// followed, but `..` and absolute links stop at the root.
+    #[inline(never)]
     pub fn open_dir(&self, absolute: &[u8]) -> Result<Dir, Message> {
         self.root_dir.open_beneath(absolute, Resolve::InRoot).map_err(|e| self.path_error(absolute, e))
     }

@@ -57,7 +57,9 @@ impl wisp_core::host::scripts::Scripts for System<'_> {
     }
 
     fn open_markers(&mut self) -> Result<(), Message> {
-        self.markers = Some(Markers::open(&self.ctx.open_dir(self.ctx.config.var_dir.as_bytes())?)?);
+        // Every rule that asks for the markers runs in `with_hosts`, which sets `var`.
+        let var = self.var.ok_or_else(|| msg!("TINY_CLOUD_VAR is not open"))?;
+        self.markers = Some(Markers::open(var)?);
         Ok(())
     }
 
@@ -79,7 +81,9 @@ pub fn with_hosts(ctx: &Context<'_>, var: &Dir, rule: &mut Rule<'_>) -> Result<M
     let logs = ctx.logs_dir()?;
     let mut var_dir = OpenDir { dir: var };
     let places = Places { var_dir: ctx.config.var_dir.as_bytes(), var: &mut var_dir, logs: &mut OpenDir { dir: &logs } };
-    rule(&mut System::new(ctx), places)
+    let mut system = System::new(ctx);
+    system.var = Some(var);
+    rule(&mut system, places)
 }
 
 pub fn run_userdata<'u>(ctx: &Context<'_>, var: &Dir, later_boot: bool, userdata: impl FnOnce() -> Result<Option<&'u UserData>, Message>) -> Result<Message, Message> {

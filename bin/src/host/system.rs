@@ -25,6 +25,8 @@ pub struct System<'c> {
     pub(super) files: OpenDir<'c>,
     pub(crate) ctx: &'c Context<'c>,
     pub(super) log: Option<OwnedFd>,
+    /// TINY_CLOUD_VAR when the caller holds it open (`scripts::with_hosts`), for the markers.
+    pub(super) var: Option<&'c wisp_os_linux::fs::Dir>,
     batch: wisp_os_linux::fs::Batch,
     pub(super) markers: Option<Markers>,
 }
@@ -32,7 +34,7 @@ pub struct System<'c> {
 impl<'c> System<'c> {
     #[inline(never)]
     pub fn new(ctx: &'c Context<'c>) -> System<'c> {
-        System { files: OpenDir::root(ctx), batch: wisp_os_linux::fs::Batch::new(), ctx, log: None, markers: None }
+        System { files: OpenDir::root(ctx), batch: wisp_os_linux::fs::Batch::new(), ctx, log: None, markers: None, var: None }
     }
 }
 
