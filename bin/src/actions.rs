@@ -77,8 +77,8 @@ fn save_userdata(ctx: &Context<'_>, session: &mut Session<'_>, var: &Dir) -> Res
     let host = &mut System::new(ctx);
     let raw = session.metadata.get(Item::UserData).unwrap_or(b"");
     let saved = save_userdata::save(host, &mut OpenDir { dir: var }, raw, cfg!(feature = "userdata"), ctx.config.userdata_limit as usize)?;
-    let (cloud, document) = (session.imds.cloud(), session.metadata.document());
-    let facts = save_userdata::save_network_facts::<{ cfg!(feature = "hetzner") }, { cfg!(feature = "incus") }, _, _>(host, &mut OpenDir { dir: var }, cloud, document, |buf| {
+    let (cloud, (document, room)) = (session.imds.cloud(), session.metadata.document_and_room());
+    let facts = save_userdata::save_network_facts::<{ cfg!(feature = "hetzner") }, { cfg!(feature = "incus") }, _, _>(host, &mut OpenDir { dir: var }, cloud, document, room, |buf| {
         session.imds.get_path(&mut session.network, wisp_core::provider::incus::NETWORK_CONFIG_PATH, buf).map_err(|e| crate::output::line(crate::imds::ImdsError(e)))
     })?;
     // Decoded now, while the network is up, to fetch its includes.

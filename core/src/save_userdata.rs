@@ -8,6 +8,7 @@ use crate::host::messages::Messages;
 use crate::host::room::Room;
 use crate::host::saved_copies::SavedCopies;
 use crate::provider::hetzner;
+use crate::provider::metadata::ParseRoom;
 use crate::state_files::USER_DATA;
 use crate::system_files::call_failed;
 use crate::text::{Decimal, Plain};
@@ -82,6 +83,7 @@ pub fn save_network_facts<const HETZNER: bool, const INCUS: bool, H: Messages, V
     var: &mut V,
     cloud: Cloud,
     document: Option<&[u8]>,
+    room: &mut ParseRoom,
     fetch_incus: impl for<'b> FnOnce(&'b mut [u8]) -> Result<Option<&'b [u8]>, H::Text>,
 ) -> Result<&'static str, H::Text> {
     if !keeps_metadata_document(cloud) {
@@ -94,24 +96,26 @@ pub fn save_network_facts<const HETZNER: bool, const INCUS: bool, H: Messages, V
         save_if_changed(host, var, "meta-data", document)?;
         return Ok("; meta-data saved");
     }
-    save_document::<HETZNER, INCUS, _, _>(host, var, cloud, document, fetch_incus)
+    save_document::<HETZNER, INCUS, _, _>(host, var, cloud, document, room, fetch_incus)
 }
 
 /// `save_network_facts`' work once a document is there. Out of line: its frame holds the
-/// network configuration's buffer and Hetzner's parse of the document (62 KiB, probed
-/// whole on entry), which every other cloud's `save_userdata` touched too.
+/// network configuration's buffer (16 KiB, probed whole on entry), which every other
+/// cloud's `save_userdata` touched too; Hetzner's parse takes its text in `room` (the
+/// metadata store's), its nodes in its own frame (14 KiB; with the text, 46).
 #[inline(never)]
 fn save_document<const HETZNER: bool, const INCUS: bool, H: Messages, V: SavedCopies>(
     host: &H,
     var: &mut V,
     cloud: Cloud,
     document: &[u8],
+    room: &mut ParseRoom,
     fetch_incus: impl for<'b> FnOnce(&'b mut [u8]) -> Result<Option<&'b [u8]>, H::Text>,
 ) -> Result<&'static str, H::Text> {
     save_if_changed(host, var, "meta-data", document)?;
     let mut network = [0u8; NETWORK_CONFIG_LIMIT];
     let found = match cloud {
-        Cloud::Hetzner if HETZNER => match hetzner::network_config(document, &mut network) {
+        Cloud::Hetzner if HETZNER => match hetzner::network_config(document, &mut network, room) {
             Ok(len) => len.map(|len| &network[..len]),
             Err(e) => return Err(host.text(format_args!("metadata network-config: {e}"))),
         },
@@ -224,27 +228,28 @@ mod tests {
     #[test]
     fn only_the_clouds_that_keep_their_document_save_it_and_its_network_config() {
         let host = MemorySystem::new(MemoryHost::new());
+        let mut room = [0u8; crate::provider::metadata::PARSE_ROOM];
         let mut var = MemoryHost::new();
         let document = &b"hostname: a\nnetwork-config:\n  version: 1\n"[..];
-        assert_eq!(save_network_facts::<true, true, _, _>(&host, &mut var.dir(VAR), Cloud::Aws, Some(document), no_incus), Ok(""));
-        assert_eq!(save_network_facts::<true, true, _, _>(&host, &mut var.dir(VAR), Cloud::Hetzner, None, no_incus), Ok(""));
+        assert_eq!(save_network_facts::<true, true, _, _>(&host, &mut var.dir(VAR), Cloud::Aws, Some(document), &mut room, no_incus), Ok(""));
+        assert_eq!(save_network_facts::<true, true, _, _>(&host, &mut var.dir(VAR), Cloud::Hetzner, None, &mut room, no_incus), Ok(""));
         assert!(var.files.is_empty());
-        let said = save_network_facts::<true, true, _, _>(&host, &mut var.dir(VAR), Cloud::Hetzner, Some(document), no_incus);
+        let said = save_network_facts::<true, true, _, _>(&host, &mut var.dir(VAR), Cloud::Hetzner, Some(document), &mut room, no_incus);
         assert_eq!(said.unwrap(), "; meta-data and network-config saved");
         assert_eq!(var.contents("/var/lib/cloud/meta-data"), Some(document));
         assert_eq!(var.contents("/var/lib/cloud/network-config"), Some(&b"{\"version\":1}"[..]));
         assert_eq!(var.files[&b"/var/lib/cloud/network-config"[..]].meta.mode, 0o600);
         // Unchanged, nothing is written again.
         let writes = var.calls.len();
-        save_network_facts::<true, true, _, _>(&host, &mut var.dir(VAR), Cloud::Hetzner, Some(document), no_incus).unwrap();
+        save_network_facts::<true, true, _, _>(&host, &mut var.dir(VAR), Cloud::Hetzner, Some(document), &mut room, no_incus).unwrap();
         assert_eq!(var.calls.len(), writes);
         // A build without Hetzner keeps the document only.
         let mut var = MemoryHost::new();
-        assert_eq!(save_network_facts::<false, true, _, _>(&host, &mut var.dir(VAR), Cloud::Hetzner, Some(document), no_incus), Ok("; meta-data saved"));
+        assert_eq!(save_network_facts::<false, true, _, _>(&host, &mut var.dir(VAR), Cloud::Hetzner, Some(document), &mut room, no_incus), Ok("; meta-data saved"));
         assert_eq!(var.contents("/var/lib/cloud/network-config"), None);
         // So does one with neither Hetzner nor Incus (its own path, kept in line).
         let mut var = MemoryHost::new();
-        assert_eq!(save_network_facts::<false, false, _, _>(&host, &mut var.dir(VAR), Cloud::Vultr, Some(document), no_incus), Ok("; meta-data saved"));
+        assert_eq!(save_network_facts::<false, false, _, _>(&host, &mut var.dir(VAR), Cloud::Vultr, Some(document), &mut room, no_incus), Ok("; meta-data saved"));
         assert_eq!(var.contents("/var/lib/cloud/meta-data"), Some(document));
         assert_eq!(var.files[&b"/var/lib/cloud/meta-data"[..]].meta.mode, 0o600);
         assert_eq!(var.contents("/var/lib/cloud/network-config"), None);
@@ -253,6 +258,7 @@ mod tests {
     #[test]
     fn incus_fetches_its_network_config_and_a_failure_is_the_actions() {
         let host = MemorySystem::new(MemoryHost::new());
+        let mut room = [0u8; crate::provider::metadata::PARSE_ROOM];
         let mut var = MemoryHost::new();
         fn served(buf: &mut [u8]) -> Result<Option<&[u8]>, std::string::String> {
             buf[..9].copy_from_slice(b"version 2");
@@ -264,11 +270,11 @@ mod tests {
         fn refused(_: &mut [u8]) -> Result<Option<&[u8]>, std::string::String> {
             Err("http 500".into())
         }
-        let said = save_network_facts::<true, true, _, _>(&host, &mut var.dir(VAR), Cloud::Incus, Some(b"{}"), served);
+        let said = save_network_facts::<true, true, _, _>(&host, &mut var.dir(VAR), Cloud::Incus, Some(b"{}"), &mut room, served);
         assert_eq!(said.unwrap(), "; meta-data and network-config saved");
         assert_eq!(var.contents("/var/lib/cloud/network-config"), Some(&b"version 2"[..]));
-        assert_eq!(save_network_facts::<true, true, _, _>(&host, &mut MemoryHost::new().dir(VAR), Cloud::Incus, Some(b"{}"), none).unwrap(), "; meta-data saved");
-        assert_eq!(save_network_facts::<true, true, _, _>(&host, &mut MemoryHost::new().dir(VAR), Cloud::Incus, Some(b"{}"), refused), Err("http 500".into()));
+        assert_eq!(save_network_facts::<true, true, _, _>(&host, &mut MemoryHost::new().dir(VAR), Cloud::Incus, Some(b"{}"), &mut room, none).unwrap(), "; meta-data saved");
+        assert_eq!(save_network_facts::<true, true, _, _>(&host, &mut MemoryHost::new().dir(VAR), Cloud::Incus, Some(b"{}"), &mut room, refused), Err("http 500".into()));
     }
 
     #[test]

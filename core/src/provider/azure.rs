@@ -10,7 +10,7 @@ use crate::out::{Full, Out};
 pub const METADATA: (&str, &str) = ("Metadata", "true");
 pub const INSTANCE_PATH: &str = "/metadata/instance?api-version=2021-02-01";
 
-pub const SERVICE: Service = Service { headers: &[METADATA], ..Service::document(&Document::at(INSTANCE_PATH, extract)) };
+pub const SERVICE: Service = Service { headers: &[METADATA], ..Service::document(&Document::at(INSTANCE_PATH, |document, item, out, _| extract(document, item, out))) };
 pub const WIRESERVER_ADDRESS: [u8; 4] = [168, 63, 129, 16];
 pub const WIRESERVER_HOST: &str = "168.63.129.16";
 pub const HEALTH_PATH: &str = "/provisioning/health";

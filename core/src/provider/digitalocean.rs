@@ -20,7 +20,7 @@ use super::{json_member, DocumentError, Item};
 
 pub const METADATA_PATH: &str = "/metadata/v1.json";
 
-pub const SERVICE: Service = Service::document(&Document::at(METADATA_PATH, extract));
+pub const SERVICE: Service = Service::document(&Document::at(METADATA_PATH, |document, item, out, _| extract(document, item, out)));
 
 /// Copies `item` out of the droplet document into `out` (keys one per line); `Ok(None)`
 /// when absent.

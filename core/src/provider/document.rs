@@ -22,7 +22,7 @@ const ORDER: [Item; 5] = [Item::InstanceId, Item::Hostname, Item::LocalHostname,
 /// `Service::rounds` of the document clouds: the document once, then the wanted values.
 pub(crate) fn rounds(imds: &mut Imds<'_>, host: &mut dyn Host, metadata: &mut Metadata<'_>, wanted: &[Item]) -> Result<(), ImdsError> {
     let Some(cloud) = imds.service().document else { return Err(ImdsError::NoService { cloud: imds.cloud() }) };
-    let (mut slots, document) = metadata.slots();
+    let (mut slots, document, parse_room) = metadata.slots_and_room();
     if !document.is_fetched() {
         let first = imds.get_one(host, What::Document, cloud.path, document.buf);
         let refused = matches!(first, Err(ImdsError::Refused { status: 401 | 403, .. }) | Ok(ValueState::Absent));
@@ -49,7 +49,7 @@ pub(crate) fn rounds(imds: &mut Imds<'_>, host: &mut dyn Host, metadata: &mut Me
             *slot.state = fetched;
             continue;
         }
-        let found = (cloud.extract)(body, item, slot.buf).map_err(|error| ImdsError::Document { item, error: error.into() })?;
+        let found = (cloud.extract)(body, item, slot.buf, parse_room).map_err(|error| ImdsError::Document { item, error: error.into() })?;
         *slot.state = ValueState::at_start(found);
     }
     Ok(())

@@ -1,10 +1,12 @@
 //! Where a document cloud's document and user-data are, and how a value is read out of
 //! the document: what `imds::Service` names and `document`'s rounds follow.
 
+use super::metadata::ParseRoom;
 use super::{DocumentError, Item};
 
 /// An item's value out of the document into the buffer: its length, `None` if absent.
-pub type Extract = fn(&[u8], Item, &mut [u8]) -> Result<Option<usize>, DocumentError>;
+/// The last is room for a parse of the document.
+pub type Extract = fn(&[u8], Item, &mut [u8], &mut ParseRoom) -> Result<Option<usize>, DocumentError>;
 
 /// Where a cloud's document and user-data are, and how a value is read out of it.
 pub struct Document {

@@ -18,6 +18,7 @@
 //! - Detected by DMI `sys_vendor` "Hetzner" (`product_serial` holds the instance-id).
 
 use super::document_service::Document;
+use super::metadata::ParseRoom;
 use super::imds::Service;
 use super::{DocumentError, Item};
 use crate::json::JsonError;
@@ -37,8 +38,8 @@ pub const TEXT_LIMIT: usize = 32 * 1024;
 const NOT_TEXT: DocumentError = DocumentError::Json(JsonError::WrongType { expected: crate::json::Expected::String });
 
 /// Copies `item` out of the metadata document into `out` (keys one per line); `Ok(None)`
-/// when absent. User-data is a request of its own.
-pub fn extract(document: &[u8], item: Item, out: &mut [u8]) -> Result<Option<usize>, DocumentError> {
+/// when absent. User-data is a request of its own. `room` holds the parse's text.
+pub fn extract(document: &[u8], item: Item, out: &mut [u8], room: &mut ParseRoom) -> Result<Option<usize>, DocumentError> {
     let key = match item {
         Item::InstanceId => "instance-id",
         Item::Hostname | Item::LocalHostname => "hostname",
@@ -62,34 +63,36 @@ pub fn extract(document: &[u8], item: Item, out: &mut [u8]) -> Result<Option<usi
             },
         }
         Ok(writer.len())
-    }, out)
+    }, out, room)
 }
 
-/// `network-config`, written as JSON into `out`; `Ok(None)` when absent.
-pub fn network_config(document: &[u8], out: &mut [u8]) -> Result<Option<usize>, DocumentError> {
+/// `network-config`, written as JSON into `out`; `Ok(None)` when absent. `room` as
+/// `extract`'s.
+pub fn network_config(document: &[u8], out: &mut [u8], room: &mut ParseRoom) -> Result<Option<usize>, DocumentError> {
     with_value(document, "network-config", &mut |value, out| {
         let limit = out.len();
         let mut writer = Out::new(out);
         yaml::write_json(value, &mut writer).map_err(|_| DocumentError::Json(JsonError::StringTooLong { limit: limit as u32 }))?;
         Ok(writer.len())
-    }, out)
+    }, out, room)
 }
 
 /// What is done with a key's value: its length written into the buffer.
 type Then<'t> = dyn FnMut(yaml::NodeRef<'_>, &mut [u8]) -> Result<usize, DocumentError> + 't;
 
 /// Parses the document and hands the value of the top-level `key` to `then`. One copy for
-/// both callers, out of line: its frame holds the parse (46 KiB).
+/// both callers, out of line: its frame holds the parse's nodes (14 KiB); their text, 32
+/// KiB that the frame held before and probed whole on entry, is the caller's `room`.
 #[inline(never)]
 fn with_value(
     document: &[u8],
     key: &str,
     then: &mut Then<'_>,
     out: &mut [u8],
+    room: &mut ParseRoom,
 ) -> Result<Option<usize>, DocumentError> {
     let mut nodes = [Node::EMPTY; NODES_LIMIT];
-    let mut text = [0u8; TEXT_LIMIT];
-    let mut arena = Arena::new(&mut nodes, &mut text);
+    let mut arena = Arena::new(&mut nodes, room);
     let root = arena.parse(document).map_err(DocumentError::Yaml)?;
     let root = arena.value(root);
     if root.kind() != Kind::Mapping {
@@ -138,8 +141,9 @@ vendor_data: '#cloud-config
 ";
 
     fn get(document: &[u8], item: Item) -> Result<Option<Vec<u8>>, DocumentError> {
-        let mut out = [0u8; 512];
-        extract(document, item, &mut out).map(|found| found.map(|n| out[..n].to_vec()))
+        // The room as a parse before left it: nothing read is taken from it unwritten.
+        let (mut out, mut room) = ([0u8; 512], Box::new([0xa5u8; TEXT_LIMIT]));
+        extract(document, item, &mut out, &mut room).map(|found| found.map(|n| out[..n].to_vec()))
     }
 
     #[test]
@@ -157,13 +161,13 @@ vendor_data: '#cloud-config
 
     #[test]
     fn network_config_as_json() {
-        let mut out = [0u8; 512];
-        let len = network_config(DOC, &mut out).unwrap().unwrap();
+        let (mut out, mut room) = ([0u8; 512], Box::new([0u8; TEXT_LIMIT]));
+        let len = network_config(DOC, &mut out, &mut room).unwrap().unwrap();
         assert_eq!(
             core::str::from_utf8(&out[..len]).unwrap(),
             r#"{"config":[{"mac_address":"96:00:00:1a:2b:3c","name":"eth0","subnets":[{"ipv4":true,"type":"dhcp"},{"address":"2a01:4f8:c17:1234::1/64","gateway":"fe80::1","ipv6":true,"type":"static"}],"type":"physical"}],"version":1}"#
         );
-        assert_eq!(network_config(b"hostname: x\n", &mut out), Ok(None));
-        assert!(network_config(DOC, &mut out[..20]).is_err());
+        assert_eq!(network_config(b"hostname: x\n", &mut out, &mut room), Ok(None));
+        assert!(network_config(DOC, &mut out[..20], &mut room).is_err());
     }
 }

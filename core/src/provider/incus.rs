@@ -32,7 +32,7 @@ pub const SERVICE: Service = Service {
     ..Service::document(&Document {
         user_data: Some(USER_DATA_PATH),
         legacy_user_data: Some(LEGACY_USER_DATA_PATH),
-        ..Document::at(META_DATA_PATH, extract)
+        ..Document::at(META_DATA_PATH, |document, item, out, _| extract(document, item, out))
     })
 };
 pub const NETWORK_CONFIG_PATH: &str = "/1.0/config/cloud-init.network-config";

@@ -18,8 +18,12 @@ pub const KEY_RESPONSE: usize = 4 * 1024;
 pub const USERDATA_RESPONSE: usize = 256 * 1024 + 1024;
 /// Room for every key of a listing, one response each.
 pub const KEYS_RESPONSE: usize = KEYS_LIMIT * KEY_RESPONSE;
-/// The room of every value together.
-pub const METADATA_SIZE: usize = 3 * SMALL_RESPONSE + 2 * USERDATA_RESPONSE + KEYS_RESPONSE;
+/// Room for a parse of a document cloud's document (Hetzner's YAML text), which would
+/// otherwise be the parsing frame's, probed whole on entry however small the document.
+pub const PARSE_ROOM: usize = super::hetzner::TEXT_LIMIT;
+pub type ParseRoom = [u8; PARSE_ROOM];
+/// The room of every value together, and the parse's.
+pub const METADATA_SIZE: usize = 3 * SMALL_RESPONSE + 2 * USERDATA_RESPONSE + KEYS_RESPONSE + PARSE_ROOM;
 
 /// A value past the room its item has in the store.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -103,6 +107,8 @@ pub struct Metadata<'a> {
     /// The whole document of the clouds that answer with one, and GCP's keys while they
     /// are combined.
     pub(crate) document: StoredValue<'a>,
+    /// `PARSE_ROOM`: only a parse writes there.
+    pub(crate) parse_room: &'a mut ParseRoom,
 }
 
 fn slot<'m>(item: Item, value: &'m mut StoredValue<'_>) -> Slot<'m> {
@@ -123,6 +129,7 @@ impl<'a> Metadata<'a> {
                 StoredValue::new(space, len)
             }),
             document: StoredValue::new(space, USERDATA_RESPONSE),
+            parse_room: StoredValue::new(space, PARSE_ROOM).buf.try_into().unwrap_or_else(|_| unreachable!()),
         }
     }
 
@@ -133,6 +140,14 @@ impl<'a> Metadata<'a> {
         let [a, b, c, d, e] = &mut self.values;
         let slots = [slot(Item::InstanceId, a), slot(Item::Hostname, b), slot(Item::LocalHostname, c), slot(Item::SshKeys, d), slot(Item::UserData, e)];
         (slots, &mut self.document)
+    }
+
+    /// `slots`, and the parse's room (written out again: `slots` stays in line in the
+    /// clouds' rounds).
+    pub(crate) fn slots_and_room(&mut self) -> ([Slot<'_>; 5], &mut StoredValue<'a>, &mut ParseRoom) {
+        let [a, b, c, d, e] = &mut self.values;
+        let slots = [slot(Item::InstanceId, a), slot(Item::Hostname, b), slot(Item::LocalHostname, c), slot(Item::SshKeys, d), slot(Item::UserData, e)];
+        (slots, &mut self.document, self.parse_room)
     }
 
     pub fn get(&self, item: Item) -> Option<&[u8]> {
@@ -165,5 +180,10 @@ impl<'a> Metadata<'a> {
     /// The instance document of the clouds that answer with one, once fetched.
     pub fn document(&self) -> Option<&[u8]> {
         self.document.get()
+    }
+
+    /// `document`, and the parse's room (`PARSE_ROOM` bytes).
+    pub fn document_and_room(&mut self) -> (Option<&[u8]>, &mut ParseRoom) {
+        (self.document.get(), self.parse_room)
     }
 }

@@ -11,7 +11,7 @@ pub const AUTHORIZATION: (&str, &str) = ("Authorization", "Bearer Oracle");
 
 pub const SERVICE: Service = Service {
     headers: &[AUTHORIZATION],
-    ..Service::document(&Document { fallback: Some(V1_PATH), ..Document::at(V2_PATH, extract) })
+    ..Service::document(&Document { fallback: Some(V1_PATH), ..Document::at(V2_PATH, |document, item, out, _| extract(document, item, out)) })
 };
 
 /// Copies `item` out of the instance document into `out`: `Ok(None)` when absent;

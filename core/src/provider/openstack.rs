@@ -8,7 +8,7 @@ use super::{meta_data_value, DocumentError, Item};
 pub const META_DATA_PATH: &str = "/openstack/latest/meta_data.json";
 pub const USER_DATA_PATH: &str = "/openstack/latest/user_data";
 
-pub const SERVICE: Service = Service::document(&Document { user_data: Some(USER_DATA_PATH), ..Document::at(META_DATA_PATH, extract) });
+pub const SERVICE: Service = Service::document(&Document { user_data: Some(USER_DATA_PATH), ..Document::at(META_DATA_PATH, |document, item, out, _| extract(document, item, out)) });
 
 /// The versions a config drive may carry, `latest` first and then newest first, as
 /// cloud-init looks for them.

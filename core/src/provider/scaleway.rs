@@ -29,7 +29,7 @@ pub const USER_DATA_PATH: &str = "/user_data/cloud-init";
 pub const SERVICE: Service = Service {
     endpoint: Endpoint::Tcp { address: ADDRESS, port: 80, privileged: false },
     host: HOST,
-    ..Service::document(&Document { user_data: Some(USER_DATA_PATH), privileged_user_data: true, ..Document::at(CONF_PATH, extract) })
+    ..Service::document(&Document { user_data: Some(USER_DATA_PATH), privileged_user_data: true, ..Document::at(CONF_PATH, |document, item, out, _| extract(document, item, out)) })
 };
 
 /// Copies `item` out of the `conf` document into `out` (keys one per line); `Ok(None)`

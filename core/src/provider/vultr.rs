@@ -20,7 +20,7 @@ use super::{json_member, DocumentError, Item};
 pub const METADATA_PATH: &str = "/v1.json";
 pub const TOKEN: (&str, &str) = ("Metadata-Token", "cloudinit");
 
-pub const SERVICE: Service = Service { headers: &[TOKEN], ..Service::document(&Document::at(METADATA_PATH, extract)) };
+pub const SERVICE: Service = Service { headers: &[TOKEN], ..Service::document(&Document::at(METADATA_PATH, |document, item, out, _| extract(document, item, out))) };
 
 /// Copies `item` out of the document into `out` (keys one per line); `Ok(None)` when
 /// absent, and for empty user-data.
