@@ -26,7 +26,9 @@ pub const CARRIER_WAIT_MS: u64 = 2000;
 const CARRIER_POLL_MS: u64 = 50;
 /// Most bytes of a network configuration, and of what is read of it.
 pub const CONFIG_LIMIT: usize = 16 * 1024;
-const CONFIG_NODES: usize = 1024;
+/// Most YAML nodes of a network configuration: the caller's, mapped, as 28 KiB of them on
+/// the stack were probed whole on entry with no configuration at all.
+pub const CONFIG_NODES: usize = 1024;
 /// Most files read in /etc/cloud/cloud.cfg.d.
 pub const SYSTEM_FILES_LIMIT: usize = 32;
 /// Largest /etc/network/interfaces and /etc/resolv.conf written.
@@ -77,12 +79,14 @@ pub fn raise_links<N: Netlink, T: Timer>(kernel: &mut Rtnl<'_, N>, timer: &mut T
 /// (`system_network`), else the seed's network configuration saved in `var`
 /// (TINY_CLOUD_VAR/network-config), applied through rtnetlink and kept as
 /// `/etc/network/interfaces` and `/etc/resolv.conf`. An interface with `dhcp4` is the one
-/// DHCP runs on (`dhcp_on`), if nothing else gives an address.
+/// DHCP runs on (`dhcp_on`), if nothing else gives an address. A YAML configuration is
+/// parsed in `nodes` (`CONFIG_NODES` of them).
 #[inline(never)]
 pub fn apply_network_config<H: Files + Messages + Room, D: Directory, N: Netlink>(
     host: &mut H,
     var: &mut D,
     kernel: &mut Rtnl<'_, N>,
+    nodes: &mut [Node],
     state: &State,
     dhcp_on: &mut Option<u32>,
 ) -> Result<Configured<H::Text>, H::Text> {
@@ -91,13 +95,12 @@ pub fn apply_network_config<H: Files + Messages + Room, D: Directory, N: Netlink
     let (text, rest) = rest.split_at_mut(CONFIG_LIMIT);
     let (interfaces, rest) = rest.split_at_mut(ENI_LIMIT);
     let (on_disk, resolv) = rest.split_at_mut(ENI_LIMIT);
-    let mut nodes = [Node::EMPTY; CONFIG_NODES];
     let cmdline = &mut text[..CMDLINE_LIMIT];
     let cmdline_len = host.read(b"/proc/cmdline", cmdline).ok().flatten();
     let encoded = cmdline_len.and_then(|len| network_config::from_cmdline(&cmdline[..len]));
     let len = match encoded {
         Some(encoded) => base64::decode(encoded, document).map_err(|e| host.text(format_args!("network-config= on the kernel command line: {e}")))?,
-        None => match system_network(host, document, &mut nodes, text)? {
+        None => match system_network(host, document, nodes, text)? {
             Some(len) => len,
             None => match var.read(b"network-config", document) {
                 Ok(Some(len)) => len,
@@ -107,7 +110,7 @@ pub fn apply_network_config<H: Files + Messages + Room, D: Directory, N: Netlink
         },
     };
     let document = document.get(..len).unwrap_or_default();
-    let mut arena = Arena::new(&mut nodes, text);
+    let mut arena = Arena::new(nodes, text);
     // ConfigDrive's network_data.json is kept under the same name: JSON is an object.
     let mut config = network_config::NetworkConfig::default();
     if document.trim_ascii_start().first() == Some(&b'{') {
@@ -279,7 +282,7 @@ mod tests {
     }
 
     fn apply(host: &mut MemorySystem, var: &mut MemoryHost, kernel: &mut Rtnl<'_, MemoryNetlink>, state: &State, dhcp_on: &mut Option<u32>) -> Result<std::string::String, std::string::String> {
-        match apply_network_config(host, &mut var.dir("/var/lib/cloud"), kernel, state, dhcp_on)? {
+        match apply_network_config(host, &mut var.dir("/var/lib/cloud"), kernel, &mut std::vec![Node::EMPTY; CONFIG_NODES], state, dhcp_on)? {
             Configured::Nothing => Ok("nothing".into()),
             Configured::Disabled => Ok("disabled".into()),
             Configured::Applied(line) => Ok(line),

@@ -25,6 +25,7 @@ use crate::net::rtnl::Rtnl;
 use crate::net::{bring_up, dhcp_exchange, ip_text};
 use crate::out::Out;
 use crate::text::Decimal;
+use crate::yaml::Node;
 
 /// The address of the last lease, asked for again first at the next boot (INIT-REBOOT).
 pub const LAST_ADDRESS_FILE: &[u8] = b".dhcp-address";
@@ -41,8 +42,9 @@ pub struct Instance<'a> {
 }
 
 /// The bring-up, against the host's files and messages (`host`), its state directory
-/// (`var`), the kernel's routing socket, a timer for carriers, and `open_dhcp`, which
-/// opens an interface's DHCP socket by its index. The result is the action's note.
+/// (`var`), the kernel's routing socket, the YAML nodes a network configuration is parsed
+/// in (`configure::CONFIG_NODES`), a timer for carriers, and `open_dhcp`, which opens an
+/// interface's DHCP socket by its index. The result is the action's note.
 // Out of line, with the large steps it calls: their frames stay out of the action loop
 // that calls every action, and their callers do not each get a copy.
 #[inline(never)]
@@ -50,6 +52,7 @@ pub fn set_ephemeral_network<H, D, N, T, S>(
     host: &mut H,
     var: &mut D,
     kernel: &mut Rtnl<'_, N>,
+    nodes: &mut [Node],
     timer: &mut T,
     open_dhcp: impl FnOnce(u32) -> Result<S, HostError>,
     instance: &Instance<'_>,
@@ -65,7 +68,7 @@ where
     let mut state = crate::net::rtnl::State::default();
     kernel.reread(&mut state).map_err(|e| said(host, e))?;
     let mut dhcp_on: Option<u32> = None;
-    match configure::apply_network_config(host, var, kernel, &state, &mut dhcp_on)? {
+    match configure::apply_network_config(host, var, kernel, nodes, &state, &mut dhcp_on)? {
         Configured::Disabled => return Ok(host.text(format_args!("network-config: config disabled: the network is left alone"))),
         Configured::Applied(note) => {
             host.log(format_args!("{note}"));
@@ -275,7 +278,7 @@ mod tests {
             Ok(Server(server.clone().expect("no DHCP here")))
         };
         let instance = Instance { cloud: if local_seed { "nocloud" } else { "aws" }, local_seed, dhcp_ms: 10_000 };
-        let result = set_ephemeral_network(&mut host, &mut var.dir("/var/lib/cloud"), &mut rtnl, &mut MemoryTimer::default(), open, &instance);
+        let result = set_ephemeral_network(&mut host, &mut var.dir("/var/lib/cloud"), &mut rtnl, &mut std::vec![Node::EMPTY; configure::CONFIG_NODES], &mut MemoryTimer::default(), open, &instance);
         let sent = server.map_or_else(Vec::new, |server| server.borrow().sent.iter().map(|(_, packet)| packet.clone()).collect());
         Run { result, host, var, kernel: rtnl.socket, sent }
     }
