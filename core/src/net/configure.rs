@@ -91,13 +91,15 @@ pub fn apply_network_config<H: Files + Messages + Room, D: Directory, N: Netlink
     dhcp_on: &mut Option<u32>,
 ) -> Result<Configured<H::Text>, H::Text> {
     let mut room = host.room(ROOM, "the network configuration")?;
+    // The host's room is ROOM bytes: as an array, the splits below need no checks.
+    let Some(room) = room.first_chunk_mut::<ROOM>() else { return Ok(Configured::Nothing) };
     let (document, rest) = room.split_at_mut(CONFIG_LIMIT);
     let (text, rest) = rest.split_at_mut(CONFIG_LIMIT);
     let (interfaces, rest) = rest.split_at_mut(ENI_LIMIT);
     let (on_disk, resolv) = rest.split_at_mut(ENI_LIMIT);
     let cmdline = &mut text[..CMDLINE_LIMIT];
     let cmdline_len = host.read(b"/proc/cmdline", cmdline).ok().flatten();
-    let encoded = cmdline_len.and_then(|len| network_config::from_cmdline(&cmdline[..len]));
+    let encoded = cmdline_len.and_then(|len| cmdline.get(..len)).and_then(network_config::from_cmdline);
     let len = match encoded {
         Some(encoded) => base64::decode(encoded, document).map_err(|e| host.text(format_args!("network-config= on the kernel command line: {e}")))?,
         None => match system_network(host, document, nodes, text)? {
@@ -176,15 +178,7 @@ pub fn system_network<H: Files + Messages>(host: &mut H, document: &mut [u8], no
             let _ = heapless::Vec::from_slice(name).map(|n| names.push(n));
         }
     });
-    // By name, by insertion: at most SYSTEM_FILES_LIMIT names, and core's sort_unstable
-    // is 2 KB of code.
-    for sorted in 1..names.len() {
-        let mut at = sorted;
-        while at > 0 && names[at - 1] > names[at] {
-            names.swap(at - 1, at);
-            at -= 1;
-        }
-    }
+    sort_by_insertion(&mut names);
     let mut found = None;
     // cloud.cfg first, then each of cloud.cfg.d's (a name is at most 64 bytes: its path fits).
     for at in 0..=names.len() {
@@ -194,9 +188,9 @@ pub fn system_network<H: Files + Messages>(host: &mut H, document: &mut [u8], no
             Some(at) => (b"/etc/cloud/cloud.cfg.d/", &names[at]),
         };
         let _ = path.extend_from_slice(directory).and_then(|_| path.extend_from_slice(name));
-        let Ok(Some(len)) = host.read(&path, document) else { continue };
+        let Some(read) = host.read(&path, document).ok().flatten().and_then(|len| document.get(..len)) else { continue };
         let mut arena = Arena::new(nodes, text);
-        match arena.parse(&document[..len]) {
+        match arena.parse(read) {
             Ok(root) if network_config::has_network(arena.value(root)) => found = Some(path),
             Ok(_) => {}
             Err(e) => host.error(format_args!("{}: {e}: skipped", H::shown(&path))),
@@ -204,6 +198,22 @@ pub fn system_network<H: Files + Messages>(host: &mut H, document: &mut [u8], no
     }
     let Some(path) = found else { return Ok(None) };
     host.read(&path, document).map_err(|e| host.path_error(&path, e))
+}
+
+/// By insertion: at most SYSTEM_FILES_LIMIT names, and core's sort_unstable is 2 KB of
+/// code. Each pass walks the names up to `sorted` from their end, as slices, so that no
+/// index is checked.
+fn sort_by_insertion<T: PartialOrd>(names: &mut [T]) {
+    for sorted in 1..names.len() {
+        let mut at = &mut names[..=sorted];
+        while let Some((last, rest)) = at.split_last_mut() {
+            match rest.last_mut() {
+                Some(before) if before > last => core::mem::swap(before, last),
+                _ => break,
+            }
+            at = rest;
+        }
+    }
 }
 
 /// A file that did not fit the room it is rendered in.
@@ -265,6 +275,21 @@ mod tests {
         let mut document = [0u8; CONFIG_LIMIT];
         let mut nodes = std::vec![Node::EMPTY; CONFIG_NODES];
         system_network(host, &mut document, &mut nodes, &mut [0u8; CONFIG_LIMIT]).unwrap().map(|len| std::string::String::from_utf8(document[..len].to_vec()).unwrap())
+    }
+
+    #[test]
+    fn names_are_sorted_whatever_order_the_directory_lists_them_in() {
+        // The in-memory host lists in order already: the sort is checked on its own.
+        for listed in [&["b", "a"][..], &["c", "b", "a"], &["a", "c", "b"], &["b", "c", "a", "a"], &["a"], &[]] {
+            let mut names = listed.to_vec();
+            sort_by_insertion(&mut names);
+            let mut expected = listed.to_vec();
+            expected.sort();
+            assert_eq!(names, expected, "{listed:?}");
+        }
+        let mut names = [b"99-x.cfg".as_slice(), b"10-net.cfg", b"50-other.cfg", b"05-z.cfg"];
+        sort_by_insertion(&mut names);
+        assert_eq!(names, [b"05-z.cfg".as_slice(), b"10-net.cfg", b"50-other.cfg", b"99-x.cfg"]);
     }
 
     #[test]
