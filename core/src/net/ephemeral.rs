@@ -39,12 +39,14 @@ pub struct Instance<'a> {
     pub local_seed: bool,
     /// How long DHCP may take (WISP_DHCP_MS).
     pub dhcp_ms: u64,
+    /// The YAML nodes a network configuration is parsed in (`configure::CONFIG_NODES`),
+    /// the host's room: 28 KiB on a frame were probed whole on entry.
+    pub nodes: &'a mut [Node],
 }
 
 /// The bring-up, against the host's files and messages (`host`), its state directory
-/// (`var`), the kernel's routing socket, the YAML nodes a network configuration is parsed
-/// in (`configure::CONFIG_NODES`), a timer for carriers, and `open_dhcp`, which opens an
-/// interface's DHCP socket by its index. The result is the action's note.
+/// (`var`), the kernel's routing socket, a timer for carriers, and `open_dhcp`, which
+/// opens an interface's DHCP socket by its index. The result is the action's note.
 // Out of line, with the large steps it calls: their frames stay out of the action loop
 // that calls every action, and their callers do not each get a copy.
 #[inline(never)]
@@ -52,10 +54,9 @@ pub fn set_ephemeral_network<H, D, N, T, S>(
     host: &mut H,
     var: &mut D,
     kernel: &mut Rtnl<'_, N>,
-    nodes: &mut [Node],
     timer: &mut T,
     open_dhcp: impl FnOnce(u32) -> Result<S, HostError>,
-    instance: &Instance<'_>,
+    instance: Instance<'_>,
 ) -> Result<H::Text, H::Text>
 where
     H: Files + Messages + System + Room,
@@ -68,7 +69,7 @@ where
     let mut state = crate::net::rtnl::State::default();
     kernel.reread(&mut state).map_err(|e| said(host, e))?;
     let mut dhcp_on: Option<u32> = None;
-    match configure::apply_network_config(host, var, kernel, nodes, &state, &mut dhcp_on)? {
+    match configure::apply_network_config(host, var, kernel, instance.nodes, &state, &mut dhcp_on)? {
         Configured::Disabled => return Ok(host.text(format_args!("network-config: config disabled: the network is left alone"))),
         Configured::Applied(note) => {
             host.log(format_args!("{note}"));
@@ -277,8 +278,9 @@ mod tests {
             assert_eq!(index, 5);
             Ok(Server(server.clone().expect("no DHCP here")))
         };
-        let instance = Instance { cloud: if local_seed { "nocloud" } else { "aws" }, local_seed, dhcp_ms: 10_000 };
-        let result = set_ephemeral_network(&mut host, &mut var.dir("/var/lib/cloud"), &mut rtnl, &mut std::vec![Node::EMPTY; configure::CONFIG_NODES], &mut MemoryTimer::default(), open, &instance);
+        let nodes = &mut std::vec![Node::EMPTY; configure::CONFIG_NODES];
+        let instance = Instance { cloud: if local_seed { "nocloud" } else { "aws" }, local_seed, dhcp_ms: 10_000, nodes };
+        let result = set_ephemeral_network(&mut host, &mut var.dir("/var/lib/cloud"), &mut rtnl, &mut MemoryTimer::default(), open, instance);
         let sent = server.map_or_else(Vec::new, |server| server.borrow().sent.iter().map(|(_, packet)| packet.clone()).collect());
         Run { result, host, var, kernel: rtnl.socket, sent }
     }
