@@ -55,7 +55,6 @@ pub enum Configured<T> {
 
 /// A link that is down reports no carrier: brings the ethernet links up, then, when one
 /// was down, reads them again until one sees its carrier or `CARRIER_WAIT_MS` passed.
-#[inline(never)]
 pub fn raise_links<N: Netlink, T: Timer>(kernel: &mut Rtnl<'_, N>, timer: &mut T, state: &mut State) -> Result<(), RtnlError> {
     let mut raised = false;
     for link in state.links.iter().filter(|l| l.is_ethernet() && !l.is_up()) {
@@ -170,7 +169,6 @@ pub fn apply_network_config<H: Files + Messages + Room, D: Directory, N: Netlink
 /// has `network:`, read into `document` (each parsed in `nodes` and `text`, the caller's).
 /// It wins over the seed's, as in cloud-init. A file wisp cannot read is cloud-init's,
 /// not wisp's to judge: it is said and skipped.
-#[inline(never)]
 pub fn system_network<H: Files + Messages>(host: &mut H, document: &mut [u8], nodes: &mut [Node], text: &mut [u8]) -> Result<Option<usize>, H::Text> {
     let mut names: heapless::Vec<heapless::Vec<u8, 64>, SYSTEM_FILES_LIMIT> = heapless::Vec::new();
     let _ = host.list(b"/etc/cloud/cloud.cfg.d", &mut |name| {
