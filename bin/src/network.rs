@@ -2,8 +2,9 @@
 //! the kernel's sockets, which `wisp net-sync` (`commands`) opens too.
 
 use wisp_core::config::Cloud;
-use wisp_core::net::{ephemeral, rtnl::{Rtnl, DATAGRAM_LIMIT}};
+use wisp_core::net::{configure::CONFIG_NODES, ephemeral, rtnl::{Rtnl, DATAGRAM_LIMIT}};
 use wisp_core::seed::local::{before_service, BeforeService};
+use wisp_core::yaml::Node;
 use wisp_os_linux::fs::Dir;
 
 use crate::context::Context;
@@ -22,10 +23,11 @@ pub fn set_ephemeral_network(ctx: &mut Context<'_>, cloud: Cloud, var: &Dir, met
             ctx.log.line(format_args!("{e}: using the saved network-config, if any"));
         }
     }
-    let instance = ephemeral::Instance { cloud: cloud.name(), local_seed, dhcp_ms: ctx.config.dhcp_ms as u64 };
     let open_dhcp = |index| wisp_os_linux::packet::ipv4_socket(index).map(|socket| DhcpOn { socket, index }).map_err(host_error);
+    let nodes = wisp_os_linux::memory::leak_filled(CONFIG_NODES, Node::EMPTY).map_err(|e| crate::memory::refused(CONFIG_NODES * size_of::<Node>(), "YAML nodes", e))?;
+    let instance = ephemeral::Instance { cloud: cloud.name(), local_seed, dhcp_ms: ctx.config.dhcp_ms as u64, nodes };
     let (socket, answers) = open_kernel()?;
-    ephemeral::set_ephemeral_network(&mut System::new(ctx), &mut OpenDir { dir: var }, &mut Rtnl::new(socket, answers), &mut Network::default(), open_dhcp, &instance)
+    ephemeral::set_ephemeral_network(&mut System::new(ctx), &mut OpenDir { dir: var }, &mut Rtnl::new(socket, answers), &mut Network::default(), open_dhcp, instance)
 }
 
 /// The routing socket, and the room `Rtnl` receives its answers in: kept for the run (no

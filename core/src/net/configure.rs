@@ -26,7 +26,9 @@ pub const CARRIER_WAIT_MS: u64 = 2000;
 const CARRIER_POLL_MS: u64 = 50;
 /// Most bytes of a network configuration, and of what is read of it.
 pub const CONFIG_LIMIT: usize = 16 * 1024;
-const CONFIG_NODES: usize = 1024;
+/// Most YAML nodes of a network configuration: the caller's, mapped, as 28 KiB of them on
+/// the stack were probed whole on entry with no configuration at all.
+pub const CONFIG_NODES: usize = 1024;
 /// Most files read in /etc/cloud/cloud.cfg.d.
 pub const SYSTEM_FILES_LIMIT: usize = 32;
 /// Largest /etc/network/interfaces and /etc/resolv.conf written.
@@ -53,7 +55,6 @@ pub enum Configured<T> {
 
 /// A link that is down reports no carrier: brings the ethernet links up, then, when one
 /// was down, reads them again until one sees its carrier or `CARRIER_WAIT_MS` passed.
-#[inline(never)]
 pub fn raise_links<N: Netlink, T: Timer>(kernel: &mut Rtnl<'_, N>, timer: &mut T, state: &mut State) -> Result<(), RtnlError> {
     let mut raised = false;
     for link in state.links.iter().filter(|l| l.is_ethernet() && !l.is_up()) {
@@ -77,27 +78,30 @@ pub fn raise_links<N: Netlink, T: Timer>(kernel: &mut Rtnl<'_, N>, timer: &mut T
 /// (`system_network`), else the seed's network configuration saved in `var`
 /// (TINY_CLOUD_VAR/network-config), applied through rtnetlink and kept as
 /// `/etc/network/interfaces` and `/etc/resolv.conf`. An interface with `dhcp4` is the one
-/// DHCP runs on (`dhcp_on`), if nothing else gives an address.
+/// DHCP runs on (`dhcp_on`), if nothing else gives an address. A YAML configuration is
+/// parsed in `nodes` (`CONFIG_NODES` of them).
 #[inline(never)]
 pub fn apply_network_config<H: Files + Messages + Room, D: Directory, N: Netlink>(
     host: &mut H,
     var: &mut D,
     kernel: &mut Rtnl<'_, N>,
+    nodes: &mut [Node],
     state: &State,
     dhcp_on: &mut Option<u32>,
 ) -> Result<Configured<H::Text>, H::Text> {
     let mut room = host.room(ROOM, "the network configuration")?;
+    // The host's room is ROOM bytes: as an array, the splits below need no checks.
+    let Some(room) = room.first_chunk_mut::<ROOM>() else { return Ok(Configured::Nothing) };
     let (document, rest) = room.split_at_mut(CONFIG_LIMIT);
     let (text, rest) = rest.split_at_mut(CONFIG_LIMIT);
     let (interfaces, rest) = rest.split_at_mut(ENI_LIMIT);
     let (on_disk, resolv) = rest.split_at_mut(ENI_LIMIT);
-    let mut nodes = [Node::EMPTY; CONFIG_NODES];
     let cmdline = &mut text[..CMDLINE_LIMIT];
     let cmdline_len = host.read(b"/proc/cmdline", cmdline).ok().flatten();
-    let encoded = cmdline_len.and_then(|len| network_config::from_cmdline(&cmdline[..len]));
+    let encoded = cmdline_len.and_then(|len| cmdline.get(..len)).and_then(network_config::from_cmdline);
     let len = match encoded {
         Some(encoded) => base64::decode(encoded, document).map_err(|e| host.text(format_args!("network-config= on the kernel command line: {e}")))?,
-        None => match system_network(host, document, &mut nodes, text)? {
+        None => match system_network(host, document, nodes, text)? {
             Some(len) => len,
             None => match var.read(b"network-config", document) {
                 Ok(Some(len)) => len,
@@ -107,7 +111,7 @@ pub fn apply_network_config<H: Files + Messages + Room, D: Directory, N: Netlink
         },
     };
     let document = document.get(..len).unwrap_or_default();
-    let mut arena = Arena::new(&mut nodes, text);
+    let mut arena = Arena::new(nodes, text);
     // ConfigDrive's network_data.json is kept under the same name: JSON is an object.
     let mut config = network_config::NetworkConfig::default();
     if document.trim_ascii_start().first() == Some(&b'{') {
@@ -165,7 +169,6 @@ pub fn apply_network_config<H: Files + Messages + Room, D: Directory, N: Netlink
 /// has `network:`, read into `document` (each parsed in `nodes` and `text`, the caller's).
 /// It wins over the seed's, as in cloud-init. A file wisp cannot read is cloud-init's,
 /// not wisp's to judge: it is said and skipped.
-#[inline(never)]
 pub fn system_network<H: Files + Messages>(host: &mut H, document: &mut [u8], nodes: &mut [Node], text: &mut [u8]) -> Result<Option<usize>, H::Text> {
     let mut names: heapless::Vec<heapless::Vec<u8, 64>, SYSTEM_FILES_LIMIT> = heapless::Vec::new();
     let _ = host.list(b"/etc/cloud/cloud.cfg.d", &mut |name| {
@@ -173,15 +176,7 @@ pub fn system_network<H: Files + Messages>(host: &mut H, document: &mut [u8], no
             let _ = heapless::Vec::from_slice(name).map(|n| names.push(n));
         }
     });
-    // By name, by insertion: at most SYSTEM_FILES_LIMIT names, and core's sort_unstable
-    // is 2 KB of code.
-    for sorted in 1..names.len() {
-        let mut at = sorted;
-        while at > 0 && names[at - 1] > names[at] {
-            names.swap(at - 1, at);
-            at -= 1;
-        }
-    }
+    sort_by_insertion(&mut names);
     let mut found = None;
     // cloud.cfg first, then each of cloud.cfg.d's (a name is at most 64 bytes: its path fits).
     for at in 0..=names.len() {
@@ -191,9 +186,9 @@ pub fn system_network<H: Files + Messages>(host: &mut H, document: &mut [u8], no
             Some(at) => (b"/etc/cloud/cloud.cfg.d/", &names[at]),
         };
         let _ = path.extend_from_slice(directory).and_then(|_| path.extend_from_slice(name));
-        let Ok(Some(len)) = host.read(&path, document) else { continue };
+        let Some(read) = host.read(&path, document).ok().flatten().and_then(|len| document.get(..len)) else { continue };
         let mut arena = Arena::new(nodes, text);
-        match arena.parse(&document[..len]) {
+        match arena.parse(read) {
             Ok(root) if network_config::has_network(arena.value(root)) => found = Some(path),
             Ok(_) => {}
             Err(e) => host.error(format_args!("{}: {e}: skipped", H::shown(&path))),
@@ -201,6 +196,22 @@ pub fn system_network<H: Files + Messages>(host: &mut H, document: &mut [u8], no
     }
     let Some(path) = found else { return Ok(None) };
     host.read(&path, document).map_err(|e| host.path_error(&path, e))
+}
+
+/// By insertion: at most SYSTEM_FILES_LIMIT names, and core's sort_unstable is 2 KB of
+/// code. Each pass walks the names up to `sorted` from their end, as slices, so that no
+/// index is checked.
+fn sort_by_insertion<T: PartialOrd>(names: &mut [T]) {
+    for sorted in 1..names.len() {
+        let mut at = &mut names[..=sorted];
+        while let Some((last, rest)) = at.split_last_mut() {
+            match rest.last_mut() {
+                Some(before) if before > last => core::mem::swap(before, last),
+                _ => break,
+            }
+            at = rest;
+        }
+    }
 }
 
 /// A file that did not fit the room it is rendered in.
@@ -265,6 +276,21 @@ mod tests {
     }
 
     #[test]
+    fn names_are_sorted_whatever_order_the_directory_lists_them_in() {
+        // The in-memory host lists in order already: the sort is checked on its own.
+        for listed in [&["b", "a"][..], &["c", "b", "a"], &["a", "c", "b"], &["b", "c", "a", "a"], &["a"], &[]] {
+            let mut names = listed.to_vec();
+            sort_by_insertion(&mut names);
+            let mut expected = listed.to_vec();
+            expected.sort();
+            assert_eq!(names, expected, "{listed:?}");
+        }
+        let mut names = [b"99-x.cfg".as_slice(), b"10-net.cfg", b"50-other.cfg", b"05-z.cfg"];
+        sort_by_insertion(&mut names);
+        assert_eq!(names, [b"05-z.cfg".as_slice(), b"10-net.cfg", b"50-other.cfg", b"99-x.cfg"]);
+    }
+
+    #[test]
     fn the_last_system_file_with_network_wins_in_name_order() {
         let mut host = image()
             .with_file("/etc/cloud/cloud.cfg", "network:\n  config: disabled\n")
@@ -279,7 +305,7 @@ mod tests {
     }
 
     fn apply(host: &mut MemorySystem, var: &mut MemoryHost, kernel: &mut Rtnl<'_, MemoryNetlink>, state: &State, dhcp_on: &mut Option<u32>) -> Result<std::string::String, std::string::String> {
-        match apply_network_config(host, &mut var.dir("/var/lib/cloud"), kernel, state, dhcp_on)? {
+        match apply_network_config(host, &mut var.dir("/var/lib/cloud"), kernel, &mut std::vec![Node::EMPTY; CONFIG_NODES], state, dhcp_on)? {
             Configured::Nothing => Ok("nothing".into()),
             Configured::Disabled => Ok("disabled".into()),
             Configured::Applied(line) => Ok(line),

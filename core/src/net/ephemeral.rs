@@ -25,6 +25,7 @@ use crate::net::rtnl::Rtnl;
 use crate::net::{bring_up, dhcp_exchange, ip_text};
 use crate::out::Out;
 use crate::text::Decimal;
+use crate::yaml::Node;
 
 /// The address of the last lease, asked for again first at the next boot (INIT-REBOOT).
 pub const LAST_ADDRESS_FILE: &[u8] = b".dhcp-address";
@@ -38,6 +39,9 @@ pub struct Instance<'a> {
     pub local_seed: bool,
     /// How long DHCP may take (WISP_DHCP_MS).
     pub dhcp_ms: u64,
+    /// The YAML nodes a network configuration is parsed in (`configure::CONFIG_NODES`),
+    /// the host's room: 28 KiB on a frame were probed whole on entry.
+    pub nodes: &'a mut [Node],
 }
 
 /// The bring-up, against the host's files and messages (`host`), its state directory
@@ -52,7 +56,7 @@ pub fn set_ephemeral_network<H, D, N, T, S>(
     kernel: &mut Rtnl<'_, N>,
     timer: &mut T,
     open_dhcp: impl FnOnce(u32) -> Result<S, HostError>,
-    instance: &Instance<'_>,
+    instance: Instance<'_>,
 ) -> Result<H::Text, H::Text>
 where
     H: Files + Messages + System + Room,
@@ -65,7 +69,7 @@ where
     let mut state = crate::net::rtnl::State::default();
     kernel.reread(&mut state).map_err(|e| said(host, e))?;
     let mut dhcp_on: Option<u32> = None;
-    match configure::apply_network_config(host, var, kernel, &state, &mut dhcp_on)? {
+    match configure::apply_network_config(host, var, kernel, instance.nodes, &state, &mut dhcp_on)? {
         Configured::Disabled => return Ok(host.text(format_args!("network-config: config disabled: the network is left alone"))),
         Configured::Applied(note) => {
             host.log(format_args!("{note}"));
@@ -274,8 +278,9 @@ mod tests {
             assert_eq!(index, 5);
             Ok(Server(server.clone().expect("no DHCP here")))
         };
-        let instance = Instance { cloud: if local_seed { "nocloud" } else { "aws" }, local_seed, dhcp_ms: 10_000 };
-        let result = set_ephemeral_network(&mut host, &mut var.dir("/var/lib/cloud"), &mut rtnl, &mut MemoryTimer::default(), open, &instance);
+        let nodes = &mut std::vec![Node::EMPTY; configure::CONFIG_NODES];
+        let instance = Instance { cloud: if local_seed { "nocloud" } else { "aws" }, local_seed, dhcp_ms: 10_000, nodes };
+        let result = set_ephemeral_network(&mut host, &mut var.dir("/var/lib/cloud"), &mut rtnl, &mut MemoryTimer::default(), open, instance);
         let sent = server.map_or_else(Vec::new, |server| server.borrow().sent.iter().map(|(_, packet)| packet.clone()).collect());
         Run { result, host, var, kernel: rtnl.socket, sent }
     }

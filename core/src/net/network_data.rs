@@ -161,8 +161,6 @@ pub fn parse_into<'a>(document: &'a [u8], config: &mut NetworkConfig<'a>) -> Res
 }
 
 /// A static network's address, its gateways and routes, onto its link's interface.
-// Out of line: inlined, `parse_into` grew too large for its values to stay in registers.
-#[inline(never)]
 fn static_network(network: &JsonText<'_>, interface: &mut Interface<'_>) -> Result<(), DataError> {
     let text = required(network, "ip_address", Mistake::StaticWithoutAddress)?;
     let (ip, len) = text.split_once('/').unwrap_or((text, ""));
