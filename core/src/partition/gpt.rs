@@ -187,12 +187,18 @@ impl Header {
         (self.entries_len() as u64).div_ceil(u64::from(sector_size))
     }
 
+    // The setters' offsets are the header's fields, inside its 92 bytes: `get_mut` spares
+    // the panic path a slice index would keep at each.
     fn set_u64(&mut self, offset: usize, value: u64) {
-        self.raw[offset..offset + 8].copy_from_slice(&value.to_le_bytes());
+        if let Some(field) = self.raw.get_mut(offset..offset + 8) {
+            field.copy_from_slice(&value.to_le_bytes());
+        }
     }
 
     fn set_u32(&mut self, offset: usize, value: u32) {
-        self.raw[offset..offset + 4].copy_from_slice(&value.to_le_bytes());
+        if let Some(field) = self.raw.get_mut(offset..offset + 4) {
+            field.copy_from_slice(&value.to_le_bytes());
+        }
     }
 
     fn seal(&mut self) {
