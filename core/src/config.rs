@@ -116,9 +116,12 @@ impl Config {
     /// skipped.
     pub fn check_actions(&self) -> Result<(), UnknownAction<'_>> {
         for (index, &line) in self.action_lines.iter().enumerate() {
-            let (variable, list) = match Phase::ALL.get(index) {
-                Some(phase) => (phase.init_actions_variable(), self.init_actions[index].as_deref().unwrap_or("")),
-                None => ("SKIP_INIT_ACTIONS", self.skip_actions.as_str()),
+            // `VARIABLES` lists INIT_ACTIONS_<PHASE> in the order of `Phase`, then
+            // SKIP_INIT_ACTIONS, as `action_lines` holds their lines.
+            let variable = crate::text::nth_word(VARIABLES, FIRST_INIT_ACTIONS + index);
+            let list = match self.init_actions.get(index) {
+                Some(list) => list.as_deref().unwrap_or(""),
+                None => self.skip_actions.as_str(),
             };
             if let Some(word) = action_names(list).find(|word| Action::from_name(word.as_bytes()).is_none()) {
                 return Err(UnknownAction { line, variable, word });
@@ -413,19 +416,20 @@ fn expand(
 }
 
 /// Every variable wisp knows, as one list of words searched once: the numeric ones in the
-/// order of `NUMBERS`, `INIT_ACTIONS_<PHASE>` in the order of `Phase`, then the others,
-/// each one's index named below; last the two words an error names that are no variable.
+/// order of `NUMBERS`, `INIT_ACTIONS_<PHASE>` in the order of `Phase` and
+/// SKIP_INIT_ACTIONS (as `Config::action_lines` holds their lines), then the others, each
+/// one's index named below; last the two words an error names that are no variable.
 pub(crate) const VARIABLES: &str = "IMDS_TOKEN_TTL WISP_HTTP_CONNECT_MS WISP_HTTP_READ_MS WISP_HTTP_TOTAL_MS WISP_HTTP_BACKOFF_MS \
     WISP_HTTP_BACKOFF_MAX_MS WISP_DHCP_MS WISP_USERDATA_LIMIT \
-    INIT_ACTIONS_BOOT INIT_ACTIONS_EARLY INIT_ACTIONS_MAIN INIT_ACTIONS_FINAL \
-    CLOUD CLOUD_USER TINY_CLOUD_VAR TINY_CLOUD_LOGS SKIP_INIT_ACTIONS HOTPLUG_TYPE HOTPLUG_MODULES line value";
+    INIT_ACTIONS_BOOT INIT_ACTIONS_EARLY INIT_ACTIONS_MAIN INIT_ACTIONS_FINAL SKIP_INIT_ACTIONS \
+    CLOUD CLOUD_USER TINY_CLOUD_VAR TINY_CLOUD_LOGS HOTPLUG_TYPE HOTPLUG_MODULES line value";
 /// The index of `INIT_ACTIONS_BOOT`, the first of `Phase`'s variables.
 pub(crate) const FIRST_INIT_ACTIONS: usize = 8;
-const CLOUD: usize = 12;
-const CLOUD_USER: usize = 13;
-const TINY_CLOUD_VAR: usize = 14;
-const TINY_CLOUD_LOGS: usize = 15;
-const SKIP_INIT_ACTIONS: usize = 16;
+const SKIP_INIT_ACTIONS: usize = 12;
+const CLOUD: usize = 13;
+const CLOUD_USER: usize = 14;
+const TINY_CLOUD_VAR: usize = 15;
+const TINY_CLOUD_LOGS: usize = 16;
 const HOTPLUG_TYPE: usize = 17;
 const HOTPLUG_MODULES: usize = 18;
 const LINE: usize = 19;
@@ -471,7 +475,7 @@ fn apply(config: &mut Config, name: &[u8], value: &str, line: u32) -> Result<boo
         TINY_CLOUD_LOGS => absolute(&mut config.logs_dir, name, value)?,
         SKIP_INIT_ACTIONS => {
             set(&mut config.skip_actions, name, value)?;
-            config.action_lines[4] = line;
+            config.action_lines[SKIP_INIT_ACTIONS - FIRST_INIT_ACTIONS] = line;
         }
         // tiny-cloud's hotplug settings: wisp installs no hotplug handlers (see README).
         HOTPLUG_TYPE | HOTPLUG_MODULES => {}
