@@ -61,7 +61,7 @@ pub fn mount<H: Files + Devices + Room>(host: &mut H, path: &[u8]) -> Result<H::
     // The filesystem grows to what the kernel now says the device holds (for a
     // filesystem on a whole disk, the disk).
     let bytes = device_bytes(host, name)?;
-    let mut mount = host.open_mount(path).map_err(|e| host.text(format_args!("{}: {}", Shown(path), H::reason(e))))?;
+    let mut mount = host.open_mount(path).map_err(|e| failed(host, path, e))?;
     match filesystem::grow(&mut mount, filesystem, bytes) {
         Ok(growth) => Ok(host.text(format_args!("{note}; {growth}"))),
         Err(e) => Err(host.text(format_args!("{note}; {}", Worded(&e, words::<H::Text>)))),
@@ -70,7 +70,7 @@ pub fn mount<H: Files + Devices + Room>(host: &mut H, path: &[u8]) -> Result<H::
 
 /// Grows partition `partition` in the table of the disk image at `file`.
 pub fn image<H: Devices + Room>(host: &mut H, file: &[u8], partition: u32) -> Result<H::Text, H::Text> {
-    let (mut image, size) = host.open_image(file).map_err(|e| host.text(format_args!("{}: {}", Shown(file), H::reason(e))))?;
+    let (mut image, size) = host.open_image(file).map_err(|e| failed(host, file, e))?;
     let sector_size = grow::image_sector_size(&mut image);
     let grown = grow_table(host, &mut image, sector_size, size, partition)?;
     Ok(host.text(format_args!("{}: {grown}", Shown(file))))
@@ -115,6 +115,11 @@ fn open_device<H: Devices + Messages>(host: &mut H, name: &[u8]) -> Result<H::Di
 fn device_bytes<H: Devices + Messages>(host: &mut H, name: &[u8]) -> Result<u64, H::Text> {
     let mut device = open_device(host, name)?;
     host.size_bytes(&mut device).map_err(|e| device_error(host, name, "size", e))
+}
+
+/// `PATH: reason` for a mount point or image that could not be opened.
+fn failed<H: Messages>(host: &H, path: &[u8], e: HostError) -> H::Text {
+    host.text(format_args!("{}: {}", Shown(path), H::reason(e)))
 }
 
 /// `NAME: what: reason` for a failed query of a device.
