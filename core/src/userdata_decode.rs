@@ -21,6 +21,8 @@ use crate::{base64, gzip, http};
 
 /// Deepest nesting of multipart documents and includes, together.
 pub const DEPTH_LIMIT: usize = 4;
+// The nesting error says the limit as a literal, not a number formatted at each.
+const _: () = assert!(DEPTH_LIMIT == 4);
 
 /// How `#include` URLs are resolved.
 #[derive(Clone, Copy)]
@@ -243,7 +245,7 @@ impl<H: Files + Room + Fetch> Decoder<'_, '_, H> {
 
     fn nesting(&self, depth: usize) -> Result<(), H::Text> {
         match depth > DEPTH_LIMIT {
-            true => Err(self.host.text(format_args!("user-data: multipart or includes nested deeper than {limit} levels", limit = Decimal(DEPTH_LIMIT as u64)))),
+            true => Err(self.host.text(format_args!("user-data: multipart or includes nested deeper than 4 levels"))),
             false => Ok(()),
         }
     }
