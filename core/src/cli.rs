@@ -5,7 +5,7 @@ use core::fmt;
 use crate::clean;
 use crate::config::{Cloud, CLOUD_NAMES_MESSAGE};
 use crate::phase::Phase;
-use crate::text::{word_index, Decimal, Shown, Plain};
+use crate::text::{word_index, Shown, Plain};
 
 pub const USAGE: &str = "\
 usage: wisp [--root DIR] [--config FILE] [--cloud NAME] COMMAND
@@ -110,7 +110,9 @@ impl fmt::Display for Error<'_> {
                 return write!(f, "--cloud {}: {names}", Shown(word), names = Plain(CLOUD_NAMES_MESSAGE));
             }
             Error::BadTimeout(word) => {
-                return write!(f, "--timeout takes whole seconds from 1 to {max}, not {}", Shown(word), max = Decimal(TIMEOUT_MAX_S as u64));
+                // The limit as a literal, not formatted at each error: the assertion on
+                // TIMEOUT_MAX_S keeps it true.
+                return write!(f, "--timeout takes whole seconds from 1 to 86400, not {}", Shown(word));
             }
             Error::TimeoutNeedsWait => ("status --timeout needs --wait", None),
         };
@@ -315,6 +317,7 @@ fn no_more<'a>(rest: &'a [&'a [u8]], command: Command<'a>) -> Result<Command<'a>
 
 /// Longest `status --wait --timeout`: a day.
 pub const TIMEOUT_MAX_S: u32 = 86_400;
+const _: () = assert!(TIMEOUT_MAX_S == 86_400, "BadTimeout's message says 86400");
 
 /// `status`, `status --wait`, `status --wait --timeout SECONDS`.
 fn status<'a>(rest: &'a [&'a [u8]]) -> Result<Command<'a>, Error<'a>> {
@@ -516,6 +519,7 @@ mod tests {
         assert_eq!(run("grow --size 1"), Err(Error::UnknownOption(b"--size")));
         assert_eq!(Error::UnknownCommand(b"x\x1b").to_string(), "unknown command x\\x1b");
         assert_eq!(Error::BadUserdata(b"dump").to_string(), "userdata takes show, not dump");
+        assert_eq!(Error::BadTimeout(b"86401").to_string(), std::format!("--timeout takes whole seconds from 1 to {TIMEOUT_MAX_S}, not 86401"));
         assert_eq!(
             Error::BadCloud(b"mars").to_string(),
             "--cloud mars: expected auto, aws, azure, gcp, oci, nocloud, configdrive, openstack, hetzner, digitalocean, scaleway, incus or vultr"

@@ -116,9 +116,12 @@ impl Config {
     /// skipped.
     pub fn check_actions(&self) -> Result<(), UnknownAction<'_>> {
         for (index, &line) in self.action_lines.iter().enumerate() {
-            let (variable, list) = match Phase::ALL.get(index) {
-                Some(phase) => (phase.init_actions_variable(), self.init_actions[index].as_deref().unwrap_or("")),
-                None => ("SKIP_INIT_ACTIONS", self.skip_actions.as_str()),
+            // `VARIABLES` lists INIT_ACTIONS_<PHASE> in the order of `Phase`, then
+            // SKIP_INIT_ACTIONS, as `action_lines` holds their lines.
+            let variable = crate::text::nth_word(VARIABLES, FIRST_INIT_ACTIONS + index);
+            let list = match self.init_actions.get(index) {
+                Some(list) => list.as_deref().unwrap_or(""),
+                None => self.skip_actions.as_str(),
             };
             if let Some(word) = action_names(list).find(|word| Action::from_name(word.as_bytes()).is_none()) {
                 return Err(UnknownAction { line, variable, word });
@@ -179,12 +182,27 @@ pub enum ErrorKind {
     /// Longer than `LINE_LIMIT`.
     LineTooLong,
     /// Longer than `VALUE_LIMIT`.
-    ValueTooLong { name: &'static str },
+    ValueTooLong { name: Name },
     BadCloud,
     BadUserName,
-    BadNumber { name: &'static str },
-    OutOfRange { name: &'static str, min: u32, max: u32 },
-    NotAbsolute { name: &'static str },
+    BadNumber { name: Name },
+    OutOfRange { name: Name, min: u32, max: u32 },
+    NotAbsolute { name: Name },
+}
+
+/// What an error names: a variable, or the line or value itself. A word of `VARIABLES` by
+/// its index, one byte where a `&str` is sixteen: the `Error` is then 16 bytes and comes
+/// back from `parse` and its steps in registers, not through memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Name(u8);
+
+impl Name {
+    const LINE: Name = Name(LINE as u8);
+    const VALUE: Name = Name(VALUE as u8);
+
+    pub fn as_str(self) -> &'static str {
+        crate::text::nth_word(VARIABLES, self.0.into())
+    }
 }
 
 /// `ErrorKind`'s messages after the line number and the variable's name, a line each in
@@ -209,20 +227,21 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // The messages about one variable start with its name, written once.
         let (name, index) = match self.kind {
-            ErrorKind::NotAnAssignment => ("", 0),
-            ErrorKind::SpaceAroundEquals => ("", 1),
-            ErrorKind::UnterminatedQuote => ("", 2),
-            ErrorKind::CommandSubstitution => ("", 3),
-            ErrorKind::UndefinedVariable => ("", 4),
-            ErrorKind::UnquotedSpace => ("", 5),
-            ErrorKind::LineTooLong => ("line", 6),
-            ErrorKind::ValueTooLong { name } => (name, 7),
-            ErrorKind::BadCloud => ("", 8),
-            ErrorKind::BadUserName => ("", 9),
-            ErrorKind::BadNumber { name } => (name, 10),
-            ErrorKind::OutOfRange { name, .. } => (name, 11),
-            ErrorKind::NotAbsolute { name } => (name, 12),
+            ErrorKind::NotAnAssignment => (None, 0),
+            ErrorKind::SpaceAroundEquals => (None, 1),
+            ErrorKind::UnterminatedQuote => (None, 2),
+            ErrorKind::CommandSubstitution => (None, 3),
+            ErrorKind::UndefinedVariable => (None, 4),
+            ErrorKind::UnquotedSpace => (None, 5),
+            ErrorKind::LineTooLong => (Some(Name::LINE), 6),
+            ErrorKind::ValueTooLong { name } => (Some(name), 7),
+            ErrorKind::BadCloud => (None, 8),
+            ErrorKind::BadUserName => (None, 9),
+            ErrorKind::BadNumber { name } => (Some(name), 10),
+            ErrorKind::OutOfRange { name, .. } => (Some(name), 11),
+            ErrorKind::NotAbsolute { name } => (Some(name), 12),
         };
+        let name = name.map_or("", Name::as_str);
         write!(f, "{}: {}{}", Decimal(self.line.into()), Plain(name), Plain(crate::text::nth_part(MESSAGES, '\n', index)))?;
         match self.kind {
             ErrorKind::BadCloud => f.write_str(CLOUD_NAMES_MESSAGE),
@@ -313,7 +332,7 @@ fn split_assignment(raw: &[u8]) -> Result<Option<Assignment<'_>>, ErrorKind> {
 /// variables applied, an unquoted `#` after white space starting a comment.
 #[inline(never)]
 fn unquote(raw: &[u8], seen: &[(&[u8], Value)], value: &mut Value) -> Result<(), ErrorKind> {
-    let too_long = ErrorKind::ValueTooLong { name: "value" };
+    let too_long = ErrorKind::ValueTooLong { name: Name::VALUE };
     let mut push = |bytes: &[u8]| value.extend_from_slice(bytes).map_err(|_| too_long);
     let mut i = 0;
     while i < raw.len() {
@@ -396,11 +415,27 @@ fn expand(
     Ok(next)
 }
 
-/// The numeric variables' names, in the order of `NUMBERS`: a list of words rather than a
-/// `&str` in each row, which costs 16 bytes an entry besides the text.
-const NUMBER_NAMES: &str = "IMDS_TOKEN_TTL WISP_HTTP_CONNECT_MS WISP_HTTP_READ_MS WISP_HTTP_TOTAL_MS WISP_HTTP_BACKOFF_MS \
-    WISP_HTTP_BACKOFF_MAX_MS WISP_DHCP_MS WISP_USERDATA_LIMIT";
-/// The numeric variables, as `NUMBER_NAMES` names them: each one's smallest and largest
+/// Every variable wisp knows, as one list of words searched once: the numeric ones in the
+/// order of `NUMBERS`, `INIT_ACTIONS_<PHASE>` in the order of `Phase` and
+/// SKIP_INIT_ACTIONS (as `Config::action_lines` holds their lines), then the others, each
+/// one's index named below; last the two words an error names that are no variable.
+pub(crate) const VARIABLES: &str = "IMDS_TOKEN_TTL WISP_HTTP_CONNECT_MS WISP_HTTP_READ_MS WISP_HTTP_TOTAL_MS WISP_HTTP_BACKOFF_MS \
+    WISP_HTTP_BACKOFF_MAX_MS WISP_DHCP_MS WISP_USERDATA_LIMIT \
+    INIT_ACTIONS_BOOT INIT_ACTIONS_EARLY INIT_ACTIONS_MAIN INIT_ACTIONS_FINAL SKIP_INIT_ACTIONS \
+    CLOUD CLOUD_USER TINY_CLOUD_VAR TINY_CLOUD_LOGS HOTPLUG_TYPE HOTPLUG_MODULES line value";
+/// The index of `INIT_ACTIONS_BOOT`, the first of `Phase`'s variables.
+pub(crate) const FIRST_INIT_ACTIONS: usize = 8;
+const SKIP_INIT_ACTIONS: usize = 12;
+const CLOUD: usize = 13;
+const CLOUD_USER: usize = 14;
+const TINY_CLOUD_VAR: usize = 15;
+const TINY_CLOUD_LOGS: usize = 16;
+const HOTPLUG_TYPE: usize = 17;
+const HOTPLUG_MODULES: usize = 18;
+const LINE: usize = 19;
+const VALUE: usize = 20;
+
+/// The numeric variables, as `VARIABLES` names them: each one's smallest and largest
 /// value, and its field. A table rather than a match arm each: one lookup instead of eight.
 type NumberField = fn(&mut Config) -> &mut u32;
 const NUMBERS: [(u32, u32, NumberField); 8] = [
@@ -417,20 +452,17 @@ const NUMBERS: [(u32, u32, NumberField); 8] = [
 /// Sets a known variable, set on `line`; `Ok(false)` for an unknown one.
 #[inline(never)]
 fn apply(config: &mut Config, name: &[u8], value: &str, line: u32) -> Result<bool, ErrorKind> {
-    if let Some(index) = crate::text::word_index(NUMBER_NAMES, name) {
-        if let Some(&(min, max, field)) = NUMBERS.get(index) {
-            *field(config) = number(crate::text::nth_word(NUMBER_NAMES, index), value, min, max)?;
-            return Ok(true);
-        }
+    let Some(index) = crate::text::word_index(VARIABLES, name) else { return Ok(false) };
+    let name = Name(index as u8);
+    if let Some(&(min, max, field)) = NUMBERS.get(index) {
+        *field(config) = number(name, value, min, max)?;
+        return Ok(true);
     }
-    if let Some(&phase) = crate::text::word_index(crate::phase::INIT_ACTIONS_VARIABLES, name).and_then(|index| Phase::ALL.get(index)) {
-        set(config.init_actions[phase as usize].get_or_insert_with(String::new), phase.init_actions_variable(), value)?;
+    if let Some(&phase) = Phase::ALL.get(index.wrapping_sub(FIRST_INIT_ACTIONS)) {
+        set(config.init_actions[phase as usize].get_or_insert_with(String::new), name, value)?;
         config.action_lines[phase as usize] = line;
         return Ok(true);
     }
-    let Some(index) = crate::text::word_index(OTHER_NAMES, name) else { return Ok(false) };
-    // The name as a message says it: the list's own word, no second copy of its text.
-    let name = crate::text::nth_word(OTHER_NAMES, index);
     match index {
         CLOUD => config.cloud = Cloud::from_name(value.as_bytes()).ok_or(ErrorKind::BadCloud)?,
         CLOUD_USER => {
@@ -443,23 +475,17 @@ fn apply(config: &mut Config, name: &[u8], value: &str, line: u32) -> Result<boo
         TINY_CLOUD_LOGS => absolute(&mut config.logs_dir, name, value)?,
         SKIP_INIT_ACTIONS => {
             set(&mut config.skip_actions, name, value)?;
-            config.action_lines[4] = line;
+            config.action_lines[SKIP_INIT_ACTIONS - FIRST_INIT_ACTIONS] = line;
         }
         // tiny-cloud's hotplug settings: wisp installs no hotplug handlers (see README).
-        _ => {}
+        HOTPLUG_TYPE | HOTPLUG_MODULES => {}
+        // `line` and `value`: words of messages, not variables.
+        _ => return Ok(false),
     }
     Ok(true)
 }
 
-/// The variables that are neither numbers nor action lists, each one's index named below.
-const OTHER_NAMES: &str = "CLOUD CLOUD_USER TINY_CLOUD_VAR TINY_CLOUD_LOGS SKIP_INIT_ACTIONS HOTPLUG_TYPE HOTPLUG_MODULES";
-const CLOUD: usize = 0;
-const CLOUD_USER: usize = 1;
-const TINY_CLOUD_VAR: usize = 2;
-const TINY_CLOUD_LOGS: usize = 3;
-const SKIP_INIT_ACTIONS: usize = 4;
-
-fn number(name: &'static str, value: &str, min: u32, max: u32) -> Result<u32, ErrorKind> {
+fn number(name: Name, value: &str, min: u32, max: u32) -> Result<u32, ErrorKind> {
     let n = crate::text::decimal(value.as_bytes(), 9).ok_or(ErrorKind::BadNumber { name })? as u32;
     if n < min || n > max {
         return Err(ErrorKind::OutOfRange { name, min, max });
@@ -467,7 +493,7 @@ fn number(name: &'static str, value: &str, min: u32, max: u32) -> Result<u32, Er
     Ok(n)
 }
 
-fn absolute(field: &mut String<VALUE_LIMIT>, name: &'static str, value: &str) -> Result<(), ErrorKind> {
+fn absolute(field: &mut String<VALUE_LIMIT>, name: Name, value: &str) -> Result<(), ErrorKind> {
     if !value.starts_with('/') {
         return Err(ErrorKind::NotAbsolute { name });
     }
@@ -475,7 +501,7 @@ fn absolute(field: &mut String<VALUE_LIMIT>, name: &'static str, value: &str) ->
 }
 
 /// Replaces the field's text (a failure leaves the configuration unusable anyway).
-fn set(field: &mut String<VALUE_LIMIT>, name: &'static str, value: &str) -> Result<(), ErrorKind> {
+fn set(field: &mut String<VALUE_LIMIT>, name: Name, value: &str) -> Result<(), ErrorKind> {
     field.clear();
     field.push_str(value).map_err(|_| ErrorKind::ValueTooLong { name })
 }
@@ -493,17 +519,28 @@ pub fn is_user_name(name: &str) -> bool {
 mod tests {
     use super::*;
 
+    /// The `Name` of a word of `VARIABLES`.
+    fn variable(word: &str) -> Name {
+        Name(crate::text::word_index(VARIABLES, word.as_bytes()).unwrap() as u8)
+    }
+
     #[test]
     fn each_other_variable_is_named_at_its_index() {
         let named = [(CLOUD, "CLOUD"), (CLOUD_USER, "CLOUD_USER"), (TINY_CLOUD_VAR, "TINY_CLOUD_VAR"), (TINY_CLOUD_LOGS, "TINY_CLOUD_LOGS"), (SKIP_INIT_ACTIONS, "SKIP_INIT_ACTIONS")];
         for (index, name) in named {
-            assert_eq!(crate::text::nth_word(OTHER_NAMES, index), name);
+            assert_eq!(crate::text::nth_word(VARIABLES, index), name);
         }
+        for (index, phase) in Phase::ALL.into_iter().enumerate() {
+            assert_eq!(crate::text::nth_word(VARIABLES, FIRST_INIT_ACTIONS + index), std::format!("INIT_ACTIONS_{}", phase.name().to_uppercase()));
+        }
+        assert_eq!([HOTPLUG_TYPE, HOTPLUG_MODULES, LINE, VALUE].map(|index| crate::text::nth_word(VARIABLES, index)), ["HOTPLUG_TYPE", "HOTPLUG_MODULES", "line", "value"]);
+        // The words of messages are no variables: set, they are warned about as unknown.
+        assert_eq!(parse_ok(b"line=1\nvalue=2").1, [(1, b"line".to_vec()), (2, b"value".to_vec())]);
         let (config, warnings) = parse_ok(b"CLOUD=aws\nCLOUD_USER=ec2-user\nTINY_CLOUD_VAR=/v\nTINY_CLOUD_LOGS=/l\nSKIP_INIT_ACTIONS=set_hostname\nHOTPLUG_TYPE=mdev\nHOTPLUG_MODULES=x\nCLOUDS=x");
         assert_eq!((config.cloud, config.cloud_user.as_str(), config.var_dir.as_str(), config.logs_dir.as_str()), (Cloud::Aws, "ec2-user", "/v", "/l"));
         assert_eq!((config.skip_actions.as_str(), config.action_lines[4]), ("set_hostname", 5));
         assert_eq!(warnings, [(8, b"CLOUDS".to_vec())]);
-        assert_eq!(parse_err(b"TINY_CLOUD_LOGS=l").kind, ErrorKind::NotAbsolute { name: "TINY_CLOUD_LOGS" });
+        assert_eq!(parse_err(b"TINY_CLOUD_LOGS=l").kind, ErrorKind::NotAbsolute { name: variable("TINY_CLOUD_LOGS") });
     }
 
     #[test]
@@ -605,9 +642,9 @@ mod tests {
             (b"CLOUD=aws cmd", Error { line: 1, kind: ErrorKind::UnquotedSpace }),
             (b"CLOUD=azur", Error { line: 1, kind: ErrorKind::BadCloud }),
             (b"CLOUD_USER=Root", Error { line: 1, kind: ErrorKind::BadUserName }),
-            (b"IMDS_TOKEN_TTL=five", Error { line: 1, kind: ErrorKind::BadNumber { name: "IMDS_TOKEN_TTL" } }),
-            (b"IMDS_TOKEN_TTL=21601", Error { line: 1, kind: ErrorKind::OutOfRange { name: "IMDS_TOKEN_TTL", min: 1, max: 21_600 } }),
-            (b"TINY_CLOUD_LOGS=var/log", Error { line: 1, kind: ErrorKind::NotAbsolute { name: "TINY_CLOUD_LOGS" } }),
+            (b"IMDS_TOKEN_TTL=five", Error { line: 1, kind: ErrorKind::BadNumber { name: variable("IMDS_TOKEN_TTL") } }),
+            (b"IMDS_TOKEN_TTL=21601", Error { line: 1, kind: ErrorKind::OutOfRange { name: variable("IMDS_TOKEN_TTL"), min: 1, max: 21_600 } }),
+            (b"TINY_CLOUD_LOGS=var/log", Error { line: 1, kind: ErrorKind::NotAbsolute { name: variable("TINY_CLOUD_LOGS") } }),
         ];
         for (text, error) in cases {
             assert_eq!(parse_err(text), error, "{:?}", std::string::String::from_utf8_lossy(text));
@@ -622,10 +659,10 @@ mod tests {
     fn an_error_about_a_variable_names_it_after_the_line() {
         let message = |kind| Error { line: 4, kind }.to_string();
         assert_eq!(message(ErrorKind::LineTooLong), "4: line longer than 1024 bytes");
-        assert_eq!(message(ErrorKind::ValueTooLong { name: "TINY_CLOUD_VAR" }), "4: TINY_CLOUD_VAR longer than 256 bytes");
-        assert_eq!(message(ErrorKind::BadNumber { name: "IMDS_TOKEN_TTL" }), "4: IMDS_TOKEN_TTL is not a number");
-        assert_eq!(message(ErrorKind::OutOfRange { name: "IMDS_TOKEN_TTL", min: 1, max: 21_600 }), "4: IMDS_TOKEN_TTL must be from 1 to 21600");
-        assert_eq!(message(ErrorKind::NotAbsolute { name: "TINY_CLOUD_LOGS" }), "4: TINY_CLOUD_LOGS must be an absolute path");
+        assert_eq!(message(ErrorKind::ValueTooLong { name: variable("TINY_CLOUD_VAR") }), "4: TINY_CLOUD_VAR longer than 256 bytes");
+        assert_eq!(message(ErrorKind::BadNumber { name: variable("IMDS_TOKEN_TTL") }), "4: IMDS_TOKEN_TTL is not a number");
+        assert_eq!(message(ErrorKind::OutOfRange { name: variable("IMDS_TOKEN_TTL"), min: 1, max: 21_600 }), "4: IMDS_TOKEN_TTL must be from 1 to 21600");
+        assert_eq!(message(ErrorKind::NotAbsolute { name: variable("TINY_CLOUD_LOGS") }), "4: TINY_CLOUD_LOGS must be an absolute path");
         assert_eq!(message(ErrorKind::UnterminatedQuote), "4: unterminated quote");
         assert!(message(ErrorKind::BadCloud).starts_with("4: CLOUD: expected auto, aws, "));
     }
@@ -640,12 +677,12 @@ mod tests {
         assert_eq!(message(ErrorKind::UndefinedVariable), "12: $ names a variable not set earlier in this file");
         assert_eq!(message(ErrorKind::UnquotedSpace), "12: white space in a value must be quoted");
         assert_eq!(message(ErrorKind::LineTooLong), "12: line longer than 1024 bytes");
-        assert_eq!(message(ErrorKind::ValueTooLong { name: "value" }), "12: value longer than 256 bytes");
+        assert_eq!(message(ErrorKind::ValueTooLong { name: variable("value") }), "12: value longer than 256 bytes");
         assert_eq!(message(ErrorKind::BadCloud), std::format!("12: CLOUD: {CLOUD_NAMES_MESSAGE}"));
         assert_eq!(message(ErrorKind::BadUserName), "12: CLOUD_USER is not a valid user name");
-        assert_eq!(message(ErrorKind::BadNumber { name: "WISP_DHCP_MS" }), "12: WISP_DHCP_MS is not a number");
-        assert_eq!(message(ErrorKind::OutOfRange { name: "WISP_DHCP_MS", min: 1000, max: 600_000 }), "12: WISP_DHCP_MS must be from 1000 to 600000");
-        assert_eq!(message(ErrorKind::NotAbsolute { name: "TINY_CLOUD_VAR" }), "12: TINY_CLOUD_VAR must be an absolute path");
+        assert_eq!(message(ErrorKind::BadNumber { name: variable("WISP_DHCP_MS") }), "12: WISP_DHCP_MS is not a number");
+        assert_eq!(message(ErrorKind::OutOfRange { name: variable("WISP_DHCP_MS"), min: 1000, max: 600_000 }), "12: WISP_DHCP_MS must be from 1000 to 600000");
+        assert_eq!(message(ErrorKind::NotAbsolute { name: variable("TINY_CLOUD_VAR") }), "12: TINY_CLOUD_VAR must be an absolute path");
     }
 
     #[test]
@@ -674,7 +711,7 @@ mod tests {
         let fits = format!("TINY_CLOUD_VAR=/{}", "a".repeat(VALUE_LIMIT - 1));
         assert_eq!(parse_ok(fits.as_bytes()).0.var_dir.len(), VALUE_LIMIT);
         let over = format!("TINY_CLOUD_VAR=/{}", "a".repeat(VALUE_LIMIT));
-        assert_eq!(parse_err(over.as_bytes()).kind, ErrorKind::ValueTooLong { name: "value" });
+        assert_eq!(parse_err(over.as_bytes()).kind, ErrorKind::ValueTooLong { name: variable("value") });
         let long_line = format!("# {}", "x".repeat(LINE_LIMIT - 2));
         assert!(parse(long_line.as_bytes(), &mut Config::default(), &mut |_| {}).is_ok());
         let too_long = format!("# {}", "x".repeat(LINE_LIMIT - 1));
@@ -710,11 +747,11 @@ mod tests {
                     }
                 }
             }
-            assert_eq!(parse_err(format!("{name}={}", max + 1).as_bytes()).kind, ErrorKind::OutOfRange { name, min, max });
+            assert_eq!(parse_err(format!("{name}={}", max + 1).as_bytes()).kind, ErrorKind::OutOfRange { name: variable(name), min, max });
             if min > 0 {
-                assert_eq!(parse_err(format!("{name}={}", min - 1).as_bytes()).kind, ErrorKind::OutOfRange { name, min, max });
+                assert_eq!(parse_err(format!("{name}={}", min - 1).as_bytes()).kind, ErrorKind::OutOfRange { name: variable(name), min, max });
             }
-            assert_eq!(parse_err(format!("{name}=x").as_bytes()).kind, ErrorKind::BadNumber { name });
+            assert_eq!(parse_err(format!("{name}=x").as_bytes()).kind, ErrorKind::BadNumber { name: variable(name) });
         }
     }
 

@@ -9,6 +9,10 @@ use crate::text::{Decimal, Plain};
 
 /// Deepest nesting accepted.
 pub const DEPTH_LIMIT: usize = 32;
+/// `TooDeep`'s message: the limit as a literal, not formatted at each error; the assertion
+/// keeps it saying `DEPTH_LIMIT`.
+const TOO_DEEP: &str = "JSON nested deeper than 32 levels";
+const _: () = assert!(DEPTH_LIMIT == 32);
 
 /// 8 bytes, so that the `?`s of the document readers move it in a register: sizes as
 /// u32 (documents are far below 4 GiB), the expected type named by an enum.
@@ -51,7 +55,7 @@ impl fmt::Display for JsonError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
             JsonError::Syntax { offset } => write!(f, "invalid JSON at byte {offset}", offset = Decimal(offset.into())),
-            JsonError::TooDeep { limit } => write!(f, "JSON nested deeper than {limit} levels", limit = Decimal(limit.into())),
+            JsonError::TooDeep { .. } => f.write_str(TOO_DEEP),
             JsonError::WrongType { expected } => write!(f, "JSON value is not {expected}", expected = Plain(expected.as_str())),
             JsonError::StringTooLong { limit } => write!(f, "JSON string longer than {limit} bytes", limit = Decimal(limit.into())),
         }
@@ -385,6 +389,7 @@ mod tests {
         assert_eq!(JsonText::parse(b"\"raw\nline\""), Err(JsonError::Syntax { offset: 4 }));
         let deep = "[".repeat(DEPTH_LIMIT + 2) + &"]".repeat(DEPTH_LIMIT + 2);
         assert_eq!(JsonText::parse(deep.as_bytes()), Err(JsonError::TooDeep { limit: DEPTH_LIMIT as u32 }));
+        assert_eq!(JsonError::TooDeep { limit: DEPTH_LIMIT as u32 }.to_string(), std::format!("JSON nested deeper than {DEPTH_LIMIT} levels"));
         let doc = JsonText::parse(b"{\"a\": [1], \"s\": 5}").unwrap();
         assert_eq!(doc.get("a").unwrap().unwrap().get("x"), Err(JsonError::WrongType { expected: Expected::Object }));
         assert_eq!(doc.get("a").unwrap().unwrap().object(), Err(JsonError::WrongType { expected: Expected::Object }));

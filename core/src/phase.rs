@@ -12,9 +12,6 @@ pub enum Phase {
     Final,
 }
 
-/// The variables that set each phase's actions, in the order of `Phase`'s variants.
-pub const INIT_ACTIONS_VARIABLES: &str = "INIT_ACTIONS_BOOT INIT_ACTIONS_EARLY INIT_ACTIONS_MAIN INIT_ACTIONS_FINAL";
-
 /// The names of `Phase`, in the order of its variants.
 const PHASE_NAMES: &str = "boot early main final";
 
@@ -365,7 +362,7 @@ impl core::fmt::Display for PlanError {
 
 impl Phase {
     pub fn init_actions_variable(self) -> &'static str {
-        crate::text::nth_word(INIT_ACTIONS_VARIABLES, self as usize)
+        crate::text::nth_word(crate::config::VARIABLES, crate::config::FIRST_INIT_ACTIONS + self as usize)
     }
 
     /// The actions this phase runs: `INIT_ACTIONS_<PHASE>` when set (even to nothing),

@@ -21,6 +21,9 @@ use crate::{base64, gzip, http};
 
 /// Deepest nesting of multipart documents and includes, together.
 pub const DEPTH_LIMIT: usize = 4;
+// The nesting and part-count errors say their limits as literals, not numbers formatted
+// at each.
+const _: () = assert!(DEPTH_LIMIT == 4 && mime::PARTS_LIMIT == 64);
 
 /// How `#include` URLs are resolved.
 #[derive(Clone, Copy)]
@@ -168,7 +171,7 @@ impl<H: Files + Room + Fetch> Decoder<'_, '_, H> {
             .and_then(|name| heapless::String::try_from(name).ok());
         check_built(self.host, kind, number, self.decoding.cloud_config)?;
         let part = Part { kind, media_type: &media_type[..media_type.len().min(60)], filename, bytes: body, whole: false };
-        self.parts.push(part).map_err(|_| self.host.text(format_args!("user-data: more than {} parts", Decimal(mime::PARTS_LIMIT as u64))))
+        self.parts.push(part).map_err(|_| self.host.text(format_args!("user-data: more than 64 parts")))
     }
 
     /// Each URL of an include document, decoded as a document of its own.
@@ -243,7 +246,7 @@ impl<H: Files + Room + Fetch> Decoder<'_, '_, H> {
 
     fn nesting(&self, depth: usize) -> Result<(), H::Text> {
         match depth > DEPTH_LIMIT {
-            true => Err(self.host.text(format_args!("user-data: multipart or includes nested deeper than {limit} levels", limit = Decimal(DEPTH_LIMIT as u64)))),
+            true => Err(self.host.text(format_args!("user-data: multipart or includes nested deeper than 4 levels"))),
             false => Ok(()),
         }
     }
@@ -397,6 +400,16 @@ mod tests {
         let mut host = MemoryDecoding::new(MemorySystem::new(MemoryHost::new())).serve("/self", b"#include\nhttp://10.0.0.1/self\n");
         let e = decode(&mut host, leak(b"#include\nhttp://10.0.0.1/self\n"), decoding(Includes::Fetch(&TIMEOUTS))).err().unwrap();
         assert_eq!(e, "user-data: multipart or includes nested deeper than 4 levels");
+    }
+
+    #[test]
+    fn more_parts_than_the_limit_across_nested_multiparts_are_refused_by_count() {
+        // Two multiparts of 33 scripts each: within MIME's own limit each, 66 in all.
+        let scripts: String = (0..33).map(|i| std::format!("--b\nContent-Type: text/x-shellscript\n\n#!/bin/sh\necho {i}\n")).collect();
+        let inner = std::format!("Content-Type: multipart/mixed; boundary=\"b\"\n\n{scripts}--b--\n");
+        let doc = std::format!("MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"a\"\n\n--a\n{inner}--a\n{inner}--a--\n");
+        let e = decode(&mut host(), leak(doc.as_bytes()), decoding(Includes::Kept)).err().unwrap();
+        assert_eq!(e, std::format!("user-data: more than {} parts", mime::PARTS_LIMIT));
     }
 
     #[test]

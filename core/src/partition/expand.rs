@@ -43,8 +43,8 @@ pub fn mount<H: Files + Devices + Room>(host: &mut H, path: &[u8]) -> Result<H::
     let note = match partition {
         Some((number, disk_name)) => {
             let mut disk = open_device(host, disk_name)?;
-            let sector_size = host.sector_size(&mut disk).map_err(|e| device_error(host, disk_name, "sector size", e))?;
-            let disk_bytes = host.size_bytes(&mut disk).map_err(|e| device_error(host, disk_name, "size", e))?;
+            let sector_size = host.sector_size(&mut disk).map_err(|e| failed(host, disk_name, "sector size: ", e))?;
+            let disk_bytes = host.size_bytes(&mut disk).map_err(|e| failed(host, disk_name, "size: ", e))?;
             let grown = grow_table(host, &mut disk, sector_size, disk_bytes, number)?;
             let mut told = KernelTold::Nothing;
             if let Some((_, length)) = grown.extent_bytes() {
@@ -61,7 +61,7 @@ pub fn mount<H: Files + Devices + Room>(host: &mut H, path: &[u8]) -> Result<H::
     // The filesystem grows to what the kernel now says the device holds (for a
     // filesystem on a whole disk, the disk).
     let bytes = device_bytes(host, name)?;
-    let mut mount = host.open_mount(path).map_err(|e| host.text(format_args!("{}: {}", Shown(path), H::reason(e))))?;
+    let mut mount = host.open_mount(path).map_err(|e| failed(host, path, "", e))?;
     match filesystem::grow(&mut mount, filesystem, bytes) {
         Ok(growth) => Ok(host.text(format_args!("{note}; {growth}"))),
         Err(e) => Err(host.text(format_args!("{note}; {}", Worded(&e, words::<H::Text>)))),
@@ -70,7 +70,7 @@ pub fn mount<H: Files + Devices + Room>(host: &mut H, path: &[u8]) -> Result<H::
 
 /// Grows partition `partition` in the table of the disk image at `file`.
 pub fn image<H: Devices + Room>(host: &mut H, file: &[u8], partition: u32) -> Result<H::Text, H::Text> {
-    let (mut image, size) = host.open_image(file).map_err(|e| host.text(format_args!("{}: {}", Shown(file), H::reason(e))))?;
+    let (mut image, size) = host.open_image(file).map_err(|e| failed(host, file, "", e))?;
     let sector_size = grow::image_sector_size(&mut image);
     let grown = grow_table(host, &mut image, sector_size, size, partition)?;
     Ok(host.text(format_args!("{}: {grown}", Shown(file))))
@@ -114,12 +114,14 @@ fn open_device<H: Devices + Messages>(host: &mut H, name: &[u8]) -> Result<H::Di
 /// What the kernel says /dev/NAME holds, in bytes.
 fn device_bytes<H: Devices + Messages>(host: &mut H, name: &[u8]) -> Result<u64, H::Text> {
     let mut device = open_device(host, name)?;
-    host.size_bytes(&mut device).map_err(|e| device_error(host, name, "size", e))
+    host.size_bytes(&mut device).map_err(|e| failed(host, name, "size: ", e))
 }
 
-/// `NAME: what: reason` for a failed query of a device.
-fn device_error<H: Messages>(host: &H, name: &[u8], what: &str, e: HostError) -> H::Text {
-    host.text(format_args!("{}: {}: {}", Shown(name), Plain(what), H::reason(e)))
+/// `NAME: what: reason` for a failed query of a device (`what` ends in ": "), or
+/// `PATH: reason` for a mount point or image that could not be opened (`what` empty):
+/// one line for both, not a `format_args!` at each.
+fn failed<H: Messages>(host: &H, name: &[u8], what: &str, e: HostError) -> H::Text {
+    host.text(format_args!("{}: {}{}", Shown(name), Plain(what), H::reason(e)))
 }
 
 #[cfg(test)]
@@ -226,6 +228,10 @@ mod tests {
         host.disks["vda"].borrow_mut().bytes[512 + 30] ^= 0xff;
         assert_eq!(mount(&mut host, b"/").unwrap_err(), "GPT header CRC mismatch");
         assert!(host.kernel.borrow().told.is_empty() && !host.calls.contains(&String::from("mount /")));
+        // A mount point that cannot be opened is named with the system's reason.
+        let mut host = root_on_vda1("ext4", MIB);
+        host.mounts.clear();
+        assert_eq!(mount(&mut host, b"/").unwrap_err(), "/: errno 2");
         // A filesystem that refuses keeps what the table did in its message.
         let mut host = root_on_vda1("ext4", MIB);
         host.mounts.get_mut("/").unwrap().refuse = Some(HostError::PERMISSION);

@@ -27,7 +27,9 @@ pub enum GptError {
     BadHeaderSize,
     HeaderCrc,
     BadEntrySize,
-    EntriesTooLarge { limit: usize },
+    /// `limit` is `ENTRIES_LIMIT`: a `u32`, so that a `Cause` holding this error is 16
+    /// bytes and a `Result<(), Cause>` comes back in registers.
+    EntriesTooLarge { limit: u32 },
     EntriesCrc,
     /// first_usable after last_usable, the array inside the usable area, or the header
     /// not where it says it is.
@@ -78,7 +80,7 @@ impl GptError {
 
     fn numbers(self) -> [u64; 2] {
         match self {
-            GptError::EntriesTooLarge { limit } => [limit as u64, 0],
+            GptError::EntriesTooLarge { limit } => [limit.into(), 0],
             GptError::Overlap { first, second } => [first.into(), second.into()],
             GptError::OutsideUsableArea { partition } | GptError::NoSuchPartition { partition } => [partition.into(), 0],
             _ => [0; 2],
@@ -135,7 +137,7 @@ impl Header {
             return Err(GptError::BadEntrySize);
         }
         if header.entries_len() > ENTRIES_LIMIT {
-            return Err(GptError::EntriesTooLarge { limit: ENTRIES_LIMIT });
+            return Err(GptError::EntriesTooLarge { limit: ENTRIES_LIMIT as u32 });
         }
         if header.first_usable() > header.last_usable() {
             return Err(GptError::BadLayout);
@@ -185,12 +187,18 @@ impl Header {
         (self.entries_len() as u64).div_ceil(u64::from(sector_size))
     }
 
+    // The setters' offsets are the header's fields, inside its 92 bytes: `get_mut` spares
+    // the panic path a slice index would keep at each.
     fn set_u64(&mut self, offset: usize, value: u64) {
-        self.raw[offset..offset + 8].copy_from_slice(&value.to_le_bytes());
+        if let Some(field) = self.raw.get_mut(offset..offset + 8) {
+            field.copy_from_slice(&value.to_le_bytes());
+        }
     }
 
     fn set_u32(&mut self, offset: usize, value: u32) {
-        self.raw[offset..offset + 4].copy_from_slice(&value.to_le_bytes());
+        if let Some(field) = self.raw.get_mut(offset..offset + 4) {
+            field.copy_from_slice(&value.to_le_bytes());
+        }
     }
 
     fn seal(&mut self) {

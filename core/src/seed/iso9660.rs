@@ -332,6 +332,7 @@ pub(crate) mod tests {
         let volume = open(&looped).unwrap();
         let path = [&b"a"[..]; 5000];
         assert_eq!(volume.find(&mut &looped[..], &path), Err(SeedError::TooManyEntries { limit: RECORDS_LIMIT }));
+        assert_eq!(SeedError::TooManyEntries { limit: RECORDS_LIMIT }.to_string(), std::format!("more than {RECORDS_LIMIT} directory entries visited"));
         // A record whose name runs past its length.
         let mut bad = image(b"cidata", &[record(20, 12, false, b"META_DAT.;1", None)]);
         bad[18 * SECTOR + 68 + 32] = 200;

@@ -18,6 +18,8 @@ pub const DEVICE_NAME_LIMIT: usize = 32;
 /// Longest path of a file inside a seed (`/openstack/2015-10-15/meta_data.json`), a seed
 /// URL's path before it.
 pub const SEED_PATH_LIMIT: usize = URL_PATH_LIMIT + 256;
+// A path too long is said with the limit as a literal, not a number formatted at each.
+const _: () = assert!(SEED_PATH_LIMIT == 512);
 /// Longest seed URL's host and path.
 pub const URL_HOST_LIMIT: usize = 64;
 pub const URL_PATH_LIMIT: usize = 256;
@@ -121,7 +123,7 @@ impl<H: SeedSources> Sources<H> {
             _ => return Ok(None),
         };
         // A directory's files are resolved beneath it (`/meta-data`); a URL's under its path.
-        let path = joined(base, file).ok_or_else(|| host.text(format_args!("a seed path is longer than {} bytes, or not UTF-8", Decimal(SEED_PATH_LIMIT as u64))))?;
+        let path = joined(base, file).ok_or_else(|| host.text(format_args!("a seed path is longer than 512 bytes, or not UTF-8")))?;
         match seed {
             Seed::Directory(directory) => host.read_beneath(directory, path.as_bytes(), out).map_err(|e| {
                 let (path, relative) = (host.directory_path(directory), Shown(path.as_bytes()));
@@ -286,6 +288,8 @@ mod tests {
         assert_eq!(read(&mut sources, &mut seed, &[b"openstack", b"latest", b"user_data"]), Ok(Some("#!/bin/sh\n".into())));
         assert_eq!(read(&mut sources, &mut seed, &[b"vendor-data"]), Ok(None));
         assert_eq!(read(&mut sources, &mut seed, &[b"big"]), Err("/seed/big is larger than 64 bytes".into()));
+        let long = "a".repeat(SEED_PATH_LIMIT);
+        assert_eq!(read(&mut sources, &mut seed, &[long.as_bytes()]), Err(std::format!("a seed path is longer than {SEED_PATH_LIMIT} bytes, or not UTF-8")));
     }
 
     #[test]

@@ -9,7 +9,7 @@ use crate::text::eq_ignoring_case;
 pub const SECTOR: usize = 2048;
 const ANCHOR: u64 = 256;
 /// Most descriptors or directory entries one lookup visits.
-const VISITS_LIMIT: usize = 4096;
+pub(crate) const VISITS_LIMIT: usize = 4096;
 
 const TAG_ANCHOR: u16 = 2;
 const TAG_PARTITION: u16 = 5;
