@@ -1176,6 +1176,10 @@ impl super::sockets::Sockets for MemorySockets {
         }
     }
 
+    fn has_route(&mut self, _: Endpoint) -> bool {
+        true
+    }
+
     fn connect_result(&mut self, _: &usize) -> Result<(), HostError> {
         Ok(())
     }
