@@ -2,8 +2,7 @@
 //! remembered under TINY_CLOUD_VAR, in words. A report that cannot be delivered is logged: it
 //! never stops the bootstrap.
 
-use wisp_core::host::explain::words;
-use wisp_core::host::http::Described;
+use wisp_core::host::explain::{words, Worded};
 use wisp_core::provider::azure_report::{self, Ready, GOAL_STATE_LIMIT};
 use wisp_core::retry::Timeouts;
 use wisp_core::text::Plain;
@@ -19,7 +18,7 @@ pub fn report_ready(timeouts: &Timeouts, var: &Dir, instance_id: &[u8]) -> Messa
         Ready::AlreadyReported => msg!("azure: ready was reported for this instance already"),
         Ready::Reported(how) => msg!("azure: reported ready ({})", Plain(how)),
         Ready::NotRemembered(how, e) => msg!("azure: reported ready ({}), but cannot remember it: {}", Plain(how), crate::output::Os(errno(e))),
-        Ready::Failed(e) => msg!("azure: could not report ready: {}", Described(&e, words::<Message>)),
+        Ready::Failed(e) => msg!("azure: could not report ready: {}", Worded(&e, words::<Message>)),
     }
 }
 
@@ -29,6 +28,6 @@ pub fn report_failure(timeouts: &Timeouts, reason: &Message) -> Message {
     let _ = core::fmt::write(&mut text, format_args!("{reason}"));
     match azure_report::report_failure(&mut Network::default(), timeouts, text.as_bytes()) {
         Ok(how) => msg!("azure: reported the failure ({})", Plain(how)),
-        Err(e) => msg!("azure: could not report the failure: {}", Described(&e, words::<Message>)),
+        Err(e) => msg!("azure: could not report the failure: {}", Worded(&e, words::<Message>)),
     }
 }

@@ -23,7 +23,7 @@ pub struct ImdsError(pub imds::ImdsError);
 
 impl fmt::Display for ImdsError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.describe(f, wisp_core::host::explain::words::<Message>)
+        wisp_core::host::explain::Explain::explain(&self.0, f, wisp_core::host::explain::words::<Message>)
     }
 }
 

@@ -4,8 +4,8 @@
 
 use core::ffi::CStr;
 
-use wisp_core::host::explain::words;
-use wisp_core::host::http::{Described, Endpoint, PARALLEL_LIMIT};
+use wisp_core::host::explain::{words, Worded};
+use wisp_core::host::http::{Endpoint, PARALLEL_LIMIT};
 use wisp_core::host::sockets::Interest;
 use wisp_core::host::HostError;
 use wisp_core::retry::Timeouts;
@@ -31,7 +31,7 @@ pub struct Network<'p> {
 #[inline(never)]
 pub fn get(address: [u8; 4], port: u16, host: &str, path: &str, out: &mut [u8], timeouts: &Timeouts) -> Result<Option<usize>, Message> {
     wisp_core::provider::imds::get(&mut Network::default(), address, port, host, path, out, timeouts)
-        .map_err(|e| msg!("http://{}{}: {}", Plain(host), Plain(path), Described(&e, words::<Message>)))
+        .map_err(|e| msg!("http://{}{}: {}", Plain(host), Plain(path), Worded(&e, words::<Message>)))
 }
 
 impl wisp_core::host::sockets::Sockets for Network<'_> {

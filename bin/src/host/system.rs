@@ -81,14 +81,12 @@ impl wisp_core::host::messages::Messages for System<'_> {
         self.ctx.log.line(args);
     }
 
-    fn warn(&self, args: core::fmt::Arguments<'_>) {
-        self.ctx.warn(args);
-    }
-
     fn error(&self, args: core::fmt::Arguments<'_>) {
         crate::output::error(args);
     }
 
+    // The context's, which bin's other messages share: the default would be a second copy
+    // (+184 bytes).
     fn path_error(&self, path: &[u8], error: HostError) -> Message {
         self.ctx.path_error(path, super::errno(error))
     }

@@ -116,10 +116,10 @@ pub enum Cause {
     TooManyRequests { limit: u32 },
 }
 
-pub use super::explain::ErrnoWords;
+pub use super::explain::{ErrnoWords, Explain};
 
-impl Failure {
-    pub fn describe(&self, f: &mut fmt::Formatter<'_>, words: ErrnoWords) -> fmt::Result {
+impl Explain for Failure {
+    fn explain(&self, f: &mut fmt::Formatter<'_>, words: ErrnoWords) -> fmt::Result {
         match self.cause {
             Cause::Connect(e) => {
                 f.write_str("cannot connect: ")?;
@@ -140,14 +140,5 @@ impl Failure {
             Some(gave_up) => write!(f, "; gave up after {gave_up}"),
             None => Ok(()),
         }
-    }
-}
-
-/// A value shown with the host's words for errnos.
-pub struct Described<'e, T>(pub &'e T, pub ErrnoWords);
-
-impl fmt::Display for Described<'_, Failure> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.describe(f, self.1)
     }
 }

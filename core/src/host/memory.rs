@@ -448,23 +448,12 @@ impl super::messages::Messages for MemorySystem {
         self.said.borrow_mut().push(std::format!("{args}"));
     }
 
-    fn warn(&self, args: core::fmt::Arguments<'_>) {
-        self.said.borrow_mut().push(std::format!("warning: {args}"));
-    }
-
     fn error(&self, args: core::fmt::Arguments<'_>) {
         self.said.borrow_mut().push(std::format!("error: {args}"));
     }
 
     fn shown(bytes: &[u8]) -> impl core::fmt::Display + '_ {
         std::string::String::from_utf8_lossy(bytes)
-    }
-
-    fn path_error(&self, path: &[u8], error: HostError) -> std::string::String {
-        match error.errno {
-            40 => std::format!("{}: a symlink in the path is refused", std::string::String::from_utf8_lossy(path)),
-            _ => std::format!("{}: {error}", std::string::String::from_utf8_lossy(path)),
-        }
     }
 
     fn under_root<'p>(&'p self, path: &'p [u8]) -> impl core::fmt::Display + 'p {
@@ -994,17 +983,11 @@ impl super::messages::Messages for MemoryDecoding {
     fn log(&self, args: core::fmt::Arguments<'_>) {
         self.system.log(args)
     }
-    fn warn(&self, args: core::fmt::Arguments<'_>) {
-        self.system.warn(args)
-    }
     fn error(&self, args: core::fmt::Arguments<'_>) {
         self.system.error(args)
     }
     fn shown(bytes: &[u8]) -> impl core::fmt::Display + '_ {
         std::string::String::from_utf8_lossy(bytes)
-    }
-    fn path_error(&self, path: &[u8], error: HostError) -> std::string::String {
-        self.system.path_error(path, error)
     }
     fn under_root<'p>(&'p self, path: &'p [u8]) -> impl core::fmt::Display + 'p {
         std::string::String::from_utf8_lossy(path)
@@ -1191,6 +1174,10 @@ impl super::sockets::Sockets for MemorySockets {
                 Ok(self.connections.len() - 1)
             }
         }
+    }
+
+    fn has_route(&mut self, _: Endpoint) -> bool {
+        true
     }
 
     fn connect_result(&mut self, _: &usize) -> Result<(), HostError> {
@@ -1385,17 +1372,11 @@ impl super::messages::Messages for MemoryDevices {
     fn log(&self, args: core::fmt::Arguments<'_>) {
         self.system.log(args)
     }
-    fn warn(&self, args: core::fmt::Arguments<'_>) {
-        self.system.warn(args)
-    }
     fn error(&self, args: core::fmt::Arguments<'_>) {
         self.system.error(args)
     }
     fn shown(bytes: &[u8]) -> impl core::fmt::Display + '_ {
         MemorySystem::shown(bytes)
-    }
-    fn path_error(&self, path: &[u8], error: HostError) -> String {
-        self.system.path_error(path, error)
     }
     fn under_root<'p>(&'p self, path: &'p [u8]) -> impl core::fmt::Display + 'p {
         self.system.under_root(path)

@@ -30,7 +30,9 @@ pub trait Messages {
     fn log(&self, args: fmt::Arguments<'_>);
 
     /// An item left out, or a form not applied: said in the log, never fatal.
-    fn warn(&self, args: fmt::Arguments<'_>);
+    fn warn(&self, args: fmt::Arguments<'_>) {
+        self.log(format_args!("warning: {args}"))
+    }
 
     /// A problem said at once (on standard error), never fatal.
     fn error(&self, args: fmt::Arguments<'_>);
@@ -47,7 +49,9 @@ pub trait Messages {
 
     /// `path: reason` for a call on an image path, the path as the host reached it
     /// (under its root); a symlink it refused to follow is said as such (`PathError`).
-    fn path_error(&self, path: &[u8], error: HostError) -> Self::Text;
+    fn path_error(&self, path: &[u8], error: HostError) -> Self::Text {
+        self.text(format_args!("{}", PathError { path: self.under_root(path), error, reason: Self::reason(error) }))
+    }
 
     /// An image path as the host reaches it (under its root), for messages.
     fn under_root<'p>(&'p self, path: &'p [u8]) -> impl fmt::Display + 'p;

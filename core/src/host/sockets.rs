@@ -37,10 +37,9 @@ pub trait Sockets: Timer {
     /// hang-up).
     fn poll(&mut self, sockets: &[(&Self::Socket, Interest)], ready: &mut [bool], timeout_ms: u32) -> Result<(), HostError>;
 
-    /// Whether the system has a route to `endpoint` now (no packet is sent).
-    fn has_route(&mut self, _endpoint: Endpoint) -> bool {
-        true
-    }
+    /// Whether the system has a route to `endpoint` now (no packet is sent): `Http`'s,
+    /// whose default (every route) is for hosts without sockets.
+    fn has_route(&mut self, endpoint: Endpoint) -> bool;
 }
 
 /// The errno values the exchanges tell apart (the same on every Linux architecture wisp

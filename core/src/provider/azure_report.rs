@@ -8,7 +8,7 @@ use core::fmt;
 
 use super::azure::{self, HEALTH_PATH, READY, WIRESERVER_ADDRESS, WIRESERVER_HEADERS, WIRESERVER_HOST};
 use crate::host::directory::Directory;
-use crate::host::http::{Described, Endpoint, ErrnoWords, Exchange, Failure, Http};
+use crate::host::http::{Endpoint, ErrnoWords, Exchange, Explain, Failure, Http};
 use crate::http::{self, Method, Request};
 use crate::host::HostError;
 use crate::retry::Timeouts;
@@ -35,13 +35,13 @@ pub enum ReportError<'b> {
     HealthReportRefused { status: u16, incarnation: &'b [u8] },
 }
 
-impl ReportError<'_> {
-    pub fn describe(&self, f: &mut fmt::Formatter<'_>, words: ErrnoWords) -> fmt::Result {
+impl Explain for ReportError<'_> {
+    fn explain(&self, f: &mut fmt::Formatter<'_>, words: ErrnoWords) -> fmt::Result {
         match self {
             ReportError::Request(e) => fmt::Display::fmt(e, f),
             ReportError::Wireserver(failure) => {
                 f.write_str("wireserver: ")?;
-                failure.describe(f, words)
+                failure.explain(f, words)
             }
             ReportError::HealthRefused { status } => write!(f, "provisioning/health answered {}", Decimal((*status).into())),
             ReportError::GoalStateRefused { status } => {
@@ -57,12 +57,6 @@ impl ReportError<'_> {
                 Shown(incarnation)
             ),
         }
-    }
-}
-
-impl fmt::Display for Described<'_, ReportError<'_>> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.describe(f, self.1)
     }
 }
 
@@ -175,7 +169,7 @@ mod tests {
 
     #[test]
     fn a_report_too_large_names_the_limit() {
-        let said = std::format!("{}", Described(&ReportError::HealthReportTooLarge, crate::host::explain::errno_number));
+        let said = std::format!("{}", crate::host::explain::Worded(&ReportError::HealthReportTooLarge, crate::host::explain::errno_number));
         assert_eq!(said, "health report larger than 2048 bytes");
     }
 
@@ -210,7 +204,7 @@ mod tests {
         let error = report_ready(&mut network, &Timeouts::default(), &mut goal).unwrap_err();
         assert_eq!(error, ReportError::HealthReportRefused { status: 410, incarnation: b"3" });
         let words: ErrnoWords = |e, f| write!(f, "{e}");
-        assert_eq!(format!("{}", Described(&error, words)), "the goal state health report answered 410 (incarnation 3)");
+        assert_eq!(format!("{}", crate::host::explain::Worded(&error, words)), "the goal state health report answered 410 (incarnation 3)");
     }
 
     #[test]
@@ -237,7 +231,7 @@ mod tests {
         let mut network = MemoryNetwork::new().fail(HEALTH, Cause::Connect(HostError { errno: 113 }));
         let words: ErrnoWords = |e, f| write!(f, "{e}");
         let error = report_failure(&mut network, &Timeouts::default(), b"x").unwrap_err();
-        assert!(format!("{}", Described(&error, words)).starts_with("wireserver: cannot connect: errno 113"));
+        assert!(format!("{}", crate::host::explain::Worded(&error, words)).starts_with("wireserver: cannot connect: errno 113"));
     }
 
     #[test]

@@ -12,7 +12,7 @@ use super::key_listing::KeyListingError;
 use super::{DocumentFailure, Item, IMDS_ADDRESS, IMDS_HOST};
 use crate::config::Cloud;
 use crate::host::clock::Clock;
-use crate::host::http::{Described, Endpoint, ErrnoWords, Exchange, Failure, Http, PARALLEL_LIMIT};
+use crate::host::http::{Endpoint, ErrnoWords, Exchange, Explain, Failure, Http, PARALLEL_LIMIT};
 use crate::http::{self, Method, Request};
 use crate::retry::Timeouts;
 use crate::text::{Decimal, Plain};
@@ -136,8 +136,10 @@ impl ImdsError {
             _ => None,
         }
     }
+}
 
-    pub fn describe(&self, f: &mut fmt::Formatter<'_>, words: ErrnoWords) -> fmt::Result {
+impl Explain for ImdsError {
+    fn explain(&self, f: &mut fmt::Formatter<'_>, words: ErrnoWords) -> fmt::Result {
         // The messages about one value share their start, written once.
         let value = match *self {
             ImdsError::Fetch { what, .. } | ImdsError::Refused { what, .. } => Some(what.name()),
@@ -148,7 +150,7 @@ impl ImdsError {
             write!(f, "metadata {value}: ", value = Plain(value))?;
         }
         match self {
-            ImdsError::Fetch { failure, .. } => failure.describe(f, words),
+            ImdsError::Fetch { failure, .. } => failure.explain(f, words),
             ImdsError::Refused { status, .. } => write!(f, "refused with HTTP status {}", Decimal((*status).into())),
             ImdsError::Request(e) => write!(f, "cannot write the metadata request: {e}"),
             ImdsError::TokenTooLong => f.write_str(TOKEN_TOO_LONG),
@@ -163,16 +165,10 @@ impl ImdsError {
     }
 }
 
-/// Errnos as numbers; the host's words come through `Described`.
+/// Errnos as numbers; the host's words come through `Worded`.
 impl fmt::Display for ImdsError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.describe(f, |e, f| write!(f, "{e}"))
-    }
-}
-
-impl fmt::Display for Described<'_, ImdsError> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.describe(f, self.1)
+        self.explain(f, |e, f| write!(f, "{e}"))
     }
 }
 
@@ -366,11 +362,11 @@ pub enum GetError {
     Status(u16),
 }
 
-impl fmt::Display for Described<'_, GetError> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.0 {
+impl Explain for GetError {
+    fn explain(&self, f: &mut fmt::Formatter<'_>, words: ErrnoWords) -> fmt::Result {
+        match self {
             GetError::Request(e) => fmt::Display::fmt(e, f),
-            GetError::Fetch(failure) => failure.describe(f, self.1),
+            GetError::Fetch(failure) => failure.explain(f, words),
             GetError::Status(status) => write!(f, "HTTP status {}", Decimal((*status).into())),
         }
     }
@@ -429,7 +425,7 @@ mod tests {
         let error = imds.get_path(&mut network, "/x", &mut [0u8; 256]).unwrap_err();
         let words: ErrnoWords = |e, f| if e.errno == 111 { f.write_str("connection refused") } else { write!(f, "{e}") };
         assert_eq!(
-            std::format!("{}", Described(&error, words)),
+            std::format!("{}", crate::host::explain::Worded(&error, words)),
             "metadata path: cannot connect: connection refused; gave up after 3 attempts in the 30000 ms deadline (WISP_HTTP_TOTAL_MS)"
         );
     }
