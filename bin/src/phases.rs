@@ -46,12 +46,12 @@ fn run_phases(ctx: &mut Context<'_>, phases: &[Phase]) -> Result<bool, Unstarted
     // A local seed is read whole at once, unless only the boot phase (which needs no
     // metadata) runs.
     if wisp_core::phases::reads_metadata(phases) {
-        match crate::seed::load_local(ctx, cloud, metadata, Some(&var)) {
-            Ok(note) => note.map_or((), |note| ctx.log.line(format_args!("{note}"))),
-            Err(e) => {
-                let e = phases_start::local_unread(&mut OpenDir { dir: &var }, cloud, e)?;
-                ctx.log.line(format_args!("{e}"));
-            }
+        let note = match crate::seed::load_local(ctx, cloud, metadata, Some(&var)) {
+            Ok(note) => note,
+            Err(e) => Some(phases_start::local_unread(&mut OpenDir { dir: &var }, cloud, e)?),
+        };
+        if let Some(note) = note {
+            ctx.log.line(format_args!("{note}"));
         }
     }
     let mut session = Session {
