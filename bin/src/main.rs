@@ -50,7 +50,7 @@ use wisp_core::cli::{self, Command, Invocation};
 use wisp_core::config::Config;
 use wisp_core::config_file::{self, Given, Source};
 use wisp_core::phase::Phase;
-use wisp_core::text::{Decimal, Plain};
+use wisp_core::text::Decimal;
 use wisp_os_linux::nul_terminated::NulTerminated;
 use wisp_os_linux::process::StartInfo;
 
@@ -91,7 +91,7 @@ fn main(start: &StartInfo) -> i32 {
             return 0;
         }
         Command::Version => {
-            output::print(format_args!("wisp {} ({})", Plain(env!("CARGO_PKG_VERSION")), Plain(features::BUILT)));
+            output::print_raw(&features::VERSION_LINE);
             return 0;
         }
         _ => {}
