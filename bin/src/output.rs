@@ -138,7 +138,11 @@ pub struct Log {
 
 impl Log {
     pub fn line(&self, args: fmt::Arguments<'_>) {
-        let line = Message::format(args);
+        self.message(Message::format(args));
+    }
+
+    /// A line already made, written as it is.
+    pub fn message(&self, line: Message) {
         write_line(stderr(), b"wisp: ", line);
         if let Some(file) = &self.file {
             let _ = write_all(file.as_fd(), &wisp_core::clock::iso8601(wisp_os_linux::time::realtime_secs()));

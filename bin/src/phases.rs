@@ -51,7 +51,7 @@ fn run_phases(ctx: &mut Context<'_>, phases: &[Phase]) -> Result<bool, Unstarted
             Err(e) => Some(phases_start::local_unread(&mut OpenDir { dir: &var }, cloud, e)?),
         };
         if let Some(note) = note {
-            ctx.log.line(format_args!("{note}"));
+            ctx.log.message(note);
         }
     }
     let mut session = Session {
@@ -176,12 +176,12 @@ impl<'r, 'c> Phases for PhaseHost<'r, 'c, '_> {
 
     #[cfg(feature = "azure")]
     fn report_failure(&mut self, reason: &Message) {
-        self.ctx.log.line(format_args!("{}", crate::azure::report_failure(self.timeouts, reason)));
+        self.ctx.log.message(crate::azure::report_failure(self.timeouts, reason));
     }
 
     #[cfg(feature = "azure")]
     fn report_ready(&mut self, instance_id: &[u8]) {
-        self.ctx.log.line(format_args!("{}", crate::azure::report_ready(self.timeouts, self.var.dir, instance_id)));
+        self.ctx.log.message(crate::azure::report_ready(self.timeouts, self.var.dir, instance_id));
     }
 
     fn settle_markers(&mut self) -> Result<(), Message> {
