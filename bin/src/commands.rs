@@ -43,20 +43,20 @@ pub fn imds(ctx: &mut Context<'_>, keys: &[&[u8]]) -> Result<(), i32> {
 
 /// `wisp status [--wait [--timeout S]]`: writes nothing (core's `status`).
 #[inline(never)]
-pub fn status(ctx: &Context<'_>, wait: bool, timeout_s: Option<u32>) -> Result<i32, i32> {
+pub fn status(ctx: &Context<'_>, wait: bool, timeout_s: Option<u32>) -> Result<i32, Message> {
     let waited = match wait {
         // Without the feature, main answers `--wait` before this.
         #[cfg(feature = "cloud-init-status")]
         true => {
             let read = |path: &[u8], buf: &mut [u8]| Ok(ctx.read(path, buf)?.map(<[u8]>::len));
-            let mut result = crate::memory::map(wisp_core::cloud_init_status::DOCUMENT_LIMIT, "result.json").map_err(|e| failed(e, EXIT_FAILED))?;
-            Some(status::wait_for_result(&mut Network::default(), timeout_s, &mut result, read, Message::format).map_err(|e| failed(e, EXIT_FAILED))?)
+            let mut result = crate::memory::map(wisp_core::cloud_init_status::DOCUMENT_LIMIT, "result.json")?;
+            Some(status::wait_for_result(&mut Network::default(), timeout_s, &mut result, read, Message::format)?)
         }
         _ => None,
     };
-    let var = ctx.existing_var_dir().map_err(|e| failed(e, EXIT_FAILED))?;
+    let var = ctx.existing_var_dir()?;
     let mut buf = [0u8; INSTANCE_ID_LIMIT];
-    let status = status::read(var.as_ref().map(|dir| OpenDir { dir }).as_mut(), &mut buf).map_err(|e| failed(Worded(&e, words::<Message>), EXIT_FAILED))?;
+    let status = status::read(var.as_ref().map(|dir| OpenDir { dir }).as_mut(), &mut buf).map_err(|e| msg!("{}", Worded(&e, words::<Message>)))?;
     output::print(format_args!("{status}"));
     Ok(status.exit_code(waited))
 }
