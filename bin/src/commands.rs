@@ -57,7 +57,7 @@ pub fn status(ctx: &Context<'_>, wait: bool, timeout_s: Option<u32>) -> Result<i
     let var = ctx.existing_var_dir()?;
     let mut buf = [0u8; INSTANCE_ID_LIMIT];
     let status = status::read(var.as_ref().map(|dir| OpenDir { dir }).as_mut(), &mut buf).map_err(|e| msg!("{}", Worded(&e, words::<Message>)))?;
-    output::print(format_args!("{status}"));
+    output::print_line(msg!("{status}"));
     Ok(status.exit_code(waited))
 }
 
@@ -88,7 +88,7 @@ pub fn clean(ctx: &Context<'_>, options: Options) -> i32 {
 pub fn grow(ctx: &Context<'_>, target: GrowTarget<'_>) -> i32 {
     match wisp_core::partition::expand::command(&mut System::new(ctx), target) {
         Ok(note) => {
-            output::print(format_args!("{note}"));
+            output::print_line(note);
             0
         }
         Err(e) => {

@@ -103,8 +103,9 @@ impl fmt::Display for Os {
     }
 }
 
-pub fn print(args: fmt::Arguments<'_>) {
-    write_line(stdout(), b"", Message::format(args));
+/// A line on standard output.
+pub fn print_line(line: Message) {
+    write_line(stdout(), b"", line);
 }
 
 /// `prefix`, the line ("..." if cut) and a line break, to `fd`.
