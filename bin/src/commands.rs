@@ -38,7 +38,7 @@ pub fn imds(ctx: &mut Context<'_>, keys: &[&[u8]]) -> Result<(), i32> {
     // Mapped, not on the stack, whose probes would touch all of it for `@instance-id` too.
     let raw = crate::memory::reserve(USERDATA_RESPONSE, "a path's value").map_err(|e| failed(e, EXIT_FAILED))?;
     let printed = imds_keys::print(keys, metadata, raw, &mut |path, buf| imds.get_path(&mut network, path, buf).map_err(ImdsError), &mut output::print_raw);
-    printed.map_err(|e| failed(e, e.exit_code()))
+    printed.map_err(|e| failed(output::line(e), e.exit_code()))
 }
 
 /// `wisp status [--wait [--timeout S]]`: writes nothing (core's `status`).

@@ -125,8 +125,8 @@ pub fn error(args: fmt::Arguments<'_>) {
 
 /// `e` on standard error, and the exit status `code`: a command's failure.
 #[inline(never)]
-pub fn failed(e: impl fmt::Display, code: i32) -> i32 {
-    error(format_args!("{e}"));
+pub fn failed(e: Message, code: i32) -> i32 {
+    write_line(stderr(), b"wisp: ", e);
     code
 }
 
