@@ -63,8 +63,8 @@ pub fn status(ctx: &Context<'_>, wait: bool, timeout_s: Option<u32>) -> Result<i
 
 /// `wisp mark complete|incomplete`.
 #[inline(never)]
-pub fn mark(ctx: &Context<'_>, complete: bool) -> Result<(), i32> {
-    ctx.var_dir().and_then(|var| markers::set_complete(ctx, &var, complete)).map_err(|e| failed(e, EXIT_FAILED))
+pub fn mark(ctx: &Context<'_>, complete: bool) -> Result<(), Message> {
+    ctx.var_dir().and_then(|var| markers::set_complete(ctx, &var, complete))
 }
 
 /// `wisp clean`: core's `clean::run` under `--root`.

@@ -110,7 +110,7 @@ fn main(start: &StartInfo) -> i32 {
         #[cfg(not(feature = "cloud-init-status"))]
         Command::Status { wait: true, .. } => missing_feature(invocation.command),
         Command::Status { wait, timeout_s } => commands::status(&ctx, wait, timeout_s).unwrap_or_else(|e| output::failed(e, EXIT_FAILED)),
-        Command::Mark { complete } => commands::mark(&ctx, complete).err().unwrap_or(0),
+        Command::Mark { complete } => commands::mark(&ctx, complete).map_or_else(|e| output::failed(e, EXIT_FAILED), |()| 0),
         Command::Clean(options) => commands::clean(&ctx, options),
         #[cfg(feature = "grow")]
         Command::Grow { target } => commands::grow(&ctx, target),
