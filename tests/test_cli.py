@@ -1,5 +1,7 @@
 """The command-line contract and the configuration, from outside."""
 
+import re
+
 import pytest
 
 from conftest import TEST_CONFIG, aws_metadata
@@ -12,6 +14,24 @@ def test_help_and_version(run):
         assert command in result.stdout
     result = run("--version")
     assert result.rc == 0 and result.stdout.startswith("wisp ")
+    # One line: the version, then the build's features in their Cargo order, each once.
+    version, _, features = result.stdout.partition(" (")
+    assert re.fullmatch(r"wisp \d+\.\d+\.\d+", version), result.stdout
+    assert features.endswith(")\n") and features.count("\n") == 1, result.stdout
+    names = features[:-2].split(" ")
+    order = ["aws", "azure", "gcp", "oci", "nocloud", "configdrive", "userdata", "cloud-config", "cloud-init-status", "grow",
+             "iso9660", "vfat", "udf", "network", "hetzner", "digitalocean", "scaleway", "incus", "vultr", "ssh", "ntp", "apk-repos"]
+    assert "aws" in names and names == [name for name in order if name in names], result.stdout
+
+
+def test_more_arguments_than_the_limit_are_refused_by_number(run, root):
+    # `--root DIR` is two of them.
+    result = run(*["boot"] * 63, root=root)
+    assert result.rc == 2, result
+    assert result.stderr.startswith("wisp: more than 64 arguments\n"), result.stderr
+    # At the limit, the command line is read (and refused for what it says).
+    result = run(*["boot"] * 62, root=root)
+    assert result.rc == 2 and "more than" not in result.stderr and "unexpected argument boot" in result.stderr, result.stderr
 
 
 def test_usage_errors_exit_2(run, root):

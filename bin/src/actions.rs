@@ -35,8 +35,8 @@ pub fn run(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, action: 
         Action::BootstrapComplete => crate::markers::set_complete(ctx, var, true).map(|()| msg!("marked complete")),
         // A `userdata_*` action of cloud-config, with the documents merged once per run.
         #[cfg(feature = "cloud-config")]
-        _ if action.userdata_work() == Some(UserdataWork::CloudConfig) => match session.cloud_config(ctx, var) {
-            Ok(Some(config)) => crate::cloud_config::run(ctx, &config, var, session.imds.cloud(), action),
+        _ if action.userdata_work() == Some(UserdataWork::CloudConfig) => match crate::session::cloud_config(&mut session.shared, ctx, var) {
+            Ok(Some(config)) => crate::cloud_config::run(ctx, config, var, session.imds.cloud(), action),
             Ok(None) => Ok(msg!("no cloud-config")),
             Err(e) => Err(session.shared.report(e)),
         },
@@ -52,10 +52,9 @@ fn apply_users(ctx: &mut Context<'_>, session: &mut Session<'_>, var: &Dir, acti
     // One that does not parse counts as none here (the user-data actions report it). A
     // build without cloud-config has none: user-data that holds some does not decode.
     #[cfg(feature = "cloud-config")]
-    let config = session.cloud_config(ctx, var).ok().flatten();
+    let config = crate::session::cloud_config(&mut session.shared, ctx, var).ok().flatten();
     #[cfg(not(feature = "cloud-config"))]
     let config = None;
-    let config = config.as_ref();
     let host = &mut System::new(ctx);
     match action {
         Action::CreateDefaultUser => wisp_core::users::create_default_user(host, ctx.config.cloud_user.as_bytes(), config, today()),

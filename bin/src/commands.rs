@@ -38,33 +38,33 @@ pub fn imds(ctx: &mut Context<'_>, keys: &[&[u8]]) -> Result<(), i32> {
     // Mapped, not on the stack, whose probes would touch all of it for `@instance-id` too.
     let raw = crate::memory::reserve(USERDATA_RESPONSE, "a path's value").map_err(|e| failed(e, EXIT_FAILED))?;
     let printed = imds_keys::print(keys, metadata, raw, &mut |path, buf| imds.get_path(&mut network, path, buf).map_err(ImdsError), &mut output::print_raw);
-    printed.map_err(|e| failed(e, e.exit_code()))
+    printed.map_err(|e| failed(output::line(e), e.exit_code()))
 }
 
 /// `wisp status [--wait [--timeout S]]`: writes nothing (core's `status`).
 #[inline(never)]
-pub fn status(ctx: &Context<'_>, wait: bool, timeout_s: Option<u32>) -> Result<i32, i32> {
+pub fn status(ctx: &Context<'_>, wait: bool, timeout_s: Option<u32>) -> Result<i32, Message> {
     let waited = match wait {
         // Without the feature, main answers `--wait` before this.
         #[cfg(feature = "cloud-init-status")]
         true => {
             let read = |path: &[u8], buf: &mut [u8]| Ok(ctx.read(path, buf)?.map(<[u8]>::len));
-            let mut result = crate::memory::map(wisp_core::cloud_init_status::DOCUMENT_LIMIT, "result.json").map_err(|e| failed(e, EXIT_FAILED))?;
-            Some(status::wait_for_result(&mut Network::default(), timeout_s, &mut result, read, Message::format).map_err(|e| failed(e, EXIT_FAILED))?)
+            let mut result = crate::memory::map(wisp_core::cloud_init_status::DOCUMENT_LIMIT, "result.json")?;
+            Some(status::wait_for_result(&mut Network::default(), timeout_s, &mut result, read, Message::format)?)
         }
         _ => None,
     };
-    let var = ctx.existing_var_dir().map_err(|e| failed(e, EXIT_FAILED))?;
+    let var = ctx.existing_var_dir()?;
     let mut buf = [0u8; INSTANCE_ID_LIMIT];
-    let status = status::read(var.as_ref().map(|dir| OpenDir { dir }).as_mut(), &mut buf).map_err(|e| failed(Worded(&e, words::<Message>), EXIT_FAILED))?;
-    output::print(format_args!("{status}"));
+    let status = status::read(var.as_ref().map(|dir| OpenDir { dir }).as_mut(), &mut buf).map_err(|e| msg!("{}", Worded(&e, words::<Message>)))?;
+    output::print_line(msg!("{status}"));
     Ok(status.exit_code(waited))
 }
 
 /// `wisp mark complete|incomplete`.
 #[inline(never)]
-pub fn mark(ctx: &Context<'_>, complete: bool) -> Result<(), i32> {
-    ctx.var_dir().and_then(|var| markers::set_complete(ctx, &var, complete)).map_err(|e| failed(e, EXIT_FAILED))
+pub fn mark(ctx: &Context<'_>, complete: bool) -> Result<(), Message> {
+    ctx.var_dir().and_then(|var| markers::set_complete(ctx, &var, complete))
 }
 
 /// `wisp clean`: core's `clean::run` under `--root`.
@@ -88,7 +88,7 @@ pub fn clean(ctx: &Context<'_>, options: Options) -> i32 {
 pub fn grow(ctx: &Context<'_>, target: GrowTarget<'_>) -> i32 {
     match wisp_core::partition::expand::command(&mut System::new(ctx), target) {
         Ok(note) => {
-            output::print(format_args!("{note}"));
+            output::print_line(note);
             0
         }
         Err(e) => {

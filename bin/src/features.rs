@@ -18,13 +18,8 @@ pub const FEATURES: Built = Built::of(&[
     (ApkRepos, cfg!(feature = "apk-repos")),
 ]);
 
-const NAMES: [u8; FEATURES.names_len()] = FEATURES.names();
-
-/// The features of this build, as `wisp --version` names them.
-pub const BUILT: &str = match core::str::from_utf8(&NAMES) {
-    Ok(text) => text,
-    Err(_) => "",
-};
+/// `wisp --version`'s line: the version and the features of this build.
+pub const VERSION_LINE: [u8; FEATURES.version_line_len(env!("CARGO_PKG_VERSION"))] = FEATURES.version_line(env!("CARGO_PKG_VERSION"));
 
 /// `WHAT: wisp was built without FEATURE`.
 #[inline(never)]

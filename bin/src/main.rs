@@ -50,7 +50,6 @@ use wisp_core::cli::{self, Command, Invocation};
 use wisp_core::config::Config;
 use wisp_core::config_file::{self, Given, Source};
 use wisp_core::phase::Phase;
-use wisp_core::text::{Decimal, Plain};
 use wisp_os_linux::nul_terminated::NulTerminated;
 use wisp_os_linux::process::StartInfo;
 
@@ -61,6 +60,7 @@ use crate::host::system::System;
 pub use wisp_core::cli::{EXIT_FAILED, EXIT_USAGE};
 /// Most command-line arguments.
 const ARGS_LIMIT: usize = 64;
+const _: () = assert!(ARGS_LIMIT == 64, "the message says 64");
 
 #[unsafe(no_mangle)]
 fn origin_main(argc: usize, argv: *mut *mut u8, envp: *mut *mut u8) -> i32 {
@@ -73,7 +73,7 @@ fn main(start: &StartInfo) -> i32 {
     let mut args: heapless::Vec<&[u8], ARGS_LIMIT> = heapless::Vec::new();
     for arg in start.args().skip(1) {
         if args.push(arg).is_err() {
-            output::error(format_args!("more than {limit} arguments", limit = Decimal(ARGS_LIMIT as u64)));
+            output::error(format_args!("more than 64 arguments"));
             return EXIT_USAGE;
         }
     }
@@ -91,7 +91,7 @@ fn main(start: &StartInfo) -> i32 {
             return 0;
         }
         Command::Version => {
-            output::print(format_args!("wisp {} ({})", Plain(env!("CARGO_PKG_VERSION")), Plain(features::BUILT)));
+            output::print_raw(&features::VERSION_LINE);
             return 0;
         }
         _ => {}
@@ -109,8 +109,8 @@ fn main(start: &StartInfo) -> i32 {
         Command::Imds { keys } => commands::imds(&mut ctx, keys).err().unwrap_or(0),
         #[cfg(not(feature = "cloud-init-status"))]
         Command::Status { wait: true, .. } => missing_feature(invocation.command),
-        Command::Status { wait, timeout_s } => commands::status(&ctx, wait, timeout_s).unwrap_or_else(|code| code),
-        Command::Mark { complete } => commands::mark(&ctx, complete).err().unwrap_or(0),
+        Command::Status { wait, timeout_s } => commands::status(&ctx, wait, timeout_s).unwrap_or_else(|e| output::failed(e, EXIT_FAILED)),
+        Command::Mark { complete } => commands::mark(&ctx, complete).map_or_else(|e| output::failed(e, EXIT_FAILED), |()| 0),
         Command::Clean(options) => commands::clean(&ctx, options),
         #[cfg(feature = "grow")]
         Command::Grow { target } => commands::grow(&ctx, target),

@@ -103,8 +103,9 @@ impl fmt::Display for Os {
     }
 }
 
-pub fn print(args: fmt::Arguments<'_>) {
-    write_line(stdout(), b"", Message::format(args));
+/// A line on standard output.
+pub fn print_line(line: Message) {
+    write_line(stdout(), b"", line);
 }
 
 /// `prefix`, the line ("..." if cut) and a line break, to `fd`.
@@ -124,8 +125,8 @@ pub fn error(args: fmt::Arguments<'_>) {
 
 /// `e` on standard error, and the exit status `code`: a command's failure.
 #[inline(never)]
-pub fn failed(e: impl fmt::Display, code: i32) -> i32 {
-    error(format_args!("{e}"));
+pub fn failed(e: Message, code: i32) -> i32 {
+    write_line(stderr(), b"wisp: ", e);
     code
 }
 
@@ -138,7 +139,11 @@ pub struct Log {
 
 impl Log {
     pub fn line(&self, args: fmt::Arguments<'_>) {
-        let line = Message::format(args);
+        self.message(Message::format(args));
+    }
+
+    /// A line already made, written as it is.
+    pub fn message(&self, line: Message) {
         write_line(stderr(), b"wisp: ", line);
         if let Some(file) = &self.file {
             let _ = write_all(file.as_fd(), &wisp_core::clock::iso8601(wisp_os_linux::time::realtime_secs()));

@@ -46,12 +46,12 @@ fn run_phases(ctx: &mut Context<'_>, phases: &[Phase]) -> Result<bool, Unstarted
     // A local seed is read whole at once, unless only the boot phase (which needs no
     // metadata) runs.
     if wisp_core::phases::reads_metadata(phases) {
-        match crate::seed::load_local(ctx, cloud, metadata, Some(&var)) {
-            Ok(note) => note.map_or((), |note| ctx.log.line(format_args!("{note}"))),
-            Err(e) => {
-                let e = phases_start::local_unread(&mut OpenDir { dir: &var }, cloud, e)?;
-                ctx.log.line(format_args!("{e}"));
-            }
+        let note = match crate::seed::load_local(ctx, cloud, metadata, Some(&var)) {
+            Ok(note) => note,
+            Err(e) => Some(phases_start::local_unread(&mut OpenDir { dir: &var }, cloud, e)?),
+        };
+        if let Some(note) = note {
+            ctx.log.message(note);
         }
     }
     let mut session = Session {
@@ -176,12 +176,12 @@ impl<'r, 'c> Phases for PhaseHost<'r, 'c, '_> {
 
     #[cfg(feature = "azure")]
     fn report_failure(&mut self, reason: &Message) {
-        self.ctx.log.line(format_args!("{}", crate::azure::report_failure(self.timeouts, reason)));
+        self.ctx.log.message(crate::azure::report_failure(self.timeouts, reason));
     }
 
     #[cfg(feature = "azure")]
     fn report_ready(&mut self, instance_id: &[u8]) {
-        self.ctx.log.line(format_args!("{}", crate::azure::report_ready(self.timeouts, self.var.dir, instance_id)));
+        self.ctx.log.message(crate::azure::report_ready(self.timeouts, self.var.dir, instance_id));
     }
 
     fn settle_markers(&mut self) -> Result<(), Message> {

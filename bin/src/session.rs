@@ -23,18 +23,17 @@ pub struct Session<'c> {
     pub shared: Shared<UserData, CloudConfig<'static>, Message>,
 }
 
-impl Session<'_> {
-    /// The merged cloud-config, with a warning for each key wisp does not know.
-    #[cfg(feature = "cloud-config")]
-    pub fn cloud_config(&mut self, ctx: &Context<'_>, var: &Dir) -> Result<Option<CloudConfig<'static>>, Message> {
-        let parse = |userdata: &UserData| {
-            let config = crate::cloud_config::parse(userdata)?;
-            config.validate().map_err(crate::output::line)?;
-            config.warn_unapplied(false, &|args| ctx.warn(args));
-            Ok(config)
-        };
-        self.shared.cloud_config(kept(ctx, var), parse, CloudConfig::is_empty)
-    }
+/// The merged cloud-config, with a warning for each key wisp does not know; borrowed from
+/// `shared`, not copied (its 16 documents).
+#[cfg(feature = "cloud-config")]
+pub fn cloud_config<'s>(shared: &'s mut Shared<UserData, CloudConfig<'static>, Message>, ctx: &Context<'_>, var: &Dir) -> Result<Option<&'s CloudConfig<'static>>, Message> {
+    let parse = |userdata: &UserData| {
+        let config = crate::cloud_config::parse(userdata)?;
+        config.validate().map_err(crate::output::line)?;
+        config.warn_unapplied(false, &|args| ctx.warn(args));
+        Ok(config)
+    };
+    shared.cloud_config(kept(ctx, var), parse, CloudConfig::is_empty)
 }
 
 /// Decodes the saved user-data, its includes from what the early phase fetched: one

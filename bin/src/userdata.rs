@@ -32,8 +32,8 @@ pub fn load(ctx: &Context<'_>, var: &Dir, includes: Includes<'_>) -> Result<Opti
 /// wisp reads), decoded; `None` when it reads none or nothing.
 pub fn load_with(ctx: &Context<'_>, includes: Includes<'_>, size: u64, read: impl FnOnce(&mut [u8]) -> Result<Option<usize>, Message>) -> Result<Option<UserData>, Message> {
     let saved = crate::memory::reserve(size.min(USER_DATA_LIMIT as u64) as usize, "user-data")?;
-    let Some(len) = read(saved)?.filter(|&len| len > 0) else { return Ok(None) };
-    decode(ctx, &saved[..len], includes).map(Some)
+    let Some(saved) = read(saved)?.filter(|&len| len > 0).and_then(|len| saved.get(..len)) else { return Ok(None) };
+    decode(ctx, saved, includes).map(Some)
 }
 
 fn decode(ctx: &Context<'_>, saved: &'static [u8], includes: Includes<'_>) -> Result<UserData, Message> {

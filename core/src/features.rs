@@ -98,37 +98,50 @@ impl Built {
         if built { None } else { Some(needed.name()) }
     }
 
-    /// The length of `names`.
-    pub const fn names_len(self) -> usize {
-        let (mut len, mut i) = (0, 0);
+    /// The length of `version_line(version)`.
+    pub const fn version_line_len(self, version: &str) -> usize {
+        let (mut len, mut i, mut first) = ("wisp  ()\n".len() + version.len(), 0, true);
         while i < NAMES.len() {
             if self.0 & 1 << i != 0 {
-                len += NAMES[i].len() + 1;
+                // A space before each name but the first.
+                len += NAMES[i].len() + if first { 0 } else { 1 };
+                first = false;
             }
             i += 1;
         }
-        len.saturating_sub(1)
+        len
     }
 
-    /// The names of the build's features, each followed by a space but the last, as
-    /// `wisp --version` shows them (`N` is `names_len`).
-    pub const fn names<const N: usize>(self) -> [u8; N] {
+    /// `wisp --version`'s line: `wisp VERSION (FEATURE FEATURE...)` and a line break,
+    /// joined at build time so that printing it formats nothing (`N` is
+    /// `version_line_len`).
+    pub const fn version_line<const N: usize>(self, version: &str) -> [u8; N] {
         let mut out = [b' '; N];
-        let (mut at, mut i) = (0, 0);
+        let mut at = put(&mut out, 0, b"wisp ");
+        at = put(&mut out, at, version.as_bytes());
+        at = put(&mut out, at, b" (");
+        let (mut i, mut first) = (0, true);
         while i < NAMES.len() {
             if self.0 & 1 << i != 0 {
-                let name = NAMES[i].as_bytes();
-                let mut j = 0;
-                while j < name.len() && at + j < N {
-                    out[at + j] = name[j];
-                    j += 1;
-                }
-                at += name.len() + 1;
+                // The space was filled in.
+                at = put(&mut out, if first { at } else { at + 1 }, NAMES[i].as_bytes());
+                first = false;
             }
             i += 1;
         }
+        put(&mut out, at, b")\n");
         out
     }
+}
+
+/// `bytes` into `out` at `at`, cut at its end; where the next write starts.
+const fn put<const N: usize>(out: &mut [u8; N], at: usize, bytes: &[u8]) -> usize {
+    let mut j = 0;
+    while j < bytes.len() && at + j < N {
+        out[at + j] = bytes[j];
+        j += 1;
+    }
+    at + bytes.len()
 }
 
 /// The refusal of what needs a feature the build lacks, between what and the feature
@@ -145,16 +158,18 @@ mod tests {
     use super::*;
 
     const BUILT: Built = Built::of(&[(Feature::Aws, true), (Feature::Gcp, false), (Feature::Configdrive, true), (Feature::Ntp, true)]);
-    const TEXT: [u8; BUILT.names_len()] = BUILT.names();
+    const LINE: [u8; BUILT.version_line_len("1.2.3")] = BUILT.version_line("1.2.3");
+    const EVERYTHING: Built = Built::from_bits((1 << 22) - 1);
+    const ALL: [u8; EVERYTHING.version_line_len("0.1.0")] = EVERYTHING.version_line("0.1.0");
 
     #[test]
-    fn the_names_are_the_features_built_in_their_order() {
-        assert_eq!(&TEXT, b"aws configdrive ntp");
-        const NONE: [u8; Built::of(&[]).names_len()] = Built::of(&[]).names();
-        assert_eq!(NONE.len(), 0);
+    fn the_version_line_names_the_features_built_in_their_order() {
+        assert_eq!(&LINE, b"wisp 1.2.3 (aws configdrive ntp)\n");
+        const NONE: [u8; Built::of(&[]).version_line_len("0.1.0")] = Built::of(&[]).version_line("0.1.0");
+        assert_eq!(&NONE, b"wisp 0.1.0 ()\n");
         let all: std::vec::Vec<(Feature, bool)> = (0..22u8).map(|i| (numbered(i), true)).collect();
-        let everything = Built::of(&all);
-        assert_eq!(everything.names_len(), NAMES.iter().map(|n| n.len() + 1).sum::<usize>() - 1);
+        assert_eq!(Built::of(&all), EVERYTHING);
+        assert_eq!(std::str::from_utf8(&ALL), Ok(std::format!("wisp 0.1.0 ({})\n", NAMES.join(" ")).as_str()));
     }
 
     /// The feature numbered `i`.

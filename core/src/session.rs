@@ -18,7 +18,7 @@ pub struct Shared<U, C, T> {
     config: Option<Result<C, T>>,
 }
 
-impl<U, C: Clone + Default, T: Copy> Shared<U, C, T> {
+impl<U, C: Default, T: Copy> Shared<U, C, T> {
     pub const fn new(progress: Progress) -> Self {
         Shared { progress, userdata: None, config: None }
     }
@@ -52,7 +52,7 @@ impl<U, C: Clone + Default, T: Copy> Shared<U, C, T> {
         decode: impl FnOnce() -> Result<Option<U>, T>,
         parse: impl FnOnce(&U) -> Result<C, T>,
         is_empty: impl Fn(&C) -> bool,
-    ) -> Result<Option<C>, T> {
+    ) -> Result<Option<&C>, T> {
         if self.config.is_none() {
             let parsed = match self.userdata(false, decode) {
                 Ok(Some(userdata)) => parse(userdata),
@@ -62,7 +62,7 @@ impl<U, C: Clone + Default, T: Copy> Shared<U, C, T> {
             self.config = Some(parsed);
         }
         match &self.config {
-            Some(Ok(config)) if !is_empty(config) => Ok(Some(config.clone())),
+            Some(Ok(config)) if !is_empty(config) => Ok(Some(config)),
             Some(Err(e)) => Err(*e),
             _ => Ok(None),
         }
@@ -109,7 +109,7 @@ mod tests {
         let mut parses = 0;
         for _ in 0..2 {
             let parsed = shared.cloud_config(|| Ok(Some("#cloud-config")), |_| { parses += 1; Ok(Some("hostname")) }, Option::is_none);
-            assert_eq!(parsed, Ok(Some(Some("hostname"))));
+            assert_eq!(parsed, Ok(Some(&Some("hostname"))));
         }
         assert_eq!(parses, 1);
         // No user-data, or one with nothing in it: none.
