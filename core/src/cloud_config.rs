@@ -544,7 +544,8 @@ fn put_command(key: &'static str, command: NodeRef<'_>, out: &mut Out<'_>) -> Re
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ScriptError {
     Config(ConfigError),
-    TooLarge { limit: usize },
+    /// The limit is a u32, so that a `Result<usize, ScriptError>` is 16 bytes, in registers.
+    TooLarge { limit: u32 },
 }
 
 impl From<ConfigError> for ScriptError {
@@ -555,7 +556,7 @@ impl From<ConfigError> for ScriptError {
 
 impl From<Full> for ScriptError {
     fn from(full: Full) -> Self {
-        ScriptError::TooLarge { limit: full.limit }
+        ScriptError::TooLarge { limit: full.limit as u32 }
     }
 }
 
@@ -563,7 +564,7 @@ impl fmt::Display for ScriptError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ScriptError::Config(e) => e.fmt(f),
-            ScriptError::TooLarge { limit } => write!(f, "the script would be larger than {limit} bytes", limit = Decimal(*limit as u64)),
+            ScriptError::TooLarge { limit } => write!(f, "the script would be larger than {limit} bytes", limit = Decimal((*limit).into())),
         }
     }
 }
