@@ -115,6 +115,8 @@ pub struct ConfigError {
 
 const COLUMN_BITS: u32 = 26;
 const LINE_BITS: u32 = 25;
+// No line or column of the largest user-data reaches the bits above it.
+const _: () = assert!((crate::config::USERDATA_LIMIT_MAX as u64) < 1 << LINE_BITS && LINE_BITS <= COLUMN_BITS);
 // Every problem's number, the six name reasons' too, fits above the line.
 const _: () = assert!(NAME_REASONS_FROM + 6 <= 1 << (32 - LINE_BITS));
 
