@@ -63,7 +63,10 @@ pub fn apply<H: Files + Links + Mounts + Room>(host: &mut H, config: &CloudConfi
     };
     let mut skipped = [false; MOUNTS_LIMIT];
     let merged = fstab::merge(existing, &entries, &defaults, new, |index, why| {
-        skipped[index] = true;
+        // `get_mut`: the index is an entry's, always in range, and no panic path is compiled.
+        if let Some(skipped) = skipped.get_mut(index) {
+            *skipped = true;
+        }
         host.error(format_args!("mounts: entry {} left out: {why}", Decimal((index + 1) as u64)));
     })
     .map_err(|e| host.text(format_args!("/etc/fstab: {e}")))?;
