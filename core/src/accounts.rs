@@ -25,8 +25,9 @@ pub enum AccountsError {
     MissingGroup,
     /// The user has no well-formed line in the file.
     MissingUser { file: &'static &'static str },
-    /// A user or group name shadow-utils' useradd would refuse; the reason says which rule.
-    BadName { reason: &'static &'static str },
+    /// A user or group name shadow-utils' useradd would refuse; the reason (its line of
+    /// `NAME_REASONS`) says which rule.
+    BadName { reason: u8 },
     /// A new account asked of user-data that would be, or take over, a privileged one.
     Privileged { reason: &'static &'static str },
 }
@@ -39,7 +40,7 @@ impl fmt::Display for AccountsError {
             AccountsError::NoFreeId => f.write_str("no free user and group id from 1000 to 59999"),
             AccountsError::MissingGroup => f.write_str("the group does not exist"),
             AccountsError::MissingUser { file } => write!(f, "the user has no line in {file}", file = Plain(file)),
-            AccountsError::BadName { reason } => f.write_str(reason),
+            AccountsError::BadName { reason } => f.write_str(name_reason(reason)),
             AccountsError::Privileged { reason } => f.write_str(reason),
         }
     }
@@ -173,22 +174,29 @@ pub fn check_name(name: &[u8]) -> Result<(), AccountsError> {
     let bad = |reason| Err(AccountsError::BadName { reason });
     let body = name.strip_suffix(b"$").unwrap_or(name);
     match (body.first(), body.iter().all(u8::is_ascii_digit)) {
-        _ if name.len() > NAME_LIMIT => bad(&NAME_TOO_LONG),
-        (None, _) => bad(&NAME_EMPTY),
-        (Some(b'-'), _) => bad(&NAME_STARTS_WITH_DASH),
-        (Some(b'.'), _) => bad(&NAME_STARTS_WITH_DOT),
-        (_, true) => bad(&NAME_ALL_DIGITS),
-        _ if !body.iter().all(|&b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_' || b == b'-') => bad(&NAME_BAD_BYTE),
+        _ if name.len() > NAME_LIMIT => bad(0),
+        (None, _) => bad(1),
+        (Some(b'-'), _) => bad(2),
+        (Some(b'.'), _) => bad(3),
+        (_, true) => bad(4),
+        _ if !body.iter().all(|&b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_' || b == b'-') => bad(5),
         _ => Ok(()),
     }
 }
 
-const NAME_TOO_LONG: &str = "a user or group name is longer than 32 bytes";
-const NAME_EMPTY: &str = "a user or group name is empty";
-const NAME_STARTS_WITH_DASH: &str = "a user or group name starts with '-'";
-const NAME_STARTS_WITH_DOT: &str = "a user or group name starts with '.'";
-const NAME_ALL_DIGITS: &str = "a user or group name is all digits";
-const NAME_BAD_BYTE: &str = "a user or group name holds more than letters, digits, '.', '_' and '-'";
+/// Why a name is refused, a line each, found by the number `AccountsError::BadName` holds
+/// (a `ConfigError` names them too).
+const NAME_REASONS: &str = "\
+a user or group name is longer than 32 bytes\n\
+a user or group name is empty\n\
+a user or group name starts with '-'\n\
+a user or group name starts with '.'\n\
+a user or group name is all digits\n\
+a user or group name holds more than letters, digits, '.', '_' and '-'";
+
+pub fn name_reason(reason: u8) -> &'static str {
+    crate::text::nth_part(NAME_REASONS, '\n', reason.into())
+}
 
 
 /// What user-data may ask of an account in `passwd`: never uid 0, and never an existing
@@ -385,7 +393,7 @@ mod tests {
         ];
         for (name, reason) in cases {
             let Err(AccountsError::BadName { reason: said }) = check_name(name) else { panic!("{name:?} accepted") };
-            assert_eq!(said.strip_prefix("a user or group name "), Some(reason));
+            assert_eq!(name_reason(said).strip_prefix("a user or group name "), Some(reason));
         }
         assert!(check_name("é".as_bytes()).is_err() && check_name(b"a\0").is_err());
     }

@@ -124,7 +124,7 @@ fn edit<'c, H: Files + Messages>(host: &mut H, cloud_init: Option<NodeRef<'c>>, 
         let flag = |value, name, default| field(value, name).map(|v| cloud_config::flag("apk_repos", v)).transpose().map(|v| v.unwrap_or(default));
         let text = |value, name, default| field(value, name).map(|v| cloud_config::text("apk_repos", v)).transpose().map(|v| v.unwrap_or(default));
         if section.kind() != Kind::Mapping {
-            return Err(cloud_config::error("apk_repos", section, &"expected a mapping").into());
+            return Err(cloud_config::error("apk_repos", section, cloud_config::Problem::ExpectedMapping).into());
         }
         // As cloud-init: nothing without alpine_repo and its version.
         match field(section, "alpine_repo") {
@@ -154,7 +154,7 @@ fn edit<'c, H: Files + Messages>(host: &mut H, cloud_init: Option<NodeRef<'c>>, 
         let default_version = default_version(&os_release[..os_release_len], &mut version_buf).unwrap_or(b"");
         for entry in cloud_config::items("apk", list)? {
             let text = |name| entry.get(name).filter(|v| !v.is_null()).map(|v| cloud_config::text("apk", v)).transpose();
-            let base_url = text("base_url")?.ok_or_else(|| cloud_config::error("apk", entry, &"a repository needs base_url"))?;
+            let base_url = text("base_url")?.ok_or_else(|| cloud_config::error("apk", entry, cloud_config::Problem::NoBaseUrl))?;
             let version = text("version")?.map_or(default_version, str::as_bytes);
             let Some(repos) = entry.get("repos").filter(|v| !v.is_null()) else { continue };
             for repo in cloud_config::items("apk", repos)? {

@@ -14,35 +14,36 @@ pub const LINE_LIMIT: usize = 16 * 1024;
 pub const KEY_TYPES: &str = "ssh-ed25519 ssh-rsa ecdsa-sha2-nistp256 ecdsa-sha2-nistp384 ecdsa-sha2-nistp521 \
     sk-ssh-ed25519@openssh.com sk-ecdsa-sha2-nistp256@openssh.com ssh-dss ssh-ed448 rsa-sha2-512";
 
+/// Positions and limits are u32 (a line is at most LINE_LIMIT bytes): an 8-byte error.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum KeyError {
     Empty,
-    LineTooLong { limit: usize },
+    LineTooLong { limit: u32 },
     /// A control byte (other than a tab) at this position.
-    ControlCharacter { position: usize },
+    ControlCharacter { position: u32 },
     /// The first field after any options is no key type wisp knows.
     UnknownType,
     /// The options before the key type, as sshd(8) reads them: an option sshd does not
     /// know (sshd would ignore the whole line), or a quote left open.
-    BadOptions { position: usize },
+    BadOptions { position: u32 },
     MissingKey,
     /// The key is not base64, or does not decode to a key of the named type.
     BadKeyData,
     /// The new file does not fit in the caller's buffer, whose size is the limit.
-    FileTooLarge { limit: usize },
+    FileTooLarge { limit: u32 },
 }
 
 impl fmt::Display for KeyError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
             KeyError::Empty => f.write_str("empty key line"),
-            KeyError::LineTooLong { limit } => write!(f, "key line longer than {limit} bytes", limit = Decimal(limit as u64)),
-            KeyError::ControlCharacter { position } => write!(f, "key line has a control character at position {position}", position = Decimal(position as u64)),
+            KeyError::LineTooLong { limit } => write!(f, "key line longer than {limit} bytes", limit = Decimal(limit.into())),
+            KeyError::ControlCharacter { position } => write!(f, "key line has a control character at position {position}", position = Decimal(position.into())),
             KeyError::UnknownType => f.write_str("key line does not start with a known key type (after its options)"),
-            KeyError::BadOptions { position } => write!(f, "key line options are not as sshd(8) reads them at position {position}", position = Decimal(position as u64)),
+            KeyError::BadOptions { position } => write!(f, "key line options are not as sshd(8) reads them at position {position}", position = Decimal(position.into())),
             KeyError::MissingKey => f.write_str("key line has a type but no key"),
             KeyError::BadKeyData => f.write_str("key data is not a valid key of the named type"),
-            KeyError::FileTooLarge { limit } => write!(f, "authorized_keys would be larger than {limit} bytes", limit = Decimal(limit as u64)),
+            KeyError::FileTooLarge { limit } => write!(f, "authorized_keys would be larger than {limit} bytes", limit = Decimal(limit.into())),
         }
     }
 }
@@ -69,16 +70,16 @@ fn options_len(line: &[u8]) -> Result<usize, KeyError> {
         }
         let name = &line[name_start..i];
         if crate::text::word_index_ignoring_case(OPTIONS, name).is_none() {
-            return Err(KeyError::BadOptions { position: name_start });
+            return Err(KeyError::BadOptions { position: name_start as u32 });
         }
         if line.get(i) == Some(&b'=') {
             if line.get(i + 1) != Some(&b'"') {
-                return Err(KeyError::BadOptions { position: i + 1 });
+                return Err(KeyError::BadOptions { position: i as u32 + 1 });
             }
             i += 2;
             loop {
                 match line.get(i) {
-                    None => return Err(KeyError::BadOptions { position: i }),
+                    None => return Err(KeyError::BadOptions { position: i as u32 }),
                     Some(b'\\') if line.get(i + 1) == Some(&b'"') => i += 2,
                     Some(b'"') => break,
                     Some(_) => i += 1,
@@ -89,7 +90,7 @@ fn options_len(line: &[u8]) -> Result<usize, KeyError> {
         match line.get(i) {
             Some(b',') => i += 1,
             Some(b' ' | b'\t') => return Ok(i),
-            _ => return Err(KeyError::BadOptions { position: i }),
+            _ => return Err(KeyError::BadOptions { position: i as u32 }),
         }
     }
 }
@@ -112,10 +113,10 @@ impl<'a> PublicKey<'a> {
             return Err(KeyError::Empty);
         }
         if line.len() > LINE_LIMIT {
-            return Err(KeyError::LineTooLong { limit: LINE_LIMIT });
+            return Err(KeyError::LineTooLong { limit: LINE_LIMIT as u32 });
         }
         if let Some(position) = line.iter().position(|&b| (b < 0x20 && b != b'\t') || b == 0x7f) {
-            return Err(KeyError::ControlCharacter { position });
+            return Err(KeyError::ControlCharacter { position: position as u32 });
         }
         let options = options_len(line)?;
         let mut fields = line[options..].split(|&b| b == b' ' || b == b'\t').filter(|f| !f.is_empty());
@@ -176,7 +177,7 @@ fn identity(line: &[u8]) -> Option<(&[u8], &[u8])> {
 /// when every key is there already. Existing lines (comments, options, keys wisp does
 /// not understand) are kept byte for byte.
 pub fn merge(existing: &[u8], keys: &[PublicKey<'_>], out: &mut [u8]) -> Result<Option<usize>, KeyError> {
-    let too_large = |full: Full| KeyError::FileTooLarge { limit: full.limit };
+    let too_large = |full: Full| KeyError::FileTooLarge { limit: full.limit as u32 };
     let mut writer = Out::new(out);
     writer.put(existing).map_err(too_large)?;
     let mut added = false;
@@ -262,7 +263,7 @@ mod tests {
         long.resize(LINE_LIMIT, b'x');
         assert!(PublicKey::parse(&long).is_ok());
         long.push(b'x');
-        assert_eq!(PublicKey::parse(&long), Err(KeyError::LineTooLong { limit: LINE_LIMIT }));
+        assert_eq!(PublicKey::parse(&long), Err(KeyError::LineTooLong { limit: LINE_LIMIT as u32 }));
     }
 
     #[test]
@@ -327,6 +328,6 @@ mod tests {
         let mut exact = vec![0u8; ED25519.len() + 1];
         assert_eq!(merge(b"", &[ed], &mut exact), Ok(Some(ED25519.len() + 1)));
         let mut short = vec![0u8; ED25519.len()];
-        assert_eq!(merge(b"", &[ed], &mut short), Err(KeyError::FileTooLarge { limit: ED25519.len() }));
+        assert_eq!(merge(b"", &[ed], &mut short), Err(KeyError::FileTooLarge { limit: ED25519.len() as u32 }));
     }
 }

@@ -34,41 +34,131 @@ const _: () = assert!(DOCUMENTS_LIMIT == 16);
 /// `text::word_index` and `text::nth_word`.
 const ERROR_KEYS: &str = concat!("cloud-config sudo doas ", known_keys!());
 
-/// A value of the wrong shape, where it is: 16 bytes, not 40, so that every step's result
-/// comes back in registers. The problem is a reference to its text (`&"..."`); the key is
-/// its place in `ERROR_KEYS`, kept in the top bits of the column (user-data is at most
-/// 16 MiB, so no column reaches those bits).
+/// What is wrong with a value: its text is its line of `PROBLEMS`. The reasons a user or
+/// group name is refused (`accounts::name_reason`) follow the variants' numbers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Problem {
+    TooManyDocuments,
+    DocumentNotAMapping,
+    EntryNotAList,
+    RuleHoldsLineBreak,
+    RootUid,
+    HomedirNotPlain,
+    ExpectedTrueOrFalse,
+    ExpectedText,
+    ExpectedList,
+    EntryNotAMapping,
+    NoPath,
+    PathNotPlain,
+    UnknownEncoding,
+    PermissionsNotOctal,
+    NoUserName,
+    UidNotANumber,
+    ExpectedMapping,
+    NoMode,
+    BadMode,
+    BadDelay,
+    NoBaseUrl,
+    UnknownKeyType,
+    UnknownKeyName,
+    UnknownNtpClient,
+    BadNtpServer,
+    BadPwauth,
+    TooManyGroups,
+}
+
+/// The problems' texts, a line each in the order of `Problem`'s variants: one text, found
+/// by the problem's number, not a reference per problem.
+const PROBLEMS: &str = "\
+more than 16 cloud-config documents\n\
+the document is not a mapping of keys\n\
+an entry is not a list\n\
+a sudo or doas rule holds a line break\n\
+uid 0 is root's: refused\n\
+homedir must be an absolute path without ., .. or //\n\
+expected true or false\n\
+expected text\n\
+expected a list\n\
+an entry is not a mapping\n\
+an entry has no path\n\
+path must be an absolute file path without ., .. or //\n\
+unknown encoding (text/plain, b64, gzip, gz+b64)\n\
+permissions are not an octal mode\n\
+a user has no name\n\
+uid is not a number\n\
+expected a mapping\n\
+mode is missing (poweroff, reboot, halt)\n\
+mode must be poweroff, reboot or halt\n\
+delay must be now, +MINUTES or MINUTES\n\
+a repository needs base_url\n\
+not rsa, ecdsa, ed25519 or dsa\n\
+not <rsa|ecdsa|ed25519|dsa>_<private|public|certificate>\n\
+ntp_client: wisp configures chrony or ntp (busybox) only\n\
+a server or pool is a host name or address\n\
+not true, false or unchanged\n\
+more than 16 groups";
+
+/// The number of the first name reason, after `Problem`'s variants.
+const NAME_REASONS_FROM: u32 = Problem::TooManyGroups as u32 + 1;
+
+/// A value of the wrong shape, where it is: 8 bytes, so that a step's result comes back in
+/// registers even beside a 16-byte value (`Result<&str, ConfigError>`). The problem's
+/// number is kept in the top bits of the line and the key's place in `ERROR_KEYS` in the
+/// top bits of the column (user-data is at most 16 MiB, so no line or column reaches
+/// those bits).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ConfigError {
-    pub problem: &'static &'static str,
-    pub line: u32,
+    line_and_problem: u32,
     key_and_column: u32,
 }
 
 const COLUMN_BITS: u32 = 26;
+const LINE_BITS: u32 = 25;
+// No line or column of the largest user-data reaches the bits above it.
+const _: () = assert!((crate::config::USERDATA_LIMIT_MAX as u64) < 1 << LINE_BITS && LINE_BITS <= COLUMN_BITS);
+// Every problem's number, the six name reasons' too, fits above the line.
+const _: () = assert!(NAME_REASONS_FROM + 6 <= 1 << (32 - LINE_BITS));
 
 impl ConfigError {
     pub fn key(&self) -> &'static str {
         crate::text::nth_word(ERROR_KEYS, (self.key_and_column >> COLUMN_BITS) as usize)
     }
 
+    pub fn line(&self) -> u32 {
+        self.line_and_problem & ((1 << LINE_BITS) - 1)
+    }
+
     pub fn column(&self) -> u32 {
         self.key_and_column & ((1 << COLUMN_BITS) - 1)
+    }
+
+    pub fn problem(&self) -> &'static str {
+        match self.line_and_problem >> LINE_BITS {
+            n if n >= NAME_REASONS_FROM => crate::accounts::name_reason((n - NAME_REASONS_FROM) as u8),
+            n => crate::text::nth_part(PROBLEMS, '\n', n as usize),
+        }
     }
 }
 
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "cloud-config line {} column {}: {}: {}", Decimal(self.line.into()), Decimal(self.column().into()), Plain(self.key()), Plain(self.problem))
+        write!(f, "cloud-config line {} column {}: {}: {}", Decimal(self.line().into()), Decimal(self.column().into()), Plain(self.key()), Plain(self.problem()))
     }
 }
 
 /// `key` is one of `ERROR_KEYS` (a key that is not is shown as `cloud-config`).
-pub fn error(key: &'static str, at: NodeRef<'_>, problem: &'static &'static str) -> ConfigError {
+pub fn error(key: &'static str, at: NodeRef<'_>, problem: Problem) -> ConfigError {
+    numbered_error(key, at, problem as u32)
+}
+
+#[inline(never)]
+fn numbered_error(key: &'static str, at: NodeRef<'_>, problem: u32) -> ConfigError {
     let index = crate::text::word_index(ERROR_KEYS, key.as_bytes());
     debug_assert!(index.is_some(), "{key} is not among the keys a ConfigError names");
     let key = (index.unwrap_or(0) as u32) << COLUMN_BITS;
-    ConfigError { problem, line: at.line(), key_and_column: key | at.column().min((1 << COLUMN_BITS) - 1) }
+    let line = at.line().min((1 << LINE_BITS) - 1) | problem << LINE_BITS;
+    ConfigError { line_and_problem: line, key_and_column: key | at.column().min((1 << COLUMN_BITS) - 1) }
 }
 
 /// The cloud-config documents of one user-data, merged: a few views into the parsed
@@ -82,9 +172,9 @@ impl<'a> CloudConfig<'a> {
     /// Adds a document's root: a mapping, or nothing (an empty document).
     pub fn add(&mut self, root: NodeRef<'a>) -> Result<(), ConfigError> {
         match root.kind() {
-            Kind::Mapping => self.documents.push(root).map_err(|_| error("cloud-config", root, &"more than 16 cloud-config documents")),
+            Kind::Mapping => self.documents.push(root).map_err(|_| error("cloud-config", root, Problem::TooManyDocuments)),
             _ if root.is_null() => Ok(()),
-            _ => Err(error("cloud-config", root, &"the document is not a mapping of keys")),
+            _ => Err(error("cloud-config", root, Problem::DocumentNotAMapping)),
         }
     }
 
@@ -131,7 +221,7 @@ impl<'a> CloudConfig<'a> {
             if let Some(list) = self.value(key) {
                 items(key, list)?.try_for_each(|item| match item.kind() {
                     Kind::Sequence => item.items().try_for_each(|word| text(key, word).map(drop)),
-                    _ if key == "mounts" => Err(error(key, item, &"an entry is not a list")),
+                    _ if key == "mounts" => Err(error(key, item, Problem::EntryNotAList)),
                     // Another package manager's form (`{apt: [...]}`): left out.
                     Kind::Mapping if key == "packages" => Ok(()),
                     _ => text(key, item).map(drop),
@@ -147,7 +237,7 @@ impl<'a> CloudConfig<'a> {
                 let UserEntry::User(spec) = entry else { return Ok(()) };
                 // One rule a line: a line break inside one would write a rule no one wrote.
                 let one_line = |rule: &str| match rule.contains(['\n', '\r']) {
-                    true => Err(error(USERS, at, &"a sudo or doas rule holds a line break")),
+                    true => Err(error(USERS, at, Problem::RuleHoldsLineBreak)),
                     false => Ok(()),
                 };
                 for rules in [spec.sudo, spec.doas].into_iter().flatten() {
@@ -155,12 +245,12 @@ impl<'a> CloudConfig<'a> {
                 }
                 // Group names are checked as each group is made (accounts::add_group).
                 let problem = match crate::accounts::check_name(spec.name.as_bytes()) {
-                    Err(crate::accounts::AccountsError::BadName { reason }) => reason,
-                    _ if spec.uid == Some(0) => &"uid 0 is root's: refused",
-                    _ if spec.homedir.is_some_and(|home| !is_plain_absolute(home)) => &"homedir must be an absolute path without ., .. or //",
+                    Err(crate::accounts::AccountsError::BadName { reason }) => NAME_REASONS_FROM + u32::from(reason),
+                    _ if spec.uid == Some(0) => Problem::RootUid as u32,
+                    _ if spec.homedir.is_some_and(|home| !is_plain_absolute(home)) => Problem::HomedirNotPlain as u32,
                     _ => return Ok(()),
                 };
-                Err(error(USERS, at, problem))
+                Err(numbered_error(USERS, at, problem))
             })?;
         }
         if let Some(state) = self.value("power_state") {
@@ -252,7 +342,7 @@ impl<'a> CloudConfig<'a> {
                     Ok(UserEntry::User(spec)) => (Some(spec.name), spec.expiry),
                     Ok(UserEntry::Default) => (None, Default::default()),
                     Err(e) => {
-                        note(key, None, entry, Some(*e.problem));
+                        note(key, None, entry, Some(e.problem()));
                         continue;
                     }
                 };
@@ -326,14 +416,14 @@ impl CloudConfig<'_> {
 }
 
 pub fn flag(key: &'static str, value: NodeRef<'_>) -> Result<bool, ConfigError> {
-    value.as_bool().ok_or_else(|| error(key, value, &"expected true or false"))
+    value.as_bool().ok_or_else(|| error(key, value, Problem::ExpectedTrueOrFalse))
 }
 
 /// Any scalar's text (a number is its digits), as cloud-init's `str()` gives it.
 pub fn text<'a>(key: &'static str, value: NodeRef<'a>) -> Result<&'a str, ConfigError> {
     match value.kind() {
-        Kind::Scalar if !value.is_null() => value.as_str().ok_or_else(|| error(key, value, &"expected text")),
-        _ => Err(error(key, value, &"expected text")),
+        Kind::Scalar if !value.is_null() => value.as_str().ok_or_else(|| error(key, value, Problem::ExpectedText)),
+        _ => Err(error(key, value, Problem::ExpectedText)),
     }
 }
 
@@ -341,7 +431,7 @@ pub fn text<'a>(key: &'static str, value: NodeRef<'a>) -> Result<&'a str, Config
 pub fn items<'a>(key: &'static str, value: NodeRef<'a>) -> Result<impl Iterator<Item = NodeRef<'a>>, ConfigError> {
     match value.kind() {
         Kind::Sequence => Ok(value.items()),
-        _ => Err(error(key, value, &"expected a list")),
+        _ => Err(error(key, value, Problem::ExpectedList)),
     }
 }
 
@@ -456,7 +546,8 @@ fn put_command(key: &'static str, command: NodeRef<'_>, out: &mut Out<'_>) -> Re
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ScriptError {
     Config(ConfigError),
-    TooLarge { limit: usize },
+    /// The limit is a u32, so that a `Result<usize, ScriptError>` is 16 bytes, in registers.
+    TooLarge { limit: u32 },
 }
 
 impl From<ConfigError> for ScriptError {
@@ -467,7 +558,7 @@ impl From<ConfigError> for ScriptError {
 
 impl From<Full> for ScriptError {
     fn from(full: Full) -> Self {
-        ScriptError::TooLarge { limit: full.limit }
+        ScriptError::TooLarge { limit: full.limit as u32 }
     }
 }
 
@@ -475,7 +566,7 @@ impl fmt::Display for ScriptError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ScriptError::Config(e) => e.fmt(f),
-            ScriptError::TooLarge { limit } => write!(f, "the script would be larger than {limit} bytes", limit = Decimal(*limit as u64)),
+            ScriptError::TooLarge { limit } => write!(f, "the script would be larger than {limit} bytes", limit = Decimal((*limit).into())),
         }
     }
 }
@@ -527,13 +618,13 @@ const ENCODING_NAMES: &str = " text/plain b64 base64 gz gzip gz+base64 gzip+base
 /// A `write_files` entry, with cloud-init's defaults (0644, root:root, text).
 pub fn write_file(entry: NodeRef<'_>) -> Result<WriteFile<'_>, ConfigError> {
     if entry.kind() != Kind::Mapping {
-        return Err(error(WRITE_FILES, entry, &"an entry is not a mapping"));
+        return Err(error(WRITE_FILES, entry, Problem::EntryNotAMapping));
     }
     let field = |name: &str| entry.get(name).filter(|v| !v.is_null());
-    let path_value = field("path").ok_or_else(|| error(WRITE_FILES, entry, &"an entry has no path"))?;
+    let path_value = field("path").ok_or_else(|| error(WRITE_FILES, entry, Problem::NoPath))?;
     let path = text(WRITE_FILES, path_value)?;
     if !is_plain_absolute(path) {
-        return Err(error(WRITE_FILES, path_value, &"path must be an absolute file path without ., .. or //"));
+        return Err(error(WRITE_FILES, path_value, Problem::PathNotPlain));
     }
     let encoding = match field("encoding") {
         None => Encoding::Text,
@@ -543,12 +634,12 @@ pub fn write_file(entry: NodeRef<'_>) -> Result<WriteFile<'_>, ConfigError> {
             const ENCODINGS: [Encoding; 10] = [Text, Text, Base64, Base64, Gzip, Gzip, GzipBase64, GzipBase64, GzipBase64, GzipBase64];
             let name = text(WRITE_FILES, at)?.trim();
             let index = crate::text::word_index_ignoring_case(ENCODING_NAMES, name.as_bytes());
-            index.map(|index| ENCODINGS[index]).ok_or_else(|| error(WRITE_FILES, at, &"unknown encoding (text/plain, b64, gzip, gz+b64)"))?
+            index.map(|index| ENCODINGS[index]).ok_or_else(|| error(WRITE_FILES, at, Problem::UnknownEncoding))?
         }
     };
     let permissions = match field("permissions") {
         None => 0o644,
-        Some(value) => permissions(value).ok_or_else(|| error(WRITE_FILES, value, &"permissions are not an octal mode"))?,
+        Some(value) => permissions(value).ok_or_else(|| error(WRITE_FILES, value, Problem::PermissionsNotOctal))?,
     };
     Ok(WriteFile {
         path,
@@ -696,7 +787,7 @@ fn user_field<'a>(item: NodeRef<'a>, name: &str) -> Option<NodeRef<'a>> {
 fn user_spec(item: NodeRef<'_>) -> Result<UserEntry<'_>, ConfigError> {
     let field = |name: &str| user_field(item, name);
     let text_field = |name: &str| field(name).map(|v| text(USERS, v)).transpose();
-    let name_value = field("name").ok_or_else(|| error(USERS, item, &"a user has no name"))?;
+    let name_value = field("name").ok_or_else(|| error(USERS, item, Problem::NoUserName))?;
     let UserEntry::User(mut spec) = named(text(USERS, name_value)?) else {
         return Ok(UserEntry::Default);
     };
@@ -720,7 +811,7 @@ fn user_spec(item: NodeRef<'_>) -> Result<UserEntry<'_>, ConfigError> {
     spec.plain_text_passwd = text_field("plain_text_passwd")?;
     spec.uid = match field("uid") {
         None => None,
-        Some(uid) => Some(uid.as_int().and_then(|n| u32::try_from(n).ok()).ok_or_else(|| error(USERS, uid, &"uid is not a number"))?),
+        Some(uid) => Some(uid.as_int().and_then(|n| u32::try_from(n).ok()).ok_or_else(|| error(USERS, uid, Problem::UidNotANumber))?),
     };
     spec.sudo = field("sudo").filter(|v| v.as_bool() != Some(false));
     spec.doas = field("doas");
@@ -784,14 +875,14 @@ const POWER_STATE: &str = "power_state";
 
 pub fn power_state(value: NodeRef<'_>) -> Result<PowerState<'_>, ConfigError> {
     if value.kind() != Kind::Mapping {
-        return Err(error(POWER_STATE, value, &"expected a mapping"));
+        return Err(error(POWER_STATE, value, Problem::ExpectedMapping));
     }
     let field = |name: &str| value.get(name).filter(|v| !v.is_null());
-    let mode_value = field("mode").ok_or_else(|| error(POWER_STATE, value, &"mode is missing (poweroff, reboot, halt)"))?;
+    let mode_value = field("mode").ok_or_else(|| error(POWER_STATE, value, Problem::NoMode))?;
     const MODES: [PowerMode; 3] = [PowerMode::Poweroff, PowerMode::Reboot, PowerMode::Halt];
     let mode = crate::text::word_index("poweroff reboot halt", text(POWER_STATE, mode_value)?.as_bytes())
         .map(|index| MODES[index])
-        .ok_or_else(|| error(POWER_STATE, mode_value, &"mode must be poweroff, reboot or halt"))?;
+        .ok_or_else(|| error(POWER_STATE, mode_value, Problem::BadMode))?;
     let delay_seconds = match field("delay") {
         None => 0,
         Some(delay) => match (delay.scalar(), delay.as_str().map(str::trim)) {
@@ -801,8 +892,8 @@ pub fn power_state(value: NodeRef<'_>) -> Result<PowerState<'_>, ConfigError> {
                 .strip_prefix('+')
                 .and_then(|m| crate::text::decimal(m.as_bytes(), 6))
                 .map(|minutes| minutes * 60)
-                .ok_or_else(|| error(POWER_STATE, delay, &"delay must be now, +MINUTES or MINUTES"))?,
-            _ => return Err(error(POWER_STATE, delay, &"delay must be now, +MINUTES or MINUTES")),
+                .ok_or_else(|| error(POWER_STATE, delay, Problem::BadDelay))?,
+            _ => return Err(error(POWER_STATE, delay, Problem::BadDelay)),
         },
     };
     let condition = match field("condition") {
@@ -913,7 +1004,7 @@ mod tests {
         ] {
             with_config(&[doc], |config| {
                 let entry = config.get("write_files").unwrap().items().next().unwrap();
-                assert_eq!(*write_file(entry).unwrap_err().problem, problem, "{doc}");
+                assert_eq!(write_file(entry).unwrap_err().problem(), problem, "{doc}");
             });
         }
     }
@@ -1027,11 +1118,11 @@ mod tests {
         }
         for mode in ["Reboot", "shutdown", "reboot halt"] {
             with_config(&[&std::format!("power_state: {{mode: {mode}}}\n")], |config| {
-                assert_eq!(*power_state(config.get("power_state").unwrap()).unwrap_err().problem, "mode must be poweroff, reboot or halt", "{mode}");
+                assert_eq!(power_state(config.get("power_state").unwrap()).unwrap_err().problem(), "mode must be poweroff, reboot or halt", "{mode}");
             });
         }
         with_config(&["power_state: {mode: reboot, delay: soon}\n"], |config| {
-            assert_eq!(*power_state(config.get("power_state").unwrap()).unwrap_err().problem, "delay must be now, +MINUTES or MINUTES");
+            assert_eq!(power_state(config.get("power_state").unwrap()).unwrap_err().problem(), "delay must be now, +MINUTES or MINUTES");
         });
     }
 
@@ -1040,11 +1131,23 @@ mod tests {
         with_config(&["a: 1\nb:   [x]\n"], |config| {
             let at = config.get("b").unwrap();
             for key in ERROR_KEYS.split(' ') {
-                let e = error(key, at, &"p");
-                assert_eq!((e.key(), e.line, e.column(), *e.problem), (key, 2, 6, "p"));
-                assert_eq!(e.to_string(), format!("cloud-config line 2 column 6: {key}: p"));
+                let e = error(key, at, Problem::ExpectedText);
+                assert_eq!((e.key(), e.line(), e.column(), e.problem()), (key, 2, 6, "expected text"));
+                assert_eq!(e.to_string(), format!("cloud-config line 2 column 6: {key}: expected text"));
             }
             assert!(ERROR_KEYS.split(' ').count() < 1 << (32 - COLUMN_BITS));
+        });
+    }
+
+    #[test]
+    fn each_problem_has_its_line() {
+        assert_eq!(PROBLEMS.split('\n').count(), NAME_REASONS_FROM as usize);
+        with_config(&["a: 1\n"], |config| {
+            let at = config.get("a").unwrap();
+            assert_eq!(error("users", at, Problem::TooManyDocuments).problem(), "more than 16 cloud-config documents");
+            assert_eq!(error("users", at, Problem::TooManyGroups).problem(), "more than 16 groups");
+            assert_eq!(numbered_error("users", at, NAME_REASONS_FROM + 5).problem(), crate::accounts::name_reason(5));
+            assert_eq!(numbered_error("users", at, NAME_REASONS_FROM).to_string(), "cloud-config line 1 column 4: users: a user or group name is longer than 32 bytes");
         });
     }
 
@@ -1059,7 +1162,7 @@ mod tests {
         ] {
             with_config(&[doc], |config| {
                 let e = config.validate().unwrap_err();
-                assert_eq!((e.key(), *e.problem, e.line), (key, problem, line), "{doc}");
+                assert_eq!((e.key(), e.problem(), e.line()), (key, problem, line), "{doc}");
             });
         }
         with_config(&["hostname: h\nruncmd: [a, [b, c]]\nusers: [default]\n"], |config| assert_eq!(config.validate(), Ok(())));
@@ -1084,7 +1187,7 @@ mod tests {
         ] {
             with_config(&[doc], |config| {
                 let e = config.validate().unwrap_err();
-                assert_eq!((e.key(), *e.problem, e.line), (key, problem, line), "{doc}");
+                assert_eq!((e.key(), e.problem(), e.line()), (key, problem, line), "{doc}");
             });
         }
         // A write_files entry is refused on its own (left out with a warning), not the
@@ -1094,7 +1197,7 @@ mod tests {
                 assert_eq!(config.validate(), Ok(()), "{doc}");
                 let entry = items("write_files", config.value("write_files").unwrap()).unwrap().next().unwrap();
                 let e = write_file(entry).map(drop).unwrap_err();
-                assert_eq!((e.key(), *e.problem, e.line), ("write_files", "path must be an absolute file path without ., .. or //", 2), "{doc}");
+                assert_eq!((e.key(), e.problem(), e.line()), ("write_files", "path must be an absolute file path without ., .. or //", 2), "{doc}");
             });
         }
         let fine = "users:\n  - default\n  - name: svc.web-1\n    homedir: /srv/web\n    groups: [a, b]\ngroups: [{admins: [svc.web-1]}, ops]\n";

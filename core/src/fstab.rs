@@ -34,7 +34,8 @@ pub const DEFAULT_FIELDS_SYSTEMD: Fields<'static> = [
     None, None, Some(b"auto"), Some(b"defaults,nofail,x-systemd.requires=cloud-init.service,_netdev"), Some(b"0"), Some(b"2"),
 ];
 
-const NAMES: [&str; 6] = ["device", "mount point", "filesystem type", "options", "dump", "pass"];
+/// The fields' names, by their place in `Fields`: one text, not a table of six slices.
+const NAMES: &str = "device\nmount point\nfilesystem type\noptions\ndump\npass";
 
 /// One item of `mounts`: a list of up to six scalars.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,38 +46,39 @@ pub struct Entry<'a> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FstabError {
     /// The new file does not fit in the caller's buffer, whose size is the limit.
-    TooLarge { limit: usize },
+    TooLarge { limit: u32 },
     /// An entry with neither a device nor a default one.
     MissingDevice,
     /// `ephemeralN`, `ebsN`, `swap`, `root` or `ami`: devices named by the cloud's metadata.
     MetadataDevice,
     /// A line cloud-config did not write already names this device.
     AlreadyInFstab,
-    /// A field that is empty or holds white space or a control character.
-    BadField { field: &'static str },
+    /// A field (its place in `Fields`) that is empty or holds white space or a control
+    /// character. The fields are numbers, so that the error is 8 bytes, not 24.
+    BadField { field: u8 },
     /// A mount point neither absolute nor `none` on a swap line.
     RelativeMountPoint,
     /// dump or pass that is not a number.
-    NotANumber { field: &'static str },
+    NotANumber { field: u8 },
 }
 
 impl fmt::Display for FstabError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            FstabError::TooLarge { limit } => write!(f, "/etc/fstab would be larger than {limit} bytes", limit = Decimal(*limit as u64)),
+            FstabError::TooLarge { limit } => write!(f, "/etc/fstab would be larger than {limit} bytes", limit = Decimal((*limit).into())),
             FstabError::MissingDevice => f.write_str("the mount has no device"),
             FstabError::MetadataDevice => f.write_str("the device is named by instance metadata, which wisp does not map"),
             FstabError::AlreadyInFstab => f.write_str("the device already has a line in /etc/fstab"),
-            FstabError::BadField { field } => write!(f, "the {} is empty or holds white space or a control character", Plain(field)),
+            FstabError::BadField { field } => write!(f, "the {} is empty or holds white space or a control character", Plain(field_name(*field))),
             FstabError::RelativeMountPoint => f.write_str("the mount point is not an absolute path"),
-            FstabError::NotANumber { field } => write!(f, "the {} field is not a number", Plain(field)),
+            FstabError::NotANumber { field } => write!(f, "the {} field is not a number", Plain(field_name(*field))),
         }
     }
 }
 
 impl From<Full> for FstabError {
     fn from(full: Full) -> Self {
-        FstabError::TooLarge { limit: full.limit }
+        FstabError::TooLarge { limit: full.limit as u32 }
     }
 }
 
@@ -116,6 +118,10 @@ pub fn merge(
         put_line(&mut writer, line)?;
     }
     Ok((writer.written() != existing).then_some(writer.len()))
+}
+
+fn field_name(field: u8) -> &'static str {
+    crate::text::nth_part(NAMES, '\n', field.into())
 }
 
 /// A device as it goes into the file: `sdb` is written `/dev/sdb`.
@@ -169,9 +175,9 @@ fn check<'a>(existing: &[u8], fields: &Fields<'a>, mount_point: &[u8]) -> Result
     let name = fields[0].ok_or(FstabError::MissingDevice)?;
     let device = device(name)?;
     if name.starts_with(b"#") {
-        return Err(FstabError::BadField { field: NAMES[0] });
+        return Err(FstabError::BadField { field: 0 });
     }
-    for (field, value) in NAMES.iter().zip(fields) {
+    for (field, value) in (0..).zip(fields) {
         let value = value.unwrap_or_default();
         if value.is_empty() || value.iter().any(|&b| b <= b' ' || b == 0x7f) {
             return Err(FstabError::BadField { field });
@@ -181,7 +187,7 @@ fn check<'a>(existing: &[u8], fields: &Fields<'a>, mount_point: &[u8]) -> Result
     if !mount_point.starts_with(b"/") && !swap {
         return Err(FstabError::RelativeMountPoint);
     }
-    for (field, value) in [("dump", fields[4]), ("pass", fields[5])] {
+    for (field, value) in [(4, fields[4]), (5, fields[5])] {
         crate::text::decimal(value.unwrap_or_default(), 9).ok_or(FstabError::NotANumber { field })?;
     }
     // cloud-init's fstab_devs: the first white-space separated token of each line.
@@ -340,12 +346,12 @@ mod tests {
                 (1, FstabError::AlreadyInFstab),
                 (2, FstabError::MissingDevice),
                 (3, FstabError::RelativeMountPoint),
-                (4, FstabError::BadField { field: "mount point" }),
-                (5, FstabError::BadField { field: "filesystem type" }),
-                (6, FstabError::BadField { field: "device" }),
-                (7, FstabError::NotANumber { field: "dump" }),
+                (4, FstabError::BadField { field: 1 }),
+                (5, FstabError::BadField { field: 2 }),
+                (6, FstabError::BadField { field: 0 }),
+                (7, FstabError::NotANumber { field: 4 }),
                 (8, FstabError::RelativeMountPoint),
-                (9, FstabError::BadField { field: "mount point" }),
+                (9, FstabError::BadField { field: 1 }),
             ]
         );
     }
@@ -374,7 +380,7 @@ mod tests {
         let mut short = vec![0u8; line_len - 1];
         assert_eq!(
             merge(b"", &entries, &DEFAULT_FIELDS, &mut short, |_, _| {}),
-            Err(FstabError::TooLarge { limit: line_len - 1 })
+            Err(FstabError::TooLarge { limit: line_len as u32 - 1 })
         );
     }
 

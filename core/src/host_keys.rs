@@ -55,7 +55,7 @@ pub fn set_ssh_host_keys<H: Files + Messages + Commands + Room>(host: &mut H, va
                 match KNOWN_TYPES.split(' ').find(|&known| known == name) {
                     Some(known) if !types.contains(&known) => drop(types.push(known)),
                     Some(_) => {}
-                    None => return Err(cloud_config::error("ssh_genkeytypes", item, &"not rsa, ecdsa, ed25519 or dsa").into()),
+                    None => return Err(cloud_config::error("ssh_genkeytypes", item, cloud_config::Problem::UnknownKeyType).into()),
                 }
             }
         }
@@ -89,7 +89,7 @@ fn openssh_keys<H: Files + Messages + Commands + Room>(host: &mut H, delete: boo
         // alone, each certificate presented by sshd; nothing else is generated.
         for (name, key) in given.entries() {
             let entry = cloud_config::text("ssh_keys", name)?;
-            let unknown = cloud_config::error("ssh_keys", name, &"not <rsa|ecdsa|ed25519|dsa>_<private|public|certificate>");
+            let unknown = cloud_config::error("ssh_keys", name, cloud_config::Problem::UnknownKeyName);
             let (file, mode) = ssh_host_keys::given_key_file(entry).ok_or(unknown)?;
             let text = cloud_config::text("ssh_keys", key)?;
             let mut path = [0u8; PATH_LIMIT];

@@ -11,16 +11,18 @@ const _: () = assert!(LABEL_LIMIT == 63 && NAME_LIMIT == 253);
 /// The kernel's hostname holds at most 64 bytes (HOST_NAME_MAX).
 pub const KERNEL_LIMIT: usize = 64;
 
+/// Positions and indexes are u32 (a name is at most NAME_LIMIT bytes), so that the error is
+/// 8 bytes and a `Result<Hostname, HostnameError>` comes back in registers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HostnameError {
     Empty,
     /// A byte other than a letter, digit, '-' or the '.' between labels.
-    BadCharacter { byte: u8, position: usize },
-    EmptyLabel { position: usize },
+    BadCharacter { byte: u8, position: u32 },
+    EmptyLabel { position: u32 },
     /// A label that starts or ends with '-'.
-    HyphenAtLabelEdge { position: usize },
+    HyphenAtLabelEdge { position: u32 },
     /// Longer than LABEL_LIMIT.
-    LabelTooLong { label_index: usize },
+    LabelTooLong { label_index: u32 },
     /// Longer than NAME_LIMIT.
     TooLong,
 }
@@ -30,13 +32,13 @@ impl fmt::Display for HostnameError {
         match *self {
             HostnameError::Empty => f.write_str("hostname is empty"),
             HostnameError::BadCharacter { byte, position } => {
-                write!(f, "hostname has byte 0x{} at position {position}: only letters, digits, '-' and '.' are allowed", crate::text::Hex(byte), position = Decimal(position as u64))
+                write!(f, "hostname has byte 0x{} at position {position}: only letters, digits, '-' and '.' are allowed", crate::text::Hex(byte), position = Decimal(position.into()))
             }
-            HostnameError::EmptyLabel { position } => write!(f, "hostname has an empty label at position {position}", position = Decimal(position as u64)),
+            HostnameError::EmptyLabel { position } => write!(f, "hostname has an empty label at position {position}", position = Decimal(position.into())),
             HostnameError::HyphenAtLabelEdge { position } => {
-                write!(f, "hostname label starts or ends with '-' at position {position}", position = Decimal(position as u64))
+                write!(f, "hostname label starts or ends with '-' at position {position}", position = Decimal(position.into()))
             }
-            HostnameError::LabelTooLong { label_index } => write!(f, "hostname label {} is longer than 63 bytes", Decimal((label_index + 1) as u64)),
+            HostnameError::LabelTooLong { label_index } => write!(f, "hostname label {} is longer than 63 bytes", Decimal(u64::from(label_index) + 1)),
             HostnameError::TooLong => f.write_str("hostname is longer than 253 bytes"),
         }
     }
@@ -62,12 +64,12 @@ impl<'a> Hostname<'a> {
             return Err(HostnameError::TooLong);
         }
         let mut start = 0;
-        for (label_index, label) in name.split(|&b| b == b'.').enumerate() {
+        for (label_index, label) in (0..).zip(name.split(|&b| b == b'.')) {
             if label.is_empty() {
                 return Err(HostnameError::EmptyLabel { position: start });
             }
             if let Some(i) = label.iter().position(|&b| !(b.is_ascii_alphanumeric() || b == b'-')) {
-                return Err(HostnameError::BadCharacter { byte: label[i], position: start + i });
+                return Err(HostnameError::BadCharacter { byte: label[i], position: start + i as u32 });
             }
             if label[0] == b'-' || label[label.len() - 1] == b'-' {
                 return Err(HostnameError::HyphenAtLabelEdge { position: start });
@@ -75,7 +77,7 @@ impl<'a> Hostname<'a> {
             if label.len() > LABEL_LIMIT {
                 return Err(HostnameError::LabelTooLong { label_index });
             }
-            start += label.len() + 1;
+            start += label.len() as u32 + 1;
         }
         // Only ASCII letters, digits, '-' and '.' remain.
         let fqdn = core::str::from_utf8(name).map_err(|_| HostnameError::Empty)?;

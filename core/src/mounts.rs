@@ -40,11 +40,13 @@ pub fn apply<H: Files + Links + Mounts + Room>(host: &mut H, config: &CloudConfi
     let Some(list) = config.value("mounts") else { return Ok(crate::system_files::no_key(host, "mounts")) };
     let mut defaults = MOUNT_DEFAULTS;
     if let Some(fields) = config.value("mount_default_fields") {
-        defaults = mount_fields(host, fields)?;
+        defaults = [None; 6];
+        mount_fields(host, fields, &mut defaults)?;
     }
     let mut entries: heapless::Vec<fstab::Entry<'_>, MOUNTS_LIMIT> = heapless::Vec::new();
     for item in cloud_config::items("mounts", list)? {
-        let entry = fstab::Entry { fields: mount_fields(host, item)? };
+        let mut entry = fstab::Entry { fields: [None; 6] };
+        mount_fields(host, item, &mut entry.fields)?;
         if let Some(device) = entry.fields[0].filter(|d| d.starts_with(b"/dev/")) {
             if host.followed(device).is_none() {
                 host.warn(format_args!("cloud-config line {}: mounts: {}: no such device: left out", Decimal(item.line().into()), H::shown(device)));
@@ -61,7 +63,10 @@ pub fn apply<H: Files + Links + Mounts + Room>(host: &mut H, config: &CloudConfi
     };
     let mut skipped = [false; MOUNTS_LIMIT];
     let merged = fstab::merge(existing, &entries, &defaults, new, |index, why| {
-        skipped[index] = true;
+        // `get_mut`: the index is an entry's, always in range, and no panic path is compiled.
+        if let Some(skipped) = skipped.get_mut(index) {
+            *skipped = true;
+        }
         host.error(format_args!("mounts: entry {} left out: {why}", Decimal((index + 1) as u64)));
     })
     .map_err(|e| host.text(format_args!("/etc/fstab: {e}")))?;
@@ -92,14 +97,14 @@ pub fn apply<H: Files + Links + Mounts + Room>(host: &mut H, config: &CloudConfi
     Ok(host.text(format_args!("{} entries in /etc/fstab, {mounted} mounted", Decimal(entries.len() as u64), mounted = Decimal(mounted as u64))))
 }
 
-/// A list of up to six fields, as `mounts` entries and `mount_default_fields` are.
-fn mount_fields<'a, H: Messages>(host: &H, value: NodeRef<'a>) -> Result<fstab::Fields<'a>, H::Text> {
-    let mut fields: fstab::Fields<'a> = [None; 6];
+/// A list of up to six fields, as `mounts` entries and `mount_default_fields` are, into
+/// `fields` (all `None`): the 96 bytes are not returned through memory.
+fn mount_fields<'a, H: Messages>(host: &H, value: NodeRef<'a>, fields: &mut fstab::Fields<'a>) -> Result<(), H::Text> {
     for (index, item) in cloud_config::items("mounts", value)?.enumerate() {
         let slot = fields.get_mut(index).ok_or_else(|| system_files::at_line(host, value, "mounts: more than six fields"))?;
         *slot = if item.is_null() { None } else { Some(cloud_config::text("mounts", item)?.as_bytes()) };
     }
-    Ok(fields)
+    Ok(())
 }
 
 /// Mounts one entry unless its mount point already is one; `Ok(false)` when it was.

@@ -106,7 +106,7 @@ pub fn is_valid_source(source: &str) -> bool {
 pub fn configure<H: Files + Messages + Links>(host: &mut H, config: &CloudConfig<'_>, cloud: impl FnOnce() -> Result<Cloud, H::Text>) -> Result<H::Text, H::Text> {
     let Some(ntp) = config.value("ntp") else { return Ok(crate::system_files::no_key(host, "ntp")) };
     if ntp.kind() != Kind::Mapping {
-        return Err(cloud_config::error("ntp", ntp, &"expected a mapping").into());
+        return Err(cloud_config::error("ntp", ntp, cloud_config::Problem::ExpectedMapping).into());
     }
     let field = |name| ntp.get(name).filter(|v| !v.is_null());
     if !field("enabled").map(|v| cloud_config::flag("ntp", v)).transpose()?.unwrap_or(true) {
@@ -115,7 +115,7 @@ pub fn configure<H: Files + Messages + Links>(host: &mut H, config: &CloudConfig
     let client = match field("ntp_client").map(|v| (v, cloud_config::text("ntp", v))) {
         None => None,
         Some((_, Ok("auto"))) => None,
-        Some((at, name)) => Some(Client::from_name(name?).ok_or_else(|| cloud_config::error("ntp", at, &"ntp_client: wisp configures chrony or ntp (busybox) only"))?),
+        Some((at, name)) => Some(Client::from_name(name?).ok_or_else(|| cloud_config::error("ntp", at, cloud_config::Problem::UnknownNtpClient))?),
     };
     let client = client.unwrap_or_else(|| if installed(host, b"/usr/sbin/chronyd") { Client::Chrony } else { Client::Busybox });
     let mut servers = sources(host, field("servers"))?;
@@ -163,7 +163,7 @@ fn sources<'a, H: Messages>(host: &H, list: Option<NodeRef<'a>>) -> Result<heapl
     for item in list.map(|list| cloud_config::items("ntp", list)).transpose()?.into_iter().flatten() {
         let name = cloud_config::text("ntp", item)?;
         if !is_valid_source(name) {
-            return Err(cloud_config::error("ntp", item, &"a server or pool is a host name or address").into());
+            return Err(cloud_config::error("ntp", item, cloud_config::Problem::BadNtpServer).into());
         }
         names.push(name).map_err(|_| host.text(format_args!("ntp: more than 16 servers or pools")))?;
     }

@@ -122,19 +122,16 @@ struct Wire<'a>(&'a [u8]);
 impl<'a> Wire<'a> {
     fn string(&mut self) -> Option<&'a [u8]> {
         let len = u32::from_be_bytes(self.0.get(..4)?.try_into().ok()?) as usize;
-        let value = self.0.get(4..4 + len)?;
-        self.0 = &self.0[4 + len..];
+        let (value, rest) = self.0.get(4..)?.split_at_checked(len)?;
+        self.0 = rest;
         Some(value)
     }
 }
 
 /// The bits of an mpint's magnitude.
 fn bit_length(mpint: &[u8]) -> u64 {
-    let digits = match mpint.iter().position(|&b| b != 0) {
-        Some(first) => &mpint[first..],
-        None => return 0,
-    };
-    digits.len() as u64 * 8 - u64::from(digits[0].leading_zeros())
+    let Some((first, top)) = mpint.iter().enumerate().find(|&(_, &b)| b != 0) else { return 0 };
+    (mpint.len() - first) as u64 * 8 - u64::from(top.leading_zeros())
 }
 
 #[cfg(test)]

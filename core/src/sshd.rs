@@ -29,7 +29,7 @@ pub fn ssh_pwauth<H: Files + Messages + Room>(host: &mut H, config: &CloudConfig
         Some(Scalar::Str(text)) => truth(text),
         _ => None,
     };
-    let Some(allow) = allow else { return Err(cloud_config::error("ssh_pwauth", value, &"not true, false or unchanged").into()) };
+    let Some(allow) = allow else { return Err(cloud_config::error("ssh_pwauth", value, cloud_config::Problem::BadPwauth).into()) };
     let setting = if allow { "yes" } else { "no" };
     let (name, changed) = set_option(host, "PasswordAuthentication", setting)?;
     let already = if changed { "" } else { "already " };

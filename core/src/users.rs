@@ -426,7 +426,7 @@ pub fn apply_users<H: Files + System + Messages + Room>(host: &mut H, default_us
 fn apply_user<H: Files + System + Messages + Room>(host: &mut H, spec: &cloud_config::UserSpec<'_>, today: u64) -> Result<(), H::Text> {
     let mut groups: heapless::Vec<&[u8], GROUPS_LIMIT> = heapless::Vec::new();
     if let Some(listed) = spec.groups {
-        cloud_config::for_each_name("users", listed, |name, at| groups.push(name.as_bytes()).map_err(|_| cloud_config::error("users", at, &"more than 16 groups")))
+        cloud_config::for_each_name("users", listed, |name, at| groups.push(name.as_bytes()).map_err(|_| cloud_config::error("users", at, cloud_config::Problem::TooManyGroups)))
             .map_err(|e| said(host, &e))?;
     }
     let mut hash = [0u8; crate::passwords::HASH_LIMIT];

@@ -26,8 +26,9 @@ impl Arena<'_> {
             text_used: self.text_used,
             depth: 0,
             tag: None,
+            error: Error { kind: ErrorKind::InvalidUtf8, line: 0, column: 0, limit: 0 },
         };
-        let root = parser.document()?;
+        let Ok(root) = parser.document() else { return Err(parser.error) };
         self.nodes_used = parser.nodes_used;
         self.text_used = parser.text_used;
         Ok(NodeId(root))
@@ -114,7 +115,13 @@ struct Parser<'s, 'b> {
     depth: usize,
     /// A tag read and not yet given to its node: the next node pushed takes it.
     tag: Option<(Tag, Mark)>,
+    /// Why the parse stopped, once a step returns `Stop`.
+    error: Error,
 }
+
+/// A parse that stopped: its error is in the parser (`Parser::error`), so that a step's
+/// result is a node id and a flag, one register, and `?` moves nothing else.
+struct Stop;
 
 impl Parser<'_, '_> {
     /// Out of line, as `peek` is: the bounds check is the same code at each of the many
@@ -145,12 +152,20 @@ impl Parser<'_, '_> {
 
     /// Out of line: counting the column is the same code at each of its many callers.
     #[inline(never)]
-    fn error_at(&self, mark: Mark, kind: ErrorKind) -> Error {
-        Error { kind, line: mark.line, column: char_column(self.src, mark.line_start(), mark.pos()), limit: 0 }
+    fn fail_at(&mut self, mark: Mark, kind: ErrorKind) -> Stop {
+        self.error = Error { kind, line: mark.line, column: char_column(self.src, mark.line_start(), mark.pos()), limit: 0 };
+        Stop
     }
 
-    fn error(&self, kind: ErrorKind) -> Error {
-        self.error_at(self.mark(), kind)
+    fn fail(&mut self, kind: ErrorKind) -> Stop {
+        self.fail_at(self.mark(), kind)
+    }
+
+    /// A failure of a kind that exceeds `limit`.
+    fn exceeded(&mut self, mark: Mark, kind: ErrorKind, limit: usize) -> Stop {
+        let stop = self.fail_at(mark, kind);
+        self.error.limit = limit as u32;
+        stop
     }
 
     fn take_break(&mut self) {
@@ -176,7 +191,7 @@ impl Parser<'_, '_> {
     }
 
     /// Skips spaces, comments and line breaks to the next content (or the end).
-    fn skip_to_content(&mut self) -> Result<(), Error> {
+    fn skip_to_content(&mut self) -> Result<(), Stop> {
         loop {
             self.skip_spaces();
             if self.peek() == b'#' {
@@ -185,7 +200,7 @@ impl Parser<'_, '_> {
                 }
             }
             match self.peek() {
-                b'\t' => return Err(self.error(ErrorKind::Tab)),
+                b'\t' => return Err(self.fail(ErrorKind::Tab)),
                 b if is_break(b) => self.take_break(),
                 _ => return Ok(()),
             }
@@ -193,28 +208,28 @@ impl Parser<'_, '_> {
     }
 
     /// After a complete value: nothing but a comment may follow on its line.
-    fn end_line(&mut self) -> Result<(), Error> {
+    fn end_line(&mut self) -> Result<(), Stop> {
         self.skip_spaces();
         match self.peek() {
             0 | b'\n' | b'\r' | b'#' => self.skip_to_content(),
-            b'\t' => Err(self.error(ErrorKind::Tab)),
-            b':' if is_blank(self.at(1)) => Err(self.error(ErrorKind::MappingValueNotAllowed)),
-            _ => Err(self.error(ErrorKind::UnexpectedText)),
+            b'\t' => Err(self.fail(ErrorKind::Tab)),
+            b':' if is_blank(self.at(1)) => Err(self.fail(ErrorKind::MappingValueNotAllowed)),
+            _ => Err(self.fail(ErrorKind::UnexpectedText)),
         }
     }
 
-    fn enter(&mut self) -> Result<(), Error> {
+    fn enter(&mut self) -> Result<(), Stop> {
         self.depth += 1;
         if self.depth > DEPTH_LIMIT {
-            return Err(Error { limit: DEPTH_LIMIT as u32, ..self.error(ErrorKind::TooDeep) });
+            return Err(self.exceeded(self.mark(), ErrorKind::TooDeep, DEPTH_LIMIT));
         }
         Ok(())
     }
 
-    fn push(&mut self, kind: Kind, resolved: Resolved, text_start: usize, at: Mark) -> Result<u32, Error> {
+    fn push(&mut self, kind: Kind, resolved: Resolved, text_start: usize, at: Mark) -> Result<u32, Stop> {
         let limit = self.nodes.len();
         if self.nodes_used >= limit {
-            return Err(Error { limit: limit as u32, ..self.error_at(at, ErrorKind::TooManyNodes) });
+            return Err(self.exceeded(at, ErrorKind::TooManyNodes, limit));
         }
         self.nodes[self.nodes_used] = Node {
             kind,
@@ -234,22 +249,22 @@ impl Parser<'_, '_> {
         Ok(node)
     }
 
-    fn push_null(&mut self, at: Mark) -> Result<u32, Error> {
+    fn push_null(&mut self, at: Mark) -> Result<u32, Stop> {
         self.push(Kind::Scalar, Resolved::Null, self.text_used, at)
     }
 
-    fn push_text(&mut self, bytes: &[u8]) -> Result<(), Error> {
+    fn push_text(&mut self, bytes: &[u8]) -> Result<(), Stop> {
         let limit = self.text.len();
         let end = self.text_used + bytes.len();
         if end > limit {
-            return Err(Error { limit: limit as u32, ..self.error(ErrorKind::TextFull) });
+            return Err(self.exceeded(self.mark(), ErrorKind::TextFull, limit));
         }
         self.text[self.text_used..end].copy_from_slice(bytes);
         self.text_used = end;
         Ok(())
     }
 
-    fn push_breaks(&mut self, count: usize) -> Result<(), Error> {
+    fn push_breaks(&mut self, count: usize) -> Result<(), Stop> {
         (0..count).try_for_each(|_| self.push_text(b"\n"))
     }
 
@@ -262,14 +277,14 @@ impl Parser<'_, '_> {
         *last = child;
     }
 
-    fn document(&mut self) -> Result<u32, Error> {
+    fn document(&mut self) -> Result<u32, Stop> {
         if self.src.starts_with("\u{feff}".as_bytes()) {
             self.pos = 3;
             self.line_start = 3;
         }
         self.skip_to_content()?;
         if self.peek() == b'%' {
-            return Err(self.error(ErrorKind::Directive));
+            return Err(self.fail(ErrorKind::Directive));
         }
         let root = if self.src[self.pos..].starts_with(b"---") && self.at_document_marker() {
             self.pos += 3;
@@ -283,7 +298,7 @@ impl Parser<'_, '_> {
             }
         } else if self.src[self.pos..].starts_with(b"...") && self.at_document_marker() {
             // PyYAML wants a node (or `---`) before a document end marker.
-            return Err(self.error(ErrorKind::UnexpectedCharacter));
+            return Err(self.fail(ErrorKind::UnexpectedCharacter));
         } else {
             self.root()?
         };
@@ -302,10 +317,10 @@ impl Parser<'_, '_> {
         } else {
             ErrorKind::UnexpectedText
         };
-        Err(self.error(kind))
+        Err(self.fail(kind))
     }
 
-    fn root(&mut self) -> Result<u32, Error> {
+    fn root(&mut self) -> Result<u32, Stop> {
         if self.at_block_end() {
             return self.push_null(self.mark());
         }
@@ -316,7 +331,7 @@ impl Parser<'_, '_> {
     /// the enclosing block collection (-1 at the root): a block scalar's lines and a plain
     /// scalar's continuation lines must be indented more. `collection_ok` is false on the
     /// line of a mapping key, where a block collection cannot start.
-    fn block_node(&mut self, indent: i32, collection_ok: bool) -> Result<u32, Error> {
+    fn block_node(&mut self, indent: i32, collection_ok: bool) -> Result<u32, Stop> {
         let start = self.mark();
         self.read_tag()?;
         if let Some((tag, at)) = self.tag {
@@ -331,7 +346,7 @@ impl Parser<'_, '_> {
         match self.peek() {
             b'-' if is_blank(self.at(1)) => {
                 if !collection_ok || self.tag.is_some() {
-                    return Err(self.error(ErrorKind::SequenceEntryNotAllowed));
+                    return Err(self.fail(ErrorKind::SequenceEntryNotAllowed));
                 }
                 return self.block_sequence(false);
             }
@@ -345,13 +360,13 @@ impl Parser<'_, '_> {
         let (node, single_line) = self.inline_node(indent)?;
         if self.key_follows() {
             if self.nodes[node as usize].kind != Kind::Scalar {
-                return Err(self.error_at(start, ErrorKind::CollectionKey));
+                return Err(self.fail_at(start, ErrorKind::CollectionKey));
             }
             if !collection_ok {
-                return Err(self.error(ErrorKind::MappingValueNotAllowed));
+                return Err(self.fail(ErrorKind::MappingValueNotAllowed));
             }
             if !single_line {
-                return Err(self.error_at(start, ErrorKind::MultiLineKey));
+                return Err(self.fail_at(start, ErrorKind::MultiLineKey));
             }
             return self.block_mapping(start, node);
         }
@@ -373,7 +388,7 @@ impl Parser<'_, '_> {
     /// A tagged node whose content starts on the lines below its tag (`key: !!map` and
     /// the mapping under it), or an empty one. `mapping_value`: a sequence may start at
     /// the key's column, as after `key:`.
-    fn node_below(&mut self, indent: i32, mapping_value: bool, tag_at: Mark) -> Result<u32, Error> {
+    fn node_below(&mut self, indent: i32, mapping_value: bool, tag_at: Mark) -> Result<u32, Stop> {
         self.skip_to_content()?;
         if self.at_block_end() {
             return self.push_null(tag_at);
@@ -389,7 +404,7 @@ impl Parser<'_, '_> {
     }
 
     /// A scalar (other than a block scalar) or a flow collection; whether it is on one line.
-    fn inline_node(&mut self, indent: i32) -> Result<(u32, bool), Error> {
+    fn inline_node(&mut self, indent: i32) -> Result<(u32, bool), Stop> {
         match self.peek() {
             b'"' | b'\'' => self.quoted(),
             b'[' | b'{' => Ok((self.flow()?, true)),
@@ -399,7 +414,7 @@ impl Parser<'_, '_> {
     }
 
     /// A node's tag, at `!`, kept for the node (`tag`); the spaces after it skipped.
-    fn read_tag(&mut self) -> Result<(), Error> {
+    fn read_tag(&mut self) -> Result<(), Stop> {
         if self.peek() != b'!' {
             return Ok(());
         }
@@ -407,7 +422,7 @@ impl Parser<'_, '_> {
         while !is_blank(self.peek()) {
             self.pos += 1;
         }
-        let tag = Tag::parse(&self.src[at.pos()..self.pos]).ok_or_else(|| self.error_at(at, ErrorKind::Tag))?;
+        let tag = Tag::parse(&self.src[at.pos()..self.pos]).ok_or_else(|| self.fail_at(at, ErrorKind::Tag))?;
         self.tag = Some((tag, at));
         self.skip_spaces();
         Ok(())
@@ -416,7 +431,7 @@ impl Parser<'_, '_> {
     /// Constructs `node` as its explicit tag says, as PyYAML does: a scalar's text read as
     /// the tag's type, `!!binary`'s base64 decoded in place; a collection must be of the
     /// tag's kind.
-    fn apply_tag(&mut self, node: u32, tag: Tag, at: Mark) -> Result<(), Error> {
+    fn apply_tag(&mut self, node: u32, tag: Tag, at: Mark) -> Result<(), Stop> {
         let Node { kind, start, len, .. } = self.nodes[node as usize];
         let constructed = match (tag, kind) {
             (Tag::Map, Kind::Mapping) | (Tag::Seq, Kind::Sequence) => return Ok(()),
@@ -425,7 +440,7 @@ impl Parser<'_, '_> {
         };
         let (resolved, len) = constructed.ok_or_else(|| {
             let kind = if tag == Tag::Binary && kind == Kind::Scalar { ErrorKind::BadBinary } else { ErrorKind::TagMismatch };
-            self.error_at(at, kind)
+            self.fail_at(at, kind)
         })?;
         // Decoded bytes are fewer than their base64: the text buffer takes back the rest.
         if (start + self.nodes[node as usize].len) as usize == self.text_used {
@@ -436,8 +451,8 @@ impl Parser<'_, '_> {
         Ok(())
     }
 
-    fn cannot_start(&self) -> Error {
-        self.error(match self.peek() {
+    fn cannot_start(&mut self) -> Stop {
+        let kind = match self.peek() {
             b'&' => ErrorKind::Anchor,
             b'*' => ErrorKind::Alias,
             b'!' => ErrorKind::Tag,
@@ -445,11 +460,12 @@ impl Parser<'_, '_> {
             b'\t' => ErrorKind::Tab,
             b'-' => ErrorKind::SequenceEntryNotAllowed,
             _ => ErrorKind::UnexpectedCharacter,
-        })
+        };
+        self.fail(kind)
     }
 
     /// The mapping whose first key was just read, at `start`; the position is at its colon.
-    fn block_mapping(&mut self, start: Mark, first_key: u32) -> Result<u32, Error> {
+    fn block_mapping(&mut self, start: Mark, first_key: u32) -> Result<u32, Stop> {
         self.enter()?;
         let column = start.pos() - start.line_start();
         let mapping = self.push(Kind::Mapping, Resolved::Str, 0, start)?;
@@ -464,22 +480,22 @@ impl Parser<'_, '_> {
                 break;
             }
             if self.column() > column {
-                return Err(self.error(ErrorKind::BadIndentation));
+                return Err(self.fail(ErrorKind::BadIndentation));
             }
             let key_start = self.mark();
             if matches!(self.peek(), b'|' | b'>') || (self.peek() == b'-' && is_blank(self.at(1))) {
-                return Err(self.error(ErrorKind::ExpectedKey));
+                return Err(self.fail(ErrorKind::ExpectedKey));
             }
             self.read_tag()?;
             let (node, single_line) = self.inline_node(column as i32)?;
             if !self.key_follows() {
-                return Err(self.error_at(key_start, ErrorKind::ExpectedKey));
+                return Err(self.fail_at(key_start, ErrorKind::ExpectedKey));
             }
             if self.nodes[node as usize].kind != Kind::Scalar {
-                return Err(self.error_at(key_start, ErrorKind::CollectionKey));
+                return Err(self.fail_at(key_start, ErrorKind::CollectionKey));
             }
             if !single_line {
-                return Err(self.error_at(key_start, ErrorKind::MultiLineKey));
+                return Err(self.fail_at(key_start, ErrorKind::MultiLineKey));
             }
             key = node;
         }
@@ -488,7 +504,7 @@ impl Parser<'_, '_> {
     }
 
     /// The sequence whose first `-` is at the current position.
-    fn block_sequence(&mut self, indentless: bool) -> Result<u32, Error> {
+    fn block_sequence(&mut self, indentless: bool) -> Result<u32, Stop> {
         self.enter()?;
         let column = self.column();
         let sequence = self.push(Kind::Sequence, Resolved::Str, 0, self.mark())?;
@@ -506,7 +522,7 @@ impl Parser<'_, '_> {
             if self.column() == column && indentless {
                 break;
             }
-            return Err(self.error(if self.column() > column { ErrorKind::BadIndentation } else { ErrorKind::ExpectedEntry }));
+            return Err(self.fail(if self.column() > column { ErrorKind::BadIndentation } else { ErrorKind::ExpectedEntry }));
         }
         self.depth -= 1;
         Ok(sequence)
@@ -514,7 +530,7 @@ impl Parser<'_, '_> {
 
     /// The value after a mapping's `:` or a sequence's `-` at `column`: on the same line,
     /// on the lines below indented more, or (a mapping's) a sequence at the key's column.
-    fn value_after(&mut self, column: usize, mapping: bool) -> Result<u32, Error> {
+    fn value_after(&mut self, column: usize, mapping: bool) -> Result<u32, Stop> {
         let empty = self.mark();
         self.skip_spaces();
         if !matches!(self.peek(), 0 | b'\n' | b'\r' | b'#') {
@@ -551,7 +567,7 @@ impl Parser<'_, '_> {
     /// A plain scalar, folded as PyYAML folds it: a line break between two lines is a
     /// space, blank lines are line breaks, and trailing spaces are dropped.
     /// A tagged one is what its tag says, not what the resolvers would.
-    fn plain(&mut self, indent: i32, flow: bool) -> Result<(u32, bool), Error> {
+    fn plain(&mut self, indent: i32, flow: bool) -> Result<(u32, bool), Stop> {
         let start = self.mark();
         let src = self.src;
         let text_start = self.text_used;
@@ -615,13 +631,13 @@ impl Parser<'_, '_> {
         }
         let resolved = match self.tag {
             Some(_) => Resolved::Str,
-            None => resolve(&self.text[text_start..self.text_used]).map_err(|kind| self.error_at(start, kind))?,
+            None => resolve(&self.text[text_start..self.text_used]).map_err(|kind| self.fail_at(start, kind))?,
         };
         Ok((self.push(Kind::Scalar, resolved, text_start, start)?, end.line == start.line))
     }
 
     /// A single- or double-quoted scalar, folded as PyYAML folds it.
-    fn quoted(&mut self) -> Result<(u32, bool), Error> {
+    fn quoted(&mut self) -> Result<(u32, bool), Stop> {
         let start = self.mark();
         let src = self.src;
         let text_start = self.text_used;
@@ -667,18 +683,18 @@ impl Parser<'_, '_> {
                         self.push_text(&src[spaces..self.pos])?;
                     }
                 }
-                _ => return Err(self.error_at(start, ErrorKind::UnterminatedQuote)),
+                _ => return Err(self.fail_at(start, ErrorKind::UnterminatedQuote)),
             }
         }
         Ok((self.push(Kind::Scalar, Resolved::Str, text_start, start)?, single_line))
     }
 
     /// Blank lines inside a quoted scalar (after its first line break): how many.
-    fn quoted_breaks(&mut self, start: Mark) -> Result<usize, Error> {
+    fn quoted_breaks(&mut self, start: Mark) -> Result<usize, Stop> {
         let mut breaks = 0;
         loop {
             if self.at_document_marker() {
-                return Err(self.error_at(start, ErrorKind::UnterminatedQuote));
+                return Err(self.fail_at(start, ErrorKind::UnterminatedQuote));
             }
             while matches!(self.peek(), b' ' | b'\t') {
                 self.pos += 1;
@@ -692,8 +708,9 @@ impl Parser<'_, '_> {
     }
 
     /// A double-quoted scalar's escape sequence, at its backslash.
-    fn escape(&mut self) -> Result<(), Error> {
-        let bad = self.error(ErrorKind::BadEscape);
+    fn escape(&mut self) -> Result<(), Stop> {
+        let at = self.mark();
+        let src = self.src;
         let e = self.at(1);
         let code = match e {
             b'0' => 0,
@@ -716,8 +733,8 @@ impl Parser<'_, '_> {
                     b'u' => 4,
                     _ => 8,
                 };
-                let digits = self.src.get(self.pos + 2..self.pos + 2 + width).ok_or(bad)?;
-                let code = digits.iter().try_fold(0u32, |n, &d| Some(n * 16 + (d as char).to_digit(16)?)).ok_or(bad)?;
+                let digits = src.get(self.pos + 2..self.pos + 2 + width).ok_or_else(|| self.fail_at(at, ErrorKind::BadEscape))?;
+                let code = digits.iter().try_fold(0u32, |n, &d| Some(n * 16 + (d as char).to_digit(16)?)).ok_or_else(|| self.fail_at(at, ErrorKind::BadEscape))?;
                 self.pos += width;
                 code
             }
@@ -728,15 +745,15 @@ impl Parser<'_, '_> {
                 let breaks = self.quoted_breaks(start)?;
                 return self.push_breaks(breaks);
             }
-            _ => return Err(bad),
+            _ => return Err(self.fail_at(at, ErrorKind::BadEscape)),
         };
         self.pos += 2;
-        let c = char::from_u32(code).ok_or(bad)?;
+        let c = char::from_u32(code).ok_or_else(|| self.fail_at(at, ErrorKind::BadEscape))?;
         self.push_text(c.encode_utf8(&mut [0; 4]).as_bytes())
     }
 
     /// A literal (`|`) or folded (`>`) block scalar, exactly as PyYAML's scanner reads it.
-    fn block_scalar(&mut self, indent: i32) -> Result<u32, Error> {
+    fn block_scalar(&mut self, indent: i32) -> Result<u32, Stop> {
         let start = self.mark();
         let src = self.src;
         let folded = self.peek() == b'>';
@@ -753,7 +770,7 @@ impl Parser<'_, '_> {
             self.pos += 1;
         }
         if !matches!(self.peek(), b' ' | b'\n' | b'\r' | 0) {
-            return Err(self.error(ErrorKind::BadBlockHeader));
+            return Err(self.fail(ErrorKind::BadBlockHeader));
         }
         self.skip_spaces();
         if self.peek() == b'#' {
@@ -764,7 +781,7 @@ impl Parser<'_, '_> {
         match self.peek() {
             0 => {}
             b if is_break(b) => self.take_break(),
-            _ => return Err(self.error(ErrorKind::BadBlockHeader)),
+            _ => return Err(self.fail(ErrorKind::BadBlockHeader)),
         }
         let min_indent = (indent + 1).max(1) as usize;
         let text_start = self.text_used;
@@ -842,17 +859,17 @@ impl Parser<'_, '_> {
 
     /// Spaces, line breaks and comments inside a flow collection (which may span lines
     /// at any indentation, as in PyYAML).
-    fn flow_space(&mut self, start: Mark) -> Result<(), Error> {
+    fn flow_space(&mut self, start: Mark) -> Result<(), Stop> {
         self.skip_to_content()?;
         if self.at_block_end() {
-            return Err(self.error_at(start, ErrorKind::UnterminatedFlow));
+            return Err(self.fail_at(start, ErrorKind::UnterminatedFlow));
         }
         Ok(())
     }
 
     /// A flow sequence `[...]` or mapping `{...}`; a sequence's `key: value` entries are
     /// mappings of one entry.
-    fn flow(&mut self) -> Result<u32, Error> {
+    fn flow(&mut self) -> Result<u32, Stop> {
         self.enter()?;
         let start = self.mark();
         let is_mapping = self.peek() == b'{';
@@ -871,7 +888,7 @@ impl Parser<'_, '_> {
             self.flow_space(start)?;
             if self.peek() == b':' {
                 if self.nodes[key as usize].kind != Kind::Scalar {
-                    return Err(self.error_at(entry, ErrorKind::CollectionKey));
+                    return Err(self.fail_at(entry, ErrorKind::CollectionKey));
                 }
                 self.pos += 1;
                 self.flow_space(start)?;
@@ -888,7 +905,7 @@ impl Parser<'_, '_> {
                 self.flow_space(start)?;
             } else {
                 if is_mapping && self.nodes[key as usize].kind != Kind::Scalar {
-                    return Err(self.error_at(entry, ErrorKind::CollectionKey));
+                    return Err(self.fail_at(entry, ErrorKind::CollectionKey));
                 }
                 self.append(collection, &mut last, key);
                 if is_mapping {
@@ -899,14 +916,14 @@ impl Parser<'_, '_> {
             match self.peek() {
                 b',' => self.pos += 1,
                 c if c == close => {}
-                _ => return Err(self.error(ErrorKind::FlowSyntax)),
+                _ => return Err(self.fail(ErrorKind::FlowSyntax)),
             }
         }
         self.depth -= 1;
         Ok(collection)
     }
 
-    fn flow_node(&mut self) -> Result<u32, Error> {
+    fn flow_node(&mut self) -> Result<u32, Stop> {
         self.read_tag()?;
         if let Some((_, at)) = self.tag {
             self.flow_space(at)?;
