@@ -8,6 +8,7 @@ use core::fmt;
 
 use heapless::String;
 
+use crate::config_variables::{FIRST_INIT_ACTIONS, CLOUD, CLOUD_USER, HOTPLUG_MODULES, HOTPLUG_TYPE, LINE, SKIP_INIT_ACTIONS, TINY_CLOUD_LOGS, TINY_CLOUD_VAR, VALUE, VARIABLES};
 use crate::phase::{action_names, Action, Phase};
 use crate::text::{Decimal, Plain};
 
@@ -414,26 +415,6 @@ fn expand(
     push(value)?;
     Ok(next)
 }
-
-/// Every variable wisp knows, as one list of words searched once: the numeric ones in the
-/// order of `NUMBERS`, `INIT_ACTIONS_<PHASE>` in the order of `Phase` and
-/// SKIP_INIT_ACTIONS (as `Config::action_lines` holds their lines), then the others, each
-/// one's index named below; last the two words an error names that are no variable.
-pub(crate) const VARIABLES: &str = "IMDS_TOKEN_TTL WISP_HTTP_CONNECT_MS WISP_HTTP_READ_MS WISP_HTTP_TOTAL_MS WISP_HTTP_BACKOFF_MS \
-    WISP_HTTP_BACKOFF_MAX_MS WISP_DHCP_MS WISP_USERDATA_LIMIT \
-    INIT_ACTIONS_BOOT INIT_ACTIONS_EARLY INIT_ACTIONS_MAIN INIT_ACTIONS_FINAL SKIP_INIT_ACTIONS \
-    CLOUD CLOUD_USER TINY_CLOUD_VAR TINY_CLOUD_LOGS HOTPLUG_TYPE HOTPLUG_MODULES line value";
-/// The index of `INIT_ACTIONS_BOOT`, the first of `Phase`'s variables.
-pub(crate) const FIRST_INIT_ACTIONS: usize = 8;
-const SKIP_INIT_ACTIONS: usize = 12;
-const CLOUD: usize = 13;
-const CLOUD_USER: usize = 14;
-const TINY_CLOUD_VAR: usize = 15;
-const TINY_CLOUD_LOGS: usize = 16;
-const HOTPLUG_TYPE: usize = 17;
-const HOTPLUG_MODULES: usize = 18;
-const LINE: usize = 19;
-const VALUE: usize = 20;
 
 /// The numeric variables, as `VARIABLES` names them: each one's smallest and largest
 /// value, and its field. A table rather than a match arm each: one lookup instead of eight.

@@ -25,6 +25,7 @@ pub mod retry;
 // Configuration, the command line, and which cloud this is.
 pub mod cli;
 pub mod config;
+pub mod config_variables;
 pub mod config_file;
 pub mod detect;
 pub mod cloud_choice;

@@ -362,7 +362,7 @@ impl core::fmt::Display for PlanError {
 
 impl Phase {
     pub fn init_actions_variable(self) -> &'static str {
-        crate::text::nth_word(crate::config::VARIABLES, crate::config::FIRST_INIT_ACTIONS + self as usize)
+        crate::text::nth_word(crate::config_variables::VARIABLES, crate::config_variables::FIRST_INIT_ACTIONS + self as usize)
     }
 
     /// The actions this phase runs: `INIT_ACTIONS_<PHASE>` when set (even to nothing),

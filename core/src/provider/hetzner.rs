@@ -32,8 +32,9 @@ pub const SERVICE: Service = Service::document(&Document { user_data: Some(USER_
 
 /// Most YAML nodes of a metadata document (a server with several networks has ~100).
 pub const NODES_LIMIT: usize = 512;
-/// Most decoded scalar text of a metadata document (vendor-data included).
-pub const TEXT_LIMIT: usize = 32 * 1024;
+/// Most decoded scalar text of a metadata document (vendor-data included): the parse room
+/// the metadata store keeps.
+pub const TEXT_LIMIT: usize = super::metadata::PARSE_ROOM;
 
 const NOT_TEXT: DocumentError = DocumentError::Json(JsonError::WrongType { expected: crate::json::Expected::String });
 

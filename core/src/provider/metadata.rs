@@ -20,7 +20,7 @@ pub const USERDATA_RESPONSE: usize = 256 * 1024 + 1024;
 pub const KEYS_RESPONSE: usize = KEYS_LIMIT * KEY_RESPONSE;
 /// Room for a parse of a document cloud's document (Hetzner's YAML text), which would
 /// otherwise be the parsing frame's, probed whole on entry however small the document.
-pub const PARSE_ROOM: usize = super::hetzner::TEXT_LIMIT;
+pub const PARSE_ROOM: usize = 32 * 1024;
 pub type ParseRoom = [u8; PARSE_ROOM];
 /// The room of every value together, and the parse's.
 pub const METADATA_SIZE: usize = 3 * SMALL_RESPONSE + 2 * USERDATA_RESPONSE + KEYS_RESPONSE + PARSE_ROOM;
