@@ -305,27 +305,29 @@ impl<'c> Imds<'c> {
             host.exchange_all(endpoint, &mut exchanges, self.timeouts);
             self.requests += exchanges.len() as u32;
             let mut expired = false;
-            let mut first_error = None;
-            for (exchange, (what, state)) in exchanges.iter().zip(states) {
-                *state = match exchange.result() {
+            // The first failure's place, its error made once after the loop: an error
+            // carried through the loop would be copied at each exchange.
+            let mut first_failed = None;
+            for (index, (exchange, (_, state))) in exchanges.iter().zip(states.iter_mut()).enumerate() {
+                **state = match exchange.result() {
                     Ok((200, body)) => ValueState::Present { start: body.start, len: body.len() },
                     Ok((404, _)) => ValueState::Absent,
                     Ok((401, _)) if attempt == 0 && service.session_token.is_some() => {
                         expired = true;
                         ValueState::NotFetched
                     }
-                    Ok((status, _)) => {
-                        first_error = first_error.or(Some(ImdsError::Refused { what, status }));
-                        ValueState::NotFetched
-                    }
-                    Err(failure) => {
-                        first_error = first_error.or(Some(ImdsError::Fetch { what, failure }));
+                    Ok(_) | Err(_) => {
+                        first_failed = first_failed.or(Some(index));
                         ValueState::NotFetched
                     }
                 };
             }
-            if let Some(error) = first_error {
-                return Err(error);
+            if let Some(index) = first_failed {
+                let what = states[index].0;
+                return Err(match exchanges[index].result() {
+                    Ok((status, _)) => ImdsError::Refused { what, status },
+                    Err(failure) => ImdsError::Fetch { what, failure },
+                });
             }
             if !expired {
                 break;
