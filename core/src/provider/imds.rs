@@ -172,6 +172,16 @@ impl fmt::Display for ImdsError {
     }
 }
 
+/// The error of an exchange that did not bring what was asked: the refusing status, or
+/// why it failed. Made in one place for the rounds and the token.
+#[inline(never)]
+pub(crate) fn failed(what: What, exchange: &Exchange<'_>) -> ImdsError {
+    match exchange.result() {
+        Ok((status, _)) => ImdsError::Refused { what, status },
+        Err(failure) => ImdsError::Fetch { what, failure },
+    }
+}
+
 /// One GET of a round: what it is (for messages), where, and where its answer goes.
 pub(crate) struct Target<'b, 's> {
     pub what: What,
@@ -323,11 +333,7 @@ impl<'c> Imds<'c> {
                 };
             }
             if let Some(index) = first_failed {
-                let what = states[index].0;
-                return Err(match exchanges[index].result() {
-                    Ok((status, _)) => ImdsError::Refused { what, status },
-                    Err(failure) => ImdsError::Fetch { what, failure },
-                });
+                return Err(failed(states[index].0, &exchanges[index]));
             }
             if !expired {
                 break;
