@@ -351,15 +351,15 @@ pub fn get(http: &mut dyn Http, address: [u8; 4], port: u16, host: &str, path: &
     let len = http::write_request(&get, &mut request).map_err(GetError::Request)?;
     let mut exchanges = [Exchange::new(&request[..len], out)];
     http.exchange_all(Endpoint::Tcp { address, port, privileged: false }, &mut exchanges, timeouts);
-    let (status, body) = exchanges[0].result().map_err(GetError::Fetch)?;
-    match status {
-        200 => {
+    match exchanges[0].result() {
+        Ok((200, body)) => {
             let len = body.len();
             out.copy_within(body, 0);
             Ok(Some(len))
         }
-        404 => Ok(None),
-        status => Err(GetError::Status(status)),
+        Ok((404, _)) => Ok(None),
+        Ok((status, _)) => Err(GetError::Status(status)),
+        Err(failure) => Err(GetError::Fetch(failure)),
     }
 }
 
