@@ -263,7 +263,7 @@ mod tests {
         let mut sockets = MemorySockets::new([Peer::Refuses(REFUSED)]);
         let (outcome, _) = one(&mut sockets, 1024, 1000);
         // Pauses of 100, 200, 400: a fourth pause of 400 would start past the deadline.
-        assert_eq!(outcome, Err(Failure { cause: Cause::Connect(REFUSED), gave_up: Some(GaveUp { attempts: 4, total_ms: 1000 }) }));
+        assert_eq!(outcome, Err(Failure { cause: Cause::Connect(REFUSED), gave_up: Some(GaveUp::new(4, 1000)) }));
         assert_eq!(sockets.calls, ["connect at 0", "connect at 100", "connect at 300", "connect at 700"]);
     }
 
@@ -271,7 +271,7 @@ mod tests {
     fn a_silent_service_costs_each_attempt_its_connect_limit_cut_at_the_deadline() {
         let mut sockets = MemorySockets::new([Peer::Silent]);
         let (outcome, _) = one(&mut sockets, 1024, 1000);
-        assert_eq!(outcome, Err(Failure { cause: Cause::ConnectTimeout { ms: 300 }, gave_up: Some(GaveUp { attempts: 3, total_ms: 1000 }) }));
+        assert_eq!(outcome, Err(Failure { cause: Cause::ConnectTimeout { ms: 300 }, gave_up: Some(GaveUp::new(3, 1000)) }));
         // 0-300, then 400-700, then 900 until the deadline at 1000.
         assert_eq!(sockets.calls, ["connect at 0", "connect at 400", "connect at 900"]);
         assert_eq!(sockets.now, 1000);
@@ -285,7 +285,7 @@ mod tests {
         assert_eq!(sockets.calls, ["connect at 0", "connect at 1100"]);
         let partial = Peer::Answers { bytes: b"HTTP/1.0 200 X\r\n".to_vec(), closes: false };
         let (outcome, _) = one(&mut MemorySockets::new([partial]), 1024, 1000);
-        assert_eq!(outcome, Err(Failure { cause: Cause::ReadTimeout { ms: 1000 }, gave_up: Some(GaveUp { attempts: 1, total_ms: 1000 }) }));
+        assert_eq!(outcome, Err(Failure { cause: Cause::ReadTimeout { ms: 1000 }, gave_up: Some(GaveUp::new(1, 1000)) }));
     }
 
     #[test]
@@ -304,7 +304,7 @@ mod tests {
         assert_eq!(one(&mut sockets, 1024, 5000), (Ok(404), "gone".into()));
         assert_eq!(sockets.calls, ["connect at 0", "connect at 100", "connect at 300"]);
         let (outcome, _) = one(&mut MemorySockets::new([Peer::http(500, "")]), 1024, 250);
-        assert_eq!(outcome, Err(Failure { cause: Cause::Status(500), gave_up: Some(GaveUp { attempts: 2, total_ms: 250 }) }));
+        assert_eq!(outcome, Err(Failure { cause: Cause::Status(500), gave_up: Some(GaveUp::new(2, 250)) }));
     }
 
     #[test]

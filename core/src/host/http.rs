@@ -98,6 +98,10 @@ pub struct Failure {
     pub gave_up: Option<GaveUp>,
 }
 
+// Every exchange's result and every metadata error carries one: GaveUp's NonZeroU32
+// attempts keep `Option<GaveUp>` without a tag of its own, and the failure at 20 bytes.
+const _: () = assert!(core::mem::size_of::<Failure>() == 20);
+
 impl From<Cause> for Failure {
     fn from(cause: Cause) -> Failure {
         Failure { cause, gave_up: None }

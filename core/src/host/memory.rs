@@ -761,9 +761,9 @@ impl Http for MemoryNetwork {
             let answer = self.answer(&seen.line);
             round.push(seen);
             exchange.outcome = match answer {
-                Answer::Fail(cause) => Outcome::Failed(Failure { cause, gave_up: Some(GaveUp { attempts: 3, total_ms: timeouts.total_ms }) }),
+                Answer::Fail(cause) => Outcome::Failed(Failure { cause, gave_up: Some(GaveUp::new(3, timeouts.total_ms)) }),
                 Answer::Reply(status, _) if status_is_retryable(status) => {
-                    Outcome::Failed(Failure { cause: Cause::Status(status), gave_up: Some(GaveUp { attempts: 3, total_ms: timeouts.total_ms }) })
+                    Outcome::Failed(Failure { cause: Cause::Status(status), gave_up: Some(GaveUp::new(3, timeouts.total_ms)) })
                 }
                 Answer::Reply(status, body) => {
                     let mut response = std::format!("HTTP/1.0 {status} X\r\nContent-Length: {}\r\n\r\n", body.len()).into_bytes();

@@ -3,7 +3,7 @@
 //! two for each key the listing names. The service is at 169.254.169.254 while the
 //! instance has a route there, else at `[fd00:ec2::254]` (an IPv6-only subnet).
 
-use super::imds::{add, item_targets, Host, Imds, ImdsError, Service, SessionToken, Targets, What};
+use super::imds::{add, failed, item_targets, Host, Imds, ImdsError, Service, SessionToken, Targets, What};
 use super::key_listing::parse_key_listing;
 use super::metadata::{Metadata, Slot, ValueState, KEY_RESPONSE, SMALL_RESPONSE};
 use super::Item;
@@ -143,11 +143,7 @@ fn fetch_token(imds: &mut Imds<'_>, host: &mut dyn Http) -> Result<(), ImdsError
     let mut exchanges = [Exchange::new(&request[..length], &mut response)];
     host.exchange_all(imds.service.endpoint, &mut exchanges, imds.timeouts);
     imds.requests += 1;
-    let what = What::Token;
-    let (status, body) = exchanges[0].result().map_err(|failure| ImdsError::Fetch { what, failure })?;
-    if status != 200 {
-        return Err(ImdsError::Refused { what, status });
-    }
+    let Ok((200, body)) = exchanges[0].result() else { return Err(failed(What::Token, &exchanges[0])) };
     let token = response[body].trim_ascii_end();
     imds.token.clear();
     imds.token.extend_from_slice(token).map_err(|_| ImdsError::TokenTooLong)?;

@@ -172,6 +172,16 @@ impl fmt::Display for ImdsError {
     }
 }
 
+/// The error of an exchange that did not bring what was asked: the refusing status, or
+/// why it failed. Made in one place for the rounds and the token.
+#[inline(never)]
+pub(crate) fn failed(what: What, exchange: &Exchange<'_>) -> ImdsError {
+    match exchange.result() {
+        Ok((status, _)) => ImdsError::Refused { what, status },
+        Err(failure) => ImdsError::Fetch { what, failure },
+    }
+}
+
 /// One GET of a round: what it is (for messages), where, and where its answer goes.
 pub(crate) struct Target<'b, 's> {
     pub what: What,
@@ -305,27 +315,25 @@ impl<'c> Imds<'c> {
             host.exchange_all(endpoint, &mut exchanges, self.timeouts);
             self.requests += exchanges.len() as u32;
             let mut expired = false;
-            let mut first_error = None;
-            for (exchange, (what, state)) in exchanges.iter().zip(states) {
-                *state = match exchange.result() {
+            // The first failure's place, its error made once after the loop: an error
+            // carried through the loop would be copied at each exchange.
+            let mut first_failed = None;
+            for (index, (exchange, (_, state))) in exchanges.iter().zip(states.iter_mut()).enumerate() {
+                **state = match exchange.result() {
                     Ok((200, body)) => ValueState::Present { start: body.start, len: body.len() },
                     Ok((404, _)) => ValueState::Absent,
                     Ok((401, _)) if attempt == 0 && service.session_token.is_some() => {
                         expired = true;
                         ValueState::NotFetched
                     }
-                    Ok((status, _)) => {
-                        first_error = first_error.or(Some(ImdsError::Refused { what, status }));
-                        ValueState::NotFetched
-                    }
-                    Err(failure) => {
-                        first_error = first_error.or(Some(ImdsError::Fetch { what, failure }));
+                    Ok(_) | Err(_) => {
+                        first_failed = first_failed.or(Some(index));
                         ValueState::NotFetched
                     }
                 };
             }
-            if let Some(error) = first_error {
-                return Err(error);
+            if let Some(index) = first_failed {
+                return Err(failed(states[index].0, &exchanges[index]));
             }
             if !expired {
                 break;
@@ -343,15 +351,15 @@ pub fn get(http: &mut dyn Http, address: [u8; 4], port: u16, host: &str, path: &
     let len = http::write_request(&get, &mut request).map_err(GetError::Request)?;
     let mut exchanges = [Exchange::new(&request[..len], out)];
     http.exchange_all(Endpoint::Tcp { address, port, privileged: false }, &mut exchanges, timeouts);
-    let (status, body) = exchanges[0].result().map_err(GetError::Fetch)?;
-    match status {
-        200 => {
+    match exchanges[0].result() {
+        Ok((200, body)) => {
             let len = body.len();
             out.copy_within(body, 0);
             Ok(Some(len))
         }
-        404 => Ok(None),
-        status => Err(GetError::Status(status)),
+        Ok((404, _)) => Ok(None),
+        Ok((status, _)) => Err(GetError::Status(status)),
+        Err(failure) => Err(GetError::Fetch(failure)),
     }
 }
 
