@@ -6,7 +6,7 @@
 
 use core::fmt;
 
-use super::{Device, SeedError};
+use super::{Corruption, Device, SeedError};
 use crate::text::eq_ignoring_case;
 use crate::text::Decimal;
 
@@ -99,8 +99,8 @@ impl Volume {
                 if len == 0 {
                     break; // records do not cross sectors: the rest is padding
                 }
-                *budget = budget.checked_sub(1).ok_or(SeedError::TooManyEntries { limit: RECORDS_LIMIT })?;
-                let record = sector.get(at..at + len).ok_or(SeedError::Corrupt { what: "directory record past its sector" })?;
+                *budget = budget.checked_sub(1).ok_or(SeedError::TooManyEntries { limit: RECORDS_LIMIT as u32 })?;
+                let record = sector.get(at..at + len).ok_or(SeedError::Corrupt(Corruption::RecordPastSector))?;
                 let extent = record_extent(record, self.image_sectors)?;
                 if name_matches(record, name, naming) {
                     return Ok(Some(extent));
@@ -115,7 +115,7 @@ impl Volume {
     pub fn read<D: Device>(&self, device: &mut D, file: Extent, out: &mut [u8]) -> Result<usize, SeedError> {
         let len = file.len as usize;
         if len > out.len() {
-            return Err(SeedError::FileTooLarge { limit: out.len() });
+            return Err(SeedError::FileTooLarge { limit: out.len() as u32 });
         }
         device.read(u64::from(file.sector) * SECTOR as u64, &mut out[..len])?;
         Ok(len)
@@ -131,20 +131,20 @@ enum Naming {
 fn root_record(descriptor: &[u8; SECTOR], image_sectors: u64) -> Result<Extent, SeedError> {
     let root = record_extent(&descriptor[156..190], image_sectors)?;
     if !root.is_dir {
-        return Err(SeedError::Corrupt { what: "root record is not a directory" });
+        return Err(SeedError::Corrupt(Corruption::RootNotDirectory));
     }
     Ok(root)
 }
 
 fn record_extent(record: &[u8], image_sectors: u64) -> Result<Extent, SeedError> {
     if record.len() < 34 || (record[32] as usize) + 33 > record.len() {
-        return Err(SeedError::Corrupt { what: "directory record too short" });
+        return Err(SeedError::Corrupt(Corruption::RecordTooShort));
     }
     let sector = u32::from_le_bytes([record[2], record[3], record[4], record[5]]);
     let len = u32::from_le_bytes([record[10], record[11], record[12], record[13]]);
     let end = u64::from(sector) + (u64::from(len)).div_ceil(SECTOR as u64);
     if end > image_sectors {
-        return Err(SeedError::Corrupt { what: "a file or directory lies past the end of the image" });
+        return Err(SeedError::Corrupt(Corruption::ExtentPastImage));
     }
     Ok(Extent { sector, len, is_dir: record[25] & 0x02 != 0 })
 }
@@ -326,13 +326,13 @@ pub(crate) mod tests {
         // A file said to lie past the end of the image.
         let disk = image(b"cidata", &[record(5000, 10, false, b"META_DAT.;1", Some(b"meta-data"))]);
         let volume = open(&disk).unwrap();
-        assert_eq!(volume.find(&mut &disk[..], &[b"meta-data"]), Err(SeedError::Corrupt { what: "a file or directory lies past the end of the image" }));
+        assert_eq!(volume.find(&mut &disk[..], &[b"meta-data"]), Err(SeedError::Corrupt(Corruption::ExtentPastImage)));
         // A directory that contains itself, walked by a long path: the budget stops it.
         let looped = image(b"cidata", &[record(18, SECTOR as u32, true, b"A", Some(b"a"))]);
         let volume = open(&looped).unwrap();
         let path = [&b"a"[..]; 5000];
-        assert_eq!(volume.find(&mut &looped[..], &path), Err(SeedError::TooManyEntries { limit: RECORDS_LIMIT }));
-        assert_eq!(SeedError::TooManyEntries { limit: RECORDS_LIMIT }.to_string(), std::format!("more than {RECORDS_LIMIT} directory entries visited"));
+        assert_eq!(volume.find(&mut &looped[..], &path), Err(SeedError::TooManyEntries { limit: RECORDS_LIMIT as u32 }));
+        assert_eq!(SeedError::TooManyEntries { limit: RECORDS_LIMIT as u32 }.to_string(), std::format!("more than {RECORDS_LIMIT} directory entries visited"));
         // A record whose name runs past its length.
         let mut bad = image(b"cidata", &[record(20, 12, false, b"META_DAT.;1", None)]);
         bad[18 * SECTOR + 68 + 32] = 200;

@@ -3,7 +3,7 @@
 //! filesystem module in the kernel.
 
 use core::fmt;
-use crate::text::{Decimal, Plain};
+use crate::text::{nth_part, Decimal, Plain};
 
 pub mod iso9660;
 pub mod local;
@@ -41,10 +41,65 @@ pub enum SeedError {
     NotIso9660,
     NotFat,
     NotUdf,
-    Corrupt { what: &'static str },
-    TooManyEntries { limit: usize },
-    FileTooLarge { limit: usize },
+    Corrupt(Corruption),
+    TooManyEntries { limit: u32 },
+    FileTooLarge { limit: u32 },
 }
+
+/// What a corrupt image gets wrong: a byte, not a text, so that `SeedError` is 8 bytes and
+/// comes back in registers through the readers' many `?`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Corruption {
+    ClusterChainCycles,
+    ClusterChainEndsEarly,
+    ClusterOutsideVolume,
+    FatLargerThanDevice,
+    FatLayoutDoesNotFit,
+    RecordPastSector,
+    RootNotDirectory,
+    RecordTooShort,
+    ExtentPastImage,
+    UdfDescriptorPastImage,
+    UdfBlockSize,
+    NoUdfPartition,
+    NoUdfLogicalVolume,
+    UdfPartitionPastImage,
+    NoUdfFileSet,
+    UdfBlockPastPartition,
+    NotUdfFileEntry,
+    UdfEntryFieldsOverflow,
+    UdfDescriptorsPastEntry,
+    UdfEmbeddedDataShort,
+    UdfUnsupportedDescriptors,
+    UdfExtentsShort,
+    UdfIdentifierPastDirectory,
+}
+
+/// `Corruption`'s texts, a line each in the order of its variants.
+const CORRUPTIONS: &str = "\
+a cluster chain that cycles\n\
+a cluster chain ends before its file\n\
+a cluster number outside the volume\n\
+the FAT volume is larger than its device\n\
+the FAT layout does not fit its volume\n\
+directory record past its sector\n\
+root record is not a directory\n\
+directory record too short\n\
+a file or directory lies past the end of the image\n\
+a UDF descriptor past the end of the image\n\
+a UDF block size other than 2048\n\
+no UDF partition descriptor\n\
+no UDF logical volume descriptor\n\
+the UDF partition lies past the end of the image\n\
+no UDF file set descriptor\n\
+a UDF block past the end of its partition\n\
+not a UDF file entry\n\
+UDF file entry fields overflow\n\
+UDF allocation descriptors past their entry\n\
+UDF embedded data shorter than the file\n\
+unsupported UDF allocation descriptors\n\
+UDF extents shorter than the file\n\
+a UDF file identifier past its directory";
 
 impl fmt::Display for SeedError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -53,9 +108,9 @@ impl fmt::Display for SeedError {
             SeedError::NotIso9660 => f.write_str("not an ISO 9660 image"),
             SeedError::NotFat => f.write_str("not a FAT filesystem"),
             SeedError::NotUdf => f.write_str("not a UDF filesystem"),
-            SeedError::Corrupt { what } => write!(f, "corrupt image: {}", Plain(what)),
+            SeedError::Corrupt(what) => write!(f, "corrupt image: {}", Plain(nth_part(CORRUPTIONS, '\n', what as usize))),
             SeedError::TooManyEntries { .. } => f.write_str(TOO_MANY_ENTRIES),
-            SeedError::FileTooLarge { limit } => write!(f, "file larger than {limit} bytes", limit = Decimal(limit as u64)),
+            SeedError::FileTooLarge { limit } => write!(f, "file larger than {limit} bytes", limit = Decimal(limit.into())),
         }
     }
 }
@@ -93,5 +148,19 @@ impl Device for &[u8] {
         let bytes = self.get(start..start + buf.len()).ok_or(SeedError::Io { errno: 5 })?;
         buf.copy_from_slice(bytes);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::string::ToString;
+
+    #[test]
+    fn each_corruption_has_its_own_line_of_text() {
+        assert_eq!(CORRUPTIONS.lines().count(), Corruption::UdfIdentifierPastDirectory as usize + 1);
+        assert_eq!(SeedError::Corrupt(Corruption::ClusterChainCycles).to_string(), "corrupt image: a cluster chain that cycles");
+        assert_eq!(SeedError::Corrupt(Corruption::UdfIdentifierPastDirectory).to_string(), "corrupt image: a UDF file identifier past its directory");
+        assert_eq!(core::mem::size_of::<SeedError>(), 8);
     }
 }

@@ -3,7 +3,7 @@
 //! set, then file entries and file identifiers down to a file. Every descriptor's tag is
 //! checked, every location bounded by the image, and every walk counted.
 
-use super::{Device, SeedError};
+use super::{Corruption, Device, SeedError};
 use crate::text::eq_ignoring_case;
 
 pub const SECTOR: usize = 2048;
@@ -62,19 +62,19 @@ impl Volume {
             return Err(SeedError::NotUdf);
         }
         let (length, location) = (u64::from(u32_at(&sector, 16)), u64::from(u32_at(&sector, 20)));
-        let corrupt = |what| SeedError::Corrupt { what };
+        let corrupt = SeedError::Corrupt;
         let mut partition = None;
         let mut file_set = None;
         for index in location..location + (length / SECTOR as u64).min(VISITS_LIMIT as u64) {
             if index >= image_sectors {
-                return Err(corrupt("a UDF descriptor past the end of the image"));
+                return Err(corrupt(Corruption::UdfDescriptorPastImage));
             }
             device.read(index * SECTOR as u64, &mut sector)?;
             match tag(&sector) {
                 Some(TAG_PARTITION) => partition = Some((u64::from(u32_at(&sector, 188)), u64::from(u32_at(&sector, 192)))),
                 Some(TAG_LOGICAL_VOLUME) => {
                     if u32_at(&sector, 212) as usize != SECTOR {
-                        return Err(corrupt("a UDF block size other than 2048"));
+                        return Err(corrupt(Corruption::UdfBlockSize));
                     }
                     file_set = Some(u32_at(&sector, 252));
                 }
@@ -82,15 +82,15 @@ impl Volume {
                 Some(_) => {}
             }
         }
-        let (partition_start, partition_sectors) = partition.ok_or(corrupt("no UDF partition descriptor"))?;
-        let file_set = file_set.ok_or(corrupt("no UDF logical volume descriptor"))?;
+        let (partition_start, partition_sectors) = partition.ok_or(corrupt(Corruption::NoUdfPartition))?;
+        let file_set = file_set.ok_or(corrupt(Corruption::NoUdfLogicalVolume))?;
         if partition_start + partition_sectors > image_sectors {
-            return Err(corrupt("the UDF partition lies past the end of the image"));
+            return Err(corrupt(Corruption::UdfPartitionPastImage));
         }
         let mut volume = Volume { partition_start, partition_sectors, root: 0, image_sectors };
         volume.read_block(device, file_set, &mut sector)?;
         if tag(&sector) != Some(TAG_FILE_SET) {
-            return Err(corrupt("no UDF file set descriptor"));
+            return Err(corrupt(Corruption::NoUdfFileSet));
         }
         volume.root = u32_at(&sector, 404);
         Ok(volume)
@@ -99,7 +99,7 @@ impl Volume {
     fn read_block<D: Device>(&self, device: &mut D, block: u32, buf: &mut [u8]) -> Result<(), SeedError> {
         let blocks = (buf.len() as u64).div_ceil(SECTOR as u64);
         if u64::from(block) + blocks > self.partition_sectors {
-            return Err(SeedError::Corrupt { what: "a UDF block past the end of its partition" });
+            return Err(SeedError::Corrupt(Corruption::UdfBlockPastPartition));
         }
         device.read((self.partition_start + u64::from(block)) * SECTOR as u64, buf)
     }
@@ -118,30 +118,30 @@ impl Volume {
     pub fn read<D: Device>(&self, device: &mut D, file: File, out: &mut [u8]) -> Result<usize, SeedError> {
         let mut entry = [0u8; SECTOR];
         self.read_block(device, file.entry, &mut entry)?;
-        let corrupt = |what| SeedError::Corrupt { what };
+        let corrupt = SeedError::Corrupt;
         let (extended_attributes, descriptors, start) = match tag(&entry) {
             Some(TAG_FILE_ENTRY) => (u32_at(&entry, 168) as usize, u32_at(&entry, 172) as usize, 176usize),
             Some(TAG_EXTENDED_FILE_ENTRY) => (u32_at(&entry, 208) as usize, u32_at(&entry, 212) as usize, 216),
-            _ => return Err(corrupt("not a UDF file entry")),
+            _ => return Err(corrupt(Corruption::NotUdfFileEntry)),
         };
         let size = u64::from(u32_at(&entry, 56)) | u64::from(u32_at(&entry, 60)) << 32;
-        let size = usize::try_from(size).map_err(|_| SeedError::FileTooLarge { limit: out.len() })?;
+        let size = usize::try_from(size).map_err(|_| SeedError::FileTooLarge { limit: out.len() as u32 })?;
         if size > out.len() {
-            return Err(SeedError::FileTooLarge { limit: out.len() });
+            return Err(SeedError::FileTooLarge { limit: out.len() as u32 });
         }
-        let area_start = start.checked_add(extended_attributes).ok_or(corrupt("UDF file entry fields overflow"))?;
-        let area = entry.get(area_start..area_start + descriptors).ok_or(corrupt("UDF allocation descriptors past their entry"))?;
+        let area_start = start.checked_add(extended_attributes).ok_or(corrupt(Corruption::UdfEntryFieldsOverflow))?;
+        let area = entry.get(area_start..area_start + descriptors).ok_or(corrupt(Corruption::UdfDescriptorsPastEntry))?;
         let kind = u16_at(&entry, 34) & 7;
         if kind == 3 {
             // Small files live inside their entry.
-            let data = area.get(..size).ok_or(corrupt("UDF embedded data shorter than the file"))?;
+            let data = area.get(..size).ok_or(corrupt(Corruption::UdfEmbeddedDataShort))?;
             out[..size].copy_from_slice(data);
             return Ok(size);
         }
         let width = match kind {
             0 => 8,
             1 => 16,
-            _ => return Err(corrupt("unsupported UDF allocation descriptors")),
+            _ => return Err(corrupt(Corruption::UdfUnsupportedDescriptors)),
         };
         let mut done = 0;
         for descriptor in area.chunks_exact(width) {
@@ -157,7 +157,7 @@ impl Volume {
             done += take;
         }
         if done < size {
-            return Err(corrupt("UDF extents shorter than the file"));
+            return Err(corrupt(Corruption::UdfExtentsShort));
         }
         Ok(size)
     }
@@ -165,7 +165,7 @@ impl Volume {
 
 /// The file identifier named `wanted` in a directory's data.
 fn find_identifier(listing: &[u8], wanted: &[u8]) -> Result<Option<File>, SeedError> {
-    let corrupt = |what| SeedError::Corrupt { what };
+    let corrupt = SeedError::Corrupt;
     let mut at = 0;
     for _ in 0..VISITS_LIMIT {
         let Some(head) = listing.get(at..at + 38) else { return Ok(None) };
@@ -176,14 +176,14 @@ fn find_identifier(listing: &[u8], wanted: &[u8]) -> Result<Option<File>, SeedEr
         let name_len = head[19] as usize;
         let implementation_len = u16_at(head, 36) as usize;
         let name_at = at + 38 + implementation_len;
-        let name = listing.get(name_at..name_at + name_len).ok_or(corrupt("a UDF file identifier past its directory"))?;
+        let name = listing.get(name_at..name_at + name_len).ok_or(corrupt(Corruption::UdfIdentifierPastDirectory))?;
         let is_parent = characteristics & 0x08 != 0;
         if !is_parent && name_matches(name, wanted) {
             return Ok(Some(File { entry: u32_at(head, 24), is_dir: characteristics & 0x02 != 0 }));
         }
         at = (name_at + name_len + 3) & !3;
     }
-    Err(SeedError::TooManyEntries { limit: VISITS_LIMIT })
+    Err(SeedError::TooManyEntries { limit: VISITS_LIMIT as u32 })
 }
 
 /// A dstring-less file identifier: compression 8 (one byte a character) or 16 (UCS-2
@@ -308,11 +308,11 @@ mod tests {
         let mut disk = image(b"x");
         disk[260 * SECTOR + 188..260 * SECTOR + 192].copy_from_slice(&100_000u32.to_le_bytes());
         seal(&mut disk[260 * SECTOR..261 * SECTOR], TAG_PARTITION);
-        assert_eq!(Volume::open(&mut &disk[..], disk.len() as u64), Err(SeedError::Corrupt { what: "the UDF partition lies past the end of the image" }));
+        assert_eq!(Volume::open(&mut &disk[..], disk.len() as u64), Err(SeedError::Corrupt(Corruption::UdfPartitionPastImage)));
         let mut disk = image(b"x");
         disk[300 * SECTOR + 50] ^= 1;
         disk[300 * SECTOR + 4] ^= 0xff;
-        assert_eq!(Volume::open(&mut &disk[..], disk.len() as u64), Err(SeedError::Corrupt { what: "no UDF file set descriptor" }));
+        assert_eq!(Volume::open(&mut &disk[..], disk.len() as u64), Err(SeedError::Corrupt(Corruption::NoUdfFileSet)));
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! cluster number is checked against the volume, and a chain longer than the volume has
 //! clusters is a cycle, refused.
 
-use super::{Device, SeedError};
+use super::{Corruption, Device, SeedError};
 use crate::text::eq_ignoring_case;
 
 const ENTRY: usize = 32;
@@ -50,7 +50,7 @@ impl Chain {
     fn step(&mut self, next: u32, clusters: u32) -> Result<(), SeedError> {
         self.steps += 1;
         if next == self.remembered || self.steps > clusters {
-            return Err(SeedError::Corrupt { what: "a cluster chain that cycles" });
+            return Err(SeedError::Corrupt(Corruption::ClusterChainCycles));
         }
         self.since += 1;
         if self.since == self.power {
@@ -80,7 +80,7 @@ impl Volume {
     pub fn open<D: Device>(device: &mut D, image_bytes: u64) -> Result<Volume, SeedError> {
         let mut boot = [0u8; 512];
         device.read(0, &mut boot)?;
-        let corrupt = |what| SeedError::Corrupt { what };
+        let corrupt = SeedError::Corrupt;
         if boot[510..512] != [0x55, 0xaa] {
             return Err(SeedError::NotFat);
         }
@@ -97,11 +97,11 @@ impl Volume {
             return Err(SeedError::NotFat);
         }
         if total * bytes_per_sector > image_bytes {
-            return Err(corrupt("the FAT volume is larger than its device"));
+            return Err(corrupt(Corruption::FatLargerThanDevice));
         }
         let root_sectors = (root_entries * ENTRY as u64).div_ceil(bytes_per_sector);
         let data_sector = reserved + fats * fat_sectors + root_sectors;
-        let data_sectors = total.checked_sub(data_sector).ok_or(corrupt("the FAT layout does not fit its volume"))?;
+        let data_sectors = total.checked_sub(data_sector).ok_or(corrupt(Corruption::FatLayoutDoesNotFit))?;
         let clusters = data_sectors / sectors_per_cluster;
         let kind = match clusters {
             0..4085 => Kind::Fat12,
@@ -184,7 +184,7 @@ impl Volume {
     pub fn read<D: Device>(&self, device: &mut D, file: File, out: &mut [u8]) -> Result<usize, SeedError> {
         let len = file.len as usize;
         if len > out.len() {
-            return Err(SeedError::FileTooLarge { limit: out.len() });
+            return Err(SeedError::FileTooLarge { limit: out.len() as u32 });
         }
         let cluster_bytes = (self.bytes_per_sector * self.sectors_per_cluster) as usize;
         let mut done = 0;
@@ -196,7 +196,7 @@ impl Volume {
             device.read(offset, &mut out[done..done + n])?;
             done += n;
             if done < len {
-                cluster = self.next(device, cluster, &mut chain)?.ok_or(SeedError::Corrupt { what: "a cluster chain ends before its file" })?;
+                cluster = self.next(device, cluster, &mut chain)?.ok_or(SeedError::Corrupt(Corruption::ClusterChainEndsEarly))?;
             }
         }
         Ok(len)
@@ -204,7 +204,7 @@ impl Volume {
 
     fn cluster_offset(&self, cluster: u32) -> Result<u64, SeedError> {
         if cluster < 2 || cluster >= self.clusters + 2 {
-            return Err(SeedError::Corrupt { what: "a cluster number outside the volume" });
+            return Err(SeedError::Corrupt(Corruption::ClusterOutsideVolume));
         }
         Ok(self.data_offset + u64::from(cluster - 2) * self.sectors_per_cluster * self.bytes_per_sector)
     }
@@ -406,16 +406,16 @@ pub(crate) mod tests {
         let volume = open(&disk).unwrap();
         let file = volume.find(&mut &disk[..], &[b"loop"]).unwrap().unwrap();
         let mut out = [0u8; 8192];
-        assert_eq!(volume.read(&mut &disk[..], file, &mut out), Err(SeedError::Corrupt { what: "a cluster chain that cycles" }));
+        assert_eq!(volume.read(&mut &disk[..], file, &mut out), Err(SeedError::Corrupt(Corruption::ClusterChainCycles)));
         // A cluster outside the volume.
         let disk = image(b"CIDATA     ", &[short(b"FAR        ", 4000, 10)], &[]);
         let volume = open(&disk).unwrap();
         let file = volume.find(&mut &disk[..], &[b"far"]).unwrap().unwrap();
-        assert_eq!(volume.read(&mut &disk[..], file, &mut out), Err(SeedError::Corrupt { what: "a cluster number outside the volume" }));
+        assert_eq!(volume.read(&mut &disk[..], file, &mut out), Err(SeedError::Corrupt(Corruption::ClusterOutsideVolume)));
         // Absurd sizes.
         let mut disk = image(b"CIDATA     ", &[], &[]);
         disk[19..21].copy_from_slice(&60000u16.to_le_bytes());
-        assert_eq!(open(&disk), Err(SeedError::Corrupt { what: "the FAT volume is larger than its device" }));
+        assert_eq!(open(&disk), Err(SeedError::Corrupt(Corruption::FatLargerThanDevice)));
         assert_eq!(open(&vec![0u8; 4096]), Err(SeedError::NotFat));
     }
 
