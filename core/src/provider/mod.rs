@@ -137,7 +137,7 @@ pub(crate) fn meta_data_value(document: &[u8], key: &str, expected: Expected, ou
     use crate::seed::nocloud::{self, MetaDataError};
     nocloud::value(document, key, out).map_err(|e| match e {
         MetaDataError::Json(e) => DocumentError::Json(e),
-        MetaDataError::TooLarge { limit } => DocumentError::Json(JsonError::StringTooLong { limit: limit as u32 }),
+        MetaDataError::TooLarge { limit } => DocumentError::Json(JsonError::StringTooLong { limit }),
         MetaDataError::Unsupported { .. } => DocumentError::Json(JsonError::WrongType { expected }),
     })
 }

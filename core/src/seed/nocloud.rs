@@ -44,17 +44,17 @@ pub fn tokens(text: &[u8]) -> Option<Tokens<'_>> {
 pub enum MetaDataError {
     /// YAML wisp's reader does not take (anchors, flow collections, deeper nesting...),
     /// at this line.
-    Unsupported { line: usize },
+    Unsupported { line: u32 },
     Json(json::JsonError),
-    TooLarge { limit: usize },
+    TooLarge { limit: u32 },
 }
 
 impl fmt::Display for MetaDataError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            MetaDataError::Unsupported { line } => write!(f, "meta-data line {line}: YAML this reader does not take", line = Decimal(*line as u64)),
+            MetaDataError::Unsupported { line } => write!(f, "meta-data line {line}: YAML this reader does not take", line = Decimal((*line).into())),
             MetaDataError::Json(e) => write!(f, "meta-data: {e}"),
-            MetaDataError::TooLarge { limit } => write!(f, "meta-data value larger than {limit} bytes", limit = Decimal(*limit as u64)),
+            MetaDataError::TooLarge { limit } => write!(f, "meta-data value larger than {limit} bytes", limit = Decimal((*limit).into())),
         }
     }
 }
@@ -67,7 +67,7 @@ impl From<json::JsonError> for MetaDataError {
 
 impl From<Full> for MetaDataError {
     fn from(full: Full) -> Self {
-        MetaDataError::TooLarge { limit: full.limit }
+        MetaDataError::TooLarge { limit: full.limit as u32 }
     }
 }
 
@@ -121,7 +121,7 @@ fn yaml_value(document: &[u8], key: &str, out: &mut [u8]) -> Result<Option<usize
     let mut inside = false;
     let mut found = false;
     for (index, raw) in document.split(|&b| b == b'\n').enumerate() {
-        let line_number = index + 1;
+        let line_number = index as u32 + 1;
         let line = strip_comment(raw.strip_suffix(b"\r").unwrap_or(raw));
         if line.trim_ascii().is_empty() || line == b"---" {
             continue;
@@ -161,7 +161,7 @@ fn yaml_value(document: &[u8], key: &str, out: &mut [u8]) -> Result<Option<usize
 
 /// A scalar with its quotes removed; flow collections, anchors, aliases and tags are not
 /// taken.
-fn scalar(text: &[u8], line: usize) -> Result<&[u8], MetaDataError> {
+fn scalar(text: &[u8], line: u32) -> Result<&[u8], MetaDataError> {
     let unsupported = MetaDataError::Unsupported { line };
     match text.first() {
         Some(b'"') | Some(b'\'') => {
