@@ -63,12 +63,17 @@ fn bad(what: Mistake) -> DataError {
 
 /// A string member without escapes (ids, addresses and MACs have none).
 fn string<'a>(object: &JsonText<'a>, name: &str) -> Result<Option<&'a str>, DataError> {
-    let Some(value) = object.get(name)? else { return Ok(None) };
+    object.get(name)?.map(plain).transpose()
+}
+
+/// A string value without escapes, as text: its 16-byte result comes back in registers,
+/// where `string`'s 24 go through memory.
+fn plain(value: JsonText<'_>) -> Result<&str, DataError> {
     let text = value.text;
     if text.len() < 2 || text[0] != b'"' || text.contains(&b'\\') {
         return Err(bad(Mistake::NotPlainString));
     }
-    Ok(Some(core::str::from_utf8(&text[1..text.len() - 1]).map_err(|_| bad(Mistake::NotUtf8))?))
+    core::str::from_utf8(&text[1..text.len() - 1]).map_err(|_| bad(Mistake::NotUtf8))
 }
 
 /// A string member that must be there: `missing` when it is not.
