@@ -199,7 +199,8 @@ impl<'a> Object<'a> {
     /// The member `name`; `None` when absent (or `null`).
     pub fn get(&self, name: &str) -> Option<JsonText<'a>> {
         let mut members = self.members();
-        while let Some((key, value)) = members.next_member() {
+        while let Some(key) = members.next_key() {
+            let value = members.next_value()?;
             if key_equals(key.text, name.as_bytes()) {
                 return (value.text != b"null").then_some(value);
             }
@@ -224,6 +225,13 @@ impl<'a> Members<'a> {
     /// `None` after the last member. The value was checked whole by `parse`, so a
     /// member that does not parse cannot occur; it would end the walk.
     pub fn next_member(&mut self) -> Option<(JsonText<'a>, JsonText<'a>)> {
+        let key = self.next_key()?;
+        Some((key, self.next_value()?))
+    }
+
+    /// The next member's key: `next_member` in two halves, each returned in registers
+    /// (the pair, 32 bytes, goes through memory).
+    fn next_key(&mut self) -> Option<JsonText<'a>> {
         let text = self.value.text;
         let mut at = skip_space(text, self.at);
         if self.at != 1 {
@@ -236,11 +244,17 @@ impl<'a> Members<'a> {
         if text[at] != b'"' {
             return None;
         }
-        let key = JsonText { text: &text[at..key_end] };
-        let start = skip_space(text, skip_space(text, key_end) + 1);
+        self.at = key_end;
+        Some(JsonText { text: &text[at..key_end] })
+    }
+
+    /// The value of the key `next_key` just read.
+    fn next_value(&mut self) -> Option<JsonText<'a>> {
+        let text = self.value.text;
+        let start = skip_space(text, skip_space(text, self.at) + 1);
         let end = skip_value(text, start, 0).ok()?;
         self.at = end;
-        Some((key, JsonText { text: &text[start..end] }))
+        Some(JsonText { text: &text[start..end] })
     }
 }
 
