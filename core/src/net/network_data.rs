@@ -113,8 +113,8 @@ pub fn parse(document: &[u8]) -> Result<NetworkConfig<'_>, DataError> {
 /// 2 KB, which a return by value would copy.
 #[inline(never)]
 pub fn parse_into<'a>(document: &'a [u8], config: &mut NetworkConfig<'a>) -> Result<(), DataError> {
-    let root = JsonText::parse(document)?;
-    if let Some(links) = root.get("links")? {
+    let root = JsonText::parse(document)?.object()?;
+    if let Some(links) = root.get("links") {
         let mut elements = links.elements()?;
         while let Some(link) = elements.next_element() {
             let id = required(&link, "id", Mistake::LinkWithoutId)?;
@@ -136,7 +136,7 @@ pub fn parse_into<'a>(document: &'a [u8], config: &mut NetworkConfig<'a>) -> Res
             config.interfaces.push(interface).map_err(|_| bad(Mistake::TooManyLinks))?;
         }
     }
-    if let Some(networks) = root.get("networks")? {
+    if let Some(networks) = root.get("networks") {
         let mut elements = networks.elements()?;
         while let Some(network) = elements.next_element() {
             let link = required(&network, "link", Mistake::NetworkWithoutLink)?;
@@ -152,7 +152,7 @@ pub fn parse_into<'a>(document: &'a [u8], config: &mut NetworkConfig<'a>) -> Res
             }
         }
     }
-    if let Some(services) = root.get("services")? {
+    if let Some(services) = root.get("services") {
         let mut elements = services.elements()?;
         while let Some(service) = elements.next_element() {
             if string(&service, "type")? == Some("dns") {
@@ -204,6 +204,7 @@ fn static_network(network: &JsonText<'_>, interface: &mut Interface<'_>) -> Resu
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::json::Expected;
 
     /// From OpenStack's documentation of the config drive, shortened.
     const DOCUMENT: &str = r#"{
@@ -259,13 +260,15 @@ mod tests {
 
     #[test]
     fn mistakes_are_named() {
-        let cases: [(&str, DataError); 11] = [
+        let cases: [(&str, DataError); 13] = [
             (r#"{"links": [{"id": "x", "ethernet_mac_address": "fa:16:3e:00:00:02", "mtu": "1500"}]}"#, bad(Mistake::MtuNotNumber)),
             (r#"{"links": [{"id": "x", "ethernet_mac_address": "fa:16:3e:00:00:02", "mtu": 4294967296}]}"#, bad(Mistake::MtuNotNumber)),
             (r#"{"links": [{"id": "x", "ethernet_mac_address": "fa:16"}]}"#, bad(Mistake::BadMac)),
             (r#"{"links": [{"type": "phy"}]}"#, bad(Mistake::LinkWithoutId)),
             (r#"{"links": [{"id": "x", "ethernet_mac_address": "fa:16:3e:00:00:02"}], "networks": [{"type": "ipv4", "link": "x", "ip_address": "10.0.0.5", "netmask": "255.0.255.0"}]}"#, bad(Mistake::BadNetmask)),
             (r#"{"links": [}"#, DataError::Json(JsonError::Syntax { offset: 11 })),
+            (r#"["links"]"#, DataError::Json(JsonError::WrongType { expected: Expected::Object })),
+            (r#"{"links": [1]}"#, DataError::Json(JsonError::WrongType { expected: Expected::Object })),
             // The fuzz target network_data's finding (crash-fe97d37f: an id with a space adds
             // words to /etc/network/interfaces), and values the kernel would refuse later.
             (r#"{"links": [{"id": " tap2", "ethernet_mac_address": "fa:16:3e:00:00:02"}]}"#, bad(Mistake::BadLinkId)),
