@@ -62,7 +62,6 @@ impl fmt::Display for JsonError {
     }
 }
 
-/// A value inside a document: its bytes, and where they start (for error offsets).
 /// A string that does not fit the caller's buffer.
 impl From<Full> for JsonError {
     fn from(full: Full) -> Self {
@@ -70,10 +69,12 @@ impl From<Full> for JsonError {
     }
 }
 
+/// A value inside a document: its bytes only, 16 bytes, so that `Object::get` returns it
+/// in registers. Where it starts (for a bad escape's offset) is its distance from the
+/// document, which the caller of `unescape_into` holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct JsonText<'a> {
     pub text: &'a [u8],
-    offset: usize,
 }
 
 impl<'a> JsonText<'a> {
@@ -84,7 +85,7 @@ impl<'a> JsonText<'a> {
         if skip_space(document, end) != document.len() {
             return Err(JsonError::Syntax { offset: skip_space(document, end) as u32 });
         }
-        Ok(JsonText { text: &document[start..end], offset: start })
+        Ok(JsonText { text: &document[start..end] })
     }
 
     /// The value at a path of member names in a document: `parse` and `path` in one
@@ -131,8 +132,9 @@ impl<'a> JsonText<'a> {
         Ok(Elements { value: *self, at: 1 })
     }
 
-    /// A string's bytes, unescaped into `out`; returns the length.
-    pub fn unescape_into(&self, out: &mut [u8]) -> Result<usize, JsonError> {
+    /// A string's bytes, unescaped into `out`; returns the length. `document` is the text
+    /// this value was found in: a bad escape's offset is counted from its start.
+    pub fn unescape_into(&self, document: &[u8], out: &mut [u8]) -> Result<usize, JsonError> {
         let text = self.text;
         if text.len() < 2 || text[0] != b'"' {
             return Err(JsonError::WrongType { expected: Expected::String });
@@ -147,7 +149,7 @@ impl<'a> JsonText<'a> {
                 i += run;
                 continue;
             }
-            let syntax = JsonError::Syntax { offset: (self.offset + 1 + i) as u32 };
+            let syntax = JsonError::Syntax { offset: (self.offset_in(document) + 1 + i) as u32 };
             let escape = *body.get(i + 1).ok_or(syntax)?;
             i += 2;
             let simple = match escape {
@@ -180,6 +182,13 @@ impl<'a> JsonText<'a> {
         }
         Ok(out.len())
     }
+
+    /// Where this value starts in `document`, the text it was found in: addresses
+    /// compared, not stored, so that the value stays 16 bytes.
+    fn offset_in(&self, document: &[u8]) -> usize {
+        debug_assert!(document.as_ptr_range().contains(&self.text.as_ptr()), "a value of another document");
+        (self.text.as_ptr() as usize).wrapping_sub(document.as_ptr() as usize)
+    }
 }
 
 /// A value checked to be an object.
@@ -190,7 +199,8 @@ impl<'a> Object<'a> {
     /// The member `name`; `None` when absent (or `null`).
     pub fn get(&self, name: &str) -> Option<JsonText<'a>> {
         let mut members = self.members();
-        while let Some((key, value)) = members.next_member() {
+        while let Some(key) = members.next_key() {
+            let value = members.next_value()?;
             if key_equals(key.text, name.as_bytes()) {
                 return (value.text != b"null").then_some(value);
             }
@@ -215,6 +225,13 @@ impl<'a> Members<'a> {
     /// `None` after the last member. The value was checked whole by `parse`, so a
     /// member that does not parse cannot occur; it would end the walk.
     pub fn next_member(&mut self) -> Option<(JsonText<'a>, JsonText<'a>)> {
+        let key = self.next_key()?;
+        Some((key, self.next_value()?))
+    }
+
+    /// The next member's key: `next_member` in two halves, each returned in registers
+    /// (the pair, 32 bytes, goes through memory).
+    fn next_key(&mut self) -> Option<JsonText<'a>> {
         let text = self.value.text;
         let mut at = skip_space(text, self.at);
         if self.at != 1 {
@@ -227,11 +244,17 @@ impl<'a> Members<'a> {
         if text[at] != b'"' {
             return None;
         }
-        let key = JsonText { text: &text[at..key_end], offset: self.value.offset + at };
-        let start = skip_space(text, skip_space(text, key_end) + 1);
+        self.at = key_end;
+        Some(JsonText { text: &text[at..key_end] })
+    }
+
+    /// The value of the key `next_key` just read.
+    fn next_value(&mut self) -> Option<JsonText<'a>> {
+        let text = self.value.text;
+        let start = skip_space(text, skip_space(text, self.at) + 1);
         let end = skip_value(text, start, 0).ok()?;
         self.at = end;
-        Some((key, JsonText { text: &text[start..end], offset: self.value.offset + start }))
+        Some(JsonText { text: &text[start..end] })
     }
 }
 
@@ -255,7 +278,7 @@ impl<'a> Elements<'a> {
         }
         let end = skip_value(text, at, 0).ok()?;
         self.at = end;
-        Some(JsonText { text: &text[at..end], offset: self.value.offset + at })
+        Some(JsonText { text: &text[at..end] })
     }
 }
 
@@ -349,9 +372,9 @@ fn skip_value(text: &[u8], at: usize, depth: usize) -> Result<usize, JsonError> 
 mod tests {
     use super::*;
 
-    fn string(value: JsonText<'_>) -> String {
+    fn string(document: &[u8], value: JsonText<'_>) -> String {
         let mut out = [0u8; 256];
-        let n = value.unescape_into(&mut out).unwrap();
+        let n = value.unescape_into(document, &mut out).unwrap();
         String::from_utf8(out[..n].to_vec()).unwrap()
     }
 
@@ -362,23 +385,24 @@ mod tests {
     #[test]
     fn paths_and_strings() {
         let doc = JsonText::parse(AZURE).unwrap();
-        assert_eq!(string(doc.path(&["compute", "osProfile", "computerName"]).unwrap().unwrap()), "examplevmname");
-        assert_eq!(string(doc.path(&["compute", "vmId"]).unwrap().unwrap()), "02aab8a4-74ef-476e-8182-f6d2ba4166a6");
+        assert_eq!(string(AZURE, doc.path(&["compute", "osProfile", "computerName"]).unwrap().unwrap()), "examplevmname");
+        assert_eq!(string(AZURE, doc.path(&["compute", "vmId"]).unwrap().unwrap()), "02aab8a4-74ef-476e-8182-f6d2ba4166a6");
         assert_eq!(doc.path(&["compute", "zone"]).unwrap(), None);
         assert_eq!(doc.path(&["compute", "nothing", "here"]).unwrap(), None);
         let mut keys = doc.path(&["compute", "publicKeys"]).unwrap().unwrap().elements().unwrap();
         let first = keys.next_element().unwrap();
-        assert_eq!(string(first.get("keyData").unwrap().unwrap()), "ssh-rsa 0\r\n");
-        assert_eq!(string(keys.next_element().unwrap().get("keyData").unwrap().unwrap()), "ssh-ed25519 1");
+        assert_eq!(string(AZURE, first.get("keyData").unwrap().unwrap()), "ssh-rsa 0\r\n");
+        assert_eq!(string(AZURE, keys.next_element().unwrap().get("keyData").unwrap().unwrap()), "ssh-ed25519 1");
         assert_eq!(keys.next_element(), None);
     }
 
     #[test]
     fn escapes() {
-        let doc = JsonText::parse(br#"{"a": "q\"b\\s\/\b\f\n\r\t\u00e9\ud83d\ude00 \u2028"}"#).unwrap();
-        assert_eq!(string(doc.get("a").unwrap().unwrap()), "q\"b\\s/\u{8}\u{c}\n\r\té😀 \u{2028}");
+        let document = br#"{"a": "q\"b\\s\/\b\f\n\r\t\u00e9\ud83d\ude00 \u2028"}"#;
+        let doc = JsonText::parse(document).unwrap();
+        assert_eq!(string(document, doc.get("a").unwrap().unwrap()), "q\"b\\s/\u{8}\u{c}\n\r\té😀 \u{2028}");
         let mut small = [0u8; 3];
-        assert_eq!(doc.get("a").unwrap().unwrap().unescape_into(&mut small), Err(JsonError::StringTooLong { limit: 3 }));
+        assert_eq!(doc.get("a").unwrap().unwrap().unescape_into(document, &mut small), Err(JsonError::StringTooLong { limit: 3 }));
     }
 
     #[test]
@@ -390,15 +414,23 @@ mod tests {
         let deep = "[".repeat(DEPTH_LIMIT + 2) + &"]".repeat(DEPTH_LIMIT + 2);
         assert_eq!(JsonText::parse(deep.as_bytes()), Err(JsonError::TooDeep { limit: DEPTH_LIMIT as u32 }));
         assert_eq!(JsonError::TooDeep { limit: DEPTH_LIMIT as u32 }.to_string(), std::format!("JSON nested deeper than {DEPTH_LIMIT} levels"));
-        let doc = JsonText::parse(b"{\"a\": [1], \"s\": 5}").unwrap();
+        let document = b"{\"a\": [1], \"s\": 5}";
+        let doc = JsonText::parse(document).unwrap();
         assert_eq!(doc.get("a").unwrap().unwrap().get("x"), Err(JsonError::WrongType { expected: Expected::Object }));
         assert_eq!(doc.get("a").unwrap().unwrap().object(), Err(JsonError::WrongType { expected: Expected::Object }));
         assert_eq!(doc.object().unwrap().get("s").map(|s| s.text), Some(&b"5"[..]));
         assert_eq!(doc.object().unwrap().get("x"), None);
         assert_eq!(doc.get("s").unwrap().unwrap().elements().err(), Some(JsonError::WrongType { expected: Expected::Array }));
-        assert_eq!(doc.get("s").unwrap().unwrap().unescape_into(&mut [0; 8]), Err(JsonError::WrongType { expected: Expected::String }));
-        let bad_escape = JsonText::parse(b"\"\\x\"").unwrap();
-        assert_eq!(bad_escape.unescape_into(&mut [0; 8]), Err(JsonError::Syntax { offset: 1 }));
+        assert_eq!(doc.get("s").unwrap().unwrap().unescape_into(document, &mut [0; 8]), Err(JsonError::WrongType { expected: Expected::String }));
+        let bad = b"\"\\x\"";
+        let bad_escape = JsonText::parse(bad).unwrap();
+        assert_eq!(bad_escape.unescape_into(bad, &mut [0; 8]), Err(JsonError::Syntax { offset: 1 }));
+        // Inside a document, the offset is the document's, not the string's.
+        let nested = b"{\"a\": [1, \"ok\", \"\\u12x4\"]}";
+        let mut elements = JsonText::find(nested, &["a"]).unwrap().unwrap().elements().unwrap();
+        let third = [elements.next_element(), elements.next_element(), elements.next_element()][2].unwrap();
+        assert_eq!(third.unescape_into(nested, &mut [0; 8]), Err(JsonError::Syntax { offset: 17 }));
+        assert_eq!(JsonError::Syntax { offset: 17 }.to_string(), "invalid JSON at byte 17");
     }
 
     #[test]
@@ -408,7 +440,7 @@ mod tests {
         put_string(&mut out, "a\"b\\c\n\x1b é").unwrap();
         assert_eq!(out.written(), r#""a\"b\\c\u000a\u001b é""#.as_bytes());
         let mut back = [0u8; 64];
-        let len = JsonText::parse(out.written()).unwrap().unescape_into(&mut back).unwrap();
+        let len = JsonText::parse(out.written()).unwrap().unescape_into(out.written(), &mut back).unwrap();
         assert_eq!(&back[..len], "a\"b\\c\n\x1b é".as_bytes());
         assert_eq!(put_string(&mut Out::new(&mut [0u8; 3]), "abc"), Err(Full { limit: 3 }));
     }
@@ -423,7 +455,7 @@ mod tests {
             if let Ok(doc) = JsonText::parse(&text) {
                 let _ = doc.get("a");
                 let mut out = [0; 16];
-                if let Ok(len) = doc.unescape_into(&mut out) {
+                if let Ok(len) = doc.unescape_into(&text, &mut out) {
                     assert!(len <= text.len());
                 }
                 if let Ok(mut elements) = doc.elements() {

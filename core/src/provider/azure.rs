@@ -34,7 +34,7 @@ pub fn extract(document: &[u8], item: Item, out: &mut [u8]) -> Result<Option<usi
             while let Some(key) = elements.next_element() {
                 let Some(data) = key.get("keyData")? else { continue };
                 let room = &mut out[written..];
-                let len = data.unescape_into(room)?;
+                let len = data.unescape_into(document, room)?;
                 let line = room[..len].trim_ascii_end().len();
                 let slot = room.get_mut(line).ok_or(DocumentError::Json(JsonError::StringTooLong { limit: limit as u32 }))?;
                 *slot = b'\n';

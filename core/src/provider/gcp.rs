@@ -116,7 +116,7 @@ fn is_expired(key: &[u8], now: u64) -> bool {
     let Ok(doc) = crate::json::JsonText::parse(json) else { return true };
     let Ok(Some(expire)) = doc.get("expireOn") else { return false };
     let mut text = [0u8; 64];
-    let Ok(len) = expire.unescape_into(&mut text) else { return true };
+    let Ok(len) = expire.unescape_into(json, &mut text) else { return true };
     crate::clock::parse_iso8601(&text[..len]).is_none_or(|deadline| deadline <= now)
 }
 

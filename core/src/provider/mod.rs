@@ -112,7 +112,7 @@ impl core::fmt::Display for DocumentFailure {
 /// `base64`) into `out`; `Ok(None)` when absent.
 pub(crate) fn document_value(document: &[u8], path: &[&str], base64: bool, out: &mut [u8]) -> Result<Option<usize>, DocumentError> {
     let Some(value) = JsonText::find(document, path)? else { return Ok(None) };
-    let len = value.unescape_into(out)?;
+    let len = value.unescape_into(document, out)?;
     if !base64 {
         return Ok(Some(len));
     }
@@ -125,8 +125,8 @@ pub(crate) fn document_value(document: &[u8], path: &[&str], base64: bool, out: 
 pub(crate) fn json_member(document: &[u8], key: &str, item: Item, field: Option<&str>, out: &mut [u8]) -> Result<Option<usize>, DocumentError> {
     let Some(value) = JsonText::find(document, &[key])? else { return Ok(None) };
     match item {
-        Item::SshKeys => json_lines(value, field, out),
-        _ => json_text(value, out),
+        Item::SshKeys => json_lines(document, value, field, out),
+        _ => json_text(document, value, out),
     }
     .map(Some)
 }
@@ -143,9 +143,9 @@ pub(crate) fn meta_data_value(document: &[u8], key: &str, expected: Expected, ou
 }
 
 /// A JSON string (unescaped) or number (as written) into `out`.
-fn json_text(value: JsonText<'_>, out: &mut [u8]) -> Result<usize, DocumentError> {
+fn json_text(document: &[u8], value: JsonText<'_>, out: &mut [u8]) -> Result<usize, DocumentError> {
     if !matches!(value.text.first(), Some(b'-' | b'0'..=b'9')) {
-        return Ok(value.unescape_into(out)?);
+        return Ok(value.unescape_into(document, out)?);
     }
     let limit = out.len();
     let slot = out.get_mut(..value.text.len()).ok_or(JsonError::StringTooLong { limit: limit as u32 })?;
@@ -154,7 +154,7 @@ fn json_text(value: JsonText<'_>, out: &mut [u8]) -> Result<usize, DocumentError
 }
 
 /// An array's strings, or the member `field` of each of its objects, one per line.
-fn json_lines(value: JsonText<'_>, field: Option<&str>, out: &mut [u8]) -> Result<usize, DocumentError> {
+fn json_lines(document: &[u8], value: JsonText<'_>, field: Option<&str>, out: &mut [u8]) -> Result<usize, DocumentError> {
     let full = JsonError::StringTooLong { limit: out.len() as u32 };
     let mut written = 0;
     let mut elements = value.elements()?;
@@ -163,7 +163,7 @@ fn json_lines(value: JsonText<'_>, field: Option<&str>, out: &mut [u8]) -> Resul
             let Some(member) = element.get(field)? else { continue };
             element = member;
         }
-        written += element.unescape_into(&mut out[written..])?;
+        written += element.unescape_into(document, &mut out[written..])?;
         *out.get_mut(written).ok_or(full)? = b'\n';
         written += 1;
     }

@@ -88,7 +88,7 @@ fn json_value(text: &[u8], key: &str, out: &mut [u8]) -> Result<Option<usize>, M
         Some(b'[') => {
             let mut items = value.elements()?;
             while let Some(item) = items.next_element() {
-                put_string(item, &mut writer)?;
+                put_string(text, item, &mut writer)?;
                 writer.put(b"\n")?;
             }
         }
@@ -96,11 +96,11 @@ fn json_value(text: &[u8], key: &str, out: &mut [u8]) -> Result<Option<usize>, M
             // A map of name to key: the keys, in order.
             let mut members = value.members()?;
             while let Some((_, item)) = members.next_member() {
-                put_string(item, &mut writer)?;
+                put_string(text, item, &mut writer)?;
                 writer.put(b"\n")?;
             }
         }
-        _ => put_string(value, &mut writer)?,
+        _ => put_string(text, value, &mut writer)?,
     }
     Ok(Some(writer.len()))
 }
@@ -109,9 +109,9 @@ fn json_value(text: &[u8], key: &str, out: &mut [u8]) -> Result<Option<usize>, M
 /// or quoted, and one level of `- item` list or `name: value` map under a bare `key:`.
 /// Never inlined: its three callers would each hold a copy and its 16 KiB buffer.
 #[inline(never)]
-fn put_string(v: json::JsonText<'_>, writer: &mut Out<'_>) -> Result<(), MetaDataError> {
+fn put_string(document: &[u8], v: json::JsonText<'_>, writer: &mut Out<'_>) -> Result<(), MetaDataError> {
     let mut buf = [0u8; 16 * 1024];
-    let len = v.unescape_into(&mut buf)?;
+    let len = v.unescape_into(document, &mut buf)?;
     writer.put(&buf[..len])?;
     Ok(())
 }
